@@ -1,0 +1,24 @@
+import type { IncomingMessage } from 'node:http';
+import type { Role, TesseraBridge } from '#lib/server/graphql.ts';
+
+declare global {
+	namespace App {
+		interface Platform {
+			/** The Node request; Koa attaches the in-process GraphQL bridge as `tessera`. */
+			req: IncomingMessage & { tessera?: TesseraBridge };
+		}
+
+		/** The session, resolved once per request in hooks.server.ts. */
+		interface Locals {
+			/** The signed-in user; null when signed out. */
+			user: { id: string; email: string; name: string | null } | null;
+			/** The session's current organization; null when signed out or not a member of any. */
+			organization: { id: string; name: string } | null;
+			/** The user's role in `organization`. */
+			role: Role | null;
+			platformAdmin: boolean;
+		}
+	}
+}
+
+export {};

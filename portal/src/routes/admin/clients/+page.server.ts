@@ -1,0 +1,73 @@
+import { error, fail } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import {
+	CLIENT_FIELDS, clientInput, fieldErrors, readClientForm, requireOrgAdmin, rethrowAccess,
+	type OAuthClient, type ShownSecret, type UserError
+} from './clients.server.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+const PAGE_SIZE = 50;
+
+const CLIENTS = /* GraphQL */ `
+	query Clients($org: String, $limit: Int, $cursor: String) {
+		oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) {
+			items { ${CLIENT_FIELDS} }
+			nextCursor
+		}
+	}
+`;
+
+const CREATE_CLIENT = /* GraphQL */ `
+	mutation CreateOAuthClient($input: CreateOAuthClientInput!) {
+		createOAuthClient(input: $input) {
+			__typename
+			... on OAuthClientWithSecret { clientSecret client { id clientId name } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+type CreateResult =
+	| { __typename: 'OAuthClientWithSecret'; clientSecret: string; client: { id: string; clientId: string; name: string } }
+	| UserError;
+
+export const load: PageServerLoad = async (event) => {
+	// The layout's gate first: its 403 is the answer for members, not this query's error.
+	const { organization } = await event.parent();
+	const cursor = event.url.searchParams.get('cursor');
+	let page: { items: OAuthClient[]; nextCursor: string | null };
+	try {
+		({ oauthClients: page } = await gql<{ oauthClients: typeof page }>(event, CLIENTS, { org: organization.id, limit: PAGE_SIZE, cursor }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of clients does not exist.');
+		throw err;
+	}
+	return { clients: page.items, cursor, nextCursor: page.nextCursor, deleted: event.url.searchParams.has('deleted') };
+};
+
+export const actions: Actions = {
+	create: async (event) => {
+		const organizationId = requireOrgAdmin(event);
+		const values = readClientForm(await event.request.formData());
+		const input = clientInput(values);
+
+		let result: CreateResult;
+		try {
+			({ createOAuthClient: result } = await gql<{ createOAuthClient: CreateResult }>(event, CREATE_CLIENT, {
+				input: { ...input, organizationId }
+			}));
+		} catch (err) {
+			rethrowAccess(err);
+		}
+		if (result.__typename === 'UserError') {
+			const errors = fieldErrors(result.details, input);
+			const message = result.code === 'invalid_request' ? 'The client was not registered: correct the fields marked below.' : result.message;
+			return fail(400, { values, message, errors });
+		}
+
+		// The secret is in this response only: no cache may keep it.
+		event.setHeaders({ 'cache-control': 'no-store' });
+		const created: ShownSecret = { ...result.client, clientSecret: result.clientSecret };
+		return { created };
+	}
+};

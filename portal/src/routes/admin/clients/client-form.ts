@@ -1,0 +1,78 @@
+// The OAuth client form's values and choices, shared by the registration form, the edit form and their actions.
+
+/** The form's fields as typed: lists stay one entry per line until the action splits them. */
+export interface ClientFormValues {
+	name: string;
+	description: string;
+	redirectUris: string;
+	postLogoutRedirectUris: string;
+	allowedOrigins: string;
+	/** The standard scopes ticked. */
+	scopes: string[];
+	/** Product scopes (product slugs), separated by spaces or commas. */
+	productScopes: string;
+	grantTypes: string[];
+	idTokenSignedResponseAlg: string;
+	consentRequired: boolean;
+}
+
+/** Messages per field, keyed as GraphQL names the input's fields (redirectUris...); `form` holds those of no field. */
+export type FieldErrors = Record<string, string[]>;
+
+export const STANDARD_SCOPES = [
+	{ value: 'openid', hint: 'sign users in (OpenID Connect)' },
+	{ value: 'profile', hint: 'name and picture' },
+	{ value: 'email', hint: 'e-mail address' },
+	{ value: 'organization', hint: 'organization and role' },
+	{ value: 'offline_access', hint: 'refresh tokens' }
+] as const;
+
+export const GRANT_TYPES = [
+	{ value: 'authorization_code', hint: 'users sign in through the browser' },
+	{ value: 'refresh_token', hint: 'keep access without asking again' },
+	{ value: 'client_credentials', hint: 'the application acts on its own, without a user' }
+] as const;
+
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+
+const STANDARD = new Set<string>(STANDARD_SCOPES.map((s) => s.value));
+
+/** A new registration: a browser sign-in asking for openid, consent asked. */
+export const NEW_CLIENT: ClientFormValues = {
+	name: '',
+	description: '',
+	redirectUris: '',
+	postLogoutRedirectUris: '',
+	allowedOrigins: '',
+	scopes: ['openid'],
+	productScopes: '',
+	grantTypes: ['authorization_code', 'refresh_token'],
+	idTokenSignedResponseAlg: 'RS256',
+	consentRequired: true
+};
+
+/** The edit form's starting point: the client as it is stored. */
+export function valuesOf(client: {
+	name: string;
+	description: string;
+	redirectUris: string[];
+	postLogoutRedirectUris: string[];
+	allowedOrigins: string[];
+	allowedScopes: string[];
+	grantTypes: string[];
+	idTokenSignedResponseAlg: string;
+	consentRequired: boolean;
+}): ClientFormValues {
+	return {
+		name: client.name,
+		description: client.description,
+		redirectUris: client.redirectUris.join('\n'),
+		postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'),
+		allowedOrigins: client.allowedOrigins.join('\n'),
+		scopes: client.allowedScopes.filter((s) => STANDARD.has(s)),
+		productScopes: client.allowedScopes.filter((s) => !STANDARD.has(s)).join(' '),
+		grantTypes: client.grantTypes,
+		idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
+		consentRequired: client.consentRequired
+	};
+}

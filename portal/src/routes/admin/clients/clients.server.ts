@@ -1,0 +1,154 @@
+// What the two OAuth client pages share: the GraphQL documents, the form <-> input mapping, the action gate.
+import { error, redirect, type RequestEvent } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { loginUrl } from '#lib/server/session.ts';
+import type { ClientFormValues, FieldErrors } from './client-form.ts';
+
+export const CLIENT_FIELDS = /* GraphQL */ `
+	id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes
+	grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt
+`;
+
+export interface OAuthClient {
+	id: string;
+	clientId: string;
+	organizationId: string;
+	name: string;
+	description: string;
+	redirectUris: string[];
+	postLogoutRedirectUris: string[];
+	allowedOrigins: string[];
+	allowedScopes: string[];
+	grantTypes: string[];
+	idTokenSignedResponseAlg: string;
+	enabled: boolean;
+	consentRequired: boolean;
+	createdAt: string;
+	updatedAt: string;
+}
+
+export interface FieldProblem {
+	path: string;
+	message: string;
+}
+
+export type UserError = { __typename: 'UserError'; code: string; message: string; details?: FieldProblem[] };
+
+/** The secret as the create and rotate mutations give it: the only time it is ever readable. */
+export interface ShownSecret {
+	id: string;
+	clientId: string;
+	name: string;
+	clientSecret: string;
+}
+
+/**
+ * Form actions do not run the layout's load, so they repeat its gate: an owner or admin of the session's current
+ * organization. Returns that organization's id.
+ */
+export function requireOrgAdmin(event: Pick<RequestEvent, 'locals' | 'url'>): string {
+	const { locals } = event;
+	if (!locals.user) redirect(303, loginUrl(event.url));
+	if (!locals.organization || (locals.role !== 'owner' && locals.role !== 'admin')) {
+		error(403, 'Only owners and admins of the organization can manage OAuth clients.');
+	}
+	return locals.organization.id;
+}
+
+const CLIENT = /* GraphQL */ `
+	query Client($id: ID!) {
+		oauthClient(id: $id) { ${CLIENT_FIELDS} }
+	}
+`;
+
+/**
+ * The client `id` of organization `organizationId`, or the 404 page. Platform admins may read any organization's
+ * clients through GraphQL, but these pages are about the current organization only, so another one's is not found.
+ */
+export async function loadOwnedClient(event: Pick<RequestEvent, 'platform' | 'cookies'>, id: string, organizationId: string): Promise<OAuthClient> {
+	if (!id || id.length > 200) error(404, 'No such OAuth client in this organization.');
+	let client: OAuthClient;
+	try {
+		({ oauthClient: client } = await gql<{ oauthClient: OAuthClient }>(event, CLIENT, { id }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'not_found') error(404, 'No such OAuth client in this organization.');
+		throw err;
+	}
+	if (client.organizationId !== organizationId) error(404, 'No such OAuth client in this organization.');
+	return client;
+}
+
+/** Access problems of a mutation (the role changed since the page was shown, say) as the matching error page. */
+export function rethrowAccess(err: unknown): never {
+	if (err instanceof GraphQLRequestError) {
+		if (err.code === 'forbidden') error(403, 'Your role does not allow this.');
+		if (err.code === 'not_found') error(404, 'No such OAuth client in this organization.');
+		if (err.code === 'unauthenticated') error(401, 'Your session has ended. Sign in again.');
+	}
+	throw err;
+}
+
+/** One entry per line; blank lines and surrounding spaces dropped. */
+const lines = (value: FormDataEntryValue | null) =>
+	String(value ?? '')
+		.split(/\r?\n/)
+		.map((line) => line.trim())
+		.filter(Boolean);
+
+/** Product scopes are typed as one line, separated by spaces or commas. */
+const words = (value: string) => value.split(/[\s,]+/).filter(Boolean);
+
+const strings = (form: FormData, name: string) => form.getAll(name).map(String);
+
+/** What the registration and edit forms sent, kept as typed so that a failed submission shows it again. */
+export function readClientForm(form: FormData): ClientFormValues {
+	return {
+		name: String(form.get('name') ?? ''),
+		description: String(form.get('description') ?? ''),
+		redirectUris: String(form.get('redirect_uris') ?? ''),
+		postLogoutRedirectUris: String(form.get('post_logout_redirect_uris') ?? ''),
+		allowedOrigins: String(form.get('allowed_origins') ?? ''),
+		scopes: strings(form, 'scopes'),
+		productScopes: String(form.get('product_scopes') ?? ''),
+		grantTypes: strings(form, 'grant_types'),
+		idTokenSignedResponseAlg: String(form.get('id_token_signed_response_alg') ?? 'RS256'),
+		consentRequired: form.has('consent_required')
+	};
+}
+
+/** The GraphQL input for the values of the form (both forms send every field). */
+export function clientInput(values: ClientFormValues) {
+	return {
+		name: values.name,
+		description: values.description,
+		redirectUris: lines(values.redirectUris),
+		postLogoutRedirectUris: lines(values.postLogoutRedirectUris),
+		allowedOrigins: lines(values.allowedOrigins),
+		allowedScopes: [...values.scopes, ...words(values.productScopes)],
+		grantTypes: values.grantTypes,
+		idTokenSignedResponseAlg: values.idTokenSignedResponseAlg,
+		consentRequired: values.consentRequired
+	};
+}
+
+const camel = (segment: string) => segment.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/**
+ * A UserError's details grouped by the form field they belong to (`redirectUris.1` -> redirectUris), with the
+ * offending entry named. Problems that belong to no field go to `form`.
+ */
+export function fieldErrors(details: FieldProblem[] | undefined, input: ReturnType<typeof clientInput>): FieldErrors {
+	const errors: FieldErrors = {};
+	for (const { path, message } of details ?? []) {
+		const [head = '', index] = path.split('.');
+		const field = camel(head);
+		const list = (input as Record<string, unknown>)[field];
+		const known = field in input;
+		let text = message;
+		if (known && index !== undefined && Array.isArray(list) && /^\d+$/.test(index)) {
+			text = `“${String(list[Number(index)] ?? '')}” ${message}`;
+		}
+		(errors[known ? field : 'form'] ??= []).push(text);
+	}
+	return errors;
+}

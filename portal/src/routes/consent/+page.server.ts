@@ -1,0 +1,93 @@
+import { error, fail, redirect } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { loginUrl } from '#lib/server/session.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+const CONSENT_PROMPT = /* GraphQL */ `
+	query ConsentPrompt($request: String!) {
+		consentPrompt(request: $request) {
+			clientName
+			clientDescription
+			organizationName
+			scopes { name description }
+		}
+	}
+`;
+
+const DECIDE_CONSENT = /* GraphQL */ `
+	mutation DecideConsent($request: String!, $approve: Boolean!) {
+		decideConsent(request: $request, approve: $approve) {
+			__typename
+			... on ConsentDecision { redirectTo }
+			... on UserError { code message }
+		}
+	}
+`;
+
+interface ConsentPrompt {
+	clientName: string;
+	clientDescription: string;
+	organizationName: string;
+	scopes: { name: string; description: string }[];
+}
+
+type Decision =
+	| { __typename: 'ConsentDecision'; redirectTo: string }
+	| { __typename: 'UserError'; code: string; message: string };
+
+/** Problems with the signed request itself (forged, expired, another user's, client gone): nothing to retry here. */
+const BAD_REQUEST = new Set(['invalid_request', 'invalid_client']);
+
+/** Runs `operation`, turning a top-level "bad request" error into a 400 page with the service's message. */
+async function orBadRequest<T>(operation: Promise<T>): Promise<T> {
+	try {
+		return await operation;
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code && BAD_REQUEST.has(err.code)) error(400, err.message);
+		throw err;
+	}
+}
+
+/** The application's request, as signed by /oauth/authorize; required, opaque to the portal. */
+function requestParam(value: FormDataEntryValue | string | null): string {
+	if (typeof value !== 'string' || !value) {
+		error(400, 'The consent request is missing: start again from the application');
+	}
+	return value;
+}
+
+export const load: PageServerLoad = async (event) => {
+	const { locals, url, setHeaders } = event;
+	if (!locals.user) redirect(303, loginUrl(url));
+	// A consent page must never be framed by another site (clickjacking) nor kept in a cache.
+	setHeaders({
+		'cache-control': 'no-store',
+		'x-frame-options': 'DENY',
+		'content-security-policy': "frame-ancestors 'none'"
+	});
+
+	const request = requestParam(url.searchParams.get('request'));
+	const { consentPrompt } = await orBadRequest(
+		gql<{ consentPrompt: ConsentPrompt }>(event, CONSENT_PROMPT, { request })
+	);
+	return { request, prompt: consentPrompt };
+};
+
+export const actions: Actions = {
+	default: async (event) => {
+		if (!event.locals.user) redirect(303, loginUrl(event.url));
+		const form = await event.request.formData();
+		const request = requestParam(form.get('request'));
+		const decision = form.get('decision');
+		if (decision !== 'allow' && decision !== 'deny') return fail(400, { message: 'Choose Allow or Deny.' });
+
+		const { decideConsent: result } = await orBadRequest(
+			gql<{ decideConsent: Decision }>(event, DECIDE_CONSENT, { request, approve: decision === 'allow' })
+		);
+		if (result.__typename === 'UserError') return fail(400, { message: result.message });
+
+		// Back to the application: another origin, which Kit refuses unless told. The service built this URL from
+		// the client's registered redirect URI (exact match), so it is the one external place we may send the user.
+		redirect(303, result.redirectTo, { external: true });
+	}
+};

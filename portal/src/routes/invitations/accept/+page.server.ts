@@ -1,0 +1,146 @@
+import { error, fail, redirect, type RequestEvent } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { clearSessionCookie, HOME, setSessionCookie } from '#lib/server/session.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+const ACCEPT = /* GraphQL */ `
+	mutation Accept($input: AcceptInvitationInput!) {
+		acceptInvitation(input: $input) {
+			__typename
+			... on LoginPayload { token expiresAt user { id email name } organization { id name role } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const SWITCH_ORGANIZATION = /* GraphQL */ `
+	mutation SwitchOrganization($organizationId: String!) {
+		switchOrganization(organizationId: $organizationId) {
+			__typename
+			... on UserError { code message }
+		}
+	}
+`;
+
+const LOGOUT = /* GraphQL */ `
+	mutation Logout {
+		logout
+	}
+`;
+
+interface UserError {
+	__typename: 'UserError';
+	code: string;
+	message: string;
+	details: { path: string; message: string }[] | null;
+}
+
+type AcceptResult =
+	| { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { id: string; name: string } | null }
+	| UserError;
+
+/** The invitation's secret, from the link the invitee was given; the page can do nothing without it. */
+function invitationToken(url: URL): string {
+	const token = url.searchParams.get('token');
+	if (!token) error(400, 'This invitation link is incomplete: copy the whole link, or ask for it again.');
+	return token;
+}
+
+/** This page again, for the same invitation. */
+const pageFor = (token: string) => `/invitations/accept?${new URLSearchParams({ token })}`;
+
+export const load: PageServerLoad = ({ url, setHeaders }) => {
+	const token = invitationToken(url);
+	// The token in the address is a secret: keep it out of caches and other sites' Referer headers, and the
+	// page out of frames. (Not no-referrer: Chromium then sends `Origin: null` with the form's POST, which
+	// Kit's CSRF check refuses.)
+	setHeaders({
+		'cache-control': 'no-store',
+		'referrer-policy': 'same-origin',
+		'x-frame-options': 'DENY',
+		'content-security-policy': "frame-ancestors 'none'"
+	});
+	return { token };
+};
+
+/** Runs the mutation; a top-level rate limit becomes a 429 for the form, anything else is unexpected. */
+async function accept(event: RequestEvent, input: Record<string, string | undefined>) {
+	try {
+		const { acceptInvitation } = await gql<{ acceptInvitation: AcceptResult }>(event, ACCEPT, { input });
+		return acceptInvitation;
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'rate_limited') return null;
+		throw err;
+	}
+}
+
+/** A used, expired or revoked invitation: no other name, password or account will make it valid. */
+const isInvalidInvitation = (result: UserError) => (result.details ?? []).some((d) => d.path === 'token');
+
+/** The service's answer as the form shows it: a message, each field's problem, and whether retrying can help. */
+function failure(result: UserError, name?: string) {
+	const fields = Object.fromEntries((result.details ?? []).map((d) => [d.path, d.message]));
+	const status = result.code === 'invalid_credentials' ? 401 : 400;
+	const invalidInvitation = isInvalidInvitation(result);
+	return fail(status, { code: result.code, message: result.message, fields, invalidInvitation, otherAccount: false, name });
+}
+
+const rateLimited = (name?: string) =>
+	fail(429, {
+		code: 'rate_limited',
+		message: 'Too many attempts. Please wait a moment and try again.',
+		fields: {},
+		invalidInvitation: false,
+		otherAccount: false,
+		name
+	});
+
+/**
+ * Signed in: join with the current account, which the service accepts when it is the invited address. The service
+ * also issues a new session for it; the portal keeps the browser's session and makes the joined organization current.
+ */
+async function join(event: RequestEvent, token: string) {
+	const result = await accept(event, { token });
+	if (!result) return rateLimited();
+	if (result.__typename === 'UserError') {
+		if (isInvalidInvitation(result)) return failure(result);
+		// Not the invited address. When that address has an account the service asks for its password
+		// (invalid_credentials); when it has none, for a name and password to create it (invalid_request).
+		const message = result.code === 'invalid_credentials' ? result.message : 'This invitation is for another e-mail address';
+		return fail(403, { code: result.code, message, fields: {}, invalidInvitation: false, otherAccount: true });
+	}
+
+	if (result.organization) {
+		await gql(event, SWITCH_ORGANIZATION, { organizationId: result.organization.id });
+	}
+	redirect(303, HOME);
+}
+
+export const actions: Actions = {
+	/**
+	 * Signed out: create the account (name, password) or prove the existing one (password), then sign in.
+	 * Signed in: join with the current account.
+	 */
+	accept: async (event) => {
+		const token = invitationToken(event.url);
+		if (event.locals.user) return join(event, token);
+
+		const form = await event.request.formData();
+		const name = String(form.get('name') ?? '').trim();
+		const password = String(form.get('password') ?? '');
+		const result = await accept(event, { token, name: name || undefined, password: password || undefined });
+		if (!result) return rateLimited(name);
+		if (result.__typename === 'UserError') return failure(result, name);
+
+		setSessionCookie(event, result.token, result.expiresAt);
+		redirect(303, HOME);
+	},
+
+	/** Signed in with another account than the invited one: sign out and come back to this invitation. */
+	signOut: async (event) => {
+		const token = invitationToken(event.url);
+		if (event.locals.user) await gql<{ logout: boolean }>(event, LOGOUT);
+		clearSessionCookie(event);
+		redirect(303, pageFor(token));
+	}
+};

@@ -1,0 +1,52 @@
+import { fail, redirect } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+const LOGIN = /* GraphQL */ `
+	mutation Login($email: String!, $password: String!) {
+		login(input: { email: $email, password: $password }) {
+			__typename
+			... on LoginPayload { token expiresAt user { id email name } organization { id name role } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+type LoginResult =
+	| { __typename: 'LoginPayload'; token: string; expiresAt: string }
+	| { __typename: 'UserError'; code: string; message: string };
+
+export const load: PageServerLoad = ({ locals, url }) => {
+	const returnTo = url.searchParams.get('return_to');
+	if (locals.user) redirect(303, safeReturnTo(returnTo));
+	// Sent by /oauth/authorize from the application's login_hint: untrusted text, only ever a field's value.
+	const loginHint = url.searchParams.get('login_hint')?.slice(0, 254) ?? null;
+	return { returnTo, loginHint };
+};
+
+export const actions: Actions = {
+	default: async (event) => {
+		const form = await event.request.formData();
+		const email = String(form.get('email') ?? '').trim();
+		const password = String(form.get('password') ?? '');
+		const returnTo = String(form.get('return_to') ?? '') || null;
+
+		let result: LoginResult;
+		try {
+			({ login: result } = await gql<{ login: LoginResult }>(event, LOGIN, { email, password }));
+		} catch (err) {
+			if (err instanceof GraphQLRequestError && err.code === 'rate_limited') {
+				return fail(429, { email, message: 'Too many sign-in attempts. Please wait a moment and try again.' });
+			}
+			throw err;
+		}
+
+		if (result.__typename === 'UserError') {
+			return fail(result.code === 'invalid_credentials' ? 401 : 400, { email, message: result.message });
+		}
+
+		setSessionCookie(event, result.token, result.expiresAt);
+		redirect(303, safeReturnTo(returnTo));
+	}
+};

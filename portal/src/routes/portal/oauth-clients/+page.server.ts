@@ -1,0 +1,55 @@
+import { fail } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+const CONNECTED_APPS = /* GraphQL */ `
+	query ConnectedApps {
+		connectedApps { clientId name description scopes grantedAt lastUsedAt }
+	}
+`;
+
+const REVOKE_CONNECTED_APP = /* GraphQL */ `
+	mutation RevokeConnectedApp($clientId: String!) {
+		revokeConnectedApp(clientId: $clientId) {
+			__typename
+			... on UserError { code message }
+		}
+	}
+`;
+
+interface ConnectedApp {
+	clientId: string;
+	name: string;
+	description: string;
+	scopes: string[];
+	grantedAt: string;
+	lastUsedAt: string | null;
+}
+
+type RevokeResult = { __typename: 'MutationRevokeConnectedAppSuccess' } | { __typename: 'UserError'; code: string; message: string };
+
+export const load: PageServerLoad = async (event) => {
+	const { connectedApps } = await gql<{ connectedApps: ConnectedApp[] }>(event, CONNECTED_APPS);
+	return { apps: connectedApps };
+};
+
+export const actions: Actions = {
+	revoke: async (event) => {
+		const form = await event.request.formData();
+		const clientId = String(form.get('client_id') ?? '');
+		if (!clientId) return fail(400, { clientId, message: 'Choose an app to remove.' });
+
+		let result: RevokeResult;
+		try {
+			({ revokeConnectedApp: result } = await gql<{ revokeConnectedApp: RevokeResult }>(event, REVOKE_CONNECTED_APP, { clientId }));
+		} catch (err) {
+			// Already removed (another tab, or the app was deleted): the reloaded list says the rest.
+			if (err instanceof GraphQLRequestError && err.code === 'not_found') {
+				return fail(404, { clientId, message: 'That app is no longer connected to your account.' });
+			}
+			throw err;
+		}
+		if (result.__typename === 'UserError') return fail(400, { clientId, message: result.message });
+		return { removed: clientId };
+	}
+};

@@ -1,0 +1,74 @@
+// Applies the committed SQL migrations in order, each in its own transaction, under an advisory lock so that
+// several processes starting at once are safe. Records them in Prisma's own `_prisma_migrations` table, so
+// Prisma's tools see the same history.
+import { createHash, randomUUID } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import pg from 'pg';
+
+const MIGRATIONS_DIR = path.resolve(import.meta.dirname, 'migrations');
+const LOCK_KEY = 7_283_001; // any constant shared by every Tessera process
+
+export async function listMigrations(): Promise<{ name: string; sql: string; checksum: string }[]> {
+  const names = (await readdir(MIGRATIONS_DIR, { withFileTypes: true }))
+    .filter((d) => d.isDirectory())
+    .map((d) => d.name)
+    .sort();
+  return Promise.all(
+    names.map(async (name) => {
+      const sql = await readFile(path.join(MIGRATIONS_DIR, name, 'migration.sql'), 'utf8');
+      return { name, sql, checksum: createHash('sha256').update(sql).digest('hex') };
+    }),
+  );
+}
+
+export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<string[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  client.on('error', () => {});
+  await client.connect();
+  const applied: string[] = [];
+  try {
+    await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);
+    await client.query(`create table if not exists "_prisma_migrations" (
+      id varchar(36) primary key, checksum varchar(64) not null, finished_at timestamptz,
+      migration_name varchar(255) not null, logs text, rolled_back_at timestamptz,
+      started_at timestamptz not null default now(), applied_steps_count integer not null default 0)`);
+    const done = await client.query<{ migration_name: string; checksum: string }>(
+      'select migration_name, checksum from "_prisma_migrations" where finished_at is not null and rolled_back_at is null',
+    );
+    const known = new Map(done.rows.map((r) => [r.migration_name, r.checksum]));
+    for (const m of await listMigrations()) {
+      const previous = known.get(m.name);
+      if (previous !== undefined) {
+        if (previous !== m.checksum) log(`warning: migration ${m.name} changed after it was applied`);
+        continue;
+      }
+      await client.query('begin');
+      try {
+        await client.query(m.sql);
+        await client.query(
+          `insert into "_prisma_migrations" (id, checksum, migration_name, finished_at, applied_steps_count)
+           values ($1, $2, $3, now(), 1)`,
+          [randomUUID(), m.checksum, m.name],
+        );
+        await client.query('commit');
+      } catch (error) {
+        await client.query('rollback');
+        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`);
+      }
+      log(`applied migration ${m.name}`);
+      applied.push(m.name);
+    }
+  } finally {
+    await client.query('select pg_advisory_unlock($1)', [LOCK_KEY]).catch(() => {});
+    await client.end();
+  }
+  return applied;
+}
+
+/** True when every committed migration has been applied (for /readyz). */
+export async function migrationsCurrent(query: (sql: string) => Promise<{ migration_name: string }[]>): Promise<boolean> {
+  const rows = await query('select migration_name from "_prisma_migrations" where finished_at is not null and rolled_back_at is null');
+  const applied = new Set(rows.map((r) => r.migration_name));
+  return (await listMigrations()).every((m) => applied.has(m.name));
+}

@@ -1,0 +1,101 @@
+// The one place that answers "what may this caller do in this organization". Scopes (scopes.ts) and services
+// both ask here. A caller with no role in an organization is told it does not exist (404, not 403).
+import type { Context, Role } from '../context.ts';
+import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
+
+const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
+
+export const roleAtLeast = (role: Role | null | undefined, min: Role) => !!role && RANK[role] >= RANK[min];
+
+interface Memberships {
+  roles: Map<string, Role>;
+  operatorId: string | null;
+}
+
+async function memberships(ctx: Context): Promise<Memberships> {
+  const cached = ctx.cache.get('memberships') as Promise<Memberships> | undefined;
+  if (cached) return cached;
+  const load = (async (): Promise<Memberships> => {
+    const actor = ctx.actor;
+    const roles = new Map<string, Role>();
+    if (!actor) return { roles, operatorId: await ctx.operatorOrganizationId() };
+    if (actor.kind === 'apiKey') {
+      roles.set(actor.organizationId, actor.role);
+    } else if (actor.userId) {
+      const rows = await ctx.db.membership.findMany({
+        where: {
+          userId: actor.userId,
+          // A token acts only within its client's organization.
+          ...(actor.kind === 'oauth' ? { organizationId: actor.organizationId } : {}),
+        },
+        select: { organizationId: true, role: true },
+      });
+      for (const r of rows) roles.set(r.organizationId, r.role);
+    }
+    return { roles, operatorId: await ctx.operatorOrganizationId() };
+  })();
+  ctx.cache.set('memberships', load);
+  return load;
+}
+
+export async function roleIn(ctx: Context, organizationId: string): Promise<Role | null> {
+  return (await memberships(ctx)).roles.get(organizationId) ?? null;
+}
+
+/** Owners and admins of the operator organization administer the whole platform. */
+export async function isPlatformAdmin(ctx: Context): Promise<boolean> {
+  const m = await memberships(ctx);
+  return !!m.operatorId && roleAtLeast(m.roles.get(m.operatorId), 'admin');
+}
+
+export async function organizationIdsOf(ctx: Context): Promise<string[]> {
+  return [...(await memberships(ctx)).roles.keys()];
+}
+
+/** Forget the memo after a change to the caller's own memberships within one request. */
+export function forgetMemberships(ctx: Context): void {
+  ctx.cache.delete('memberships');
+}
+
+/**
+ * Passes when the caller holds at least `min` in the organization (platform admins hold owner everywhere).
+ * No role at all: NotFoundError; a lower role: ForbiddenError.
+ */
+export async function requireOrgRole(ctx: Context, organizationId: string, min: Role, what = 'Organization'): Promise<Role> {
+  if (!ctx.actor) throw new UnauthenticatedError();
+  const role = await roleIn(ctx, organizationId);
+  if (await isPlatformAdmin(ctx)) {
+    // Platform admins act as owners everywhere, but only where there is an organization.
+    if (!role && !(await ctx.db.organization.findUnique({ where: { id: organizationId }, select: { id: true } }))) throw new NotFoundError(what);
+    return 'owner';
+  }
+  if (!role) throw new NotFoundError(what);
+  if (!roleAtLeast(role, min)) throw new ForbiddenError();
+  return role;
+}
+
+export function requireActor(ctx: Context) {
+  if (!ctx.actor) throw new UnauthenticatedError();
+  return ctx.actor;
+}
+
+/** The signed-in human behind the request (a session or an OAuth token with a user). */
+export function requireUserId(ctx: Context): string {
+  const actor = requireActor(ctx);
+  if (actor.kind === 'apiKey' || !actor.userId) throw new ForbiddenError('This operation needs a signed-in user');
+  return actor.userId;
+}
+
+/** The organization a call is about: the one it names, else the one it acts in. */
+export function organizationInScope(ctx: Context, organizationId?: string | null): string {
+  const id = organizationId ?? actingOrganizationId(ctx);
+  if (!id) throw new ValidationError('No organization selected', [{ path: 'organizationId', message: 'is required' }]);
+  return id;
+}
+
+/** The organization a request acts in by default: the session's current one, the key's or the token's. */
+export function actingOrganizationId(ctx: Context): string | null {
+  const actor = ctx.actor;
+  if (!actor) return null;
+  return actor.organizationId;
+}

@@ -1,0 +1,75 @@
+// The SchemaBuilder and its plugins, nothing else. Scope-auth runs first, errors before prisma (STYLE.md).
+import SchemaBuilder from '@pothos/core';
+import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
+import ErrorsPlugin from '@pothos/plugin-errors';
+import PrismaPlugin from '@pothos/plugin-prisma';
+import type PrismaTypes from '../prisma/generated/pothos-types.ts';
+import { getDatamodel } from '../prisma/generated/pothos-types.ts';
+import type { Context, Role } from './context.ts';
+import { ForbiddenError, UnauthenticatedError, UserError } from './errors/index.ts';
+import { scopeInitializer } from './auth/scopes.ts';
+
+export interface AuthScopes {
+  /** Any authenticated caller: session, API key or OAuth token. */
+  authenticated: boolean;
+  /** A signed-in person (session or OAuth token with a user), not an API key. */
+  person: boolean;
+  /** A browser or bearer session (not an API key or an OAuth token): for account-level changes. */
+  session: boolean;
+  platformAdmin: boolean;
+  /** At least this role in the organization; no role there at all answers 404. */
+  orgRole: { organizationId: string; role: Role };
+}
+
+export const builder = new SchemaBuilder<{
+  Context: Context;
+  PrismaTypes: PrismaTypes;
+  AuthScopes: AuthScopes;
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date };
+    JSON: { Input: unknown; Output: unknown };
+  };
+}>({
+  plugins: [ScopeAuthPlugin, ErrorsPlugin, PrismaPlugin],
+  defaultFieldNullability: false,
+  scopeAuth: {
+    authScopes: scopeInitializer,
+    unauthorizedError: (_parent, ctx) => (ctx.actor ? new ForbiddenError() : new UnauthenticatedError()),
+  },
+  errors: { defaultTypes: [UserError], directResult: true },
+  prisma: {
+    client: (ctx) => ctx.db,
+    dmmf: getDatamodel(),
+    exposeDescriptions: false,
+    filterConnectionTotalCount: true,
+    onUnusedQuery: null,
+  },
+});
+
+builder.queryType({});
+builder.mutationType({});
+
+builder.scalarType('DateTime', {
+  serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
+  parseValue: (value) => {
+    const date = new Date(String(value));
+    if (Number.isNaN(date.getTime())) throw new TypeError('DateTime must be an ISO 8601 timestamp');
+    return date;
+  },
+});
+builder.scalarType('JSON', { serialize: (v) => v, parseValue: (v) => v });
+
+const FieldProblemRef = builder.objectRef<{ path: string; message: string }>('FieldProblem').implement({
+  fields: (t) => ({ path: t.exposeString('path'), message: t.exposeString('message') }),
+});
+
+builder.objectType(UserError, {
+  name: 'UserError',
+  description: 'A problem the caller can correct; `code` is stable (invalid_request, conflict, ...).',
+  fields: (t) => ({
+    code: t.exposeString('code'),
+    message: t.exposeString('message'),
+    details: t.field({ type: [FieldProblemRef], resolve: (e) => e.details }),
+  }),
+});

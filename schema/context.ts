@@ -1,0 +1,71 @@
+// What every resolver and service receives: the database, the clock, the settings, who is calling and from
+// where. Built once per request by createContext (server) or by tests.
+import type { Db } from './db.ts';
+import type { Clock } from './lib/clock.ts';
+import type { Role } from '../prisma/generated/client/enums.ts';
+import type { KeyStore } from './modules/keys/keys.service.ts';
+
+export type { Role };
+
+export interface UserActor {
+  kind: 'user';
+  userId: string;
+  sessionId: string;
+  /** The organization the session currently acts in. */
+  organizationId: string | null;
+}
+export interface ApiKeyActor {
+  kind: 'apiKey';
+  apiKeyId: string;
+  organizationId: string;
+  role: Role;
+  createdById: string | null;
+}
+/** A user acting through an OAuth access token, within its client's organization. */
+export interface OAuthActor {
+  kind: 'oauth';
+  userId: string | null;
+  clientId: string;
+  organizationId: string;
+  scope: string[];
+  grantId: string;
+}
+export type Actor = UserActor | ApiKeyActor | OAuthActor;
+
+export interface RequestInfo {
+  requestId: string;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface Settings {
+  /** The issuer and public origin (BASE_URL). A function: without BASE_URL it is known only once bound. */
+  issuer(): string;
+  secretKey: Uint8Array;
+  production: boolean;
+}
+
+export interface Context {
+  db: Db;
+  clock: Clock;
+  settings: Settings;
+  keys: KeyStore;
+  /** Its owners and admins are the platform administrators (null before the bootstrap). */
+  operatorOrganizationId: () => Promise<string | null>;
+  actor: Actor | null;
+  request: RequestInfo;
+  /** Per-request memo of the caller's memberships (organization id -> role); see auth/access.ts. */
+  cache: Map<string, unknown>;
+}
+
+export interface ContextBase {
+  db: Db;
+  clock: Clock;
+  settings: Settings;
+  keys: KeyStore;
+  operatorOrganizationId: () => Promise<string | null>;
+}
+
+export function makeContext(base: ContextBase, actor: Actor | null, request: RequestInfo): Context {
+  return { ...base, actor, request, cache: new Map() };
+}

@@ -1,0 +1,12 @@
+// Imports every module (each registers its types and fields on the builder) and exports the schema.
+import { builder } from './builder.ts';
+import './modules/auth/auth.mutations.ts';
+import './modules/users/users.queries.ts';
+import './modules/users/users.mutations.ts';
+import './modules/organizations/organizations.graphql.ts';
+import './modules/members/members.graphql.ts';
+import './modules/api-keys/api-keys.graphql.ts';
+import './modules/audit/audit.queries.ts';
+import './modules/oauth/oauth.graphql.ts';
+
+export const schema = builder.toSchema({ sortSchema: true });

@@ -1,0 +1,13 @@
+// The GraphQL shape of one page of a list: its items and the cursor of the next page (null on the last).
+import type { ObjectRef } from '@pothos/core';
+import { builder } from '../builder.ts';
+import type { Page } from './paging.ts';
+
+export function pageType<T>(name: string, item: ObjectRef<any, T>) {
+  return builder.objectRef<Page<T>>(name).implement({
+    fields: (t) => ({
+      items: t.field({ type: [item], resolve: (p) => p.items as never }),
+      nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null on the last.' }),
+    }),
+  });
+}

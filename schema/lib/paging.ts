@@ -1,0 +1,36 @@
+// Cursor pagination over time-ordered ids (UUIDv7): `limit` at most 100, `cursor` is the last id seen.
+import { z } from 'zod';
+import { parseInput } from './input.ts';
+
+export const MAX_PAGE = 100;
+
+const pageInput = z.object({
+  limit: z.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_PAGE, `must be at most ${MAX_PAGE}`).nullish().transform((v) => v ?? 50),
+  cursor: z.string().max(100).nullish(),
+});
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export type PageInput = { limit?: unknown; cursor?: unknown };
+
+function pageArgs(input: PageInput | undefined) {
+  const { limit, cursor } = parseInput(pageInput, input ?? {});
+  return {
+    limit,
+    query: { take: limit + 1, orderBy: { id: 'asc' as const }, ...(cursor ? { where: { id: { gt: cursor } } } : {}) },
+  };
+}
+
+export function toPage<T extends { id: string }>(rows: T[], limit: number): Page<T> {
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
+}
+
+/** findMany arguments for one page of rows matching `where`. */
+export function paged<W extends object>(input: PageInput | undefined, where: W) {
+  const { limit, query } = pageArgs(input);
+  return { limit, args: { take: query.take, orderBy: query.orderBy, where: query.where ? { AND: [where, query.where] } : where } };
+}

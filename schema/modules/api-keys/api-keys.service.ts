@@ -1,0 +1,79 @@
+// API keys: a public key (the Bearer value) and a secret (X-API-Secret), both shown once. The key belongs to
+// one organization and acts there with a role chosen at creation, never above its creator's.
+import { z } from 'zod';
+import type { Context, Role } from '../../context.ts';
+import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
+import { organizationInScope, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { paged, toPage, type PageInput } from '../../lib/paging.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { emitEvent } from '../../events/catalog.ts';
+import { ValidationError } from '../../errors/index.ts';
+
+export const API_KEY_PREFIX = 'tsk_';
+
+/** Enough of a key to recognise it in a list (like the last digits of a card), not enough to use it. */
+export const keyPrefix = (key: string) => `${key.slice(0, API_KEY_PREFIX.length + 6)}…`;
+const LAST_USED_GRANULARITY_MS = 60_000;
+
+const createInput = z.object({
+  name: fields.name,
+  role: z.enum(['admin', 'member'], { message: 'must be admin or member' }).optional(),
+  organizationId: fields.id.optional(),
+});
+
+
+export async function createApiKey(ctx: Context, input: unknown) {
+  const data = parseInput(createInput, input);
+  const organizationId = organizationInScope(ctx, data.organizationId);
+  const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
+  const role: Role = data.role ?? (callerRole === 'owner' ? 'admin' : callerRole);
+  if (!roleAtLeast(callerRole, role)) throw new ForbiddenError('An API key cannot have a role above yours');
+  const key = randomToken(API_KEY_PREFIX, 16);
+  const secret = randomToken('tsks_');
+  const actor = ctx.actor!;
+  const createdById = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
+  const record = await ctx.db.$transaction(async (tx) => {
+    const record = await tx.apiKey.create({
+      data: { organizationId, name: data.name, key, secretHash: sha256(secret), role, createdById },
+      include: { organization: { select: { id: true, name: true } } },
+    });
+    await emitEvent(tx, 'api_key.created', record.organization, { apiKey: { id: record.id, name: record.name, role } });
+    await recordAudit(ctx, { action: 'api_key.create', organizationId, targetType: 'api_key', targetId: record.id }, tx);
+    return record;
+  });
+  return { ...record, secret };
+}
+
+export async function listApiKeys(ctx: Context, organizationId?: string | null, page?: PageInput) {
+  const orgId = organizationInScope(ctx, organizationId);
+  await requireOrgRole(ctx, orgId, 'admin');
+  const { limit, args } = paged(page, { organizationId: orgId, revokedAt: null });
+  return toPage(await ctx.db.apiKey.findMany(args), limit);
+}
+
+export async function revokeApiKey(ctx: Context, input: unknown) {
+  const { id } = parseInput(z.object({ id: fields.id }), input);
+  const record = await ctx.db.apiKey.findUnique({ where: { id }, include: { organization: { select: { id: true, name: true } } } });
+  if (!record || record.revokedAt) throw new NotFoundError('API key');
+  await requireOrgRole(ctx, record.organizationId, 'admin', 'API key');
+  return ctx.db.$transaction(async (tx) => {
+    const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: ctx.clock.now() } });
+    await emitEvent(tx, 'api_key.revoked', record.organization, { apiKey: { id, name: record.name } });
+    await recordAudit(ctx, { action: 'api_key.revoke', organizationId: record.organizationId, targetType: 'api_key', targetId: id }, tx);
+    return revoked;
+  });
+}
+
+/** Checks a key and its secret; returns the key record or null. Touches last-used at most once a minute. */
+export async function authenticateApiKey(ctx: Context, key: string, secret: string) {
+  if (!key.startsWith(API_KEY_PREFIX) || key.length > 100 || secret.length > 200) return null;
+  const record = await ctx.db.apiKey.findUnique({ where: { key } });
+  if (!record || record.revokedAt || !constantTimeEqual(record.secretHash, sha256(secret))) return null;
+  const now = ctx.clock.now();
+  if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_GRANULARITY_MS) {
+    await ctx.db.apiKey.update({ where: { id: record.id }, data: { lastUsedAt: now } });
+  }
+  return record;
+}

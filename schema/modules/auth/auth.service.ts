@@ -1,0 +1,100 @@
+// Signing in and out, the current session, and switching the organization a session acts in.
+import { z } from 'zod';
+import type { Context, Role } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
+import { InvalidCredentialsError, NotFoundError, UnauthenticatedError } from '../../errors/index.ts';
+import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { createSession, findLiveSession, revokeSession, type IssuedSession } from './sessions.service.ts';
+import { assertNotThrottled, clearFailedLogins, recordFailedLogin } from './throttle.service.ts';
+
+export interface LoginResult {
+  token: string;
+  expiresAt: Date;
+  session: IssuedSession['session'];
+  user: { id: string; email: string; name: string };
+  organization: { id: string; name: string; role: Role } | null;
+}
+
+const loginInput = z.object({
+  email: z.string().trim().toLowerCase().min(1, 'is required').max(254),
+  password: z.string().min(1, 'is required').max(256),
+});
+
+/** The login payload for a freshly issued session. */
+export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | 'membership'>, issued: IssuedSession, userId: string): Promise<LoginResult> {
+  const user = await db.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true } });
+  const orgId = issued.session.organizationId;
+  const membership = orgId
+    ? await db.membership.findUnique({
+        where: { userId_organizationId: { userId, organizationId: orgId } },
+        select: { role: true, organization: { select: { id: true, name: true } } },
+      })
+    : null;
+  return {
+    token: issued.token,
+    expiresAt: issued.session.expiresAt,
+    session: issued.session,
+    user,
+    organization: membership ? { ...membership.organization, role: membership.role } : null,
+  };
+}
+
+export async function login(ctx: Context, input: unknown): Promise<LoginResult> {
+  const { email, password } = parseInput(loginInput, input);
+  await assertNotThrottled(ctx, email);
+  const user = await ctx.db.user.findUnique({ where: { email }, select: { id: true, passwordHash: true, sessionVersion: true } });
+  const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
+  if (!user || !ok) {
+    await recordFailedLogin(ctx, email);
+    await recordAudit(ctx, {
+      action: 'auth.login',
+      outcome: 'failure',
+      actorId: user?.id ?? null,
+      targetType: 'user',
+      targetId: user?.id,
+      details: { email, reason: user ? 'wrong_password' : 'unknown_email' },
+    });
+    throw new InvalidCredentialsError();
+  }
+  await clearFailedLogins(ctx, email);
+  const issued = await ctx.db.$transaction(async (tx) => {
+    const issued = await createSession(ctx, tx, user.id, user.sessionVersion);
+    await recordAudit(ctx, { action: 'auth.login', actorId: user.id, targetType: 'user', targetId: user.id, organizationId: issued.session.organizationId }, tx);
+    return issued;
+  });
+  return loginPayload(ctx.db, issued, user.id);
+}
+
+export async function logout(ctx: Context): Promise<boolean> {
+  const actor = ctx.actor;
+  if (actor?.kind !== 'user') throw new UnauthenticatedError('Sign-out needs a session');
+  await revokeSession(ctx, actor.sessionId);
+  await recordAudit(ctx, { action: 'auth.logout', targetType: 'session', targetId: actor.sessionId });
+  return true;
+}
+
+export async function currentSession(ctx: Context) {
+  const actor = ctx.actor;
+  if (actor?.kind !== 'user') throw new UnauthenticatedError('No session');
+  const session = await ctx.db.session.findUniqueOrThrow({ where: { id: actor.sessionId } });
+  return session;
+}
+
+const switchInput = z.object({ organizationId: fields.id });
+
+export async function switchOrganization(ctx: Context, input: unknown) {
+  const { organizationId } = parseInput(switchInput, input);
+  const actor = ctx.actor;
+  if (actor?.kind !== 'user') throw new UnauthenticatedError('Switching organization needs a session');
+  const membership = await ctx.db.membership.findUnique({
+    where: { userId_organizationId: { userId: actor.userId, organizationId } },
+  });
+  if (!membership) throw new NotFoundError('Organization');
+  await ctx.db.session.update({ where: { id: actor.sessionId }, data: { organizationId } });
+  // The rest of this request acts in the new organization too.
+  return { ...ctx, actor: { ...actor, organizationId } };
+}
+
+export { findLiveSession };

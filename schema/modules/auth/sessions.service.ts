@@ -1,0 +1,70 @@
+// Sessions: an opaque token (stored hashed) that works as a Bearer token and as the portal's cookie. Each
+// carries the user's session version; bumping the version ends every session and token at once.
+import type { Context } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
+import { addSeconds } from '../../lib/clock.ts';
+import { randomToken, sha256 } from '../../lib/crypto.ts';
+import { emitEvent } from '../../events/catalog.ts';
+
+export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
+export const SESSION_TOKEN_PREFIX = 'tss_';
+
+export interface IssuedSession {
+  token: string;
+  session: { id: string; createdAt: Date; expiresAt: Date; organizationId: string | null; authTime: Date };
+}
+
+type Tx = Prisma.TransactionClient;
+
+/** The organization a new session starts in: the operator organization for its admins, else the oldest membership. */
+async function defaultOrganizationId(tx: Tx, userId: string): Promise<string | null> {
+  const rows = await tx.membership.findMany({
+    where: { userId },
+    orderBy: { createdAt: 'asc' },
+    select: { organizationId: true, role: true, organization: { select: { isOperator: true } } },
+  });
+  const operator = rows.find((r) => r.organization.isOperator && r.role !== 'member');
+  return (operator ?? rows[0])?.organizationId ?? null;
+}
+
+/** `authTime` is when the person last proved who they are: now, unless the session continues an earlier sign-in. */
+export async function createSession(
+  ctx: Context, tx: Tx, userId: string, sessionVersion: number, organizationId?: string | null, authTime?: Date,
+): Promise<IssuedSession> {
+  const token = randomToken(SESSION_TOKEN_PREFIX);
+  const now = ctx.clock.now();
+  const session = await tx.session.create({
+    data: {
+      userId,
+      tokenHash: sha256(token),
+      sessionVersion,
+      organizationId: organizationId === undefined ? await defaultOrganizationId(tx, userId) : organizationId,
+      authTime: authTime ?? now,
+      createdAt: now,
+      expiresAt: addSeconds(now, SESSION_TTL_SECONDS),
+      ip: ctx.request.ip,
+      userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
+    },
+  });
+  await emitEvent(tx, 'session.created', null, { session: { id: session.id, userId, createdAt: now.toISOString() } });
+  return { token, session };
+}
+
+/** Finds the live session for a token, or null (unknown, revoked, expired, or older than the session version). */
+export async function findLiveSession(ctx: Context, token: string) {
+  if (!token.startsWith(SESSION_TOKEN_PREFIX) || token.length > 200) return null;
+  const session = await ctx.db.session.findUnique({
+    where: { tokenHash: sha256(token) },
+    include: { user: { select: { sessionVersion: true } } },
+  });
+  if (!session || session.revokedAt || session.expiresAt <= ctx.clock.now()) return null;
+  if (session.sessionVersion !== session.user.sessionVersion) return null;
+  return session;
+}
+
+export async function revokeSession(ctx: Context, sessionId: string): Promise<void> {
+  await ctx.db.$transaction(async (tx) => {
+    const updated = await tx.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: ctx.clock.now() } });
+    if (updated.count) await emitEvent(tx, 'session.revoked', null, { session: { id: sessionId } });
+  });
+}

@@ -1,0 +1,148 @@
+// Token signing keys: kept in the database with the private half encrypted (JWE, dir + A256GCM) under
+// SECRET_KEY, decrypted once and held in memory. One current key per algorithm signs; JWKS publishes the
+// current and previous keys so that tokens signed before a rotation keep verifying.
+import {
+  CompactEncrypt, compactDecrypt, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT,
+  type JWK, type JWTPayload, type JWTVerifyOptions, type CryptoKey,
+} from 'jose';
+import type { Db } from '../../db.ts';
+
+export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
+export type SigningAlg = (typeof SIGNING_ALGS)[number];
+
+interface LoadedKey {
+  kid: string;
+  alg: SigningAlg;
+  createdAt: Date;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+const REFRESH_MS = 60_000;
+// A new key is published at once but signs only after every process has had time to load and publish it,
+// so that no relying party meets a kid it cannot find in JWKS.
+const ACTIVATE_AFTER_MS = 2 * REFRESH_MS;
+
+export class KeyStore {
+  #keys: LoadedKey[] = [];
+  #loadedAt = 0;
+  #loading: Promise<void> | undefined;
+  readonly #db: Db;
+  readonly #secret: Uint8Array;
+
+  constructor(db: Db, secretKey: Uint8Array) {
+    this.#db = db;
+    this.#secret = secretKey;
+  }
+
+  /** Loads the keys, creating the first one of each algorithm on first start. */
+  async init(): Promise<void> {
+    await this.#reload();
+    const missing = SIGNING_ALGS.filter((alg) => !this.#keys.some((k) => k.alg === alg));
+    if (missing.length) {
+      for (const alg of missing) await this.#create(alg);
+      await this.#reload();
+    }
+  }
+
+  /** Adds a new current key for every algorithm; keys older than the previous ones are retired. */
+  async rotate(): Promise<string[]> {
+    const kids: string[] = [];
+    for (const alg of SIGNING_ALGS) kids.push(await this.#create(alg));
+    const live = await this.#db.signingKey.findMany({ where: { retiredAt: null }, orderBy: { createdAt: 'desc' } });
+    const seen = new Map<string, number>();
+    const retire = live.filter((k) => {
+      const n = (seen.get(k.alg) ?? 0) + 1;
+      seen.set(k.alg, n);
+      return n > 2; // keep the new current and the previous key of each algorithm
+    });
+    await this.#db.signingKey.updateMany({ where: { id: { in: retire.map((k) => k.id) } }, data: { retiredAt: new Date() } });
+    await this.#reload();
+    return kids;
+  }
+
+  async sign(payload: JWTPayload, alg: SigningAlg = 'RS256', typ = 'JWT'): Promise<string> {
+    const key = await this.#current(alg);
+    return new SignJWT(payload).setProtectedHeader({ alg, kid: key.kid, typ }).sign(key.privateKey);
+  }
+
+  /** Verifies a JWT signed by one of our keys. Only our asymmetric algorithms pass: never none or HS256. */
+  async verify(token: string, options: JWTVerifyOptions = {}): Promise<{ payload: JWTPayload; typ?: string }> {
+    await this.#fresh();
+    const attempt = () => jwtVerify(token, createLocalJWKSet(this.jwksSync()), { ...options, algorithms: [...SIGNING_ALGS] });
+    try {
+      const { payload, protectedHeader } = await attempt();
+      return { payload, typ: protectedHeader.typ };
+    } catch (error) {
+      // Another process may have rotated: reload once when the kid is unknown to us.
+      if ((error as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw error;
+      await this.#reload();
+      const { payload, protectedHeader } = await attempt();
+      return { payload, typ: protectedHeader.typ };
+    }
+  }
+
+  async jwks(): Promise<{ keys: JWK[] }> {
+    await this.#fresh();
+    return this.jwksSync();
+  }
+
+  jwksSync(): { keys: JWK[] } {
+    return { keys: this.#keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' })) };
+  }
+
+  /** Reloads the keys from the database now (a rotation by another process shows up without waiting). */
+  async refresh(): Promise<void> {
+    await this.#reload();
+  }
+
+  async #current(alg: SigningAlg): Promise<LoadedKey> {
+    await this.#fresh();
+    const newestFirst = this.#keys.filter((k) => k.alg === alg).sort((a, b) => +b.createdAt - +a.createdAt);
+    const active = newestFirst.find((k) => Date.now() - k.createdAt.getTime() >= ACTIVATE_AFTER_MS);
+    // On first start the only key is new: it signs at once.
+    const key = active ?? newestFirst[newestFirst.length - 1];
+    if (!key) throw new Error(`no signing key for ${alg}`);
+    return key;
+  }
+
+  async #fresh(): Promise<void> {
+    if (Date.now() - this.#loadedAt > REFRESH_MS) await this.#reload();
+  }
+
+  async #reload(): Promise<void> {
+    this.#loading ??= (async () => {
+      const rows = await this.#db.signingKey.findMany({ where: { retiredAt: null }, orderBy: { createdAt: 'asc' } });
+      const known = new Map(this.#keys.map((k) => [k.kid, k]));
+      const keys: LoadedKey[] = [];
+      for (const row of rows) {
+        const existing = known.get(row.kid);
+        if (existing) {
+          keys.push(existing);
+          continue;
+        }
+        const { plaintext } = await compactDecrypt(row.privateJwe, this.#secret);
+        const jwk = JSON.parse(new TextDecoder().decode(plaintext)) as JWK;
+        const privateKey = (await importJWK(jwk, row.alg)) as CryptoKey;
+        keys.push({ kid: row.kid, alg: row.alg as SigningAlg, createdAt: row.createdAt, privateKey, publicJwk: row.publicJwk as JWK });
+      }
+      this.#keys = keys;
+      this.#loadedAt = Date.now();
+    })().finally(() => {
+      this.#loading = undefined;
+    });
+    return this.#loading;
+  }
+
+  async #create(alg: SigningAlg): Promise<string> {
+    const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
+    const kid = crypto.randomUUID();
+    const privateJwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(await exportJWK(privateKey))))
+      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' })
+      .encrypt(this.#secret);
+    const { kty, n, e, crv, x, y } = await exportJWK(publicKey);
+    const publicJwk = Object.fromEntries(Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined));
+    await this.#db.signingKey.create({ data: { kid, alg, publicJwk, privateJwe } });
+    return kid;
+  }
+}

@@ -1,0 +1,190 @@
+// Invitations: an admin invites an e-mail address with a role; whoever holds the token joins within 7 days.
+// E-mail sending is not wired yet: the accept link is returned to the admin to pass on.
+import { z } from 'zod';
+import type { Context } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
+import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
+import { requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { addSeconds } from '../../lib/clock.ts';
+import { hashPassword, randomToken, sha256, verifyPassword } from '../../lib/crypto.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { paged, toPage, type PageInput } from '../../lib/paging.ts';
+import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { createSession } from '../auth/sessions.service.ts';
+import { loginPayload } from '../auth/auth.service.ts';
+import { publicUser } from '../users/users.service.ts';
+import { assertNotThrottled, clearFailedLogins, recordFailedLogin } from '../auth/throttle.service.ts';
+
+export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
+const TOKEN_PREFIX = 'tsi_';
+
+export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
+
+export function invitationStatus(inv: { acceptedAt: Date | null; revokedAt: Date | null; expiresAt: Date }, now: Date): InvitationStatus {
+  if (inv.acceptedAt) return 'accepted';
+  if (inv.revokedAt) return 'revoked';
+  return inv.expiresAt <= now ? 'expired' : 'pending';
+}
+
+const acceptUrl = (ctx: Context, token: string) => `${ctx.settings.issuer()}/invitations/accept?token=${encodeURIComponent(token)}`;
+
+const createInput = z.object({ email: fields.email, role: fields.role.default('member') }).strict();
+
+export async function createInvitation(ctx: Context, organizationId: string, input: unknown) {
+  const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
+  const { email, role } = parseInput(createInput, input);
+  if (!roleAtLeast(callerRole, role)) throw new ForbiddenError('You cannot invite with a role above yours');
+  const token = randomToken(TOKEN_PREFIX);
+  const now = ctx.clock.now();
+  const actor = ctx.actor!;
+  const invitation = await ctx.db.$transaction(async (tx) => {
+    const member = await tx.membership.findFirst({ where: { organizationId, user: { email } } });
+    if (member) throw new ConflictError('This person is already a member');
+    // A new invitation replaces a pending one for the same address.
+    await tx.invitation.updateMany({
+      where: { organizationId, email, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      data: { revokedAt: now },
+    });
+    const invitation = await tx.invitation.create({
+      data: {
+        organizationId, email, role, tokenHash: sha256(token), createdAt: now,
+        invitedById: actor.kind === 'apiKey' ? actor.createdById : actor.userId,
+        expiresAt: addSeconds(now, INVITATION_TTL_SECONDS),
+      },
+      include: { organization: { select: { id: true, name: true } } },
+    });
+    await emitEvent(tx, 'member.invitation.sent', invitation.organization, {
+      invitation: { id: invitation.id, email, role, invitedBy: invitation.invitedById, expiresAt: invitation.expiresAt.toISOString() },
+    });
+    await recordAudit(ctx, { action: 'invitation.create', organizationId, targetType: 'invitation', targetId: invitation.id, details: { email, role } }, tx);
+    return invitation;
+  });
+  return { ...invitation, token, acceptUrl: acceptUrl(ctx, token) };
+}
+
+export async function listInvitations(ctx: Context, organizationId: string, page?: PageInput) {
+  await requireOrgRole(ctx, organizationId, 'admin');
+  const { limit, args } = paged(page, { organizationId });
+  return toPage(await ctx.db.invitation.findMany(args), limit);
+}
+
+export async function revokeInvitation(ctx: Context, organizationId: string, invitationId: string) {
+  await requireOrgRole(ctx, organizationId, 'admin');
+  const invitation = await ctx.db.invitation.findFirst({ where: { id: invitationId, organizationId } });
+  if (!invitation) throw new NotFoundError('Invitation');
+  const now = ctx.clock.now();
+  const revoked = await ctx.db.invitation.updateMany({
+    where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+    data: { revokedAt: now },
+  });
+  if (revoked.count !== 1) throw new ConflictError('Only a pending invitation can be revoked');
+  await recordAudit(ctx, { action: 'invitation.revoke', organizationId, targetType: 'invitation', targetId: invitationId });
+  return { ...invitation, revokedAt: now };
+}
+
+const acceptInput = z
+  .object({ token: z.string().min(1, 'is required').max(200), name: fields.name.optional(), password: z.string().max(256).optional() })
+  .strict();
+
+type Tx = Prisma.TransactionClient;
+
+const invalidToken = () =>
+  new ValidationError('This invitation is not valid: it may have expired, been used or been revoked', [{ path: 'token', message: 'is not a valid invitation' }]);
+
+/**
+ * An existing account accepts when it is the one signed in, or with its password. Whoever invites an address
+ * holds the token, so these password attempts are throttled and audited like sign-ins; they are checked before
+ * the transaction so that a failure's record is kept.
+ */
+async function provenAccount(ctx: Context, organizationId: string, email: string, password?: string) {
+  const existing = await ctx.db.user.findUnique({ where: { email } });
+  if (!existing) return null;
+  const actor = ctx.actor;
+  if (actor && actor.kind !== 'apiKey' && actor.userId === existing.id) return existing;
+  if (password) {
+    await assertNotThrottled(ctx, email);
+    if (await verifyPassword(existing.passwordHash, password)) {
+      await clearFailedLogins(ctx, email);
+      return existing;
+    }
+    await recordFailedLogin(ctx, email);
+    await recordAudit(ctx, {
+      action: 'invitation.accept', outcome: 'failure', organizationId, targetType: 'user', targetId: existing.id,
+      details: { email, reason: 'wrong_password' },
+    });
+  }
+  throw new InvalidCredentialsError('Sign in as the invited account, or give its password, to accept');
+}
+
+/** A new account for the invited address: it needs a name and a password. */
+async function createAccount(tx: Tx, email: string, name?: string, password?: string) {
+  const problems = [
+    ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
+    ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
+  ];
+  if (problems.length) throw new ValidationError('A new account needs a name and a password', problems);
+  const user = await tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!) } });
+  await emitEvent(tx, 'user.created', null, { user: publicUser(user) });
+  return user;
+}
+
+export async function acceptInvitation(ctx: Context, input: unknown) {
+  const { token, name, password } = parseInput(acceptInput, input);
+  const now = ctx.clock.now();
+  const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { id: true, name: true } } } });
+  if (!invitation || invitationStatus(invitation, now) !== 'pending') throw invalidToken();
+  const existing = await provenAccount(ctx, invitation.organizationId, invitation.email, password);
+  return ctx.db.$transaction(async (tx) => {
+    // Claim it while it is still pending: of two accepts, or an accept and a revoke, racing, one wins.
+    const claimed = await tx.invitation.updateMany({
+      where: { id: invitation.id, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      data: { acceptedAt: now },
+    });
+    if (claimed.count !== 1) throw invalidToken();
+    const user = existing ?? (await createAccount(tx, invitation.email, name, password));
+    const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: invitation.organizationId } } });
+    if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: invitation.organizationId, role: invitation.role } });
+    const org = invitation.organization;
+    const who = { id: user.id, email: user.email, name: user.name };
+    await emitEvent(tx, 'member.invitation.accepted', org, {
+      invitation: { id: invitation.id, email: invitation.email, role: invitation.role, invitedBy: invitation.invitedById },
+      user: who,
+      organization: org,
+    });
+    if (!already) {
+      await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization_id: org.id, member_id: user.id, user: who, role: invitation.role });
+    }
+    await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id }, tx);
+    // A signed-in invitee proved nothing new: the new session keeps the sign-in time of the current one.
+    const actor = ctx.actor;
+    const continued = actor?.kind === 'user' && actor.userId === user.id
+      ? (await tx.session.findUnique({ where: { id: actor.sessionId }, select: { authTime: true } }))?.authTime
+      : undefined;
+    const issued = await createSession(ctx, tx, user.id, user.sessionVersion, org.id, continued);
+    return loginPayload(tx, issued, user.id);
+  });
+}
+
+/**
+ * Announces invitations that have run out (member.invitation.expired), each once: the worker calls this on a
+ * schedule. Claiming and emitting happen in one transaction, so a crash announces nothing twice or never.
+ */
+export async function announceExpiredInvitations(db: Context['db'], now: Date): Promise<number> {
+  return db.$transaction(async (tx) => {
+    const expired = await tx.$queryRaw<{ id: string; organization_id: string; email: string; role: string; invited_by_id: string | null; expires_at: Date }[]>`
+      update invitations set expiry_announced_at = ${now}
+      where id in (
+        select id from invitations
+        where expires_at <= ${now} and accepted_at is null and revoked_at is null and expiry_announced_at is null
+        order by expires_at limit 500 for update skip locked)
+      returning id, organization_id, email, role, invited_by_id, expires_at`;
+    for (const inv of expired) {
+      const org = await tx.organization.findUnique({ where: { id: inv.organization_id }, select: { id: true, name: true } });
+      await emitEvent(tx, 'member.invitation.expired', org, {
+        invitation: { id: inv.id, email: inv.email, role: inv.role, invitedBy: inv.invited_by_id, expiresAt: inv.expires_at.toISOString() },
+      });
+    }
+    return expired.length;
+  });
+}

@@ -1,0 +1,120 @@
+import { builder } from '../../builder.ts';
+import { pageType } from '../../lib/page-type.ts';
+import { RoleEnum, LoginPayloadRef } from '../auth/auth.types.ts';
+import { changeMemberRole, listMembers, removeMember } from './members.service.ts';
+import { acceptInvitation, createInvitation, invitationStatus, listInvitations, revokeInvitation } from './invitations.service.ts';
+
+const MembershipRef = builder.prismaObject('Membership', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    organizationId: t.exposeString('organizationId'),
+    userId: t.exposeString('userId'),
+    role: t.expose('role', { type: RoleEnum }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    user: t.relation('user'),
+  }),
+});
+
+const InvitationStatusEnum = builder.enumType('InvitationStatus', { values: ['pending', 'accepted', 'revoked', 'expired'] as const });
+
+const InvitationRef = builder.prismaObject('Invitation', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    organizationId: t.exposeString('organizationId'),
+    email: t.exposeString('email'),
+    role: t.expose('role', { type: RoleEnum }),
+    status: t.field({ type: InvitationStatusEnum, resolve: (inv, _args, ctx) => invitationStatus(inv, ctx.clock.now()) }),
+    invitedById: t.exposeString('invitedById', { nullable: true }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+type Created = Awaited<ReturnType<typeof createInvitation>>;
+const CreatedInvitationRef = builder.objectRef<Created>('CreatedInvitation').implement({
+  description: 'A new invitation with its token and accept link (shown only now).',
+  fields: (t) => ({
+    invitation: t.field({ type: InvitationRef, resolve: (c) => c }),
+    token: t.exposeString('token'),
+    acceptUrl: t.exposeString('acceptUrl'),
+  }),
+});
+
+const orgAdmin = (_p: unknown, args: { organizationId: string }) => ({ orgRole: { organizationId: args.organizationId, role: 'admin' as const } });
+
+builder.queryField('members', (t) =>
+  t.field({
+    type: pageType('MembershipPage', MembershipRef),
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, { organizationId, ...page }, ctx) => listMembers(ctx, organizationId, page),
+  }),
+);
+
+builder.queryField('invitations', (t) =>
+  t.field({
+    type: pageType('InvitationPage', InvitationRef),
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, { organizationId, ...page }, ctx) => listInvitations(ctx, organizationId, page),
+  }),
+);
+
+builder.mutationField('changeMemberRole', (t) =>
+  t.prismaField({
+    errors: {},
+    type: 'Membership',
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }) },
+    resolve: (_query, _root, args, ctx) => changeMemberRole(ctx, args.organizationId, args.userId, { role: args.role }),
+  }),
+);
+
+builder.mutationField('removeMember', (t) =>
+  t.boolean({
+    errors: { directResult: false },
+    description: 'Removes a member (admins), or leaves the organization (the member itself).',
+    authScopes: { authenticated: true },
+    args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => removeMember(ctx, args.organizationId, args.userId),
+  }),
+);
+
+const InvitationInput = builder.inputType('CreateInvitationInput', {
+  fields: (t) => ({ email: t.string({ required: true }), role: t.field({ type: RoleEnum }) }),
+});
+
+builder.mutationField('createInvitation', (t) =>
+  t.field({
+    errors: {},
+    type: CreatedInvitationRef,
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), input: t.arg({ type: InvitationInput, required: true }) },
+    resolve: (_root, args, ctx) => createInvitation(ctx, args.organizationId, { email: args.input.email, role: args.input.role ?? undefined }),
+  }),
+);
+
+builder.mutationField('revokeInvitation', (t) =>
+  t.prismaField({
+    errors: {},
+    type: 'Invitation',
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), invitationId: t.arg.string({ required: true }) },
+    resolve: (_query, _root, args, ctx) => revokeInvitation(ctx, args.organizationId, args.invitationId),
+  }),
+);
+
+const AcceptInput = builder.inputType('AcceptInvitationInput', {
+  fields: (t) => ({ token: t.string({ required: true }), name: t.string(), password: t.string() }),
+});
+
+builder.mutationField('acceptInvitation', (t) =>
+  t.field({
+    errors: {},
+    type: LoginPayloadRef,
+    description: 'Joins with an invitation token: creates the account (name and password) or uses the signed-in one.',
+    args: { input: t.arg({ type: AcceptInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      acceptInvitation(ctx, { token: input.token, name: input.name ?? undefined, password: input.password ?? undefined }),
+  }),
+);

@@ -1,0 +1,65 @@
+// One class per OAuth 2.0 error code, each with a safe default description. The texts the interface fixes
+// ("Client not found", ...) are the defaults here, so every endpoint says the same words.
+import { DomainError } from '../../errors/index.ts';
+
+export class OAuthError extends DomainError {
+  constructor(code: string, description: string) {
+    super(code, description);
+  }
+}
+
+export class InvalidRequest extends OAuthError {
+  constructor(description = 'The request is missing a parameter or has an invalid one') {
+    super('invalid_request', description);
+  }
+}
+export class InvalidClient extends OAuthError {
+  constructor(description = 'Client not found') {
+    super('invalid_client', description);
+  }
+}
+export class InvalidGrant extends OAuthError {
+  constructor(description = 'Authorization code has expired') {
+    super('invalid_grant', description);
+  }
+}
+export class InvalidScope extends OAuthError {
+  constructor(description = 'Requested scope not allowed') {
+    super('invalid_scope', description);
+  }
+}
+export class InvalidToken extends OAuthError {
+  constructor(description = 'Access token is invalid or expired') {
+    super('invalid_token', description);
+  }
+}
+export class UnauthorizedClient extends OAuthError {
+  constructor(description = 'This client may not use this grant type') {
+    super('unauthorized_client', description);
+  }
+}
+export class UnsupportedGrantType extends OAuthError {
+  constructor(description = 'The grant type is not supported') {
+    super('unsupported_grant_type', description);
+  }
+}
+export class UnsupportedResponseType extends OAuthError {
+  constructor(description = 'Only response_type=code is supported') {
+    super('unsupported_response_type', description);
+  }
+}
+export class AccessDenied extends OAuthError {
+  constructor(description = 'The user denied the request') {
+    super('access_denied', description);
+  }
+}
+export class LoginRequired extends OAuthError {
+  constructor(description = 'The user must sign in') {
+    super('login_required', description);
+  }
+}
+export class ConsentRequired extends OAuthError {
+  constructor(description = 'The user must approve this application') {
+    super('consent_required', description);
+  }
+}

@@ -1,0 +1,75 @@
+import { builder } from '../../builder.ts';
+import { pageType } from '../../lib/page-type.ts';
+import { RoleEnum } from '../auth/auth.types.ts';
+import { present } from '../../lib/input.ts';
+import type { OrganizationWithRole } from './organizations.service.ts';
+import { createOrganization, getOrganization, listOrganizations, myOrganizations, updateOrganization } from './organizations.service.ts';
+
+export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organization').implement({
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    isOperator: t.exposeBoolean('isOperator', { description: 'The operator organization: its owners and admins administer the platform.' }),
+    role: t.field({ type: RoleEnum, nullable: true, description: "The caller's role here.", resolve: (o) => o.role }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const OrganizationPage = pageType('OrganizationPage', OrganizationRef);
+
+builder.queryField('organizations', (t) =>
+  t.field({
+    type: OrganizationPage,
+    description: "Every organization for platform admins, else the caller's own.",
+    authScopes: { authenticated: true },
+    args: { limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) => listOrganizations(ctx, present(args)),
+  }),
+);
+
+builder.queryField('myOrganizations', (t) =>
+  t.field({
+    type: [OrganizationRef],
+    description: 'The organizations the caller belongs to, with its role in each.',
+    authScopes: { authenticated: true },
+    resolve: (_root, _args, ctx) => myOrganizations(ctx),
+  }),
+);
+
+builder.queryField('organization', (t) =>
+  t.field({
+    type: OrganizationRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getOrganization(ctx, String(args.id)),
+  }),
+);
+
+const CreateOrganizationInput = builder.inputType('CreateOrganizationInput', {
+  fields: (t) => ({ name: t.string({ required: true }) }),
+});
+const UpdateOrganizationInput = builder.inputType('UpdateOrganizationInput', {
+  fields: (t) => ({ name: t.string() }),
+});
+
+builder.mutationField('createOrganization', (t) =>
+  t.field({
+    errors: {},
+    type: OrganizationRef,
+    description: 'Creates an organization owned by the caller.',
+    authScopes: { person: true },
+    args: { input: t.arg({ type: CreateOrganizationInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createOrganization(ctx, input),
+  }),
+);
+
+builder.mutationField('updateOrganization', (t) =>
+  t.field({
+    errors: {},
+    type: OrganizationRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateOrganizationInput, required: true }) },
+    resolve: (_root, args, ctx) => updateOrganization(ctx, String(args.id), present(args.input)),
+  }),
+);

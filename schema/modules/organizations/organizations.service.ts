@@ -1,0 +1,77 @@
+// Organizations: the operator organization (platform administrators) and customer tenants.
+import { z } from 'zod';
+import type { Context, Role } from '../../context.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { paged, toPage, type PageInput } from '../../lib/paging.ts';
+import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+
+export interface OrganizationWithRole {
+  id: string;
+  name: string;
+  isOperator: boolean;
+  createdAt: Date;
+  updatedAt: Date;
+  /** The caller's role there; null for a platform admin looking at a tenant it does not belong to. */
+  role: Role | null;
+}
+
+async function withRole<T extends { id: string }>(ctx: Context, org: T): Promise<T & { role: Role | null }> {
+  return { ...org, role: await roleIn(ctx, org.id) };
+}
+
+const createInput = z.object({ name: fields.name }).strict();
+
+export async function createOrganization(ctx: Context, input: unknown) {
+  const userId = requireUserId(ctx);
+  const { name } = parseInput(createInput, input);
+  const org = await ctx.db.$transaction(async (tx) => {
+    const org = await tx.organization.create({ data: { name, memberships: { create: { userId, role: 'owner' } } } });
+    const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true } });
+    const ref = { id: org.id, name: org.name };
+    await emitEvent(tx, 'organization.created', ref, { organization: { id: org.id, name: org.name, createdAt: org.createdAt.toISOString() } });
+    await emitEvents(tx, ['member.added', 'organization.member.added'], ref, { organization_id: org.id, member_id: userId, user, role: 'owner' });
+    await recordAudit(ctx, { action: 'organization.create', organizationId: org.id, targetType: 'organization', targetId: org.id }, tx);
+    return org;
+  });
+  return { ...org, role: 'owner' as Role };
+}
+
+/** Every organization for platform admins, else the caller's own. */
+export async function listOrganizations(ctx: Context, page?: PageInput) {
+  requireActor(ctx);
+  const scope = (await isPlatformAdmin(ctx)) ? {} : { id: { in: await organizationIdsOf(ctx) } };
+  const { limit, args } = paged(page, scope);
+  const result = toPage(await ctx.db.organization.findMany(args), limit);
+  return { ...result, items: await Promise.all(result.items.map((o) => withRole(ctx, o))) };
+}
+
+/** The organizations the caller belongs to, with its role in each (GET /api/v1/orgs). */
+export async function myOrganizations(ctx: Context) {
+  const ids = await organizationIdsOf(ctx);
+  const rows = await ctx.db.organization.findMany({ where: { id: { in: ids } }, orderBy: { createdAt: 'asc' } });
+  return Promise.all(rows.map((o) => withRole(ctx, o)));
+}
+
+export async function getOrganization(ctx: Context, id: string) {
+  await requireOrgRole(ctx, id, 'member');
+  const org = await ctx.db.organization.findUnique({ where: { id } });
+  if (!org) throw new NotFoundError('Organization');
+  return withRole(ctx, org);
+}
+
+const updateInput = z.object({ name: fields.name.optional() }).strict();
+
+export async function updateOrganization(ctx: Context, id: string, input: unknown) {
+  await requireOrgRole(ctx, id, 'admin');
+  const data = parseInput(updateInput, input);
+  const org = await ctx.db.$transaction(async (tx) => {
+    const org = await tx.organization.update({ where: { id }, data });
+    await emitEvent(tx, 'organization.updated', { id: org.id, name: org.name }, { organization: { id: org.id, name: org.name }, changes: Object.keys(data) });
+    await recordAudit(ctx, { action: 'organization.update', organizationId: id, targetType: 'organization', targetId: id, details: { fields: Object.keys(data) } }, tx);
+    return org;
+  });
+  return withRole(ctx, org);
+}

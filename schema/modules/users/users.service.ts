@@ -1,0 +1,192 @@
+// Users: profiles, password changes (which end every session and token), and account deletion.
+import { z } from 'zod';
+import type { Context } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
+import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
+import { isPlatformAdmin, requireActor, requireUserId } from '../../auth/access.ts';
+import { hashPassword, verifyPassword } from '../../lib/crypto.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { paged, toPage, type PageInput } from '../../lib/paging.ts';
+import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { createSession } from '../auth/sessions.service.ts';
+import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
+
+type Tx = Prisma.TransactionClient;
+
+export const publicUser = (u: { id: string; email: string; name: string; emailVerified: boolean; createdAt: Date }) => ({
+  id: u.id,
+  email: u.email,
+  name: u.name,
+  emailVerified: u.emailVerified,
+  createdAt: u.createdAt.toISOString(),
+});
+
+/** Which users the caller may see: everyone for platform admins, else the caller and the members of the
+ *  organizations the caller administers. */
+async function visibleUsersWhere(ctx: Context): Promise<Prisma.UserWhereInput> {
+  const actor = requireActor(ctx);
+  if (await isPlatformAdmin(ctx)) return {};
+  const administered =
+    actor.kind === 'apiKey'
+      ? actor.role === 'member' ? [] : [actor.organizationId]
+      : (
+          await ctx.db.membership.findMany({
+            where: { userId: actor.userId ?? '', role: { in: ['owner', 'admin'] }, ...(actor.kind === 'oauth' ? { organizationId: actor.organizationId } : {}) },
+            select: { organizationId: true },
+          })
+        ).map((m) => m.organizationId);
+  const self = actor.kind === 'apiKey' ? [] : [{ id: actor.userId ?? '' }];
+  return { OR: [...self, { memberships: { some: { organizationId: { in: administered } } } }] };
+}
+
+export async function getMe(ctx: Context) {
+  return ctx.db.user.findUniqueOrThrow({ where: { id: requireUserId(ctx) } });
+}
+
+export async function listUsers(ctx: Context, page?: PageInput) {
+  const { limit, args } = paged(page, await visibleUsersWhere(ctx));
+  return toPage(await ctx.db.user.findMany(args), limit);
+}
+
+export async function getUser(ctx: Context, id: string) {
+  const user = await ctx.db.user.findFirst({ where: { AND: [{ id }, await visibleUsersWhere(ctx)] } });
+  if (!user) throw new NotFoundError('User');
+  return user;
+}
+
+const profileFields = {
+  name: fields.name.optional(),
+  picture: z.union([fields.httpsUrl, z.null()]).optional(),
+};
+
+const updateMeInput = z
+  .object({
+    ...profileFields,
+    email: fields.email.optional(),
+    currentPassword: z.string().max(256).optional(),
+    password: fields.password.optional(),
+  })
+  .strict();
+
+export interface UpdateMeResult {
+  user: Awaited<ReturnType<typeof getMe>>;
+  /** A fresh session for the caller when the password changed (all others stopped working). */
+  login: LoginResult | null;
+}
+
+export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeResult> {
+  const userId = requireUserId(ctx);
+  const data = parseInput(updateMeInput, input);
+  const user = await ctx.db.user.findUniqueOrThrow({ where: { id: userId } });
+  const sensitive = data.password !== undefined || (data.email !== undefined && data.email !== user.email);
+  if (sensitive) {
+    if (!data.currentPassword) {
+      throw new ValidationError('Changing the e-mail or password needs the current password', [{ path: 'current_password', message: 'is required' }]);
+    }
+    if (!(await verifyPassword(user.passwordHash, data.currentPassword))) {
+      await recordAudit(ctx, { action: 'user.password.verify', outcome: 'failure', targetType: 'user', targetId: userId });
+      throw new InvalidCredentialsError('The current password is wrong');
+    }
+  }
+  if (data.email && data.email !== user.email && (await ctx.db.user.findUnique({ where: { email: data.email } }))) {
+    throw new ConflictError('Another account uses this e-mail address');
+  }
+  const passwordHash = data.password ? await hashPassword(data.password) : undefined;
+  return ctx.db.$transaction(async (tx) => {
+    const updated = await tx.user.update({
+      where: { id: userId },
+      data: {
+        name: data.name,
+        picture: data.picture,
+        ...(data.email && data.email !== user.email ? { email: data.email, emailVerified: false } : {}),
+        ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}),
+      },
+    });
+    await emitEvent(tx, 'user.updated', null, { user: publicUser(updated) });
+    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: userId, details: { fields: Object.keys(data).filter((k) => k !== 'currentPassword' && k !== 'password') } }, tx);
+    let login: LoginResult | null = null;
+    if (passwordHash) {
+      await emitEvent(tx, 'user.password.changed', null, { user: { id: userId, email: updated.email } });
+      await recordAudit(ctx, { action: 'user.password.change', targetType: 'user', targetId: userId }, tx);
+      const actor = ctx.actor;
+      const issued = await createSession(ctx, tx, userId, updated.sessionVersion, actor?.kind === 'user' ? actor.organizationId : undefined);
+      login = await loginPayload(tx, issued, userId);
+    }
+    return { user: updated, login };
+  }).catch((error: unknown) => {
+    // Two people racing for one address both pass the check above; the unique index decides, same answer.
+    if ((error as { code?: string }).code === 'P2002') throw new ConflictError('Another account uses this e-mail address');
+    throw error;
+  });
+}
+
+const adminUpdateInput = z.object({ ...profileFields, emailVerified: z.boolean().optional() }).strict();
+
+export async function updateUser(ctx: Context, id: string, input: unknown) {
+  const target = await getUser(ctx, id);
+  const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
+  if (!self && !(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators change other users');
+  const data = parseInput(adminUpdateInput, input);
+  if (data.emailVerified !== undefined && !(await isPlatformAdmin(ctx))) {
+    throw new ForbiddenError('Only platform administrators mark e-mail addresses verified');
+  }
+  return ctx.db.$transaction(async (tx) => {
+    const updated = await tx.user.update({ where: { id: target.id }, data });
+    await emitEvent(tx, 'user.updated', null, { user: publicUser(updated) });
+    if (data.emailVerified && !target.emailVerified) await emitEvent(tx, 'user.email.verified', null, { user: publicUser(updated) });
+    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: id, details: { fields: Object.keys(data) } }, tx);
+    return updated;
+  });
+}
+
+/**
+ * An organization must keep an owner. The only owner of an organization with other members, or of the
+ * operator organization (the platform would have no administrator), cannot leave by deleting the account;
+ * an organization nobody else belongs to goes with it. Returns those organizations.
+ */
+async function soleOwnedOrganizations(tx: Tx, userId: string): Promise<{ id: string; name: string }[]> {
+  const owned = await tx.membership.findMany({ where: { userId, role: 'owner' }, select: { organization: { select: { id: true, name: true, isOperator: true } } } });
+  const orphaned: { id: string; name: string }[] = [];
+  for (const { organization } of owned) {
+    const owners = await tx.membership.count({ where: { organizationId: organization.id, role: 'owner' } });
+    if (owners > 1) continue;
+    if (organization.isOperator) throw new ConflictError('This account is the only owner of the operator organization: make another platform administrator owner first');
+    const members = await tx.membership.count({ where: { organizationId: organization.id } });
+    if (members > 1) throw new ConflictError('This account is the only owner of an organization with other members: transfer ownership first');
+    orphaned.push({ id: organization.id, name: organization.name });
+  }
+  return orphaned;
+}
+
+async function deleteAccount(ctx: Context, userId: string) {
+  return ctx.db.$transaction(async (tx) => {
+    const orphaned = await soleOwnedOrganizations(tx, userId);
+    const user = await tx.user.findUniqueOrThrow({ where: { id: userId } });
+    const memberships = await tx.membership.findMany({ where: { userId }, include: { organization: { select: { id: true, name: true } } } });
+    for (const m of memberships) {
+      await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, {
+        organization_id: m.organizationId, member_id: userId, user: { id: userId, email: user.email, name: user.name }, role: m.role,
+      });
+    }
+    await tx.user.delete({ where: { id: userId } });
+    for (const org of orphaned) {
+      await tx.organization.delete({ where: { id: org.id } });
+      await emitEvent(tx, 'organization.deleted', org, { organization: org });
+    }
+    await emitEvent(tx, 'user.deleted', null, { user: { id: userId, email: user.email } });
+    await recordAudit(ctx, { action: 'user.delete', targetType: 'user', targetId: userId }, tx);
+    return user;
+  });
+}
+
+export async function deleteMe(ctx: Context) {
+  return deleteAccount(ctx, requireUserId(ctx));
+}
+
+export async function deleteUser(ctx: Context, id: string) {
+  await getUser(ctx, id);
+  const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
+  if (!self && !(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators delete other users');
+  return deleteAccount(ctx, id);
+}

@@ -1,0 +1,20 @@
+// `npm run keys:rotate`: adds a new current signing key for each algorithm. JWKS keeps the previous keys,
+// so tokens signed before the rotation keep verifying; every API process picks the new key up within a minute.
+import path from 'node:path';
+import { loadConfig } from '../server/config.ts';
+import { startEmbeddedPostgres } from '../prisma/embedded.ts';
+import { migrate } from '../prisma/migrate.ts';
+import { createDb } from '../schema/db.ts';
+import { KeyStore } from '../schema/modules/keys/keys.service.ts';
+
+const config = await loadConfig();
+const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir), () => {});
+const url = config.databaseUrl ?? embedded!.url;
+await migrate(url);
+const db = createDb(url, 2);
+const keys = new KeyStore(db, config.secretKey);
+await keys.init();
+const kids = await keys.rotate();
+console.log(`new signing keys: ${kids.join(', ')}`);
+await db.$disconnect();
+await embedded?.stop();

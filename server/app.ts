@@ -1,0 +1,103 @@
+// Builds the Koa app: middleware order, the routers, and the portal last. One process, one port.
+import Koa from 'koa';
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Logger } from 'pino';
+import type { ContextBase } from '../schema/context.ts';
+import { DomainError } from '../schema/errors/index.ts';
+import { schema } from '../schema/index.ts';
+import { readiness } from '../schema/modules/health/health.service.ts';
+import { createExecutor } from './graphql/executor.ts';
+import { createGraphqlServer } from './graphql/yoga.ts';
+import { requestMiddleware } from './middleware/request.ts';
+import { errorMiddleware } from './middleware/errors.ts';
+import { securityHeaders } from './middleware/security-headers.ts';
+import { actorMiddleware, SESSION_COOKIE } from './middleware/actor.ts';
+import { rateLimitMiddleware, type RateLimitOptions } from './middleware/rate-limit.ts';
+import { portalBridge, type PortalHandler } from './portal.ts';
+import { mountRoutes } from './rest/route.ts';
+import { apiV1Routes } from './rest/api-v1.ts';
+import { v1Routes } from './rest/v1.ts';
+import { oauthClientRoutes } from './rest/oauth-clients.ts';
+import { sendError } from './errors/http.ts';
+import { oidcRouter } from './oidc/router.ts';
+import openapi from '../openapi.json' with { type: 'json' };
+
+export interface AppOptions {
+  base: ContextBase;
+  logger: Logger;
+  /** The SvelteKit handler (adapter-node), when the portal is built. */
+  portal?: PortalHandler;
+  /** Behind a proxy that sets X-Forwarded-For. */
+  trustProxy?: boolean;
+  /** Request limits; the interface's values when not given. */
+  rateLimits?: RateLimitOptions;
+}
+
+const BODY_LIMIT = '100kb';
+
+export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {} }: AppOptions): Koa {
+  const app = new Koa({ proxy: trustProxy });
+  app.silent = true;
+  const executor = createExecutor(schema);
+  const cookie = { name: SESSION_COOKIE, secure: base.settings.issuer().startsWith('https:') };
+  const yoga = createGraphqlServer(schema, { production: base.settings.production, logger });
+
+  app.use(requestMiddleware(logger));
+  app.use(securityHeaders());
+  app.use(errorMiddleware(logger));
+
+  const ops = new Router();
+  ops.get('/healthz', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  ops.get('/readyz', async (ctx) => {
+    const state = await readiness(base.db);
+    ctx.status = state.ready ? 200 : 503;
+    ctx.body = state.ready ? { status: 'ready' } : { status: 'not_ready', reason: state.reason };
+  });
+  ops.get('/openapi.json', (ctx) => {
+    ctx.body = openapi;
+  });
+  app.use(ops.routes());
+  app.use(oidcRouter(base, cookie).routes());
+
+  const limits = rateLimitMiddleware(rateLimits);
+  const methods = {
+    throw: true,
+    methodNotAllowed: () => new DomainError('method_not_allowed', 'This endpoint does not support that method'),
+    notImplemented: () => new DomainError('method_not_allowed', 'This endpoint does not support that method'),
+  };
+  for (const [prefix, routes] of [['/api/v1', [...apiV1Routes, ...oauthClientRoutes]], ['/v1', v1Routes]] as const) {
+    const router = new Router({ prefix });
+    // DELETE too: revoking an API key may name it in the body (DESIGN 6); routes that take none ignore it.
+    router.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
+    router.use(actorMiddleware(base));
+    router.use(limits);
+    mountRoutes(router, routes, executor.run, cookie);
+    app.use(router.routes());
+    app.use(router.allowedMethods(methods));
+  }
+
+  // Unknown paths under the API prefixes answer in the API's error shape, not with a portal page.
+  app.use(async (ctx, next) => {
+    if (/^\/(v1|api\/v1)(\/|$)/.test(ctx.path) && ctx.status === 404 && ctx.body === undefined) {
+      return sendError(ctx, 'not_found', `No endpoint ${ctx.method} ${ctx.path}`);
+    }
+    await next();
+  });
+
+  const graphql = new Router();
+  graphql.all('/graphql', actorMiddleware(base), limits, async (ctx) => {
+    const length = Number(ctx.get('Content-Length') || 0);
+    if (length > 1_000_000) return sendError(ctx, 'payload_too_large', 'The request body is too large');
+    const response = await yoga.handleNodeRequestAndResponse(ctx.req, ctx.res, { tessera: ctx.state.tessera });
+    ctx.status = response.status;
+    response.headers.forEach((value, key) => ctx.set(key, value));
+    ctx.body = response.body ? Buffer.from(await response.arrayBuffer()) : null;
+  });
+  app.use(graphql.routes());
+
+  if (portal) app.use(portalBridge(base, executor, cookie, portal));
+  return app;
+}

@@ -1,0 +1,109 @@
+// Configuration from the environment, validated once at start. Every default is documented here and in the
+// README's configuration table; a bad value stops the process with a message that says how to fix it.
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'use true or false' })
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const env = z.object({
+  PORT: z.coerce.number({ message: 'must be a number' }).int().min(0).max(65535).default(3000),
+  HOST: z.string().default('0.0.0.0'),
+  BASE_URL: z.url({ message: 'must be an absolute http(s) URL such as https://id.example.com' }).optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL (leave it unset to use the embedded PostgreSQL)')
+    .optional(),
+  DATA_DIR: z.string().default('./data'),
+  // 32 bytes as 64 hex characters or base64url; wraps signing keys and webhook secrets at rest.
+  SECRET_KEY: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
+  RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(100),
+  RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(1000),
+  TRUST_PROXY: bool.default(false),
+  ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
+  NODE_ENV: z.string().default('development'),
+  BOOTSTRAP_ADMIN_EMAIL: z.email({ message: 'must be an e-mail address' }).optional(),
+  BOOTSTRAP_ADMIN_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+  BOOTSTRAP_ORG_NAME: z.string().min(1).max(200).default('Operator'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  /** The issuer and the public origin; without BASE_URL it follows the port actually bound. */
+  baseUrl: string | undefined;
+  databaseUrl: string | undefined;
+  dataDir: string;
+  secretKey: Uint8Array;
+  logLevel: string;
+  webhookTimeoutMs: number;
+  webhookAllowPrivateNetworks: boolean;
+  role: 'all' | 'api' | 'worker';
+  rateLimits: { apiKeyPerMinute: number; organizationPerHour: number };
+  /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
+  trustProxy: boolean;
+  production: boolean;
+  bootstrap: { email: string; password: string; orgName: string } | undefined;
+}
+
+export class ConfigError extends Error {}
+
+function decodeKey(value: string): Uint8Array {
+  const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64url');
+  if (bytes.length !== 32) {
+    throw new ConfigError('SECRET_KEY must be 32 random bytes, as 64 hex characters (openssl rand -hex 32)');
+  }
+  return bytes;
+}
+
+/** Reads SECRET_KEY, or the one generated into DATA_DIR on first start. */
+async function loadSecretKey(value: string | undefined, dataDir: string): Promise<Uint8Array> {
+  if (value) return decodeKey(value);
+  const file = path.resolve(dataDir, 'secret.key');
+  const stored = await readFile(file, 'utf8').catch(() => null);
+  if (stored) return decodeKey(stored.trim());
+  await mkdir(path.dirname(file), { recursive: true });
+  const fresh = randomBytes(32).toString('hex');
+  await writeFile(file, fresh, { mode: 0o600, flag: 'wx' }).catch(async () => {
+    // Another process wrote it first: use theirs.
+  });
+  return decodeKey((await readFile(file, 'utf8')).trim());
+}
+
+export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promise<Config> {
+  const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ''));
+  const parsed = env.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  if (Boolean(e.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(e.BOOTSTRAP_ADMIN_PASSWORD)) {
+    throw new ConfigError('set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither');
+  }
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    baseUrl: e.BASE_URL?.replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.DATA_DIR),
+    secretKey: await loadSecretKey(e.SECRET_KEY, e.DATA_DIR),
+    logLevel: e.LOG_LEVEL,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    role: e.ROLE,
+    trustProxy: e.TRUST_PROXY,
+    rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },
+    production: e.NODE_ENV === 'production',
+    bootstrap:
+      e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD
+        ? { email: e.BOOTSTRAP_ADMIN_EMAIL, password: e.BOOTSTRAP_ADMIN_PASSWORD, orgName: e.BOOTSTRAP_ORG_NAME }
+        : undefined,
+  };
+}

@@ -1,0 +1,49 @@
+// The one table from an error code to an HTTP status, and the one error body: RFC 6749 style
+// {"error", "error_description"} plus `details` for field problems (DESIGN 6).
+import type Koa from 'koa';
+
+export const STATUS_BY_CODE: Record<string, number> = {
+  invalid_request: 400,
+  invalid_credentials: 401,
+  unauthenticated: 401,
+  invalid_client: 401,
+  invalid_token: 401,
+  invalid_grant: 400,
+  invalid_scope: 400,
+  unauthorized_client: 400,
+  unsupported_grant_type: 400,
+  unsupported_response_type: 400,
+  access_denied: 403,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  rate_limited: 429,
+  internal_error: 500,
+};
+
+export interface ErrorBody {
+  error: string;
+  error_description: string;
+  details?: { path: string; message: string }[];
+}
+
+/** RFC 6750 3: no error attribute when no credentials were given; the code otherwise. */
+function challenge(code: string, description: string): string {
+  if (code === 'unauthenticated') return 'Bearer realm="tessera"';
+  const attr = code === 'invalid_credentials' ? 'invalid_token' : code;
+  return `Bearer realm="tessera", error="${attr}", error_description="${description.replace(/["\\]/g, '')}"`;
+}
+
+export function sendError(ctx: Koa.Context, code: string, description: string, extra: { details?: ErrorBody['details']; retryAfter?: number } = {}) {
+  const status = STATUS_BY_CODE[code] ?? 400;
+  ctx.status = status;
+  if (status === 401) ctx.set('WWW-Authenticate', challenge(code, description));
+  if (extra.retryAfter !== undefined) ctx.set('Retry-After', String(extra.retryAfter));
+  ctx.set('Cache-Control', 'no-store');
+  const body: ErrorBody = { error: code, error_description: description };
+  if (extra.details?.length) body.details = extra.details;
+  ctx.body = body;
+}

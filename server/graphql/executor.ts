@@ -1,0 +1,77 @@
+// Runs a GraphQL operation in-process: how the REST shims and the portals reach the schema. Documents are
+// parsed and validated once. Errors come back as DomainErrors so callers map them through one table.
+import { execute, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { Context } from '../../schema/context.ts';
+import { DomainError, UserError, ValidationError } from '../../schema/errors/index.ts';
+import { unstorableInput } from '../middleware/input-guard.ts';
+
+export type Executor = (ctx: Context, document: string, variables?: Record<string, unknown>) => Promise<Record<string, any>>;
+
+export interface RawResult {
+  data?: Record<string, unknown> | null;
+  errors?: readonly import('graphql').GraphQLError[];
+}
+
+export function createExecutor(schema: GraphQLSchema) {
+  const documents = new Map<string, DocumentNode>();
+  const compile = (source: string) => {
+    let doc = documents.get(source);
+    if (!doc) {
+      doc = parse(source);
+      const problems = validate(schema, doc);
+      if (problems.length) throw new Error(`invalid built-in operation: ${problems[0]!.message}`);
+      documents.set(source, doc);
+    }
+    return doc;
+  };
+
+  /** The raw result (for the portal bridge, which speaks GraphQL). */
+  const raw = async (ctx: Context, document: string, variables?: Record<string, unknown>): Promise<RawResult> => {
+    const problems = unstorableInput([[variables, '']]);
+    if (problems.length) return { errors: [new ValidationError('The request is invalid', problems)] };
+    return (await execute({ schema, document: compile(document), variableValues: variables, contextValue: ctx })) as RawResult;
+  };
+
+  /** The data, or the first error as a DomainError (input coercion problems become invalid_request). */
+  const run: Executor = async (ctx, document, variables) => {
+    const result = await raw(ctx, document, variables);
+    const error = result.errors?.[0];
+    if (error) {
+      if (error instanceof DomainError) throw error;
+      const original = error.originalError;
+      if (original instanceof DomainError) throw original;
+      // An error without a path came before execution: the variables did not fit the operation's types.
+      if (!error.path) throw coercionError(error.message);
+      throw original ?? error;
+    }
+    return result.data ?? {};
+  };
+
+  return { run, raw };
+}
+
+/** Unwraps a mutation result union: a UserError member is thrown, anything else returned. */
+export function unwrap<T>(value: T | { __typename: 'UserError'; code: string; message: string; details?: { path: string; message: string }[] }): T {
+  const v = value as { __typename?: string; code?: string; message?: string; details?: { path: string; message: string }[] };
+  if (v && v.__typename === 'UserError') throw new UserError(v.code!, v.message!, v.details ?? []);
+  return value as T;
+}
+
+export const USER_ERROR_FIELDS = '... on UserError { __typename code message details { path message } }';
+
+export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/**
+ * 'Variable "$input" got invalid value 5 at "input.name"; String cannot represent...' -> a field problem at `name`.
+ * `$input` wraps the body, so its fields are the body's; any other variable is a value of its own (`limit`, `role`).
+ * A missing required field ('...; Field "name" of required type "String!" was not provided.') is named too.
+ */
+function coercionError(message: string): ValidationError {
+  const match = /^Variable "\$(\w+)" (?:got invalid value .*?(?: at "\1([\w.[\]]*)")?; (.*)|of required type .*? was not provided\.?)$/s.exec(message);
+  if (!match) return new ValidationError(message);
+  const [, variable, at = '', detail = 'is required'] = match;
+  const segments = [...(variable === 'input' ? [] : [variable!]), ...at.split('.').filter(Boolean)];
+  const missing = /^Field "(\w+)" of required type .* was not provided\.?$/s.exec(detail);
+  if (missing) segments.push(missing[1]!);
+  return new ValidationError('The request is invalid', [{ path: segments.map(snake).join('.') || '(body)', message: missing ? 'is required' : detail }]);
+}

@@ -1,0 +1,31 @@
+// Applies the caller's rate limits and reports them: RateLimit-Policy and RateLimit (IETF draft), the legacy
+// RateLimit-Limit/-Remaining/-Reset for the tightest limit, and 429 with Retry-After once one is exceeded.
+import type Koa from 'koa';
+import type { Context } from '../../schema/context.ts';
+import { RateLimitedError } from '../../schema/errors/index.ts';
+import { consume, limitsFor } from '../../schema/modules/limits/rate-limit.service.ts';
+
+export interface RateLimitOptions {
+  apiKeyPerMinute?: number;
+  organizationPerHour?: number;
+}
+
+export function rateLimitMiddleware(options: RateLimitOptions = {}): Koa.Middleware {
+  return async (ctx, next) => {
+    const context = ctx.state.tessera as Context;
+    const states = await consume(context, limitsFor(context, options));
+    if (states.length) {
+      const tightest = states.reduce((a, b) => (b.remaining < a.remaining ? b : a));
+      ctx.set('RateLimit-Policy', states.map((s) => `${s.limit};w=${s.windowSeconds}`).join(', '));
+      ctx.set('RateLimit', `limit=${tightest.limit}, remaining=${tightest.remaining}, reset=${tightest.resetSeconds}`);
+      ctx.set('RateLimit-Limit', String(tightest.limit));
+      ctx.set('RateLimit-Remaining', String(tightest.remaining));
+      ctx.set('RateLimit-Reset', String(tightest.resetSeconds));
+      const over = states.find((s) => s.exceeded);
+      if (over) {
+        throw new RateLimitedError(over.resetSeconds, over.name === 'api_key' ? 'Rate limit exceeded: 100 requests a minute per API key' : 'Rate limit exceeded: 1000 requests an hour per organization');
+      }
+    }
+    await next();
+  };
+}

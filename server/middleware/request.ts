@@ -1,0 +1,29 @@
+// Request id, client address, and one JSON log line per request.
+import { randomUUID } from 'node:crypto';
+import type Koa from 'koa';
+import type { Logger } from 'pino';
+
+export interface RequestState {
+  requestId: string;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+export function requestMiddleware(logger: Logger): Koa.Middleware {
+  return async (ctx, next) => {
+    const given = ctx.get('X-Request-Id');
+    const requestId = SAFE_ID.test(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', requestId);
+    ctx.state.request = { requestId, ip: ctx.ip || null, userAgent: ctx.get('User-Agent') || null } satisfies RequestState;
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      const level = ctx.status >= 500 ? 'error' : 'info';
+      logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');
+    }
+  };
+}

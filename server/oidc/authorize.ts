@@ -1,0 +1,47 @@
+// GET and POST /oauth/authorize. Steps: read the parameters, find the browser's session, let the schema's
+// authorization service decide, then send the browser where it says (client, sign-in, or consent).
+import type Koa from 'koa';
+import { makeContext, type Context, type ContextBase } from '../../schema/context.ts';
+import { resolveActor } from '../../schema/modules/auth/actor.service.ts';
+import { browserSession } from '../../schema/modules/oauth/consents.service.ts';
+import { authorize, AuthorizePageError, type AuthorizeOutcome, type BrowserSession } from '../../schema/modules/oauth/authorize.service.ts';
+import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
+import { SESSION_COOKIE } from '../middleware/actor.ts';
+import type { RequestState } from '../middleware/request.ts';
+import { errorPage, noStore, requestParams, type Params } from './index.ts';
+
+async function signedIn(ctx: Koa.Context, context: Context): Promise<BrowserSession | null> {
+  const cookie = ctx.cookies.get(SESSION_COOKIE);
+  if (!cookie) return null;
+  const actor = await resolveActor(context, { sessionCookie: cookie });
+  return actor ? browserSession({ ...context, actor }) : null;
+}
+
+function location(outcome: AuthorizeOutcome): string {
+  if (outcome.kind === 'redirect') return outcome.url;
+  if (outcome.kind === 'consent') return `/consent?${new URLSearchParams({ request: outcome.request })}`;
+  const back = `/oauth/authorize?${new URLSearchParams(outcome.params)}`;
+  return `/login?${new URLSearchParams({ return_to: back, ...(outcome.loginHint ? { login_hint: outcome.loginHint } : {}) })}`;
+}
+
+export function authorizeEndpoint(base: ContextBase): Koa.Middleware {
+  return async (ctx) => {
+    const context = makeContext(base, null, ctx.state.request as RequestState);
+    let params: Params;
+    try {
+      params = requestParams(ctx);
+    } catch (error) {
+      if (error instanceof OAuthError) return errorPage(ctx, error);
+      throw error;
+    }
+    try {
+      const outcome = await authorize(context, params, await signedIn(ctx, context));
+      noStore(ctx);
+      ctx.status = ctx.method === 'POST' ? 303 : 302;
+      ctx.redirect(location(outcome));
+    } catch (error) {
+      if (error instanceof AuthorizePageError) return errorPage(ctx, error);
+      throw error;
+    }
+  };
+}

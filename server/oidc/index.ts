@@ -1,0 +1,2 @@
+export * from './params.ts';
+export * from './responses.ts';

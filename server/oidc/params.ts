@@ -1,0 +1,27 @@
+// Reading OAuth parameters: the query of a GET, or a form or JSON body of a POST. A parameter given twice
+// stays an array so the endpoint can refuse it (RFC 6749 3.1, 3.2).
+import type Koa from 'koa';
+import { InvalidRequest } from '../../schema/modules/oauth/oauth.errors.ts';
+
+export type Params = Record<string, string | string[] | undefined>;
+
+export function requestParams(ctx: Koa.Context): Params {
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.query as Params;
+  if (!ctx.is('application/x-www-form-urlencoded', 'application/json')) {
+    throw new InvalidRequest('Send the parameters as application/x-www-form-urlencoded (or JSON)');
+  }
+  const body = (ctx.request as { body?: unknown }).body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The body must be an object of parameters');
+  return body as Params;
+}
+
+/** Parameters that must each appear once, as strings; anything else is invalid_request. */
+export function singleValued(params: Params): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(params)) {
+    if (value === undefined) continue;
+    if (typeof value !== 'string') throw new InvalidRequest(`${key} must be given once, as a string`);
+    out[key] = value;
+  }
+  return out;
+}

@@ -1,0 +1,30 @@
+// GET and POST /oauth/userinfo (OIDC Core 5.3): the bearer token in the Authorization header, or as
+// access_token in a form body (RFC 6750 2.2).
+import type Koa from 'koa';
+import { makeContext, type ContextBase } from '../../schema/context.ts';
+import { userinfo } from '../../schema/modules/oauth/token-admin.service.ts';
+import { InvalidRequest, InvalidToken } from '../../schema/modules/oauth/oauth.errors.ts';
+import type { RequestState } from '../middleware/request.ts';
+import { sendJson } from './index.ts';
+
+function accessToken(ctx: Koa.Context): string {
+  const header = ctx.get('Authorization');
+  const body = (ctx.request as { body?: Record<string, unknown> }).body;
+  const fromBody = ctx.method === 'POST' && ctx.is('application/x-www-form-urlencoded') ? body?.access_token : undefined;
+  if (header && fromBody !== undefined) throw new InvalidRequest('Send the access token once');
+  if (fromBody !== undefined) {
+    if (typeof fromBody !== 'string') throw new InvalidRequest('access_token must be given once');
+    return fromBody;
+  }
+  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
+  if (!match) throw new InvalidToken();
+  return match[1]!;
+}
+
+export function userinfoEndpoint(base: ContextBase): Koa.Middleware {
+  return async (ctx) => {
+    const token = accessToken(ctx);
+    const context = makeContext(base, null, ctx.state.request as RequestState);
+    sendJson(ctx, await userinfo(context, token));
+  };
+}

@@ -1,0 +1,108 @@
+// Routes under /api/v1: sign-in and session, the caller's profile and organizations, API keys, invitations.
+import { ForbiddenError } from '../../schema/errors/index.ts';
+import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
+import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import {
+  API_KEY_FIELDS, LOGIN_FIELDS, USER_FIELDS, presentApiKey, presentLogin, presentPage, presentUser,
+} from './presenters.ts';
+
+const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
+const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
+
+export const apiV1Routes: RestRoute[] = [
+  {
+    method: 'POST', path: '/auth/login', public: true, summary: 'Sign in with e-mail and password',
+    operation: `mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: pick(onlyFields(body, ['email', 'password']), { email: 'email', password: 'password' }) }),
+    respond: (d) => {
+      const login = unwrap(d.login);
+      return { body: presentLogin(login), session: loginSession(login) };
+    },
+  },
+  {
+    method: 'GET', path: '/auth/session', summary: 'The current session, user and organization',
+    operation: `query { viewer { user { id email name } organization { id name role } platformAdmin session { id createdAt expiresAt } } }`,
+    respond: (d) => {
+      if (!d.viewer) throw new ForbiddenError('An API key has no session: sign in, or use an OAuth access token');
+      const v = d.viewer;
+      return {
+        body: {
+          user: v.user,
+          organization: v.organization,
+          platform_admin: v.platformAdmin,
+          session: v.session ? { id: v.session.id, created_at: v.session.createdAt, expires_at: v.session.expiresAt } : null,
+        },
+      };
+    },
+  },
+  {
+    method: 'POST', path: '/auth/logout', summary: 'End the current session', body: false,
+    operation: 'mutation { logout }',
+    respond: () => ({ status: 204, session: null }),
+  },
+  {
+    method: 'GET', path: '/orgs', summary: "The caller's organizations with its role in each",
+    operation: 'query { myOrganizations { id name role } }',
+    respond: (d) => ({ body: d.myOrganizations }),
+  },
+  {
+    method: 'GET', path: '/users/me', summary: 'The current user profile',
+    operation: `query { me { ${USER_FIELDS} } }`,
+    respond: (d) => ({ body: presentUser(d.me) }),
+  },
+  {
+    method: 'PATCH', path: '/users/me', summary: 'Update the profile; a new password needs current_password and ends every other session',
+    operation: `mutation($input: UpdateMeInput!) { updateMe(input: $input) { __typename ... on UpdateMePayload { user { ${USER_FIELDS} } login { ${LOGIN_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({
+      input: pick(onlyFields(body, ['name', 'picture', 'email', 'current_password', 'password']), {
+        name: 'name', picture: 'picture', email: 'email', current_password: 'currentPassword', password: 'password',
+      }),
+    }),
+    respond: (d) => {
+      const r = unwrap(d.updateMe);
+      return r.login ? { body: presentLogin(r.login), session: loginSession(r.login) } : { body: presentUser(r.user) };
+    },
+  },
+  {
+    method: 'DELETE', path: '/users/me', summary: 'Delete the account',
+    operation: `mutation { deleteMe { __typename ${USER_ERROR_FIELDS} } }`,
+    respond: (d) => (unwrap(d.deleteMe), { status: 204, session: null }),
+  },
+  {
+    method: 'GET', path: '/api-keys', summary: "The organization's API keys (the key and the secret are never shown again)",
+    operation: `query($org: String, $limit: Int, $cursor: String) { apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) { items { ${API_KEY_FIELDS} } nextCursor } }`,
+    variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
+    respond: (d) => ({ body: presentPage('api_keys', d.apiKeys, presentApiKey) }),
+  },
+  {
+    method: 'POST', path: '/api-keys', summary: 'Create an API key; key and secret are shown only in this response',
+    operation: `mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { __typename ... on CreatedApiKey { key secret apiKey { ${API_KEY_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: pick(onlyFields(body, ['name', 'role', 'organization_id']), { name: 'name', role: 'role', organization_id: 'organizationId' }) }),
+    respond: (d) => {
+      const r = unwrap(d.createApiKey);
+      return { status: 201, body: { ...presentApiKey(r.apiKey), key: r.key, secret: r.secret } };
+    },
+  },
+  {
+    method: 'DELETE', path: '/api-keys', summary: 'Revoke an API key named by `id` in the body or the query', body: true,
+    operation: REVOKE_API_KEY,
+    variables: ({ body, query }) => ({ id: onlyFields(body, ['id']).id ?? query.id }),
+    respond: (d) => (unwrap(d.revokeApiKey), { status: 204 }),
+  },
+  {
+    method: 'DELETE', path: '/api-keys/:id', summary: 'Revoke an API key',
+    operation: REVOKE_API_KEY,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => (unwrap(d.revokeApiKey), { status: 204 }),
+  },
+  {
+    method: 'POST', path: '/invitations/accept', public: true,
+    summary: 'Accept an invitation: creates the account (name, password) or joins with the signed-in one',
+    operation: `mutation($input: AcceptInvitationInput!) { acceptInvitation(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: pick(onlyFields(body, ['token', 'name', 'password']), { token: 'token', name: 'name', password: 'password' }) }),
+    respond: (d) => {
+      const login = unwrap(d.acceptInvitation);
+      return { body: presentLogin(login), session: loginSession(login) };
+    },
+  },
+];

@@ -1,0 +1,118 @@
+// A REST route is a row in a table: method, path, one GraphQL operation, how to build its variables from the
+// request, and how to shape its data into the documented response. mountRoutes turns a table into handlers.
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { Context } from '../../schema/context.ts';
+import { DomainError, UnauthenticatedError, UserError, ValidationError } from '../../schema/errors/index.ts';
+import { snake, type Executor } from '../graphql/executor.ts';
+import { unstorableInput } from '../middleware/input-guard.ts';
+
+export interface RestRequest {
+  params: Record<string, string>;
+  query: Record<string, string | undefined>;
+  /** The JSON body: always an object for routes that take one (checked before the route runs). */
+  body: Record<string, unknown>;
+  context: Context;
+}
+
+export interface RestResponse {
+  status?: number;
+  body?: unknown;
+  /** Sets the portal's session cookie to this session, or clears it (null). */
+  session?: { token: string; expiresAt: string } | null;
+}
+
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  summary: string;
+  operation: string;
+  variables?: (req: RestRequest) => Record<string, unknown>;
+  respond: (data: Record<string, any>, req: RestRequest) => RestResponse;
+  /** Callable without credentials (sign-in, accepting an invitation). */
+  public?: boolean;
+  /** Takes a JSON body (POST and PATCH do; a DELETE may opt in). */
+  body?: boolean;
+}
+
+function jsonBody(ctx: Koa.Context, wanted: boolean): Record<string, unknown> {
+  const length = Number(ctx.get('Content-Length') || 0);
+  const hasBody = length > 0 || ctx.get('Transfer-Encoding') !== '';
+  if (!wanted || !hasBody) return {};
+  if (!ctx.is('application/json')) {
+    throw new DomainError('unsupported_media_type', 'Send the body as JSON (Content-Type: application/json)');
+  }
+  const body = (ctx.request as { body?: unknown }).body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError('The body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+function singleQuery(query: Record<string, string | string[] | undefined>): Record<string, string | undefined> {
+  const out: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (Array.isArray(v)) throw new ValidationError(`Query parameter ${k} is given more than once`);
+    out[k] = v;
+  }
+  return out;
+}
+
+
+/** Services name fields as GraphQL does (redirectUris.0); a REST caller sent redirect_uris. */
+function restFieldNames(error: unknown): never {
+  if (error instanceof UserError && error.details.length) {
+    throw new UserError(error.code, error.message, error.details.map((d) => ({ ...d, path: d.path.split('.').map(snake).join('.') })));
+  }
+  throw error;
+}
+
+export function mountRoutes(router: Router, routes: readonly RestRoute[], run: Executor, cookie: { name: string; secure: boolean }) {
+  for (const route of routes) {
+    const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
+    router[method](route.path, async (ctx) => {
+      const context = ctx.state.tessera as Context;
+      if (!route.public && !context.actor) throw new UnauthenticatedError('Authentication required: send Authorization: Bearer <token>');
+      const req: RestRequest = {
+        params: ctx.params as Record<string, string>,
+        query: singleQuery(ctx.query),
+        body: jsonBody(ctx, route.body ?? (route.method === 'POST' || route.method === 'PATCH')),
+        context,
+      };
+      const problems = unstorableInput([[req.params, 'path'], [req.query, 'query'], [req.body, '']]);
+      if (problems.length) throw new ValidationError('The request is invalid', problems);
+      const { status = 200, body, session } = await run(context, route.operation, route.variables?.(req))
+        .then((data) => route.respond(data, req))
+        .catch(restFieldNames);
+      if (session !== undefined) {
+        ctx.cookies.set(cookie.name, session?.token ?? null, {
+          httpOnly: true, sameSite: 'lax', secure: cookie.secure, path: '/', overwrite: true,
+          ...(session ? { expires: new Date(session.expiresAt) } : {}),
+        });
+      }
+      ctx.set('Cache-Control', 'no-store');
+      ctx.status = status;
+      if (body !== undefined) ctx.body = body;
+    });
+  }
+}
+
+/** ?limit= and ?cursor= of a list; a limit that is not a whole number fails the operation's Int type (400). */
+export const page = (query: Record<string, string | undefined>) => ({
+  limit: query.limit === undefined ? undefined : Number(query.limit),
+  cursor: query.cursor,
+});
+
+/** Copies the listed snake_case body fields to camelCase variables, leaving absent ones out. */
+export function pick(body: Record<string, unknown>, mapping: Record<string, string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [from, to] of Object.entries(mapping)) if (from in body) out[to] = body[from];
+  return out;
+}
+
+/** Rejects body fields the route does not know, so that a typo is an error rather than silently ignored. */
+export function onlyFields(body: Record<string, unknown>, allowed: string[]): Record<string, unknown> {
+  const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (unknown.length) {
+    throw new ValidationError('The body has unknown fields', unknown.map((k) => ({ path: k, message: `is not a known field (expected one of: ${allowed.join(', ')})` })));
+  }
+  return body;
+}

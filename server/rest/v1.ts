@@ -1,0 +1,102 @@
+// Routes under /v1 for organizations, their members and invitations, and users. (Products and subscriptions
+// join this table in the catalog issue.)
+import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
+import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import {
+  INVITATION_FIELDS, MEMBER_FIELDS, ORGANIZATION_FIELDS, USER_FIELDS,
+  presentInvitation, presentMember, presentOrganization, presentPage, presentUser,
+} from './presenters.ts';
+
+
+export const v1Routes: RestRoute[] = [
+  {
+    method: 'GET', path: '/organizations', summary: "Organizations: every one for platform admins, else the caller's",
+    operation: `query($limit: Int, $cursor: String) { organizations(limit: $limit, cursor: $cursor) { items { ${ORGANIZATION_FIELDS} } nextCursor } }`,
+    variables: ({ query }) => page(query),
+    respond: (d) => ({ body: presentPage('organizations', d.organizations, presentOrganization) }),
+  },
+  {
+    method: 'POST', path: '/organizations', summary: 'Create an organization owned by the caller',
+    operation: `mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { __typename ... on Organization { ${ORGANIZATION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: pick(onlyFields(body, ['name']), { name: 'name' }) }),
+    respond: (d) => ({ status: 201, body: presentOrganization(unwrap(d.createOrganization)) }),
+  },
+  {
+    method: 'GET', path: '/organizations/:id', summary: 'One organization',
+    operation: `query($id: ID!) { organization(id: $id) { ${ORGANIZATION_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => ({ body: presentOrganization(d.organization) }),
+  },
+  {
+    method: 'PATCH', path: '/organizations/:id', summary: 'Update an organization (owners and admins)',
+    operation: `mutation($id: ID!, $input: UpdateOrganizationInput!) { updateOrganization(id: $id, input: $input) { __typename ... on Organization { ${ORGANIZATION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, input: pick(onlyFields(body, ['name']), { name: 'name' }) }),
+    respond: (d) => ({ body: presentOrganization(unwrap(d.updateOrganization)) }),
+  },
+  {
+    method: 'GET', path: '/organizations/:id/members', summary: "An organization's members and their roles",
+    operation: `query($id: String!, $limit: Int, $cursor: String) { members(organizationId: $id, limit: $limit, cursor: $cursor) { items { ${MEMBER_FIELDS} } nextCursor } }`,
+    variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
+    respond: (d) => ({ body: presentPage('members', d.members, presentMember) }),
+  },
+  {
+    method: 'PATCH', path: '/organizations/:id/members/:user_id', summary: "Change a member's role",
+    operation: `mutation($id: String!, $user: String!, $role: Role!) { changeMemberRole(organizationId: $id, userId: $user, role: $role) { __typename ... on Membership { ${MEMBER_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, user: params.user_id, role: onlyFields(body, ['role']).role }),
+    respond: (d) => ({ body: presentMember(unwrap(d.changeMemberRole)) }),
+  },
+  {
+    method: 'DELETE', path: '/organizations/:id/members/:user_id', summary: 'Remove a member (or leave)',
+    operation: `mutation($id: String!, $user: String!) { removeMember(organizationId: $id, userId: $user) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id, user: params.user_id }),
+    respond: (d) => (unwrap(d.removeMember), { status: 204 }),
+  },
+  {
+    method: 'GET', path: '/organizations/:id/invitations', summary: "An organization's invitations",
+    operation: `query($id: String!, $limit: Int, $cursor: String) { invitations(organizationId: $id, limit: $limit, cursor: $cursor) { items { ${INVITATION_FIELDS} } nextCursor } }`,
+    variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
+    respond: (d) => ({ body: presentPage('invitations', d.invitations, presentInvitation) }),
+  },
+  {
+    method: 'POST', path: '/organizations/:id/invitations', summary: 'Invite an e-mail address; returns the token and accept link once',
+    operation: `mutation($id: String!, $input: CreateInvitationInput!) { createInvitation(organizationId: $id, input: $input) { __typename ... on CreatedInvitation { token acceptUrl invitation { ${INVITATION_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, input: pick(onlyFields(body, ['email', 'role']), { email: 'email', role: 'role' }) }),
+    respond: (d) => {
+      const r = unwrap(d.createInvitation);
+      return { status: 201, body: { ...presentInvitation(r.invitation), token: r.token, accept_url: r.acceptUrl } };
+    },
+  },
+  {
+    method: 'DELETE', path: '/organizations/:id/invitations/:invitation_id', summary: 'Revoke a pending invitation',
+    operation: `mutation($id: String!, $inv: String!) { revokeInvitation(organizationId: $id, invitationId: $inv) { __typename ... on Invitation { id } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id, inv: params.invitation_id }),
+    respond: (d) => (unwrap(d.revokeInvitation), { status: 204 }),
+  },
+  {
+    method: 'GET', path: '/users', summary: 'Users the caller may see',
+    operation: `query($limit: Int, $cursor: String) { users(limit: $limit, cursor: $cursor) { items { ${USER_FIELDS} } nextCursor } }`,
+    variables: ({ query }) => page(query),
+    respond: (d) => ({ body: presentPage('users', d.users, presentUser) }),
+  },
+  {
+    method: 'GET', path: '/users/:id', summary: 'One user',
+    operation: `query($id: ID!) { user(id: $id) { ${USER_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => ({ body: presentUser(d.user) }),
+  },
+  {
+    method: 'PATCH', path: '/users/:id', summary: 'Update a user (platform admins, or the user itself)',
+    operation: `mutation($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { __typename ... on User { ${USER_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({
+      id: params.id,
+      input: pick(onlyFields(body, ['name', 'picture', 'email_verified']), { name: 'name', picture: 'picture', email_verified: 'emailVerified' }),
+    }),
+    respond: (d) => ({ body: presentUser(unwrap(d.updateUser)) }),
+  },
+  {
+    method: 'DELETE', path: '/users/:id', summary: 'Delete a user (platform admins, or the user itself)',
+    operation: `mutation($id: ID!) { deleteUser(id: $id) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => (unwrap(d.deleteUser), { status: 204 }),
+  },
+];

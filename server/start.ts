@@ -1,0 +1,119 @@
+// Starts Tessera: configuration, database (embedded unless DATABASE_URL), migrations, bootstrap, signing
+// keys, then the HTTP server and/or the worker as ROLE says. Returns a handle that shuts down in order.
+import http from 'node:http';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { pino, type Logger } from 'pino';
+import { loadConfig, type Config } from './config.ts';
+import { createApp } from './app.ts';
+import type { PortalHandler } from './portal.ts';
+import { startEmbeddedPostgres, type RunningDatabase } from '../prisma/embedded.ts';
+import { migrate } from '../prisma/migrate.ts';
+import { createDb } from '../schema/db.ts';
+import { systemClock, type Clock } from '../schema/lib/clock.ts';
+import type { ContextBase } from '../schema/context.ts';
+import { KeyStore } from '../schema/modules/keys/keys.service.ts';
+import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
+import { startWorker, type RunningWorker } from '../worker/index.ts';
+
+export interface StartOptions {
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface Running {
+  url: string;
+  config: Config;
+  base: ContextBase;
+  logger: Logger;
+  stop(): Promise<void>;
+}
+
+const PORTAL_HANDLER = path.resolve(import.meta.dirname, '../portal/build/handler.js');
+
+async function loadPortal(logger: Logger): Promise<PortalHandler | undefined> {
+  if (!(await access(PORTAL_HANDLER).then(() => true, () => false))) {
+    logger.warn('the portal is not built (npm run build): /login, /portal and /admin are unavailable');
+    return undefined;
+  }
+  // adapter-node reads these once, at import: it takes the request's protocol and host from headers that
+  // server/portal.ts sets on every request (it would otherwise assume https, and SvelteKit's CSRF check
+  // would refuse every form posted over http).
+  process.env.PROTOCOL_HEADER = 'x-tessera-proto';
+  process.env.HOST_HEADER = 'x-tessera-host';
+  return ((await import(PORTAL_HANDLER)) as { handler: PortalHandler }).handler;
+}
+
+/** Without BASE_URL: the address we listen on, or localhost when listening on every interface. */
+function defaultIssuer(host: string, port: number): string {
+  const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${name}:${port}`;
+}
+
+export async function startTessera(options: StartOptions = {}): Promise<Running> {
+  const config = await loadConfig(options.env);
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'tessera', role: config.role } });
+  const log = (msg: string) => logger.info(msg);
+
+  let embedded: RunningDatabase | undefined;
+  let databaseUrl = config.databaseUrl;
+  if (!databaseUrl) {
+    embedded = await startEmbeddedPostgres(path.join(config.dataDir), log);
+    databaseUrl = embedded.url;
+  }
+  await migrate(databaseUrl, log);
+  const db = createDb(databaseUrl);
+
+  const outcome = await bootstrap(db, config.bootstrap);
+  if (outcome === 'created') log(`created the operator organization "${config.bootstrap!.orgName}" owned by ${config.bootstrap!.email}`);
+  if (outcome === 'needs-admin') {
+    logger.warn('no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator');
+  }
+
+  let issuer = config.baseUrl;
+  const keys = new KeyStore(db, config.secretKey);
+  const base: ContextBase = {
+    db,
+    keys,
+    clock: options.clock ?? systemClock,
+    settings: { issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production },
+    operatorOrganizationId: operatorOrganization(db),
+  };
+
+  let server: http.Server | undefined;
+  let worker: RunningWorker | undefined;
+  if (config.role !== 'worker') {
+    await keys.init();
+    const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits });
+    server = http.createServer(app.callback());
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(config.port, config.host, () => resolve());
+    });
+    const port = (server.address() as { port: number }).port;
+    issuer ??= defaultIssuer(config.host, port);
+    log(`tessera listening on ${issuer} (port ${port})`);
+  }
+  if (config.role !== 'api') worker = await startWorker(databaseUrl, { db, logger, clock: base.clock });
+
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (server) {
+        // Stop accepting, let requests in flight finish, then close idle keep-alive connections.
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+        server.closeIdleConnections();
+        const force = setTimeout(() => server!.closeAllConnections(), 10_000);
+        await closed;
+        clearTimeout(force);
+      }
+      await worker?.stop();
+      await db.$disconnect();
+      await embedded?.stop();
+    })());
+
+  const url = server ? `http://127.0.0.1:${(server.address() as { port: number }).port}` : '';
+  return { url, config, base, logger, stop };
+}

@@ -1,0 +1,93 @@
+// `npm run bench`: throughput and latency of the hot paths (DESIGN 5) against a real PostgreSQL, over HTTP on
+// loopback: the token endpoint (refresh grant), userinfo, an API-key REST call and a session REST call.
+// Uses BENCH_DATABASE_URL or the local server's `postgres` database to create a throw-away database.
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { pino } from 'pino';
+import { startTessera } from '../../server/start.ts';
+
+const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+
+async function measure(name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY) {
+  for (let i = 0; i < 20; i++) await call(i); // warm-up
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < REQUESTS) {
+        const i = next++;
+        const t = performance.now();
+        const res = await call(i);
+        if (!res.ok) throw new Error(`${name}: HTTP ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
+  console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms`);
+}
+
+const dbName = `tessera_bench_${randomBytes(4).toString('hex')}`;
+const admin = new pg.Client({ connectionString: ADMIN_URL });
+await admin.connect();
+await admin.query(`create database "${dbName}"`);
+const url = new URL(ADMIN_URL);
+url.pathname = `/${dbName}`;
+const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-bench-'));
+const email = 'bench@tessera.test';
+const password = 'bench password 123';
+const running = await startTessera({
+  env: {
+    DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'api', LOG_LEVEL: 'silent',
+    SECRET_KEY: randomBytes(32).toString('hex'), BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password,
+    RATE_LIMIT_API_KEY_PER_MINUTE: '1000000', RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
+  },
+  logger: pino({ level: 'silent' }),
+});
+const base = running.url;
+const json = (body: unknown, token?: string) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+  body: JSON.stringify(body),
+});
+try {
+  const login = await (await fetch(`${base}/api/v1/auth/login`, json({ email, password }))).json();
+  const key = await (await fetch(`${base}/api/v1/api-keys`, json({ name: 'bench' }, login.token))).json();
+  const client = await (await fetch(`${base}/api/v1/oauth-clients`, json({ name: 'bench', redirect_uris: ['http://127.0.0.1/cb'], allowed_scopes: ['openid', 'email'], consent_required: false }, login.token))).json();
+  const authorize = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', response_type: 'code', scope: 'openid email', nonce: 'n' })}`, { redirect: 'manual', headers: { cookie: `tessera_session=${login.token}` } });
+  const code = new URL(authorize.headers.get('location')!).searchParams.get('code')!;
+  const form = (p: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(p) });
+  const tokens = await (await fetch(`${base}/oauth/token`, form({ grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/cb', client_id: client.client_id, client_secret: client.client_secret }))).json();
+
+  console.log(`${REQUESTS} requests per case, ${CONCURRENCY} at a time, node ${process.versions.node}`);
+  let refresh = tokens.refresh_token as string;
+  // Refresh tokens rotate: each call must use the latest one, so this case runs one at a time.
+  const refreshCall = async () => {
+    const res = await fetch(`${base}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: refresh, client_id: client.client_id, client_secret: client.client_secret }));
+    const body = await res.clone().json();
+    refresh = body.refresh_token;
+    return res;
+  };
+  await measure('token (refresh grant, serial)', refreshCall, 1);
+  const access = (await (await refreshCall()).json()).access_token as string;
+  await measure('userinfo', () => fetch(`${base}/oauth/userinfo`, { headers: { authorization: `Bearer ${access}` } }));
+  await measure('REST with API key', () => fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }));
+  await measure('REST with session token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }));
+  await measure('REST with access token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }));
+  const mem = process.memoryUsage();
+  console.log(`memory: rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB`);
+} finally {
+  await running.stop();
+  await admin.query(`drop database "${dbName}" with (force)`);
+  await admin.end();
+  await rm(dataDir, { recursive: true, force: true });
+}

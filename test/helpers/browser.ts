@@ -1,0 +1,148 @@
+// Headless Debian Chromium for the portal's browser tests, a sign-in on the portal's form, and a tiny
+// OAuth application: a registered client plus a local HTTP server standing in for its redirect URI.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { expect } from 'vitest';
+import { signIn as apiSignIn } from './http.ts';
+import { registerClient, type RegisteredClient } from './oauth.ts';
+import { ADMIN, startTestServer, type TestServer } from './server.ts';
+
+export async function launchChromium(): Promise<Browser> {
+	return chromium.launch({
+		executablePath: '/usr/bin/chromium',
+		args: [
+			'--headless',
+			'--no-sandbox',
+			'--disable-gpu',
+			'--disable-quic',
+			'--no-first-run',
+			'--disable-background-networking',
+			'--disable-component-update',
+			'--disable-sync'
+		]
+	});
+}
+
+/** A page in a fresh browser context: no cookies from other tests. */
+export async function freshPage(browser: Browser, baseURL: string): Promise<Page> {
+	const context = await browser.newContext({ baseURL });
+	context.setDefaultTimeout(10_000);
+	return context.newPage();
+}
+
+/** Fills and submits the portal's sign-in form on the current page. */
+export async function signInOnPage(page: Page, email: string, password: string): Promise<void> {
+	await page.getByLabel('Email').fill(email);
+	await page.getByLabel('Password').fill(password);
+	const [response] = await Promise.all([
+		page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/login'),
+		page.getByRole('button', { name: 'Sign in' }).click()
+	]);
+	// A 403 here is SvelteKit's CSRF check: the portal must see the same origin as the browser.
+	if (response.status() === 403) expect.fail(`POST /login answered 403: ${await response.text()}`);
+}
+
+/** A fresh page signed in as `person` through the portal's form, on the dashboard where sign-in lands. */
+export async function signedInPage(browser: Browser, baseURL: string, person: { email: string; password: string }): Promise<Page> {
+	const page = await freshPage(browser, baseURL);
+	await page.goto('/login');
+	await signInOnPage(page, person.email, person.password);
+	await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+	return page;
+}
+
+/** The application's side of the redirect: records each query it receives and answers 200. */
+export interface RedirectTarget {
+	redirectUri: string;
+	origin: string;
+	received: URLSearchParams[];
+	close(): Promise<void>;
+}
+
+export async function startRedirectTarget(): Promise<RedirectTarget> {
+	const received: URLSearchParams[] = [];
+	const server: Server = createServer((req, res) => {
+		const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+		if (url.pathname === '/cb') received.push(url.searchParams);
+		res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
+		res.end('Back at the application');
+	});
+	await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+	const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+	return {
+		redirectUri: `${origin}/cb`,
+		origin,
+		received,
+		close: () =>
+			new Promise<void>((resolve, reject) => {
+				server.closeAllConnections();
+				server.close((err) => (err ? reject(err) : resolve()));
+			})
+	};
+}
+
+/** Waits until the browser is back at the application and returns the query it brought. */
+export async function backAtApp(page: Page, app: RedirectTarget): Promise<URLSearchParams> {
+	await page.waitForURL((url) => url.origin === app.origin && url.pathname === '/cb');
+	return new URL(page.url()).searchParams;
+}
+
+/** What the tests of the OAuth pages (consent, connected apps) run against. */
+export interface ApplicationSetup {
+	server: TestServer;
+	browser: Browser;
+	/** The application's side of the redirect. */
+	app: RedirectTarget;
+	/** The application's registration; its one redirect URI is `app`'s. */
+	client: RegisteredClient;
+	/** Closes the browser, the redirect target and the service. */
+	close(): Promise<void>;
+}
+
+/**
+ * Starts the service, Chromium and the application's redirect target, and registers the application as the platform
+ * admin, so in the operator organization, for openid, email and profile. When a step fails, what was started is
+ * closed before the error goes on: the test file's afterAll has nothing to close then.
+ */
+export async function startApplicationSetup(application: { name: string; description: string }): Promise<ApplicationSetup> {
+	const server = await startTestServer();
+	let browser: Browser | undefined;
+	let app: RedirectTarget | undefined;
+	const close = async () => {
+		await browser?.close();
+		await app?.close();
+		await server.stop();
+	};
+	try {
+		browser = await launchChromium();
+		app = await startRedirectTarget();
+		const { api } = await apiSignIn(server.url, ADMIN.email, ADMIN.password);
+		const client = await registerClient(api, {
+			...application,
+			redirect_uris: [app.redirectUri],
+			allowed_scopes: ['openid', 'email', 'profile']
+		});
+		return { server, browser, app, client, close };
+	} catch (error) {
+		await close();
+		throw error;
+	}
+}
+
+/**
+ * The authorization endpoint's URL for `client` (path and query, relative to the service), back to its first
+ * registered redirect URI.
+ */
+export function authorizeUrl(client: RegisteredClient, extra: Record<string, string> = {}): string {
+	const params = new URLSearchParams({
+		client_id: client.client_id,
+		redirect_uri: client.redirect_uris[0]!,
+		response_type: 'code',
+		scope: 'openid email',
+		state: 's1',
+		nonce: 'n1',
+		...extra
+	});
+	return `/oauth/authorize?${params}`;
+}

@@ -1,0 +1,45 @@
+// Builds organizations and people through the public interface only (invitations), as a customer would.
+import { randomBytes } from 'node:crypto';
+import { client, signIn, type Client } from './http.ts';
+
+export const PASSWORD = 'a long enough password';
+
+export interface Person {
+  id: string;
+  email: string;
+  token: string;
+  api: Client;
+}
+
+export interface Tenant {
+  id: string;
+  name: string;
+  owner: Person;
+  admin: Person;
+  member: Person;
+}
+
+/** Invites `email` into the organization with `role` and accepts as a new account. */
+export async function addPerson(baseUrl: string, inviter: Client, organizationId: string, role: 'owner' | 'admin' | 'member', label: string = role): Promise<Person> {
+  const email = `${label}-${randomBytes(4).toString('hex')}@example.test`;
+  const invite = await inviter.post(`/v1/organizations/${organizationId}/invitations`, { email, role });
+  if (invite.status !== 201) throw new Error(`invite failed: ${invite.status} ${JSON.stringify(invite.body)}`);
+  const accepted = await client(baseUrl).post('/api/v1/invitations/accept', { token: invite.body.token, name: label, password: PASSWORD });
+  if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${JSON.stringify(accepted.body)}`);
+  return { id: accepted.body.user.id, email, token: accepted.body.token, api: client(baseUrl, { token: accepted.body.token }) };
+}
+
+/** A customer organization with an owner, an admin and a member; the platform admin who set it up leaves. */
+export async function createTenant(baseUrl: string, platformAdmin: Client, name = `Tenant ${randomBytes(3).toString('hex')}`): Promise<Tenant> {
+  const org = await platformAdmin.post('/v1/organizations', { name });
+  if (org.status !== 201) throw new Error(`create organization failed: ${org.status} ${JSON.stringify(org.body)}`);
+  const owner = await addPerson(baseUrl, platformAdmin, org.body.id, 'owner');
+  const admin = await addPerson(baseUrl, owner.api, org.body.id, 'admin');
+  const member = await addPerson(baseUrl, owner.api, org.body.id, 'member');
+  const me = await platformAdmin.get('/api/v1/users/me');
+  const left = await platformAdmin.delete(`/v1/organizations/${org.body.id}/members/${me.body.id}`);
+  if (left.status !== 204) throw new Error(`leave failed: ${left.status} ${JSON.stringify(left.body)}`);
+  return { id: org.body.id, name, owner, admin, member };
+}
+
+export { signIn };

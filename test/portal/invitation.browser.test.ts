@@ -1,0 +1,216 @@
+import { mkdir } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { ADMIN, startTestServer } from '../helpers/server.ts';
+import { freshPage as freshPageOf, launchChromium, signInOnPage } from '../helpers/browser.ts';
+import { createTenant, PASSWORD, signIn, type Tenant } from '../helpers/fixtures.ts';
+import type { Client } from '../helpers/http.ts';
+
+// /invitations/accept: the invitee follows the link an admin passed on and joins, in headless Chromium.
+
+const screenshots = new URL('../.tmp/', import.meta.url);
+
+let server: Awaited<ReturnType<typeof startTestServer>>;
+let browser: Browser;
+let acme: Tenant;
+let globex: Tenant;
+
+beforeAll(async () => {
+	server = await startTestServer();
+	browser = await launchChromium();
+	const { api: platformAdmin } = await signIn(server.url, ADMIN.email, ADMIN.password);
+	acme = await createTenant(server.url, platformAdmin, 'Acme Corp');
+	globex = await createTenant(server.url, platformAdmin, 'Globex');
+}, 120_000);
+
+afterAll(async () => {
+	await browser?.close();
+	await server?.stop();
+});
+
+const freshPage = () => freshPageOf(browser, server.url);
+const newEmail = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.test`;
+
+/** Invites `email` through the REST API and returns the accept link's path and query, as given to the invitee. */
+async function invite(inviter: Client, organizationId: string, email: string, role: 'admin' | 'member'): Promise<string> {
+	const reply = await inviter.post(`/v1/organizations/${organizationId}/invitations`, { email, role });
+	expect(reply.status).toBe(201);
+	const link = new URL(reply.body.accept_url);
+	expect(link.origin).toBe(new URL(server.url).origin);
+	expect(link.pathname).toBe('/invitations/accept');
+	return link.pathname + link.search;
+}
+
+async function submitForm(page: Page, name: string, password: string): Promise<void> {
+	await page.getByLabel('Name').fill(name);
+	await page.getByLabel('Password').fill(password);
+	const [response] = await Promise.all([
+		page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/invitations/accept'),
+		page.getByRole('button', { name: 'Create account and join' }).click()
+	]);
+	if (response.status() === 403) expect.fail(`POST /invitations/accept answered 403: ${await response.text()}`);
+}
+
+/** The organizations `person` belongs to, as the REST API lists them for their own session. */
+async function organizationsOf(person: { api: Client }): Promise<{ id: string; name: string; role: string }[]> {
+	const reply = await person.api.get('/api/v1/orgs');
+	expect(reply.status).toBe(200);
+	return reply.body;
+}
+
+describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
+	test('a new person creates an account from the link, lands on the dashboard, and the link is then used up', async () => {
+		// given an invitation to Acme as admin for a new address
+		const email = newEmail('newcomer');
+		const link = await invite(acme.owner.api, acme.id, email, 'admin');
+
+		// when the invitee opens the link in a signed-out browser
+		const page = await freshPage();
+		await page.goto(link);
+
+		// then the page invites them to create an account
+		await expect(page.title()).resolves.toBe('Accept invitation · Tessera');
+		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Accept invitation');
+		await expect(page.locator('main').textContent()).resolves.toContain('You have been invited to join an organization on Tessera');
+		await expect(page.locator('main').textContent()).resolves.toContain('Already have an account? Enter its password instead');
+		await page.getByLabel('Name').fill('Nadia Newcomer');
+		await page.getByLabel('Password').fill(PASSWORD);
+		await mkdir(screenshots, { recursive: true });
+		await page.screenshot({ path: new URL('invitation.png', screenshots).pathname, fullPage: true });
+
+		// when they create the account
+		await submitForm(page, 'Nadia Newcomer', PASSWORD);
+
+		// then they are signed in on the dashboard, in Acme, with the invited role
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await expect(page.getByTestId('user-email').textContent()).resolves.toBe(email);
+		const main = await page.locator('main').textContent();
+		expect(main).toContain('Nadia Newcomer');
+		expect(main).toContain('Acme Corp');
+		expect(main).toMatch(/Your role\s*admin/);
+		const session = (await page.context().cookies()).find((c) => c.name === 'tessera_session');
+		expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
+		await page.context().close();
+
+		// when the same link is opened again and submitted
+		const again = await freshPage();
+		await again.goto(link);
+		await submitForm(again, 'Someone Else', 'another long enough password');
+
+		// then the page says the invitation is not valid any more, with nothing left to submit
+		await expect(again.getByRole('alert').textContent()).resolves.toContain('This invitation is not valid');
+		expect(new URL(again.url()).pathname).toBe('/invitations/accept');
+		await expect(again.getByRole('button', { name: 'Create account and join' }).count()).resolves.toBe(0);
+		await again.context().close();
+	});
+
+	test('a too-short password shows the field error and creates no account; a good one then succeeds', async () => {
+		// given an invitation to Acme as member for a new address
+		const email = newEmail('shortpw');
+		const link = await invite(acme.owner.api, acme.id, email, 'member');
+		const page = await freshPage();
+		await page.goto(link);
+
+		// when the invitee picks an 11-character password
+		await submitForm(page, 'Sam Short', 'elevenchars');
+
+		// then the password field says why, the name is kept, and nobody joined
+		const password = page.getByLabel('Password');
+		await expect(page.locator('#password-error').textContent()).resolves.toBe('Password must be 12 to 256 characters');
+		await expect(password.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect(password.getAttribute('aria-describedby')).resolves.toContain('password-error');
+		await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Sam Short');
+		expect(new URL(page.url()).pathname).toBe('/invitations/accept');
+		const login = await signIn(server.url, email, 'elevenchars').catch((err: Error) => err);
+		expect(login).toBeInstanceOf(Error);
+
+		// when they try again with a long enough password on the same page
+		await submitForm(page, 'Sam Short', PASSWORD);
+
+		// then the invitation was still valid and no account was made before (its password would be asked for): they join
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await expect(page.getByTestId('user-email').textContent()).resolves.toBe(email);
+		await expect(page.locator('main').textContent()).resolves.toContain('Acme Corp');
+		const { api } = await signIn(server.url, email, PASSWORD);
+		expect(await organizationsOf({ api })).toEqual([expect.objectContaining({ id: acme.id, role: 'member' })]);
+		await page.context().close();
+	});
+
+	test('an existing account, signed in, joins a second organization with one click', async () => {
+		// given Acme's member, signed in, invited by e-mail to Globex
+		const person = acme.member;
+		const link = await invite(globex.owner.api, globex.id, person.email, 'member');
+		const page = await freshPage();
+		await page.goto('/login');
+		await signInOnPage(page, person.email, PASSWORD);
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+
+		// when they open the link
+		await page.goto(link);
+
+		// then there is no form to fill, only a button to join as the signed-in account
+		await expect(page.locator('main').textContent()).resolves.toContain(`You are signed in as ${person.email}`);
+		await expect(page.getByLabel('Password').count()).resolves.toBe(0);
+
+		// when they click it
+		await page.getByRole('button', { name: 'Join the organization' }).click();
+
+		// then they are on the dashboard, now in Globex, and a member of both organizations
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await expect(page.getByTestId('user-email').textContent()).resolves.toBe(person.email);
+		await expect(page.locator('main').textContent()).resolves.toContain('Globex');
+		expect(await organizationsOf(person)).toEqual(
+			expect.arrayContaining([
+				expect.objectContaining({ id: acme.id, name: 'Acme Corp', role: 'member' }),
+				expect.objectContaining({ id: globex.id, name: 'Globex', role: 'member' })
+			])
+		);
+		await page.context().close();
+	});
+
+	test('signed in as another account, the page says so and signing out brings back the form', async () => {
+		// given two invitations to Globex, for Acme's owner (who has an account) and for a new address
+		const forOwner = await invite(globex.owner.api, globex.id, acme.owner.email, 'member');
+		const forNewcomer = await invite(globex.owner.api, globex.id, newEmail('elsewhere'), 'member');
+		// and Acme's admin, signed in
+		const page = await freshPage();
+		await page.goto('/login');
+		await signInOnPage(page, acme.admin.email, PASSWORD);
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+
+		// when they try to join with the invitation for Acme's owner
+		await page.goto(forOwner);
+		await page.getByRole('button', { name: 'Join the organization' }).click();
+
+		// then the service's answer is shown with a way to sign out
+		await expect(page.getByRole('alert').textContent()).resolves.toBe('Sign in as the invited account, or give its password, to accept');
+		await expect(page.getByRole('main').getByRole('button', { name: 'Sign out' }).count()).resolves.toBe(1);
+
+		// when they try the invitation for the new address
+		await page.goto(forNewcomer);
+		await page.getByRole('button', { name: 'Join the organization' }).click();
+
+		// then the page says it is for someone else, and no account was made for that address from theirs
+		await expect(page.getByRole('alert').textContent()).resolves.toBe('This invitation is for another e-mail address');
+		expect((await organizationsOf(acme.admin)).map((o) => o.id)).toEqual([acme.id]);
+
+		// when they sign out from there
+		await page.getByRole('main').getByRole('button', { name: 'Sign out' }).click();
+
+		// then they are back on the same invitation, signed out, with the form
+		const search = new URL(forNewcomer, server.url).search;
+		await page.waitForURL((url) => url.pathname === '/invitations/accept' && url.search === search);
+		await expect(page.getByRole('button', { name: 'Create account and join' }).count()).resolves.toBe(1);
+		expect((await page.context().cookies()).find((c) => c.name === 'tessera_session')).toBeUndefined();
+		await page.context().close();
+	});
+
+	test('a link without its token is a 400 saying the link is incomplete', async () => {
+		const page = await freshPage();
+		const response = await page.goto('/invitations/accept');
+		expect(response?.status()).toBe(400);
+		await expect(page.locator('main').textContent()).resolves.toContain('This invitation link is incomplete');
+		await page.context().close();
+	});
+});

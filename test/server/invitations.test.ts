@@ -1,0 +1,395 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256 } from '../../schema/lib/crypto.ts';
+import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
+import { client, signIn, type Client } from '../helpers/http.ts';
+import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
+import { DAY, MINUTE, movableClock } from '../helpers/clock.ts';
+
+const clock = movableClock();
+let server: TestServer;
+let platform: Client;
+let anonymous: Client;
+let a: Tenant;
+let b: Tenant;
+
+const UNKNOWN_ID = '01900000-0000-7000-8000-000000000000';
+
+beforeAll(async () => {
+  server = await startTestServer({ clock });
+  platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+  anonymous = client(server.url);
+  a = await createTenant(server.url, platform, 'Tenant A');
+  b = await createTenant(server.url, platform, 'Tenant B');
+});
+afterAll(() => server?.stop());
+
+const newEmail = (label = 'invitee') => `${label}-${randomBytes(4).toString('hex')}@example.test`;
+const invite = (as: Client, organizationId: string, body: Record<string, unknown>) => as.post(`/v1/organizations/${organizationId}/invitations`, body);
+const invitations = async (organizationId: string, as: Client = a.owner.api) => (await as.get(`/v1/organizations/${organizationId}/invitations`)).body.invitations as any[];
+const statusOf = async (organizationId: string, id: string) => (await invitations(organizationId, platform)).find((i) => i.id === id)?.status;
+const accept = (body: Record<string, unknown>, as: Client = anonymous) => as.post('/api/v1/invitations/accept', body);
+const eventsOf = (organizationId: string, kind: string) => server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
+const auditOf = (organizationId: string, action: string) => server.base.db.auditLog.findMany({ where: { organizationId, action } });
+
+describe('POST /v1/organizations/{id}/invitations', () => {
+  it('returns 201 with the token, an accept link and an expiry 7 days out', async () => {
+    const email = newEmail('New.Person');
+    const before = clock.now().getTime();
+
+    const reply = await invite(a.admin.api, a.id, { email: email.toUpperCase(), role: 'admin' });
+
+    expect(reply.status).toBe(201);
+    expect(reply.body).toEqual({
+      id: expect.any(String), organization_id: a.id, email: email.toLowerCase(), role: 'admin', status: 'pending',
+      invited_by: a.admin.id, expires_at: expect.any(String), created_at: expect.any(String),
+      token: expect.stringMatching(/^tsi_/), accept_url: expect.any(String),
+    });
+    const expiresIn = Date.parse(reply.body.expires_at) - before;
+    expect(expiresIn).toBeGreaterThanOrEqual(7 * DAY * 1000);
+    expect(expiresIn).toBeLessThan((7 * DAY + MINUTE) * 1000);
+    const link = new URL(reply.body.accept_url);
+    expect(link.pathname).toBe('/invitations/accept');
+    expect(link.searchParams.get('token')).toBe(reply.body.token);
+  });
+
+  it('writes member.invitation.sent and an audit entry, and defaults the role to member', async () => {
+    const email = newEmail();
+
+    const reply = await invite(a.admin.api, a.id, { email });
+
+    expect(reply.status).toBe(201);
+    expect(reply.body.role).toBe('member');
+    const sent = (await eventsOf(a.id, 'member.invitation.sent')).map((e) => (e.payload as any).data.invitation);
+    expect(sent).toContainEqual({ id: reply.body.id, email, role: 'member', invitedBy: a.admin.id, expiresAt: reply.body.expires_at });
+    expect(await auditOf(a.id, 'invitation.create')).toContainEqual(
+      expect.objectContaining({ actorId: a.admin.id, targetType: 'invitation', targetId: reply.body.id, details: { email, role: 'member' } }),
+    );
+  });
+
+  it('answers 403 to a member, and to an admin inviting an owner; owners may invite owners', async () => {
+    const byMember = await invite(a.member.api, a.id, { email: newEmail(), role: 'member' });
+    const ownerByAdmin = await invite(a.admin.api, a.id, { email: newEmail(), role: 'owner' });
+    const ownerByOwner = await invite(a.owner.api, a.id, { email: newEmail(), role: 'owner' });
+
+    expect(byMember.status).toBe(403);
+    expect(byMember.body.token).toBeUndefined();
+    expect(ownerByAdmin.status).toBe(403);
+    expect(ownerByAdmin.body.error).toBe('forbidden');
+    expect(ownerByOwner.status).toBe(201);
+  });
+
+  it("answers 404 to another tenant's owner, and to a platform admin for an unknown organization", async () => {
+    const email = newEmail();
+    const fromB = await invite(b.owner.api, a.id, { email, role: 'member' });
+    const unknown = await invite(platform, UNKNOWN_ID, { email, role: 'member' });
+
+    expect(fromB.status).toBe(404);
+    expect(fromB.body).toEqual({ error: 'not_found', error_description: 'Organization not found' });
+    expect(unknown.status).toBe(404);
+    expect((await invitations(a.id)).map((i) => i.email)).not.toContain(email);
+  });
+
+  it('lets a platform admin invite into any organization', async () => {
+    const reply = await invite(platform, b.id, { email: newEmail(), role: 'owner' });
+
+    expect(reply.status).toBe(201);
+    expect(reply.body.organization_id).toBe(b.id);
+  });
+
+  it('answers 409 for someone who is already a member, whatever the case of the address', async () => {
+    const reply = await invite(a.owner.api, a.id, { email: a.member.email.toUpperCase(), role: 'admin' });
+
+    expect(reply.status).toBe(409);
+    expect(reply.body.error).toBe('conflict');
+  });
+
+  it('answers 400 with details for a bad e-mail, an unknown role or an unknown field, and 401 without credentials', async () => {
+    const badEmail = await invite(a.owner.api, a.id, { email: 'not-an-address', role: 'member' });
+    expect(badEmail.status).toBe(400);
+    expect(badEmail.body.details).toEqual([{ path: 'email', message: 'must be an e-mail address' }]);
+
+    const badRole = await invite(a.owner.api, a.id, { email: newEmail(), role: 'superuser' });
+    expect(badRole.status).toBe(400);
+    expect(badRole.body.error).toBe('invalid_request');
+
+    const extra = await invite(a.owner.api, a.id, { email: newEmail(), role: 'member', expires_at: '2099-01-01T00:00:00Z' });
+    expect(extra.status).toBe(400);
+    expect(extra.body.details).toEqual([expect.objectContaining({ path: 'expires_at' })]);
+
+    expect((await invite(anonymous, a.id, { email: newEmail() })).status).toBe(401);
+  });
+
+  it('replaces a pending invitation for the same address: the first token stops working', async () => {
+    const email = newEmail();
+    const first = await invite(a.admin.api, a.id, { email, role: 'admin' });
+    const second = await invite(a.admin.api, a.id, { email, role: 'member' });
+    expect([first.status, second.status]).toEqual([201, 201]);
+
+    expect(await statusOf(a.id, first.body.id)).toBe('revoked');
+    expect(await statusOf(a.id, second.body.id)).toBe('pending');
+    const withFirst = await accept({ token: first.body.token, name: 'Replaced', password: PASSWORD });
+    expect(withFirst.status).toBe(400);
+    const withSecond = await accept({ token: second.body.token, name: 'Replaced', password: PASSWORD });
+    expect(withSecond.status).toBe(200);
+    expect(withSecond.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
+  });
+});
+
+describe('GET /v1/organizations/{id}/invitations', () => {
+  it('lists the invitations with their status, never their tokens', async () => {
+    const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+
+    const reply = await a.admin.api.get(`/v1/organizations/${a.id}/invitations`);
+
+    expect(reply.status).toBe(200);
+    const listed = reply.body.invitations.find((i: any) => i.id === created.body.id);
+    const { token: _token, accept_url: _url, ...withoutSecrets } = created.body;
+    expect(listed).toEqual(withoutSecrets);
+    expect(reply.body.invitations.every((i: any) => i.organization_id === a.id && !('token' in i))).toBe(true);
+  });
+
+  it("answers 403 to a member, 404 to another tenant's owner and 404 to a platform admin for an unknown organization", async () => {
+    const member = await a.member.api.get(`/v1/organizations/${a.id}/invitations`);
+    const fromB = await b.owner.api.get(`/v1/organizations/${a.id}/invitations`);
+    const unknown = await platform.get(`/v1/organizations/${UNKNOWN_ID}/invitations`);
+
+    expect([member.status, fromB.status, unknown.status]).toEqual([403, 404, 404]);
+    expect(fromB.body.invitations).toBeUndefined();
+  });
+});
+
+describe('DELETE /v1/organizations/{id}/invitations/{invitation_id}', () => {
+  it('revokes a pending invitation: 204, its token stops working, and an audit entry', async () => {
+    const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+
+    const reply = await a.admin.api.delete(`/v1/organizations/${a.id}/invitations/${created.body.id}`);
+
+    expect(reply.status).toBe(204);
+    expect(await statusOf(a.id, created.body.id)).toBe('revoked');
+    const used = await accept({ token: created.body.token, name: 'Too late', password: PASSWORD });
+    expect(used.status).toBe(400);
+    expect(used.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
+    expect(await auditOf(a.id, 'invitation.revoke')).toContainEqual(expect.objectContaining({ actorId: a.admin.id, targetId: created.body.id }));
+
+    const again = await a.admin.api.delete(`/v1/organizations/${a.id}/invitations/${created.body.id}`);
+    expect(again.status).toBe(409);
+  });
+
+  it("answers 404 for another tenant's invitation, by either path, and 403 to a member", async () => {
+    const ofB = await invite(b.owner.api, b.id, { email: newEmail(), role: 'member' });
+    const ofA = await invite(a.owner.api, a.id, { email: newEmail(), role: 'member' });
+
+    const viaOwnOrg = await a.owner.api.delete(`/v1/organizations/${a.id}/invitations/${ofB.body.id}`);
+    const viaTheirOrg = await a.owner.api.delete(`/v1/organizations/${b.id}/invitations/${ofB.body.id}`);
+    const unknown = await a.owner.api.delete(`/v1/organizations/${a.id}/invitations/${UNKNOWN_ID}`);
+    const byMember = await a.member.api.delete(`/v1/organizations/${a.id}/invitations/${ofA.body.id}`);
+
+    expect([viaOwnOrg.status, viaTheirOrg.status, unknown.status, byMember.status]).toEqual([404, 404, 404, 403]);
+    expect(await statusOf(b.id, ofB.body.id)).toBe('pending');
+    expect(await statusOf(a.id, ofA.body.id)).toBe('pending');
+  });
+});
+
+describe('POST /api/v1/invitations/accept', () => {
+  it('needs a name and a 12+ character password to create the account, and leaves the invitation usable', async () => {
+    const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+
+    const reply = await accept({ token: created.body.token, password: 'short' });
+
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toBe('invalid_request');
+    expect(reply.body.details).toEqual([
+      { path: 'name', message: expect.any(String) },
+      { path: 'password', message: expect.stringContaining('12') },
+    ]);
+    expect(await statusOf(a.id, created.body.id)).toBe('pending');
+    expect((await accept({ token: created.body.token, name: 'Eleven', password: '12345678901' })).status).toBe(400);
+    expect((await accept({ token: created.body.token, name: 'Twelve', password: '123456789012' })).status).toBe(200);
+  });
+
+  it('creates the account, joins the organization and returns the login payload', async () => {
+    const email = newEmail();
+    const created = await invite(a.admin.api, a.id, { email, role: 'admin' });
+
+    const reply = await accept({ token: created.body.token, name: 'Ada Lovelace', password: PASSWORD });
+
+    expect(reply.status).toBe(200);
+    expect(reply.body).toEqual({
+      token: expect.stringMatching(/^tss_/), token_type: 'Bearer', expires_at: expect.any(String),
+      user: { id: expect.any(String), email, name: 'Ada Lovelace' },
+      organization: { id: a.id, name: 'Tenant A', role: 'admin' },
+    });
+    expect(reply.headers.get('set-cookie')).toMatch(/^tessera_session=tss_/);
+    const session = await client(server.url, { token: reply.body.token }).get('/api/v1/auth/session');
+    expect(session.body).toMatchObject({ user: { email }, organization: { id: a.id, role: 'admin' } });
+    expect((await signIn(server.url, email, PASSWORD)).login.user.id).toBe(reply.body.user.id);
+    expect(await statusOf(a.id, created.body.id)).toBe('accepted');
+  });
+
+  it('writes member.invitation.accepted, member.added and organization.member.added in the documented shapes', async () => {
+    const email = newEmail();
+    const created = await invite(a.admin.api, a.id, { email, role: 'member' });
+    const reply = await accept({ token: created.body.token, name: 'Grace Hopper', password: PASSWORD });
+    const user = { id: reply.body.user.id, email, name: 'Grace Hopper' };
+
+    const [accepted] = await eventsOf(a.id, 'member.invitation.accepted').then((rows) => rows.filter((e) => (e.payload as any).data.invitation.id === created.body.id));
+    expect(accepted!.payload).toEqual({
+      organization: { id: a.id, name: 'Tenant A' },
+      data: {
+        invitation: { id: created.body.id, email, role: 'member', invitedBy: a.admin.id },
+        user,
+        organization: { id: a.id, name: 'Tenant A' },
+      },
+    });
+    const memberData = { organization_id: a.id, member_id: user.id, user, role: 'member' };
+    for (const kind of ['member.added', 'organization.member.added']) {
+      expect((await eventsOf(a.id, kind)).map((e) => (e.payload as any).data)).toContainEqual(memberData);
+    }
+    const userCreated = await server.base.db.event.findMany({ where: { kind: 'user.created' } });
+    expect(userCreated.map((e) => (e.payload as any).data.user.id)).toContain(user.id);
+    expect(await auditOf(a.id, 'invitation.accept')).toContainEqual(expect.objectContaining({ actorId: user.id, targetId: created.body.id }));
+  });
+
+  it('refuses a used token with 400, even with other details', async () => {
+    const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+    expect((await accept({ token: created.body.token, name: 'Once', password: PASSWORD })).status).toBe(200);
+
+    const again = await accept({ token: created.body.token, name: 'Twice', password: 'another long password' });
+
+    expect(again.status).toBe(400);
+    expect(again.body).toMatchObject({ error: 'invalid_request', details: [{ path: 'token' }] });
+    expect(again.body.token).toBeUndefined();
+  });
+
+  it('lets only one of two simultaneous accepts through', async () => {
+    const email = newEmail();
+    const created = await invite(a.admin.api, a.id, { email, role: 'member' });
+
+    const replies = await Promise.all([
+      accept({ token: created.body.token, name: 'First', password: PASSWORD }),
+      accept({ token: created.body.token, name: 'Second', password: PASSWORD }),
+    ]);
+
+    expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(await server.base.db.user.count({ where: { email } })).toBe(1);
+    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => (e.payload as any).data.invitation.id === created.body.id)).toHaveLength(1);
+  });
+
+  it('lets either the revoke or the accept win when they race, never both', async () => {
+    for (let round = 0; round < 3; round++) {
+      const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+
+      const [revoked, accepted] = await Promise.all([
+        a.admin.api.delete(`/v1/organizations/${a.id}/invitations/${created.body.id}`),
+        accept({ token: created.body.token, name: 'Racer', password: PASSWORD }),
+      ]);
+
+      expect([[204, 400], [409, 200]]).toContainEqual([revoked.status, accepted.status]);
+      expect(await statusOf(a.id, created.body.id)).toBe(accepted.status === 200 ? 'accepted' : 'revoked');
+    }
+  });
+
+  it('answers 400 for an unknown or a missing token', async () => {
+    const unknown = await accept({ token: 'tsi_not-a-real-token', name: 'Nobody', password: PASSWORD });
+    const missing = await accept({ name: 'Nobody', password: PASSWORD });
+
+    expect([unknown.status, missing.status]).toEqual([400, 400]);
+    expect(unknown.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
+  });
+
+  it('lets an existing account accept with its password, and refuses a wrong one', async () => {
+    const created = await invite(a.admin.api, a.id, { email: b.member.email, role: 'member' });
+
+    const wrong = await accept({ token: created.body.token, password: 'not the password at all' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.error).toBe('invalid_credentials');
+    expect(await statusOf(a.id, created.body.id)).toBe('pending');
+
+    const reply = await accept({ token: created.body.token, password: PASSWORD });
+    expect(reply.status).toBe(200);
+    expect(reply.body.user).toEqual({ id: b.member.id, email: b.member.email, name: 'member' });
+    expect(reply.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
+    const orgs = await b.member.api.get('/api/v1/orgs');
+    expect(orgs.body).toEqual(expect.arrayContaining([{ id: b.id, name: 'Tenant B', role: 'member' }, { id: a.id, name: 'Tenant A', role: 'member' }]));
+  });
+
+  it('slows down password guessing through an invitation like a sign-in, and audits the failures', async () => {
+    // Whoever invites an address holds the token: without this, an admin could guess any account's password.
+    const victim = await addPerson(server.url, b.owner.api, b.id, 'member', 'victim');
+    const created = await invite(a.admin.api, a.id, { email: victim.email, role: 'member' });
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await accept({ token: created.body.token, password: `guess number ${i}` })).status);
+    const withRightPassword = await accept({ token: created.body.token, password: PASSWORD });
+
+    expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
+    expect(withRightPassword.status).toBe(429);
+    expect(Number(withRightPassword.headers.get('retry-after'))).toBeGreaterThan(0);
+    // The same account lock as sign-in: a lock earned here holds there too.
+    expect((await anonymous.post('/api/v1/auth/login', { email: victim.email, password: PASSWORD })).status).toBe(429);
+    expect(await statusOf(a.id, created.body.id)).toBe('pending');
+    const failures = await server.base.db.auditLog.findMany({ where: { action: 'invitation.accept', outcome: 'failure', targetId: victim.id } });
+    expect(failures.length).toBeGreaterThanOrEqual(4);
+    expect(failures[0]).toMatchObject({ organizationId: a.id, targetType: 'user', details: { email: victim.email, reason: 'wrong_password' } });
+  });
+
+  it('lets the signed-in invitee accept with the token alone, but not someone else signed in', async () => {
+    const created = await invite(a.admin.api, a.id, { email: b.admin.email, role: 'admin' });
+
+    const bySomeoneElse = await accept({ token: created.body.token }, a.member.api);
+    expect(bySomeoneElse.status).toBe(401);
+    expect(await statusOf(a.id, created.body.id)).toBe('pending');
+
+    const reply = await accept({ token: created.body.token }, b.admin.api);
+    expect(reply.status).toBe(200);
+    expect(reply.body.user.id).toBe(b.admin.id);
+    expect(reply.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'admin' });
+    // No password was given: the new session is no fresher a sign-in than the one it came from.
+    const [current, issued] = await Promise.all([
+      server.base.db.session.findFirstOrThrow({ where: { userId: b.admin.id, tokenHash: sha256(b.admin.token) } }),
+      server.base.db.session.findFirstOrThrow({ where: { tokenHash: sha256(reply.body.token) } }),
+    ]);
+    expect(issued.authTime).toEqual(current.authTime);
+  });
+
+  it('creates the invited account, not the signed-in one, for an address without an account', async () => {
+    const email = newEmail();
+    const created = await invite(a.admin.api, a.id, { email, role: 'member' });
+
+    const reply = await accept({ token: created.body.token, name: 'Fresh', password: PASSWORD }, b.owner.api);
+
+    expect(reply.status).toBe(200);
+    expect(reply.body.user.email).toBe(email);
+    expect(reply.body.user.id).not.toBe(b.owner.id);
+    expect((await b.owner.api.get(`/v1/organizations/${a.id}`)).status).toBe(404);
+  });
+});
+
+// Moves the shared clock: keep this block last.
+describe('invitation expiry', () => {
+  it('accepts until 7 days have passed, then answers 400 and lists the invitation as expired', async () => {
+    const early = await invite(a.admin.api, a.id, { email: newEmail('early'), role: 'member' });
+    const late = await invite(a.admin.api, a.id, { email: newEmail('late'), role: 'member' });
+
+    clock.advance(7 * DAY - MINUTE);
+    expect((await accept({ token: early.body.token, name: 'Early', password: PASSWORD })).status).toBe(200);
+
+    clock.advance(2 * MINUTE);
+    const tooLate = await accept({ token: late.body.token, name: 'Late', password: PASSWORD });
+    expect(tooLate.status).toBe(400);
+    expect(tooLate.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
+
+    // Sessions last 7 days too: the owner signs in again.
+    const owner = (await signIn(server.url, a.owner.email, PASSWORD)).api;
+    const listed = await invitations(a.id, owner);
+    expect(listed.find((i) => i.id === late.body.id)?.status).toBe('expired');
+    expect(listed.find((i) => i.id === early.body.id)?.status).toBe('accepted');
+    expect((await owner.delete(`/v1/organizations/${a.id}/invitations/${late.body.id}`)).status).toBe(409);
+
+    // A fresh invitation to the same address works.
+    const renewed = await invite(owner, a.id, { email: late.body.email, role: 'member' });
+    expect(renewed.status).toBe(201);
+    expect((await accept({ token: renewed.body.token, name: 'Late', password: PASSWORD })).status).toBe(200);
+  });
+});

@@ -1,0 +1,67 @@
+// The worker announces each invitation that ran out, once (member.invitation.expired, list A).
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
+import { signIn, type Client } from '../helpers/http.ts';
+import { DAY, movableClock } from '../helpers/clock.ts';
+
+const clock = movableClock();
+let server: TestServer;
+let admin: Client;
+let orgId: string;
+
+beforeAll(async () => {
+  server = await startTestServer({ clock, role: 'all' });
+  admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+  orgId = (await admin.get('/api/v1/orgs')).body[0].id;
+});
+afterAll(() => server?.stop());
+
+async function runTaskNow(task: string): Promise<void> {
+  const client = new pg.Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  await client.query('select graphile_worker.add_job($1)', [task]);
+  await client.end();
+}
+
+async function expiredEvents(invitationId: string) {
+  const rows = await server.base.db.event.findMany({ where: { kind: 'member.invitation.expired', organizationId: orgId } });
+  return rows.filter((e) => (e.payload as { data: { invitation: { id: string } } }).data.invitation.id === invitationId);
+}
+
+async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('not in time');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('the expire_invitations task', () => {
+  it('announces an invitation that ran out exactly once, and leaves pending, accepted and revoked ones alone', async () => {
+    const lapsing = await admin.post(`/v1/organizations/${orgId}/invitations`, { email: 'late@example.test', role: 'member' });
+    const revoked = await admin.post(`/v1/organizations/${orgId}/invitations`, { email: 'revoked@example.test', role: 'member' });
+    expect((await admin.delete(`/v1/organizations/${orgId}/invitations/${revoked.body.id}`)).status).toBe(204);
+
+    await runTaskNow('expire_invitations');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await expiredEvents(lapsing.body.id)).toHaveLength(0);
+
+    clock.advance(7 * DAY + 60);
+    await runTaskNow('expire_invitations');
+    const [event] = await waitFor(async () => {
+      const rows = await expiredEvents(lapsing.body.id);
+      return rows.length ? rows : undefined;
+    });
+    expect((event!.payload as { data: unknown }).data).toEqual({
+      invitation: { id: lapsing.body.id, email: 'late@example.test', role: 'member', invitedBy: expect.any(String), expiresAt: lapsing.body.expires_at },
+    });
+    expect(await expiredEvents(revoked.body.id)).toHaveLength(0);
+
+    await runTaskNow('expire_invitations');
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await expiredEvents(lapsing.body.id)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,41 @@
+// graphile-worker inside PostgreSQL: jobs are enqueued in the business transaction and survive restarts.
+// Any number of worker processes can run against one database.
+import { parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import type { Db } from '../schema/db.ts';
+import { cleanup } from './tasks/cleanup.ts';
+import { expireInvitations } from './tasks/expire-invitations.ts';
+import type { Clock } from '../schema/lib/clock.ts';
+
+export interface WorkerDeps {
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+}
+
+export interface RunningWorker {
+  stop(): Promise<void>;
+}
+
+export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promise<RunningWorker> {
+  const pgPool = new pg.Pool({ connectionString: databaseUrl, max: 5 });
+  // Errors on idle clients (a restarting database) must not crash the process.
+  pgPool.on('error', (err) => deps.logger.warn({ err }, 'worker pool error'));
+  pgPool.on('connect', (client) => client.on('error', (err) => deps.logger.warn({ err }, 'worker connection error')));
+  const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps) };
+  const runner: Runner = await run({
+    pgPool,
+    taskList,
+    concurrency: 5,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    parsedCronItems: parseCrontab(['17 * * * * cleanup', '*/5 * * * * expire_invitations'].join('\n')),
+  });
+  return {
+    async stop() {
+      await runner.stop();
+      await pgPool.end();
+    },
+  };
+}

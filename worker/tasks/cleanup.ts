@@ -1,0 +1,8 @@
+import type { Task } from 'graphile-worker';
+import type { WorkerDeps } from '../index.ts';
+import { deleteExpiredCredentials } from '../../schema/modules/maintenance/cleanup.service.ts';
+
+export const cleanup = (deps: WorkerDeps): Task => async (_payload, helpers) => {
+  const deleted = await deleteExpiredCredentials(deps.db);
+  helpers.logger.info(`cleanup removed ${deleted} expired rows`);
+};
