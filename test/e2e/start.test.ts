@@ -1,0 +1,139 @@
+// Starts Tessera exactly as the README says (`npm start`, no DATABASE_URL: the embedded PostgreSQL under
+// DATA_DIR), signs in, stops it with SIGTERM, and starts it again on the same data.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, chmod } from 'node:fs/promises';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+let dataDir: string;
+let port: number;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+/** The shell's environment, less what vitest adds (it sets BASE_URL=/ for Vite) and any database URL. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['DATABASE_URL', 'BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR', 'NODE_ENV']) delete env[key];
+  return env;
+}
+
+function start(): { child: ChildProcess; output: () => string; exited: Promise<string>; closed: Promise<void> } {
+  let output = '';
+  const env = cleanEnv();
+  const child = spawn('npm', ['start'], {
+    cwd: ROOT,
+    env: {
+      ...env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      BOOTSTRAP_ADMIN_EMAIL: 'owner@start.test',
+      BOOTSTRAP_ADMIN_PASSWORD: 'a strong first password',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  // npm passes SIGTERM on to the service and ends with it: a clean stop is exit 0 or that signal.
+  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(code === 0 || signal === 'SIGTERM' ? 'clean' : `code ${code} signal ${signal}`)));
+  // The service inherits npm's pipes: they close only once every process holding them (npm, the service)
+  // has exited and its last log line has been read.
+  const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  return { child, output: () => output, exited, closed };
+}
+
+async function waitReady(output: () => string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`);
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`not ready in time:\n${output()}`);
+}
+
+async function eventually<T>(probe: () => T | undefined, ms = 5000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('not seen in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function notListening(): Promise<boolean> {
+  return fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
+}
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-start-'));
+  await chmod(dataDir, 0o755);
+  port = await freePort();
+});
+afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+describe('npm start on a machine without a database', () => {
+  it('serves on PORT with an embedded PostgreSQL, shuts down on SIGTERM, and reuses its data on restart', async () => {
+    const first = start();
+    await waitReady(first.output);
+    expect(first.output()).toContain('applied migration');
+    expect(first.output()).toContain('created the operator organization');
+
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const login = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@start.test', password: 'a strong first password' }),
+    });
+    expect(login.status).toBe(200);
+    // The request's log line is written as the response ends: give the pipe a moment.
+    const logLine = await eventually(() => first.output().split('\n').find((l) => l.includes('"path":"/api/v1/auth/login"')));
+    expect(JSON.parse(logLine)).toMatchObject({ method: 'POST', status: 200, requestId: expect.any(String) });
+
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toBe('clean');
+    await first.closed;
+    expect(first.output()).toContain('SIGTERM: shutting down');
+    expect(await notListening()).toBe(true);
+
+    const second = start();
+    await waitReady(second.output);
+    expect(second.output()).not.toContain('applied migration');
+    expect(second.output()).not.toContain('created the operator organization');
+    const again = await fetch(`http://127.0.0.1:${port}/api/v1/auth/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'owner@start.test', password: 'a strong first password' }),
+    });
+    expect(again.status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe('clean');
+    await second.closed;
+    expect(await notListening()).toBe(true);
+  }, 120_000);
+
+  it('refuses a bad configuration with a message that says what to fix', async () => {
+    const child = spawn('npm', ['start'], { cwd: ROOT, env: { ...cleanEnv(), PORT: 'eighty', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(err).toContain('PORT: must be a number');
+  }, 60_000);
+});
