@@ -392,6 +392,20 @@ describe('consent', () => {
     expect(back.searchParams.get('code')).toBeNull();
   });
 
+  it('takes one answer per request: a second Allow, or Allow after Deny, is refused and mints no code', async () => {
+    const { session } = await freshMember('answer-once');
+    const url = oidc.buildAuthorizationUrl(appRp, { redirect_uri: REDIRECT, scope: 'openid', nonce: 'n', state: 'st' });
+    const consent = await followRedirect(url, session);
+    const back = await decideConsent(server.url, session, consent);
+    expect(codeFrom(back)).toMatch(/^tsa_/);
+    await expect(decideConsent(server.url, session, consent)).rejects.toThrow(/already been answered/);
+
+    const denied = await followRedirect(oidc.buildAuthorizationUrl(appRp, { redirect_uri: REDIRECT, scope: 'openid email profile', nonce: 'n' }), session);
+    expect(denied.pathname).toBe('/consent');
+    await decideConsent(server.url, session, denied, false);
+    await expect(decideConsent(server.url, session, denied)).rejects.toThrow(/already been answered/);
+  });
+
   it('is skipped for a client registered with consent_required: false', async () => {
     const { session } = await freshMember('noconsent');
     await codeFlow(directRp, session, { expectConsent: false });

@@ -11,6 +11,7 @@ export async function deleteExpiredCredentials(db: Db, now = new Date()): Promis
     db.authorizationCode.deleteMany({ where: { expiresAt: { lt: before } } }),
     db.refreshToken.deleteMany({ where: { expiresAt: { lt: before } } }),
     db.loginThrottle.deleteMany({ where: { windowStart: { lt: before } } }),
+    db.consentAnswer.deleteMany({ where: { expiresAt: { lt: before } } }),
   ]);
   return results.reduce((n, r) => n + r.count, 0);
 }

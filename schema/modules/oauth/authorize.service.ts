@@ -1,7 +1,7 @@
 // The authorization endpoint's rules, as named steps in order (OAuth 2.0 4.1.1, OIDC Core 3.1.2). Until the
 // client and its redirect URI are trusted, errors are shown on a page (never redirected: no open redirect);
 // after that they go back to the client with error, error_description, state and iss (RFC 9207).
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { addSeconds, epochSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
@@ -190,7 +190,7 @@ async function needsConsent(ctx: Context, client: Client, request: Authorization
 async function signConsentRequest(ctx: Context, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
   const now = epochSeconds(ctx.clock.now());
   return ctx.keys.sign(
-    { iss: ctx.settings.issuer(), sub: session.userId, sid: session.sessionId, auth_time: epochSeconds(session.authTime), iat: now, exp: now + CONSENT_REQUEST_TTL_SECONDS, req: { ...request, prompt: [] } },
+    { iss: ctx.settings.issuer(), jti: randomUUID(), sub: session.userId, sid: session.sessionId, auth_time: epochSeconds(session.authTime), iat: now, exp: now + CONSENT_REQUEST_TTL_SECONDS, req: { ...request, prompt: [] } },
     'RS256',
     'consent+jwt',
   );
@@ -199,7 +199,7 @@ async function signConsentRequest(ctx: Context, request: AuthorizationRequest, s
 async function readConsentRequest(ctx: Context, token: string) {
   try {
     const { payload } = await ctx.keys.verify(token, { issuer: ctx.settings.issuer(), typ: 'consent+jwt', currentDate: ctx.clock.now() });
-    return payload as { sub: string; sid: string; auth_time: number; req: AuthorizationRequest };
+    return payload as { jti: string; exp: number; sub: string; sid: string; auth_time: number; req: AuthorizationRequest };
   } catch {
     throw new InvalidRequest('The consent request is invalid or has expired: start again from the application');
   }
@@ -269,6 +269,7 @@ export async function describeConsentRequest(ctx: Context, token: string, userId
 export async function decideConsent(ctx: Context, token: string, session: BrowserSession, approve: boolean): Promise<string> {
   const payload = await readConsentRequest(ctx, token);
   if (payload.sub !== session.userId) throw new InvalidRequest('This consent request belongs to another sign-in');
+  await markAnswered(ctx, payload.jti, payload.exp);
   const request = payload.req;
   const client = await findEnabledClient(ctx, request.clientId);
   if (!client.redirectUris.includes(request.redirectUri)) throw new InvalidRequest('redirect_uri not registered');
@@ -286,6 +287,15 @@ export async function decideConsent(ctx: Context, token: string, session: Browse
   await recordAudit(ctx, { action: 'oauth.consent.grant', actorId: session.userId, organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id, details: { scope: request.scope.join(' ') } });
   // The sign-in the request was made under, not a newer one.
   return issueCode(ctx, client, request, { ...session, authTime: new Date(payload.auth_time * 1000) });
+}
+
+async function markAnswered(ctx: Context, jti: string, exp: number): Promise<void> {
+  try {
+    await ctx.db.consentAnswer.create({ data: { jti, expiresAt: new Date(exp * 1000) } });
+  } catch (error) {
+    if ((error as { code?: string }).code === 'P2002') throw new InvalidRequest('This consent request has already been answered: start again from the application');
+    throw error;
+  }
 }
 
 /** PKCE (RFC 7636 4.6). */
