@@ -1,9 +1,9 @@
 // The worker announces each invitation that ran out, once (member.invitation.expired, list A).
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { signIn, type Client } from '../helpers/http.ts';
 import { DAY, movableClock } from '../helpers/clock.ts';
+import { runTaskNow, waitFor } from '../helpers/worker.ts';
 
 const clock = movableClock();
 let server: TestServer;
@@ -17,26 +17,9 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-async function runTaskNow(task: string): Promise<void> {
-  const client = new pg.Client({ connectionString: server.databaseUrl });
-  await client.connect();
-  await client.query('select graphile_worker.add_job($1)', [task]);
-  await client.end();
-}
-
 async function expiredEvents(invitationId: string) {
   const rows = await server.base.db.event.findMany({ where: { kind: 'member.invitation.expired', organizationId: orgId } });
   return rows.filter((e) => (e.payload as { data: { invitation: { id: string } } }).data.invitation.id === invitationId);
-}
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('not in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 describe('the expire_invitations task', () => {
@@ -45,12 +28,12 @@ describe('the expire_invitations task', () => {
     const revoked = await admin.post(`/v1/organizations/${orgId}/invitations`, { email: 'revoked@example.test', role: 'member' });
     expect((await admin.delete(`/v1/organizations/${orgId}/invitations/${revoked.body.id}`)).status).toBe(204);
 
-    await runTaskNow('expire_invitations');
+    await runTaskNow(server.databaseUrl, 'expire_invitations');
     await new Promise((r) => setTimeout(r, 1500));
     expect(await expiredEvents(lapsing.body.id)).toHaveLength(0);
 
     clock.advance(7 * DAY + 60);
-    await runTaskNow('expire_invitations');
+    await runTaskNow(server.databaseUrl, 'expire_invitations');
     const [event] = await waitFor(async () => {
       const rows = await expiredEvents(lapsing.body.id);
       return rows.length ? rows : undefined;
@@ -60,7 +43,7 @@ describe('the expire_invitations task', () => {
     });
     expect(await expiredEvents(revoked.body.id)).toHaveLength(0);
 
-    await runTaskNow('expire_invitations');
+    await runTaskNow(server.databaseUrl, 'expire_invitations');
     await new Promise((r) => setTimeout(r, 1500));
     expect(await expiredEvents(lapsing.body.id)).toHaveLength(1);
   });

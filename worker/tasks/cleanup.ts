@@ -3,6 +3,6 @@ import type { WorkerDeps } from '../index.ts';
 import { deleteExpiredCredentials } from '../../schema/modules/maintenance/cleanup.service.ts';
 
 export const cleanup = (deps: WorkerDeps): Task => async (_payload, helpers) => {
-  const deleted = await deleteExpiredCredentials(deps.db);
+  const deleted = await deleteExpiredCredentials(deps.db, deps.clock.now());
   helpers.logger.info(`cleanup removed ${deleted} expired rows`);
 };

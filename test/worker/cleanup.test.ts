@@ -1,0 +1,84 @@
+// The hourly cleanup task: credentials that can never be used again (sessions, authorization codes, refresh
+// tokens, answered consent requests, sign-in throttles) are deleted once a week past their end, through the real
+// job queue and on the service's clock; anything still live stays.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestServer } from '../helpers/server.ts';
+import { client, type Client } from '../helpers/http.ts';
+import { DAY, movableClock } from '../helpers/clock.ts';
+import type { Tenant } from '../helpers/fixtures.ts';
+import { authorize, codeFrom, decideConsent, exchangeCode, registerClient, sessionOf, startWithSignedInMember } from '../helpers/oauth.ts';
+import { runTaskNow, waitFor } from '../helpers/worker.ts';
+
+const REDIRECT = 'https://app.example.test/callback';
+const clock = movableClock();
+let server: TestServer;
+let admin: Client;
+let tenant: Tenant;
+let session: string;
+
+beforeAll(async () => {
+  ({ server, admin, tenant, session } = await startWithSignedInMember({ clock, role: 'all' }));
+});
+afterAll(() => server?.stop());
+
+/** How many rows of each kind the cleanup looks after. */
+async function counts() {
+  const db = server.base.db;
+  const [sessions, codes, refreshTokens, consentAnswers, throttles] = await Promise.all([
+    db.session.count(),
+    db.authorizationCode.count(),
+    db.refreshToken.count(),
+    db.consentAnswer.count(),
+    db.loginThrottle.count(),
+  ]);
+  return { sessions, codes, refreshTokens, consentAnswers, throttles };
+}
+
+/** Runs the cleanup through the job queue, waits for the job to finish, and counts what is left. */
+async function cleanupAndSettle(): Promise<Awaited<ReturnType<typeof counts>>> {
+  const jobsBefore = await server.base.db.$queryRaw<{ n: bigint }[]>`select count(*) as n from graphile_worker.jobs where task_identifier = 'cleanup'`;
+  await runTaskNow(server.databaseUrl, 'cleanup');
+  // The job row is deleted once the task has succeeded.
+  await waitFor(async () => {
+    const [row] = await server.base.db.$queryRaw<{ n: bigint }[]>`select count(*) as n from graphile_worker.jobs where task_identifier = 'cleanup'`;
+    return row!.n <= jobsBefore[0]!.n ? true : undefined;
+  });
+  return counts();
+}
+
+describe('the cleanup task', () => {
+  it('deletes credentials a week after they ended and keeps live ones', async () => {
+    const app = await registerClient(admin, {
+      name: 'Cleanup app',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      consent_required: true,
+      organization_id: tenant.id,
+    });
+    const params = { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' };
+    // An answered consent request, a used code with its refresh token, and an unused code.
+    const consent = await authorize(server.url, session, params);
+    const code = codeFrom(await decideConsent(server.url, session, consent));
+    expect((await exchangeCode(server.url, app, code, REDIRECT)).status).toBe(200);
+    codeFrom(await authorize(server.url, session, params));
+    // A failed sign-in leaves a throttle row.
+    expect((await client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' })).status).toBe(401);
+
+    const before = await counts();
+    expect(before).toMatchObject({ codes: 2, refreshTokens: 1, consentAnswers: 1 });
+    expect(before.sessions).toBeGreaterThan(0);
+    expect(before.throttles).toBeGreaterThan(0);
+
+    // Codes and the consent request ended minutes ago: within the week's grace, nothing goes.
+    clock.advance(DAY);
+    expect(await cleanupAndSettle()).toEqual(before);
+
+    // Past the refresh token's 30 days and the sessions' 7, plus the week: all of it goes but a session signed in now.
+    clock.advance(40 * DAY);
+    const fresh = await sessionOf(server.url, tenant.member);
+    const after = await cleanupAndSettle();
+    expect(after).toEqual({ sessions: 1, codes: 0, refreshTokens: 0, consentAnswers: 0, throttles: 0 });
+    expect(await server.base.db.session.count({ where: { expiresAt: { gt: clock.now() } } })).toBe(1);
+    expect((await client(server.url, { token: fresh }).get('/api/v1/auth/session')).status).toBe(200);
+  });
+});
