@@ -107,7 +107,7 @@ async function join(event: RequestEvent, token: string) {
 		// Not the invited address. When that address has an account the service asks for its password
 		// (invalid_credentials); when it has none, for a name and password to create it (invalid_request).
 		const message = result.code === 'invalid_credentials' ? result.message : 'This invitation is for another e-mail address';
-		return fail(403, { code: result.code, message, fields: {}, invalidInvitation: false, otherAccount: true });
+		return fail(403, { code: result.code, message, fields: {}, invalidInvitation: false, otherAccount: true, name: undefined });
 	}
 
 	if (result.organization) {
