@@ -2,21 +2,39 @@
 import { ConfigError } from './config.ts';
 import { startTessera } from './start.ts';
 
+const starting = startTessera();
+
+// Installed before start-up finishes: a signal then waits for the start to complete and stops what it
+// started (the embedded PostgreSQL above all), instead of killing the process with its database running.
+let signals = 0;
+const shutdown = async (signal: string) => {
+  if (++signals > 1) process.exit(1);
+  const running = await starting.catch(() => undefined);
+  if (!running) return; // start-up failed: reported below
+  running.logger.info(`${signal}: shutting down`);
+  try {
+    await running.stop();
+  } catch (err) {
+    running.logger.error({ err }, 'shutdown failed');
+    process.exit(1);
+  }
+  running.logger.info('stopped');
+  process.exit(0);
+};
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
 try {
-  const running = await startTessera();
-  let signals = 0;
-  const shutdown = async (signal: string) => {
-    if (++signals > 1) process.exit(1);
-    running.logger.info(`${signal}: shutting down`);
-    await running.stop().catch((err) => running.logger.error({ err }, 'shutdown failed'));
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  await starting;
 } catch (error) {
   if (error instanceof ConfigError) {
     console.error(`tessera: ${error.message}`);
     process.exit(2);
+  }
+  if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+    const { port } = error as { port?: number };
+    console.error(`tessera: port ${port} is in use: stop what listens there, or set PORT to a free port`);
+    process.exit(1);
   }
   throw error;
 }

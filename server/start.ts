@@ -9,7 +9,7 @@ import { createApp } from './app.ts';
 import type { PortalHandler } from './portal.ts';
 import { startEmbeddedPostgres, type RunningDatabase } from '../prisma/embedded.ts';
 import { migrate } from '../prisma/migrate.ts';
-import { createDb } from '../schema/db.ts';
+import { createDb, type Db } from '../schema/db.ts';
 import { systemClock, type Clock } from '../schema/lib/clock.ts';
 import type { ContextBase } from '../schema/context.ts';
 import { KeyStore } from '../schema/modules/keys/keys.service.ts';
@@ -56,64 +56,72 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
   const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'tessera', role: config.role } });
   const log = (msg: string) => logger.info(msg);
 
+  // What has been started so far, stopped in reverse order: on shutdown, or when a later step of the start fails
+  // (a port in use, say), so that no embedded PostgreSQL is left running on DATA_DIR.
   let embedded: RunningDatabase | undefined;
-  let databaseUrl = config.databaseUrl;
-  if (!databaseUrl) {
-    embedded = await startEmbeddedPostgres(path.join(config.dataDir), log);
-    databaseUrl = embedded.url;
-  }
-  await migrate(databaseUrl, log);
-  const db = createDb(databaseUrl);
-
-  const outcome = await bootstrap(db, config.bootstrap);
-  if (outcome === 'created') log(`created the operator organization "${config.bootstrap!.orgName}" owned by ${config.bootstrap!.email}`);
-  if (outcome === 'needs-admin') {
-    logger.warn('no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator');
-  }
-
-  let issuer = config.baseUrl;
-  const keys = new KeyStore(db, config.secretKey);
-  const base: ContextBase = {
-    db,
-    keys,
-    clock: options.clock ?? systemClock,
-    settings: { issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production },
-    operatorOrganizationId: operatorOrganization(db),
+  let db: Db | undefined;
+  let worker: RunningWorker | undefined;
+  let server: http.Server | undefined;
+  const stop = async () => {
+    if (server?.listening) {
+      // Stop accepting, let requests in flight finish, then close idle keep-alive connections.
+      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
+      server.closeIdleConnections();
+      const force = setTimeout(() => server!.closeAllConnections(), 10_000);
+      await closed;
+      clearTimeout(force);
+    }
+    await worker?.stop();
+    await db?.$disconnect();
+    await embedded?.stop();
   };
 
-  let server: http.Server | undefined;
-  let worker: RunningWorker | undefined;
-  if (config.role !== 'worker') {
-    await keys.init();
-    const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits });
-    server = http.createServer(app.callback());
-    server.keepAliveTimeout = 5_000;
-    await new Promise<void>((resolve, reject) => {
-      server!.once('error', reject);
-      server!.listen(config.port, config.host, () => resolve());
-    });
-    const port = (server.address() as { port: number }).port;
-    issuer ??= defaultIssuer(config.host, port);
-    log(`tessera listening on ${issuer} (port ${port})`);
+  try {
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      embedded = await startEmbeddedPostgres(path.join(config.dataDir), log);
+      databaseUrl = embedded.url;
+    }
+    await migrate(databaseUrl, log);
+    db = createDb(databaseUrl);
+
+    const outcome = await bootstrap(db, config.bootstrap);
+    if (outcome === 'created') log(`created the operator organization "${config.bootstrap!.orgName}" owned by ${config.bootstrap!.email}`);
+    if (outcome === 'needs-admin') {
+      logger.warn('no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator');
+    }
+
+    let issuer = config.baseUrl;
+    const keys = new KeyStore(db, config.secretKey);
+    const base: ContextBase = {
+      db,
+      keys,
+      clock: options.clock ?? systemClock,
+      settings: { issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production },
+      operatorOrganizationId: operatorOrganization(db),
+    };
+
+    // The worker first: once the port answers, the whole service is up.
+    if (config.role !== 'api') worker = await startWorker(databaseUrl, { db, logger, clock: base.clock });
+    if (config.role !== 'worker') {
+      await keys.init();
+      const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits });
+      server = http.createServer(app.callback());
+      server.keepAliveTimeout = 5_000;
+      await new Promise<void>((resolve, reject) => {
+        server!.once('error', reject);
+        server!.listen(config.port, config.host, () => resolve());
+      });
+      const port = (server.address() as { port: number }).port;
+      issuer ??= defaultIssuer(config.host, port);
+      log(`tessera listening on ${issuer} (port ${port})`);
+    }
+
+    let stopping: Promise<void> | undefined;
+    const url = server ? `http://127.0.0.1:${(server.address() as { port: number }).port}` : '';
+    return { url, config, base, logger, stop: () => (stopping ??= stop()) };
+  } catch (error) {
+    await stop().catch((err) => logger.error({ err }, 'could not stop what had started'));
+    throw error;
   }
-  if (config.role !== 'api') worker = await startWorker(databaseUrl, { db, logger, clock: base.clock });
-
-  let stopping: Promise<void> | undefined;
-  const stop = () =>
-    (stopping ??= (async () => {
-      if (server) {
-        // Stop accepting, let requests in flight finish, then close idle keep-alive connections.
-        const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-        server.closeIdleConnections();
-        const force = setTimeout(() => server!.closeAllConnections(), 10_000);
-        await closed;
-        clearTimeout(force);
-      }
-      await worker?.stop();
-      await db.$disconnect();
-      await embedded?.stop();
-    })());
-
-  const url = server ? `http://127.0.0.1:${(server.address() as { port: number }).port}` : '';
-  return { url, config, base, logger, stop };
 }

@@ -27,7 +27,7 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function start(): { child: ChildProcess; output: () => string; exited: Promise<string>; closed: Promise<void> } {
+function start(dir = dataDir): { child: ChildProcess; output: () => string; exited: Promise<string>; closed: Promise<void> } {
   let output = '';
   const env = cleanEnv();
   const child = spawn('npm', ['start'], {
@@ -35,7 +35,7 @@ function start(): { child: ChildProcess; output: () => string; exited: Promise<s
     env: {
       ...env,
       PORT: String(port),
-      DATA_DIR: dataDir,
+      DATA_DIR: dir,
       BOOTSTRAP_ADMIN_EMAIL: 'owner@start.test',
       BOOTSTRAP_ADMIN_PASSWORD: 'a strong first password',
       LOG_LEVEL: 'info',
@@ -80,12 +80,19 @@ async function notListening(): Promise<boolean> {
   return fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
 }
 
+const dataDirs: string[] = [];
+async function freshDataDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(os.tmpdir(), 'tessera-start-'));
+  await chmod(dir, 0o755);
+  dataDirs.push(dir);
+  return dir;
+}
+
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-start-'));
-  await chmod(dataDir, 0o755);
+  dataDir = await freshDataDir();
   port = await freePort();
 });
-afterAll(() => rm(dataDir, { recursive: true, force: true }));
+afterAll(() => Promise.all(dataDirs.map((dir) => rm(dir, { recursive: true, force: true }))));
 
 describe('npm start on a machine without a database', () => {
   it('serves on PORT with an embedded PostgreSQL, shuts down on SIGTERM, and reuses its data on restart', async () => {
@@ -126,6 +133,43 @@ describe('npm start on a machine without a database', () => {
     expect(await second.exited).toBe('clean');
     await second.closed;
     expect(await notListening()).toBe(true);
+  }, 120_000);
+
+  it('stops cleanly on a SIGTERM that arrives while it is still starting, and starts again on the same data', async () => {
+    const dir = await freshDataDir();
+    const first = start(dir);
+    await eventually(() => (first.output().includes('creating the embedded PostgreSQL cluster') ? true : undefined), 60_000);
+    first.child.kill('SIGTERM');
+    await first.closed;
+    expect(first.output()).toContain('SIGTERM: shutting down');
+    expect(first.output()).toContain('"msg":"stopped"');
+
+    // Had the database been left running, this start could not use DATA_DIR.
+    const second = start(dir);
+    await waitReady(second.output);
+    second.child.kill('SIGTERM');
+    await second.closed;
+    expect(second.output()).toContain('"msg":"stopped"');
+  }, 120_000);
+
+  it('refuses a port in use with a clear message, and leaves no database running on DATA_DIR', async () => {
+    const dir = await freshDataDir();
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(port, resolve));
+    const blocked = start(dir);
+    try {
+      await blocked.closed;
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+    expect(await blocked.exited).toBe('code 1 signal null');
+    expect(blocked.output()).toContain(`tessera: port ${port} is in use`);
+
+    const next = start(dir);
+    await waitReady(next.output);
+    next.child.kill('SIGTERM');
+    await next.closed;
+    expect(next.output()).toContain('"msg":"stopped"');
   }, 120_000);
 
   it('refuses a bad configuration with a message that says what to fix', async () => {
