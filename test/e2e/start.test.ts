@@ -80,6 +80,15 @@ async function notListening(): Promise<boolean> {
   return fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
 }
 
+/** A start on `dir` that becomes ready, then a SIGTERM that ends in a clean stop. */
+async function expectStartsAndStops(dir: string): Promise<void> {
+  const run = start(dir);
+  await waitReady(run.output);
+  run.child.kill('SIGTERM');
+  await run.closed;
+  expect(run.output()).toContain('"msg":"stopped"');
+}
+
 const dataDirs: string[] = [];
 async function freshDataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tessera-start-'));
@@ -145,11 +154,7 @@ describe('npm start on a machine without a database', () => {
     expect(first.output()).toContain('"msg":"stopped"');
 
     // Had the database been left running, this start could not use DATA_DIR.
-    const second = start(dir);
-    await waitReady(second.output);
-    second.child.kill('SIGTERM');
-    await second.closed;
-    expect(second.output()).toContain('"msg":"stopped"');
+    await expectStartsAndStops(dir);
   }, 120_000);
 
   it('refuses a port in use with a clear message, and leaves no database running on DATA_DIR', async () => {
@@ -165,11 +170,7 @@ describe('npm start on a machine without a database', () => {
     expect(await blocked.exited).toBe('code 1 signal null');
     expect(blocked.output()).toContain(`tessera: port ${port} is in use`);
 
-    const next = start(dir);
-    await waitReady(next.output);
-    next.child.kill('SIGTERM');
-    await next.closed;
-    expect(next.output()).toContain('"msg":"stopped"');
+    await expectStartsAndStops(dir);
   }, 120_000);
 
   it('refuses a bad configuration with a message that says what to fix', async () => {
