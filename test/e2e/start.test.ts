@@ -6,6 +6,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/wait.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 let dataDir: string;
@@ -66,16 +67,6 @@ async function waitReady(output: () => string): Promise<void> {
   throw new Error(`not ready in time:\n${output()}`);
 }
 
-async function eventually<T>(probe: () => T | undefined, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('not seen in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 async function notListening(): Promise<boolean> {
   return fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
 }
@@ -119,7 +110,7 @@ describe('npm start on a machine without a database', () => {
     });
     expect(login.status).toBe(200);
     // The request's log line is written as the response ends: give the pipe a moment.
-    const logLine = await eventually(() => first.output().split('\n').find((l) => l.includes('"path":"/api/v1/auth/login"')));
+    const logLine = await waitFor(() => first.output().split('\n').find((l) => l.includes('"path":"/api/v1/auth/login"')));
     expect(JSON.parse(logLine)).toMatchObject({ method: 'POST', status: 200, requestId: expect.any(String) });
 
     first.child.kill('SIGTERM');
@@ -147,7 +138,7 @@ describe('npm start on a machine without a database', () => {
   it('stops cleanly on a SIGTERM that arrives while it is still starting, and starts again on the same data', async () => {
     const dir = await freshDataDir();
     const first = start(dir);
-    await eventually(() => (first.output().includes('creating the embedded PostgreSQL cluster') ? true : undefined), 60_000);
+    await waitFor(() => (first.output().includes('creating the embedded PostgreSQL cluster') ? true : undefined), 60_000);
     first.child.kill('SIGTERM');
     await first.closed;
     expect(first.output()).toContain('SIGTERM: shutting down');

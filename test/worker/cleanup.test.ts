@@ -7,7 +7,8 @@ import { client, type Client } from '../helpers/http.ts';
 import { DAY, movableClock } from '../helpers/clock.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
 import { authorize, codeFrom, decideConsent, exchangeCode, registerClient, sessionOf, startWithSignedInMember } from '../helpers/oauth.ts';
-import { runTaskNow, waitFor } from '../helpers/worker.ts';
+import { runTaskNow } from '../helpers/worker.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const REDIRECT = 'https://app.example.test/callback';
 const clock = movableClock();

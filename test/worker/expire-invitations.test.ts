@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { signIn, type Client } from '../helpers/http.ts';
 import { DAY, movableClock } from '../helpers/clock.ts';
-import { runTaskNow, waitFor } from '../helpers/worker.ts';
+import { runTaskNow } from '../helpers/worker.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const clock = movableClock();
 let server: TestServer;
