@@ -3,6 +3,7 @@
 // after that they go back to the client with error, error_description, state and iss (RFC 9207).
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../context.ts';
+import { isUniqueViolation } from '../../db.ts';
 import { addSeconds, epochSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { emitEvent } from '../../events/catalog.ts';
@@ -293,7 +294,7 @@ async function markAnswered(ctx: Context, jti: string, exp: number): Promise<voi
   try {
     await ctx.db.consentAnswer.create({ data: { jti, expiresAt: new Date(exp * 1000) } });
   } catch (error) {
-    if ((error as { code?: string }).code === 'P2002') throw new InvalidRequest('This consent request has already been answered: start again from the application');
+    if (isUniqueViolation(error)) throw new InvalidRequest('This consent request has already been answered: start again from the application');
     throw error;
   }
 }

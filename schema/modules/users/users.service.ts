@@ -1,7 +1,7 @@
 // Users: profiles, password changes (which end every session and token), and account deletion.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
+import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
 import { isPlatformAdmin, requireActor, requireUserId } from '../../auth/access.ts';
 import { hashPassword, verifyPassword } from '../../lib/crypto.ts';
@@ -116,7 +116,7 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
     return { user: updated, login };
   }).catch((error: unknown) => {
     // Two people racing for one address both pass the check above; the unique index decides, same answer.
-    if ((error as { code?: string }).code === 'P2002') throw new ConflictError('Another account uses this e-mail address');
+    if (isUniqueViolation(error)) throw new ConflictError('Another account uses this e-mail address');
     throw error;
   });
 }
