@@ -1,13 +1,84 @@
 // The Prisma client over node-postgres. Imported by services only; everything else asks a service.
+//
+// Load must queue, never fail (DESIGN 5): when every connection is busy a query or a transaction waits for one
+// for up to POOL_TIMEOUT_MS, and only then gives up with an error that the HTTP layers answer with 503 and
+// Retry-After (errors/unavailable.ts). Prisma's own defaults (2 s to start a transaction, 5 s to finish it) turned
+// a short queue into 500s. The pool size and wait can be set in DATABASE_URL with Prisma's usual parameters,
+// `connection_limit` and `pool_timeout` (seconds).
+import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../prisma/generated/client/client.ts';
 
 export type Db = PrismaClient;
-export type { Prisma } from '../prisma/generated/client/client.ts';
+// A value too: Prisma.sql composes the raw statements of the hot paths.
+export { Prisma } from '../prisma/generated/client/client.ts';
 
-export function createDb(databaseUrl: string, maxConnections = 10): Db {
-  const adapter = new PrismaPg({ connectionString: databaseUrl, max: maxConnections });
-  return new PrismaClient({ adapter });
+const DEFAULT_CONNECTIONS = 10;
+/** How long a request may wait for a free connection before it is answered 503 (queueing, not failing). */
+const POOL_TIMEOUT_MS = 15_000;
+/** How long an interactive transaction may take once it has its connection. */
+const TRANSACTION_TIMEOUT_MS = 15_000;
+
+type StatementListener = (sql: string) => void;
+const listeners = new WeakMap<Db, Set<StatementListener>>();
+
+/** `connection_limit` and `pool_timeout` read from the URL and removed from it (node-postgres does not know them). */
+function poolSettings(databaseUrl: string, maxConnections: number | undefined) {
+  let url: URL;
+  try {
+    url = new URL(databaseUrl);
+  } catch {
+    return { connectionString: databaseUrl, max: maxConnections ?? DEFAULT_CONNECTIONS, waitMs: POOL_TIMEOUT_MS };
+  }
+  const limit = Number(url.searchParams.get('connection_limit') ?? NaN);
+  const timeout = Number(url.searchParams.get('pool_timeout') ?? NaN);
+  url.searchParams.delete('connection_limit');
+  url.searchParams.delete('pool_timeout');
+  return {
+    connectionString: url.toString(),
+    max: Number.isInteger(limit) && limit > 0 ? limit : maxConnections ?? DEFAULT_CONNECTIONS,
+    waitMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : POOL_TIMEOUT_MS,
+  };
+}
+
+export function createDb(databaseUrl: string, maxConnections?: number): Db {
+  const settings = poolSettings(databaseUrl, maxConnections);
+  const statements = new Set<StatementListener>();
+  // Every statement of the process goes through one pg.Client method: the place to count round trips.
+  class CountingClient extends pg.Client {
+    override query(...args: unknown[]): any {
+      if (statements.size) {
+        const first = args[0] as string | { text?: string };
+        const sql = typeof first === 'string' ? first : first?.text ?? '';
+        for (const listener of statements) listener(sql);
+      }
+      return (super.query as (...a: unknown[]) => unknown)(...args);
+    }
+  }
+  const pool = new pg.Pool({
+    connectionString: settings.connectionString,
+    max: settings.max,
+    connectionTimeoutMillis: settings.waitMs,
+    Client: CountingClient,
+  });
+  // An idle connection that PostgreSQL closes (a restart) is dropped from the pool, not thrown.
+  pool.on('error', () => {});
+  const adapter = new PrismaPg(pool, { disposeExternalPool: true });
+  const db = new PrismaClient({
+    adapter,
+    // maxWait a little past the pool's own wait, so the pool's clearer error is the one seen.
+    transactionOptions: { maxWait: settings.waitMs + 1_000, timeout: TRANSACTION_TIMEOUT_MS },
+  });
+  listeners.set(db, statements);
+  return db;
+}
+
+/** Calls `listener` with the text of every statement `db` sends until the returned function is called. */
+export function onStatement(db: Db, listener: StatementListener): () => void {
+  const set = listeners.get(db);
+  if (!set) throw new Error('onStatement: not a database made by createDb');
+  set.add(listener);
+  return () => set.delete(listener);
 }
 
 /** A write refused by a unique constraint (Prisma's P2002): the service says which rule it broke. */

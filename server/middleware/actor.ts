@@ -10,10 +10,17 @@ import type { RequestState } from './request.ts';
 export const SESSION_COOKIE = 'tessera_session';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-export function bearerToken(header: string): string | null {
+/**
+ * The one reading of `Authorization: Bearer <token>` (RFC 6750 2.1; the scheme is case-insensitive): the token,
+ * null without a header, and `malformed()` thrown for any other header.
+ */
+export function bearerToken(
+  header: string,
+  malformed: () => Error = () => new UnauthenticatedError('The Authorization header must be "Bearer <token>"'),
+): string | null {
   if (!header) return null;
   const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  if (!match) throw new UnauthenticatedError('The Authorization header must be "Bearer <token>"');
+  if (!match) throw malformed();
   return match[1]!;
 }
 

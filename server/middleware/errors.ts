@@ -2,8 +2,9 @@
 // HTTP errors keep their status; anything else is a 500 whose detail is logged, never sent.
 import type Koa from 'koa';
 import type { Logger } from 'pino';
-import { DomainError, RateLimitedError, UserError } from '../../schema/errors/index.ts';
-import { sendError } from '../errors/http.ts';
+import { DomainError, InsufficientScopeError, RateLimitedError, UserError } from '../../schema/errors/index.ts';
+import { ServiceUnavailableError, isDatabaseUnavailable } from '../../schema/errors/unavailable.ts';
+import { sendError, sendUnavailable } from '../errors/http.ts';
 
 const HTTP_CODES: Record<number, string> = { 400: 'invalid_request', 413: 'payload_too_large', 415: 'unsupported_media_type', 405: 'method_not_allowed', 404: 'not_found' };
 
@@ -23,7 +24,8 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
         if (error.code === 'method_not_allowed' && !ctx.response.get('Allow')) ctx.set('Allow', allowedMethods(ctx));
         sendError(ctx, error.code, error.message, {
           details: error instanceof UserError ? error.details : undefined,
-          retryAfter: error instanceof RateLimitedError ? error.retryAfterSeconds : undefined,
+          retryAfter: error instanceof RateLimitedError || error instanceof ServiceUnavailableError ? error.retryAfterSeconds : undefined,
+          scope: error instanceof InsufficientScopeError ? error.scope : undefined,
         });
         return;
       }
@@ -34,8 +36,15 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
         return;
       }
       // A body whose Content-Encoding does not decode (gzip that is not gzip): zlib's errors carry no status.
-      if (/^Z_/.test((error as { code?: string }).code ?? '')) {
+      // Brotli's decoder errors are coded ERR__ERROR_FORMAT_... or ERR_BROTLI_....
+      if (/^(Z_|ERR__ERROR_|ERR_BROTLI_)/.test((error as { code?: string }).code ?? '')) {
         sendError(ctx, 'invalid_request', 'The request body could not be decoded (Content-Encoding)');
+        return;
+      }
+      // The database down or saturated: the client should come back shortly; the service recovers on its own.
+      if (isDatabaseUnavailable(error)) {
+        logger.warn({ err: error, requestId: ctx.state.request?.requestId }, 'database unavailable');
+        sendUnavailable(ctx);
         return;
       }
       logger.error({ err: error, requestId: ctx.state.request?.requestId }, 'unhandled error');

@@ -1,7 +1,8 @@
 // How OAuth endpoints answer: JSON that is never cached, protocol errors as {error, error_description} with
 // the status of server/errors/http.ts, and our own HTML page for errors that must not be redirected.
 import type Koa from 'koa';
-import { sendError } from '../errors/http.ts';
+import { sendError, sendUnavailable } from '../errors/http.ts';
+import { isDatabaseUnavailable } from '../../schema/errors/unavailable.ts';
 import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
 
 export function noStore(ctx: Koa.Context): void {
@@ -15,14 +16,16 @@ export function sendJson(ctx: Koa.Context, body: unknown, status = 200): void {
   ctx.body = body;
 }
 
-/** Answers OAuth errors from the wrapped handler; anything else goes on to the general error middleware. */
+/** Answers OAuth errors, and a database that is unavailable (503), from the wrapped handler; anything else goes
+ *  on to the general error middleware. */
 export function oauthErrors(): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
     } catch (error) {
-      if (!(error instanceof OAuthError)) throw error;
-      sendError(ctx, error.code, error.message);
+      if (isDatabaseUnavailable(error)) sendUnavailable(ctx);
+      else if (error instanceof OAuthError) sendError(ctx, error.code, error.message);
+      else throw error;
       noStore(ctx);
     }
   };

@@ -1,9 +1,10 @@
 // GET and POST /oauth/userinfo (OIDC Core 5.3): the bearer token in the Authorization header, or as
-// access_token in a form body (RFC 6750 2.2).
+// access_token in a form body (RFC 6750 2.2). A token without the openid scope is refused (OIDC Core 5.3.3).
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
 import { userinfo } from '../../schema/modules/oauth/token-admin.service.ts';
 import { InvalidRequest, InvalidToken } from '../../schema/modules/oauth/oauth.errors.ts';
+import { bearerToken } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { sendJson } from './index.ts';
 
@@ -16,9 +17,9 @@ function accessToken(ctx: Koa.Context): string {
     if (typeof fromBody !== 'string') throw new InvalidRequest('access_token must be given once');
     return fromBody;
   }
-  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  if (!match) throw new InvalidToken();
-  return match[1]!;
+  const token = bearerToken(header, () => new InvalidToken());
+  if (token === null) throw new InvalidToken();
+  return token;
 }
 
 export function userinfoEndpoint(base: ContextBase): Koa.Middleware {

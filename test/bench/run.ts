@@ -1,5 +1,6 @@
 // `npm run bench`: throughput and latency of the hot paths (DESIGN 5) against a real PostgreSQL, over HTTP on
-// loopback: the token endpoint (refresh grant), userinfo, an API-key REST call and a session REST call.
+// loopback: the token endpoint (code exchange and refresh grant), userinfo, an API-key REST call and a session REST
+// call, each with the SQL statements it sends per request (counted through schema/db.ts onStatement).
 // Uses BENCH_DATABASE_URL or the local server's `postgres` database to create a throw-away database.
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,6 +9,9 @@ import path from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
 import { startTessera } from '../../server/start.ts';
+import { onStatement } from '../../schema/db.ts';
+
+let statements = 0;
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
@@ -16,6 +20,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 async function measure(name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY) {
   for (let i = 0; i < 20; i++) await call(i); // warm-up
   const latencies: number[] = [];
+  statements = 0;
   let next = 0;
   const started = performance.now();
   await Promise.all(
@@ -33,7 +38,8 @@ async function measure(name: string, call: (i: number) => Promise<Response>, con
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
-  console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms`);
+  const perRequest = (statements / REQUESTS).toFixed(1);
+  console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request`);
 }
 
 const dbName = `tessera_bench_${randomBytes(4).toString('hex')}`;
@@ -54,6 +60,7 @@ const running = await startTessera({
   logger: pino({ level: 'silent' }),
 });
 const base = running.url;
+onStatement(running.base.db, () => statements++);
 const json = (body: unknown, token?: string) => ({
   method: 'POST',
   headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
@@ -69,6 +76,15 @@ try {
   const tokens = await (await fetch(`${base}/oauth/token`, form({ grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/cb', client_id: client.client_id, client_secret: client.client_secret }))).json();
 
   console.log(`${REQUESTS} requests per case, ${CONCURRENCY} at a time, node ${process.versions.node}`);
+  // Codes are made ahead (authorize is not what this case measures): one per exchange, warm-up included.
+  const authorizeUrl = `${base}/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', response_type: 'code', scope: 'openid email', nonce: 'n' })}`;
+  const codes: string[] = [];
+  while (codes.length < REQUESTS + 20) {
+    const res = await fetch(authorizeUrl, { redirect: 'manual', headers: { cookie: `tessera_session=${login.token}` } });
+    codes.push(new URL(res.headers.get('location')!).searchParams.get('code')!);
+  }
+  await measure('token (code exchange)', () =>
+    fetch(`${base}/oauth/token`, form({ grant_type: 'authorization_code', code: codes.pop()!, redirect_uri: 'http://127.0.0.1/cb', client_id: client.client_id, client_secret: client.client_secret })));
   let refresh = tokens.refresh_token as string;
   // Refresh tokens rotate: each call must use the latest one, so this case runs one at a time.
   const refreshCall = async () => {

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { startTessera, type Running } from '../../server/start.ts';
 import type { Clock } from '../../schema/lib/clock.ts';
 import { createTestDatabase } from './db.ts';
@@ -17,17 +17,25 @@ export interface TestServerOptions {
   clock?: Clock;
   role?: 'all' | 'api' | 'worker';
   env?: Record<string, string>;
+  /** Connections in the service's database pool (DATABASE_URL's connection_limit); 10 when not given. */
+  poolSize?: number;
+  /** Serve from this database instead of a fresh copy of the template (which it then neither makes nor drops). */
+  databaseUrl?: string;
+  /** The service's logger, for a test that checks what is logged; silent (or TEST_LOG_LEVEL) when not given. */
+  logger?: Logger;
 }
 
 export const ADMIN = { email: 'admin@tessera.test', password: 'correct horse battery staple' };
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const database = await createTestDatabase();
+  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase();
+  const url = new URL(database.url);
+  if (options.poolSize) url.searchParams.set('connection_limit', String(options.poolSize));
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-test-'));
   const bootstrap: NonNullable<TestServerOptions['bootstrap']> = options.bootstrap ?? ADMIN;
   const running = await startTessera({
     env: {
-      DATABASE_URL: database.url,
+      DATABASE_URL: url.toString(),
       PORT: '0',
       HOST: '127.0.0.1',
       DATA_DIR: dataDir,
@@ -44,7 +52,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...options.env,
     },
     clock: options.clock,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
   });
   return {
     ...running,

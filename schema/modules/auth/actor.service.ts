@@ -1,7 +1,8 @@
 // The one actor resolution for every request (REST, GraphQL, portal): a session token, an API key with its
-// secret, or an OAuth access token. Presented but invalid credentials are an error, never anonymous.
+// secret, or an OAuth access token. Presented but invalid credentials are an error, never anonymous. Each kind
+// of credential costs one statement (DESIGN 5: authentication is a hot path).
 import type { Actor, Context } from '../../context.ts';
-import { DomainError } from '../../errors/index.ts';
+import { InvalidToken } from '../oauth/oauth.errors.ts';
 import { verifyAccessToken } from '../oauth/tokens.service.ts';
 import { authenticateApiKey, API_KEY_PREFIX } from '../api-keys/api-keys.service.ts';
 import { findLiveSession } from './sessions.service.ts';
@@ -20,7 +21,7 @@ export async function resolveActor(ctx: Context, credentials: Credentials): Prom
   const bearer = credentials.bearer ?? null;
   if (bearer !== null) {
     const actor = await fromBearer(ctx, bearer, credentials.apiSecret ?? null);
-    if (!actor) throw new DomainError('invalid_token', 'Invalid or expired credentials');
+    if (!actor) throw new InvalidToken('Invalid or expired credentials');
     return actor;
   }
   if (credentials.sessionCookie) {

@@ -50,16 +50,28 @@ export async function createSession(
   return { token, session };
 }
 
-/** Finds the live session for a token, or null (unknown, revoked, expired, or older than the session version). */
-export async function findLiveSession(ctx: Context, token: string) {
+export interface LiveSession {
+  id: string;
+  userId: string;
+  organizationId: string | null;
+  sessionVersion: number;
+  authTime: Date;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/**
+ * Finds the live session for a token, or null (unknown, revoked, expired, or older than the session version).
+ * One statement: every authenticated request of a browser or a session token comes through here.
+ */
+export async function findLiveSession(ctx: Context, token: string): Promise<LiveSession | null> {
   if (!token.startsWith(SESSION_TOKEN_PREFIX) || token.length > 200) return null;
-  const session = await ctx.db.session.findUnique({
-    where: { tokenHash: sha256(token) },
-    include: { user: { select: { sessionVersion: true } } },
-  });
-  if (!session || session.revokedAt || session.expiresAt <= ctx.clock.now()) return null;
-  if (session.sessionVersion !== session.user.sessionVersion) return null;
-  return session;
+  const [session] = await ctx.db.$queryRaw<LiveSession[]>`
+    select s.id, s.user_id as "userId", s.organization_id as "organizationId", s.session_version as "sessionVersion",
+           s.auth_time as "authTime", s.created_at as "createdAt", s.expires_at as "expiresAt"
+    from sessions s join users u on u.id = s.user_id and u.session_version = s.session_version
+    where s.token_hash = ${sha256(token)}::text and s.revoked_at is null and s.expires_at > ${ctx.clock.now()}::timestamp(3)`;
+  return session ?? null;
 }
 
 export async function revokeSession(ctx: Context, sessionId: string): Promise<void> {

@@ -1,14 +1,14 @@
 // Minting and checking tokens. Access tokens are RFC 9068 JWTs (typ at+jwt) signed with our current key;
-// each names its grant, so revoking the grant (a replayed code, a revoked consent, a disabled client) ends
-// it, and carries the user's session version, so a password change ends it too.
+// each names its grant, so revoking the grant (a replayed code, a revoked consent, a disabled client, a member
+// removed) ends it, and carries the user's session version, so a password change ends it too. Signing never
+// happens inside a transaction: the statements that store what was issued run before or after it.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
-import { addSeconds, epochSeconds } from '../../lib/clock.ts';
-import { randomToken, sha256 } from '../../lib/crypto.ts';
+import { Prisma } from '../../db.ts';
+import { epochSeconds } from '../../lib/clock.ts';
 import type { SigningAlg } from '../keys/keys.service.ts';
 import { InvalidToken } from './oauth.errors.ts';
-import { userClaims } from './claims.service.ts';
+import { CLAIM_COLUMNS, claimsFor, type ClaimSource } from './claims.service.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -16,6 +16,7 @@ export const ID_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_PREFIX = 'tsr_';
 
 type Tx = Prisma.TransactionClient;
+const CLAIMS = Prisma.raw(CLAIM_COLUMNS);
 
 export interface TokenSubject {
   client: { id: string; clientId: string; organizationId: string; idTokenSignedResponseAlg: string; grantTypes: string[] };
@@ -64,10 +65,10 @@ function atHash(accessToken: string, alg: SigningAlg): string {
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
-export async function mintIdToken(ctx: Context, s: TokenSubject, accessToken: string, nonce: string | null): Promise<string> {
+/** `claims`: the user's claims by scope (claimsFor), read by the statement that issued the tokens. */
+export async function mintIdToken(ctx: Context, s: TokenSubject, accessToken: string, nonce: string | null, claims: Record<string, unknown>): Promise<string> {
   const now = ctx.clock.now();
   const alg = s.client.idTokenSignedResponseAlg as SigningAlg;
-  const claims = s.userId ? await userClaims(ctx, s.userId, s.organizationId, s.scope) : { sub: s.client.clientId };
   return ctx.keys.sign(
     {
       ...claims,
@@ -85,55 +86,33 @@ export async function mintIdToken(ctx: Context, s: TokenSubject, accessToken: st
   );
 }
 
-/** Stores a new refresh token of the grant and returns its value. */
-export async function createRefreshToken(ctx: Context, tx: Tx, s: TokenSubject): Promise<string> {
-  const token = randomToken(REFRESH_TOKEN_PREFIX);
-  await tx.refreshToken.create({
-    data: {
-      tokenHash: sha256(token),
-      grantId: s.grantId,
-      clientId: s.client.id,
-      userId: s.userId!,
-      organizationId: s.organizationId,
-      scope: s.scope.join(' '),
-      authTime: s.authTime ?? ctx.clock.now(),
-      sessionVersion: s.sessionVersion,
-      expiresAt: addSeconds(ctx.clock.now(), REFRESH_TOKEN_TTL_SECONDS),
-    },
-  });
-  return token;
-}
-
-export async function issueTokens(
+/** Signs what a token response carries; the refresh token, if any, was stored already. */
+export async function signTokens(
   ctx: Context,
-  tx: Tx,
   s: TokenSubject,
-  options: { refresh: boolean; idToken: boolean; nonce?: string | null },
+  options: { refreshToken?: string | null; idToken?: { nonce: string | null; claims: Record<string, unknown> } | null },
 ): Promise<TokenResponse> {
   const accessToken = await mintAccessToken(ctx, s);
   const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, scope: s.scope.join(' ') };
-  if (options.refresh) response.refresh_token = await createRefreshToken(ctx, tx, s);
-  if (options.idToken) response.id_token = await mintIdToken(ctx, s, accessToken, options.nonce ?? null);
+  if (options.refreshToken) response.refresh_token = options.refreshToken;
+  if (options.idToken) response.id_token = await mintIdToken(ctx, s, accessToken, options.idToken.nonce, options.idToken.claims);
   return response;
 }
 
-export interface VerifiedAccessToken {
+/** The claims of an access token whose signature, type, issuer and lifetime are ours; no database involved. */
+export interface SignedAccessToken {
   sub: string;
-  userId: string | null;
-  clientId: string;
-  clientDbId: string;
-  organizationId: string;
-  scope: string[];
   grantId: string;
+  clientId: string;
+  organizationId: string;
+  sessionVersion: unknown;
+  scope: string[];
   exp: number;
   iat: number;
 }
 
-/**
- * Checks an access token: our signature (never none or HS256), at+jwt, our issuer, not expired; then that its
- * grant stands, its client is enabled and the user's session version has not moved. Else invalid_token.
- */
-export async function verifyAccessToken(ctx: Context, token: string): Promise<VerifiedAccessToken> {
+/** Our signature (never none or HS256), at+jwt, our issuer, not expired; else invalid_token. */
+export async function verifyAccessTokenSignature(ctx: Context, token: string): Promise<SignedAccessToken> {
   if (token.length > 8192 || token.split('.').length !== 3) throw new InvalidToken();
   let payload;
   try {
@@ -143,23 +122,64 @@ export async function verifyAccessToken(ctx: Context, token: string): Promise<Ve
   }
   const { gid, client_id: clientId, org_id: organizationId, sv, scope, sub, exp, iat } = payload as Record<string, unknown>;
   if (typeof gid !== 'string' || typeof clientId !== 'string' || typeof organizationId !== 'string' || typeof sub !== 'string') throw new InvalidToken();
-  const grant = await ctx.db.oAuthGrant.findUnique({
-    where: { id: gid },
-    select: { revokedAt: true, userId: true, client: { select: { id: true, enabled: true, clientId: true } }, user: { select: { sessionVersion: true } } },
-  });
-  if (!grant || grant.revokedAt || !grant.client.enabled || grant.client.clientId !== clientId) throw new InvalidToken();
-  if (grant.userId && grant.user?.sessionVersion !== sv) throw new InvalidToken();
   return {
-    sub,
-    userId: grant.userId,
-    clientId,
-    clientDbId: grant.client.id,
-    organizationId,
+    sub, grantId: gid, clientId, organizationId, sessionVersion: sv,
     scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
-    grantId: gid,
-    exp: Number(exp),
-    iat: Number(iat),
+    exp: Number(exp), iat: Number(iat),
   };
+}
+
+export interface VerifiedAccessToken extends SignedAccessToken {
+  userId: string | null;
+  clientDbId: string;
+  /** The organization that owns the client (introspection answers only within it). */
+  clientOrganizationId: string;
+  /** The user's claim fields, read in the same statement (null for a machine client's token). */
+  claims: ClaimSource | null;
+}
+
+interface GrantRow extends ClaimSource {
+  revoked: boolean;
+  user_id: string;
+  grant_user_id: string | null;
+  client_db_id: string;
+  client_id: string;
+  client_enabled: boolean;
+  client_organization_id: string;
+  session_version: number | null;
+}
+
+/**
+ * Checks an access token: its signature (verifyAccessTokenSignature), then in one statement that its grant
+ * stands, its client is enabled, the user's session version has not moved and the user is still a member of the
+ * token's organization. Also reads the user's claim fields, so userinfo needs no second query. Else invalid_token.
+ */
+export async function verifyAccessToken(ctx: Context, token: string): Promise<VerifiedAccessToken> {
+  const signed = await verifyAccessTokenSignature(ctx, token);
+  const [row] = await ctx.db.$queryRaw<GrantRow[]>`
+    select g.revoked_at is not null as revoked, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
+           c.id as client_db_id, c.client_id, c.enabled as client_enabled, c.organization_id as client_organization_id,
+           u.session_version, ${signed.organizationId}::text as organization_id, ${CLAIMS}
+    from oauth_grants g
+    join oauth_clients c on c.id = g.client_id
+    left join users u on u.id = g.user_id
+    left join organizations o on o.id = ${signed.organizationId}::text
+    left join memberships m on m.user_id = g.user_id and m.organization_id = ${signed.organizationId}::text
+    where g.id = ${signed.grantId}::text`;
+  if (!row || row.revoked || !row.client_enabled || row.client_id !== signed.clientId) throw new InvalidToken();
+  if (row.grant_user_id && (row.session_version !== signed.sessionVersion || !row.role)) throw new InvalidToken();
+  return {
+    ...signed,
+    userId: row.grant_user_id,
+    clientDbId: row.client_db_id,
+    clientOrganizationId: row.client_organization_id,
+    claims: row.grant_user_id ? row : null,
+  };
+}
+
+/** The user's claims for an access token's scope (userinfo): from the row verifyAccessToken read. */
+export function accessTokenClaims(token: VerifiedAccessToken): Record<string, unknown> {
+  return token.claims ? claimsFor(token.claims, token.scope) : { sub: token.sub };
 }
 
 /** Ends a grant and everything issued from it. */

@@ -1,0 +1,258 @@
+// The token endpoint's writes, one SQL statement each (DESIGN 5, STYLE "hot paths"). Redeeming a code or a
+// refresh token consumes it with a conditional UPDATE ... RETURNING, checks in the same statement that the grant
+// stands, that the user's session version has not moved and that the user is still a member of the grant's
+// organization, and only then stores the next refresh token, the oauth.token.issued event and the audit entry
+// and touches the consent's last use (at most once a minute). A redemption that fails those checks ends the
+// grant in the same statement. No interactive transaction, and nothing is signed while a statement runs.
+import type { Context } from '../../context.ts';
+import { Prisma } from '../../db.ts';
+import { uuidv7 } from '../../lib/ids.ts';
+import { CLAIM_COLUMNS, type ClaimSource } from './claims.service.ts';
+
+const sql = Prisma.sql;
+const LAST_USED_GRANULARITY = Prisma.raw(`interval '1 minute'`);
+
+/** The client as the statements need it: its row id, public client_id and organization. */
+export interface StatementClient {
+  id: string;
+  clientId: string;
+  organizationId: string;
+}
+
+/** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
+export interface Redeemed extends ClaimSource {
+  grant_id: string;
+  scope: string;
+  nonce: string | null;
+  auth_time: Date;
+  session_version: number;
+  redirect_ok: boolean;
+  has_challenge: boolean;
+  pkce_ok: boolean;
+  scope_ok: boolean;
+  grant_live: boolean;
+  session_current: boolean;
+  member: boolean;
+}
+
+/** The refresh token to store when the checks pass (its value is made, and hashed, before the statement). */
+export interface NextRefresh {
+  hash: string;
+  expiresAt: Date;
+}
+
+const ts = (date: Date) => sql`${date}::timestamp(3)`;
+
+/** Who asked, for audit rows written in SQL (recordAudit's fields). */
+function requestColumns(ctx: Context) {
+  return sql`${ctx.request.ip}::text, ${ctx.request.userAgent?.slice(0, 500) ?? null}::text`;
+}
+
+/**
+ * The CTEs after `subject` (one row per redeemed token, with the check columns and ClaimSource): `issued` is the
+ * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
+ * touch. A grant whose user signed out everywhere or left the organization is ended, with its refresh tokens.
+ */
+function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null) {
+  const now = ctx.clock.now();
+  const clientJson = JSON.stringify({ id: client.id, clientId: client.clientId });
+  return sql`
+    , issued as (
+      select * from subject where redirect_ok and pkce_ok and scope_ok and grant_live and session_current and member
+    ), next_refresh as (
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, session_version, expires_at, created_at)
+      select ${uuidv7()}::text, ${next?.hash ?? null}::text, grant_id, ${client.id}::text, user_id, organization_id, scope, auth_time,
+             session_version, ${next?.expiresAt ?? now}::timestamp(3), ${ts(now)}
+      from issued where ${next !== null}::boolean
+    ), event as (
+      insert into events (id, kind, organization_id, payload, created_at)
+      select ${uuidv7()}::text, 'oauth.token.issued', organization_id,
+             jsonb_build_object(
+               'organization', jsonb_build_object('id', organization_id, 'name', organization_name),
+               'data', jsonb_build_object('client', ${clientJson}::jsonb, 'user', jsonb_build_object('id', user_id), 'scope', scope, 'kind', 'user')),
+             ${ts(now)}
+      from issued
+    ), audit as (
+      insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
+      select ${uuidv7()}::text, organization_id, 'user', user_id, 'oauth.token.issue', 'oauth_client', ${client.id}::text,
+             'success'::"AuditOutcome", ${requestColumns(ctx)}, jsonb_build_object('kind', 'user', 'scope', scope), ${ts(now)}
+      from issued
+    ), touched as (
+      update oauth_consents set last_used_at = ${ts(now)}
+      where user_id = (select user_id from issued) and client_id = ${client.id}::text
+        and (last_used_at is null or last_used_at < ${ts(now)} - ${LAST_USED_GRANULARITY})
+    ), ended_grant as (
+      update oauth_grants set revoked_at = ${ts(now)}
+      where id = (select grant_id from subject where grant_live and not (session_current and member))
+    ), ended_tokens as (
+      update refresh_tokens set revoked_at = ${ts(now)}
+      where grant_id = (select grant_id from subject where grant_live and not (session_current and member)) and revoked_at is null
+    )
+    select * from subject`;
+}
+
+/** The checks and claims shared by both redemptions, over the consumed row `c`. */
+const SUBJECT_CHECKS = Prisma.raw(`
+    g.revoked_at is null as grant_live,
+    coalesce(u.session_version = c.session_version, false) as session_current,
+    m.role is not null as member,
+    c.user_id, c.organization_id, ${CLAIM_COLUMNS}`);
+const SUBJECT_JOINS = Prisma.raw(`
+  from consumed c
+  join oauth_grants g on g.id = c.grant_id
+  left join users u on u.id = c.user_id
+  left join organizations o on o.id = c.organization_id
+  left join memberships m on m.user_id = c.user_id and m.organization_id = c.organization_id`);
+
+export interface CodeRedemption {
+  hash: string;
+  redirectUri: string;
+  /** Whether the request carried a code_verifier at all, and what it implies for each challenge method. */
+  verifierGiven: boolean;
+  s256: string | null;
+  plain: string | null;
+}
+
+/** Consumes an authorization code and, when every check passes, issues from it. Null: no usable code. */
+export async function redeemCode(ctx: Context, client: StatementClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
+  const now = ctx.clock.now();
+  const [row] = await ctx.db.$queryRaw<Redeemed[]>`
+    with consumed as (
+      update authorization_codes set used_at = ${ts(now)}
+      where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
+      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, session_version
+    ), subject as (
+      select c.grant_id, c.scope, c.nonce, c.auth_time, c.session_version,
+        c.redirect_uri = ${code.redirectUri}::text as redirect_ok,
+        c.code_challenge is not null as has_challenge,
+        case when c.code_challenge is null then not ${code.verifierGiven}::boolean
+             when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${code.s256}::text, false)
+             else coalesce(c.code_challenge = ${code.plain}::text, false) end as pkce_ok,
+        true as scope_ok,
+        ${SUBJECT_CHECKS}
+      ${SUBJECT_JOINS}
+    )
+    ${issueAndEnd(ctx, client, next)}`;
+  return row ?? null;
+}
+
+/** Consumes a refresh token and, when every check passes, issues from it with `asked` (a subset) or its scope. */
+export async function redeemRefreshToken(ctx: Context, client: StatementClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
+  const now = ctx.clock.now();
+  const askedText = asked.join(' ');
+  const [row] = await ctx.db.$queryRaw<Redeemed[]>`
+    with consumed as (
+      update refresh_tokens set used_at = ${ts(now)}
+      where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
+      returning grant_id, user_id, organization_id, scope, auth_time, session_version
+    ), subject as (
+      select c.grant_id, case when ${askedText}::text = '' then c.scope else ${askedText}::text end as scope,
+        null::text as nonce, c.auth_time, c.session_version,
+        true as redirect_ok, false as has_challenge, true as pkce_ok,
+        string_to_array(c.scope, ' ') @> string_to_array(${askedText}::text, ' ') as scope_ok,
+        ${SUBJECT_CHECKS}
+      ${SUBJECT_JOINS}
+    )
+    ${issueAndEnd(ctx, client, next)}`;
+  return row ?? null;
+}
+
+/**
+ * A code or refresh token that could not be consumed: if it was already used by this client it is a replay, and
+ * the whole grant ends (OAuth 2.0 Security BCP 4.13, 4.14) with an audit entry. Says what was found.
+ */
+export async function endReplayedGrant(
+  ctx: Context, client: StatementClient, kind: 'code' | 'refresh_token', hash: string,
+): Promise<{ found: boolean; otherClient: boolean; replayed: boolean }> {
+  const now = ctx.clock.now();
+  const source = kind === 'code' ? Prisma.raw('authorization_codes where code_hash') : Prisma.raw('refresh_tokens where token_hash');
+  const action = kind === 'code' ? 'oauth.code.replay' : 'oauth.refresh_token.replay';
+  const [row] = await ctx.db.$queryRaw<{ client_id: string; used: boolean }[]>`
+    with seen as (
+      select grant_id, client_id, used_at is not null as used from ${source} = ${hash}::text
+    ), replayed as (
+      select grant_id from seen where used and client_id = ${client.id}::text
+    ), ended_grant as (
+      update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from replayed) and revoked_at is null
+    ), ended_tokens as (
+      update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from replayed) and revoked_at is null
+    ), audit as (
+      insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
+      select ${uuidv7()}::text, ${client.organizationId}::text, 'anonymous', null, ${action}::text, 'oauth_client', ${client.id}::text,
+             'failure'::"AuditOutcome", ${requestColumns(ctx)}, '{}'::jsonb, ${ts(now)}
+      from replayed
+    )
+    select client_id, used from seen`;
+  if (!row) return { found: false, otherClient: false, replayed: false };
+  const otherClient = row.client_id !== client.id;
+  return { found: true, otherClient, replayed: row.used && !otherClient };
+}
+
+/** A machine client's grant, with its event and audit entry. Returns the grant id. */
+export async function recordClientCredentialsGrant(ctx: Context, client: StatementClient, scope: string[]): Promise<string> {
+  const now = ctx.clock.now();
+  const grantId = uuidv7();
+  const data = JSON.stringify({ client: { id: client.id, clientId: client.clientId }, user: null, scope: scope.join(' '), kind: 'client_credentials' });
+  await ctx.db.$executeRaw`
+    with new_grant as (
+      insert into oauth_grants (id, client_id, user_id, scope, created_at)
+      values (${grantId}::text, ${client.id}::text, null, ${scope.join(' ')}::text, ${ts(now)})
+    ), event as (
+      insert into events (id, kind, organization_id, payload, created_at)
+      select ${uuidv7()}::text, 'oauth.token.issued', o.id,
+             jsonb_build_object('organization', jsonb_build_object('id', o.id, 'name', o.name), 'data', ${data}::jsonb), ${ts(now)}
+      from organizations o where o.id = ${client.organizationId}::text
+    )
+    insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
+    values (${uuidv7()}::text, ${client.organizationId}::text, 'anonymous', null, 'oauth.token.issue', 'oauth_client', ${client.id}::text,
+            'success'::"AuditOutcome", ${requestColumns(ctx)}, ${JSON.stringify({ kind: 'client_credentials', scope: scope.join(' ') })}::jsonb, ${ts(now)})`;
+  return grantId;
+}
+
+/**
+ * Revocation (RFC 7009): ends the grant of a refresh token (by its hash) or of an access token (by its grant id),
+ * if it is this client's, with the oauth_client.token_revoked event and the audit entry. False when not found.
+ */
+export async function revokeGrantOfToken(ctx: Context, client: StatementClient, target: { refreshHash: string } | { grantId: string }): Promise<boolean> {
+  const now = ctx.clock.now();
+  const find = 'refreshHash' in target
+    ? sql`select grant_id from refresh_tokens where token_hash = ${target.refreshHash}::text and client_id = ${client.id}::text`
+    : sql`select id as grant_id from oauth_grants where id = ${target.grantId}::text and client_id = ${client.id}::text`;
+  const clientJson = JSON.stringify({ id: client.id, clientId: client.clientId });
+  const [row] = await ctx.db.$queryRaw<{ found: number }[]>`
+    with target as (${find}),
+    ended_grant as (
+      update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from target) and revoked_at is null
+    ), ended_tokens as (
+      update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from target) and revoked_at is null
+    ), event as (
+      insert into events (id, kind, organization_id, payload, created_at)
+      select ${uuidv7()}::text, 'oauth_client.token_revoked', o.id,
+             jsonb_build_object('organization', jsonb_build_object('id', o.id, 'name', o.name),
+                                'data', jsonb_build_object('client', ${clientJson}::jsonb, 'grantId', t.grant_id)), ${ts(now)}
+      from target t join organizations o on o.id = ${client.organizationId}::text
+    ), audit as (
+      insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
+      select ${uuidv7()}::text, ${client.organizationId}::text, 'anonymous', null, 'oauth.token.revoke', 'oauth_client', ${client.id}::text,
+             'success'::"AuditOutcome", ${requestColumns(ctx)}, '{}'::jsonb, ${ts(now)}
+      from target
+    )
+    select count(*)::int as found from target`;
+  return (row?.found ?? 0) > 0;
+}
+
+/** What introspection says of a refresh token, in one statement; null when it is not active for `organizationId`. */
+export async function liveRefreshToken(ctx: Context, hash: string, organizationId: string) {
+  const now = ctx.clock.now();
+  const [row] = await ctx.db.$queryRaw<{ scope: string; user_id: string; client_id: string; expires_at: Date; created_at: Date }[]>`
+    select rt.scope, rt.user_id, c.client_id, rt.expires_at, rt.created_at
+    from refresh_tokens rt
+    join oauth_grants g on g.id = rt.grant_id
+    join oauth_clients c on c.id = rt.client_id
+    join users u on u.id = rt.user_id
+    join memberships m on m.user_id = rt.user_id and m.organization_id = rt.organization_id
+    where rt.token_hash = ${hash}::text and rt.used_at is null and rt.revoked_at is null and rt.expires_at > ${ts(now)}
+      and g.revoked_at is null and c.enabled and c.organization_id = ${organizationId}::text
+      and u.session_version = rt.session_version`;
+  return row ?? null;
+}
