@@ -6,8 +6,8 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import type PrismaTypes from '../prisma/generated/pothos-types.ts';
 import { getDatamodel } from '../prisma/generated/pothos-types.ts';
 import type { Context, Role } from './context.ts';
-import { ForbiddenError, UnauthenticatedError, UserError } from './errors/index.ts';
-import { scopeInitializer } from './auth/scopes.ts';
+import { ForbiddenError, InsufficientScopeError, UnauthenticatedError, UserError } from './errors/index.ts';
+import { API_SCOPE, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
 
 export interface AuthScopes {
   /** Any authenticated caller: session, API key or OAuth token. */
@@ -16,6 +16,10 @@ export interface AuthScopes {
   person: boolean;
   /** A browser or bearer session (not an API key or an OAuth token): for account-level changes. */
   session: boolean;
+  /** Sessions and API keys pass; an OAuth access token only with this scope (DESIGN 4). */
+  tokenScope: string;
+  /** The caller's own profile, organizations and session: an access token needs openid, profile, email or api. */
+  profileRead: boolean;
   platformAdmin: boolean;
   /** At least this role in the organization; no role there at all answers 404. */
   orgRole: { organizationId: string; role: Role };
@@ -35,7 +39,11 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   scopeAuth: {
     authScopes: scopeInitializer,
-    unauthorizedError: (_parent, ctx) => (ctx.actor ? new ForbiddenError() : new UnauthenticatedError()),
+    unauthorizedError: (_parent, ctx, _info, result) => {
+      const scope = missingTokenScope(result.failure);
+      if (scope) return new InsufficientScopeError(scope);
+      return ctx.actor ? new ForbiddenError() : new UnauthenticatedError();
+    },
   },
   errors: { defaultTypes: [UserError], directResult: true },
   prisma: {
@@ -47,8 +55,11 @@ export const builder = new SchemaBuilder<{
   },
 });
 
-builder.queryType({});
-builder.mutationType({});
+// An OAuth access token acts only within its scopes: every root field needs `api` unless it opts out with
+// `skipTypeScopes: true` and a scope of its own (auth/scopes.ts lists which ones do). Fields added later are
+// covered without a word.
+builder.queryType({ authScopes: { tokenScope: API_SCOPE } });
+builder.mutationType({ authScopes: { tokenScope: API_SCOPE } });
 
 builder.scalarType('DateTime', {
   serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),

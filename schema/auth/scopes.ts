@@ -1,6 +1,23 @@
 // The scope initializer of the auth plugin: each scope defers to auth/access.ts, the single source of truth.
-import type { Context, Role } from '../context.ts';
+import { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
+import type { Actor, Context, Role } from '../context.ts';
 import { isPlatformAdmin, requireOrgRole } from './access.ts';
+
+/**
+ * What an OAuth access token may do (DESIGN 4). `api` lets it act as its user everywhere; it is the type-level
+ * scope of Query and Mutation (builder.ts), so every field needs it unless it opts out with `skipTypeScopes`.
+ * The caller's own profile, organizations and session are open to any of PROFILE_SCOPES (`profileRead`); the
+ * caller's own licenses and entitlements to any valid token (ANY_TOKEN).
+ */
+export const API_SCOPE = 'api';
+export const PROFILE_SCOPES = ['openid', 'profile', 'email', API_SCOPE] as const;
+
+/** Field options for what any valid token may read: the caller's own licenses and entitlements. */
+export const ANY_TOKEN = { skipTypeScopes: true, authScopes: { authenticated: true } } as const;
+
+/** Sessions and API keys are not limited by OAuth scopes; an access token holds one of `scopes` or is refused. */
+const tokenAllows = (actor: Actor | null, scopes: readonly string[]) =>
+  actor?.kind !== 'oauth' || scopes.some((s) => actor.scope.includes(s));
 
 export function scopeInitializer(ctx: Context) {
   const actor = ctx.actor;
@@ -8,10 +25,30 @@ export function scopeInitializer(ctx: Context) {
     authenticated: !!actor,
     person: !!actor && actor.kind !== 'apiKey' && !!actor.userId,
     session: actor?.kind === 'user',
+    tokenScope: (scope: string) => tokenAllows(actor, [scope]),
+    profileRead: tokenAllows(actor, PROFILE_SCOPES),
     platformAdmin: () => isPlatformAdmin(ctx),
     orgRole: async ({ organizationId, role }: { organizationId: string; role: Role }) => {
       await requireOrgRole(ctx, organizationId, role);
       return true;
     },
   };
+}
+
+/** The OAuth scope a failed check was missing when a token-scope check failed it, else null (role or kind). */
+export function missingTokenScope(failure: AuthFailure): string | null {
+  switch (failure.kind) {
+    case AuthScopeFailureType.AuthScope:
+      if (failure.scope === 'tokenScope') return String(failure.parameter);
+      return failure.scope === 'profileRead' ? PROFILE_SCOPES[0] : null;
+    case AuthScopeFailureType.AnyAuthScopes:
+    case AuthScopeFailureType.AllAuthScopes:
+      for (const inner of failure.failures) {
+        const scope = missingTokenScope(inner);
+        if (scope) return scope;
+      }
+      return null;
+    default:
+      return null;
+  }
 }

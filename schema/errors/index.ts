@@ -26,6 +26,17 @@ export class ForbiddenError extends DomainError {
     super('forbidden', message);
   }
 }
+/**
+ * An OAuth access token acting beyond its scopes (RFC 6750 3.1): the token is fine, but the user never granted
+ * this client the `scope` the operation needs. REST answers 403 with a WWW-Authenticate naming the scope.
+ */
+export class InsufficientScopeError extends DomainError {
+  readonly scope: string;
+  constructor(scope: string, message = `This access token lacks the scope "${scope}"`) {
+    super('insufficient_scope', message, { scope });
+    this.scope = scope;
+  }
+}
 /** Also what another tenant's identifier answers: existence is never revealed across organizations. */
 export class NotFoundError extends DomainError {
   constructor(what = 'Resource') {

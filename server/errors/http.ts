@@ -1,6 +1,7 @@
 // The one table from an error code to an HTTP status, and the one error body: RFC 6749 style
 // {"error", "error_description"} plus `details` for field problems (DESIGN 6).
 import type Koa from 'koa';
+import { ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
 
 export const STATUS_BY_CODE: Record<string, number> = {
   invalid_request: 400,
@@ -15,6 +16,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   unsupported_response_type: 400,
   access_denied: 403,
   forbidden: 403,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
@@ -22,6 +24,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  service_unavailable: 503,
 };
 
 export interface ErrorBody {
@@ -37,13 +40,26 @@ function challenge(code: string, description: string): string {
   return `Bearer realm="tessera", error="${attr}", error_description="${description.replace(/["\\]/g, '')}"`;
 }
 
-export function sendError(ctx: Koa.Context, code: string, description: string, extra: { details?: ErrorBody['details']; retryAfter?: number } = {}) {
+export function sendError(
+  ctx: Koa.Context,
+  code: string,
+  description: string,
+  extra: { details?: ErrorBody['details']; retryAfter?: number; scope?: string } = {},
+) {
   const status = STATUS_BY_CODE[code] ?? 400;
   ctx.status = status;
   if (status === 401) ctx.set('WWW-Authenticate', challenge(code, description));
+  // RFC 6750 3.1: the token is good but lacks the scope, which the challenge names.
+  if (code === 'insufficient_scope') ctx.set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${extra.scope ?? 'api'}"`);
   if (extra.retryAfter !== undefined) ctx.set('Retry-After', String(extra.retryAfter));
   ctx.set('Cache-Control', 'no-store');
   const body: ErrorBody = { error: code, error_description: description };
   if (extra.details?.length) body.details = extra.details;
   ctx.body = body;
+}
+
+/** 503 with Retry-After: the database is down or saturated (schema/errors/unavailable.ts). */
+export function sendUnavailable(ctx: Koa.Context): void {
+  const error = new ServiceUnavailableError();
+  sendError(ctx, error.code, error.message, { retryAfter: error.retryAfterSeconds });
 }

@@ -16,7 +16,7 @@ import {
 
 const REDIRECT = 'https://rp.example.test/callback';
 const POST_LOGOUT = 'https://rp.example.test/signed-out';
-const ALL_SCOPES = ['openid', 'email', 'profile', 'organization', 'offline_access'];
+const ALL_SCOPES = ['openid', 'email', 'profile', 'organization', 'offline_access', 'api'];
 
 let server: TestServer;
 let admin: Client;
@@ -168,6 +168,19 @@ describe('the authorization code flow with PKCE S256', () => {
     expect(claims.at_hash).toBe(digest.subarray(0, 16).toString('base64url'));
   });
 
+  it('works without a nonce (optional in the code flow): the ID token then carries none', async () => {
+    const { session } = await freshMember('nononce');
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(directRp, {
+      redirect_uri: REDIRECT, scope: 'openid email', state: 'st',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    });
+    expect(url.searchParams.has('nonce')).toBe(false);
+    const location = await followRedirect(url, session);
+    const tokens = await oidc.authorizationCodeGrant(directRp, location, { pkceCodeVerifier: verifier, expectedState: 'st' });
+    expect(tokens.claims()).not.toHaveProperty('nonce');
+  });
+
   it('answers the token request with Cache-Control: no-store, token_type Bearer, expires_in 3600 and the scope', async () => {
     const { session } = await freshMember('raw');
     // Without openid-client, to see the token endpoint's reply raw (headers and all).
@@ -309,7 +322,8 @@ describe('the access token on the REST interface', () => {
     const bySession = await restClient(server.url, { token: session }).get('/api/v1/orgs');
     expect(bySession.body.map((o: { id: string }) => o.id).sort()).toEqual([tenant.id, otherTenant.id].sort());
 
-    const { tokens } = await codeFlow(directRp, session);
+    // Reading an organization beyond the caller's own list needs `api` (DESIGN 4).
+    const { tokens } = await codeFlow(directRp, session, { scope: 'openid api' });
     const api = restClient(server.url, { token: tokens.access_token });
     const orgs = await api.get('/api/v1/orgs');
     expect(orgs.status).toBe(200);

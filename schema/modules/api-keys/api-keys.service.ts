@@ -2,6 +2,7 @@
 // one organization and acts there with a role chosen at creation, never above its creator's.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
 import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
 import { organizationInScope, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
@@ -66,14 +67,64 @@ export async function revokeApiKey(ctx: Context, input: unknown) {
   });
 }
 
+/**
+ * The API-key-follows-creator rule (DESIGN 4): a key never outlives its creator's right to it. Called in the same
+ * transaction wherever the creator's membership of `organization` ends (role null: removed, or the account
+ * deleted) or changes: the keys it made there are revoked, or lowered to its new role.
+ */
+export async function apiKeysFollowCreator(
+  ctx: Context,
+  tx: Prisma.TransactionClient,
+  organization: { id: string; name: string },
+  creatorId: string,
+  role: Role | null,
+  reason: 'creator_left' | 'creator_deleted' | 'creator_demoted',
+) {
+  const keys = await tx.apiKey.findMany({ where: { organizationId: organization.id, createdById: creatorId, revokedAt: null } });
+  for (const key of keys) {
+    if (role === null) {
+      await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: ctx.clock.now() } });
+      await emitEvent(tx, 'api_key.revoked', organization, { apiKey: { id: key.id, name: key.name } });
+      await recordAudit(ctx, { action: 'api_key.revoke', organizationId: organization.id, targetType: 'api_key', targetId: key.id, details: { reason } }, tx);
+    } else if (!roleAtLeast(role, key.role)) {
+      await tx.apiKey.update({ where: { id: key.id }, data: { role } });
+      await recordAudit(ctx, {
+        action: 'api_key.role.lower', organizationId: organization.id, targetType: 'api_key', targetId: key.id,
+        details: { from: key.role, to: role, reason },
+      }, tx);
+    }
+  }
+}
+
 /** Checks a key and its secret; returns the key record or null. Touches last-used at most once a minute. */
 export async function authenticateApiKey(ctx: Context, key: string, secret: string) {
   if (!key.startsWith(API_KEY_PREFIX) || key.length > 100 || secret.length > 200) return null;
-  const record = await ctx.db.apiKey.findUnique({ where: { key } });
-  if (!record || record.revokedAt || !constantTimeEqual(record.secretHash, sha256(secret))) return null;
   const now = ctx.clock.now();
-  if (!record.lastUsedAt || now.getTime() - record.lastUsedAt.getTime() > LAST_USED_GRANULARITY_MS) {
-    await ctx.db.apiKey.update({ where: { id: record.id }, data: { lastUsedAt: now } });
-  }
+  const secretHash = sha256(secret);
+  // One statement on every API-key request: the read, and the last-use touch only when it is a minute old.
+  const [record] = await ctx.db.$queryRaw<AuthenticatedKey[]>`
+    with k as (
+      select id, organization_id, created_by_id, name, role::text as role, secret_hash, created_at, last_used_at
+      from api_keys where key = ${key}::text and revoked_at is null
+    ), touched as (
+      update api_keys set last_used_at = ${now}::timestamp(3)
+      where id = (select id from k) and secret_hash = ${secretHash}::text
+        and (last_used_at is null or last_used_at < ${now}::timestamp(3) - make_interval(secs => ${LAST_USED_GRANULARITY_MS / 1000}::int))
+    )
+    select id, organization_id as "organizationId", created_by_id as "createdById", name, role, secret_hash as "secretHash",
+           created_at as "createdAt", last_used_at as "lastUsedAt"
+    from k`;
+  if (!record || !constantTimeEqual(record.secretHash, secretHash)) return null;
   return record;
+}
+
+interface AuthenticatedKey {
+  id: string;
+  organizationId: string;
+  createdById: string | null;
+  name: string;
+  role: Role;
+  secretHash: string;
+  createdAt: Date;
+  lastUsedAt: Date | null;
 }

@@ -33,5 +33,5 @@ builder.mutationField('switchOrganization', (t) =>
 );
 
 builder.queryField('viewer', (t) =>
-  t.field({ type: ViewerRef, nullable: true, resolve: (_root, _args, ctx) => viewer(ctx) }),
+  t.field({ type: ViewerRef, nullable: true, skipTypeScopes: true, authScopes: { profileRead: true }, resolve: (_root, _args, ctx) => viewer(ctx) }),
 );

@@ -14,7 +14,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';
 import { publicUser } from '../users/users.service.ts';
-import { assertNotThrottled, clearFailedLogins, recordFailedLogin } from '../auth/throttle.service.ts';
+import { admitPasswordAttempt, passwordAccepted } from '../auth/throttle.service.ts';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 const TOKEN_PREFIX = 'tsi_';
@@ -103,12 +103,11 @@ async function provenAccount(ctx: Context, organizationId: string, email: string
   const actor = ctx.actor;
   if (actor && actor.kind !== 'apiKey' && actor.userId === existing.id) return existing;
   if (password) {
-    await assertNotThrottled(ctx, email);
+    await admitPasswordAttempt(ctx, email);
     if (await verifyPassword(existing.passwordHash, password)) {
-      await clearFailedLogins(ctx, email);
+      await passwordAccepted(ctx, email);
       return existing;
     }
-    await recordFailedLogin(ctx, email);
     await recordAudit(ctx, {
       action: 'invitation.accept', outcome: 'failure', organizationId, targetType: 'user', targetId: existing.id,
       details: { email, reason: 'wrong_password' },

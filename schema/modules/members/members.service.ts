@@ -7,8 +7,10 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index
 import { forgetMemberships, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { emitEvents } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
+import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
+import { revokeGrant } from '../oauth/tokens.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -41,24 +43,18 @@ async function assertKeepsAnOwner(tx: Tx, organizationId: string, leavingOwnerId
 }
 
 /**
- * An API key acts with a role never above its creator's (DESIGN 3). When the creator leaves the organization
- * (role null) the keys it made there are revoked; when it is demoted they drop to its new role.
+ * A membership ends everything issued for it, at once (DESIGN 4), like a password change does: the user's grants
+ * to the organization's OAuth clients (their access and refresh tokens and pending codes with them) and the
+ * remembered consents, the API keys it made there, and the organization its sessions act in. Runs in the
+ * transaction that removes the member or deletes the account, before the rows go.
  */
-async function alignApiKeys(ctx: Context, tx: Tx, organization: { id: string; name: string }, userId: string, role: Role | null) {
-  const keys = await tx.apiKey.findMany({ where: { organizationId: organization.id, createdById: userId, revokedAt: null } });
-  for (const key of keys) {
-    if (role === null) {
-      await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: ctx.clock.now() } });
-      await emitEvent(tx, 'api_key.revoked', organization, { apiKey: { id: key.id, name: key.name } });
-      await recordAudit(ctx, { action: 'api_key.revoke', organizationId: organization.id, targetType: 'api_key', targetId: key.id, details: { reason: 'creator_left' } }, tx);
-    } else if (!roleAtLeast(role, key.role)) {
-      await tx.apiKey.update({ where: { id: key.id }, data: { role } });
-      await recordAudit(ctx, {
-        action: 'api_key.role.lower', organizationId: organization.id, targetType: 'api_key', targetId: key.id,
-        details: { from: key.role, to: role, reason: 'creator_demoted' },
-      }, tx);
-    }
-  }
+export async function endMembership(ctx: Context, tx: Tx, organization: { id: string; name: string }, userId: string, reason: 'creator_left' | 'creator_deleted') {
+  const grants = await tx.oAuthGrant.findMany({ where: { userId, revokedAt: null, client: { organizationId: organization.id } }, select: { id: true } });
+  for (const grant of grants) await revokeGrant(ctx, tx, grant.id);
+  await tx.oAuthConsent.deleteMany({ where: { userId, client: { organizationId: organization.id } } });
+  // A session is the person's, not the membership's: it stays signed in, acting in no organization.
+  await tx.session.updateMany({ where: { userId, organizationId: organization.id }, data: { organizationId: null } });
+  await apiKeysFollowCreator(ctx, tx, organization, userId, null, reason);
 }
 
 /** Admins may act on members and admins; only owners act on owners or make owners. */
@@ -83,7 +79,7 @@ export async function changeMemberRole(ctx: Context, organizationId: string, use
       organization_id: organizationId, member_id: userId, user: m.user, role, previous_role: m.role,
     });
     await recordAudit(ctx, { action: 'member.role.change', organizationId, targetType: 'user', targetId: userId, details: { from: m.role, to: role } }, tx);
-    await alignApiKeys(ctx, tx, m.organization, userId, role);
+    await apiKeysFollowCreator(ctx, tx, m.organization, userId, role, 'creator_demoted');
     return updated;
   });
   forgetMemberships(ctx);
@@ -100,13 +96,11 @@ export async function removeMember(ctx: Context, organizationId: string, userId:
     if (!leaving) assertMayManage(callerRole, m.role);
     if (m.role === 'owner') await assertKeepsAnOwner(tx, organizationId, userId);
     await tx.membership.delete({ where: { id: m.id } });
-    // A session acting in the organization it has just left falls back to no organization.
-    await tx.session.updateMany({ where: { userId, organizationId }, data: { organizationId: null } });
     await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, {
       organization_id: organizationId, member_id: userId, user: m.user, role: m.role,
     });
     await recordAudit(ctx, { action: 'member.remove', organizationId, targetType: 'user', targetId: userId }, tx);
-    await alignApiKeys(ctx, tx, m.organization, userId, null);
+    await endMembership(ctx, tx, m.organization, userId, 'creator_left');
   });
   forgetMemberships(ctx);
   return true;

@@ -32,7 +32,8 @@ builder.queryField('myOrganizations', (t) =>
   t.field({
     type: [OrganizationRef],
     description: 'The organizations the caller belongs to, with its role in each.',
-    authScopes: { authenticated: true },
+    skipTypeScopes: true,
+    authScopes: { $all: { authenticated: true, profileRead: true } },
     resolve: (_root, _args, ctx) => myOrganizations(ctx),
   }),
 );

@@ -3,7 +3,13 @@ import { UserPageRef, UserRef } from './users.types.ts';
 import { getMe, getUser, listUsers } from './users.service.ts';
 
 builder.queryField('me', (t) =>
-  t.field({ type: UserRef, authScopes: { person: true }, resolve: (_root, _args, ctx) => getMe(ctx) }),
+  t.field({
+    type: UserRef,
+    // DESIGN 4: a token with openid, profile or email reads its user's profile without `api`.
+    skipTypeScopes: true,
+    authScopes: { $all: { person: true, profileRead: true } },
+    resolve: (_root, _args, ctx) => getMe(ctx),
+  }),
 );
 
 builder.queryField('users', (t) =>

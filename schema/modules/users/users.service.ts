@@ -11,6 +11,7 @@ import { emitEvent, emitEvents } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
+import { endMembership } from '../members/members.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -168,6 +169,8 @@ async function deleteAccount(ctx: Context, userId: string) {
       await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, {
         organization_id: m.organizationId, member_id: userId, user: { id: userId, email: user.email, name: user.name }, role: m.role,
       });
+      // The cascade would take the grants and sessions; the API keys the user made outlive it unless ended here.
+      await endMembership(ctx, tx, m.organization, userId, 'creator_deleted');
     }
     await tx.user.delete({ where: { id: userId } });
     for (const org of orphaned) {
