@@ -1,21 +1,13 @@
-// GET and POST /oauth/authorize. Steps: read the parameters, find the browser's session, let the schema's
-// authorization service decide, then send the browser where it says (client, sign-in, or consent).
+// GET and POST /oauth/authorize. Steps: read the parameters and the session cookie, let the schema's
+// authorization service decide (it reads the session with the client), then send the browser where it says
+// (client, sign-in, or consent).
 import type Koa from 'koa';
-import { makeContext, type Context, type ContextBase } from '../../schema/context.ts';
-import { resolveActor } from '../../schema/modules/auth/actor.service.ts';
-import { browserSession } from '../../schema/modules/oauth/consents.service.ts';
-import { authorize, AuthorizePageError, type AuthorizeOutcome, type BrowserSession } from '../../schema/modules/oauth/authorize.service.ts';
+import { makeContext, type ContextBase } from '../../schema/context.ts';
+import { authorize, AuthorizePageError, type AuthorizeOutcome } from '../../schema/modules/oauth/authorize.service.ts';
 import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
 import { SESSION_COOKIE } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { errorPage, noStore, requestParams, type Params } from './index.ts';
-
-async function signedIn(ctx: Koa.Context, context: Context): Promise<BrowserSession | null> {
-  const cookie = ctx.cookies.get(SESSION_COOKIE);
-  if (!cookie) return null;
-  const actor = await resolveActor(context, { sessionCookie: cookie });
-  return actor ? browserSession({ ...context, actor }) : null;
-}
 
 function location(outcome: AuthorizeOutcome): string {
   if (outcome.kind === 'redirect') return outcome.url;
@@ -35,7 +27,7 @@ export function authorizeEndpoint(base: ContextBase): Koa.Middleware {
       throw error;
     }
     try {
-      const outcome = await authorize(context, params, await signedIn(ctx, context));
+      const outcome = await authorize(context, params, ctx.cookies.get(SESSION_COOKIE) ?? null);
       noStore(ctx);
       ctx.status = ctx.method === 'POST' ? 303 : 302;
       ctx.redirect(location(outcome));

@@ -9,7 +9,8 @@ import { oauthCors } from './cors.ts';
 import { authorizeEndpoint } from './authorize.ts';
 import { tokenEndpoint } from './token.ts';
 import { userinfoEndpoint } from './userinfo.ts';
-import { introspectEndpoint, logoutEndpoint, revokeEndpoint } from './token-admin.ts';
+import { introspectEndpoint, revokeEndpoint } from './token-admin.ts';
+import { logoutEndpoint } from './logout.ts';
 import { discoveryEndpoint, jwksEndpoint } from './well-known.ts';
 
 export function oidcRouter(base: ContextBase, cookie: { secure: boolean }): Router {

@@ -211,9 +211,18 @@ describe('prompt=none', () => {
 });
 
 describe('malformed OpenID Connect requests', () => {
-  it('openid scope without nonce: invalid_request (nonce is required for OIDC)', async () => {
+  it('openid scope without nonce: a code all the same (nonce is optional in the code flow, OIDC Core 3.1.2.1)', async () => {
     const query = request({ nonce: undefined });
-    expectErrorRedirect(await authorize(query), query, 'invalid_request');
+    const reply = await authorize(query);
+    expect(reply.status, reply.body).toBe(302);
+    const url = new URL(reply.location!);
+    expect(url.searchParams.get('error')).toBeNull();
+    expect(url.searchParams.get('code')).toBeTruthy();
+  });
+
+  it('a nonce longer than 512 characters: invalid_request', async () => {
+    const query = request({ nonce: 'n'.repeat(513) });
+    expectErrorRedirect(await authorize(query), query, 'invalid_request', 'nonce is too long');
   });
 
   it('a parameter given twice (two scope parameters): invalid_request', async () => {

@@ -6,7 +6,8 @@ import {
 	authorizeUrl, backAtApp, freshPage, signedInPage, signInOnPage, startApplicationSetup,
 	type ApplicationSetup, type RedirectTarget
 } from '../helpers/browser.ts';
-import { exchangeCode, type RegisteredClient } from '../helpers/oauth.ts';
+import { signIn } from '../helpers/http.ts';
+import { exchangeCode, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
 
 // The consent page in the authorization code flow, in headless Chromium against the real service: the
 // browser goes to /oauth/authorize, signs in, answers the consent page and lands on the application.
@@ -142,6 +143,24 @@ describe('consent page', { timeout: 30_000 }, () => {
 		// then the consent page asks about all three
 		expect(new URL(page.url()).pathname).toBe('/consent');
 		await expect(page.getByTestId('scopes').locator('li').allTextContents()).resolves.toContain('See your name and picture');
+		await page.context().close();
+	});
+
+	test("the api scope is named in words: acting as the user in Tessera's API", async () => {
+		// given an application allowed the api scope
+		const { api } = await signIn(server.url, ADMIN.email, ADMIN.password);
+		const tool = await registerClient(api, { name: 'Automation', redirect_uris: [app.redirectUri], allowed_scopes: ['openid', 'api'] });
+		const page = await signedInPage(browser, server.url, ADMIN);
+
+		// when it asks for it
+		await page.goto(authorizeUrl(tool, { scope: 'openid api' }));
+
+		// then the consent page says what it means
+		expect(new URL(page.url()).pathname).toBe('/consent');
+		await expect(page.getByTestId('scopes').locator('li').allTextContents()).resolves.toEqual([
+			'Sign you in with your Tessera account',
+			"Act as you in Tessera's API"
+		]);
 		await page.context().close();
 	});
 

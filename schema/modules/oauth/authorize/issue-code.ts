@@ -1,0 +1,62 @@
+// Step 13: a single-use code bound to the client, redirect URI, PKCE challenge, nonce and the user's session
+// version, written with its grant, the oauth.authorization.granted event and the audit entry in ONE statement
+// (data-modifying CTEs): atomic without an interactive transaction, one round trip on the hot path.
+import type { Context } from '../../../context.ts';
+import { Prisma } from '../../../db.ts';
+import { addSeconds } from '../../../lib/clock.ts';
+import { randomToken, sha256 } from '../../../lib/crypto.ts';
+import { uuidv7 } from '../../../lib/ids.ts';
+import type { AuthorizationRequest, AuthorizeClient, BrowserSession } from './request.ts';
+import { withParams } from './request.ts';
+
+export const CODE_TTL_SECONDS = 300;
+
+type CodeClient = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
+
+/** An audit_logs row as recordAudit writes it, for a user acting on a client, inserted once per row of `gate`. */
+export function auditInsert(ctx: Context, name: string, gate: string, e: { action: string; userId: string; client: CodeClient; details: object }): Prisma.Sql {
+  return Prisma.sql`${Prisma.raw(name)} AS (
+    INSERT INTO audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
+    SELECT ${uuidv7()}, ${e.client.organizationId}, 'user', ${e.userId}, ${e.action}, 'oauth_client', ${e.client.id}, 'success'::"AuditOutcome",
+           ${ctx.request.ip}, ${ctx.request.userAgent?.slice(0, 500) ?? null}, ${JSON.stringify(e.details)}::jsonb, ${ctx.clock.now()}
+    FROM ${Prisma.raw(gate)})`;
+}
+
+/**
+ * The CTEs that write the grant, the code, the event and the audit entry, once for each row of the CTE named
+ * "gate" (the caller's: always one row at authorize, none when a consent request was already answered).
+ */
+export function codeInserts(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession, code: string): Prisma.Sql {
+  const now = ctx.clock.now();
+  const scope = request.scope.join(' ');
+  const event = { client: { id: client.id, clientId: client.clientId, name: client.name }, user: { id: session.userId }, scope };
+  return Prisma.sql`
+    granted AS (
+      INSERT INTO oauth_grants (id, client_id, user_id, scope, created_at)
+      SELECT ${uuidv7()}, ${client.id}, ${session.userId}, ${scope}, ${now} FROM gate RETURNING id),
+    coded AS (
+      INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, nonce,
+                                       code_challenge, code_challenge_method, auth_time, session_version, expires_at, created_at)
+      SELECT ${uuidv7()}, ${sha256(code)}, granted.id, ${client.id}, ${session.userId}, ${client.organizationId}, ${request.redirectUri},
+             ${scope}, ${request.nonce}, ${request.codeChallenge}, ${request.codeChallengeMethod}, ${session.authTime},
+             COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId})),
+             ${addSeconds(now, CODE_TTL_SECONDS)}, ${now}
+      FROM granted RETURNING id),
+    announced AS (
+      INSERT INTO events (id, kind, organization_id, payload, created_at)
+      SELECT ${uuidv7()}, 'oauth.authorization.granted', o.id,
+             jsonb_build_object('organization', jsonb_build_object('id', o.id, 'name', o.name), 'data', ${JSON.stringify(event)}::jsonb), ${now}
+      FROM gate, organizations o WHERE o.id = ${client.organizationId}),
+    ${auditInsert(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;
+}
+
+/** Writes the code (one statement) and returns the redirect back to the client with it. */
+export async function issueCode(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
+  const code = randomToken('tsa_');
+  await ctx.db.$executeRaw`WITH gate AS (SELECT 1), ${codeInserts(ctx, client, request, session, code)} SELECT 1`;
+  return codeRedirect(ctx, request, code);
+}
+
+export function codeRedirect(ctx: Context, request: AuthorizationRequest, code: string): string {
+  return withParams(request.redirectUri, { code, state: request.state, iss: ctx.settings.issuer() });
+}

@@ -1,0 +1,56 @@
+// The authorization endpoint's one read (issue 7: authorize with a session in at most 3 statements): the client,
+// the browser's live session (with its user's session version), the membership in the client's organization
+// and the remembered consent, in a single statement. The steps that follow decide on this row alone.
+import type { Context } from '../../../context.ts';
+import { sha256 } from '../../../lib/crypto.ts';
+import { SESSION_TOKEN_PREFIX } from '../../auth/sessions.service.ts';
+import type { AuthorizeClient, BrowserSession } from './request.ts';
+
+export interface Loaded {
+  client: AuthorizeClient | null;
+  session: BrowserSession | null;
+  /** Whether the session's user belongs to the client's organization. */
+  member: boolean;
+  /** The scopes the user has already allowed this client, or null when never asked. */
+  consentScopes: string[] | null;
+}
+
+interface Row extends Omit<AuthorizeClient, 'id'> {
+  id: string | null;
+  sessionId: string | null;
+  userId: string | null;
+  authTime: Date | null;
+  sessionVersion: number | null;
+  member: boolean;
+  consentScopes: string[] | null;
+}
+
+/** What findEnabledClient and findLiveSession accept, checked before anything reaches the database. */
+const plausibleClientId = (v: string | undefined) => (v && v.length <= 200 ? v : null);
+const plausibleSession = (v: string | null) => (v && v.startsWith(SESSION_TOKEN_PREFIX) && v.length <= 200 ? sha256(v) : null);
+
+export async function loadAuthorization(ctx: Context, clientId: string | undefined, sessionToken: string | null): Promise<Loaded> {
+  const [row] = await ctx.db.$queryRaw<Row[]>`
+    SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
+           c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
+           c.consent_required AS "consentRequired",
+           s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.session_version AS "sessionVersion",
+           (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes"
+    FROM (SELECT 1) AS one
+    LEFT JOIN oauth_clients c ON c.client_id = ${plausibleClientId(clientId)}
+    LEFT JOIN sessions s ON s.token_hash = ${plausibleSession(sessionToken)} AND s.revoked_at IS NULL
+      AND s.expires_at > ${ctx.clock.now()}
+      AND s.session_version = (SELECT u.session_version FROM users u WHERE u.id = s.user_id)
+    LEFT JOIN memberships m ON m.user_id = s.user_id AND m.organization_id = c.organization_id
+    LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`;
+  const r = row!;
+  return {
+    client: r.id
+      ? { id: r.id, clientId: r.clientId, organizationId: r.organizationId, name: r.name, enabled: r.enabled, redirectUris: r.redirectUris,
+          allowedScopes: r.allowedScopes, grantTypes: r.grantTypes, consentRequired: r.consentRequired }
+      : null,
+    session: r.sessionId ? { sessionId: r.sessionId, userId: r.userId!, authTime: r.authTime!, sessionVersion: r.sessionVersion! } : null,
+    member: r.member,
+    consentScopes: r.consentScopes,
+  };
+}

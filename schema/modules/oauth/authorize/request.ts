@@ -1,0 +1,79 @@
+// What the authorization endpoint's steps share: the request as validated so far, the browser's session, the
+// outcomes, and the page error for problems found before the client and its redirect URI are trusted.
+import { OAuthError } from '../oauth.errors.ts';
+
+export interface AuthorizationRequest {
+  clientId: string;
+  redirectUri: string;
+  scope: string[];
+  state: string | null;
+  nonce: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: 'S256' | 'plain' | null;
+  prompt: string[];
+  maxAge: number | null;
+  idTokenHint: string | null;
+  loginHint: string | null;
+}
+
+/** The signed-in browser session at the authorization endpoint, if any. */
+export interface BrowserSession {
+  userId: string;
+  sessionId: string;
+  authTime: Date;
+  /** The user's session version when known (it is bound into the code); else read when the code is written. */
+  sessionVersion?: number;
+}
+
+/** The client as the authorization endpoint needs it. */
+export interface AuthorizeClient {
+  id: string;
+  clientId: string;
+  organizationId: string;
+  name: string;
+  enabled: boolean;
+  redirectUris: string[];
+  allowedScopes: string[];
+  grantTypes: string[];
+  consentRequired: boolean;
+}
+
+export type AuthorizeOutcome =
+  | { kind: 'redirect'; url: string }
+  /** Send the browser to sign in, then back to the authorization endpoint with `params`. */
+  | { kind: 'login'; params: Record<string, string>; loginHint: string | null }
+  /** Send the browser to the consent page with this signed request. */
+  | { kind: 'consent'; request: string };
+
+/** An error shown on our own page because the client or its redirect URI cannot be trusted. */
+export class AuthorizePageError extends OAuthError {
+  constructor(error: OAuthError) {
+    super(error.code, error.message);
+  }
+}
+
+/** Parameters arrive once each (RFC 6749 3.1); a repeated one is an error. */
+export type RawParams = Record<string, string | string[] | undefined>;
+
+/** The parameters given once, and the names of those given more than once. */
+export interface SplitParams {
+  params: Record<string, string>;
+  repeated: string[];
+}
+
+export function splitParams(raw: RawParams): SplitParams {
+  const params: Record<string, string> = {};
+  const repeated: string[] = [];
+  for (const [key, value] of Object.entries(raw)) {
+    if (Array.isArray(value)) repeated.push(key);
+    else if (value !== undefined) params[key] = value;
+  }
+  return { params, repeated };
+}
+
+/** `uri` with these query parameters set (null ones left out). */
+export function withParams(uri: string, params: Record<string, string | null>): string {
+  const url = new URL(uri);
+  for (const [k, v] of Object.entries(params)) if (v !== null) url.searchParams.set(k, v);
+  return url.toString();
+}
