@@ -1,4 +1,5 @@
-// Cursor pagination over time-ordered ids (UUIDv7): `limit` at most 100, `cursor` is the last id seen.
+// Cursor pagination over time-ordered ids (UUIDv7): `limit` at most 100, `cursor` is the last id seen. Lists run
+// oldest first by default; `newestFirst` turns a list around (audit logs), with the cursor moving backwards.
 import { z } from 'zod';
 import { parseInput } from './input.ts';
 
@@ -16,11 +17,16 @@ export interface Page<T> {
 
 export type PageInput = { limit?: unknown; cursor?: unknown };
 
-function pageArgs(input: PageInput | undefined) {
+export interface PageOrder {
+  newestFirst?: boolean;
+}
+
+function pageArgs(input: PageInput | undefined, { newestFirst = false }: PageOrder) {
   const { limit, cursor } = parseInput(pageInput, input ?? {});
+  const direction = newestFirst ? ('desc' as const) : ('asc' as const);
   return {
     limit,
-    query: { take: limit + 1, orderBy: { id: 'asc' as const }, ...(cursor ? { where: { id: { gt: cursor } } } : {}) },
+    query: { take: limit + 1, orderBy: { id: direction }, ...(cursor ? { where: { id: newestFirst ? { lt: cursor } : { gt: cursor } } } : {}) },
   };
 }
 
@@ -30,7 +36,7 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number): Page
 }
 
 /** findMany arguments for one page of rows matching `where`. */
-export function paged<W extends object>(input: PageInput | undefined, where: W) {
-  const { limit, query } = pageArgs(input);
+export function paged<W extends object>(input: PageInput | undefined, where: W, order: PageOrder = {}) {
+  const { limit, query } = pageArgs(input, order);
   return { limit, args: { take: query.take, orderBy: query.orderBy, where: query.where ? { AND: [where, query.where] } : where } };
 }

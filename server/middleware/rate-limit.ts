@@ -3,12 +3,9 @@
 import type Koa from 'koa';
 import type { Context } from '../../schema/context.ts';
 import { RateLimitedError } from '../../schema/errors/index.ts';
-import { consume, limitsFor } from '../../schema/modules/limits/rate-limit.service.ts';
+import { consume, describeLimit, limitsFor, type RateLimitSettings } from '../../schema/modules/limits/rate-limit.service.ts';
 
-export interface RateLimitOptions {
-  apiKeyPerMinute?: number;
-  organizationPerHour?: number;
-}
+export type RateLimitOptions = Partial<RateLimitSettings>;
 
 export function rateLimitMiddleware(options: RateLimitOptions = {}): Koa.Middleware {
   return async (ctx, next) => {
@@ -23,7 +20,7 @@ export function rateLimitMiddleware(options: RateLimitOptions = {}): Koa.Middlew
       ctx.set('RateLimit-Reset', String(tightest.resetSeconds));
       const over = states.find((s) => s.exceeded);
       if (over) {
-        throw new RateLimitedError(over.resetSeconds, over.name === 'api_key' ? 'Rate limit exceeded: 100 requests a minute per API key' : 'Rate limit exceeded: 1000 requests an hour per organization');
+        throw new RateLimitedError(over.resetSeconds, describeLimit(over));
       }
     }
     await next();

@@ -5,9 +5,10 @@ import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { registerClient, tokenRequest } from '../helpers/oauth.ts';
 import { createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
-import { signIn, type Client } from '../helpers/http.ts';
+import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
 
-// /admin/audit-logs: the organization's audit trail, newest first, 50 a page, failures marked, in headless Chromium.
+// /admin/audit-logs: the audit trail, newest first, 50 a page, failures marked, filters, actors by name and e-mail,
+// and CSV export, in headless Chromium.
 
 const screenshots = new URL('../.tmp/', import.meta.url);
 
@@ -62,15 +63,28 @@ function rows(page: Page): Promise<Row[]> {
 	);
 }
 
-/** The organization's audit trail as GraphQL gives it, newest first: what the pages must show. */
-async function trail(organizationId: string): Promise<{ id: string; createdAt: string }[]> {
-	const reply = await admin.post('/graphql', {
-		query: 'query($org: String!) { auditLogs(organizationId: $org, limit: 200) { id createdAt } }',
-		variables: { org: organizationId }
-	});
-	if (!reply.body?.data) throw new Error(`auditLogs failed: ${JSON.stringify(reply.body)}`);
-	return reply.body.data.auditLogs;
+/**
+ * The audit trail as GraphQL gives it to the platform admin, newest first, every page: what the pages must show.
+ * Without an organization, every organization's entries and the platform events.
+ */
+async function trail(organizationId?: string): Promise<{ id: string; createdAt: string }[]> {
+	const entries: { id: string; createdAt: string }[] = [];
+	let cursor: string | null = null;
+	do {
+		const reply: Reply = await admin.post('/graphql', {
+			query: 'query($org: String, $cursor: String) { auditLogs(organizationId: $org, limit: 100, cursor: $cursor) { items { id createdAt } nextCursor } }',
+			variables: { org: organizationId ?? null, cursor }
+		});
+		if (!reply.body?.data) throw new Error(`auditLogs failed: ${JSON.stringify(reply.body)}`);
+		entries.push(...reply.body.data.auditLogs.items);
+		cursor = reply.body.data.auditLogs.nextCursor;
+	} while (cursor);
+	return entries;
 }
+
+/** A wrong password for `email`, sent with this user agent. */
+const failSignIn = (email: string, userAgent: string) =>
+	client(server.url).post('/api/v1/auth/login', { email, password: 'not the password' }, { 'user-agent': userAgent });
 
 describe('admin: audit logs', { timeout: 60_000 }, () => {
 	test('client management shows up newest first, with a failed client authentication marked', async () => {
@@ -90,7 +104,8 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		// then the page is there, with its columns
 		await expect(page.title()).resolves.toBe('Audit logs · Tessera');
 		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Audit logs');
-		await expect(page.getByRole('columnheader').allTextContents()).resolves.toEqual(['Time (UTC)', 'Action', 'Outcome', 'Actor', 'Target', 'IP address']);
+		// (a platform admin sees every organization's entries, so which one each belongs to)
+		await expect(page.getByRole('columnheader').allTextContents()).resolves.toEqual(['Time (UTC)', 'Organization', 'Action', 'Outcome', 'Actor', 'Target', 'IP address']);
 
 		// and the client's entries are listed newest first
 		const shown = await rows(page);
@@ -107,18 +122,20 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		// and the failure is marked as one, the successes are not
 		const [deleted, , failed, created] = about;
 		expect(failed!.failureMarked).toBe(true);
-		expect(failed!.cells[2]).toBe('✕ failure');
+		expect(failed!.cells[3]).toBe('✕ failure');
 		expect(created!.failureMarked).toBe(false);
-		expect(created!.cells[2]).toBe('success');
+		expect(created!.cells[3]).toBe('success');
 
-		// and each row says when (UTC, to the second), who, to what and from where
+		// and each row says when (UTC, to the second), where, who (by name and e-mail, not id), to what and from where
 		const stored = (await trail(operatorId)).find((e) => e.id === created!.id)!;
 		expect(created!.cells[0]).toBe(stored.createdAt.replace('T', ' ').slice(0, 19));
-		expect(created!.cells[3]).toBe(`User ${adminId} (you)`);
-		expect(created!.cells[4]).toBe(`oauth_client ${client.id}`);
-		expect(created!.cells[5]).toMatch(/127\.0\.0\.1/);
-		expect(deleted!.cells[3]).toContain(adminId);
-		expect(failed!.cells[3]).toBe('Anonymous');
+		expect(created!.cells[1]).toBe('Operator');
+		expect(created!.cells[4]).toBe(`Administrator ${ADMIN.email} (you)`);
+		expect(created!.cells[4]).not.toContain(adminId);
+		expect(created!.cells[5]).toBe(`oauth_client ${client.id}`);
+		expect(created!.cells[6]).toMatch(/127\.0\.0\.1/);
+		expect(deleted!.cells[4]).toBe(`Administrator ${ADMIN.email} (you)`);
+		expect(failed!.cells[4]).toBe('Anonymous');
 
 		await mkdir(screenshots, { recursive: true });
 		await page.screenshot({ path: new URL('admin-audit.png', screenshots).pathname, fullPage: true });
@@ -133,9 +150,8 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		}
 		// (signing in leaves an entry too)
 		const page = await signedInPage(browser, server.url, ADMIN);
-		const expected = (await trail(operatorId)).map((e) => e.id);
+		const expected = (await trail()).map((e) => e.id);
 		expect(expected.length).toBeGreaterThan(60);
-		expect(expected.length).toBeLessThanOrEqual(100);
 
 		// when the owner opens the audit logs
 		await page.goto('/admin/audit-logs');
@@ -146,11 +162,11 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 
 		// when they follow it
 		await page.getByRole('link', { name: 'Older entries' }).click();
-		await page.waitForURL((url) => url.searchParams.get('before') === expected[49]);
+		await page.waitForURL((url) => url.searchParams.get('cursor') === expected[49]);
 
-		// then the rest are shown, with no further page and a way back
-		expect((await rows(page)).map((r) => r.id)).toEqual(expected.slice(50));
-		await expect(page.getByRole('link', { name: 'Older entries' }).count()).resolves.toBe(0);
+		// then the next fifty are shown, and a way back
+		expect((await rows(page)).map((r) => r.id)).toEqual(expected.slice(50, 100));
+		await expect(page.getByRole('link', { name: 'Older entries' }).count()).resolves.toBe(expected.length > 100 ? 1 : 0);
 		await page.getByRole('link', { name: 'Newest entries' }).click();
 		await page.waitForURL((url) => url.pathname === '/admin/audit-logs' && !url.search);
 		expect((await rows(page))[0]!.id).toBe(expected[0]);
@@ -175,18 +191,116 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		await page.context().close();
 	});
 
+	test('filters with a GET form: failed sign-ins on a member, shown by name and e-mail', async () => {
+		// given two wrong passwords for the tenant's member, and one for an e-mail no one has
+		expect((await failSignIn(tenant.member.email, 'filter-test/1')).status).toBe(401);
+		expect((await failSignIn(tenant.member.email, 'filter-test/2')).status).toBe(401);
+		expect((await failSignIn('ghost@example.test', 'filter-test/3')).status).toBe(401);
+
+		// when the tenant's admin filters by the member's e-mail and failures
+		const page = await signedInPage(browser, server.url, { email: tenant.admin.email, password: PASSWORD });
+		await page.goto('/admin/audit-logs');
+		await page.getByLabel('Actor').fill(tenant.member.email);
+		await page.getByLabel('Outcome').selectOption('failure');
+		await page.getByRole('button', { name: 'Filter' }).click();
+		await page.waitForURL((url) => url.searchParams.get('outcome') === 'failure');
+
+		// then the address carries the filters, the form keeps them, and only those attempts are listed
+		const url = new URL(page.url());
+		expect(url.searchParams.get('actor')).toBe(tenant.member.email);
+		await expect(page.getByLabel('Actor').inputValue()).resolves.toBe(tenant.member.email);
+		const shown = await rows(page);
+		expect(shown.map((r) => `${r.action} ${r.outcome}`)).toEqual(['auth.login failure', 'auth.login failure']);
+		// and the actor is the member by name and e-mail, never the bare id
+		for (const row of shown) {
+			expect(row.cells[3]).toBe(`member ${tenant.member.email}`);
+			expect(row.cells[3]).not.toContain(tenant.member.id);
+		}
+		// and the unknown e-mail is not theirs to see
+		await page.getByLabel('Actor').fill('ghost@example.test');
+		await page.getByRole('button', { name: 'Filter' }).click();
+		await page.waitForURL((u) => u.searchParams.get('actor') === 'ghost@example.test');
+		expect(await rows(page)).toEqual([]);
+		await expect(page.getByText('No entries match these filters.').count()).resolves.toBe(1);
+
+		// when the filter is malformed, the form says which field
+		await page.goto('/admin/audit-logs?from=yesterday');
+		await expect(page.getByRole('alert').textContent()).resolves.toContain('From: must be an ISO 8601 date or timestamp');
+		await page.context().close();
+
+		// while the platform admin sees the unknown e-mail as a platform event
+		const platformPage = await signedInPage(browser, server.url, ADMIN);
+		await platformPage.goto('/admin/audit-logs?actor=ghost%40example.test');
+		const ghost = await rows(platformPage);
+		expect(ghost).toHaveLength(1);
+		expect(ghost[0]!.cells[1]).toBe('Platform');
+		expect(ghost[0]!.cells[4]).toBe('Anonymous');
+		await platformPage.context().close();
+	});
+
+	test('exports the filtered entries as CSV, safe to open in a spreadsheet', async () => {
+		// given failed sign-ins whose user agents look like spreadsheet formulas
+		for (const agent of ['=HYPERLINK("http://evil.example","x")', '+1+2', '-3+4', '@SUM(1)']) {
+			expect((await failSignIn(tenant.owner.email, agent)).status).toBe(401);
+		}
+		const page = await signedInPage(browser, server.url, { email: tenant.admin.email, password: PASSWORD });
+		await page.goto(`/admin/audit-logs?action=auth.login&outcome=failure&actor=${encodeURIComponent(tenant.owner.email)}`);
+		const shown = await rows(page);
+		expect(shown).toHaveLength(4);
+
+		// when they export
+		const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+
+		// then a CSV file comes down with the filtered entries, newest first
+		expect(download.suggestedFilename()).toMatch(/^audit-log-\d{4}-\d{2}-\d{2}\.csv$/);
+		const href = await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href');
+		expect(href).toBe(`/admin/audit-logs/export?actor=${encodeURIComponent(tenant.owner.email)}&action=auth.login&outcome=failure`);
+		const reply = await page.request.get(href!);
+		expect(reply.status()).toBe(200);
+		expect(reply.headers()['content-type']).toMatch(/^text\/csv/);
+		expect(reply.headers()['content-disposition']).toMatch(/^attachment; filename="audit-log-\d{4}-\d{2}-\d{2}\.csv"$/);
+		const lines = (await reply.text()).trimEnd().split('\r\n');
+		expect(lines[0]).toBe('time_utc,organization_id,organization,action,outcome,actor_type,actor_name,actor_email,actor_id,target_type,target_id,ip,user_agent,details');
+		expect(lines).toHaveLength(5);
+		expect(lines.slice(1).every((l) => l.includes(`,auth.login,failure,User,owner,${tenant.owner.email},`))).toBe(true);
+		// and no cell starts a formula: each is prefixed with ', and quoted where it holds a comma or quote
+		expect(lines[1]).toContain(`,'@SUM(1),`);
+		expect(lines[2]).toContain(`,'-3+4,`);
+		expect(lines[3]).toContain(`,'+1+2,`);
+		expect(lines[4]).toContain(`,"'=HYPERLINK(""http://evil.example"",""x"")",`);
+		expect(lines.slice(1).map((l) => l.slice(0, 19).replace('T', ' '))).toEqual(shown.map((r) => r.cells[0]));
+
+		// and a bad filter is the client's mistake
+		expect((await page.request.get('/admin/audit-logs/export?outcome=maybe')).status()).toBe(400);
+		await page.context().close();
+
+		// and the platform admin's whole trail, many pages of the API, streams out entire
+		for (let i = 0; i < 120; i++) expect((await admin.patch(`/v1/organizations/${operatorId}`, { name: 'Operator' })).status).toBe(200);
+		const platformPage = await signedInPage(browser, server.url, ADMIN);
+		const everything = await platformPage.request.get('/admin/audit-logs/export');
+		const ids = (await everything.text()).trimEnd().split('\r\n').slice(1).map((l) => l.slice(0, 24));
+		const expected = await trail();
+		expect(expected.length).toBeGreaterThan(200);
+		expect(ids).toEqual(expected.map((e) => e.createdAt.slice(0, 24)));
+		await platformPage.context().close();
+	});
+
 	test('a member is refused, a signed-out visitor is sent to sign in', async () => {
 		const member = await signedInPage(browser, server.url, { email: tenant.member.email, password: PASSWORD });
 		const response = await member.goto('/admin/audit-logs');
 		expect(response?.status()).toBe(403);
 		await expect(member.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Access denied');
+		expect((await member.request.get('/admin/audit-logs/export')).status()).toBe(403);
 		await member.context().close();
 
 		const anonymous = await freshPage(browser, server.url);
-		await anonymous.goto('/admin/audit-logs?before=x');
+		await anonymous.goto('/admin/audit-logs?cursor=x');
 		const login = new URL(anonymous.url());
 		expect(login.pathname).toBe('/login');
-		expect(login.searchParams.get('return_to')).toBe('/admin/audit-logs?before=x');
+		expect(login.searchParams.get('return_to')).toBe('/admin/audit-logs?cursor=x');
+		const exported = await anonymous.request.get('/admin/audit-logs/export', { maxRedirects: 0 });
+		expect(exported.status()).toBe(303);
+		expect(exported.headers().location).toMatch(/^\/login\?return_to=/);
 		await anonymous.context().close();
 	});
 });

@@ -30,6 +30,8 @@ describe('rate limits', () => {
     const over = await key.get('/api/v1/orgs');
     expect(over.status).toBe(429);
     expect(over.body.error).toBe('rate_limited');
+    // The numbers in force, not the interface's defaults.
+    expect(over.body.error_description).toBe('Rate limit exceeded: 5 requests a minute per API key');
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(Number(over.headers.get('retry-after'))).toBeLessThanOrEqual(60);
 
@@ -43,6 +45,7 @@ describe('rate limits', () => {
     for (let i = 0; i < 13; i++) statuses.push((await admin.get('/api/v1/orgs')).status);
     expect(statuses.slice(0, 12).every((s) => s === 200)).toBe(true);
     expect(statuses[12]).toBe(429);
+    expect((await admin.get('/api/v1/orgs')).body.error_description).toBe('Rate limit exceeded: 12 requests an hour per organization');
     // GraphQL counts against the same organization.
     const gql = await admin.post('/graphql', { query: '{ viewer { user { id } } }' });
     expect(gql.status).toBe(429);
@@ -55,5 +58,15 @@ describe('rate limits', () => {
     const reply = await anon.get('/api/v1/orgs');
     expect(reply.status).toBe(401);
     expect(reply.headers.get('ratelimit-policy')).toBeNull();
+  });
+});
+
+describe('rate-limit defaults', () => {
+  it("are the interface's 100 a minute per API key and 1000 an hour per organization, from one place", async () => {
+    const { loadConfig } = await import('../../server/config.ts');
+    const { DEFAULT_RATE_LIMITS } = await import('../../schema/modules/limits/rate-limit.service.ts');
+    expect(DEFAULT_RATE_LIMITS).toEqual({ apiKeyPerMinute: 100, organizationPerHour: 1000 });
+    const config = await loadConfig({ SECRET_KEY: 'a'.repeat(64), DATA_DIR: '/tmp' });
+    expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });
 });

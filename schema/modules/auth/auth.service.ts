@@ -5,9 +5,9 @@ import type { Prisma } from '../../db.ts';
 import { InvalidCredentialsError, NotFoundError, UnauthenticatedError } from '../../errors/index.ts';
 import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
-import { recordAudit } from '../audit/audit.service.ts';
+import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { createSession, findLiveSession, revokeSession, type IssuedSession } from './sessions.service.ts';
-import { assertNotThrottled, clearFailedLogins, recordFailedLogin } from './throttle.service.ts';
+import { admitPasswordAttempt, passwordAccepted } from './throttle.service.ts';
 
 export interface LoginResult {
   token: string;
@@ -43,22 +43,16 @@ export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | '
 
 export async function login(ctx: Context, input: unknown): Promise<LoginResult> {
   const { email, password } = parseInput(loginInput, input);
-  await assertNotThrottled(ctx, email);
+  // Counted before the password is checked, so parallel guesses cannot outrun the limit; no transaction is open
+  // while the password is hashed.
+  await admitPasswordAttempt(ctx, email);
   const user = await ctx.db.user.findUnique({ where: { email }, select: { id: true, passwordHash: true, sessionVersion: true } });
   const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
   if (!user || !ok) {
-    await recordFailedLogin(ctx, email);
-    await recordAudit(ctx, {
-      action: 'auth.login',
-      outcome: 'failure',
-      actorId: user?.id ?? null,
-      targetType: 'user',
-      targetId: user?.id,
-      details: { email, reason: user ? 'wrong_password' : 'unknown_email' },
-    });
+    await recordFailedPasswordAttempt(ctx, email, { action: 'auth.login', reason: 'wrong_password' });
     throw new InvalidCredentialsError();
   }
-  await clearFailedLogins(ctx, email);
+  await passwordAccepted(ctx, email);
   const issued = await ctx.db.$transaction(async (tx) => {
     const issued = await createSession(ctx, tx, user.id, user.sessionVersion);
     await recordAudit(ctx, { action: 'auth.login', actorId: user.id, targetType: 'user', targetId: user.id, organizationId: issued.session.organizationId }, tx);
@@ -73,13 +67,6 @@ export async function logout(ctx: Context): Promise<boolean> {
   await revokeSession(ctx, actor.sessionId);
   await recordAudit(ctx, { action: 'auth.logout', targetType: 'session', targetId: actor.sessionId });
   return true;
-}
-
-export async function currentSession(ctx: Context) {
-  const actor = ctx.actor;
-  if (actor?.kind !== 'user') throw new UnauthenticatedError('No session');
-  const session = await ctx.db.session.findUniqueOrThrow({ where: { id: actor.sessionId } });
-  return session;
 }
 
 const switchInput = z.object({ organizationId: fields.id });

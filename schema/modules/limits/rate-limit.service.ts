@@ -1,10 +1,9 @@
-// Request rate limits (the interface's Limits table): 100 requests a minute per API key and 1000 an hour per
-// organization. Fixed windows counted in PostgreSQL with one statement per limit, so every API process
-// shares the counts.
+// Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL with one statement
+// per limit, so every API process shares the counts. The defaults live here only; RATE_LIMIT_* override them.
 import type { Context } from '../../context.ts';
 
 export interface RateLimit {
-  name: string;
+  name: 'api_key' | 'organization';
   key: string;
   limit: number;
   windowSeconds: number;
@@ -16,21 +15,34 @@ export interface RateLimitState extends RateLimit {
   exceeded: boolean;
 }
 
-export const API_KEY_PER_MINUTE = 100;
-export const ORGANIZATION_PER_HOUR = 1000;
+export interface RateLimitSettings {
+  apiKeyPerMinute: number;
+  organizationPerHour: number;
+}
+
+/** The interface's numbers: 100 requests a minute per API key, 1000 an hour per organization. */
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = { apiKeyPerMinute: 100, organizationPerHour: 1000 };
 
 /** The limits that apply to the request's caller: its API key, and the organization it acts in. */
-export function limitsFor(ctx: Context, overrides: Partial<{ apiKeyPerMinute: number; organizationPerHour: number }> = {}): RateLimit[] {
+export function limitsFor(ctx: Context, settings: Partial<RateLimitSettings> = {}): RateLimit[] {
+  const { apiKeyPerMinute, organizationPerHour } = { ...DEFAULT_RATE_LIMITS, ...settings };
   const actor = ctx.actor;
   if (!actor) return [];
   const limits: RateLimit[] = [];
-  if (actor.kind === 'apiKey') {
-    limits.push({ name: 'api_key', key: `key:${actor.apiKeyId}`, limit: overrides.apiKeyPerMinute ?? API_KEY_PER_MINUTE, windowSeconds: 60 });
-  }
+  if (actor.kind === 'apiKey') limits.push({ name: 'api_key', key: `key:${actor.apiKeyId}`, limit: apiKeyPerMinute, windowSeconds: 60 });
   if (actor.organizationId) {
-    limits.push({ name: 'organization', key: `org:${actor.organizationId}`, limit: overrides.organizationPerHour ?? ORGANIZATION_PER_HOUR, windowSeconds: 3600 });
+    limits.push({ name: 'organization', key: `org:${actor.organizationId}`, limit: organizationPerHour, windowSeconds: 3600 });
   }
   return limits;
+}
+
+const WINDOW_NAMES: Record<number, string> = { 60: 'a minute', 3600: 'an hour' };
+const PER: Record<RateLimit['name'], string> = { api_key: 'per API key', organization: 'per organization' };
+
+/** What a 429 says: the limit that was passed, with the numbers in force. */
+export function describeLimit(limit: RateLimit): string {
+  const window = WINDOW_NAMES[limit.windowSeconds] ?? `in ${limit.windowSeconds} seconds`;
+  return `Rate limit exceeded: ${limit.limit} requests ${window} ${PER[limit.name]}`;
 }
 
 /** Counts one request against each limit and returns where each stands. */

@@ -1,47 +1,45 @@
 import { error } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { GraphQLRequestError } from '#lib/server/graphql.ts';
+import { auditPage, filtersFrom, searchOf, type AuditEntry } from './audit-logs.server.ts';
 import type { PageServerLoad } from './$types.js';
 
 const PAGE_SIZE = 50;
 
-const AUDIT_LOGS = /* GraphQL */ `
-	query AuditLogs($org: String!, $limit: Int, $before: String) {
-		auditLogs(organizationId: $org, limit: $limit, before: $before) {
-			id action outcome actorType actorId targetType targetId ip userAgent details createdAt
-		}
-	}
-`;
-
-export interface AuditEntry {
-	id: string;
-	action: string;
-	outcome: string;
-	actorType: string;
-	actorId: string | null;
-	targetType: string | null;
-	targetId: string | null;
-	ip: string | null;
-	userAgent: string | null;
-	details: Record<string, unknown>;
-	createdAt: string;
-}
+/** The form's labels, for the service's field problems (named as GraphQL names them). */
+const LABELS: Record<string, string> = {
+	organizationId: 'Organization',
+	actor: 'Actor',
+	action: 'Action',
+	targetType: 'Target type',
+	targetId: 'Target ID',
+	outcome: 'Outcome',
+	from: 'From',
+	to: 'To'
+};
 
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const before = event.url.searchParams.get('before') || null;
-	let entries: AuditEntry[];
-	try {
-		// One more than a page: whether there are older entries, without a link to an empty page.
-		({ auditLogs: entries } = await gql<{ auditLogs: AuditEntry[] }>(event, AUDIT_LOGS, { org: organization.id, limit: PAGE_SIZE + 1, before }));
-	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of the audit log does not exist.');
-		throw err;
-	}
-	const page = entries.slice(0, PAGE_SIZE);
-	return {
-		entries: page,
-		before,
-		olderBefore: entries.length > PAGE_SIZE ? page[page.length - 1]!.id : null
+	const filters = filtersFrom(event.url);
+	const cursor = event.url.searchParams.get('cursor') || null;
+	const shared = {
+		filters,
+		cursor,
+		// Platform admins read every organization's trail unless they narrow it to their current one.
+		platformAdmin: event.locals.platformAdmin,
+		currentOrganization: organization,
+		exportHref: `/admin/audit-logs/export${searchOf(filters)}`,
+		newestHref: `/admin/audit-logs${searchOf(filters)}`
 	};
+	try {
+		const page = await auditPage(event, filters, { limit: PAGE_SIZE, cursor });
+		return { ...shared, entries: page.items, problems: [] as string[], olderHref: page.nextCursor ? searchOf(filters, page.nextCursor) : null };
+	} catch (err) {
+		if (!(err instanceof GraphQLRequestError) || err.code !== 'invalid_request') throw err;
+		const details = (err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
+		if (details.some((d) => d.path === 'cursor')) error(400, 'That page of the audit log does not exist.');
+		// A filter the user typed wrong: the form shows it, with what to fix.
+		const problems = details.length ? details.map((d) => `${LABELS[d.path] ?? d.path}: ${d.message}`) : [err.message];
+		return { ...shared, entries: [] as AuditEntry[], problems, olderHref: null };
+	}
 };

@@ -1,0 +1,76 @@
+// What the audit-log page and its CSV export share: the filters (the query parameters of GET /api/v1/audit-logs),
+// read from the URL, and one page of entries from GraphQL.
+import { gql } from '#lib/server/graphql.ts';
+
+/** URL parameter -> GraphQL argument. */
+export const FILTERS = {
+	organization_id: 'organizationId',
+	actor: 'actor',
+	action: 'action',
+	target_type: 'targetType',
+	target_id: 'targetId',
+	outcome: 'outcome',
+	from: 'from',
+	to: 'to'
+} as const;
+
+export type FilterName = keyof typeof FILTERS;
+export type Filters = Partial<Record<FilterName, string>>;
+
+/** The filters the URL sets (empty fields of the GET form are left out). */
+export function filtersFrom(url: URL): Filters {
+	const filters: Filters = {};
+	for (const name of Object.keys(FILTERS) as FilterName[]) {
+		const value = url.searchParams.get(name)?.trim();
+		if (value) filters[name] = value;
+	}
+	return filters;
+}
+
+/** The query string of these filters, and of a page when `cursor` is given. */
+export function searchOf(filters: Filters, cursor?: string | null): string {
+	const params = new URLSearchParams(filters as Record<string, string>);
+	if (cursor) params.set('cursor', cursor);
+	const search = params.toString();
+	return search ? `?${search}` : '';
+}
+
+const AUDIT_LOGS = /* GraphQL */ `
+	query AuditLogs($organizationId: String, $actor: String, $action: String, $targetType: String, $targetId: String,
+		$outcome: String, $from: String, $to: String, $limit: Int, $cursor: String) {
+		auditLogs(organizationId: $organizationId, actor: $actor, action: $action, targetType: $targetType, targetId: $targetId,
+			outcome: $outcome, from: $from, to: $to, limit: $limit, cursor: $cursor) {
+			items {
+				id organizationId organization { id name } action outcome targetType targetId ip userAgent details createdAt
+				actor { type id name email }
+			}
+			nextCursor
+		}
+	}
+`;
+
+export interface AuditEntry {
+	id: string;
+	organizationId: string | null;
+	organization: { id: string; name: string | null } | null;
+	action: string;
+	outcome: string;
+	actor: { type: string; id: string | null; name: string | null; email: string | null };
+	targetType: string | null;
+	targetId: string | null;
+	ip: string | null;
+	userAgent: string | null;
+	details: Record<string, unknown>;
+	createdAt: string;
+}
+
+export async function auditPage(
+	event: Parameters<typeof gql>[0],
+	filters: Filters,
+	page: { limit: number; cursor?: string | null }
+): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
+	const variables: Record<string, unknown> = { limit: page.limit, cursor: page.cursor ?? null };
+	for (const [name, argument] of Object.entries(FILTERS)) variables[argument] = filters[name as FilterName] ?? null;
+	const { auditLogs } = await gql<{ auditLogs: { items: AuditEntry[]; nextCursor: string | null } }>(event, AUDIT_LOGS, variables);
+	return auditLogs;
+}
