@@ -79,11 +79,10 @@ describe(`${BURST} concurrent requests on a pool of ${POOL} connections`, () => 
     await burst('revocation', (i) => form('/oauth/revoke', { token: tokens[i].refresh_token, client_id: app.client_id, client_secret: app.client_secret }));
   });
 
-  it('login: 16 at once, 4 for each of 4 accounts', async () => {
-    // The sign-in throttle counts attempts in flight (5 per account, 20 per address) before their passwords are
-    // checked; this stays under it, so every refusal would be the load's.
-    const people = [tenant.owner, tenant.admin, tenant.member].map((p) => ({ email: p.email, password: PASSWORD })).concat([ADMIN]);
-    await burst('login', (i) => client(server.url).post('/api/v1/auth/login', people[i % people.length]), 16);
+  it('login: 24 at once to one account, from one address', async () => {
+    // Right passwords are never counted by the sign-in throttle, so a crowd signing in to one account (a shared
+    // demo account, a load balancer's health check) queues rather than being refused.
+    await burst('login', () => client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD }), 24);
   });
 
   it('REST with an API key and with a session, and GraphQL', async () => {

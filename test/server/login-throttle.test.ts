@@ -1,5 +1,5 @@
-// Sign-in throttling under parallel guessing: the attempt is counted before the password is checked, in one
-// statement, so a burst cannot slip more guesses through than the limit; refused attempts are audited, aggregated.
+// Sign-in throttling under parallel guessing: a wrong password is counted in one statement and answered by that
+// count, so a burst cannot learn more guesses than the limit; refused attempts are audited, aggregated.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Reply } from '../helpers/http.ts';
@@ -23,7 +23,7 @@ const attempt = (email: string, password: string) =>
 const statusCounts = (replies: Reply[]) => replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
 
 describe('parallel wrong passwords for one account', () => {
-  it('lets exactly 5 reach the password check and refuses the rest with 429 and Retry-After', async () => {
+  it('answers exactly 5 as wrong and refuses the rest with 429 and Retry-After', async () => {
     // given an account in two organizations
     const victim = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'victim');
     const invite = await other.owner.api.post(`/v1/organizations/${other.id}/invitations`, { email: victim.email, role: 'member' });
@@ -32,7 +32,7 @@ describe('parallel wrong passwords for one account', () => {
     // when 40 wrong passwords arrive at once
     const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => attempt(victim.email, `wrong guess ${i}`)));
 
-    // then 5 were checked and refused as wrong, the other 35 throttled
+    // then 5 were answered as wrong, the other 35 throttled
     expect(statusCounts(replies)).toEqual({ 401: 5, 429: 35 });
     for (const reply of replies.filter((r) => r.status === 429)) {
       expect(reply.body.error).toBe('rate_limited');

@@ -7,7 +7,7 @@ import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { createSession, findLiveSession, revokeSession, type IssuedSession } from './sessions.service.ts';
-import { admitPasswordAttempt, passwordAccepted } from './throttle.service.ts';
+import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
 
 export interface LoginResult {
   token: string;
@@ -43,12 +43,12 @@ export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | '
 
 export async function login(ctx: Context, input: unknown): Promise<LoginResult> {
   const { email, password } = parseInput(loginInput, input);
-  // Counted before the password is checked, so parallel guesses cannot outrun the limit; no transaction is open
-  // while the password is hashed.
+  // A locked account or address is refused before the password is hashed; no transaction is open while it is.
   await admitPasswordAttempt(ctx, email);
   const user = await ctx.db.user.findUnique({ where: { email }, select: { id: true, passwordHash: true, sessionVersion: true } });
   const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
   if (!user || !ok) {
+    await passwordRejected(ctx, email);
     await recordFailedPasswordAttempt(ctx, email, { action: 'auth.login', reason: 'wrong_password' });
     throw new InvalidCredentialsError();
   }

@@ -1,29 +1,52 @@
-// Slows down password guessing, per account and per client address. Each attempt is counted BEFORE its password
-// is checked, by one upsert that increments and returns the count, and is refused past the limit: so however
-// many guesses arrive at once, at most `limit` of them reach a password check in a window (a read followed by a
-// write let 13 of 40 parallel guesses through a limit of 5). The first refusal locks the counter for
-// LOCK_SECONDS; then the count starts afresh. A password that proves right gives its attempt back. Shared
-// through PostgreSQL by every API process.
+// Slows down password guessing, per account and per client address, shared through PostgreSQL by every API
+// process. A locked counter refuses an attempt before its password is hashed. A wrong password is counted by one
+// upsert that increments and returns the count, and the answer follows that count: however many guesses arrive
+// at once, at most `limit` of them are answered "wrong password" in a window (a read followed by a write let 13 of
+// 40 parallel guesses through a limit of 5); the rest are refused with 429, and so is a right password that
+// completes once the counter is locked, so a burst learns no more than `limit` guesses. Right passwords are never
+// counted: any number of people may sign in to one account, or from one address, at once.
 import type { Context } from '../../context.ts';
 import { RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
-import { countThrottledAttempt, type ThrottleLock } from '../audit/audit.service.ts';
+import { countThrottledAttempt } from '../audit/audit.service.ts';
 
-/** Attempts are counted in a window of this length from the first one. */
+/** Failures are counted in a window of this length from the first one. */
 const WINDOW_SECONDS = 15 * 60;
-/** How long a counter stays locked after its first refusal (OWASP: lock out for minutes, not seconds). */
+/** How long a counter stays locked once it reaches its limit (OWASP: lock out for minutes, not seconds). */
 const LOCK_SECONDS = 15 * 60;
-/** Attempts a window admits: per account, and per address (many accounts tried from one place). */
+/** Wrong passwords a window admits: per account, and per address (many accounts tried from one place). */
 const LIMITS = { account: 5, address: 20 } as const;
 
 const accountKey = (email: string) => `account:${email}`;
 const addressKey = (ip: string) => `address:${ip}`;
 
-/** Counts one attempt against `key` and says whether it is admitted, and until when the key is locked. */
-async function countAttempt(ctx: Context, key: string, limit: number, now: Date) {
+function countersOf(ctx: Context, email: string) {
+  const ip = ctx.request.ip;
+  return [{ key: accountKey(email), limit: LIMITS.account }, ...(ip ? [{ key: addressKey(ip), limit: LIMITS.address }] : [])];
+}
+
+/** Refuses with 429 and Retry-After, the refusal audited (aggregated per lock). */
+async function refuse(ctx: Context, email: string, key: string, until: Date, now: Date): Promise<never> {
+  await countThrottledAttempt(ctx, email, { key, since: addSeconds(until, -LOCK_SECONDS), until });
+  throw new RateLimitedError(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000)));
+}
+
+/** Before the password is checked (outside a transaction): a locked account or address is refused. One statement. */
+export async function admitPasswordAttempt(ctx: Context, email: string): Promise<void> {
+  const now = ctx.clock.now();
+  const keys = countersOf(ctx, email).map((c) => c.key);
+  const [locked] = await ctx.db.$queryRaw<{ key: string; locked_until: Date }[]>`
+    select key, locked_until from login_throttles where key = any(${keys}::text[]) and locked_until > ${now}::timestamp
+    order by locked_until desc limit 1`;
+  if (locked) await refuse(ctx, email, locked.key, locked.locked_until, now);
+}
+
+/** Counts one failure against `key` in one upsert; reaching `limit` locks it. Returns the count and the lock. */
+async function countFailure(ctx: Context, key: string, limit: number, now: Date) {
   // The window is over when the lock has run out, or, with no lock, when WINDOW_SECONDS have passed.
   const [row] = await ctx.db.$queryRaw<{ failures: number; locked_until: Date | null }[]>`
-    insert into login_throttles as t (key, failures, window_start, locked_until) values (${key}, 1, ${now}::timestamp, null)
+    insert into login_throttles as t (key, failures, window_start, locked_until)
+    values (${key}, 1, ${now}::timestamp, case when ${limit}::int <= 1 then ${addSeconds(now, LOCK_SECONDS)}::timestamp end)
     on conflict (key) do update set
       failures = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${WINDOW_SECONDS})) <= ${now}::timestamp
                       then 1 else t.failures + 1 end,
@@ -31,39 +54,39 @@ async function countAttempt(ctx: Context, key: string, limit: number, now: Date)
                       then ${now}::timestamp else t.window_start end,
       locked_until = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${WINDOW_SECONDS})) <= ${now}::timestamp
                           then null
-                          when t.locked_until is null and t.failures + 1 > ${limit}
-                          then ${now}::timestamp + make_interval(secs => ${LOCK_SECONDS})
+                          when t.locked_until is null and t.failures + 1 >= ${limit}::int
+                          then ${addSeconds(now, LOCK_SECONDS)}::timestamp
                           else t.locked_until end
     returning failures, locked_until`;
-  return { admitted: row!.failures <= limit, lockedUntil: row!.locked_until };
+  return row!;
 }
 
 /**
- * Admits one password attempt for `email` from the request's address, or refuses it with 429 and Retry-After
- * (the refusal is audited, aggregated per lock). Call it before the password is checked, outside a transaction.
+ * The password was wrong: counts it, the account first. Returns when it is within the limits (the caller answers
+ * 401); past a limit, refuses with 429, and a guess refused for its account is not counted against its address.
  */
-export async function admitPasswordAttempt(ctx: Context, email: string): Promise<void> {
+export async function passwordRejected(ctx: Context, email: string): Promise<void> {
   const now = ctx.clock.now();
-  const ip = ctx.request.ip;
-  const counters = [{ key: accountKey(email), limit: LIMITS.account }, ...(ip ? [{ key: addressKey(ip), limit: LIMITS.address }] : [])];
-  for (const { key, limit } of counters) {
-    const { admitted, lockedUntil } = await countAttempt(ctx, key, limit, now);
-    if (admitted) continue;
-    const until = lockedUntil ?? addSeconds(now, LOCK_SECONDS);
-    const lock: ThrottleLock = { key, since: addSeconds(until, -LOCK_SECONDS), until };
-    await countThrottledAttempt(ctx, email, lock);
-    throw new RateLimitedError(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000)));
+  for (const { key, limit } of countersOf(ctx, email)) {
+    const { failures, locked_until: lockedUntil } = await countFailure(ctx, key, limit, now);
+    if (failures > limit) await refuse(ctx, email, key, lockedUntil ?? addSeconds(now, LOCK_SECONDS), now);
   }
 }
 
 /**
- * The password proved right: the account's count is cleared, and the address gets its attempt back (its row goes
- * when nothing is left on it). One statement.
+ * The password was right. If concurrent wrong guesses locked the account meanwhile, the sign-in is refused like
+ * them (a burst must not tell a right guess from a wrong one); otherwise the account's count is cleared. One
+ * statement.
  */
 export async function passwordAccepted(ctx: Context, email: string): Promise<void> {
-  const address = ctx.request.ip ? addressKey(ctx.request.ip) : null;
-  await ctx.db.$executeRaw`
-    with account as (delete from login_throttles where key = ${accountKey(email)}),
-         spent as (delete from login_throttles where key = ${address} and failures <= 1)
-    update login_throttles set failures = failures - 1 where key = ${address} and failures > 1`;
+  const now = ctx.clock.now();
+  const keys = countersOf(ctx, email).map((c) => c.key);
+  const [locked] = await ctx.db.$queryRaw<{ key: string; locked_until: Date }[]>`
+    with locked as (
+      select key, locked_until from login_throttles where key = any(${keys}::text[]) and locked_until > ${now}::timestamp
+    ), cleared as (
+      delete from login_throttles where key = ${accountKey(email)} and not exists (select 1 from locked)
+    )
+    select key, locked_until from locked order by locked_until desc limit 1`;
+  if (locked) await refuse(ctx, email, locked.key, locked.locked_until, now);
 }

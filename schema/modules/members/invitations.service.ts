@@ -14,7 +14,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';
 import { publicUser } from '../users/users.service.ts';
-import { admitPasswordAttempt, passwordAccepted } from '../auth/throttle.service.ts';
+import { admitPasswordAttempt, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 const TOKEN_PREFIX = 'tsi_';
@@ -108,6 +108,7 @@ async function provenAccount(ctx: Context, organizationId: string, email: string
       await passwordAccepted(ctx, email);
       return existing;
     }
+    await passwordRejected(ctx, email);
     await recordAudit(ctx, {
       action: 'invitation.accept', outcome: 'failure', organizationId, targetType: 'user', targetId: existing.id,
       details: { email, reason: 'wrong_password' },
