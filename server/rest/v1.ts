@@ -1,11 +1,12 @@
-// Routes under /v1 for organizations, their members and invitations, and users. (Products and subscriptions
-// join this table in the catalog issue.)
+// Routes under /v1 for organizations, their members and invitations, users, the product catalog and subscriptions.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { onlyFields, page, pick, type RestRoute } from './route.ts';
 import {
   INVITATION_FIELDS, MEMBER_FIELDS, ORGANIZATION_FIELDS, USER_FIELDS,
   presentInvitation, presentMember, presentOrganization, presentPage, presentUser,
 } from './presenters.ts';
+import { productRoutes } from './products.ts';
+import { subscriptionRoutes } from './subscriptions.ts';
 
 
 export const v1Routes: RestRoute[] = [
@@ -99,4 +100,6 @@ export const v1Routes: RestRoute[] = [
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteUser), { status: 204 }),
   },
+  ...productRoutes,
+  ...subscriptionRoutes,
 ];

@@ -2,7 +2,7 @@
 // error shape {error, error_description}, never a 5xx. A route added to a table is fuzzed here automatically;
 // a new table mounted in server/app.ts is added to ROUTES below.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiV1Routes } from '../../server/rest/api-v1.ts';
 import { v1Routes } from '../../server/rest/v1.ts';
@@ -27,6 +27,8 @@ const PARAM_ROUTES = ROUTES.filter((r) => r.path.includes(':'));
 const GET_ROUTES = ROUTES.filter((r) => r.method === 'GET');
 const PAGED_ROUTES = GET_ROUTES.filter((r) => r.operation.includes('$limit'));
 const PRIVATE_ROUTES = ROUTES.filter((r) => !r.public);
+/** Body fields whose values are numbers. */
+const NUMERIC_FIELDS = ['total_seats', 'price_per_seat'];
 
 let server: TestServer;
 let tenant: Tenant;
@@ -34,6 +36,8 @@ let adminToken: string;
 let apiKeyId: string;
 let invitationId: string;
 let oauthClientId: string;
+let productId: string;
+let subscriptionId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -47,6 +51,13 @@ beforeAll(async () => {
   const oauthClient = await tenant.owner.api.post('/api/v1/oauth-clients', { name: 'fuzz target', redirect_uris: ['https://app.example.test/callback'], allowed_scopes: ['openid'] });
   oauthClientId = oauthClient.body.id;
   expect([key.status, invitation.status, oauthClient.status]).toEqual([201, 201, 201]);
+  const product = await admin.api.post('/v1/products', { name: 'Fuzz target', slug: 'fuzz-target' });
+  productId = product.body.id;
+  const subscription = await admin.api.post('/v1/subscriptions', {
+    organization_id: tenant.id, product_id: productId, total_seats: 1, price_per_seat: 1, billing_cycle: 'monthly', status: 'active',
+  });
+  subscriptionId = subscription.body.id;
+  expect([product.status, subscription.status]).toEqual([201, 201]);
 });
 afterAll(() => server?.stop());
 
@@ -102,8 +113,11 @@ function expectNoServerError(reply: Sent, label: string) {
 function realPath(route: Route): string {
   const resource = route.path.split('/')[1]!;
   return route.prefix + route.path.replace(/:(\w+)/g, (_, name: string) => {
-    if (name === 'id') return ({ organizations: tenant.id, users: tenant.member.id, 'api-keys': apiKeyId, 'oauth-clients': oauthClientId } as Record<string, string>)[resource] ?? randomUUID();
-    return ({ user_id: tenant.member.id, invitation_id: invitationId } as Record<string, string>)[name] ?? randomUUID();
+    if (name === 'id') {
+      const ids: Record<string, string> = { organizations: tenant.id, users: tenant.member.id, 'api-keys': apiKeyId, 'oauth-clients': oauthClientId, products: productId, subscriptions: subscriptionId };
+      return ids[resource] ?? randomUUID();
+    }
+    return ({ user_id: tenant.member.id, invitation_id: invitationId, slug: 'fuzz-target' } as Record<string, string>)[name] ?? randomUUID();
   });
 }
 const pathWith = (route: Route, id: string) => route.prefix + route.path.replace(/:\w+/g, id);
@@ -169,6 +183,8 @@ describe.each(BODY_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile 
       ['deflate garbage', 'deflate', 'this is not deflate'],
       ['an unknown encoding', 'x-bogus', '{}'],
       ['gzip of invalid JSON', 'gzip', gzipSync('{"name":')],
+      ['brotli garbage', 'br', 'this is not brotli'],
+      ['brotli of invalid JSON', 'br', brotliCompressSync('{"name":')],
     ];
     for (const [what, encoding, body] of cases) {
       expectClientError(await send(route.method, realPath(route), { body, headers: { 'content-type': 'application/json', 'content-encoding': encoding } }), `${label} ${what}`);
@@ -189,12 +205,17 @@ describe.each(BODY_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile 
     ];
     // Some fields take these (null clears a picture, booleans switch things): they must only never break.
     const maybe: [string, unknown][] = [['null', null], ['true', true], ['false', false], ['an empty string', ''], ['unicode', 'ünï©ødé 💥 \ud800']];
+    // Numeric fields (seats, prices) take numbers: for them a number must only never break.
+    const numbers = new Set(['a number', 'a fraction']);
     // One field at a time, its values at once (the answers are independent of each other).
     for (const field of fields) {
+      const numeric = NUMERIC_FIELDS.includes(field);
+      const refusedHere = numeric ? refused.filter(([name]) => !numbers.has(name)) : refused;
+      const maybeHere = numeric ? [...maybe, ...refused.filter(([name]) => numbers.has(name))] : maybe;
       const ask = (value: unknown) => sendJson(route, realPath(route), JSON.stringify({ [field]: value }));
-      const [refusedReplies, maybeReplies] = await Promise.all([Promise.all(refused.map(([, v]) => ask(v))), Promise.all(maybe.map(([, v]) => ask(v)))]);
-      refusedReplies.forEach((reply, i) => expectClientError(reply, `${label} ${field}: ${refused[i]![0]}`));
-      maybeReplies.forEach((reply, i) => expectNoServerError(reply, `${label} ${field}: ${maybe[i]![0]}`));
+      const [refusedReplies, maybeReplies] = await Promise.all([Promise.all(refusedHere.map(([, v]) => ask(v))), Promise.all(maybeHere.map(([, v]) => ask(v)))]);
+      refusedReplies.forEach((reply, i) => expectClientError(reply, `${label} ${field}: ${refusedHere[i]![0]}`));
+      maybeReplies.forEach((reply, i) => expectNoServerError(reply, `${label} ${field}: ${maybeHere[i]![0]}`));
     }
   });
 
@@ -329,8 +350,12 @@ describe('paths and methods the tables do not have', () => {
     },
   );
 
+  // Rows whose paths differ only in parameter names (/products/:slug, /products/:id) are one path to the router.
   const byPath = new Map<string, Route[]>();
-  for (const r of ROUTES) byPath.set(r.prefix + r.path, [...(byPath.get(r.prefix + r.path) ?? []), r]);
+  for (const r of ROUTES) {
+    const shape = (r.prefix + r.path).replace(/:\w+/g, ':param');
+    byPath.set(shape, [...(byPath.get(shape) ?? []), r]);
+  }
   it.each([...byPath.entries()])('%s answers 405 to the methods it lacks', async (path, routes) => {
     const concrete = path.replace(/:\w+/g, randomUUID());
     for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !routes.some((r) => r.method === m))) {
@@ -340,5 +365,107 @@ describe('paths and methods the tables do not have', () => {
       for (const r of routes) expect(allow, `${method} ${path}: Allow`).toContain(r.method);
       expect(allow).not.toContain(method);
     }
+  });
+});
+
+describe('the OAuth endpoints with input the database cannot hold', () => {
+  const form = (fields: string) => ({ body: fields, headers: { 'content-type': 'application/x-www-form-urlencoded' }, token: null });
+
+  it.each(['/oauth/token', '/oauth/revoke', '/oauth/introspect'])('%s refuses a NUL in a parameter with invalid_request', async (path) => {
+    for (const fields of ['grant_type=client_credentials&client_id=a%00&client_secret=x', 'token=x&client_id=a%00&client_secret=x', 'token=a%00&client_id=x&client_secret=y', '%00=1&client_id=x']) {
+      const reply = await send('POST', path, form(fields));
+      expectClientError(reply, `${path} ${fields}`, [400, 401]);
+    }
+    const reply = await send('POST', path, form('client_id=a%00&client_secret=x&token=x&grant_type=client_credentials'));
+    expect(reply.body).toMatchObject({ error: 'invalid_request' });
+    expect(reply.body.error_description).toMatch(/client_id.*NUL/);
+    const json = await send('POST', path, { body: JSON.stringify({ client_id: 'a\u0000', client_secret: 'x', token: 'x' }), headers: { 'content-type': 'application/json' }, token: null });
+    expect(json.status, JSON.stringify(json.body)).toBe(400);
+  });
+
+  it('/oauth/authorize shows its error page for a NUL, never a 500', async () => {
+    for (const query of ['client_id=a%00&response_type=code', 'client_id=x&redirect_uri=https%3A%2F%2Fa%00&response_type=code', 'state=%00']) {
+      const reply = await send('GET', `/oauth/authorize?${query}`, { token: null });
+      expect(reply.status, query).toBe(400);
+      expect(reply.headers.get('content-type'), query).toMatch(/^text\/html/);
+    }
+  });
+
+  it('/oauth/token refuses a body that does not decode as its Content-Encoding', async () => {
+    for (const [encoding, body] of [['br', 'not brotli'], ['gzip', 'not gzip'], ['deflate', 'not deflate']] as const) {
+      const reply = await send('POST', '/oauth/token', { body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': encoding }, token: null });
+      expectClientError(reply, `Content-Encoding: ${encoding}`, 400);
+    }
+  });
+});
+
+describe('REST query parameters of the wrong type', () => {
+  it.each(PAGED_ROUTES.map((r) => [r.label, r] as const))('%s names ?limit= when it is not a whole number', async (label, route) => {
+    for (const limit of ['abc', '1.5', '1e3', '', '0x10', '-']) {
+      const reply = await send('GET', `${realPath(route)}?limit=${limit}`);
+      expectClientError(reply, `${label} ?limit=${limit}`, 400);
+      expect(reply.body.details, `${label} ?limit=${limit}`).toEqual([{ path: 'limit', message: 'must be a whole number' }]);
+    }
+  });
+});
+
+describe('OAuth client URLs are stored as a browser reads them', () => {
+  const register = (fields: Record<string, unknown>) =>
+    send('POST', '/api/v1/oauth-clients', { body: JSON.stringify({ name: 'url check', allowed_scopes: ['openid'], organization_id: tenant.id, ...fields }), headers: { 'content-type': 'application/json' } });
+
+  it('refuses redirect URIs with control characters, spaces, fragments or a spelling the URL parser changes', async () => {
+    const refused = [
+      'https://app.example/cb\nx', 'https://app.example/cb\rx', 'https://app.example/c\tb', 'https://app.example/cb\u0000', 'https://app.example/c\u007fb',
+      ' https://app.example/cb', 'https://app.example/cb ', 'https://app.example/c b', 'https://app.example/cb#', 'https://app.example/cb#frag',
+      'https://APP.example/cb', 'https://app.example', 'https://app.example/a/../cb', 'https://app.example:443/cb', 'https://app.example/\u00e9',
+      'https:app.example/cb', 'https://app.example\\cb',
+    ];
+    for (const uri of refused) {
+      const reply = await register({ redirect_uris: [uri] });
+      expectClientError(reply, JSON.stringify(uri), 400);
+      expect(reply.body.details?.[0]?.path, JSON.stringify(uri)).toBe('redirect_uris.0');
+    }
+    const spelled = await register({ redirect_uris: ['https://app.example'] });
+    expect(spelled.body.details[0].message).toBe('must be written as https://app.example/');
+    expect(await server.base.db.oAuthClient.count({ where: { name: 'url check' } })).toBe(0);
+  });
+
+  it('refuses the same in post-logout redirect URIs and allowed origins, and in an update', async () => {
+    const first = await register({ redirect_uris: ['https://app.example/cb'] });
+    expect(first.status).toBe(201);
+    for (const body of [{ post_logout_redirect_uris: ['https://app.example/bye\nx'] }, { allowed_origins: ['https://app.example\n'] }, { allowed_origins: ['https://app.\texample'] }, { allowed_origins: [' https://app.example'] }]) {
+      expectClientError(await register({ redirect_uris: ['https://app.example/cb'], ...body }), JSON.stringify(body), 400);
+      expectClientError(await send('PATCH', `/api/v1/oauth-clients/${first.body.id}`, { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } }), `PATCH ${JSON.stringify(body)}`, 400);
+    }
+    const stored = await server.base.db.oAuthClient.findUniqueOrThrow({ where: { id: first.body.id } });
+    expect(stored.postLogoutRedirectUris).toEqual([]);
+    expect(stored.allowedOrigins).toEqual([]);
+  });
+
+  it('still takes canonical https, loopback http and native-app URIs', async () => {
+    const reply = await register({ redirect_uris: ['https://app.example/cb?x=1', 'http://127.0.0.1:8080/cb', 'http://localhost/cb', 'com.example.app:/oauth'], allowed_origins: ['https://app.example'] });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+  });
+});
+
+describe('a record deleted while other requests are about it', () => {
+  it('answers those requests 404, never 500', async () => {
+    // Each request reads the client, then writes it: a delete landing in between leaves the write nothing to
+    // write (Prisma P2025). Several rounds, since which request wins is up to the scheduler.
+    const statuses: number[] = [];
+    for (let round = 0; round < 12; round++) {
+      const created = await send('POST', '/api/v1/oauth-clients', { body: JSON.stringify({ name: 'raced', redirect_uris: ['https://app.example/cb'], allowed_scopes: ['openid'] }), headers: { 'content-type': 'application/json' } });
+      expect(created.status).toBe(201);
+      const path = `/api/v1/oauth-clients/${created.body.id}`;
+      const replies = await Promise.all([
+        send('DELETE', path),
+        send('POST', `${path}/rotate-secret`),
+        send('PATCH', path, { body: JSON.stringify({ name: 'renamed' }), headers: { 'content-type': 'application/json' } }),
+        send('DELETE', path),
+      ]);
+      for (const reply of replies) if (reply.status >= 400) expectClientError(reply, `round ${round}`, 404);
+      statuses.push(...replies.map((r) => r.status));
+    }
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
   });
 });

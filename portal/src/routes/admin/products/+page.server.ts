@@ -1,0 +1,79 @@
+import { error, fail, redirect } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { loginUrl } from '#lib/server/session.ts';
+import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+
+interface Product {
+	id: string;
+	name: string;
+	slug: string;
+	description: string;
+	features: string[];
+	createdAt: string;
+}
+type UserError = { __typename: 'UserError'; code: string; message: string; details: { path: string; message: string }[] };
+type Result<T> = T | UserError;
+
+const FIELDS = 'id name slug description features createdAt';
+const PRODUCTS = `query($cursor: String) { products(limit: 100, cursor: $cursor) { items { ${FIELDS} } nextCursor } }`;
+const USER_ERROR = '... on UserError { code message details { path message } }';
+const CREATE = `mutation($input: CreateProductInput!) { createProduct(input: $input) { __typename ... on Product { id slug } ${USER_ERROR} } }`;
+const UPDATE = `mutation($id: ID!, $input: UpdateProductInput!) { updateProduct(id: $id, input: $input) { __typename ... on Product { id slug } ${USER_ERROR} } }`;
+const DELETE = `mutation($id: ID!) { deleteProduct(id: $id) { __typename ${USER_ERROR} } }`;
+
+export const load: PageServerLoad = async (event) => {
+	await event.parent();
+	const cursor = event.url.searchParams.get('cursor');
+	try {
+		const { products } = await gql<{ products: { items: Product[]; nextCursor: string | null } }>(event, PRODUCTS, { cursor });
+		return { products: products.items, nextCursor: products.nextCursor, cursor, canWrite: event.locals.platformAdmin };
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of products does not exist.');
+		throw err;
+	}
+};
+
+/** Form actions skip the layout: only platform admins change the catalog. */
+function requirePlatformAdmin(event: RequestEvent) {
+	if (!event.locals.user) redirect(303, loginUrl(event.url));
+	if (!event.locals.platformAdmin) error(403, 'Only platform administrators change the product catalog.');
+}
+
+/** Features are typed one per line or separated by commas. */
+const features = (value: FormDataEntryValue | null) => String(value ?? '').split(/[\n,]/).map((f) => f.trim()).filter(Boolean);
+
+function readForm(form: FormData) {
+	return { name: String(form.get('name') ?? ''), slug: String(form.get('slug') ?? ''), description: String(form.get('description') ?? ''), features: features(form.get('features')) };
+}
+
+function failure(result: { __typename: string }, values: Record<string, unknown>) {
+	if (result.__typename !== 'UserError') return null;
+	const r = result as UserError;
+	const problems = r.details.map((d) => `${d.path}: ${d.message}`);
+	return fail(r.code === 'conflict' ? 409 : 400, { values, message: r.message, problems });
+}
+
+export const actions: Actions = {
+	create: async (event) => {
+		requirePlatformAdmin(event);
+		const values = readForm(await event.request.formData());
+		const { createProduct } = await gql<{ createProduct: Result<{ __typename: 'Product'; slug: string }> }>(event, CREATE, { input: values });
+		return failure(createProduct, values) ?? { done: `Product ${values.slug} created.` };
+	},
+	update: async (event) => {
+		requirePlatformAdmin(event);
+		const form = await event.request.formData();
+		const values = readForm(form);
+		const id = String(form.get('id') ?? '');
+		const { updateProduct } = await gql<{ updateProduct: Result<{ __typename: 'Product'; slug: string }> }>(event, UPDATE, { id, input: values });
+		return failure(updateProduct, { ...values, id }) ?? { done: `Product ${values.slug} saved.` };
+	},
+	delete: async (event) => {
+		requirePlatformAdmin(event);
+		const form = await event.request.formData();
+		const id = String(form.get('id') ?? '');
+		if (form.get('confirm') !== 'yes') return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
+		const { deleteProduct } = await gql<{ deleteProduct: Result<{ __typename: string }> }>(event, DELETE, { id });
+		return failure(deleteProduct, { id }) ?? { done: `Product ${String(form.get('slug') ?? '')} deleted.` };
+	}
+};

@@ -1,0 +1,134 @@
+import { error, fail, redirect } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { loginUrl } from '#lib/server/session.ts';
+import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+
+export interface Subscription {
+	id: string;
+	organization: { id: string; name: string };
+	product: { id: string; name: string; slug: string };
+	totalSeats: number;
+	assignedSeats: number;
+	pricePerSeat: string;
+	billingCycle: string;
+	status: string;
+	endDate: string | null;
+}
+interface Seat {
+	userId: string;
+	user: { id: string; email: string; name: string };
+}
+type UserError = { __typename: 'UserError'; code: string; message: string; details: { path: string; message: string }[] };
+
+const STATUSES = ['active', 'trial', 'cancelled', 'expired'];
+const FIELDS = 'id organization { id name } product { id name slug } totalSeats assignedSeats pricePerSeat billingCycle status endDate';
+const USER_ERROR = '... on UserError { code message details { path message } }';
+const LIST = `query($org: String, $status: SubscriptionStatus, $cursor: String) {
+	subscriptions(organizationId: $org, status: $status, limit: 100, cursor: $cursor) { items { ${FIELDS} } nextCursor } }`;
+const CHOICES = 'query { organizations(limit: 100) { items { id name } } products(limit: 100) { items { id name slug } } }';
+const SEATS = `query($id: ID!) { subscriptionSeats(subscriptionId: $id, limit: 100) { items { userId user { id email name } } } }`;
+const MEMBERS = 'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } } }';
+const CREATE = `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ${USER_ERROR} } }`;
+const UPDATE = `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ${USER_ERROR} } }`;
+const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ${USER_ERROR} } }`;
+const ASSIGN = `mutation($id: ID!, $user: ID!) { assignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
+const UNASSIGN = `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
+
+export const load: PageServerLoad = async (event) => {
+	const { organization } = await event.parent();
+	const platform = event.locals.platformAdmin;
+	const q = event.url.searchParams;
+	const status = STATUSES.includes(q.get('status') ?? '') ? q.get('status') : null;
+	// Platform admins see every organization (or the one filtered); an organization's admins see theirs.
+	const org = platform ? q.get('organization') || null : organization.id;
+	let page: { items: Subscription[]; nextCursor: string | null };
+	try {
+		({ subscriptions: page } = await gql<{ subscriptions: typeof page }>(event, LIST, { org, status, cursor: q.get('cursor') }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of subscriptions does not exist.');
+		if (err instanceof GraphQLRequestError && err.code === 'not_found') error(404, 'No such organization.');
+		throw err;
+	}
+	const choices = platform ? await gql<{ organizations: { items: { id: string; name: string }[] }; products: { items: { id: string; name: string; slug: string }[] } }>(event, CHOICES) : null;
+	// Seat assignment is for the current organization's subscriptions.
+	const own = page.items.filter((s) => s.organization.id === organization.id);
+	const [members, seats] = await Promise.all([
+		gql<{ members: { items: Seat[] } }>(event, MEMBERS, { org: organization.id }).then((d) => d.members.items),
+		Promise.all(own.map((s) => gql<{ subscriptionSeats: { items: Seat[] } }>(event, SEATS, { id: s.id }).then((d) => [s.id, d.subscriptionSeats.items] as const))),
+	]);
+	return {
+		subscriptions: page.items,
+		nextCursor: page.nextCursor,
+		platform,
+		filters: { organization: org ?? '', status: status ?? '' },
+		organizations: choices?.organizations.items ?? [],
+		products: choices?.products.items ?? [],
+		currentOrganization: organization.id,
+		members,
+		seats: Object.fromEntries(seats),
+		statuses: STATUSES,
+	};
+};
+
+function requireAdmin(event: RequestEvent, platformOnly: boolean) {
+	const { locals } = event;
+	if (!locals.user) redirect(303, loginUrl(event.url));
+	if (platformOnly ? !locals.platformAdmin : locals.role !== 'owner' && locals.role !== 'admin' && !locals.platformAdmin) {
+		error(403, platformOnly ? 'Only platform administrators create and change subscriptions.' : 'Only owners and admins assign seats.');
+	}
+}
+
+async function run(event: RequestEvent, document: string, variables: Record<string, unknown>, done: string) {
+	const data = await gql<Record<string, { __typename: string } | UserError>>(event, document, variables);
+	const result = Object.values(data)[0]!;
+	if (result.__typename === 'UserError') {
+		const e = result as UserError;
+		return fail(e.code === 'conflict' ? 409 : 400, { message: e.message, problems: e.details.map((d) => `${d.path}: ${d.message}`) });
+	}
+	return { done };
+}
+
+const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
+/** An <input type="date"> value as the end of no time zone's day: midnight UTC; empty means no end date. */
+const endDate = (value: string) => (value ? new Date(`${value}T00:00:00Z`).toISOString() : null);
+const int = (value: string) => (/^\d+$/.test(value) ? Number(value) : value);
+
+export const actions: Actions = {
+	create: async (event) => {
+		requireAdmin(event, true);
+		const f = await event.request.formData();
+		const input = {
+			organizationId: text(f, 'organizationId'), productId: text(f, 'productId'), totalSeats: int(text(f, 'totalSeats')), pricePerSeat: text(f, 'pricePerSeat'),
+			billingCycle: text(f, 'billingCycle'), status: text(f, 'status'), endDate: endDate(text(f, 'endDate')),
+		};
+		if (typeof input.totalSeats !== 'number') return fail(400, { message: 'Seats must be a whole number.', problems: [] });
+		if (!['monthly', 'yearly'].includes(input.billingCycle) || !STATUSES.includes(input.status)) return fail(400, { message: 'Choose a billing cycle and a status.', problems: [] });
+		return run(event, CREATE, { input }, 'Subscription created.');
+	},
+	update: async (event) => {
+		requireAdmin(event, true);
+		const f = await event.request.formData();
+		const seats = int(text(f, 'totalSeats'));
+		if (typeof seats !== 'number') return fail(400, { message: 'Seats must be a whole number.', problems: [] });
+		const status = text(f, 'status');
+		if (!STATUSES.includes(status)) return fail(400, { message: 'Choose a status.', problems: [] });
+		const input = { totalSeats: seats, pricePerSeat: text(f, 'pricePerSeat'), status, endDate: endDate(text(f, 'endDate')) };
+		return run(event, UPDATE, { id: text(f, 'id'), input }, 'Subscription saved.');
+	},
+	cancel: async (event) => {
+		requireAdmin(event, true);
+		const f = await event.request.formData();
+		if (f.get('confirm') !== 'yes') return fail(400, { message: 'Tick the box to confirm the cancellation.', problems: [] });
+		return run(event, CANCEL, { id: text(f, 'id') }, 'Subscription cancelled.');
+	},
+	assign: async (event) => {
+		requireAdmin(event, false);
+		const f = await event.request.formData();
+		return run(event, ASSIGN, { id: text(f, 'id'), user: text(f, 'userId') }, 'Seat assigned.');
+	},
+	unassign: async (event) => {
+		requireAdmin(event, false);
+		const f = await event.request.formData();
+		return run(event, UNASSIGN, { id: text(f, 'id'), user: text(f, 'userId') }, 'Seat freed.');
+	}
+};

@@ -1,0 +1,239 @@
+// Subscriptions: an organization's seats of a product at a price per seat. Platform admins create and change
+// them for any organization; the organization's members read their own (another tenant's answer 404). Status
+// moves exactly as the interface's table says: any allowed value by PATCH, cancelled by PATCH or DELETE (the
+// record stays), expired by the worker at end_date.
+import { z } from 'zod';
+import type { Context } from '../../context.ts';
+import type { Db, Prisma } from '../../db.ts';
+import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
+import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole } from '../../auth/access.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { paged, toPage, type PageInput } from '../../lib/paging.ts';
+import { emitEvent, type EventKind } from '../../events/catalog.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { SeatsInUseError } from './subscriptions.errors.ts';
+
+type Tx = Prisma.TransactionClient;
+
+export const SUBSCRIPTION_STATUSES = ['active', 'trial', 'cancelled', 'expired'] as const;
+export const BILLING_CYCLES = ['monthly', 'yearly'] as const;
+export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
+
+const MAX_SEATS = 1_000_000;
+const seats = z.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must not be negative').max(MAX_SEATS, `must be at most ${MAX_SEATS}`);
+// Exact decimal text: numeric(12,2) holds up to 10 digits before the point and 2 after.
+const price = z
+  .string({ message: 'must be a number' })
+  .trim()
+  .regex(/^\d{1,10}(\.\d{1,2})?$/, 'must be a non-negative amount with at most 2 decimals (and below 10000000000)');
+const status = z.enum(SUBSCRIPTION_STATUSES, { message: 'must be active, trial, cancelled or expired' });
+const cycle = z.enum(BILLING_CYCLES, { message: 'must be monthly or yearly' });
+const endDate = z
+  .date({ message: 'must be an ISO 8601 timestamp' })
+  .min(new Date('1970-01-01T00:00:00Z'), 'must be after 1970')
+  .max(new Date('9999-12-31T23:59:59Z'), 'must be before the year 10000')
+  .nullable();
+
+const createInput = z
+  .object({
+    organizationId: fields.id,
+    productId: fields.id,
+    totalSeats: seats,
+    pricePerSeat: price,
+    billingCycle: cycle,
+    // The table's only creation row has a status; an omitted one means a running subscription.
+    status: status.default('active'),
+    endDate: endDate.optional(),
+  })
+  .strict();
+const updateInput = z.object({ totalSeats: seats, pricePerSeat: price, billingCycle: cycle, status, endDate }).partial().strict();
+const listInput = z.object({ organizationId: fields.id.nullish(), productId: fields.id.nullish(), status: status.nullish() });
+
+/** What every read returns: the record with its product, organization and the number of assigned seats. */
+const INCLUDE = {
+  product: true,
+  organization: { select: { id: true, name: true } },
+  _count: { select: { seats: true } },
+} as const;
+
+type Row = Prisma.SubscriptionGetPayload<{ include: typeof INCLUDE }>;
+export type SubscriptionView = Omit<Row, '_count'> & { assignedSeats: number };
+
+const view = ({ _count, ...row }: Row): SubscriptionView => ({ ...row, assignedSeats: _count.seats });
+
+/** The subscription fields of events (list B kinds are snake_case, DESIGN 7); money as a JSON number. */
+export function subscriptionEventData(s: SubscriptionView) {
+  return {
+    id: s.id,
+    organization_id: s.organizationId,
+    product_id: s.productId,
+    product: { id: s.product.id, slug: s.product.slug, name: s.product.name },
+    total_seats: s.totalSeats,
+    assigned_seats: s.assignedSeats,
+    price_per_seat: Number(s.pricePerSeat.toFixed(2)),
+    billing_cycle: s.billingCycle,
+    status: s.status,
+    end_date: s.endDate?.toISOString() ?? null,
+    created_at: s.createdAt.toISOString(),
+    updated_at: s.updatedAt.toISOString(),
+  };
+}
+
+async function emit(tx: Tx, kind: EventKind, s: SubscriptionView, extra: Record<string, unknown> = {}) {
+  await emitEvent(tx, kind, s.organization, { subscription: subscriptionEventData(s), ...extra });
+}
+
+/** Reads a subscription the caller may see: another tenant's (or an unknown one) is not found. */
+async function findVisible(ctx: Context, id: string) {
+  requireActor(ctx);
+  const row = id.length <= 100 ? await ctx.db.subscription.findUnique({ where: { id }, select: { organizationId: true } }) : null;
+  if (!row) throw new NotFoundError('Subscription');
+  await requireOrgRole(ctx, row.organizationId, 'member', 'Subscription');
+  return row;
+}
+
+async function requirePlatformAdmin(ctx: Context) {
+  if (!(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators create and change subscriptions');
+}
+
+/** Takes the subscription's row lock: seat assignments and changes of one subscription take turns. */
+export async function lockSubscription(tx: Tx, id: string) {
+  const [row] = await tx.$queryRaw<{ id: string; organization_id: string; total_seats: number; status: SubscriptionStatus }[]>`
+    select id, organization_id, total_seats, status::text as status from subscriptions where id = ${id} for update`;
+  if (!row) throw new NotFoundError('Subscription');
+  return row;
+}
+
+export async function listSubscriptions(ctx: Context, filters: unknown, page?: PageInput) {
+  requireActor(ctx);
+  const f = parseInput(listInput, filters);
+  // A bad page is a 400 whatever the filters name.
+  paged(page, {});
+  let organizations: Prisma.SubscriptionWhereInput = {};
+  if (f.organizationId) {
+    await requireOrgRole(ctx, f.organizationId, 'member');
+    organizations = { organizationId: f.organizationId };
+  } else if (!(await isPlatformAdmin(ctx))) {
+    organizations = { organizationId: { in: await organizationIdsOf(ctx) } };
+  }
+  const where = { ...organizations, ...(f.status ? { status: f.status } : {}), ...(f.productId ? { productId: f.productId } : {}) };
+  const { limit, args } = paged(page, where);
+  const rows = await ctx.db.subscription.findMany({ ...args, include: INCLUDE });
+  return toPage(rows.map(view), limit);
+}
+
+export async function getSubscription(ctx: Context, id: string) {
+  await findVisible(ctx, id);
+  return view(await ctx.db.subscription.findUniqueOrThrow({ where: { id }, include: INCLUDE }));
+}
+
+export async function createSubscription(ctx: Context, input: unknown) {
+  requireActor(ctx);
+  const data = parseInput(createInput, input);
+  await requireOrgRole(ctx, data.organizationId, 'member');
+  await requirePlatformAdmin(ctx);
+  const product = await ctx.db.product.findUnique({ where: { id: data.productId }, select: { id: true } });
+  if (!product) throw new NotFoundError('Product');
+  return ctx.db.$transaction(async (tx) => {
+    const created = view(await tx.subscription.create({ data: { ...data, endDate: data.endDate ?? null }, include: INCLUDE }));
+    await emit(tx, 'subscription.created', created);
+    await recordAudit(ctx, {
+      action: 'subscription.create', organizationId: created.organizationId, targetType: 'subscription', targetId: created.id,
+      details: { product: created.product.slug, status: created.status, totalSeats: created.totalSeats },
+    }, tx);
+    return created;
+  });
+}
+
+/**
+ * The events a change emits: `subscription.cancelled` when it moves to cancelled, `subscription.updated` for any
+ * other change, and `subscription.renewed` too when an active subscription's end_date moves later.
+ */
+function kindsOf(before: SubscriptionView, after: SubscriptionView, changed: string[]): EventKind[] {
+  const kinds: EventKind[] = [];
+  const cancelled = before.status !== 'cancelled' && after.status === 'cancelled';
+  if (changed.some((f) => f !== 'status') || (changed.includes('status') && !cancelled)) kinds.push('subscription.updated');
+  if (cancelled) kinds.push('subscription.cancelled');
+  const renewed = after.status === 'active' && before.endDate && after.endDate && after.endDate > before.endDate;
+  if (renewed) kinds.push('subscription.renewed');
+  return kinds;
+}
+
+/** The fields whose value differs from the record (so a PATCH that repeats the current values emits nothing). */
+function changedFields(before: SubscriptionView, data: z.output<typeof updateInput>): string[] {
+  const same: Record<string, (v: any) => boolean> = {
+    totalSeats: (v) => v === before.totalSeats,
+    pricePerSeat: (v) => Number(v) === before.pricePerSeat.toNumber(),
+    billingCycle: (v) => v === before.billingCycle,
+    status: (v) => v === before.status,
+    endDate: (v) => (v?.getTime() ?? null) === (before.endDate?.getTime() ?? null),
+  };
+  return Object.entries(data).filter(([k, v]) => v !== undefined && !same[k]!(v)).map(([k]) => k);
+}
+
+async function change(ctx: Context, id: string, data: z.output<typeof updateInput>, action: string) {
+  await requirePlatformAdmin(ctx);
+  return ctx.db.$transaction(async (tx) => {
+    await lockSubscription(tx, id);
+    const before = view(await tx.subscription.findUniqueOrThrow({ where: { id }, include: INCLUDE }));
+    const changed = changedFields(before, data);
+    if (!changed.length) return before;
+    if (data.totalSeats !== undefined && data.totalSeats < before.assignedSeats) throw new SeatsInUseError(before.assignedSeats);
+    const patch = Object.fromEntries(changed.map((k) => [k, data[k as keyof typeof data]]));
+    const after = view(await tx.subscription.update({ where: { id }, data: patch, include: INCLUDE }));
+    for (const kind of kindsOf(before, after, changed)) {
+      await emit(tx, kind, after, { changes: changed.map(snakeName), previous_status: before.status, previous_end_date: before.endDate?.toISOString() ?? null });
+    }
+    await recordAudit(ctx, {
+      action, organizationId: after.organizationId, targetType: 'subscription', targetId: id,
+      details: { fields: changed, from: before.status, to: after.status },
+    }, tx);
+    return after;
+  });
+}
+
+const snakeName = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+export async function updateSubscription(ctx: Context, id: string, input: unknown) {
+  await findVisible(ctx, id);
+  const data = parseInput(updateInput, input);
+  return change(ctx, id, data, data.status === 'cancelled' ? 'subscription.cancel' : 'subscription.update');
+}
+
+/** DELETE is a cancel: the record stays, with status cancelled. Cancelling a cancelled one changes nothing. */
+export async function cancelSubscription(ctx: Context, id: string) {
+  await findVisible(ctx, id);
+  return change(ctx, id, { status: 'cancelled' }, 'subscription.cancel');
+}
+
+/**
+ * Expires every active or trial subscription whose end_date has passed (the worker's sweep), in batches; each
+ * one emits subscription.updated. Returns how many it expired.
+ */
+export async function expireSubscriptions(db: Db, now: Date): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const done = await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ id: string; status: SubscriptionStatus }[]>`
+        select id, status::text as status from subscriptions
+        where status in ('active', 'trial') and end_date <= ${now}
+        order by end_date limit 200 for update skip locked`;
+      if (!rows.length) return 0;
+      await tx.subscription.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { status: 'expired' } });
+      const expired = await tx.subscription.findMany({ where: { id: { in: rows.map((r) => r.id) } }, include: INCLUDE });
+      const previous = new Map(rows.map((r) => [r.id, r.status]));
+      for (const s of expired.map(view)) {
+        await emit(tx, 'subscription.updated', s, { changes: ['status'], previous_status: previous.get(s.id), reason: 'end_date_passed' });
+        await tx.auditLog.create({
+          data: {
+            action: 'subscription.expire', organizationId: s.organizationId, actorType: 'system', actorId: null,
+            targetType: 'subscription', targetId: s.id, outcome: 'success', details: { from: previous.get(s.id), endDate: s.endDate?.toISOString() ?? null },
+          },
+        });
+      }
+      return rows.length;
+    });
+    total += done;
+    if (done < 200) return total;
+  }
+}

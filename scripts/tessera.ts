@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// `tessera`: the command-line tool for the product catalog and subscriptions, over the REST interface only (DESIGN 8).
+import { ApiError, checkPositionals, createApi, createOutput, GLOBAL_HELP, helpOf, parse, UsageError, type Command } from './tessera/cli.ts';
+import { productsCreate } from './tessera/products-create.ts';
+import { productsList } from './tessera/products-list.ts';
+import { productsGet } from './tessera/products-get.ts';
+import { productsUpdate } from './tessera/products-update.ts';
+import { productsDelete } from './tessera/products-delete.ts';
+import { subscriptionsCreate } from './tessera/subscriptions-create.ts';
+import { subscriptionsList } from './tessera/subscriptions-list.ts';
+import { subscriptionsGet } from './tessera/subscriptions-get.ts';
+import { subscriptionsUpdate } from './tessera/subscriptions-update.ts';
+import { subscriptionsCancel } from './tessera/subscriptions-cancel.ts';
+
+const COMMANDS: Command[] = [
+  productsCreate, productsList, productsGet, productsUpdate, productsDelete,
+  subscriptionsCreate, subscriptionsList, subscriptionsGet, subscriptionsUpdate, subscriptionsCancel,
+];
+
+function overview(group?: string): string {
+  const listed = COMMANDS.filter((c) => !group || c.name.startsWith(`${group} `));
+  const width = Math.max(...listed.map((c) => c.name.length));
+  return `Usage: tessera <command> [options]\n\nCommands:\n${listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}\n\n` +
+    `Run "tessera <command> --help" for a command's options.\n\n${GLOBAL_HELP}\n`;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [group, action] = argv;
+  const command = COMMANDS.find((c) => c.name === `${group} ${action}`);
+  if (!command) {
+    const known = COMMANDS.some((c) => c.name.startsWith(`${group} `));
+    const words = argv.filter((a) => !a.startsWith('-'));
+    // "tessera --help" and "tessera products --help": the overview of all, or of the group.
+    if ((argv.includes('--help') || argv.includes('-h')) && (words.length === 0 || (known && words.length === 1))) {
+      process.stdout.write(overview(known ? group : undefined));
+      return 0;
+    }
+    const problem = words.length ? `unknown command "${words.slice(0, 2).join(' ')}"` : 'a command is needed';
+    process.stderr.write(`tessera: ${problem}\n\n${overview(known ? group : undefined)}`);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parse(command, argv.slice(2));
+    if (parsed.values.help) {
+      process.stdout.write(helpOf(command));
+      return 0;
+    }
+    checkPositionals(command, parsed.positionals);
+    const out = createOutput(!!parsed.values.json, (text) => process.stdout.write(text));
+    await command.run({ values: parsed.values, positionals: parsed.positionals, api: createApi(parsed.values, process.env), out });
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`tessera ${command.name}: ${error.message}\n\n${helpOf(command)}`);
+      return 2;
+    }
+    if (error instanceof ApiError) {
+      const details = error.details.map((d) => `\n  ${d.path}: ${d.message}`).join('');
+      process.stderr.write(`error: ${error.message}${details}\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

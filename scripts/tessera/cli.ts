@@ -1,0 +1,178 @@
+// What every `tessera` command shares: option parsing, the REST client (API key and secret), output and exit codes.
+// Exit codes (DESIGN 8): 0 success, 1 an API error (its error_description on stderr), 2 bad usage.
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface Command {
+  /** "products create" */
+  name: string;
+  /** The arguments after the name, as in the usage line: "--name NAME --slug SLUG [--feature F]..." */
+  usage: string;
+  summary: string;
+  /** The one positional argument the command takes (an id or a slug), if any. */
+  positional?: string;
+  options: Options;
+  run(ctx: RunContext): Promise<void>;
+}
+
+export interface RunContext {
+  values: Record<string, string | boolean | (string | boolean)[] | undefined>;
+  positionals: string[];
+  api: Api;
+  out: Output;
+}
+
+export class UsageError extends Error {}
+export class ApiError extends Error {
+  readonly status: number;
+  readonly details: { path: string; message: string }[];
+  constructor(status: number, message: string, details: { path: string; message: string }[] = []) {
+    super(message);
+    this.status = status;
+    this.details = details;
+  }
+}
+
+export const GLOBAL_OPTIONS: Options = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+  secret: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+export const GLOBAL_HELP = `Options for every command:
+  --url URL        the Tessera base URL (TESSERA_URL; default http://localhost:3000)
+  --key KEY        an API key (TESSERA_API_KEY)
+  --secret SECRET  its secret (TESSERA_API_SECRET)
+  --json           print the API's JSON instead of text
+  -h, --help       show help`;
+
+export function helpOf(command: Command): string {
+  return `Usage: tessera ${command.name} ${command.usage}\n\n${command.summary}\n\n${GLOBAL_HELP}\n`;
+}
+
+export function parse(command: Command, argv: string[]) {
+  try {
+    return parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** Checks the positional arguments against what the command takes. */
+export function checkPositionals(command: Command, positionals: string[]) {
+  const expected = command.positional ? 1 : 0;
+  if (positionals.length !== expected) {
+    throw new UsageError(command.positional ? `expected one ${command.positional}, got ${positionals.length}` : `unexpected argument "${positionals[0]}"`);
+  }
+}
+
+export function integer(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d+$/.test(value)) throw new UsageError(`${flag} must be a whole number`);
+  return Number(value);
+}
+
+export function decimal(value: unknown, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`${flag} must be an amount such as 19.99`);
+  return Number(value);
+}
+
+export function oneOf<T extends string>(value: unknown, flag: string, allowed: readonly T[]): T | undefined {
+  if (value === undefined) return undefined;
+  if (!allowed.includes(value as T)) throw new UsageError(`${flag} must be one of ${allowed.join(', ')}`);
+  return value as T;
+}
+
+export function required(values: Record<string, unknown>, ...flags: string[]) {
+  const missing = flags.filter((f) => values[f] === undefined);
+  if (missing.length) throw new UsageError(`missing ${missing.map((f) => `--${f}`).join(', ')}`);
+}
+
+export type Api = ReturnType<typeof createApi>;
+
+export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEnv) {
+  const base = (values.url as string | undefined) ?? env.TESSERA_URL ?? 'http://localhost:3000';
+  const key = (values.key as string | undefined) ?? env.TESSERA_API_KEY;
+  const secret = (values.secret as string | undefined) ?? env.TESSERA_API_SECRET;
+  let origin: URL;
+  try {
+    origin = new URL(base);
+  } catch {
+    throw new UsageError(`--url is not a URL: ${base}`);
+  }
+
+  async function request(method: string, path: string, body?: unknown): Promise<any> {
+    // Checked at the first call, so that a command's own usage problems are reported first.
+    if (!key || !secret) throw new UsageError('credentials missing: give --key and --secret (or TESSERA_API_KEY and TESSERA_API_SECRET)');
+    let res: Response;
+    try {
+      res = await fetch(new URL(path, origin), {
+        method,
+        headers: { accept: 'application/json', authorization: `Bearer ${key}`, 'x-api-secret': secret!, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new ApiError(0, `cannot reach ${origin.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
+    }
+    const text = await res.text();
+    let parsed: any = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (!res.ok) throw new ApiError(res.status, parsed?.error_description ?? `HTTP ${res.status}`, parsed?.details ?? []);
+    return parsed;
+  }
+  return {
+    get: (path: string) => request('GET', path),
+    post: (path: string, body: unknown) => request('POST', path, body),
+    patch: (path: string, body: unknown) => request('PATCH', path, body),
+    delete: (path: string) => request('DELETE', path),
+    /** Every item of a paged list, following next_cursor. */
+    async all(path: string, name: string): Promise<any[]> {
+      const items: any[] = [];
+      let cursor: string | null = null;
+      do {
+        const sep: string = path.includes('?') ? '&' : '?';
+        const page: any = await request('GET', `${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        items.push(...page[name]);
+        cursor = page.next_cursor;
+      } while (cursor);
+      return items;
+    },
+  };
+}
+
+export interface Output {
+  json: boolean;
+  print(text: string): void;
+  /** The API's value as JSON with --json, else the readable text. */
+  result(value: unknown, text: () => string): void;
+}
+
+export function createOutput(json: boolean, write: (text: string) => void): Output {
+  return {
+    json,
+    print: (text) => write(`${text}\n`),
+    result: (value, text) => write(json ? `${JSON.stringify(value, null, 2)}\n` : `${text()}\n`),
+  };
+}
+
+/** Aligned columns, for lists. */
+export function table(rows: string[][], header: string[]): string {
+  if (!rows.length) return '(none)';
+  const all = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
+  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+/** "key: value" lines, for one record. */
+export function record(fields: [string, unknown][]): string {
+  const width = Math.max(...fields.map(([k]) => k.length));
+  return fields.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? v.join(', ') || '-' : v ?? '-'}`).join('\n');
+}

@@ -1,0 +1,106 @@
+// Routes for subscriptions (the same table under /v1 and /api/v1) and their seats (/api/v1). Fields are
+// snake_case; price_per_seat travels as a JSON number and is handed to the schema as exact decimal text.
+import { ValidationError } from '../../schema/errors/index.ts';
+import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
+import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import { presentPage } from './presenters.ts';
+
+const SUBSCRIPTION_FIELDS = 'id organizationId productId totalSeats assignedSeats pricePerSeat billingCycle status endDate createdAt updatedAt';
+const SEAT_FIELDS = 'id subscriptionId userId createdAt user { id email name }';
+
+export const presentSubscription = (s: any) => ({
+  id: s.id,
+  organization_id: s.organizationId,
+  product_id: s.productId,
+  total_seats: s.totalSeats,
+  assigned_seats: s.assignedSeats,
+  price_per_seat: Number(s.pricePerSeat),
+  billing_cycle: s.billingCycle,
+  status: s.status,
+  end_date: s.endDate ?? null,
+  created_at: s.createdAt,
+  updated_at: s.updatedAt,
+});
+
+export const presentSeat = (s: any) => ({
+  id: s.id,
+  subscription_id: s.subscriptionId,
+  user_id: s.userId,
+  user: s.user,
+  assigned_at: s.createdAt,
+});
+
+const CREATE = {
+  organization_id: 'organizationId', product_id: 'productId', total_seats: 'totalSeats', price_per_seat: 'pricePerSeat',
+  billing_cycle: 'billingCycle', status: 'status', end_date: 'endDate',
+};
+const UPDATE = { total_seats: 'totalSeats', price_per_seat: 'pricePerSeat', billing_cycle: 'billingCycle', status: 'status', end_date: 'endDate' };
+
+/**
+ * A JSON number becomes its shortest decimal text (19.99 -> "19.99"); the schema checks the amount. end_date must be
+ * an ISO 8601 string (or null): GraphQL's DateTime would read a number as a year.
+ */
+function money(input: Record<string, unknown>) {
+  if (input.endDate !== undefined && input.endDate !== null && typeof input.endDate !== 'string') {
+    throw new ValidationError('The request is invalid', [{ path: 'end_date', message: 'must be an ISO 8601 timestamp' }]);
+  }
+  return typeof input.pricePerSeat === 'number' ? { ...input, pricePerSeat: String(input.pricePerSeat) } : input;
+}
+
+const ONE = `query($id: ID!) { subscription(id: $id) { ${SUBSCRIPTION_FIELDS} } }`;
+const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`;
+
+export const subscriptionRoutes: RestRoute[] = [
+  {
+    method: 'GET', path: '/subscriptions', summary: 'Subscriptions, filtered by organization, product and status',
+    operation: `query($org: String, $product: String, $status: SubscriptionStatus, $limit: Int, $cursor: String) {
+      subscriptions(organizationId: $org, productId: $product, status: $status, limit: $limit, cursor: $cursor) { items { ${SUBSCRIPTION_FIELDS} } nextCursor } }`,
+    variables: ({ query }) => ({ org: query.organization_id, product: query.product_id, status: query.status, ...page(query) }),
+    respond: (d) => ({ body: presentPage('subscriptions', d.subscriptions, presentSubscription) }),
+  },
+  {
+    method: 'POST', path: '/subscriptions', summary: 'Create a subscription for an organization (platform admins)',
+    operation: `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: money(pick(onlyFields(body, Object.keys(CREATE)), CREATE)) }),
+    respond: (d) => ({ status: 201, body: presentSubscription(unwrap(d.createSubscription)) }),
+  },
+  {
+    method: 'GET', path: '/subscriptions/:id', summary: 'One subscription',
+    operation: ONE,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => ({ body: presentSubscription(d.subscription) }),
+  },
+  {
+    method: 'PATCH', path: '/subscriptions/:id', summary: 'Change seats, price, cycle, status or end date; status cancelled cancels (platform admins)',
+    operation: `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, input: money(pick(onlyFields(body, Object.keys(UPDATE)), UPDATE)) }),
+    respond: (d) => ({ body: presentSubscription(unwrap(d.updateSubscription)) }),
+  },
+  {
+    method: 'DELETE', path: '/subscriptions/:id', summary: 'Cancel a subscription; the record stays (platform admins)',
+    operation: CANCEL,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => ({ body: presentSubscription(unwrap(d.cancelSubscription)) }),
+  },
+];
+
+export const seatRoutes: RestRoute[] = [
+  {
+    method: 'GET', path: '/subscriptions/:id/seats', summary: "A subscription's assigned seats (the organization's admins)",
+    operation: `query($id: ID!, $limit: Int, $cursor: String) { subscriptionSeats(subscriptionId: $id, limit: $limit, cursor: $cursor) { items { ${SEAT_FIELDS} } nextCursor } }`,
+    variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
+    respond: (d) => ({ body: presentPage('seats', d.subscriptionSeats, presentSeat) }),
+  },
+  {
+    method: 'POST', path: '/subscriptions/:id/seats', summary: 'Give a member a seat (the organization\'s admins)',
+    operation: `mutation($id: ID!, $user_id: ID!) { assignSeat(subscriptionId: $id, userId: $user_id) { __typename ... on Seat { ${SEAT_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, user_id: onlyFields(body, ['user_id']).user_id }),
+    respond: (d) => ({ status: 201, body: presentSeat(unwrap(d.assignSeat)) }),
+  },
+  {
+    method: 'DELETE', path: '/subscriptions/:id/seats/:user_id', summary: "Take a member's seat back (the organization's admins)",
+    operation: `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id, user: params.user_id }),
+    respond: (d) => (unwrap(d.unassignSeat), { status: 204 }),
+  },
+];
