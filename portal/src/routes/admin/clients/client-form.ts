@@ -24,7 +24,8 @@ export const STANDARD_SCOPES = [
 	{ value: 'profile', hint: 'name and picture' },
 	{ value: 'email', hint: 'e-mail address' },
 	{ value: 'organization', hint: 'organization and role' },
-	{ value: 'offline_access', hint: 'refresh tokens' }
+	{ value: 'offline_access', hint: 'refresh tokens' },
+	{ value: 'api', hint: "act as the user in Tessera's API (never granted by default)" }
 ] as const;
 
 export const GRANT_TYPES = [

@@ -61,29 +61,40 @@ const CLIENT = /* GraphQL */ `
 	}
 `;
 
+const NOT_FOUND = 'No such OAuth client in this organization.';
+
 /**
  * The client `id` of organization `organizationId`, or the 404 page. Platform admins may read any organization's
  * clients through GraphQL, but these pages are about the current organization only, so another one's is not found.
  */
 export async function loadOwnedClient(event: Pick<RequestEvent, 'platform' | 'cookies'>, id: string, organizationId: string): Promise<OAuthClient> {
-	if (!id || id.length > 200) error(404, 'No such OAuth client in this organization.');
+	if (!id || id.length > 200) error(404, NOT_FOUND);
 	let client: OAuthClient;
 	try {
 		({ oauthClient: client } = await gql<{ oauthClient: OAuthClient }>(event, CLIENT, { id }));
 	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'not_found') error(404, 'No such OAuth client in this organization.');
-		throw err;
+		// An identifier the service refuses outright (a NUL in the path) names no client of ours either.
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(404, NOT_FOUND);
+		rethrowAccess(err);
 	}
-	if (client.organizationId !== organizationId) error(404, 'No such OAuth client in this organization.');
+	if (client.organizationId !== organizationId) error(404, NOT_FOUND);
 	return client;
 }
 
-/** Access problems of a mutation (the role changed since the page was shown, say) as the matching error page. */
+/** What these pages say for an access problem; other codes show the service's message. */
+const MESSAGES: Record<string, string> = {
+	forbidden: 'Your role does not allow this.',
+	not_found: NOT_FOUND,
+	unauthenticated: 'Your session has ended. Sign in again.'
+};
+
+/**
+ * A top-level error the caller caused (the role changed since the page was shown, a client that is gone, input
+ * the service refuses) as the error page of its status; the status comes from the API's one table.
+ */
 export function rethrowAccess(err: unknown): never {
-	if (err instanceof GraphQLRequestError) {
-		if (err.code === 'forbidden') error(403, 'Your role does not allow this.');
-		if (err.code === 'not_found') error(404, 'No such OAuth client in this organization.');
-		if (err.code === 'unauthenticated') error(401, 'Your session has ended. Sign in again.');
+	if (err instanceof GraphQLRequestError && err.status < 500) {
+		error(err.status, (err.code && MESSAGES[err.code]) || err.message);
 	}
 	throw err;
 }

@@ -1,0 +1,176 @@
+import { error, fail } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
+import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+
+const PAGE_SIZE = 50;
+
+/** The roles a key may have: an owner's power is never handed to a key. */
+const KEY_ROLES = ['admin', 'member'] as const;
+type KeyRole = (typeof KEY_ROLES)[number];
+
+const API_KEYS = /* GraphQL */ `
+	query ApiKeys($org: String, $limit: Int, $cursor: String) {
+		apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) {
+			items { id name keyPrefix role createdById createdAt lastUsedAt }
+			nextCursor
+		}
+	}
+`;
+
+const USER = /* GraphQL */ `
+	query KeyCreator($id: ID!) {
+		user(id: $id) { id name email }
+	}
+`;
+
+const CREATE_API_KEY = /* GraphQL */ `
+	mutation CreateApiKey($input: CreateApiKeyInput!) {
+		createApiKey(input: $input) {
+			__typename
+			... on CreatedApiKey { key secret apiKey { id name role } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const REVOKE_API_KEY = /* GraphQL */ `
+	mutation RevokeApiKey($id: ID!) {
+		revokeApiKey(id: $id) {
+			__typename
+			... on ApiKey { id name }
+			... on UserError { code message }
+		}
+	}
+`;
+
+export interface ApiKey {
+	id: string;
+	name: string;
+	keyPrefix: string;
+	role: KeyRole | 'owner';
+	createdById: string | null;
+	createdAt: string;
+	lastUsedAt: string | null;
+}
+
+export interface Person {
+	id: string;
+	name: string;
+	email: string;
+}
+
+type CreateResult = { __typename: 'CreatedApiKey'; key: string; secret: string; apiKey: { id: string; name: string; role: KeyRole } } | UserError;
+type RevokeResult = { __typename: 'ApiKey'; id: string; name: string } | UserError;
+
+/**
+ * The people who made `keys`, by id. A key is revoked when its creator leaves (DESIGN 4), so each is a member the
+ * admin may see; one that cannot be read (deleted meanwhile) is simply not named.
+ */
+async function creatorsOf(event: RequestEvent, keys: ApiKey[]): Promise<Record<string, Person>> {
+	const ids = [...new Set(keys.map((k) => k.createdById).filter((id): id is string => id !== null))];
+	const people = await Promise.all(
+		ids.map((id) =>
+			gql<{ user: Person }>(event, USER, { id }).then(
+				({ user }) => user,
+				(err) => {
+					if (err instanceof GraphQLRequestError && err.code === 'not_found') return null;
+					throw err;
+				}
+			)
+		)
+	);
+	return Object.fromEntries(people.filter((p): p is Person => p !== null).map((p) => [p.id, p]));
+}
+
+/** How many pages of keys an action looks through for the one it is about: far beyond any real organization's. */
+const KEY_PAGES = 10;
+
+/**
+ * Whether key `id` is one of organization `organizationId`'s. Platform admins may revoke any organization's keys
+ * through the API, but this page is about the current organization only, so another one's is not found here.
+ */
+async function ownsKey(event: RequestEvent, organizationId: string, id: string): Promise<boolean> {
+	let cursor: string | null = null;
+	for (let i = 0; i < KEY_PAGES; i++) {
+		const { apiKeys: page }: { apiKeys: { items: ApiKey[]; nextCursor: string | null } } = await gql(event, API_KEYS, {
+			org: organizationId,
+			limit: 100,
+			cursor
+		});
+		if (page.items.some((k) => k.id === id)) return true;
+		cursor = page.nextCursor;
+		if (!cursor) return false;
+	}
+	return false;
+}
+
+export const load: PageServerLoad = async (event) => {
+	// The layout's gate first: its 403 is the answer for members, not this query's error.
+	const { organization } = await event.parent();
+	const cursor = event.url.searchParams.get('cursor');
+	let page: { items: ApiKey[]; nextCursor: string | null };
+	try {
+		({ apiKeys: page } = await gql<{ apiKeys: typeof page }>(event, API_KEYS, { org: organization.id, limit: PAGE_SIZE, cursor }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of API keys does not exist.');
+		throw err;
+	}
+	const revoking = event.url.searchParams.get('revoke');
+	return {
+		keys: page.items,
+		creators: await creatorsOf(event, page.items),
+		cursor,
+		nextCursor: page.nextCursor,
+		// The key whose revocation is to be confirmed: one of this page's, else none.
+		revoking: page.items.find((k) => k.id === revoking) ?? null,
+		roles: KEY_ROLES
+	};
+};
+
+export const actions: Actions = {
+	create: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const values = { name: field(form, 'name'), role: field(form, 'role') };
+		if (!KEY_ROLES.includes(values.role as KeyRole)) {
+			return fail(400, { action: 'create' as const, values, message: 'The key was not created: correct the fields marked below.', errors: { role: ['must be admin or member'] } as FieldErrors });
+		}
+
+		let result: CreateResult;
+		try {
+			({ createApiKey: result } = await gql<{ createApiKey: CreateResult }>(event, CREATE_API_KEY, {
+				input: { name: values.name, role: values.role, organizationId }
+			}));
+		} catch (err) {
+			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
+		}
+		if (result.__typename === 'UserError') {
+			const errors = fieldErrors(result.details, ['name', 'role']);
+			const message = result.code === 'invalid_request' ? 'The key was not created: correct the fields marked below.' : result.message;
+			return fail(400, { action: 'create' as const, values, message, errors });
+		}
+
+		// The key and the secret are in this response only: no cache may keep it.
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { action: 'create' as const, created: { id: result.apiKey.id, name: result.apiKey.name, role: result.apiKey.role, key: result.key, secret: result.secret } };
+	},
+
+	revoke: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const id = field(form, 'id');
+		if (!id || form.get('confirm') !== 'yes') {
+			return fail(400, { action: 'revoke' as const, message: 'Confirm which key is to be revoked.' });
+		}
+		let result: RevokeResult;
+		try {
+			if (!(await ownsKey(event, organizationId, id))) return fail(404, { action: 'revoke' as const, message: 'No such API key in this organization.' });
+			({ revokeApiKey: result } = await gql<{ revokeApiKey: RevokeResult }>(event, REVOKE_API_KEY, { id }));
+		} catch (err) {
+			return refused(err, { action: 'revoke' as const });
+		}
+		if (result.__typename === 'UserError') return fail(400, { action: 'revoke' as const, message: result.message });
+		return { action: 'revoke' as const, revoked: { id: result.id, name: result.name } };
+	}
+};

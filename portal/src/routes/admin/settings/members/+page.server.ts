@@ -1,0 +1,223 @@
+import { error, fail } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type Role, type UserError } from '../settings.server.ts';
+import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+
+const PAGE_SIZE = 50;
+const INVITATION_PAGE = 100;
+/** How far back pending invitations are looked for: they live 7 days, so this is far beyond any real list. */
+const INVITATION_PAGES = 10;
+
+const ROLES = ['owner', 'admin', 'member'] as const satisfies readonly Role[];
+
+const MEMBERS = /* GraphQL */ `
+	query Members($org: String!, $limit: Int, $cursor: String) {
+		members(organizationId: $org, limit: $limit, cursor: $cursor) {
+			items { id userId role createdAt user { id name email } }
+			nextCursor
+		}
+	}
+`;
+
+const INVITATIONS = /* GraphQL */ `
+	query Invitations($org: String!, $limit: Int, $cursor: String) {
+		invitations(organizationId: $org, limit: $limit, cursor: $cursor) {
+			items { id email role status expiresAt createdAt }
+			nextCursor
+		}
+	}
+`;
+
+const CHANGE_ROLE = /* GraphQL */ `
+	mutation ChangeMemberRole($org: String!, $userId: String!, $role: Role!) {
+		changeMemberRole(organizationId: $org, userId: $userId, role: $role) {
+			__typename
+			... on Membership { role user { name email } }
+			... on UserError { code message }
+		}
+	}
+`;
+
+const REMOVE_MEMBER = /* GraphQL */ `
+	mutation RemoveMember($org: String!, $userId: String!) {
+		removeMember(organizationId: $org, userId: $userId) {
+			__typename
+			... on UserError { code message }
+		}
+	}
+`;
+
+const CREATE_INVITATION = /* GraphQL */ `
+	mutation CreateInvitation($org: String!, $input: CreateInvitationInput!) {
+		createInvitation(organizationId: $org, input: $input) {
+			__typename
+			... on CreatedInvitation { acceptUrl invitation { id email role expiresAt } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const REVOKE_INVITATION = /* GraphQL */ `
+	mutation RevokeInvitation($org: String!, $id: String!) {
+		revokeInvitation(organizationId: $org, invitationId: $id) {
+			__typename
+			... on Invitation { id email }
+			... on UserError { code message }
+		}
+	}
+`;
+
+export interface Member {
+	id: string;
+	userId: string;
+	role: Role;
+	createdAt: string;
+	user: { id: string; name: string; email: string };
+}
+
+export interface Invitation {
+	id: string;
+	email: string;
+	role: Role;
+	status: 'pending' | 'accepted' | 'revoked' | 'expired';
+	expiresAt: string;
+	createdAt: string;
+}
+
+type ChangeResult = { __typename: 'Membership'; role: Role; user: { name: string; email: string } } | UserError;
+type RemoveResult = { __typename: 'MutationRemoveMemberSuccess' } | UserError;
+type InviteResult =
+	| { __typename: 'CreatedInvitation'; acceptUrl: string; invitation: { id: string; email: string; role: Role; expiresAt: string } }
+	| UserError;
+type RevokeResult = { __typename: 'Invitation'; id: string; email: string } | UserError;
+
+/**
+ * The pending invitations, newest first. The service lists every invitation oldest first, so the pending ones
+ * (the newest) are at the end: the pages are read through, as far as INVITATION_PAGES.
+ */
+async function pendingInvitations(event: RequestEvent, organizationId: string): Promise<Invitation[]> {
+	const pending: Invitation[] = [];
+	let cursor: string | null = null;
+	for (let i = 0; i < INVITATION_PAGES; i++) {
+		const { invitations: page }: { invitations: { items: Invitation[]; nextCursor: string | null } } = await gql(event, INVITATIONS, {
+			org: organizationId,
+			limit: INVITATION_PAGE,
+			cursor
+		});
+		pending.push(...page.items.filter((inv) => inv.status === 'pending'));
+		cursor = page.nextCursor;
+		if (!cursor) break;
+	}
+	return pending.reverse();
+}
+
+/** The roles the caller may give: only an owner makes owners. */
+const grantable = (role: Role | null) => ROLES.filter((r) => r !== 'owner' || role === 'owner');
+
+export const load: PageServerLoad = async (event) => {
+	// The layout's gate first: its 403 is the answer for members, not this query's error.
+	const { organization, role } = await event.parent();
+	const cursor = event.url.searchParams.get('cursor');
+	let page: { items: Member[]; nextCursor: string | null };
+	try {
+		({ members: page } = await gql<{ members: typeof page }>(event, MEMBERS, { org: organization.id, limit: PAGE_SIZE, cursor }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of members does not exist.');
+		throw err;
+	}
+	const removing = event.url.searchParams.get('remove');
+	return {
+		members: page.items,
+		cursor,
+		nextCursor: page.nextCursor,
+		invitations: await pendingInvitations(event, organization.id),
+		// The member whose removal is to be confirmed: one of this page's, never the caller.
+		removing: page.items.find((m) => m.userId === removing && m.userId !== event.locals.user?.id) ?? null,
+		me: event.locals.user?.id ?? null,
+		role,
+		grantable: grantable(role)
+	};
+};
+
+/** The role a form sent, if it is one. */
+const roleOf = (form: FormData) => {
+	const role = field(form, 'role');
+	return (ROLES as readonly string[]).includes(role) ? (role as Role) : null;
+};
+
+export const actions: Actions = {
+	changeRole: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const userId = field(form, 'userId');
+		const role = roleOf(form);
+		if (!userId || !role) return fail(400, { action: 'changeRole' as const, userId, message: 'Choose one of the roles owner, admin or member.' });
+		let result: ChangeResult;
+		try {
+			({ changeMemberRole: result } = await gql<{ changeMemberRole: ChangeResult }>(event, CHANGE_ROLE, { org: organizationId, userId, role }));
+		} catch (err) {
+			return refused(err, { action: 'changeRole' as const, userId });
+		}
+		if (result.__typename === 'UserError') return fail(400, { action: 'changeRole' as const, userId, message: result.message });
+		return { action: 'changeRole' as const, userId, changed: { name: result.user.name, role: result.role } };
+	},
+
+	remove: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const userId = field(form, 'userId');
+		if (!userId || form.get('confirm') !== 'yes') {
+			return fail(400, { action: 'remove' as const, userId, message: 'Confirm which member is to be removed.' });
+		}
+		const name = field(form, 'name');
+		let result: RemoveResult;
+		try {
+			({ removeMember: result } = await gql<{ removeMember: RemoveResult }>(event, REMOVE_MEMBER, { org: organizationId, userId }));
+		} catch (err) {
+			return refused(err, { action: 'remove' as const, userId });
+		}
+		if (result.__typename === 'UserError') return fail(400, { action: 'remove' as const, userId, message: result.message });
+		return { action: 'remove' as const, userId, removed: { name: name || 'The member' } };
+	},
+
+	invite: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const values = { email: field(form, 'email'), role: field(form, 'role') };
+		const role = roleOf(form);
+		if (!role) {
+			return fail(400, { action: 'invite' as const, values, message: 'The invitation was not sent: correct the fields marked below.', errors: { role: ['must be owner, admin or member'] } as FieldErrors });
+		}
+		let result: InviteResult;
+		try {
+			({ createInvitation: result } = await gql<{ createInvitation: InviteResult }>(event, CREATE_INVITATION, {
+				org: organizationId,
+				input: { email: values.email, role }
+			}));
+		} catch (err) {
+			return refused(err, { action: 'invite' as const, values, errors: {} as FieldErrors });
+		}
+		if (result.__typename === 'UserError') {
+			const errors = fieldErrors(result.details, ['email', 'role']);
+			const message = result.code === 'invalid_request' ? 'The invitation was not sent: correct the fields marked below.' : result.message;
+			return fail(400, { action: 'invite' as const, values, message, errors });
+		}
+		// The accept link is in this response only: no cache may keep it.
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { action: 'invite' as const, invited: { ...result.invitation, acceptUrl: result.acceptUrl } };
+	},
+
+	revokeInvitation: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const id = field(await event.request.formData(), 'invitationId');
+		if (!id) return fail(400, { action: 'revokeInvitation' as const, message: 'Choose the invitation to revoke.' });
+		let result: RevokeResult;
+		try {
+			({ revokeInvitation: result } = await gql<{ revokeInvitation: RevokeResult }>(event, REVOKE_INVITATION, { org: organizationId, id }));
+		} catch (err) {
+			return refused(err, { action: 'revokeInvitation' as const });
+		}
+		if (result.__typename === 'UserError') return fail(400, { action: 'revokeInvitation' as const, message: result.message });
+		return { action: 'revokeInvitation' as const, revoked: { email: result.email } };
+	}
+};
