@@ -5,9 +5,10 @@ import type { ContextBase } from '../../schema/context.ts';
 import { discoveryDocument } from '../../schema/modules/oauth/discovery.service.ts';
 
 export function discoveryEndpoint(base: ContextBase): Koa.Middleware {
-  return (ctx) => {
+  return async (ctx) => {
+    const document = await discoveryDocument(base);
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = discoveryDocument(base.settings.issuer());
+    ctx.body = document;
   };
 }
 

@@ -4,7 +4,7 @@
 // With a session the whole request is two statements: one read (authorize/load.ts), one write (issue-code.ts).
 import type { Context } from '../../context.ts';
 import { findEnabledClient } from './clients.service.ts';
-import { AccessDenied, InvalidRequest, OAuthError } from './oauth.errors.ts';
+import { AccessDenied, InvalidClient, InvalidRequest, OAuthError } from './oauth.errors.ts';
 import { describeScope } from './scopes.ts';
 import { loadAuthorization } from './authorize/load.ts';
 import { checkClient } from './authorize/check-client.ts';
@@ -18,6 +18,7 @@ import { checkPrompt } from './authorize/check-prompt.ts';
 import { checkIdTokenHint } from './authorize/check-id-token-hint.ts';
 import { requireLogin } from './authorize/require-login.ts';
 import { requireMembership } from './authorize/require-membership.ts';
+import { requireLicenses } from './authorize/require-licenses.ts';
 import { requireConsent } from './authorize/require-consent.ts';
 import { issueCode } from './authorize/issue-code.ts';
 import { readConsentRequest } from './authorize/consent-request.ts';
@@ -33,7 +34,7 @@ export type { AuthorizationRequest, AuthorizeOutcome, BrowserSession, RawParams 
 export async function authorize(ctx: Context, raw: RawParams, sessionToken: string | null): Promise<AuthorizeOutcome> {
   const split = splitParams(raw);
   const p = split.params;
-  const loaded = await loadAuthorization(ctx, p.client_id, sessionToken);
+  const loaded = await loadAuthorization(ctx, p.client_id, sessionToken, p.scope);
   const client = checkClient(loaded.client, split);
   const redirectUri = checkRedirectUri(client, split);
   try {
@@ -54,6 +55,7 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     if (login) return login;
     const session = loaded.session!;
     requireMembership(loaded.member);
+    requireLicenses(request, loaded.licensed);
     const consent = await requireConsent(ctx, client, request, session, loaded.consentScopes);
     if (consent) return consent;
     return { kind: 'redirect', url: await issueCode(ctx, client, request, session) };
@@ -93,9 +95,15 @@ export async function decideConsent(ctx: Context, token: string, session: Browse
   if (!client.redirectUris.includes(request.redirectUri)) throw new InvalidRequest('redirect_uri not registered');
   // The sign-in the request was made under, not a newer one.
   const signIn = { userId: session.userId, sessionId: session.sessionId, authTime: new Date(consent.auth_time * 1000) };
-  const answered = approve
-    ? await recordApproval(ctx, client, consent, signIn)
-    : (await recordDenial(ctx, client, consent, session.userId)) ? errorRedirect(ctx, request.redirectUri, new AccessDenied(), request.state) : null;
+  const back = (error: OAuthError) => errorRedirect(ctx, request.redirectUri, error, request.state);
+  let answered: string | null;
+  if (approve) {
+    const approval = await recordApproval(ctx, client, consent, signIn);
+    // Left the organization since the page was shown: as at the authorization endpoint (require-membership).
+    answered = approval.member ? approval.redirect : back(new InvalidClient());
+  } else {
+    answered = (await recordDenial(ctx, client, consent, session.userId)) ? back(new AccessDenied()) : null;
+  }
   if (!answered) throw new InvalidRequest('This consent request has already been answered: start again from the application');
   return answered;
 }

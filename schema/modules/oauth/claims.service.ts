@@ -1,6 +1,9 @@
 // The user's claims by granted scope, for the ID token and the userinfo endpoint. The interface shows two
 // shapes for organization fields (organizationId and organization_id); both are given. The hot paths read the
 // fields below in the statement they already make (token issue, access-token check), so claims cost no query.
+// products, licenses and entitlements follow the rule of product-scopes.ts revealsLicenses: the `organization`
+// scope shows all of the user's licenses in the client's organization, a product scope shows its own.
+import { productClaims, revealsLicenses, type ProductClaim } from './product-scopes.ts';
 
 /** What the claims are made of: the user's row and, when still a member, the organization and role. */
 export interface ClaimSource {
@@ -14,6 +17,8 @@ export interface ClaimSource {
   organization_name: string | null;
   /** Null when the user is not a member of the organization (then no organization claims). */
   role: string | null;
+  /** The licensed products the token's scope reveals (product-scopes.ts revealedProducts). */
+  products: ProductClaim[] | null;
 }
 
 /** The SQL columns of a ClaimSource, for a query joining users `u`, memberships `m` and organizations `o`. */
@@ -36,5 +41,6 @@ export function claimsFor(source: ClaimSource, scope: string[]): Record<string, 
       role: source.role,
     });
   }
+  if (source.role && revealsLicenses(scope)) Object.assign(claims, productClaims(source.products ?? []));
   return claims;
 }

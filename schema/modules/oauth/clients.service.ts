@@ -19,35 +19,53 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
-/** Redirect URIs: absolute, no fragment, https (or http on a loopback host, or a native app's own scheme). */
-const redirectUri = z
+const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f]/;
+
+/**
+ * The URL `value` when it is written exactly as the URL parser writes it, else a problem. Parsers silently drop
+ * tabs and newlines and trim spaces, so "https://app.example/cb\nx" would be registered as one string and
+ * followed by a browser as another: only the parser's own spelling is stored.
+ */
+function canonicalUrl(value: string): URL | string {
+  if (CONTROL_OR_SPACE.test(value)) return 'must not contain spaces or control characters';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.hash || value.includes('#')) return 'must not have a fragment (#...)';
+  if (url.href !== value) return `must be written as ${url.href}`;
+  return url;
+}
+
+/** Redirect URIs: absolute, canonical, no fragment, https (or http on a loopback host, or a native app's own scheme). */
+export const redirectUri = z
   .string()
   .max(2048)
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      if (url.hash || value.includes('#')) return false;
-      if (url.protocol === 'https:') return true;
-      if (url.protocol === 'http:') return LOOPBACK.has(url.hostname);
-      return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol); // reverse-domain scheme (RFC 8252)
-    } catch {
-      return false;
-    }
-  }, 'must be an absolute https URL without a fragment (http only for localhost)');
+  .superRefine((value, ctx) => {
+    const url = canonicalUrl(value);
+    if (typeof url === 'string') return void ctx.addIssue({ code: 'custom', message: url });
+    if (url.protocol === 'https:') return;
+    if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return;
+    if (/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)) return; // reverse-domain scheme (RFC 8252)
+    ctx.addIssue({ code: 'custom', message: 'must be an absolute https URL without a fragment (http only for localhost)' });
+  });
 
 const origin = z
   .string()
   .max(2048)
   .refine((value) => {
+    if (CONTROL_OR_SPACE.test(value)) return false;
     try {
       const url = new URL(value);
       return url.origin === value && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)));
     } catch {
       return false;
     }
-  }, 'must be an origin such as https://app.example.com (no path)');
+  }, 'must be an origin such as https://app.example.com (no path, spaces or control characters)');
 
-const scope = z.string().refine(isKnownScope, 'is not a known scope (openid, profile, email, organization, offline_access or a product slug)');
+const scope = z.string().refine(isKnownScope, 'is not a known scope (openid, profile, email, organization, offline_access, api or a product slug)');
 
 const clientFields = {
   name: fields.name,

@@ -1,9 +1,37 @@
 // Discovery (OIDC Discovery 1.0, RFC 8414) and which browser origins may call the OAuth endpoints.
-import type { Context } from '../../context.ts';
+import type { Context, ContextBase } from '../../context.ts';
+import type { Db } from '../../db.ts';
 import { SIGNING_ALGS } from '../keys/keys.service.ts';
 import { STANDARD_SCOPES } from './scopes.ts';
 
-export function discoveryDocument(issuer: string) {
+/**
+ * How long the product slugs are kept in memory. Discovery is read on every relying party's start (and is
+ * benchmarked), the catalog changes rarely, and clients cache the document for 300 s anyway: a new product's
+ * scope shows within this time, at the cost of one small query per process per period.
+ */
+const PRODUCT_SCOPES_TTL_MS = 30_000;
+
+const productCache = new WeakMap<Db, { until: number; slugs: Promise<string[]> }>();
+
+/** The product slugs, each a scope (DESIGN 5), read at most once per PRODUCT_SCOPES_TTL_MS and request wave. */
+function productScopes(base: ContextBase): Promise<string[]> {
+  const now = base.clock.now().getTime();
+  const cached = productCache.get(base.db);
+  if (cached && cached.until > now) return cached.slugs;
+  const slugs = base.db.product.findMany({ select: { slug: true }, orderBy: { slug: 'asc' } }).then((rows) => rows.map((r) => r.slug));
+  const entry = { until: now + PRODUCT_SCOPES_TTL_MS, slugs };
+  productCache.set(base.db, entry);
+  // A failed read is not kept: the next request tries again, and meanwhile the last list known still serves.
+  return slugs.catch((error: unknown) => {
+    if (productCache.get(base.db) === entry) productCache.delete(base.db);
+    if (cached) return cached.slugs;
+    throw error;
+  });
+}
+
+export async function discoveryDocument(base: ContextBase) {
+  const issuer = base.settings.issuer();
+  const products = await productScopes(base);
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -13,7 +41,7 @@ export function discoveryDocument(issuer: string) {
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     end_session_endpoint: `${issuer}/oauth/logout`,
-    scopes_supported: Object.keys(STANDARD_SCOPES),
+    scopes_supported: [...Object.keys(STANDARD_SCOPES), ...products.filter((slug) => !(slug in STANDARD_SCOPES))],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
@@ -24,7 +52,7 @@ export function discoveryDocument(issuer: string) {
     introspection_endpoint_auth_methods_supported: ['client_secret_post'],
     code_challenge_methods_supported: ['S256', 'plain'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'email', 'email_verified', 'name', 'picture', 'updated_at', 'organization_id', 'organizationId', 'organization_name', 'role'],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'email', 'email_verified', 'name', 'picture', 'updated_at', 'organization_id', 'organizationId', 'organization_name', 'role', 'products', 'licenses', 'entitlements'],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

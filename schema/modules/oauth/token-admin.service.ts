@@ -46,9 +46,12 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
   };
 }
 
-/** OIDC Core 5.3: one statement (the token check reads the claims too); the token must carry openid (5.3.3). */
+/**
+ * OIDC Core 5.3: one statement (the token check reads the claims, and the licensed products the scope reveals,
+ * too); the token must carry openid (5.3.3).
+ */
 export async function userinfo(ctx: Context, accessToken: string): Promise<Record<string, unknown>> {
-  const verified = await verifyAccessToken(ctx, accessToken);
+  const verified = await verifyAccessToken(ctx, accessToken, { products: true });
   if (!verified.scope.includes('openid')) throw new InsufficientScopeError('openid', 'The access token was not granted the openid scope');
   return accessTokenClaims(verified);
 }

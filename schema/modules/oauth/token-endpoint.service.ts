@@ -108,7 +108,8 @@ function subjectOf(client: Client, r: Redeemed, scope: string[]): TokenSubject {
 async function clientCredentials(ctx: Context, client: Client, params: Params): Promise<TokenResponse> {
   const asked = typeof params.scope === 'string' ? parseScope(params.scope) : [];
   const userScopes = new Set(['openid', 'offline_access', 'profile', 'email']);
-  const scope = asked.length ? asked : client.allowedScopes.filter((s) => !userScopes.has(s));
+  // Without a scope parameter, what the client may have minus `api`: that one is never granted by default (DESIGN 4).
+  const scope = asked.length ? asked : client.allowedScopes.filter((s) => !userScopes.has(s) && s !== 'api');
   if (asked.some((s) => userScopes.has(s) || !client.allowedScopes.includes(s))) throw new InvalidScope();
   const grantId = await recordClientCredentialsGrant(ctx, client, scope);
   const subject: TokenSubject = { client, grantId, userId: null, organizationId: client.organizationId, scope, authTime: null, sessionVersion: 0 };

@@ -4,10 +4,15 @@
 // organization, and only then stores the next refresh token, the oauth.token.issued event and the audit entry
 // and touches the consent's last use (at most once a minute). A redemption that fails those checks ends the
 // grant in the same statement. No interactive transaction, and nothing is signed while a statement runs.
+// The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
+// the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
+import { auditRowCte } from '../audit/audit-sql.ts';
+import { eventRowCte } from '../../events/event-sql.ts';
 import { CLAIM_COLUMNS, type ClaimSource } from './claims.service.ts';
+import { revealedProducts, withoutLostLicenses } from './product-scopes.ts';
 
 const sql = Prisma.sql;
 const LAST_USED_GRANULARITY = Prisma.raw(`interval '1 minute'`);
@@ -43,11 +48,6 @@ export interface NextRefresh {
 
 const ts = (date: Date) => sql`${date}::timestamp(3)`;
 
-/** Who asked, for audit rows written in SQL (recordAudit's fields). */
-function requestColumns(ctx: Context) {
-  return sql`${ctx.request.ip}::text, ${ctx.request.userAgent?.slice(0, 500) ?? null}::text`;
-}
-
 /**
  * The CTEs after `subject` (one row per redeemed token, with the check columns and ClaimSource): `issued` is the
  * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
@@ -56,6 +56,15 @@ function requestColumns(ctx: Context) {
 function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null) {
   const now = ctx.clock.now();
   const clientJson = JSON.stringify({ id: client.id, clientId: client.clientId });
+  const event = eventRowCte(ctx, 'event', 'issued', {
+    kind: 'oauth.token.issued',
+    organizationId: sql`issued.organization_id`,
+    data: sql`jsonb_build_object('client', ${clientJson}::jsonb, 'user', jsonb_build_object('id', issued.user_id), 'scope', issued.scope, 'kind', 'user')`,
+  });
+  const audit = auditRowCte(ctx, 'audit', 'issued', {
+    action: 'oauth.token.issue', organizationId: sql`issued.organization_id`, actorType: 'user', actorId: sql`issued.user_id`,
+    targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'user', 'scope', issued.scope)`,
+  });
   return sql`
     , issued as (
       select * from subject where redirect_ok and pkce_ok and scope_ok and grant_live and session_current and member
@@ -64,20 +73,7 @@ function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | 
       select ${uuidv7()}::text, ${next?.hash ?? null}::text, grant_id, ${client.id}::text, user_id, organization_id, scope, auth_time,
              session_version, ${next?.expiresAt ?? now}::timestamp(3), ${ts(now)}
       from issued where ${next !== null}::boolean
-    ), event as (
-      insert into events (id, kind, organization_id, payload, created_at)
-      select ${uuidv7()}::text, 'oauth.token.issued', organization_id,
-             jsonb_build_object(
-               'organization', jsonb_build_object('id', organization_id, 'name', organization_name),
-               'data', jsonb_build_object('client', ${clientJson}::jsonb, 'user', jsonb_build_object('id', user_id), 'scope', scope, 'kind', 'user')),
-             ${ts(now)}
-      from issued
-    ), audit as (
-      insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-      select ${uuidv7()}::text, organization_id, 'user', user_id, 'oauth.token.issue', 'oauth_client', ${client.id}::text,
-             'success'::"AuditOutcome", ${requestColumns(ctx)}, jsonb_build_object('kind', 'user', 'scope', scope), ${ts(now)}
-      from issued
-    ), touched as (
+    ), ${event}, ${audit}, touched as (
       update oauth_consents set last_used_at = ${ts(now)}
       where user_id = (select user_id from issued) and client_id = ${client.id}::text
         and (last_used_at is null or last_used_at < ${ts(now)} - ${LAST_USED_GRANULARITY})
@@ -91,12 +87,21 @@ function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | 
     select * from subject`;
 }
 
-/** The checks and claims shared by both redemptions, over the consumed row `c`. */
-const SUBJECT_CHECKS = Prisma.raw(`
+/**
+ * The scope issued from `scope` (the consumed row's, or the subset asked for) and the checks and claims shared by
+ * both redemptions, over the consumed row `c`.
+ */
+function subjectColumns(ctx: Context, scope: Prisma.Sql): Prisma.Sql {
+  const now = ctx.clock.now();
+  const words = sql`string_to_array(${scope}, ' ')`;
+  const products = revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now);
+  return sql`${withoutLostLicenses(scope, sql`c.user_id`, sql`c.organization_id`, now)} as scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
-    c.user_id, c.organization_id, ${CLAIM_COLUMNS}`);
+    c.user_id, c.organization_id, ${Prisma.raw(CLAIM_COLUMNS)}, ${products} as products`;
+}
+
 const SUBJECT_JOINS = Prisma.raw(`
   from consumed c
   join oauth_grants g on g.id = c.grant_id
@@ -122,14 +127,14 @@ export async function redeemCode(ctx: Context, client: StatementClient, code: Co
       where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, session_version
     ), subject as (
-      select c.grant_id, c.scope, c.nonce, c.auth_time, c.session_version,
+      select c.grant_id, c.nonce, c.auth_time, c.session_version,
         c.redirect_uri = ${code.redirectUri}::text as redirect_ok,
         c.code_challenge is not null as has_challenge,
         case when c.code_challenge is null then not ${code.verifierGiven}::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${code.s256}::text, false)
              else coalesce(c.code_challenge = ${code.plain}::text, false) end as pkce_ok,
         true as scope_ok,
-        ${SUBJECT_CHECKS}
+        ${subjectColumns(ctx, sql`c.scope`)}
       ${SUBJECT_JOINS}
     )
     ${issueAndEnd(ctx, client, next)}`;
@@ -146,11 +151,10 @@ export async function redeemRefreshToken(ctx: Context, client: StatementClient, 
       where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
       returning grant_id, user_id, organization_id, scope, auth_time, session_version
     ), subject as (
-      select c.grant_id, case when ${askedText}::text = '' then c.scope else ${askedText}::text end as scope,
-        null::text as nonce, c.auth_time, c.session_version,
+      select c.grant_id, null::text as nonce, c.auth_time, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
         string_to_array(c.scope, ' ') @> string_to_array(${askedText}::text, ' ') as scope_ok,
-        ${SUBJECT_CHECKS}
+        ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}
       ${SUBJECT_JOINS}
     )
     ${issueAndEnd(ctx, client, next)}`;
@@ -176,12 +180,10 @@ export async function endReplayedGrant(
       update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from replayed) and revoked_at is null
     ), ended_tokens as (
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from replayed) and revoked_at is null
-    ), audit as (
-      insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-      select ${uuidv7()}::text, ${client.organizationId}::text, 'anonymous', null, ${action}::text, 'oauth_client', ${client.id}::text,
-             'failure'::"AuditOutcome", ${requestColumns(ctx)}, '{}'::jsonb, ${ts(now)}
-      from replayed
-    )
+    ), ${auditRowCte(ctx, 'audit', 'replayed', {
+      action, organizationId: client.organizationId, actorType: 'anonymous', actorId: null, targetType: 'oauth_client', targetId: client.id,
+      outcome: 'failure', details: {},
+    })}
     select client_id, used from seen`;
   if (!row) return { found: false, otherClient: false, replayed: false };
   const otherClient = row.client_id !== client.id;
@@ -192,20 +194,19 @@ export async function endReplayedGrant(
 export async function recordClientCredentialsGrant(ctx: Context, client: StatementClient, scope: string[]): Promise<string> {
   const now = ctx.clock.now();
   const grantId = uuidv7();
-  const data = JSON.stringify({ client: { id: client.id, clientId: client.clientId }, user: null, scope: scope.join(' '), kind: 'client_credentials' });
+  const scopeText = scope.join(' ');
   await ctx.db.$executeRaw`
     with new_grant as (
       insert into oauth_grants (id, client_id, user_id, scope, created_at)
-      values (${grantId}::text, ${client.id}::text, null, ${scope.join(' ')}::text, ${ts(now)})
-    ), event as (
-      insert into events (id, kind, organization_id, payload, created_at)
-      select ${uuidv7()}::text, 'oauth.token.issued', o.id,
-             jsonb_build_object('organization', jsonb_build_object('id', o.id, 'name', o.name), 'data', ${data}::jsonb), ${ts(now)}
-      from organizations o where o.id = ${client.organizationId}::text
-    )
-    insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-    values (${uuidv7()}::text, ${client.organizationId}::text, 'anonymous', null, 'oauth.token.issue', 'oauth_client', ${client.id}::text,
-            'success'::"AuditOutcome", ${requestColumns(ctx)}, ${JSON.stringify({ kind: 'client_credentials', scope: scope.join(' ') })}::jsonb, ${ts(now)})`;
+      values (${grantId}::text, ${client.id}::text, null, ${scopeText}::text, ${ts(now)})
+    ), ${eventRowCte(ctx, 'event', '(select 1) as one', {
+      kind: 'oauth.token.issued', organizationId: client.organizationId,
+      data: { client: { id: client.id, clientId: client.clientId }, user: null, scope: scopeText, kind: 'client_credentials' },
+    })}, ${auditRowCte(ctx, 'audit', null, {
+      action: 'oauth.token.issue', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
+      targetType: 'oauth_client', targetId: client.id, details: { kind: 'client_credentials', scope: scopeText },
+    })}
+    select 1`;
   return grantId;
 }
 
@@ -225,18 +226,13 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
       update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from target) and revoked_at is null
     ), ended_tokens as (
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from target) and revoked_at is null
-    ), event as (
-      insert into events (id, kind, organization_id, payload, created_at)
-      select ${uuidv7()}::text, 'oauth_client.token_revoked', o.id,
-             jsonb_build_object('organization', jsonb_build_object('id', o.id, 'name', o.name),
-                                'data', jsonb_build_object('client', ${clientJson}::jsonb, 'grantId', t.grant_id)), ${ts(now)}
-      from target t join organizations o on o.id = ${client.organizationId}::text
-    ), audit as (
-      insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-      select ${uuidv7()}::text, ${client.organizationId}::text, 'anonymous', null, 'oauth.token.revoke', 'oauth_client', ${client.id}::text,
-             'success'::"AuditOutcome", ${requestColumns(ctx)}, '{}'::jsonb, ${ts(now)}
-      from target
-    )
+    ), ${eventRowCte(ctx, 'event', 'target t', {
+      kind: 'oauth_client.token_revoked', organizationId: client.organizationId,
+      data: sql`jsonb_build_object('client', ${clientJson}::jsonb, 'grantId', t.grant_id)`,
+    })}, ${auditRowCte(ctx, 'audit', 'target', {
+      action: 'oauth.token.revoke', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
+      targetType: 'oauth_client', targetId: client.id, details: {},
+    })}
     select count(*)::int as found from target`;
   return (row?.found ?? 0) > 0;
 }

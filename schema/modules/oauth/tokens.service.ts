@@ -9,6 +9,7 @@ import { epochSeconds } from '../../lib/clock.ts';
 import type { SigningAlg } from '../keys/keys.service.ts';
 import { InvalidToken } from './oauth.errors.ts';
 import { CLAIM_COLUMNS, claimsFor, type ClaimSource } from './claims.service.ts';
+import { revealedProducts, revealsLicenses } from './product-scopes.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
@@ -152,14 +153,20 @@ interface GrantRow extends ClaimSource {
 /**
  * Checks an access token: its signature (verifyAccessTokenSignature), then in one statement that its grant
  * stands, its client is enabled, the user's session version has not moved and the user is still a member of the
- * token's organization. Also reads the user's claim fields, so userinfo needs no second query. Else invalid_token.
+ * token's organization. Also reads the user's claim fields, so userinfo needs no second query; with `products`
+ * (userinfo) also the licensed products the scope reveals, in the same statement. Else invalid_token.
  */
-export async function verifyAccessToken(ctx: Context, token: string): Promise<VerifiedAccessToken> {
+export async function verifyAccessToken(ctx: Context, token: string, options: { products?: boolean } = {}): Promise<VerifiedAccessToken> {
   const signed = await verifyAccessTokenSignature(ctx, token);
+  const reveal = options.products ? revealsLicenses(signed.scope) : null;
+  const products = revealedProducts(
+    reveal && { all: Prisma.sql`${reveal.all}::boolean`, slugs: Prisma.sql`${reveal.slugs}::text[]` },
+    Prisma.sql`g.user_id`, Prisma.sql`${signed.organizationId}::text`, ctx.clock.now(),
+  );
   const [row] = await ctx.db.$queryRaw<GrantRow[]>`
     select g.revoked_at is not null as revoked, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
            c.id as client_db_id, c.client_id, c.enabled as client_enabled, c.organization_id as client_organization_id,
-           u.session_version, ${signed.organizationId}::text as organization_id, ${CLAIMS}
+           u.session_version, ${signed.organizationId}::text as organization_id, ${CLAIMS}, ${products} as products
     from oauth_grants g
     join oauth_clients c on c.id = g.client_id
     left join users u on u.id = g.user_id

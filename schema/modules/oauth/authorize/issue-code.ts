@@ -6,6 +6,8 @@ import { Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
+import { auditRowCte } from '../../audit/audit-sql.ts';
+import { eventRowCte } from '../../../events/event-sql.ts';
 import type { AuthorizationRequest, AuthorizeClient, BrowserSession } from './request.ts';
 import { withParams } from './request.ts';
 
@@ -13,13 +15,12 @@ export const CODE_TTL_SECONDS = 300;
 
 type CodeClient = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
 
-/** An audit_logs row as recordAudit writes it, for a user acting on a client, inserted once per row of `gate`. */
-export function auditInsert(ctx: Context, name: string, gate: string, e: { action: string; userId: string; client: CodeClient; details: object }): Prisma.Sql {
-  return Prisma.sql`${Prisma.raw(name)} AS (
-    INSERT INTO audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-    SELECT ${uuidv7()}, ${e.client.organizationId}, 'user', ${e.userId}, ${e.action}, 'oauth_client', ${e.client.id}, 'success'::"AuditOutcome",
-           ${ctx.request.ip}, ${ctx.request.userAgent?.slice(0, 500) ?? null}, ${JSON.stringify(e.details)}::jsonb, ${ctx.clock.now()}
-    FROM ${Prisma.raw(gate)})`;
+/** The audit CTE of a user acting on a client, one row per row of `gate`. */
+export function userAuditCte(ctx: Context, name: string, gate: string, e: { action: string; userId: string; client: CodeClient; details: Record<string, unknown> }): Prisma.Sql {
+  return auditRowCte(ctx, name, gate, {
+    action: e.action, organizationId: e.client.organizationId, actorType: 'user', actorId: e.userId,
+    targetType: 'oauth_client', targetId: e.client.id, details: e.details,
+  });
 }
 
 /**
@@ -42,12 +43,8 @@ export function codeInserts(ctx: Context, client: CodeClient, request: Authoriza
              COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId})),
              ${addSeconds(now, CODE_TTL_SECONDS)}, ${now}
       FROM granted RETURNING id),
-    announced AS (
-      INSERT INTO events (id, kind, organization_id, payload, created_at)
-      SELECT ${uuidv7()}, 'oauth.authorization.granted', o.id,
-             jsonb_build_object('organization', jsonb_build_object('id', o.id, 'name', o.name), 'data', ${JSON.stringify(event)}::jsonb), ${now}
-      FROM gate, organizations o WHERE o.id = ${client.organizationId}),
-    ${auditInsert(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;
+    ${eventRowCte(ctx, 'announced', 'gate', { kind: 'oauth.authorization.granted', organizationId: client.organizationId, data: event })},
+    ${userAuditCte(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;
 }
 
 /** Writes the code (one statement) and returns the redirect back to the client with it. */

@@ -1,9 +1,14 @@
 // The authorization endpoint's one read (issue 7: authorize with a session in at most 3 statements): the client,
 // the browser's live session (with its user's session version), the membership in the client's organization
-// and the remembered consent, in a single statement. The steps that follow decide on this row alone.
+// and the remembered consent, in a single statement. The steps that follow decide on this row alone. The
+// product scopes asked for are looked up in the same statement: which of them the user holds a license of in the
+// client's organization (product-scopes.ts), for require-licenses.
 import type { Context } from '../../../context.ts';
+import { Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
 import { SESSION_TOKEN_PREFIX } from '../../auth/sessions.service.ts';
+import { licensed, productScopesOf } from '../product-scopes.ts';
+import { parseScope } from '../scopes.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 
 export interface Loaded {
@@ -13,6 +18,8 @@ export interface Loaded {
   member: boolean;
   /** The scopes the user has already allowed this client, or null when never asked. */
   consentScopes: string[] | null;
+  /** Of the product scopes asked for, those the session's user holds a license of in the client's organization. */
+  licensed: string[];
 }
 
 interface Row extends Omit<AuthorizeClient, 'id'> {
@@ -23,19 +30,25 @@ interface Row extends Omit<AuthorizeClient, 'id'> {
   sessionVersion: number | null;
   member: boolean;
   consentScopes: string[] | null;
+  licensed: string[];
 }
 
 /** What findEnabledClient and findLiveSession accept, checked before anything reaches the database. */
 const plausibleClientId = (v: string | undefined) => (v && v.length <= 200 ? v : null);
 const plausibleSession = (v: string | null) => (v && v.startsWith(SESSION_TOKEN_PREFIX) && v.length <= 200 ? sha256(v) : null);
 
-export async function loadAuthorization(ctx: Context, clientId: string | undefined, sessionToken: string | null): Promise<Loaded> {
+/** The product scopes of the scope parameter, bounded (check-scope refuses any the client does not allow). */
+const askedProducts = (scope: string | undefined) => (scope && scope.length <= 4096 ? productScopesOf(parseScope(scope)).slice(0, 100) : []);
+
+export async function loadAuthorization(ctx: Context, clientId: string | undefined, sessionToken: string | null, scope: string | undefined): Promise<Loaded> {
+  const holds = licensed(Prisma.sql`s.user_id`, Prisma.sql`c.organization_id`, ctx.clock.now());
   const [row] = await ctx.db.$queryRaw<Row[]>`
     SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
            c.consent_required AS "consentRequired",
            s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.session_version AS "sessionVersion",
-           (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes"
+           (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes",
+           ARRAY(SELECT p.slug FROM products p WHERE p.slug = ANY(${askedProducts(scope)}::text[]) AND ${holds}) AS licensed
     FROM (SELECT 1) AS one
     LEFT JOIN oauth_clients c ON c.client_id = ${plausibleClientId(clientId)}
     LEFT JOIN sessions s ON s.token_hash = ${plausibleSession(sessionToken)} AND s.revoked_at IS NULL
@@ -52,5 +65,6 @@ export async function loadAuthorization(ctx: Context, clientId: string | undefin
     session: r.sessionId ? { sessionId: r.sessionId, userId: r.userId!, authTime: r.authTime!, sessionVersion: r.sessionVersion! } : null,
     member: r.member,
     consentScopes: r.consentScopes,
+    licensed: r.licensed,
   };
 }

@@ -1,34 +1,42 @@
 // The user's answer on the consent page, in ONE statement: the request is marked answered, and only if it was
 // not answered before are the consent remembered (merged with the scopes already allowed), the audit entry
 // written and, on Allow, the code issued. A failure anywhere leaves none of it behind, so the request can be
-// answered again and nothing is remembered that the application never got.
+// answered again and nothing is remembered that the application never got. An approval also re-checks, in the
+// same statement, that the user is still a member of the client's organization: the page may be minutes old.
 import type { Context } from '../../../context.ts';
 import { randomToken } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import type { ConsentRequest } from './consent-request.ts';
-import { auditInsert, codeInserts, codeRedirect } from './issue-code.ts';
+import { codeInserts, codeRedirect, userAuditCte } from './issue-code.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 
 type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
 
-/** The redirect with a code, or null when the request had already been answered. */
-export async function recordApproval(ctx: Context, client: Client, consent: ConsentRequest, session: BrowserSession): Promise<string | null> {
+/**
+ * `member` false: the user has left the client's organization, and nothing was written. Else the redirect with a
+ * code, or null when the request had already been answered.
+ */
+export async function recordApproval(
+  ctx: Context, client: Client, consent: ConsentRequest, session: BrowserSession,
+): Promise<{ member: boolean; redirect: string | null }> {
   const code = randomToken('tsa_');
   const request = consent.req;
   const now = ctx.clock.now();
-  const [row] = await ctx.db.$queryRaw<{ answered: number }[]>`
-    WITH gate AS (
-      INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}, ${new Date(consent.exp * 1000)})
+  const [row] = await ctx.db.$queryRaw<{ answered: number; member: boolean }[]>`
+    WITH still_member AS (
+      SELECT 1 FROM memberships WHERE user_id = ${session.userId} AND organization_id = ${client.organizationId}),
+    gate AS (
+      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}, ${new Date(consent.exp * 1000)} FROM still_member
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     remembered AS (
       INSERT INTO oauth_consents (id, user_id, client_id, scopes, created_at, updated_at)
       SELECT ${uuidv7()}, ${session.userId}, ${client.id}, ${request.scope}::text[], ${now}, ${now} FROM gate
       ON CONFLICT (user_id, client_id) DO UPDATE SET updated_at = EXCLUDED.updated_at,
         scopes = ARRAY(SELECT x FROM unnest(oauth_consents.scopes || EXCLUDED.scopes) WITH ORDINALITY AS t(x, n) GROUP BY x ORDER BY min(n))),
-    ${auditInsert(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
+    ${userAuditCte(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
     ${codeInserts(ctx, client, request, session, code)}
-    SELECT count(*)::int AS answered FROM gate`;
-  return row!.answered ? codeRedirect(ctx, request, code) : null;
+    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member`;
+  return { member: row!.member, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
 }
 
 /** Whether the denial was recorded (false when the request had already been answered). */
@@ -37,7 +45,7 @@ export async function recordDenial(ctx: Context, client: Client, consent: Consen
     WITH gate AS (
       INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}, ${new Date(consent.exp * 1000)})
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
-    ${auditInsert(ctx, 'denied', 'gate', { action: 'oauth.consent.deny', userId, client, details: {} })}
+    ${userAuditCte(ctx, 'denied', 'gate', { action: 'oauth.consent.deny', userId, client, details: {} })}
     SELECT count(*)::int AS answered FROM gate`;
   return row!.answered > 0;
 }
