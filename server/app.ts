@@ -8,7 +8,7 @@ import { DomainError } from '../schema/errors/index.ts';
 import { schema } from '../schema/index.ts';
 import { readiness } from '../schema/modules/health/health.service.ts';
 import { createExecutor } from './graphql/executor.ts';
-import { createGraphqlServer } from './graphql/yoga.ts';
+import { createGraphqlServer, GRAPHQL_BODY_LIMIT } from './graphql/yoga.ts';
 import { requestMiddleware } from './middleware/request.ts';
 import { errorMiddleware } from './middleware/errors.ts';
 import { securityHeaders } from './middleware/security-headers.ts';
@@ -89,8 +89,9 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
 
   const graphql = new Router();
   graphql.all('/graphql', actorMiddleware(base), limits, async (ctx) => {
+    // The body limit itself is yoga's (maxRequestBodySize), counted on the bytes read; this only answers early.
     const length = Number(ctx.get('Content-Length') || 0);
-    if (length > 1_000_000) return sendError(ctx, 'payload_too_large', 'The request body is too large');
+    if (length > GRAPHQL_BODY_LIMIT) return sendError(ctx, 'payload_too_large', 'The request body is too large');
     const response = await yoga.handleNodeRequestAndResponse(ctx.req, ctx.res, { tessera: ctx.state.tessera });
     ctx.status = response.status;
     response.headers.forEach((value, key) => ctx.set(key, value));

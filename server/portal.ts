@@ -1,27 +1,37 @@
 // The SvelteKit portal runs in this process. It reaches the service only through GraphQL: Koa hands it a
 // bridge on the Node request (adapter-node passes the request to SvelteKit as `platform.req`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { GraphQLError } from 'graphql';
 import type Koa from 'koa';
-import { makeContext, type ContextBase } from '../schema/context.ts';
+import { makeContext, type Actor, type ContextBase } from '../schema/context.ts';
 import { DomainError } from '../schema/errors/index.ts';
+import { isDatabaseUnavailable, ServiceUnavailableError } from '../schema/errors/unavailable.ts';
 import { resolveActor } from '../schema/modules/auth/actor.service.ts';
-import type { createExecutor } from './graphql/executor.ts';
+import { asDomainError, isRequestError, type createExecutor } from './graphql/executor.ts';
 import type { RequestState } from './middleware/request.ts';
+import type { SessionCookie, TesseraBridge } from './portal-contract.ts';
 
 export type PortalHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
-export interface TesseraBridge {
-  graphql(document: string, variables?: Record<string, unknown>, credentials?: { sessionToken?: string | null }): Promise<{
-    data?: unknown;
-    errors?: { message: string; extensions?: { code?: string; [k: string]: unknown } }[];
-  }>;
-  cookie: { name: string; secure: boolean };
+/** The database down or saturated: the portal answers 503 with Retry-After (hooks.server.ts), as the API does. */
+function unavailableError() {
+  const error = new ServiceUnavailableError();
+  return { message: error.message, extensions: { code: error.code, retryAfter: error.retryAfterSeconds } };
+}
+
+/** A GraphQL error as the portal may see it: the domain's own errors and the client's mistakes as they are, anything else masked. */
+function bridgeError(e: GraphQLError): { message: string; extensions: Record<string, unknown> } {
+  if (isDatabaseUnavailable(e.originalError)) return unavailableError();
+  const domain = e instanceof DomainError ? e : asDomainError(e.originalError);
+  if (domain) return { message: domain.message, extensions: { ...domain.extensions } };
+  if (isRequestError(e)) return { message: e.message, extensions: { code: 'invalid_request' } };
+  return { message: 'Unexpected error', extensions: { code: 'internal_error' } };
 }
 
 export function portalBridge(
   base: ContextBase,
   executor: ReturnType<typeof createExecutor>,
-  cookie: { name: string; secure: boolean },
+  cookie: SessionCookie,
   handler: PortalHandler,
 ): Koa.Middleware {
   return async (ctx) => {
@@ -30,15 +40,17 @@ export function portalBridge(
       cookie,
       graphql: async (document, variables, credentials) => {
         const anonymous = makeContext(base, null, request);
-        const actor = credentials?.sessionToken ? await resolveActor(anonymous, { sessionCookie: credentials.sessionToken }) : null;
+        let actor: Actor | null;
+        try {
+          actor = credentials?.sessionToken ? await resolveActor(anonymous, { sessionCookie: credentials.sessionToken }) : null;
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) return { errors: [unavailableError()] };
+          throw error;
+        }
         const result = await executor.raw(makeContext(base, actor, request), document, variables);
         return {
           data: result.data ?? undefined,
-          errors: result.errors?.map((e) =>
-            e.originalError instanceof DomainError || !e.originalError
-              ? { message: e.message, extensions: { ...e.extensions } }
-              : { message: 'Unexpected error', extensions: { code: 'internal_error' } },
-          ),
+          errors: result.errors?.map(bridgeError),
         };
       },
     };

@@ -1,12 +1,19 @@
-// /graphql: graphql-yoga over the Pothos schema, with depth, alias, cost and token limits (graphql-armor),
-// GraphiQL outside production, and every non-domain error masked.
-import { createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+// /graphql: graphql-yoga over the Pothos schema, with depth, alias, cost and token limits (graphql-armor), a
+// body limit on the bytes read, GraphiQL outside production (served from the package, so it works offline),
+// and every non-domain error masked.
+import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Context } from '../../schema/context.ts';
-import { DomainError, ValidationError } from '../../schema/errors/index.ts';
+import { ValidationError } from '../../schema/errors/index.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
+import { isDatabaseUnavailable, ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
+import { asDomainError, isRequestError } from './executor.ts';
 import type { Logger } from 'pino';
+
+/** The most a request body may hold, counted on the bytes read (a chunked body has no Content-Length). */
+export const GRAPHQL_BODY_LIMIT = 1_000_000;
 
 const noNulInStrings: ValidationRule = (context) => ({
   StringValue(node) {
@@ -19,6 +26,19 @@ const noNulInStrings: ValidationRule = (context) => ({
 /** A NUL cannot be stored (PostgreSQL text) and deep nesting is never ours: refused before execution, in
  *  the variables, and (written as an escape) in the document's own string literals. */
 const inputGuard: Plugin = {
+  // `variables` and `extensions` of a GET or a form post are JSON inside the query string: yoga's parser lets
+  // the SyntaxError through as a 500. It is the client's mistake.
+  onRequestParse({ requestParser, setRequestParser }) {
+    if (!requestParser) return;
+    setRequestParser(async (request) => {
+      try {
+        return await requestParser(request);
+      } catch (error) {
+        if (!(error instanceof SyntaxError)) throw error;
+        throw createGraphQLError('The request is invalid: variables and extensions must be JSON objects', { extensions: { code: 'invalid_request', http: { status: 400 } } });
+      }
+    });
+  },
   onParams({ params, setResult }) {
     const problems = unstorableInput([[params.query, 'query'], [params.variables, 'variables']]);
     if (problems.length) setResult({ errors: [new ValidationError('The request is invalid', problems)] });
@@ -37,7 +57,9 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
     schema,
     graphqlEndpoint: '/graphql',
     graphiql: !options.production,
+    renderGraphiQL,
     landingPage: false,
+    maxRequestBodySize: GRAPHQL_BODY_LIMIT,
     // Expected domain errors are answers, not incidents; maskError below logs the unexpected ones.
     logging: {
       debug: (...args: unknown[]) => options.logger.debug({ args }, 'graphql'),
@@ -50,9 +72,21 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
       maskError: (error, message) => {
         const located = error as GraphQLError;
         const original = located.originalError;
-        if (!original) return located;
         const where = { nodes: located.nodes, path: located.path };
-        if (original instanceof DomainError) return new GraphQLError(original.message, { ...where, extensions: original.extensions });
+        // Variables that do not fit the operation's types ($l: Int given "abc", an unknown input field, a
+        // required one missing): graphql words them for the client, and they are the client's mistake, not an
+        // incident. Errors that already carry a code (validation, body too large) keep theirs.
+        if (located instanceof GraphQLError && isRequestError(located) && !located.extensions.code) {
+          return new GraphQLError(located.message, { ...where, extensions: { ...located.extensions, code: 'invalid_request', http: { status: 400 } } });
+        }
+        if (!original) return located;
+        const domain = asDomainError(original);
+        if (domain) return new GraphQLError(domain.message, { ...where, extensions: domain.extensions });
+        // The database down or saturated: 503 with Retry-After, as on every other interface.
+        if (isDatabaseUnavailable(original)) {
+          const unavailable = new ServiceUnavailableError();
+          return new GraphQLError(unavailable.message, { ...where, extensions: { code: unavailable.code, http: { status: 503, headers: { 'Retry-After': String(unavailable.retryAfterSeconds) } } } });
+        }
         options.logger.error({ err: original }, 'graphql resolver failed');
         return new GraphQLError(message, { ...where, extensions: { code: 'internal_error' } });
       },

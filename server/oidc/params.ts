@@ -2,17 +2,25 @@
 // stays an array so the endpoint can refuse it (RFC 6749 3.1, 3.2).
 import type Koa from 'koa';
 import { InvalidRequest } from '../../schema/modules/oauth/oauth.errors.ts';
+import { unstorableInput } from '../middleware/input-guard.ts';
 
 export type Params = Record<string, string | string[] | undefined>;
 
 export function requestParams(ctx: Koa.Context): Params {
-  if (ctx.method === 'GET' || ctx.method === 'HEAD') return ctx.query as Params;
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return storable(ctx.query as Params);
   if (!ctx.is('application/x-www-form-urlencoded', 'application/json')) {
     throw new InvalidRequest('Send the parameters as application/x-www-form-urlencoded (or JSON)');
   }
   const body = (ctx.request as { body?: unknown }).body;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The body must be an object of parameters');
-  return body as Params;
+  return storable(body as Params);
+}
+
+/** A NUL (client_id=a%00) would reach PostgreSQL, which cannot hold one in text (22021, a 500): refused here. */
+function storable(params: Params): Params {
+  const [problem] = unstorableInput([[params, '']]);
+  if (problem) throw new InvalidRequest(`Parameter ${problem.path || '(name)'} ${problem.message}`);
+  return params;
 }
 
 /** Parameters that must each appear once, as strings; anything else is invalid_request. */

@@ -6,6 +6,7 @@ import type { Context } from '../../schema/context.ts';
 import { DomainError, UnauthenticatedError, UserError, ValidationError } from '../../schema/errors/index.ts';
 import { snake, type Executor } from '../graphql/executor.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
+import { sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
 
 export interface RestRequest {
   params: Record<string, string>;
@@ -65,7 +66,7 @@ function restFieldNames(error: unknown): never {
   throw error;
 }
 
-export function mountRoutes(router: Router, routes: readonly RestRoute[], run: Executor, cookie: { name: string; secure: boolean }) {
+export function mountRoutes(router: Router, routes: readonly RestRoute[], run: Executor, cookie: SessionCookie) {
   for (const route of routes) {
     const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     router[method](route.path, async (ctx) => {
@@ -83,10 +84,7 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
         .then((data) => route.respond(data, req))
         .catch(restFieldNames);
       if (session !== undefined) {
-        ctx.cookies.set(cookie.name, session?.token ?? null, {
-          httpOnly: true, sameSite: 'lax', secure: cookie.secure, path: '/', overwrite: true,
-          ...(session ? { expires: new Date(session.expiresAt) } : {}),
-        });
+        ctx.cookies.set(cookie.name, session?.token ?? null, { ...sessionCookieAttributes(cookie, session ? new Date(session.expiresAt) : undefined), overwrite: true });
       }
       ctx.set('Cache-Control', 'no-store');
       ctx.status = status;
@@ -95,11 +93,17 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
   }
 }
 
-/** ?limit= and ?cursor= of a list; a limit that is not a whole number fails the operation's Int type (400). */
+/** ?limit= and ?cursor= of a list. A limit must be written as a whole number (not "abc", "1e3" or ""). */
 export const page = (query: Record<string, string | undefined>) => ({
-  limit: query.limit === undefined ? undefined : Number(query.limit),
+  limit: query.limit === undefined ? undefined : wholeNumber(query.limit, 'limit'),
   cursor: query.cursor,
 });
+
+/** A query parameter that must be a whole number; the range is the operation's to check. */
+function wholeNumber(value: string, name: string): number {
+  if (!/^-?\d+$/.test(value)) throw new ValidationError('The request is invalid', [{ path: name, message: 'must be a whole number' }]);
+  return Number(value);
+}
 
 /** Copies the listed snake_case body fields to camelCase variables, leaving absent ones out. */
 export function pick(body: Record<string, unknown>, mapping: Record<string, string>): Record<string, unknown> {

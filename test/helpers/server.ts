@@ -7,6 +7,7 @@ import { pino, type Logger } from 'pino';
 import { startTessera, type Running } from '../../server/start.ts';
 import type { Clock } from '../../schema/lib/clock.ts';
 import { createTestDatabase } from './db.ts';
+import type { HostResolver } from '../../schema/modules/webhooks/destination.ts';
 
 export interface TestServer extends Running {
   databaseUrl: string;
@@ -23,6 +24,8 @@ export interface TestServerOptions {
   databaseUrl?: string;
   /** The service's logger, for a test that checks what is logged; silent (or TEST_LOG_LEVEL) when not given. */
   logger?: Logger;
+  /** Resolves webhook receivers' host names instead of DNS. */
+  webhookResolver?: HostResolver;
 }
 
 export const ADMIN = { email: 'admin@tessera.test', password: 'correct horse battery staple' };
@@ -52,6 +55,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
       ...options.env,
     },
     clock: options.clock,
+    webhookResolver: options.webhookResolver,
     logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
   });
   return {

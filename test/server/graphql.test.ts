@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
+import { GraphQLInt, GraphQLObjectType, GraphQLSchema, GraphQLString } from 'graphql';
 import { pino } from 'pino';
 import { createGraphqlServer } from '../../server/graphql/yoga.ts';
 import { NotFoundError } from '../../schema/errors/index.ts';
@@ -79,10 +79,14 @@ describe('/graphql', () => {
     expect(JSON.stringify(logged)).toContain('connection string postgres://secret@db leaked');
   });
 
-  it('serves GraphiQL to a browser outside production', async () => {
+  it('serves GraphiQL to a browser outside production, from the package: nothing loads from another host', async () => {
     const res = await fetch(`${server.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(res.status).toBe(200);
-    expect(await res.text()).toContain('GraphiQL');
+    const page = await res.text();
+    expect(page).toContain('GraphiQL');
+    expect(page).toContain('renderYogaGraphiQL');
+    // No <script src>, stylesheet or worker fetched from a CDN (unpkg.com): the page works offline.
+    expect(page).not.toMatch(/<script[^>]+src=|<link[^>]+stylesheet[^>]+href=["']?https?:|unpkg\.com|jsdelivr/);
   });
 });
 
@@ -119,5 +123,76 @@ describe('security headers', () => {
       expect(res.headers.get('referrer-policy'), path).toBe('same-origin');
       expect(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
     }
+  });
+});
+
+describe('/graphql requests the client got wrong', () => {
+  it('answers variables that are not JSON in a GET or a form post with 400, not 500', async () => {
+    for (const variables of ['x', '{', '{"a":']) {
+      const get = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{__typename}')}&variables=${encodeURIComponent(variables)}`);
+      expect(get.status, variables).toBe(400);
+      expect((await get.json()).errors[0].extensions.code).toBe('invalid_request');
+      const extensions = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{__typename}')}&extensions=${encodeURIComponent(variables)}`);
+      expect(extensions.status, variables).toBe(400);
+      const form = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `query={__typename}&variables=${encodeURIComponent(variables)}` });
+      expect(form.status, variables).toBe(400);
+    }
+    // Well-formed ones still work.
+    const ok = await fetch(`${server.url}/graphql?query=${encodeURIComponent('query($x: Boolean!) { __typename @include(if: $x) }')}&variables=${encodeURIComponent('{"x":true}')}`);
+    expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('counts the body limit on the bytes read: a chunked 20 MB body is refused with 413', async () => {
+    const bytes = new TextEncoder().encode(JSON.stringify({ query: '{ __typename }', variables: { x: 'a'.repeat(20_000_000) } }));
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < bytes.length; i += 1 << 20) controller.enqueue(bytes.subarray(i, i + (1 << 20)));
+        controller.close();
+      },
+    });
+    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    await res.body?.cancel();
+    // Just under the limit, chunked too, is still served.
+    const small = new TextEncoder().encode(JSON.stringify({ query: '{ __typename }', variables: { x: 'a'.repeat(900_000) } }));
+    const ok = await fetch(`${server.url}/graphql`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, duplex: 'half',
+      body: new ReadableStream<Uint8Array>({ start(c) { c.enqueue(small); c.close(); } }),
+    } as RequestInit);
+    expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('answers variables of the wrong type with a clear invalid_request error, not internal_error', async () => {
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ['query($l: Int) { users(limit: $l) { items { id } } }', { l: 'abc' }, /Int cannot represent non-integer value: "abc"/],
+      ['query($l: Int) { users(limit: $l) { items { id } } }', { l: 1.5 }, /Int cannot represent/],
+      ['mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }', { i: { name: 'x', bogus: 1 } }, /Field "bogus" is not defined/],
+      ['mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }', { i: { name: { $ne: null } } }, /String cannot represent/],
+      ['mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }', {}, /was not provided/],
+    ];
+    for (const [query, variables, message] of cases) {
+      const reply = await gql(admin, query, variables);
+      const label = `${query} ${JSON.stringify(variables)}`;
+      expect(reply.status, label).toBe(400);
+      expect(reply.body.errors?.[0]?.extensions?.code, label).toBe('invalid_request');
+      expect(reply.body.errors[0].message, label).toMatch(message);
+      expect(reply.body.data ?? null, label).toBeNull();
+    }
+  });
+
+  it('does not log a client mistake at error level', async () => {
+    const logged: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const schema = new GraphQLSchema({
+      query: new GraphQLObjectType({ name: 'Query', fields: { twice: { type: GraphQLString, args: { n: { type: GraphQLInt } }, resolve: (_, { n }) => String(n * 2) } } }),
+    });
+    const yoga = createGraphqlServer(schema, { production: true, logger });
+    const ask = (variables: unknown) =>
+      yoga.fetch('http://x/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'query($n: Int) { twice(n: $n) }', variables }) }, { tessera: {} as never });
+    const wrong = await ask({ n: 'abc' });
+    expect(wrong.status).toBe(400);
+    expect((await wrong.json()).errors[0].extensions).toEqual({ code: 'invalid_request' });
+    expect(await (await ask({ n: 2 })).json()).toEqual({ data: { twice: '4' } });
+    expect(logged.filter((line) => line.level >= 50)).toEqual([]);
   });
 });

@@ -1,38 +1,28 @@
 import type { RequestEvent } from '@sveltejs/kit';
+import type { GraphQLResponse, TesseraBridge } from '../../../../server/portal-contract.ts';
+import { STATUS_BY_CODE } from '../../../../server/errors/http.ts';
 
-/** A GraphQL response, shaped as the HTTP endpoint would send it. */
-export interface GraphQLResponse {
-	data?: any;
-	errors?: { message: string; extensions?: { code?: string } }[];
-}
-
-/**
- * What the Koa server attaches to each Node request (`req.tessera`) before handing it to the portal.
- * The portal never touches the database: every read and write is a GraphQL operation run in-process.
- */
-export interface TesseraBridge {
-	/** Executes a GraphQL operation as the holder of `sessionToken`, or anonymously. */
-	graphql(
-		document: string,
-		variables?: Record<string, unknown>,
-		credentials?: { sessionToken?: string | null }
-	): Promise<GraphQLResponse>;
-	cookie: { name: string; secure: boolean };
-}
+export type { GraphQLResponse, TesseraBridge };
 
 export type Role = 'owner' | 'admin' | 'member';
 
 type BridgeEvent = Pick<RequestEvent, 'platform' | 'cookies'>;
 
-/** A top-level GraphQL error (authorization, rate limit, internal), carrying its `extensions.code`. */
+/**
+ * A top-level GraphQL error (authorization, rate limit, bad input, internal), carrying its `extensions.code` and
+ * the HTTP status the API gives that code (the one table, server/errors/http.ts): hooks.server.ts answers an
+ * uncaught one with that status, so a caller's mistake is never a 500 page.
+ */
 export class GraphQLRequestError extends Error {
 	readonly code: string | undefined;
+	readonly status: number;
 	readonly errors: NonNullable<GraphQLResponse['errors']>;
 
 	constructor(errors: NonNullable<GraphQLResponse['errors']>) {
 		super(errors.map((e) => e.message).join('; '));
 		this.name = 'GraphQLRequestError';
 		this.code = errors[0]?.extensions?.code;
+		this.status = (this.code && STATUS_BY_CODE[this.code]) || 500;
 		this.errors = errors;
 	}
 }

@@ -19,7 +19,7 @@ type LoginResult =
 
 export const load: PageServerLoad = ({ locals, url }) => {
 	const returnTo = url.searchParams.get('return_to');
-	if (locals.user) redirect(303, safeReturnTo(returnTo));
+	if (locals.user) redirect(303, safeReturnTo(returnTo, url.origin));
 	// Sent by /oauth/authorize from the application's login_hint: untrusted text, only ever a field's value.
 	const loginHint = url.searchParams.get('login_hint')?.slice(0, 254) ?? null;
 	return { returnTo, loginHint };
@@ -39,6 +39,10 @@ export const actions: Actions = {
 			if (err instanceof GraphQLRequestError && err.code === 'rate_limited') {
 				return fail(429, { email, message: 'Too many sign-in attempts. Please wait a moment and try again.' });
 			}
+			// Input no account can have (a NUL character, say): the same answer as a wrong password.
+			if (err instanceof GraphQLRequestError && err.code === 'invalid_request') {
+				return fail(400, { email, message: 'Invalid email or password' });
+			}
 			throw err;
 		}
 
@@ -47,6 +51,6 @@ export const actions: Actions = {
 		}
 
 		setSessionCookie(event, result.token, result.expiresAt);
-		redirect(303, safeReturnTo(returnTo));
+		redirect(303, safeReturnTo(returnTo, event.url.origin));
 	}
 };

@@ -1,0 +1,34 @@
+// What the Koa server and the SvelteKit portal agree on, in one dependency-free file both import: the bridge Koa
+// attaches to each Node request, and how the session cookie is written wherever it is set or cleared (REST
+// sign-in, /oauth/logout, the portal's sign-in and sign-out).
+
+/** A GraphQL response, shaped as the HTTP endpoint would send it. */
+export interface GraphQLResponse {
+  data?: any;
+  errors?: { message: string; extensions?: { code?: string; [key: string]: unknown } }[];
+}
+
+/** The session cookie's name, and Secure when the issuer is https. */
+export interface SessionCookie {
+  name: string;
+  secure: boolean;
+}
+
+/**
+ * What Koa attaches to each Node request (`req.tessera`) before handing it to the portal. The portal never
+ * touches the database: every read and write is a GraphQL operation run in-process.
+ */
+export interface TesseraBridge {
+  /** Executes a GraphQL operation as the holder of `sessionToken`, or anonymously. */
+  graphql(document: string, variables?: Record<string, unknown>, credentials?: { sessionToken?: string | null }): Promise<GraphQLResponse>;
+  cookie: SessionCookie;
+}
+
+/**
+ * The session cookie's attributes (DESIGN 4): HttpOnly, SameSite=Lax, the whole site, Secure under https; a
+ * session's cookie expires with it, a cleared one carries no expiry of its own. Koa's and SvelteKit's cookie
+ * options both take this shape.
+ */
+export function sessionCookieAttributes(cookie: Pick<SessionCookie, 'secure'>, expires?: Date) {
+  return { httpOnly: true, sameSite: 'lax' as const, secure: cookie.secure, path: '/', ...(expires ? { expires } : {}) };
+}
