@@ -5,6 +5,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
+import { Logger as WorkerLogger, runMigrations as installJobQueue } from 'graphile-worker';
+import { StartupError } from '../server/config.ts';
 
 const MIGRATIONS_DIR = path.resolve(import.meta.dirname, 'migrations');
 const LOCK_KEY = 7_283_001; // any constant shared by every Tessera process
@@ -22,13 +24,48 @@ export async function listMigrations(): Promise<{ name: string; sql: string; che
   );
 }
 
+/** A PostgreSQL answers its startup message at once; something else (Redis, say) may never answer at all. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Why the first connection failed, as one line that names the server (never the password) and what to change. */
+function connectFailure(databaseUrl: string, error: unknown): StartupError {
+  const { code, message } = error as { code?: string; message?: string };
+  let where = 'DATABASE_URL';
+  let user = '';
+  let database = '';
+  try {
+    const url = new URL(databaseUrl);
+    where = `${url.hostname}:${url.port || 5432}`;
+    user = decodeURIComponent(url.username);
+    database = decodeURIComponent(url.pathname.slice(1));
+  } catch {
+    // pg parsed it, we could not: keep the generic name
+  }
+  const reason =
+    code === 'ECONNREFUSED' ? 'nothing listens there'
+    : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'no such host'
+    : code === '28P01' || code === '28000' ? `PostgreSQL refused user "${user}" (${message})`
+    : code === '3D000' ? `database "${database}" does not exist`
+    : /timeout/i.test(message ?? '') ? `no PostgreSQL answered within ${CONNECT_TIMEOUT_MS / 1000} s (is that a PostgreSQL server?)`
+    : /unexpected message|terminated unexpectedly|ECONNRESET/i.test(`${code} ${message}`) ? 'what answered is not PostgreSQL'
+    : (message ?? String(error)).split('\n')[0];
+  return new StartupError(`cannot use the database at ${where}: ${reason}; check DATABASE_URL`);
+}
+
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<string[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
-  await client.connect();
+  try {
+    await client.connect();
+  } catch (error) {
+    throw connectFailure(databaseUrl, error);
+  }
   const applied: string[] = [];
   try {
     await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);
+    // graphile-worker's schema first: every process (ROLE=api too) enqueues jobs in its own transactions, and our
+    // migrations may refer to its functions and types.
+    await installJobQueue({ connectionString: databaseUrl, logger: new WorkerLogger(() => () => {}) });
     await client.query(`create table if not exists "_prisma_migrations" (
       id varchar(36) primary key, checksum varchar(64) not null, finished_at timestamptz,
       migration_name varchar(255) not null, logs text, rolled_back_at timestamptz,

@@ -6,7 +6,12 @@ import './modules/users/users.mutations.ts';
 import './modules/organizations/organizations.graphql.ts';
 import './modules/members/members.graphql.ts';
 import './modules/api-keys/api-keys.graphql.ts';
-import './modules/audit/audit.queries.ts';
+import './modules/audit/audit.graphql.ts';
 import './modules/oauth/oauth.graphql.ts';
+import './modules/products/products.graphql.ts';
+import './modules/subscriptions/subscriptions.graphql.ts';
+import './modules/licenses/licenses.graphql.ts';
+import './modules/webhooks/webhooks.graphql.ts';
+import './modules/apps/apps.graphql.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,13 +1,33 @@
-// Routes under /api/v1: sign-in and session, the caller's profile and organizations, API keys, invitations.
+// Routes under /api/v1: sign-in and session, the caller's profile and organizations, API keys, invitations, the audit
+// trail.
 import { ForbiddenError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { onlyFields, page, pick, type RestRoute } from './route.ts';
 import {
   API_KEY_FIELDS, LOGIN_FIELDS, USER_FIELDS, presentApiKey, presentLogin, presentPage, presentUser,
 } from './presenters.ts';
+import { seatRoutes, subscriptionRoutes } from './subscriptions.ts';
+import { licenseRoutes } from './licenses.ts';
+import { webhookRoutes } from './webhooks.ts';
+import { appRoutes } from './apps.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
 const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
+
+const AUDIT_LOG_FIELDS = 'id organizationId actor { type id name email } action targetType targetId outcome ip userAgent details createdAt';
+const presentAuditLog = (e: any) => ({
+  id: e.id,
+  organization_id: e.organizationId,
+  actor: e.actor,
+  action: e.action,
+  target_type: e.targetType,
+  target_id: e.targetId,
+  outcome: e.outcome,
+  ip: e.ip,
+  user_agent: e.userAgent,
+  details: e.details,
+  created_at: e.createdAt,
+});
 
 export const apiV1Routes: RestRoute[] = [
   {
@@ -105,4 +125,20 @@ export const apiV1Routes: RestRoute[] = [
       return { body: presentLogin(login), session: loginSession(login) };
     },
   },
+  {
+    method: 'GET', path: '/audit-logs', summary: 'The audit trail, newest first, filtered',
+    operation: `query($org: String, $actor: String, $action: String, $targetType: String, $targetId: String, $outcome: String, $from: String, $to: String, $limit: Int, $cursor: String) {
+      auditLogs(organizationId: $org, actor: $actor, action: $action, targetType: $targetType, targetId: $targetId, outcome: $outcome, from: $from, to: $to, limit: $limit, cursor: $cursor) {
+        items { ${AUDIT_LOG_FIELDS} } nextCursor } }`,
+    variables: ({ query }) => ({
+      org: query.organization_id, actor: query.actor, action: query.action, targetType: query.target_type, targetId: query.target_id,
+      outcome: query.outcome, from: query.from, to: query.to, ...page(query),
+    }),
+    respond: (d) => ({ body: presentPage('audit_logs', d.auditLogs, presentAuditLog) }),
+  },
+  ...subscriptionRoutes,
+  ...seatRoutes,
+  ...licenseRoutes,
+  ...webhookRoutes,
+  ...appRoutes,
 ];

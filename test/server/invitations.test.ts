@@ -235,6 +235,9 @@ describe('POST /api/v1/invitations/accept', () => {
 
     const [accepted] = await eventsOf(a.id, 'member.invitation.accepted').then((rows) => rows.filter((e) => (e.payload as any).data.invitation.id === created.body.id));
     expect(accepted!.payload).toEqual({
+      id: accepted!.id,
+      event: 'member.invitation.accepted',
+      timestamp: accepted!.createdAt.toISOString(),
       organization: { id: a.id, name: 'Tenant A' },
       data: {
         invitation: { id: created.body.id, email, role: 'member', invitedBy: a.admin.id },

@@ -11,6 +11,8 @@ import type { ContextBase } from '../../schema/context.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
+import { makeTestCa } from '../helpers/https-receiver.ts';
+import { startSampleApp } from '../helpers/sample-app.ts';
 import {
   compileAllResponseSchemas, documentedOperations, expectMatchesOpenApi, findOperation, HTTP_METHODS, openapi, pointer, resolveRef,
 } from '../helpers/openapi.ts';
@@ -466,13 +468,14 @@ describe('a tour of every route, checked against openapi.json', () => {
     expect(inactive.body).toEqual({ active: false });
     expectStatus(await call(bearer, 'GET', '/oauth/userinfo'), 401);
 
-    // A machine client: client_credentials gives an access token alone, whose userinfo is its own client_id.
+    // A machine client: client_credentials gives an access token alone; without openid it opens no userinfo.
     const machine = (await tenant.admin.api.post('/api/v1/oauth-clients', { name: 'Machine', redirect_uris: [], grant_types: ['client_credentials'], allowed_scopes: ['organization'] })).body;
     const machineToken = await call(anon, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret }), FORM);
     expectStatus(machineToken, 200);
     expect(machineToken.body.refresh_token).toBeUndefined();
     const machineInfo = await call(client(server.url, { token: machineToken.body.access_token }), 'GET', '/oauth/userinfo');
-    expect(machineInfo.body).toEqual({ sub: machine.client_id });
+    expectStatus(machineInfo, 403);
+    expect(machineInfo.body.error).toBe('insufficient_scope');
 
     // RP-initiated logout: back to the registered URI with state and the session ended; our page for an
     // unregistered one; the sign-in page when none is given.
@@ -590,6 +593,143 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.admin.api, 'DELETE', `/v1/users/${person.id}`), 403);
     expectStatus(await call(platform, 'DELETE', `/v1/users/${person.id}`), 204);
     expectStatus(await call(platform, 'DELETE', `/v1/users/${person.id}`), 404);
+  });
+
+  it('reads the audit trail, filtered and paged, newest first', async () => {
+    const first = await call(platform, 'GET', '/api/v1/audit-logs?limit=2');
+    expectStatus(first, 200);
+    expect(first.body.audit_logs).toHaveLength(2);
+    expectStatus(await call(platform, 'GET', `/api/v1/audit-logs?limit=2&cursor=${first.body.next_cursor}`), 200);
+    const failures = await call(tenant.admin.api, 'GET', `/api/v1/audit-logs?action=auth.login&outcome=failure&from=2000-01-01&target_id=${tenant.member.id}`);
+    expectStatus(failures, 200);
+    expect(failures.body.audit_logs.length).toBeGreaterThan(0);
+    expectStatus(await call(tenant.admin.api, 'GET', '/api/v1/audit-logs?outcome=maybe'), 400);
+    expectStatus(await call(tenant.member.api, 'GET', '/api/v1/audit-logs'), 403);
+    expectStatus(await call(anon, 'GET', '/api/v1/audit-logs'), 401);
+  });
+
+  it('manages the catalog, subscriptions and seats, and answers license questions', async () => {
+    const created = await call(platform, 'POST', '/v1/products', { name: 'Tour product', slug: 'tour-product', description: 'From the tour', features: ['reports'] });
+    expectStatus(created, 201);
+    expectStatus(await call(platform, 'POST', '/v1/products', { name: 'Again', slug: 'tour-product' }), 409);
+    expectStatus(await call(tenant.member.api, 'GET', '/v1/products?limit=1'), 200);
+    expectStatus(await call(anon, 'GET', '/v1/products'), 401);
+    expectStatus(await call(tenant.member.api, 'GET', '/v1/products/tour-product'), 200);
+    expectStatus(await call(tenant.member.api, 'GET', '/v1/products/no-such-product'), 404);
+    expectStatus(await call(platform, 'PATCH', `/v1/products/${created.body.id}`, { features: ['reports', 'export'] }), 200);
+    expectStatus(await call(tenant.owner.api, 'PATCH', `/v1/products/${created.body.id}`, { name: 'Mine' }), 403);
+
+    const body = { organization_id: tenant.id, product_id: created.body.id, total_seats: 2, price_per_seat: 19.99, billing_cycle: 'monthly', status: 'active' };
+    for (const prefix of ['/v1', '/api/v1']) {
+      const sub = await call(platform, 'POST', `${prefix}/subscriptions`, { ...body, end_date: '2099-01-01T00:00:00.000Z' });
+      expectStatus(sub, 201);
+      expect(sub.body.price_per_seat).toBe(19.99);
+      expectStatus(await call(tenant.owner.api, 'POST', `${prefix}/subscriptions`, body), 403);
+      expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions?organization_id=${tenant.id}&status=active`), 200);
+      expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions?status=paused`), 400);
+      expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions/${sub.body.id}`), 200);
+      expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions/no-such-subscription`), 404);
+      expectStatus(await call(platform, 'PATCH', `${prefix}/subscriptions/${sub.body.id}`, { total_seats: 3, end_date: '2100-01-01T00:00:00.000Z' }), 200);
+      expectStatus(await call(platform, 'PATCH', `${prefix}/subscriptions/${sub.body.id}`, { status: 'paused' }), 400);
+    }
+    const sub = (await platform.get(`/v1/subscriptions?organization_id=${tenant.id}&product_id=${created.body.id}&limit=1`)).body.subscriptions[0];
+    const seats = `/api/v1/subscriptions/${sub.id}/seats`;
+    expectStatus(await call(tenant.admin.api, 'POST', seats, { user_id: tenant.member.id }), 201);
+    expectStatus(await call(tenant.admin.api, 'POST', seats, { user_id: tenant.member.id }), 409);
+    expectStatus(await call(tenant.admin.api, 'GET', seats), 200);
+    expectStatus(await call(tenant.member.api, 'GET', seats), 403);
+
+    const entitlements = await call(tenant.member.api, 'GET', '/api/v1/licenses/entitlements');
+    expectStatus(entitlements, 200);
+    expect(entitlements.body.entitlements).toEqual(['tour-product:reports', 'tour-product:export']);
+    expectStatus(await call(anon, 'GET', '/api/v1/licenses/entitlements'), 401);
+    const allowed = await call(tenant.member.api, 'GET', '/api/v1/licenses/check?entitlement=tour-product:reports');
+    expectStatus(allowed, 200);
+    expect(allowed.body).toMatchObject({ allowed: true, code: 'VALID' });
+    expectStatus(await call(tenant.member.api, 'GET', '/api/v1/licenses/check'), 400);
+
+    expectStatus(await call(tenant.admin.api, 'DELETE', `${seats}/${tenant.member.id}`), 204);
+    expectStatus(await call(tenant.admin.api, 'DELETE', `${seats}/${tenant.member.id}`), 404);
+    for (const prefix of ['/v1', '/api/v1']) {
+      expectStatus(await call(platform, 'DELETE', `${prefix}/subscriptions/${sub.id}`), 200);
+      expectStatus(await call(tenant.admin.api, 'DELETE', `${prefix}/subscriptions/${sub.id}`), 403);
+    }
+    expectStatus(await call(platform, 'DELETE', `/v1/products/${created.body.id}`), 409);
+    const unused = await platform.post('/v1/products', { name: 'Unused', slug: 'tour-unused' });
+    expectStatus(await call(platform, 'DELETE', `/v1/products/${unused.body.id}`), 204);
+  });
+
+  it('manages webhooks, their deliveries and the event catalog', async () => {
+    const admin = tenant.admin.api;
+    expectStatus(await call(tenant.member.api, 'GET', '/api/v1/event-types'), 200);
+    expectStatus(await call(anon, 'GET', '/api/v1/event-types'), 401);
+    const created = await call(admin, 'POST', '/api/v1/webhooks', { url: 'https://127.0.0.1:9/tour', events: ['user.created'], description: 'Tour' });
+    expectStatus(created, 201);
+    expectStatus(await call(admin, 'POST', '/api/v1/webhooks', { url: 'http://hooks.example.test/', events: ['user.created'] }), 400);
+    const id = created.body.id;
+    expectStatus(await call(admin, 'GET', '/api/v1/webhooks'), 200);
+    expectStatus(await call(tenant.member.api, 'GET', '/api/v1/webhooks'), 403);
+    expectStatus(await call(admin, 'GET', `/api/v1/webhooks/${id}`), 200);
+    expectStatus(await call(admin, 'GET', '/api/v1/webhooks/no-such-webhook'), 404);
+    expectStatus(await call(admin, 'PATCH', `/api/v1/webhooks/${id}`, { events: ['user.created', 'user.updated'] }), 200);
+    expectStatus(await call(admin, 'PATCH', `/api/v1/webhooks/${id}`, { secret: 'mine' }), 400);
+    expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${id}/rotate-secret`), 200);
+    expectStatus(await call(tenant.member.api, 'POST', `/api/v1/webhooks/${id}/rotate-secret`), 403);
+    const test = await call(admin, 'POST', `/api/v1/webhooks/${id}/test`, { event: 'user.created' });
+    expectStatus(test, 202);
+    expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${id}/test`, { event: 'no.such.kind' }), 400);
+    expectStatus(await call(admin, 'GET', `/api/v1/webhooks/${id}/deliveries`), 200);
+    expectStatus(await call(tenant.member.api, 'GET', `/api/v1/webhooks/${id}/deliveries`), 403);
+    // This server runs no worker: the delivery is marked failed by hand to reach the retry.
+    expectStatus(await call(admin, 'POST', `/api/v1/webhooks/deliveries/${test.body.id}/retry`), 409);
+    await server.base.db.webhookDelivery.update({ where: { id: test.body.id }, data: { status: 'failed', attempts: 5 } });
+    expectStatus(await call(admin, 'POST', `/api/v1/webhooks/deliveries/${test.body.id}/retry`), 202);
+    expectStatus(await call(admin, 'DELETE', `/api/v1/webhooks/${id}`), 204);
+    expectStatus(await call(admin, 'DELETE', `/api/v1/webhooks/${id}`), 404);
+  });
+
+  it('registers, installs, lists and uninstalls marketplace apps', async () => {
+    // An install needs an app that answers over trusted HTTPS: a server of its own, trusting the sample app's CA.
+    const ca = makeTestCa(['app.test']);
+    const own = await startTestServer({ env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const sample = await startSampleApp(ca, own.url);
+    try {
+      const admin = (await signIn(own.url, ADMIN.email, ADMIN.password)).api;
+      const org = await createTenant(own.url, admin);
+      const body = { name: 'Tour app', webhook_url: sample.url('/hooks'), redirect_uris: [sample.url('/callback')], scopes: ['openid', 'email'] };
+      const created = await call(admin, 'POST', '/api/v1/apps', body);
+      expectStatus(created, 201);
+      expectStatus(await call(org.admin.api, 'POST', '/api/v1/apps', body), 403);
+      const id = created.body.id;
+      sample.setSigningSecret(created.body.signing_secret);
+      expectStatus(await call(org.member.api, 'GET', '/api/v1/apps'), 200);
+      expectStatus(await call(client(own.url), 'GET', '/api/v1/apps'), 401);
+      expectStatus(await call(org.member.api, 'GET', `/api/v1/apps/${id}`), 200);
+      expectStatus(await call(org.member.api, 'GET', '/api/v1/apps/no-such-app'), 404);
+      expectStatus(await call(admin, 'PATCH', `/api/v1/apps/${id}`, { description: 'Changed' }), 200);
+      expectStatus(await call(admin, 'PATCH', `/api/v1/apps/${id}`, { scopes: [] }), 400);
+      const rotated = await call(admin, 'POST', `/api/v1/apps/${id}/rotate-secret`);
+      expectStatus(rotated, 200);
+      expectStatus(await call(org.admin.api, 'POST', `/api/v1/apps/${id}/rotate-secret`), 403);
+      // The app still holds the old secret: it refuses the push, and the install answers 502.
+      expectStatus(await call(org.admin.api, 'POST', `/api/v1/apps/${id}/install`), 502);
+      sample.setSigningSecret(rotated.body.signing_secret);
+      const installed = await call(org.admin.api, 'POST', `/api/v1/apps/${id}/install`);
+      expectStatus(installed, 201);
+      expectStatus(await call(org.admin.api, 'POST', `/api/v1/apps/${id}/install`), 409);
+      expectStatus(await call(admin, 'DELETE', `/api/v1/apps/${id}`), 409);
+      expectStatus(await call(org.member.api, 'GET', '/api/v1/installations'), 200);
+      expectStatus(await call(client(own.url), 'GET', '/api/v1/installations'), 401);
+      expectStatus(await call(org.member.api, 'GET', `/api/v1/installations/${installed.body.id}`), 200);
+      expectStatus(await call(org.member.api, 'GET', '/api/v1/installations/no-such-installation'), 404);
+      expectStatus(await call(org.member.api, 'DELETE', `/api/v1/installations/${installed.body.id}`), 403);
+      expectStatus(await call(org.admin.api, 'DELETE', `/api/v1/installations/${installed.body.id}`), 204);
+      expectStatus(await call(admin, 'DELETE', `/api/v1/apps/${id}`), 204);
+    } finally {
+      await own.stop();
+      await sample.close();
+      ca.remove();
+    }
   });
 
   it('answers malformed requests in the documented error shape', async () => {

@@ -1,0 +1,39 @@
+// A webhook's signing secret: Standard Webhooks' form (whsec_ + base64 of 32 random bytes), kept encrypted under
+// SECRET_KEY as keys.service keeps signing keys (JWE, dir + A256GCM), and the signature headers made with it.
+import { createHmac, randomBytes } from 'node:crypto';
+import { CompactEncrypt, compactDecrypt } from 'jose';
+
+const PREFIX = 'whsec_';
+
+export const newSecret = () => `${PREFIX}${randomBytes(32).toString('base64')}`;
+
+export async function encryptSecret(secret: string, secretKey: Uint8Array): Promise<string> {
+  return new CompactEncrypt(new TextEncoder().encode(secret)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' }).encrypt(secretKey);
+}
+
+export async function decryptSecret(stored: string, secretKey: Uint8Array): Promise<string> {
+  return new TextDecoder().decode((await compactDecrypt(stored, secretKey)).plaintext);
+}
+
+/**
+ * The headers that sign one attempt. X-Service-Signature is the interface's: hex HMAC-SHA256 of the raw body keyed
+ * with the secret as written. webhook-signature is Standard Webhooks' (v1): base64 HMAC-SHA256 of
+ * "<webhook-id>.<webhook-timestamp>.<body>" keyed with the base64-decoded part after whsec_; receivers check the
+ * timestamp to refuse replays. webhook-id is the event id, the same on every attempt (the idempotency key).
+ */
+export function signatureHeaders(secret: string, input: { eventId: string; deliveryId: string; kind: string; body: string; timestamp: Date }) {
+  const seconds = Math.floor(input.timestamp.getTime() / 1000);
+  const hex = createHmac('sha256', secret).update(input.body).digest('hex');
+  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+  const v1 = createHmac('sha256', key).update(`${input.eventId}.${seconds}.${input.body}`).digest('base64');
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Tessera-Webhooks/1',
+    'x-service-signature': `sha256=${hex}`,
+    'x-service-event': input.kind,
+    'x-service-delivery': input.deliveryId,
+    'webhook-id': input.eventId,
+    'webhook-timestamp': String(seconds),
+    'webhook-signature': `v1,${v1}`,
+  };
+}

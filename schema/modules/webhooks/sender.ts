@@ -1,0 +1,75 @@
+// One POST to a receiver: to the checked address only (a lookup that answers with it), never following a
+// redirect, within the time-out for the whole exchange, keeping the first 4 KB of the answer.
+import https from 'node:https';
+import { rootCertificates } from 'node:tls';
+import type { LookupFunction } from 'node:net';
+import type { Destination } from './destination.ts';
+
+export const RESPONSE_LIMIT = 4096;
+
+export interface SendResult {
+  statusCode: number | null;
+  headers: Record<string, string> | null;
+  body: string | null;
+  error: string | null;
+  durationMs: number;
+}
+
+// Keep-alive agents, one per extra CA: a receiver's connection is reused across deliveries.
+const agents = new Map<string, https.Agent>();
+function agentFor(ca: string | undefined): https.Agent {
+  const key = ca ?? '';
+  let agent = agents.get(key);
+  if (!agent) {
+    agent = new https.Agent({ keepAlive: true, maxSockets: 16, ...(ca ? { ca: [...rootCertificates, ca] } : {}) });
+    agents.set(key, agent);
+  }
+  return agent;
+}
+
+export function send(destination: Destination, headers: Record<string, string>, body: string, options: { timeoutMs: number; ca?: string }): Promise<SendResult> {
+  const started = performance.now();
+  const { address, family } = destination.address;
+  const lookup: LookupFunction = (_hostname, opts, callback) => {
+    if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    else callback(null, address, family);
+  };
+  return new Promise<SendResult>((resolve) => {
+    let settled = false;
+    const finish = (result: Omit<SendResult, 'durationMs'>) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+    };
+    const request = https.request(destination.url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      agent: agentFor(options.ca),
+      // The certificate is still checked against the URL's host name; only the address comes from the check.
+      lookup,
+    });
+    const timer = setTimeout(() => {
+      finish({ statusCode: null, headers: null, body: null, error: `no answer within ${options.timeoutMs} ms` });
+      request.destroy();
+    }, options.timeoutMs);
+    request.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, headers: null, body: null, error: error.code ? `${error.code}: ${error.message}` : error.message }));
+    request.on('response', (response) => {
+      const chunks: Buffer[] = [];
+      let kept = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (kept < RESPONSE_LIMIT) {
+          chunks.push(chunk.subarray(0, RESPONSE_LIMIT - kept));
+          kept += Math.min(chunk.length, RESPONSE_LIMIT - kept);
+        }
+      });
+      response.on('error', () => {});
+      response.on('end', () => {
+        const flat: Record<string, string> = {};
+        for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+        finish({ statusCode: response.statusCode ?? null, headers: flat, body: Buffer.concat(chunks).toString('utf8'), error: null });
+      });
+    });
+    request.end(body);
+  });
+}

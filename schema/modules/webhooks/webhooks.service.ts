@@ -1,0 +1,151 @@
+// Webhooks of an organization (DESIGN 7): its admins and owners create them (an https URL that passes the SSRF
+// guard, events chosen from the catalog), edit, pause, delete them, regenerate the secret, send a test event, read
+// the delivery history and retry a failed delivery. Another tenant's webhook is not found.
+import { z } from 'zod';
+import type { Context } from '../../context.ts';
+import { Prisma } from '../../db.ts';
+import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.ts';
+import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { paged, toPage, type PageInput } from '../../lib/paging.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { EVENT_CATALOG, EVENT_KINDS, emitEvent, isEventKind } from '../../events/catalog.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from './destination.ts';
+import { decryptSecret, encryptSecret, newSecret } from './secret.ts';
+import { deliverJobSql } from './delivery.service.ts';
+
+const kind = z.string().refine(isEventKind, { message: 'is not an event kind of the catalog (GET /api/v1/event-types)' });
+const eventList = z.array(kind).min(1, 'must name at least one event').max(EVENT_KINDS.length).transform((list) => [...new Set(list)]);
+const url = z.string().trim().max(2048, 'must be at most 2048 characters');
+const description = z.string().trim().max(500, 'must be at most 500 characters');
+
+const createInput = z.object({ organizationId: fields.id.nullish(), url, events: eventList, description: description.nullish() });
+const updateInput = z.object({ url: url.optional(), events: eventList.optional(), description: description.nullish(), isActive: z.boolean().optional() });
+
+export function eventTypes() {
+  return EVENT_KINDS.map((k) => ({ kind: k, ...EVENT_CATALOG[k] }));
+}
+
+/** The SSRF guard at creation and edit; the same check runs again before every attempt. */
+async function checkUrl(ctx: Context, value: string): Promise<string> {
+  try {
+    await checkDestination(value, ctx.settings.webhooks ?? DEFAULT_WEBHOOK_SETTINGS);
+    return value;
+  } catch (error) {
+    if (error instanceof DestinationError) throw new ValidationError('The webhook URL is not allowed', [{ path: 'url', message: error.message }]);
+    throw error;
+  }
+}
+
+/** The webhook, if the caller administers its organization; otherwise it does not exist. */
+async function ownWebhook(ctx: Context, id: unknown) {
+  const webhookId = parseInput(fields.id, id);
+  const webhook = await ctx.db.webhook.findUnique({ where: { id: webhookId }, include: { organization: { select: { id: true, name: true } } } });
+  if (!webhook) throw new NotFoundError('Webhook');
+  await requireOrgRole(ctx, webhook.organizationId, 'admin', 'Webhook');
+  return webhook;
+}
+
+export const revealSecret = (ctx: Context, webhook: { secretEncrypted: string }) => decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey);
+
+export async function listWebhooks(ctx: Context, organizationId?: string | null, page?: PageInput) {
+  const orgId = organizationInScope(ctx, organizationId);
+  await requireOrgRole(ctx, orgId, 'admin');
+  const { limit, args } = paged(page, { organizationId: orgId });
+  return toPage(await ctx.db.webhook.findMany(args), limit);
+}
+
+export const getWebhook = (ctx: Context, id: unknown) => ownWebhook(ctx, id);
+
+export async function createWebhook(ctx: Context, input: unknown) {
+  const data = parseInput(createInput, input);
+  const organizationId = organizationInScope(ctx, data.organizationId);
+  await requireOrgRole(ctx, organizationId, 'admin');
+  const target = await checkUrl(ctx, data.url);
+  const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
+  return ctx.db.$transaction(async (tx) => {
+    const webhook = await tx.webhook.create({ data: { organizationId, url: target, events: data.events, description: data.description ?? '', secretEncrypted } });
+    await recordAudit(ctx, { action: 'webhook.create', organizationId, targetType: 'webhook', targetId: webhook.id, details: { url: target, events: data.events } }, tx);
+    return webhook;
+  });
+}
+
+export async function updateWebhook(ctx: Context, id: unknown, input: unknown) {
+  const webhook = await ownWebhook(ctx, id);
+  const data = parseInput(updateInput, input);
+  const target = data.url === undefined ? undefined : await checkUrl(ctx, data.url);
+  return ctx.db.$transaction(async (tx) => {
+    const updated = await tx.webhook.update({
+      where: { id: webhook.id },
+      data: {
+        url: target, events: data.events, isActive: data.isActive,
+        description: data.description === undefined ? undefined : data.description ?? '',
+      },
+    });
+    const changes = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
+    await recordAudit(ctx, { action: 'webhook.update', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id, details: { changes } }, tx);
+    return updated;
+  });
+}
+
+export async function deleteWebhook(ctx: Context, id: unknown) {
+  const webhook = await ownWebhook(ctx, id);
+  await ctx.db.$transaction(async (tx) => {
+    // Its pending jobs find no delivery and end without a request.
+    await tx.webhook.delete({ where: { id: webhook.id } });
+    await recordAudit(ctx, { action: 'webhook.delete', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id }, tx);
+  });
+  return webhook;
+}
+
+/** A new secret; the old one signs nothing from now on (attempts read the secret when they run). */
+export async function rotateWebhookSecret(ctx: Context, id: unknown) {
+  const webhook = await ownWebhook(ctx, id);
+  const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
+  return ctx.db.$transaction(async (tx) => {
+    const updated = await tx.webhook.update({ where: { id: webhook.id }, data: { secretEncrypted } });
+    await recordAudit(ctx, { action: 'webhook.rotate_secret', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id }, tx);
+    return updated;
+  });
+}
+
+/** An event of the chosen kind with its example data, delivered to this webhook only (like any other). */
+export async function sendTestEvent(ctx: Context, id: unknown, event: unknown) {
+  const webhook = await ownWebhook(ctx, id);
+  const chosen = parseInput(z.object({ event: kind }), { event }).event;
+  if (!webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to send a test event');
+  return ctx.db.$transaction(async (tx) => {
+    const eventId = await emitEvent(tx, chosen as keyof typeof EVENT_CATALOG, webhook.organization, { ...EVENT_CATALOG[chosen as keyof typeof EVENT_CATALOG].example, test: true }, { at: ctx.clock.now(), webhookId: webhook.id });
+    await recordAudit(ctx, { action: 'webhook.test', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id, details: { event: chosen } }, tx);
+    return tx.webhookDelivery.findFirstOrThrow({ where: { eventId, webhookId: webhook.id }, include: deliveryDetail });
+  });
+}
+
+export const deliveryDetail = {
+  event: { select: { id: true, body: true, createdAt: true } },
+  attemptLog: { orderBy: { attempt: 'asc' } },
+} as const satisfies Prisma.WebhookDeliveryInclude;
+
+export async function listDeliveries(ctx: Context, webhookId: unknown, page?: PageInput) {
+  const webhook = await ownWebhook(ctx, webhookId);
+  const { limit, args } = paged(page, { webhookId: webhook.id }, { newestFirst: true });
+  return toPage(await ctx.db.webhookDelivery.findMany({ ...args, include: deliveryDetail }), limit);
+}
+
+/** A failed delivery is sent again now: one more attempt, recorded like the others. */
+export async function retryDelivery(ctx: Context, deliveryId: unknown) {
+  const id = parseInput(fields.id, deliveryId);
+  const delivery = await ctx.db.webhookDelivery.findUnique({ where: { id }, include: { webhook: { select: { organizationId: true, isActive: true } } } });
+  if (!delivery) throw new NotFoundError('Delivery');
+  await requireOrgRole(ctx, delivery.webhook.organizationId, 'admin', 'Delivery');
+  if (delivery.status !== 'failed') throw new ConflictError('Only a failed delivery can be retried');
+  if (!delivery.webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to retry');
+  const now = ctx.clock.now();
+  return ctx.db.$transaction(async (tx) => {
+    const claimed = await tx.webhookDelivery.updateMany({ where: { id, status: 'failed' }, data: { status: 'pending', nextAttemptAt: now, updatedAt: now } });
+    if (claimed.count !== 1) throw new ConflictError('Only a failed delivery can be retried');
+    await tx.$queryRaw`select (${deliverJobSql(id, delivery.webhookId, delivery.attempts + 1, null)}).id`;
+    await recordAudit(ctx, { action: 'webhook.retry', organizationId: delivery.webhook.organizationId, targetType: 'webhook_delivery', targetId: id }, tx);
+    return tx.webhookDelivery.findUniqueOrThrow({ where: { id }, include: deliveryDetail });
+  });
+}

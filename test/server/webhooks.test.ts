@@ -1,0 +1,173 @@
+// Webhooks over REST and GraphQL: organization admins manage them, another tenant's id is 404, the URL must be
+// https and public (the SSRF guard at creation and again at delivery, with a resolver standing in for DNS), events
+// come from the catalog, the secret is never editable, and GET /api/v1/event-types lists the catalog.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
+import { signIn, type Client } from '../helpers/http.ts';
+import { createTenant, type Tenant } from '../helpers/fixtures.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
+import { EVENT_KINDS } from '../../schema/events/catalog.ts';
+import { isPrivateAddress } from '../../schema/modules/webhooks/destination.ts';
+
+const PUBLIC = '93.184.215.14';
+/** A name's answers, as DNS would give them; rebind.test answers a public address once, then the metadata one. */
+const names: Record<string, string[]> = {
+  'hooks.example.test': [PUBLIC],
+  'loopback.test': ['127.0.0.1'],
+  'metadata.test': ['169.254.169.254'],
+  'mixed.test': [PUBLIC, '10.0.0.7'],
+  'mapped.test': ['::ffff:127.0.0.1'],
+};
+let rebindLookups = 0;
+
+let ca: TestCa;
+let receiver: HttpsReceiver;
+let server: TestServer;
+let platform: Client;
+let tenant: Tenant;
+let other: Tenant;
+
+beforeAll(async () => {
+  ca = makeTestCa(['rebind.test']);
+  receiver = await startHttpsReceiver(ca, 200);
+  server = await startTestServer({
+    role: 'all',
+    env: { WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false', WEBHOOK_CA_FILE: ca.caFile },
+    webhookResolver: async (host) => {
+      if (host === 'rebind.test') return [{ address: rebindLookups++ === 0 ? PUBLIC : '127.0.0.1', family: 4 }];
+      const answers = names[host];
+      if (!answers) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+      return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    },
+  });
+  platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+  tenant = await createTenant(server.url, platform);
+  other = await createTenant(server.url, platform);
+});
+afterAll(async () => {
+  await server?.stop();
+  await receiver?.close();
+  ca?.remove();
+});
+
+const create = (as: Client, body: Record<string, unknown>) => as.post('/api/v1/webhooks', { url: 'https://hooks.example.test/tessera', events: ['user.created'], ...body });
+
+describe('/api/v1/webhooks', () => {
+  it('creates, reads, lists, edits, deactivates and deletes a webhook, with the spec field names', async () => {
+    const admin = tenant.admin.api;
+    const created = await create(admin, { events: ['member.added', 'organization.member.added'], description: 'CRM sync' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toEqual({
+      id: expect.any(String), organizationId: tenant.id, url: 'https://hooks.example.test/tessera', events: ['member.added', 'organization.member.added'],
+      description: 'CRM sync', isActive: true, failing: false, failingSince: null, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      createdAt: expect.any(String), updatedAt: expect.any(String),
+    });
+    const id = created.body.id;
+    expect((await admin.get(`/api/v1/webhooks/${id}`)).body.secret).toBe(created.body.secret);
+    const listed = await admin.get('/api/v1/webhooks');
+    expect(listed.body.webhooks.map((w: any) => w.id)).toContain(id);
+    expect(listed.body.webhooks[0].secret).toBeUndefined();
+    expect(listed.body.next_cursor).toBeNull();
+
+    const edited = await admin.patch(`/api/v1/webhooks/${id}`, { events: ['user.updated'], description: 'changed', isActive: false });
+    expect(edited.body).toMatchObject({ events: ['user.updated'], description: 'changed', isActive: false });
+    // The secret is not editable: only regenerated.
+    expect((await admin.patch(`/api/v1/webhooks/${id}`, { secret: 'whsec_mine' })).status).toBe(400);
+    const rotated = await admin.post(`/api/v1/webhooks/${id}/rotate-secret`);
+    expect(rotated.body.secret).not.toBe(created.body.secret);
+    expect((await admin.get(`/api/v1/webhooks/${id}`)).body.secret).toBe(rotated.body.secret);
+
+    expect((await admin.delete(`/api/v1/webhooks/${id}`)).status).toBe(204);
+    expect((await admin.get(`/api/v1/webhooks/${id}`)).status).toBe(404);
+    expect((await admin.delete(`/api/v1/webhooks/${id}`)).status).toBe(404);
+  });
+
+  it('is for admins of the organization; another tenant does not see it exists', async () => {
+    const created = await create(tenant.owner.api, {});
+    const id = created.body.id;
+    expect((await create(tenant.member.api, {})).status).toBe(403);
+    expect((await tenant.member.api.get('/api/v1/webhooks')).status).toBe(403);
+    for (const reply of [
+      await other.admin.api.get(`/api/v1/webhooks/${id}`),
+      await other.admin.api.patch(`/api/v1/webhooks/${id}`, { isActive: false }),
+      await other.admin.api.delete(`/api/v1/webhooks/${id}`),
+      await other.admin.api.post(`/api/v1/webhooks/${id}/rotate-secret`),
+      await other.admin.api.post(`/api/v1/webhooks/${id}/test`, { event: 'user.created' }),
+      await other.admin.api.get(`/api/v1/webhooks/${id}/deliveries`),
+      await create(other.admin.api, { organizationId: tenant.id }),
+    ]) expect(reply.status, JSON.stringify(reply.body)).toBe(404);
+    expect((await other.admin.api.get('/api/v1/webhooks')).body.webhooks.map((w: any) => w.id)).not.toContain(id);
+  });
+
+  it('refuses what is not an https URL or not an event of the catalog', async () => {
+    const admin = tenant.admin.api;
+    for (const [body, path] of [
+      [{ url: 'http://hooks.example.test/x' }, 'url'],
+      [{ url: 'not a url' }, 'url'],
+      [{ url: 'https://user:pw@hooks.example.test/' }, 'url'],
+      [{ url: 'https://nowhere.test/' }, 'url'],
+      [{ events: [] }, 'events'],
+      [{ events: ['user.exploded'] }, 'events.0'],
+      [{ events: 'user.created' }, 'events'],
+      [{ description: 'x'.repeat(501) }, 'description'],
+    ] as const) {
+      const reply = await create(admin, body);
+      expect(reply.status, JSON.stringify(body)).toBe(400);
+      expect(reply.body.details.map((d: any) => d.path)).toContain(path);
+    }
+    expect((await admin.post('/api/v1/webhooks/no-such-id/test', { event: 'user.exploded' })).status).toBe(404);
+  });
+
+  it('refuses private, loopback, link-local, CGNAT and metadata destinations at creation and at edit', async () => {
+    const admin = tenant.admin.api;
+    const hosts = ['loopback.test', 'metadata.test', 'mixed.test', 'mapped.test', '127.0.0.1', '10.1.2.3', '100.64.0.1', '169.254.169.254',
+      '192.168.1.1', '172.16.0.1', '0.0.0.0', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]', '[fd00:ec2::254]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]'];
+    for (const host of hosts) {
+      const reply = await create(admin, { url: `https://${host}/hook` });
+      expect(reply.status, host).toBe(400);
+      expect(reply.body.details, host).toEqual([{ path: 'url', message: 'resolves to a private, loopback, link-local or reserved address' }]);
+    }
+    const ok = await create(admin, {});
+    expect((await admin.patch(`/api/v1/webhooks/${ok.body.id}`, { url: 'https://metadata.test/' })).status).toBe(400);
+    expect(isPrivateAddress(PUBLIC)).toBe(false);
+    expect(isPrivateAddress('2606:4700::1111')).toBe(false);
+  });
+
+  it('checks the address again at delivery and connects only to the checked one (DNS rebinding)', async () => {
+    const admin = tenant.admin.api;
+    const hook = await create(admin, { url: receiver.url('rebind.test'), events: ['api_key.created'] });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    await admin.post('/api/v1/api-keys', { name: 'rebind' });
+    const [delivery] = await waitFor(async () => {
+      const list = (await admin.get(`/api/v1/webhooks/${hook.body.id}/deliveries`)).body.deliveries;
+      return list[0]?.attempts.length ? list : undefined;
+    });
+    expect(delivery.attempts[0]).toMatchObject({ success: false, statusCode: null, error: 'refused: the URL resolves to a private, loopback, link-local or reserved address' });
+    expect(receiver.received).toEqual([]);
+  });
+
+  it('lists the catalog at /api/v1/event-types', async () => {
+    const reply = await tenant.member.api.get('/api/v1/event-types');
+    expect(reply.status).toBe(200);
+    expect(reply.body.event_types.map((e: any) => e.kind)).toEqual(EVENT_KINDS);
+    expect(reply.body.event_types.find((e: any) => e.kind === 'organization.member.added')).toEqual({
+      kind: 'organization.member.added', group: 'Organization', lists: ['B'], description: expect.any(String),
+      example: { organization_id: expect.any(String), member_id: expect.any(String), user: { id: expect.any(String), email: expect.any(String), name: expect.any(String) }, role: 'member' },
+    });
+    expect(reply.body.event_types.find((e: any) => e.kind === 'user.created').lists).toEqual(['A', 'B']);
+  });
+
+  it('offers the same through GraphQL', async () => {
+    const gql = (query: string, variables = {}) => tenant.admin.api.post('/graphql', { query, variables });
+    const created = await gql('mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id secret isActive } ... on UserError { code details { path } } } }',
+      { i: { url: 'https://hooks.example.test/gql', events: ['subscription.created'] } });
+    expect(created.body.data.createWebhook).toMatchObject({ __typename: 'Webhook', isActive: true });
+    const bad = await gql('mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on UserError { code details { path } } } }',
+      { i: { url: 'https://loopback.test/', events: ['subscription.created'] } });
+    expect(bad.body.data.createWebhook).toEqual({ __typename: 'UserError', code: 'invalid_request', details: [{ path: 'url' }] });
+    const listed = await gql('{ webhooks { items { id events } } eventTypes { kind } }');
+    expect(listed.body.data.webhooks.items.map((w: any) => w.id)).toContain(created.body.data.createWebhook.id);
+    expect(listed.body.data.eventTypes).toHaveLength(EVENT_KINDS.length);
+  });
+});
