@@ -1,8 +1,7 @@
 // Imports every module (each registers its types and fields on the builder) and exports the schema.
 import { builder } from './builder.ts';
-import './modules/auth/auth.mutations.ts';
-import './modules/users/users.queries.ts';
-import './modules/users/users.mutations.ts';
+import './modules/auth/auth.graphql.ts';
+import './modules/users/users.graphql.ts';
 import './modules/organizations/organizations.graphql.ts';
 import './modules/members/members.graphql.ts';
 import './modules/api-keys/api-keys.graphql.ts';

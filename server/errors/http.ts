@@ -24,6 +24,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  // A marketplace app that did not take its credentials (DESIGN 8).
+  app_unreachable: 502,
   service_unavailable: 503,
 };
 

@@ -8,7 +8,8 @@ import { signIn as apiSignIn } from './http.ts';
 import { registerClient, type RegisteredClient } from './oauth.ts';
 import { ADMIN, startTestServer, type TestServer } from './server.ts';
 
-export async function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more Chromium flags (a host mapping, a pinned test certificate). */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
 	return chromium.launch({
 		executablePath: '/usr/bin/chromium',
 		args: [
@@ -19,7 +20,8 @@ export async function launchChromium(): Promise<Browser> {
 			'--no-first-run',
 			'--disable-background-networking',
 			'--disable-component-update',
-			'--disable-sync'
+			'--disable-sync',
+			...extraArgs
 		]
 	});
 }

@@ -12,7 +12,7 @@ import { emitEvents } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { isKnownScope } from './scopes.ts';
 import { InvalidClient } from './oauth.errors.ts';
-import { SIGNING_ALGS } from '../keys/keys.service.ts';
+import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 
 export const CLIENT_ID_PREFIX = 'tsc_';
 const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
@@ -143,7 +143,7 @@ export async function createClient(ctx: Context, input: unknown) {
       },
       include: { organization: { select: { id: true, name: true } } },
     });
-    await emitEvents(tx, ['oauth.client.created', 'oauth_client.created'], client.organization, { client: { id: client.id, clientId: client.clientId, name: client.name } });
+    await emitEvents(tx, ['oauth.client.created', 'oauth_client.created'], client.organization, { client }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'oauth_client.create', organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
     return client;
   });
@@ -202,7 +202,7 @@ export async function deleteClient(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthClient.delete({ where: { id: client.id } });
-    await emitEvents(tx, ['oauth.client.deleted', 'oauth_client.deleted'], client.organization, { client: { id: client.id, clientId: client.clientId, name: client.name } });
+    await emitEvents(tx, ['oauth.client.deleted', 'oauth_client.deleted'], client.organization, { client }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'oauth_client.delete', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
   });
   return true;
