@@ -2,13 +2,21 @@
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startTestServer } from '../helpers/server.ts';
+import { waitFor } from '../helpers/wait.ts';
 
-async function hasWorkerSchema(databaseUrl: string): Promise<boolean> {
+/**
+ * Whether a job queue runs on this database: graphile-worker keeps a connection LISTENing for new jobs. (Its schema
+ * is there in every deployment: the migrations install it, so that any process can enqueue.) A process is ready
+ * only once its worker has started, so at that moment the connection is there or never will be.
+ */
+async function runsJobQueue(databaseUrl: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const rows = await client.query(`select 1 from information_schema.schemata where schema_name = 'graphile_worker'`);
-    return rows.rowCount === 1;
+    const rows = await client.query(
+      `select 1 from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and query ilike 'listen%jobs%'`,
+    );
+    return (rows.rowCount ?? 0) > 0;
   } finally {
     await client.end();
   }
@@ -19,7 +27,7 @@ describe('ROLE', () => {
     const server = await startTestServer({ role: 'api' });
     try {
       expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
-      expect(await hasWorkerSchema(server.databaseUrl)).toBe(false);
+      expect(await runsJobQueue(server.databaseUrl)).toBe(false);
     } finally {
       await server.stop();
     }
@@ -29,7 +37,7 @@ describe('ROLE', () => {
     const server = await startTestServer({ role: 'worker' });
     try {
       expect(server.url).toBe('');
-      expect(await hasWorkerSchema(server.databaseUrl)).toBe(true);
+      await waitFor(async () => ((await runsJobQueue(server.databaseUrl)) ? true : undefined));
     } finally {
       await server.stop();
     }
@@ -39,7 +47,7 @@ describe('ROLE', () => {
     const server = await startTestServer({ role: 'all' });
     try {
       expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
-      expect(await hasWorkerSchema(server.databaseUrl)).toBe(true);
+      expect(await runsJobQueue(server.databaseUrl)).toBe(true);
     } finally {
       await server.stop();
     }
