@@ -1,0 +1,242 @@
+import { error, fail } from '@sveltejs/kit';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
+import { eventGroups, findOwnedWebhook, NOT_FOUND, type Webhook, WEBHOOK_FIELDS } from './webhooks.server.ts';
+import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+
+const PAGE_SIZE = 50;
+
+const WEBHOOKS = /* GraphQL */ `
+	query Webhooks($org: String, $limit: Int, $cursor: String) {
+		webhooks(organizationId: $org, limit: $limit, cursor: $cursor) {
+			items { ${WEBHOOK_FIELDS} }
+			nextCursor
+		}
+	}
+`;
+
+const CREATE_WEBHOOK = /* GraphQL */ `
+	mutation CreateWebhook($input: CreateWebhookInput!) {
+		createWebhook(input: $input) {
+			__typename
+			... on Webhook { id url secret }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const UPDATE_WEBHOOK = /* GraphQL */ `
+	mutation UpdateWebhook($id: ID!, $input: UpdateWebhookInput!) {
+		updateWebhook(id: $id, input: $input) {
+			__typename
+			... on Webhook { id url isActive }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const ROTATE_SECRET = /* GraphQL */ `
+	mutation RotateWebhookSecret($id: ID!) {
+		rotateWebhookSecret(id: $id) {
+			__typename
+			... on Webhook { id url secret }
+			... on UserError { code message }
+		}
+	}
+`;
+
+const SEND_TEST = /* GraphQL */ `
+	mutation SendTestWebhook($id: ID!, $event: String!) {
+		sendTestWebhook(id: $id, event: $event) {
+			__typename
+			... on WebhookDelivery { id event }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const DELETE_WEBHOOK = /* GraphQL */ `
+	mutation DeleteWebhook($id: ID!) {
+		deleteWebhook(id: $id) {
+			__typename
+			... on Webhook { id url }
+			... on UserError { code message }
+		}
+	}
+`;
+
+type WithSecret = { __typename: 'Webhook'; id: string; url: string; secret: string };
+type Updated = { __typename: 'Webhook'; id: string; url: string; isActive: boolean };
+type Deleted = { __typename: 'Webhook'; id: string; url: string };
+type TestDelivery = { __typename: 'WebhookDelivery'; id: string; event: string };
+
+/** The fields of the create and edit forms, as typed, so that a refused submission shows them again. */
+export interface WebhookFormValues {
+	url: string;
+	description: string;
+	events: string[];
+}
+
+const FORM_FIELDS = ['url', 'events', 'description'] as const;
+
+function readForm(form: FormData): WebhookFormValues {
+	return {
+		url: field(form, 'url'),
+		description: field(form, 'description'),
+		events: form.getAll('events').filter((v): v is string => typeof v === 'string')
+	};
+}
+
+/** A UserError as the form's message: field problems go under their fields, a conflict is said as it is. */
+function refusedInput(result: UserError, failed: string) {
+	return {
+		message: result.code === 'invalid_request' ? `${failed}: correct the fields marked below.` : result.message,
+		errors: fieldErrors(result.details, FORM_FIELDS)
+	};
+}
+
+/** The status a typed refusal answers with: a state that forbids the action is a conflict, anything else bad input. */
+const statusOf = (result: UserError) => (result.code === 'conflict' ? 409 : 400);
+
+/** The panel a link of the list opened (?edit=, ?test=, ?rotate=, ?delete=), with its webhook. */
+const PANELS = ['edit', 'test', 'rotate', 'delete'] as const;
+type PanelKind = (typeof PANELS)[number];
+
+async function openPanel(event: RequestEvent, organizationId: string): Promise<{ kind: PanelKind; webhook: Webhook } | null> {
+	const kind = PANELS.find((k) => event.url.searchParams.has(k));
+	if (!kind) return null;
+	// Gone (just deleted, with the link still in the address bar) or another organization's: no panel.
+	const webhook = await findOwnedWebhook(event, event.url.searchParams.get(kind) ?? '', organizationId);
+	return webhook ? { kind, webhook } : null;
+}
+
+export const load: PageServerLoad = async (event) => {
+	// The layout's gate first: its 403 is the answer for members, not this query's error.
+	const { organization } = await event.parent();
+	const cursor = event.url.searchParams.get('cursor');
+	let page: { items: Webhook[]; nextCursor: string | null };
+	try {
+		({ webhooks: page } = await gql<{ webhooks: typeof page }>(event, WEBHOOKS, { org: organization.id, limit: PAGE_SIZE, cursor }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of webhooks does not exist.');
+		throw err;
+	}
+	return {
+		webhooks: page.items,
+		cursor,
+		nextCursor: page.nextCursor,
+		panel: await openPanel(event, organization.id),
+		groups: await eventGroups(event)
+	};
+};
+
+/** The webhook an action is about, if it is the current organization's. */
+async function ownedWebhook(event: RequestEvent, form: FormData): Promise<Webhook | null> {
+	const { organizationId } = requireOrgAdmin(event);
+	return findOwnedWebhook(event, field(form, 'id'), organizationId);
+}
+
+export const actions: Actions = {
+	create: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const values = readForm(await event.request.formData());
+		let result: WithSecret | UserError;
+		try {
+			({ createWebhook: result } = await gql<{ createWebhook: typeof result }>(event, CREATE_WEBHOOK, {
+				input: { url: values.url, events: values.events, description: values.description, organizationId }
+			}));
+		} catch (err) {
+			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
+		}
+		if (result.__typename === 'UserError') {
+			return fail(statusOf(result), { action: 'create' as const, values, ...refusedInput(result, 'The webhook was not created') });
+		}
+		// The secret is in this response only: no cache may keep it.
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { action: 'create' as const, created: { id: result.id, url: result.url, secret: result.secret } };
+	},
+
+	update: async (event) => {
+		const form = await event.request.formData();
+		const values = readForm(form);
+		const id = field(form, 'id');
+		let result: Updated | UserError;
+		try {
+			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'update' as const, id, values, message: NOT_FOUND, errors: {} as FieldErrors });
+			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, {
+				id,
+				input: { url: values.url, events: values.events, description: values.description }
+			}));
+		} catch (err) {
+			return refused(err, { action: 'update' as const, id, values, errors: {} as FieldErrors });
+		}
+		if (result.__typename === 'UserError') {
+			return fail(statusOf(result), { action: 'update' as const, id, values, ...refusedInput(result, 'The changes were not saved') });
+		}
+		return { action: 'update' as const, saved: { id: result.id, url: result.url } };
+	},
+
+	setActive: async (event) => {
+		const form = await event.request.formData();
+		const isActive = field(form, 'active') === 'true';
+		let result: Updated | UserError;
+		try {
+			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'setActive' as const, message: NOT_FOUND });
+			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, { id: field(form, 'id'), input: { isActive } }));
+		} catch (err) {
+			return refused(err, { action: 'setActive' as const });
+		}
+		if (result.__typename === 'UserError') return fail(statusOf(result), { action: 'setActive' as const, message: result.message });
+		return { action: 'setActive' as const, changed: { id: result.id, url: result.url, isActive: result.isActive } };
+	},
+
+	rotate: async (event) => {
+		const form = await event.request.formData();
+		if (form.get('confirm') !== 'yes') {
+			return fail(400, { action: 'rotate' as const, message: 'Confirm that the current secret may stop working.' });
+		}
+		let result: WithSecret | UserError;
+		try {
+			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'rotate' as const, message: NOT_FOUND });
+			({ rotateWebhookSecret: result } = await gql<{ rotateWebhookSecret: typeof result }>(event, ROTATE_SECRET, { id: field(form, 'id') }));
+		} catch (err) {
+			return refused(err, { action: 'rotate' as const });
+		}
+		if (result.__typename === 'UserError') return fail(statusOf(result), { action: 'rotate' as const, message: result.message });
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { action: 'rotate' as const, rotated: { id: result.id, url: result.url, secret: result.secret } };
+	},
+
+	test: async (event) => {
+		const form = await event.request.formData();
+		const kind = field(form, 'event');
+		let result: TestDelivery | UserError;
+		try {
+			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'test' as const, kind, message: NOT_FOUND });
+			({ sendTestWebhook: result } = await gql<{ sendTestWebhook: typeof result }>(event, SEND_TEST, { id: field(form, 'id'), event: kind }));
+		} catch (err) {
+			return refused(err, { action: 'test' as const, kind });
+		}
+		if (result.__typename === 'UserError') {
+			const message = result.code === 'invalid_request' ? 'Choose an event kind of the catalog.' : result.message;
+			return fail(statusOf(result), { action: 'test' as const, kind, message });
+		}
+		return { action: 'test' as const, kind, tested: { webhookId: field(form, 'id'), deliveryId: result.id, event: result.event } };
+	},
+
+	delete: async (event) => {
+		const form = await event.request.formData();
+		if (form.get('confirm') !== 'yes') {
+			return fail(400, { action: 'delete' as const, message: 'Confirm which webhook is to be deleted.' });
+		}
+		let result: Deleted | UserError;
+		try {
+			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'delete' as const, message: NOT_FOUND });
+			({ deleteWebhook: result } = await gql<{ deleteWebhook: typeof result }>(event, DELETE_WEBHOOK, { id: field(form, 'id') }));
+		} catch (err) {
+			return refused(err, { action: 'delete' as const });
+		}
+		if (result.__typename === 'UserError') return fail(statusOf(result), { action: 'delete' as const, message: result.message });
+		return { action: 'delete' as const, deleted: { id: result.id, url: result.url } };
+	}
+};
