@@ -198,7 +198,7 @@ describe('install, launch and uninstall', () => {
     expect(shown.body).toContain(tenant.member.email);
     const { tokens } = sample.launches.at(-1)!;
     expect(tokens.refresh_token).toEqual(expect.any(String));
-    const userinfo = () => server.url && fetch(new URL('/oauth/userinfo', server.url), { headers: { authorization: `Bearer ${tokens.access_token}` } });
+    const userinfo = () => fetch(new URL('/oauth/userinfo', server.url), { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect((await userinfo()).status).toBe(200);
 
     // Uninstall: admins only; every token of the client ends at once; the installation is gone.
