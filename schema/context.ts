@@ -3,7 +3,8 @@
 import type { Db } from './db.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Role } from '../prisma/generated/client/enums.ts';
-import type { KeyStore } from './modules/keys/keys.service.ts';
+import type { KeyStore } from './keys/signing-keys.ts';
+import type { WebhookSettings } from './modules/webhooks/destination.ts';
 
 export type { Role };
 
@@ -43,27 +44,26 @@ export interface Settings {
   issuer(): string;
   secretKey: Uint8Array;
   production: boolean;
+  /** Receiver time-out, private networks, extra CA (WEBHOOK_*); the interface's defaults when absent. */
+  webhooks?: WebhookSettings;
 }
 
-export interface Context {
+/** What lives as long as the process: built once at start. */
+export interface ContextBase {
   db: Db;
   clock: Clock;
   settings: Settings;
   keys: KeyStore;
   /** Its owners and admins are the platform administrators (null before the bootstrap). */
   operatorOrganizationId: () => Promise<string | null>;
+}
+
+/** One request's context: the base plus who is calling and from where. */
+export interface Context extends ContextBase {
   actor: Actor | null;
   request: RequestInfo;
   /** Per-request memo of the caller's memberships (organization id -> role); see auth/access.ts. */
   cache: Map<string, unknown>;
-}
-
-export interface ContextBase {
-  db: Db;
-  clock: Clock;
-  settings: Settings;
-  keys: KeyStore;
-  operatorOrganizationId: () => Promise<string | null>;
 }
 
 export function makeContext(base: ContextBase, actor: Actor | null, request: RequestInfo): Context {

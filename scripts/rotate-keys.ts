@@ -5,7 +5,7 @@ import { loadConfig } from '../server/config.ts';
 import { startEmbeddedPostgres } from '../prisma/embedded.ts';
 import { migrate } from '../prisma/migrate.ts';
 import { createDb } from '../schema/db.ts';
-import { KeyStore } from '../schema/modules/keys/keys.service.ts';
+import { KeyStore } from '../schema/keys/signing-keys.ts';
 
 const config = await loadConfig();
 const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir), () => {});

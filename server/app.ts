@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { ContextBase } from '../schema/context.ts';
 import { DomainError } from '../schema/errors/index.ts';
 import { schema } from '../schema/index.ts';
-import { readiness } from '../schema/modules/health/health.service.ts';
+import { readiness } from '../schema/health/readiness.ts';
 import { createExecutor } from './graphql/executor.ts';
 import { createGraphqlServer, GRAPHQL_BODY_LIMIT } from './graphql/yoga.ts';
 import { requestMiddleware } from './middleware/request.ts';

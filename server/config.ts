@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../schema/limits/rate-limits.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'use true or false' })
@@ -23,8 +24,10 @@ const env = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
-  RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(100),
-  RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(1000),
+  // A PEM file of CA certificates trusted for webhook receivers beside Node's own roots (a private CA).
+  WEBHOOK_CA_FILE: z.string().optional(),
+  RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.apiKeyPerMinute),
+  RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.organizationPerHour),
   TRUST_PROXY: bool.default(false),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   NODE_ENV: z.string().default('development'),
@@ -44,8 +47,10 @@ export interface Config {
   logLevel: string;
   webhookTimeoutMs: number;
   webhookAllowPrivateNetworks: boolean;
+  /** The PEM text of WEBHOOK_CA_FILE. */
+  webhookCa: string | undefined;
   role: 'all' | 'api' | 'worker';
-  rateLimits: { apiKeyPerMinute: number; organizationPerHour: number };
+  rateLimits: RateLimitSettings;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
   trustProxy: boolean;
   production: boolean;
@@ -53,6 +58,8 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+/** A start-up failure fixed outside Tessera (the machine, the database); its message is one line that says what to change. */
+export class StartupError extends Error {}
 
 function decodeKey(value: string): Uint8Array {
   const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64url');
@@ -68,20 +75,32 @@ async function loadSecretKey(value: string | undefined, dataDir: string): Promis
   const file = path.resolve(dataDir, 'secret.key');
   const stored = await readFile(file, 'utf8').catch(() => null);
   if (stored) return decodeKey(stored.trim());
-  await mkdir(path.dirname(file), { recursive: true });
   const fresh = randomBytes(32).toString('hex');
-  await writeFile(file, fresh, { mode: 0o600, flag: 'wx' }).catch(async () => {
-    // Another process wrote it first: use theirs.
-  });
+  try {
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, fresh, { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    // EEXIST: another process wrote it first, use theirs. Anything else (a read-only DATA_DIR) stops the start.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EEXIST') throw new ConfigError(`cannot create ${file} (${code}): make DATA_DIR writable, or set SECRET_KEY`);
+  }
   return decodeKey((await readFile(file, 'utf8')).trim());
+}
+
+async function readCaFile(file: string): Promise<string> {
+  const pem = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    throw new ConfigError(`WEBHOOK_CA_FILE: cannot read ${file} (${error.code})`);
+  });
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`WEBHOOK_CA_FILE: ${file} holds no PEM certificate`);
+  return pem;
 }
 
 export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promise<Config> {
   const cleaned = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== ''));
   const parsed = env.safeParse(cleaned);
   if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
   if (Boolean(e.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(e.BOOTSTRAP_ADMIN_PASSWORD)) {
@@ -97,6 +116,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     logLevel: e.LOG_LEVEL,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    webhookCa: e.WEBHOOK_CA_FILE ? await readCaFile(e.WEBHOOK_CA_FILE) : undefined,
     role: e.ROLE,
     trustProxy: e.TRUST_PROXY,
     rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },

@@ -4,7 +4,7 @@ import http from 'node:http';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
-import { loadConfig, type Config } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createApp } from './app.ts';
 import type { PortalHandler } from './portal.ts';
 import { startEmbeddedPostgres, type RunningDatabase } from '../prisma/embedded.ts';
@@ -12,14 +12,17 @@ import { migrate } from '../prisma/migrate.ts';
 import { createDb, type Db } from '../schema/db.ts';
 import { systemClock, type Clock } from '../schema/lib/clock.ts';
 import type { ContextBase } from '../schema/context.ts';
-import { KeyStore } from '../schema/modules/keys/keys.service.ts';
+import { KeyStore, SecretKeyMismatchError } from '../schema/keys/signing-keys.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
+import type { HostResolver } from '../schema/modules/webhooks/destination.ts';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   logger?: Logger;
+  /** Resolves webhook receivers' host names (tests); DNS when not given. */
+  webhookResolver?: HostResolver;
 }
 
 export interface Running {
@@ -97,14 +100,22 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       db,
       keys,
       clock: options.clock ?? systemClock,
-      settings: { issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production },
+      settings: {
+        issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production,
+        webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, ca: config.webhookCa, resolve: options.webhookResolver },
+      },
       operatorOrganizationId: operatorOrganization(db),
     };
 
-    // The worker first: once the port answers, the whole service is up.
-    if (config.role !== 'api') worker = await startWorker(databaseUrl, { db, logger, clock: base.clock });
     if (config.role !== 'worker') {
-      await keys.init();
+      // Before anything runs: a SECRET_KEY that cannot decrypt the stored keys is a configuration mistake.
+      await keys.init().catch((error) => {
+        throw error instanceof SecretKeyMismatchError ? new ConfigError(error.message) : error;
+      });
+    }
+    // The worker before the port: once the port answers, the whole service is up.
+    if (config.role !== 'api') worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks });
+    if (config.role !== 'worker') {
       const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits });
       server = http.createServer(app.callback());
       server.keepAliveTimeout = 5_000;

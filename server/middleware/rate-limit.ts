@@ -3,7 +3,7 @@
 import type Koa from 'koa';
 import type { Context } from '../../schema/context.ts';
 import { RateLimitedError } from '../../schema/errors/index.ts';
-import { consume, describeLimit, limitsFor, type RateLimitSettings } from '../../schema/modules/limits/rate-limit.service.ts';
+import { consume, describeLimit, limitsFor, type RateLimitSettings } from '../../schema/limits/rate-limits.ts';
 
 export type RateLimitOptions = Partial<RateLimitSettings>;
 

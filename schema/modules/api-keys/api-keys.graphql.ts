@@ -1,6 +1,6 @@
 import { builder } from '../../builder.ts';
 import { pageType } from '../../lib/page-type.ts';
-import { RoleEnum } from '../auth/auth.types.ts';
+import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createApiKey, keyPrefix, listApiKeys, revokeApiKey } from './api-keys.service.ts';
 
 const ApiKeyRef = builder.prismaObject('ApiKey', {

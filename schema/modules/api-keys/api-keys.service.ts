@@ -40,7 +40,7 @@ export async function createApiKey(ctx: Context, input: unknown) {
       data: { organizationId, name: data.name, key, secretHash: sha256(secret), role, createdById },
       include: { organization: { select: { id: true, name: true } } },
     });
-    await emitEvent(tx, 'api_key.created', record.organization, { apiKey: { id: record.id, name: record.name, role } });
+    await emitEvent(tx, 'api_key.created', record.organization, { apiKey: record }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'api_key.create', organizationId, targetType: 'api_key', targetId: record.id }, tx);
     return record;
   });
@@ -61,7 +61,7 @@ export async function revokeApiKey(ctx: Context, input: unknown) {
   await requireOrgRole(ctx, record.organizationId, 'admin', 'API key');
   return ctx.db.$transaction(async (tx) => {
     const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: ctx.clock.now() } });
-    await emitEvent(tx, 'api_key.revoked', record.organization, { apiKey: { id, name: record.name } });
+    await emitEvent(tx, 'api_key.revoked', record.organization, { apiKey: record }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'api_key.revoke', organizationId: record.organizationId, targetType: 'api_key', targetId: id }, tx);
     return revoked;
   });
@@ -84,7 +84,7 @@ export async function apiKeysFollowCreator(
   for (const key of keys) {
     if (role === null) {
       await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: ctx.clock.now() } });
-      await emitEvent(tx, 'api_key.revoked', organization, { apiKey: { id: key.id, name: key.name } });
+      await emitEvent(tx, 'api_key.revoked', organization, { apiKey: key }, { at: ctx.clock.now() });
       await recordAudit(ctx, { action: 'api_key.revoke', organizationId: organization.id, targetType: 'api_key', targetId: key.id, details: { reason } }, tx);
     } else if (!roleAtLeast(role, key.role)) {
       await tx.apiKey.update({ where: { id: key.id }, data: { role } });

@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
-import { emitEvent } from '../../events/catalog.ts';
+import { emitUserEvent } from '../../events/catalog.ts';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export const SESSION_TOKEN_PREFIX = 'tss_';
@@ -46,7 +46,7 @@ export async function createSession(
       userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
     },
   });
-  await emitEvent(tx, 'session.created', null, { session: { id: session.id, userId, createdAt: now.toISOString() } });
+  await emitUserEvent(tx, 'session.created', userId, { session }, { at: now });
   return { token, session };
 }
 
@@ -76,7 +76,9 @@ export async function findLiveSession(ctx: Context, token: string): Promise<Live
 
 export async function revokeSession(ctx: Context, sessionId: string): Promise<void> {
   await ctx.db.$transaction(async (tx) => {
-    const updated = await tx.session.updateMany({ where: { id: sessionId, revokedAt: null }, data: { revokedAt: ctx.clock.now() } });
-    if (updated.count) await emitEvent(tx, 'session.revoked', null, { session: { id: sessionId } });
+    const now = ctx.clock.now();
+    const [ended] = await tx.$queryRaw<{ id: string; userId: string }[]>`
+      update sessions set revoked_at = ${now}::timestamp(3) where id = ${sessionId}::text and revoked_at is null returning id, user_id as "userId"`;
+    if (ended) await emitUserEvent(tx, 'session.revoked', ended.userId, { session: ended }, { at: now });
   });
 }

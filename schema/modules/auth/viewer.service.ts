@@ -1,7 +1,15 @@
-import type { Context } from '../../context.ts';
+import type { Context, Role } from '../../context.ts';
 import { isPlatformAdmin } from '../../auth/access.ts';
 import { myOrganizations } from '../organizations/organizations.service.ts';
-import type { ViewerShape } from './auth.types.ts';
+import type { LoginResult } from './auth.service.ts';
+
+export interface ViewerShape {
+  user: { id: string; email: string; name: string };
+  organization: { id: string; name: string; role: Role | null } | null;
+  organizations: { id: string; name: string; role: Role | null }[];
+  platformAdmin: boolean;
+  session: LoginResult['session'] | null;
+}
 
 /** Who is calling, for the portals and GET /api/v1/auth/session; null when nobody is signed in. */
 export async function viewer(ctx: Context): Promise<ViewerShape | null> {

@@ -9,11 +9,10 @@ import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { emitEvent, emitEvents, emitUserEvent } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';
-import { publicUser } from '../users/users.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
@@ -55,8 +54,8 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
       include: { organization: { select: { id: true, name: true } } },
     });
     await emitEvent(tx, 'member.invitation.sent', invitation.organization, {
-      invitation: { id: invitation.id, email, role, invitedBy: invitation.invitedById, expiresAt: invitation.expiresAt.toISOString() },
-    });
+      invitation: { id: invitation.id, email, role, invitedBy: invitation.invitedById, expiresAt: invitation.expiresAt },
+    }, { at: now });
     await recordAudit(ctx, { action: 'invitation.create', organizationId, targetType: 'invitation', targetId: invitation.id, details: { email, role } }, tx);
     return invitation;
   });
@@ -124,9 +123,7 @@ async function createAccount(tx: Tx, email: string, name?: string, password?: st
     ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
   ];
   if (problems.length) throw new ValidationError('A new account needs a name and a password', problems);
-  const user = await tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!) } });
-  await emitEvent(tx, 'user.created', null, { user: publicUser(user) });
-  return user;
+  return tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!) } });
 }
 
 export async function acceptInvitation(ctx: Context, input: unknown) {
@@ -146,15 +143,15 @@ export async function acceptInvitation(ctx: Context, input: unknown) {
     const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: invitation.organizationId } } });
     if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: invitation.organizationId, role: invitation.role } });
     const org = invitation.organization;
-    const who = { id: user.id, email: user.email, name: user.name };
+    const at = { at: now };
+    // Once the account belongs to the organization, so that the organization that invited hears of it.
+    if (!existing) await emitUserEvent(tx, 'user.created', user.id, { user }, at);
     await emitEvent(tx, 'member.invitation.accepted', org, {
       invitation: { id: invitation.id, email: invitation.email, role: invitation.role, invitedBy: invitation.invitedById },
-      user: who,
+      user,
       organization: org,
-    });
-    if (!already) {
-      await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization_id: org.id, member_id: user.id, user: who, role: invitation.role });
-    }
+    }, at);
+    if (!already) await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization: org, user, role: invitation.role }, at);
     await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id }, tx);
     // A signed-in invitee proved nothing new: the new session keeps the sign-in time of the current one.
     const actor = ctx.actor;
@@ -180,10 +177,10 @@ export async function announceExpiredInvitations(db: Context['db'], now: Date): 
         order by expires_at limit 500 for update skip locked)
       returning id, organization_id, email, role, invited_by_id, expires_at`;
     for (const inv of expired) {
-      const org = await tx.organization.findUnique({ where: { id: inv.organization_id }, select: { id: true, name: true } });
+      const org = await tx.organization.findUniqueOrThrow({ where: { id: inv.organization_id }, select: { id: true, name: true } });
       await emitEvent(tx, 'member.invitation.expired', org, {
-        invitation: { id: inv.id, email: inv.email, role: inv.role, invitedBy: inv.invited_by_id, expiresAt: inv.expires_at.toISOString() },
-      });
+        invitation: { id: inv.id, email: inv.email, role: inv.role, invitedBy: inv.invited_by_id, expiresAt: inv.expires_at },
+      }, { at: now });
     }
     return expired.length;
   });

@@ -1,6 +1,6 @@
 import { builder } from '../../builder.ts';
 import { pageType } from '../../lib/page-type.ts';
-import { RoleEnum, LoginPayloadRef } from '../auth/auth.types.ts';
+import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { changeMemberRole, listMembers, removeMember } from './members.service.ts';
 import { acceptInvitation, createInvitation, invitationStatus, listInvitations, revokeInvitation } from './invitations.service.ts';
 

@@ -75,9 +75,8 @@ export async function changeMemberRole(ctx: Context, organizationId: string, use
     if (m.role === role) return m;
     if (m.role === 'owner') await assertKeepsAnOwner(tx, organizationId, userId);
     const updated = await tx.membership.update({ where: { id: m.id }, data: { role }, include: { user: true } });
-    await emitEvents(tx, ['member.role.changed', 'organization.member.role_changed'], m.organization, {
-      organization_id: organizationId, member_id: userId, user: m.user, role, previous_role: m.role,
-    });
+    await emitEvents(tx, ['member.role.changed', 'organization.member.role_changed'], m.organization,
+      { organization: m.organization, user: m.user, role, previousRole: m.role }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'member.role.change', organizationId, targetType: 'user', targetId: userId, details: { from: m.role, to: role } }, tx);
     await apiKeysFollowCreator(ctx, tx, m.organization, userId, role, 'creator_demoted');
     return updated;
@@ -96,9 +95,8 @@ export async function removeMember(ctx: Context, organizationId: string, userId:
     if (!leaving) assertMayManage(callerRole, m.role);
     if (m.role === 'owner') await assertKeepsAnOwner(tx, organizationId, userId);
     await tx.membership.delete({ where: { id: m.id } });
-    await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, {
-      organization_id: organizationId, member_id: userId, user: m.user, role: m.role,
-    });
+    await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization,
+      { organization: m.organization, user: m.user, role: m.role }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'member.remove', organizationId, targetType: 'user', targetId: userId }, tx);
     await endMembership(ctx, tx, m.organization, userId, 'creator_left');
   });

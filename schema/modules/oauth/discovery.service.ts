@@ -1,7 +1,7 @@
 // Discovery (OIDC Discovery 1.0, RFC 8414) and which browser origins may call the OAuth endpoints.
 import type { Context, ContextBase } from '../../context.ts';
 import type { Db } from '../../db.ts';
-import { SIGNING_ALGS } from '../keys/keys.service.ts';
+import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 import { STANDARD_SCOPES } from './scopes.ts';
 
 /**

@@ -53,13 +53,12 @@ const ts = (date: Date) => sql`${date}::timestamp(3)`;
  * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
  * touch. A grant whose user signed out everywhere or left the organization is ended, with its refresh tokens.
  */
-function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null) {
+function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null, grantType: 'authorization_code' | 'refresh_token') {
   const now = ctx.clock.now();
-  const clientJson = JSON.stringify({ id: client.id, clientId: client.clientId });
   const event = eventRowCte(ctx, 'event', 'issued', {
     kind: 'oauth.token.issued',
     organizationId: sql`issued.organization_id`,
-    data: sql`jsonb_build_object('client', ${clientJson}::jsonb, 'user', jsonb_build_object('id', issued.user_id), 'scope', issued.scope, 'kind', 'user')`,
+    facts: { client, user: { id: sql`issued.user_id` }, scope: sql`issued.scope`, grantType },
   });
   const audit = auditRowCte(ctx, 'audit', 'issued', {
     action: 'oauth.token.issue', organizationId: sql`issued.organization_id`, actorType: 'user', actorId: sql`issued.user_id`,
@@ -137,7 +136,7 @@ export async function redeemCode(ctx: Context, client: StatementClient, code: Co
         ${subjectColumns(ctx, sql`c.scope`)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(ctx, client, next)}`;
+    ${issueAndEnd(ctx, client, next, 'authorization_code')}`;
   return row ?? null;
 }
 
@@ -157,7 +156,7 @@ export async function redeemRefreshToken(ctx: Context, client: StatementClient, 
         ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(ctx, client, next)}`;
+    ${issueAndEnd(ctx, client, next, 'refresh_token')}`;
   return row ?? null;
 }
 
@@ -201,7 +200,7 @@ export async function recordClientCredentialsGrant(ctx: Context, client: Stateme
       values (${grantId}::text, ${client.id}::text, null, ${scopeText}::text, ${ts(now)})
     ), ${eventRowCte(ctx, 'event', '(select 1) as one', {
       kind: 'oauth.token.issued', organizationId: client.organizationId,
-      data: { client: { id: client.id, clientId: client.clientId }, user: null, scope: scopeText, kind: 'client_credentials' },
+      facts: { client, user: null, scope: scopeText, grantType: 'client_credentials' },
     })}, ${auditRowCte(ctx, 'audit', null, {
       action: 'oauth.token.issue', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
       targetType: 'oauth_client', targetId: client.id, details: { kind: 'client_credentials', scope: scopeText },
@@ -219,7 +218,6 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
   const find = 'refreshHash' in target
     ? sql`select grant_id from refresh_tokens where token_hash = ${target.refreshHash}::text and client_id = ${client.id}::text`
     : sql`select id as grant_id from oauth_grants where id = ${target.grantId}::text and client_id = ${client.id}::text`;
-  const clientJson = JSON.stringify({ id: client.id, clientId: client.clientId });
   const [row] = await ctx.db.$queryRaw<{ found: number }[]>`
     with target as (${find}),
     ended_grant as (
@@ -228,7 +226,7 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from target) and revoked_at is null
     ), ${eventRowCte(ctx, 'event', 'target t', {
       kind: 'oauth_client.token_revoked', organizationId: client.organizationId,
-      data: sql`jsonb_build_object('client', ${clientJson}::jsonb, 'grantId', t.grant_id)`,
+      facts: { client, grantId: sql`t.grant_id` },
     })}, ${auditRowCte(ctx, 'audit', 'target', {
       action: 'oauth.token.revoke', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
       targetType: 'oauth_client', targetId: client.id, details: {},

@@ -6,7 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { epochSeconds } from '../../lib/clock.ts';
-import type { SigningAlg } from '../keys/keys.service.ts';
+import type { SigningAlg } from '../../keys/signing-keys.ts';
 import { InvalidToken } from './oauth.errors.ts';
 import { CLAIM_COLUMNS, claimsFor, type ClaimSource } from './claims.service.ts';
 import { revealedProducts, revealsLicenses } from './product-scopes.ts';

@@ -1,6 +1,6 @@
 import { builder } from '../../builder.ts';
 import { pageType } from '../../lib/page-type.ts';
-import { RoleEnum } from '../auth/auth.types.ts';
+import { RoleEnum } from '../auth/auth.graphql.ts';
 import { present } from '../../lib/input.ts';
 import type { OrganizationWithRole } from './organizations.service.ts';
 import { createOrganization, getOrganization, listOrganizations, myOrganizations, updateOrganization } from './organizations.service.ts';

@@ -31,8 +31,9 @@ export async function createOrganization(ctx: Context, input: unknown) {
     const org = await tx.organization.create({ data: { name, memberships: { create: { userId, role: 'owner' } } } });
     const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true } });
     const ref = { id: org.id, name: org.name };
-    await emitEvent(tx, 'organization.created', ref, { organization: { id: org.id, name: org.name, createdAt: org.createdAt.toISOString() } });
-    await emitEvents(tx, ['member.added', 'organization.member.added'], ref, { organization_id: org.id, member_id: userId, user, role: 'owner' });
+    const at = { at: ctx.clock.now() };
+    await emitEvent(tx, 'organization.created', ref, { organization: org }, at);
+    await emitEvents(tx, ['member.added', 'organization.member.added'], ref, { organization: ref, user, role: 'owner' }, at);
     await recordAudit(ctx, { action: 'organization.create', organizationId: org.id, targetType: 'organization', targetId: org.id }, tx);
     return org;
   });
@@ -69,7 +70,7 @@ export async function updateOrganization(ctx: Context, id: string, input: unknow
   const data = parseInput(updateInput, input);
   const org = await ctx.db.$transaction(async (tx) => {
     const org = await tx.organization.update({ where: { id }, data });
-    await emitEvent(tx, 'organization.updated', { id: org.id, name: org.name }, { organization: { id: org.id, name: org.name }, changes: Object.keys(data) });
+    await emitEvent(tx, 'organization.updated', org, { organization: org, changes: Object.keys(data) }, { at: ctx.clock.now() });
     await recordAudit(ctx, { action: 'organization.update', organizationId: id, targetType: 'organization', targetId: id, details: { fields: Object.keys(data) } }, tx);
     return org;
   });

@@ -7,21 +7,13 @@ import { isPlatformAdmin, requireActor, requireUserId } from '../../auth/access.
 import { hashPassword, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { emitEvent, emitEvents, emitUserEvent } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
 
 type Tx = Prisma.TransactionClient;
-
-export const publicUser = (u: { id: string; email: string; name: string; emailVerified: boolean; createdAt: Date }) => ({
-  id: u.id,
-  email: u.email,
-  name: u.name,
-  emailVerified: u.emailVerified,
-  createdAt: u.createdAt.toISOString(),
-});
 
 /** Which users the caller may see: everyone for platform admins, else the caller and the members of the
  *  organizations the caller administers. */
@@ -104,11 +96,13 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
         ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}),
       },
     });
-    await emitEvent(tx, 'user.updated', null, { user: publicUser(updated) });
-    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: userId, details: { fields: Object.keys(data).filter((k) => k !== 'currentPassword' && k !== 'password') } }, tx);
+    const changed = Object.keys(data).filter((k) => k !== 'currentPassword' && k !== 'password');
+    const at = { at: ctx.clock.now() };
+    if (changed.length) await emitUserEvent(tx, 'user.updated', userId, { user: updated, changes: changed }, at);
+    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: userId, details: { fields: changed } }, tx);
     let login: LoginResult | null = null;
     if (passwordHash) {
-      await emitEvent(tx, 'user.password.changed', null, { user: { id: userId, email: updated.email } });
+      await emitUserEvent(tx, 'user.password.changed', userId, { user: updated }, at);
       await recordAudit(ctx, { action: 'user.password.change', targetType: 'user', targetId: userId }, tx);
       const actor = ctx.actor;
       const issued = await createSession(ctx, tx, userId, updated.sessionVersion, actor?.kind === 'user' ? actor.organizationId : undefined);
@@ -134,8 +128,9 @@ export async function updateUser(ctx: Context, id: string, input: unknown) {
   }
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: target.id }, data });
-    await emitEvent(tx, 'user.updated', null, { user: publicUser(updated) });
-    if (data.emailVerified && !target.emailVerified) await emitEvent(tx, 'user.email.verified', null, { user: publicUser(updated) });
+    const at = { at: ctx.clock.now() };
+    await emitUserEvent(tx, 'user.updated', target.id, { user: updated, changes: Object.keys(data) }, at);
+    if (data.emailVerified && !target.emailVerified) await emitUserEvent(tx, 'user.email.verified', target.id, { user: updated }, at);
     await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: id, details: { fields: Object.keys(data) } }, tx);
     return updated;
   });
@@ -164,20 +159,20 @@ async function deleteAccount(ctx: Context, userId: string) {
   return ctx.db.$transaction(async (tx) => {
     const orphaned = await soleOwnedOrganizations(tx, userId);
     const user = await tx.user.findUniqueOrThrow({ where: { id: userId } });
+    const at = { at: ctx.clock.now() };
+    // While the user still belongs to its organizations: each of them hears of the deletion.
+    await emitUserEvent(tx, 'user.deleted', userId, { user }, at);
     const memberships = await tx.membership.findMany({ where: { userId }, include: { organization: { select: { id: true, name: true } } } });
     for (const m of memberships) {
-      await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, {
-        organization_id: m.organizationId, member_id: userId, user: { id: userId, email: user.email, name: user.name }, role: m.role,
-      });
+      await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, { organization: m.organization, user, role: m.role }, at);
       // The cascade would take the grants and sessions; the API keys the user made outlive it unless ended here.
       await endMembership(ctx, tx, m.organization, userId, 'creator_deleted');
     }
     await tx.user.delete({ where: { id: userId } });
     for (const org of orphaned) {
       await tx.organization.delete({ where: { id: org.id } });
-      await emitEvent(tx, 'organization.deleted', org, { organization: org });
+      await emitEvent(tx, 'organization.deleted', org, { organization: org }, at);
     }
-    await emitEvent(tx, 'user.deleted', null, { user: { id: userId, email: user.email } });
     await recordAudit(ctx, { action: 'user.delete', targetType: 'user', targetId: userId }, tx);
     return user;
   });

@@ -6,6 +6,14 @@ export type { GraphQLResponse, TesseraBridge };
 
 export type Role = 'owner' | 'admin' | 'member';
 
+export interface FieldProblem {
+	path: string;
+	message: string;
+}
+
+/** A mutation's typed refusal, a problem the user can correct, as `... on UserError` selects it. */
+export type UserError = { __typename: 'UserError'; code: string; message: string; details?: FieldProblem[] };
+
 type BridgeEvent = Pick<RequestEvent, 'platform' | 'cookies'>;
 
 /**

@@ -1,5 +1,6 @@
 import { error, fail, redirect } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -31,22 +32,13 @@ interface ConsentPrompt {
 	scopes: { name: string; description: string }[];
 }
 
-type Decision =
-	| { __typename: 'ConsentDecision'; redirectTo: string }
-	| { __typename: 'UserError'; code: string; message: string };
+type Decision = { __typename: 'ConsentDecision'; redirectTo: string } | UserError;
 
-/** Problems with the signed request itself (forged, expired, another user's, client gone): nothing to retry here. */
-const BAD_REQUEST = new Set(['invalid_request', 'invalid_client']);
-
-/** Runs `operation`, turning a top-level "bad request" error into a 400 page with the service's message. */
-async function orBadRequest<T>(operation: Promise<T>): Promise<T> {
-	try {
-		return await operation;
-	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code && BAD_REQUEST.has(err.code)) error(400, err.message);
-		throw err;
-	}
-}
+/**
+ * Runs `operation`; a problem with the signed request itself (forged, expired, another user's, client gone) is
+ * the error page of its status with the service's message: nothing to retry here.
+ */
+const orErrorPage = <T>(operation: Promise<T>): Promise<T> => operation.catch((err: unknown) => errorPage(err));
 
 /** The application's request, as signed by /oauth/authorize; required, opaque to the portal. */
 function requestParam(value: FormDataEntryValue | string | null): string {
@@ -67,7 +59,7 @@ export const load: PageServerLoad = async (event) => {
 	});
 
 	const request = requestParam(url.searchParams.get('request'));
-	const { consentPrompt } = await orBadRequest(
+	const { consentPrompt } = await orErrorPage(
 		gql<{ consentPrompt: ConsentPrompt }>(event, CONSENT_PROMPT, { request })
 	);
 	return { request, prompt: consentPrompt };
@@ -81,10 +73,10 @@ export const actions: Actions = {
 		const decision = form.get('decision');
 		if (decision !== 'allow' && decision !== 'deny') return fail(400, { message: 'Choose Allow or Deny.' });
 
-		const { decideConsent: result } = await orBadRequest(
+		const { decideConsent: result } = await orErrorPage(
 			gql<{ decideConsent: Decision }>(event, DECIDE_CONSENT, { request, approve: decision === 'allow' })
 		);
-		if (result.__typename === 'UserError') return fail(400, { message: result.message });
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { message: result.message });
 
 		// Back to the application: another origin, which Kit refuses unless told. The service built this URL from
 		// the client's registered redirect URI (exact match), so it is the one external place we may send the user.

@@ -1,5 +1,6 @@
 import { fail, redirect } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { refused, userErrorStatus } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import { safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -13,9 +14,7 @@ const LOGIN = /* GraphQL */ `
 	}
 `;
 
-type LoginResult =
-	| { __typename: 'LoginPayload'; token: string; expiresAt: string }
-	| { __typename: 'UserError'; code: string; message: string };
+type LoginResult = { __typename: 'LoginPayload'; token: string; expiresAt: string } | UserError;
 
 export const load: PageServerLoad = ({ locals, url }) => {
 	const returnTo = url.searchParams.get('return_to');
@@ -36,19 +35,14 @@ export const actions: Actions = {
 		try {
 			({ login: result } = await gql<{ login: LoginResult }>(event, LOGIN, { email, password }));
 		} catch (err) {
-			if (err instanceof GraphQLRequestError && err.code === 'rate_limited') {
-				return fail(429, { email, message: 'Too many sign-in attempts. Please wait a moment and try again.' });
-			}
-			// Input no account can have (a NUL character, say): the same answer as a wrong password.
-			if (err instanceof GraphQLRequestError && err.code === 'invalid_request') {
-				return fail(400, { email, message: 'Invalid email or password' });
-			}
-			throw err;
+			return refused(err, { email }, {
+				rate_limited: 'Too many sign-in attempts. Please wait a moment and try again.',
+				// Input no account can have (a NUL character, say): the same answer as a wrong password.
+				invalid_request: 'Invalid email or password'
+			});
 		}
 
-		if (result.__typename === 'UserError') {
-			return fail(result.code === 'invalid_credentials' ? 401 : 400, { email, message: result.message });
-		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { email, message: result.message });
 
 		setSessionCookie(event, result.token, result.expiresAt);
 		redirect(303, safeReturnTo(returnTo, event.url.origin));

@@ -30,7 +30,7 @@ export function userAuditCte(ctx: Context, name: string, gate: string, e: { acti
 export function codeInserts(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession, code: string): Prisma.Sql {
   const now = ctx.clock.now();
   const scope = request.scope.join(' ');
-  const event = { client: { id: client.id, clientId: client.clientId, name: client.name }, user: { id: session.userId }, scope };
+
   return Prisma.sql`
     granted AS (
       INSERT INTO oauth_grants (id, client_id, user_id, scope, created_at)
@@ -43,7 +43,9 @@ export function codeInserts(ctx: Context, client: CodeClient, request: Authoriza
              COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId})),
              ${addSeconds(now, CODE_TTL_SECONDS)}, ${now}
       FROM granted RETURNING id),
-    ${eventRowCte(ctx, 'announced', 'gate', { kind: 'oauth.authorization.granted', organizationId: client.organizationId, data: event })},
+    ${eventRowCte(ctx, 'announced', 'gate', {
+      kind: 'oauth.authorization.granted', organizationId: client.organizationId, facts: { client, user: { id: session.userId }, scope },
+    })},
     ${userAuditCte(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;
 }
 

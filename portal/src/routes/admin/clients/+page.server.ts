@@ -1,8 +1,9 @@
-import { error, fail } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { fail } from '@sveltejs/kit';
+import { errorPage } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
+import type { OAuthClient } from './client-form.ts';
 import {
-	CLIENT_FIELDS, clientInput, fieldErrors, readClientForm, requireOrgAdmin, rethrowAccess,
-	type OAuthClient, type ShownSecret, type UserError
+	CLIENT_FIELDS, clientInput, fieldErrors, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
 } from './clients.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -39,8 +40,7 @@ export const load: PageServerLoad = async (event) => {
 	try {
 		({ oauthClients: page } = await gql<{ oauthClients: typeof page }>(event, CLIENTS, { org: organization.id, limit: PAGE_SIZE, cursor }));
 	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of clients does not exist.');
-		throw err;
+		errorPage(err, { invalid_request: 'That page of clients does not exist.' });
 	}
 	return { clients: page.items, cursor, nextCursor: page.nextCursor, deleted: event.url.searchParams.has('deleted') };
 };

@@ -1,5 +1,24 @@
 // The OAuth client form's values and choices, shared by the registration form, the edit form and their actions.
 
+/** An OAuth client as the pages read it. */
+export interface OAuthClient {
+	id: string;
+	clientId: string;
+	organizationId: string;
+	name: string;
+	description: string;
+	redirectUris: string[];
+	postLogoutRedirectUris: string[];
+	allowedOrigins: string[];
+	allowedScopes: string[];
+	grantTypes: string[];
+	idTokenSignedResponseAlg: string;
+	enabled: boolean;
+	consentRequired: boolean;
+	createdAt: string;
+	updatedAt: string;
+}
+
 /** The form's fields as typed: lists stay one entry per line until the action splits them. */
 export interface ClientFormValues {
 	name: string;
@@ -53,17 +72,7 @@ export const NEW_CLIENT: ClientFormValues = {
 };
 
 /** The edit form's starting point: the client as it is stored. */
-export function valuesOf(client: {
-	name: string;
-	description: string;
-	redirectUris: string[];
-	postLogoutRedirectUris: string[];
-	allowedOrigins: string[];
-	allowedScopes: string[];
-	grantTypes: string[];
-	idTokenSignedResponseAlg: string;
-	consentRequired: boolean;
-}): ClientFormValues {
+export function valuesOf(client: OAuthClient): ClientFormValues {
 	return {
 		name: client.name,
 		description: client.description,

@@ -1,38 +1,14 @@
 // What the two OAuth client pages share: the GraphQL documents, the form <-> input mapping, the action gate.
-import { error, redirect, type RequestEvent } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
-import { loginUrl } from '#lib/server/session.ts';
-import type { ClientFormValues, FieldErrors } from './client-form.ts';
+import { error, type RequestEvent } from '@sveltejs/kit';
+import { errorPage } from '#lib/server/errors.ts';
+import { requireOrgAdmin as orgAdminGate } from '#lib/server/gates.ts';
+import { gql, GraphQLRequestError, type FieldProblem } from '#lib/server/graphql.ts';
+import type { ClientFormValues, FieldErrors, OAuthClient } from './client-form.ts';
 
 export const CLIENT_FIELDS = /* GraphQL */ `
 	id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes
 	grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt
 `;
-
-export interface OAuthClient {
-	id: string;
-	clientId: string;
-	organizationId: string;
-	name: string;
-	description: string;
-	redirectUris: string[];
-	postLogoutRedirectUris: string[];
-	allowedOrigins: string[];
-	allowedScopes: string[];
-	grantTypes: string[];
-	idTokenSignedResponseAlg: string;
-	enabled: boolean;
-	consentRequired: boolean;
-	createdAt: string;
-	updatedAt: string;
-}
-
-export interface FieldProblem {
-	path: string;
-	message: string;
-}
-
-export type UserError = { __typename: 'UserError'; code: string; message: string; details?: FieldProblem[] };
 
 /** The secret as the create and rotate mutations give it: the only time it is ever readable. */
 export interface ShownSecret {
@@ -42,18 +18,8 @@ export interface ShownSecret {
 	clientSecret: string;
 }
 
-/**
- * Form actions do not run the layout's load, so they repeat its gate: an owner or admin of the session's current
- * organization. Returns that organization's id.
- */
-export function requireOrgAdmin(event: Pick<RequestEvent, 'locals' | 'url'>): string {
-	const { locals } = event;
-	if (!locals.user) redirect(303, loginUrl(event.url));
-	if (!locals.organization || (locals.role !== 'owner' && locals.role !== 'admin')) {
-		error(403, 'Only owners and admins of the organization can manage OAuth clients.');
-	}
-	return locals.organization.id;
-}
+/** The gate of every OAuth client action: an owner or admin of the session's current organization. Returns its id. */
+export const requireOrgAdmin = (event: Parameters<typeof orgAdminGate>[0]) => orgAdminGate(event, 'manage OAuth clients').organizationId;
 
 const CLIENT = /* GraphQL */ `
 	query Client($id: ID!) {
@@ -90,13 +56,10 @@ const MESSAGES: Record<string, string> = {
 
 /**
  * A top-level error the caller caused (the role changed since the page was shown, a client that is gone, input
- * the service refuses) as the error page of its status; the status comes from the API's one table.
+ * the service refuses) as the error page of its status, with these pages' words for access problems.
  */
 export function rethrowAccess(err: unknown): never {
-	if (err instanceof GraphQLRequestError && err.status < 500) {
-		error(err.status, (err.code && MESSAGES[err.code]) || err.message);
-	}
-	throw err;
+	return errorPage(err, MESSAGES);
 }
 
 /** One entry per line; blank lines and surrounding spaces dropped. */

@@ -1,5 +1,6 @@
 import { error, fail, redirect } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -11,7 +12,6 @@ interface Product {
 	features: string[];
 	createdAt: string;
 }
-type UserError = { __typename: 'UserError'; code: string; message: string; details: { path: string; message: string }[] };
 type Result<T> = T | UserError;
 
 const FIELDS = 'id name slug description features createdAt';
@@ -28,8 +28,7 @@ export const load: PageServerLoad = async (event) => {
 		const { products } = await gql<{ products: { items: Product[]; nextCursor: string | null } }>(event, PRODUCTS, { cursor });
 		return { products: products.items, nextCursor: products.nextCursor, cursor, canWrite: event.locals.platformAdmin };
 	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of products does not exist.');
-		throw err;
+		errorPage(err, { invalid_request: 'That page of products does not exist.' });
 	}
 };
 
@@ -47,10 +46,7 @@ function readForm(form: FormData) {
 }
 
 function failure(result: { __typename: string }, values: Record<string, unknown>) {
-	if (result.__typename !== 'UserError') return null;
-	const r = result as UserError;
-	const problems = r.details.map((d) => `${d.path}: ${d.message}`);
-	return fail(r.code === 'conflict' ? 409 : 400, { values, message: r.message, problems });
+	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, { values }) : null;
 }
 
 export const actions: Actions = {

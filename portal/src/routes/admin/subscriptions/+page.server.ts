@@ -1,5 +1,6 @@
 import { error, fail, redirect } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -18,7 +19,6 @@ interface Seat {
 	userId: string;
 	user: { id: string; email: string; name: string };
 }
-type UserError = { __typename: 'UserError'; code: string; message: string; details: { path: string; message: string }[] };
 
 const STATUSES = ['active', 'trial', 'cancelled', 'expired'];
 const FIELDS = 'id organization { id name } product { id name slug } totalSeats assignedSeats pricePerSeat billingCycle status endDate';
@@ -45,9 +45,7 @@ export const load: PageServerLoad = async (event) => {
 	try {
 		({ subscriptions: page } = await gql<{ subscriptions: typeof page }>(event, LIST, { org, status, cursor: q.get('cursor') }));
 	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of subscriptions does not exist.');
-		if (err instanceof GraphQLRequestError && err.code === 'not_found') error(404, 'No such organization.');
-		throw err;
+		errorPage(err, { invalid_request: 'That page of subscriptions does not exist.', not_found: 'No such organization.' });
 	}
 	const choices = platform ? await gql<{ organizations: { items: { id: string; name: string }[] }; products: { items: { id: string; name: string; slug: string }[] } }>(event, CHOICES) : null;
 	// Seat assignment is for the current organization's subscriptions.
@@ -81,11 +79,7 @@ function requireAdmin(event: RequestEvent, platformOnly: boolean) {
 async function run(event: RequestEvent, document: string, variables: Record<string, unknown>, done: string) {
 	const data = await gql<Record<string, { __typename: string } | UserError>>(event, document, variables);
 	const result = Object.values(data)[0]!;
-	if (result.__typename === 'UserError') {
-		const e = result as UserError;
-		return fail(e.code === 'conflict' ? 409 : 400, { message: e.message, problems: e.details.map((d) => `${d.path}: ${d.message}`) });
-	}
-	return { done };
+	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}) : { done };
 }
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();

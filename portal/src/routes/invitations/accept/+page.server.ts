@@ -1,5 +1,6 @@
 import { error, fail, redirect, type RequestEvent } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { userErrorStatus } from '#lib/server/errors.ts';
+import { gql, GraphQLRequestError, type UserError } from '#lib/server/graphql.ts';
 import { clearSessionCookie, HOME, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -27,13 +28,6 @@ const LOGOUT = /* GraphQL */ `
 		logout
 	}
 `;
-
-interface UserError {
-	__typename: 'UserError';
-	code: string;
-	message: string;
-	details: { path: string; message: string }[] | null;
-}
 
 type AcceptResult =
 	| { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { id: string; name: string } | null }
@@ -80,9 +74,8 @@ const isInvalidInvitation = (result: UserError) => (result.details ?? []).some((
 /** The service's answer as the form shows it: a message, each field's problem, and whether retrying can help. */
 function failure(result: UserError, name?: string) {
 	const fields = Object.fromEntries((result.details ?? []).map((d) => [d.path, d.message]));
-	const status = result.code === 'invalid_credentials' ? 401 : 400;
 	const invalidInvitation = isInvalidInvitation(result);
-	return fail(status, { code: result.code, message: result.message, fields, invalidInvitation, otherAccount: false, name });
+	return fail(userErrorStatus(result), { code: result.code, message: result.message, fields, invalidInvitation, otherAccount: false, name });
 }
 
 const rateLimited = (name?: string) =>

@@ -1,5 +1,6 @@
 import { fail } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { refused, userErrorStatus } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 const CONNECTED_APPS = /* GraphQL */ `
@@ -26,7 +27,7 @@ interface ConnectedApp {
 	lastUsedAt: string | null;
 }
 
-type RevokeResult = { __typename: 'MutationRevokeConnectedAppSuccess' } | { __typename: 'UserError'; code: string; message: string };
+type RevokeResult = { __typename: 'MutationRevokeConnectedAppSuccess' } | UserError;
 
 export const load: PageServerLoad = async (event) => {
 	const { connectedApps } = await gql<{ connectedApps: ConnectedApp[] }>(event, CONNECTED_APPS);
@@ -44,12 +45,9 @@ export const actions: Actions = {
 			({ revokeConnectedApp: result } = await gql<{ revokeConnectedApp: RevokeResult }>(event, REVOKE_CONNECTED_APP, { clientId }));
 		} catch (err) {
 			// Already removed (another tab, or the app was deleted): the reloaded list says the rest.
-			if (err instanceof GraphQLRequestError && err.code === 'not_found') {
-				return fail(404, { clientId, message: 'That app is no longer connected to your account.' });
-			}
-			throw err;
+			return refused(err, { clientId }, { not_found: 'That app is no longer connected to your account.' });
 		}
-		if (result.__typename === 'UserError') return fail(400, { clientId, message: result.message });
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { clientId, message: result.message });
 		return { removed: clientId };
 	}
 };

@@ -1,6 +1,5 @@
 // GET /admin/audit-logs/export: the entries the page's filters select, all pages of them, streamed as CSV.
-import { error, redirect } from '@sveltejs/kit';
-import { loginUrl } from '#lib/server/session.ts';
+import { requireOrgAdmin } from '#lib/server/gates.ts';
 import { actorKind } from '../actors.ts';
 import { auditPage, filtersFrom, type AuditEntry } from '../audit-logs.server.ts';
 import { csvRow } from '../csv.ts';
@@ -19,12 +18,8 @@ const line = (e: AuditEntry) =>
 
 export const GET: RequestHandler = async (event) => {
 	// An endpoint does not run the layout's gate: the same rule, here.
-	const { locals, url } = event;
-	if (!locals.user) redirect(303, loginUrl(url));
-	if (!locals.organization || (locals.role !== 'owner' && locals.role !== 'admin')) {
-		error(403, 'Only owners and admins of the organization can export the audit log.');
-	}
-	const filters = filtersFrom(url);
+	requireOrgAdmin(event, 'export the audit log');
+	const filters = filtersFrom(event.url);
 	// The first page before the response starts, so that a bad filter is a 400, not a broken download.
 	let page = await auditPage(event, filters, { limit: 100 });
 	const encoder = new TextEncoder();

@@ -1,8 +1,7 @@
 import { fail, redirect } from '@sveltejs/kit';
-import { gql } from '#lib/server/graphql.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import {
-	clientInput, fieldErrors, loadOwnedClient, readClientForm, requireOrgAdmin, rethrowAccess,
-	type ShownSecret, type UserError
+	clientInput, fieldErrors, loadOwnedClient, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
 } from '../clients.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 

@@ -1,4 +1,5 @@
-import { error, fail } from '@sveltejs/kit';
+import { fail } from '@sveltejs/kit';
+import { errorPage } from '#lib/server/errors.ts';
 import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
@@ -113,8 +114,7 @@ export const load: PageServerLoad = async (event) => {
 	try {
 		({ apiKeys: page } = await gql<{ apiKeys: typeof page }>(event, API_KEYS, { org: organization.id, limit: PAGE_SIZE, cursor }));
 	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of API keys does not exist.');
-		throw err;
+		errorPage(err, { invalid_request: 'That page of API keys does not exist.' });
 	}
 	const revoking = event.url.searchParams.get('revoke');
 	return {

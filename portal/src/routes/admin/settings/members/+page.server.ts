@@ -1,5 +1,6 @@
-import { error, fail } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { fail } from '@sveltejs/kit';
+import { errorPage } from '#lib/server/errors.ts';
+import { gql } from '#lib/server/graphql.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type Role, type UserError } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -122,8 +123,7 @@ export const load: PageServerLoad = async (event) => {
 	try {
 		({ members: page } = await gql<{ members: typeof page }>(event, MEMBERS, { org: organization.id, limit: PAGE_SIZE, cursor }));
 	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of members does not exist.');
-		throw err;
+		errorPage(err, { invalid_request: 'That page of members does not exist.' });
 	}
 	const removing = event.url.searchParams.get('remove');
 	return {

@@ -5,7 +5,7 @@ import {
   CompactEncrypt, compactDecrypt, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT,
   type JWK, type JWTPayload, type JWTVerifyOptions, type CryptoKey,
 } from 'jose';
-import type { Db } from '../../db.ts';
+import type { Db } from '../db.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -16,6 +16,13 @@ interface LoadedKey {
   createdAt: Date;
   privateKey: CryptoKey;
   publicJwk: JWK;
+}
+
+/** The stored keys were encrypted under another SECRET_KEY: nothing can be signed until the right one is given. */
+export class SecretKeyMismatchError extends Error {
+  constructor(kid: string) {
+    super(`SECRET_KEY does not decrypt the signing key ${kid} stored in the database: start with the SECRET_KEY (or DATA_DIR/secret.key) this database was first started with`);
+  }
 }
 
 const REFRESH_MS = 60_000;
@@ -121,7 +128,10 @@ export class KeyStore {
           keys.push(existing);
           continue;
         }
-        const { plaintext } = await compactDecrypt(row.privateJwe, this.#secret);
+        const { plaintext } = await compactDecrypt(row.privateJwe, this.#secret).catch((error: { code?: string }) => {
+          if (error.code === 'ERR_JWE_DECRYPTION_FAILED') throw new SecretKeyMismatchError(row.kid);
+          throw error;
+        });
         const jwk = JSON.parse(new TextDecoder().decode(plaintext)) as JWK;
         const privateKey = (await importJWK(jwk, row.alg)) as CryptoKey;
         keys.push({ kid: row.kid, alg: row.alg as SigningAlg, createdAt: row.createdAt, privateKey, publicJwk: row.publicJwk as JWK });

@@ -1,6 +1,8 @@
+// Sign-in and the caller: login, logout, switching organization, and the viewer query.
 import { builder } from '../../builder.ts';
-import type { LoginResult } from './auth.service.ts';
 import type { Role } from '../../context.ts';
+import { login, logout, switchOrganization, type LoginResult } from './auth.service.ts';
+import { viewer, type ViewerShape } from './viewer.service.ts';
 
 export const RoleEnum = builder.enumType('Role', { values: ['owner', 'admin', 'member'] as const });
 
@@ -41,14 +43,6 @@ export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').im
   }),
 });
 
-export interface ViewerShape {
-  user: { id: string; email: string; name: string };
-  organization: { id: string; name: string; role: Role | null } | null;
-  organizations: { id: string; name: string; role: Role | null }[];
-  platformAdmin: boolean;
-  session: LoginResult['session'] | null;
-}
-
 export const ViewerRef = builder.objectRef<ViewerShape>('Viewer').implement({
   description: 'The signed-in person, the organization the request acts in, and their role.',
   fields: (t) => ({
@@ -59,3 +53,36 @@ export const ViewerRef = builder.objectRef<ViewerShape>('Viewer').implement({
     session: t.field({ type: SessionInfo, nullable: true, resolve: (v) => v.session }),
   }),
 });
+
+const LoginInput = builder.inputType('LoginInput', {
+  fields: (t) => ({ email: t.string({ required: true }), password: t.string({ required: true }) }),
+});
+
+builder.mutationField('login', (t) =>
+  t.field({
+    errors: {},
+    type: LoginPayloadRef,
+    description: 'Signs in with e-mail and password. Repeated failures for one account or address are slowed down.',
+    args: { input: t.arg({ type: LoginInput, required: true }) },
+    resolve: (_root, { input }, ctx) => login(ctx, input),
+  }),
+);
+
+builder.mutationField('logout', (t) =>
+  t.boolean({ authScopes: { session: true }, resolve: (_root, _args, ctx) => logout(ctx) }),
+);
+
+builder.mutationField('switchOrganization', (t) =>
+  t.field({
+    errors: {},
+    type: ViewerRef,
+    nullable: true,
+    authScopes: { session: true },
+    args: { organizationId: t.arg.string({ required: true }) },
+    resolve: async (_root, args, ctx) => viewer(await switchOrganization(ctx, args)),
+  }),
+);
+
+builder.queryField('viewer', (t) =>
+  t.field({ type: ViewerRef, nullable: true, skipTypeScopes: true, authScopes: { profileRead: true }, resolve: (_root, _args, ctx) => viewer(ctx) }),
+);

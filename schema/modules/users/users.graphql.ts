@@ -1,8 +1,52 @@
+// Users: the User type, the me/user/users queries, and profile and account mutations.
 import { builder } from '../../builder.ts';
-import { UserRef } from './users.types.ts';
-import { LoginPayloadRef } from '../auth/auth.types.ts';
+import { pageType } from '../../lib/page-type.ts';
 import { present } from '../../lib/input.ts';
-import { deleteMe, deleteUser, updateMe, updateUser, type UpdateMeResult } from './users.service.ts';
+import { LoginPayloadRef } from '../auth/auth.graphql.ts';
+import { deleteMe, deleteUser, getMe, getUser, listUsers, updateMe, updateUser, type UpdateMeResult } from './users.service.ts';
+
+const UserRef = builder.prismaObject('User', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    email: t.exposeString('email'),
+    emailVerified: t.exposeBoolean('emailVerified'),
+    name: t.exposeString('name'),
+    picture: t.exposeString('picture', { nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const UserPageRef = pageType('UserPage', UserRef);
+
+builder.queryField('me', (t) =>
+  t.field({
+    type: UserRef,
+    // DESIGN 4: a token with openid, profile or email reads its user's profile without `api`.
+    skipTypeScopes: true,
+    authScopes: { $all: { person: true, profileRead: true } },
+    resolve: (_root, _args, ctx) => getMe(ctx),
+  }),
+);
+
+builder.queryField('users', (t) =>
+  t.field({
+    type: UserPageRef,
+    description: 'Users the caller may see: all for platform admins, else itself and the members of organizations it administers.',
+    authScopes: { authenticated: true },
+    args: { limit: t.arg.int(), cursor: t.arg.string() },
+    resolve: (_root, args, ctx) => listUsers(ctx, { limit: args.limit ?? undefined, cursor: args.cursor ?? undefined }),
+  }),
+);
+
+builder.queryField('user', (t) =>
+  t.field({
+    type: UserRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => getUser(ctx, String(args.id)),
+  }),
+);
 
 const UpdateMeInput = builder.inputType('UpdateMeInput', {
   fields: (t) => ({

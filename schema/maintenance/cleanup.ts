@@ -1,6 +1,6 @@
 // Housekeeping run by the worker: rows that can never be used again are deleted after a grace period, so
 // the tables that hot paths read stay small.
-import type { Db } from '../../db.ts';
+import type { Db } from '../db.ts';
 
 const GRACE_DAYS = 7;
 

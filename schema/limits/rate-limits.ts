@@ -1,6 +1,6 @@
 // Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL with one statement
 // per limit, so every API process shares the counts. The defaults live here only; RATE_LIMIT_* override them.
-import type { Context } from '../../context.ts';
+import type { Context } from '../context.ts';
 
 export interface RateLimit {
   name: 'api_key' | 'organization';

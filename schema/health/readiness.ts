@@ -1,5 +1,5 @@
-import type { Db } from '../../db.ts';
-import { migrationsCurrent } from '../../../prisma/migrate.ts';
+import type { Db } from '../db.ts';
+import { migrationsCurrent } from '../../prisma/migrate.ts';
 
 /** Ready: the database answers and every committed migration is applied. */
 export async function readiness(db: Db): Promise<{ ready: boolean; reason?: string }> {
