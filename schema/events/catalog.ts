@@ -1,103 +1,162 @@
 // The event catalog: the union of the interface's lists A and B (DESIGN 7), one row per kind with its group, its
-// lists, a description and an example of its data. An operation emits every kind that describes it.
+// lists, a description and the BUILDER of its data. The builder is the one place that defines a kind's shape:
+// emitters hand it the facts (typed per kind) and it decides the keys, so callers cannot invent shapes. The example
+// is the builder applied to sample facts, so it always has the shape receivers get.
 //
-// emitEvent writes the outbox row inside the caller's transaction, with the envelope as the exact JSON text that
-// receivers get. The insert itself fans out (trigger events_webhook_fan_out, migration 20261123090000_webhooks): a
-// delivery row and a graphile-worker job for each active webhook of the organization subscribed to the kind, in the
-// same transaction. So a committed change always has its events and deliveries, and a rolled-back one has none.
-import { uuidv7 } from '../lib/ids.ts';
-import type { Prisma } from '../db.ts';
+// Case rule: list A kinds camelCase, list B kinds snake_case. Kinds in both lists (user.created, user.updated,
+// user.deleted, organization.updated) keep the list A shape: user.created's shape is given by the interface in
+// camelCase, and organization.updated's keys are single words, the same in both cases.
+//
+// Audience: user.*, session.* and 2fa.* are about a person, not a tenant: they are emitted once for each
+// organization the user belongs to at that moment (emitUserEvent), and a user with no organization produces none.
+import type { Role } from '../context.ts';
 
 type List = 'A' | 'B';
-export interface EventType {
-  group: string;
-  lists: List[];
-  description: string;
-  example: Record<string, unknown>;
+
+export interface UserRef { id: string; email: string; name: string }
+export interface UserRecord extends UserRef { emailVerified: boolean; createdAt: Date }
+export interface OrganizationRef { id: string; name: string }
+export interface ClientRef { id: string; clientId: string; name: string }
+interface MemberFacts { organization: OrganizationRef; user: UserRef; role: Role | string }
+interface RoleChangeFacts extends MemberFacts { previousRole: Role | string }
+interface InvitationFacts { id: string; email: string; role: Role | string; invitedBy: string | null; expiresAt: Date }
+export interface SubscriptionFacts {
+  id: string; organizationId: string; productId: string; product: { id: string; slug: string; name: string };
+  totalSeats: number; assignedSeats: number; pricePerSeat: { toFixed(digits: number): string } | number;
+  billingCycle: string; status: string; endDate: Date | null; createdAt: Date; updatedAt: Date;
+}
+interface SubscriptionChangeFacts {
+  subscription: SubscriptionFacts;
+  /** Field names (snake_case) that changed. */
+  changes: string[];
+  previousStatus: string;
+  previousEndDate: Date | null;
+  /** Why the service changed it by itself (end_date_passed); null for a change someone made. */
+  reason?: string | null;
 }
 
-const user = { id: '0195f3a0-0000-7000-8000-000000000001', email: 'ada@example.com', name: 'Ada Lovelace' };
-const org = { id: '0195f3a0-0000-7000-8000-0000000000a1', name: 'Acme' };
-const client = { id: '0195f3a0-0000-7000-8000-0000000000c1', clientId: 'tsc_example', name: 'Acme CRM' };
-const subscription = {
-  id: '0195f3a0-0000-7000-8000-0000000000b1', organization_id: org.id, product_id: '0195f3a0-0000-7000-8000-0000000000d1',
-  product: { id: '0195f3a0-0000-7000-8000-0000000000d1', slug: 'analytics', name: 'Analytics' },
-  total_seats: 10, assigned_seats: 3, price_per_seat: 19.99, billing_cycle: 'monthly', status: 'active', end_date: null,
-  created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z',
-};
-const fullUser = { ...user, emailVerified: true, createdAt: '2026-01-01T00:00:00.000Z' };
-const memberChange = { organization_id: org.id, member_id: user.id, user, role: 'member' };
-const invitation = { id: '0195f3a0-0000-7000-8000-0000000000f1', email: user.email, role: 'member', invitedBy: '0195f3a0-0000-7000-8000-000000000002' };
+interface Definition<I, D> {
+  group: string;
+  lists: readonly List[];
+  description: string;
+  data: (facts: I) => D;
+  example: D;
+}
+const kind = <I, D extends Record<string, unknown>>(group: string, lists: List[], description: string, data: (facts: I) => D, sample: NoInfer<I>): Definition<I, D> =>
+  ({ group, lists, description, data, example: data(sample) });
 
-const t = (group: string, lists: List[], description: string, example: Record<string, unknown>): EventType => ({ group, lists, description, example });
+const iso = (date: Date | null) => date?.toISOString() ?? null;
+const userRef = (u: UserRef) => ({ id: u.id, email: u.email, name: u.name });
+const fullUser = (u: UserRecord) => ({ id: u.id, email: u.email, name: u.name, emailVerified: u.emailVerified, createdAt: u.createdAt.toISOString() });
+const orgRef = (o: OrganizationRef) => ({ id: o.id, name: o.name });
+
+// Sample facts for the examples.
+const at = new Date('2026-01-01T00:00:00.000Z');
+const sUser: UserRecord = { id: '0195f3a0-0000-7000-8000-000000000001', email: 'ada@example.com', name: 'Ada Lovelace', emailVerified: true, createdAt: at };
+const sOrg = { id: '0195f3a0-0000-7000-8000-0000000000a1', name: 'Acme' };
+const sClient = { id: '0195f3a0-0000-7000-8000-0000000000c1', clientId: 'tsc_example', name: 'Acme CRM' };
+const sSession = { id: '0195f3a0-0000-7000-8000-0000000000e1', userId: sUser.id, createdAt: at, expiresAt: new Date('2026-01-08T00:00:00.000Z') };
+const sInvitation = { id: '0195f3a0-0000-7000-8000-0000000000f1', email: sUser.email, role: 'member', invitedBy: '0195f3a0-0000-7000-8000-000000000002', expiresAt: sSession.expiresAt };
+const sMember = { organization: sOrg, user: sUser, role: 'member' };
+const sApiKey = { id: '0195f3a0-0000-7000-8000-0000000000e2', name: 'CI', role: 'member' };
+const sSubscription: SubscriptionFacts = {
+  id: '0195f3a0-0000-7000-8000-0000000000b1', organizationId: sOrg.id, productId: '0195f3a0-0000-7000-8000-0000000000d1',
+  product: { id: '0195f3a0-0000-7000-8000-0000000000d1', slug: 'analytics', name: 'Analytics' },
+  totalSeats: 10, assignedSeats: 3, pricePerSeat: 19.99, billingCycle: 'monthly', status: 'active', endDate: null, createdAt: at, updatedAt: at,
+};
+const sChange: SubscriptionChangeFacts = { subscription: sSubscription, changes: ['total_seats'], previousStatus: 'active', previousEndDate: null };
+
+// Shapes shared by kinds of one list.
+const userData = (f: { user: UserRecord }) => ({ user: fullUser(f.user) });
+const userRefData = (f: { user: UserRef }) => ({ user: userRef(f.user) });
+const memberA = (f: MemberFacts) => ({ organizationId: f.organization.id, memberId: f.user.id, user: userRef(f.user), role: f.role });
+const memberB = (f: MemberFacts) => ({ organization_id: f.organization.id, member_id: f.user.id, user: userRef(f.user), role: f.role });
+const invitationData = (f: { invitation: InvitationFacts }) => ({ invitation: { ...invitationRef(f.invitation), expiresAt: f.invitation.expiresAt.toISOString() } });
+const invitationRef = (i: Omit<InvitationFacts, 'expiresAt'>) => ({ id: i.id, email: i.email, role: i.role, invitedBy: i.invitedBy });
+const clientA = (f: { client: ClientRef }) => ({ client: { id: f.client.id, clientId: f.client.clientId, name: f.client.name } });
+const clientB = (f: { client: ClientRef }) => ({ client: { id: f.client.id, client_id: f.client.clientId, name: f.client.name } });
+const sessionData = (f: { session: { id: string; userId: string; createdAt: Date; expiresAt: Date } }) =>
+  ({ session: { id: f.session.id, userId: f.session.userId, createdAt: f.session.createdAt.toISOString(), expiresAt: f.session.expiresAt.toISOString() } });
+const apiKeyData = (f: { apiKey: { id: string; name: string; role: Role | string } }) => ({ apiKey: { id: f.apiKey.id, name: f.apiKey.name, role: f.apiKey.role } });
+
+/** The subscription as list B events carry it (snake_case; money as a JSON number). */
+export function subscriptionData(s: SubscriptionFacts) {
+  return {
+    id: s.id, organization_id: s.organizationId, product_id: s.productId,
+    product: { id: s.product.id, slug: s.product.slug, name: s.product.name },
+    total_seats: s.totalSeats, assigned_seats: s.assignedSeats,
+    price_per_seat: typeof s.pricePerSeat === 'number' ? s.pricePerSeat : Number(s.pricePerSeat.toFixed(2)),
+    billing_cycle: s.billingCycle, status: s.status, end_date: iso(s.endDate), created_at: s.createdAt.toISOString(), updated_at: s.updatedAt.toISOString(),
+  };
+}
+const subscriptionChange = (f: SubscriptionChangeFacts) => ({
+  subscription: subscriptionData(f.subscription), changes: f.changes, previous_status: f.previousStatus, previous_end_date: iso(f.previousEndDate), reason: f.reason ?? null,
+});
 
 export const EVENT_CATALOG = {
-  'user.created': t('User', ['A', 'B'], 'An account was created (by accepting an invitation or by an administrator).', { user: fullUser }),
-  'user.updated': t('User', ['A', 'B'], 'A profile changed (name, picture, e-mail).', { user: fullUser }),
-  'user.deleted': t('User', ['A', 'B'], 'An account was deleted.', { user: { id: user.id, email: user.email } }),
-  'user.email.verified': t('User', ['A'], 'An e-mail address was verified.', { user: fullUser }),
-  'user.password.changed': t('User', ['A'], 'A password changed; every session and token of the user ended.', { user: { id: user.id, email: user.email } }),
-  'session.created': t('Session', ['A'], 'A user signed in.', { session: { id: '0195f3a0-0000-7000-8000-0000000000e1', userId: user.id, createdAt: '2026-01-01T00:00:00.000Z' } }),
-  'session.revoked': t('Session', ['A'], 'A session was ended (sign-out or revocation).', { session: { id: '0195f3a0-0000-7000-8000-0000000000e1' } }),
-  'session.expired': t('Session', ['A'], 'A session reached its end of life.', { session: { id: '0195f3a0-0000-7000-8000-0000000000e1' } }),
-  'organization.created': t('Organization', ['A'], 'An organization was created.', { organization: { ...org, createdAt: '2026-01-01T00:00:00.000Z' } }),
-  'organization.updated': t('Organization', ['A', 'B'], 'An organization changed.', { organization: org, changes: ['name'] }),
-  'organization.deleted': t('Organization', ['A'], 'An organization was deleted.', { organization: org }),
-  'member.added': t('Member', ['A'], 'Someone joined the organization.', memberChange),
-  'member.removed': t('Member', ['A'], 'Someone left or was removed from the organization.', memberChange),
-  'member.role.changed': t('Member', ['A'], "A member's role changed.", { ...memberChange, previous_role: 'member', role: 'admin' }),
-  'member.invitation.sent': t('Member', ['A'], 'An invitation was sent.', { invitation: { ...invitation, expiresAt: '2026-01-08T00:00:00.000Z' } }),
-  'member.invitation.accepted': t('Member', ['A'], 'An invitation was accepted.', { invitation, user, organization: org }),
-  'member.invitation.expired': t('Member', ['A'], 'An invitation expired unanswered.', { invitation: { ...invitation, expiresAt: '2026-01-08T00:00:00.000Z' } }),
-  'oauth.client.created': t('OAuth', ['A'], 'An OAuth client was registered.', { client }),
-  'oauth.client.deleted': t('OAuth', ['A'], 'An OAuth client was deleted.', { client }),
-  'oauth.authorization.granted': t('OAuth', ['A'], 'A user authorized a client (an authorization code was issued).', { client, user: { id: user.id }, scope: 'openid email' }),
-  'oauth.token.issued': t('OAuth', ['A'], 'Tokens were issued to a client.', { client: { id: client.id, clientId: client.clientId }, user: { id: user.id }, scope: 'openid email', kind: 'user' }),
-  '2fa.enabled': t('Security', ['A'], 'Two-factor authentication was turned on.', { user: { id: user.id, email: user.email } }),
-  '2fa.disabled': t('Security', ['A'], 'Two-factor authentication was turned off.', { user: { id: user.id, email: user.email } }),
-  'api_key.created': t('Security', ['A'], 'An API key was created.', { apiKey: { id: '0195f3a0-0000-7000-8000-0000000000e2', name: 'CI', role: 'member' } }),
-  'api_key.revoked': t('Security', ['A'], 'An API key was revoked.', { apiKey: { id: '0195f3a0-0000-7000-8000-0000000000e2', name: 'CI' } }),
-  'organization.member.added': t('Organization', ['B'], 'Someone joined the organization.', memberChange),
-  'organization.member.removed': t('Organization', ['B'], 'Someone left or was removed from the organization.', memberChange),
-  'organization.member.role_changed': t('Organization', ['B'], "A member's role changed.", { ...memberChange, previous_role: 'member', role: 'admin' }),
-  'subscription.created': t('Subscription', ['B'], 'A subscription was created.', { subscription }),
-  'subscription.updated': t('Subscription', ['B'], 'A subscription changed (seats, price, status, end date).', { subscription, changes: ['total_seats'] }),
-  'subscription.cancelled': t('Subscription', ['B'], 'A subscription was cancelled.', { subscription: { ...subscription, status: 'cancelled' } }),
-  'subscription.renewed': t('Subscription', ['B'], 'A subscription was renewed for another period.', { subscription }),
-  'oauth_client.created': t('OAuth', ['B'], 'An OAuth client was registered.', { client }),
-  'oauth_client.deleted': t('OAuth', ['B'], 'An OAuth client was deleted.', { client }),
-  'oauth_client.token_revoked': t('OAuth', ['B'], "A client's token was revoked (RFC 7009).", { client: { id: client.id, clientId: client.clientId }, grantId: '0195f3a0-0000-7000-8000-0000000000a2' }),
-} as const satisfies Record<string, EventType>;
+  // List A (and B for user.created, user.updated, user.deleted, organization.updated)
+  'user.created': kind('User', ['A', 'B'], 'An account was created (by accepting an invitation).', userData, { user: sUser }),
+  'user.updated': kind('User', ['A', 'B'], 'A profile changed (name, picture, e-mail, verification).', (f: { user: UserRecord; changes: string[] }) => ({ ...userData(f), changes: f.changes }), { user: sUser, changes: ['name'] }),
+  'user.deleted': kind('User', ['A', 'B'], 'An account was deleted.', userRefData, { user: sUser }),
+  'user.email.verified': kind('User', ['A'], 'An e-mail address was marked verified.', userData, { user: sUser }),
+  'user.password.changed': kind('User', ['A'], 'A password changed; every other session and token of the user ended.', userRefData, { user: sUser }),
+  'session.created': kind('Session', ['A'], 'A user signed in (or a new session replaced the current one).', sessionData, { session: sSession }),
+  'session.revoked': kind('Session', ['A'], 'A session was ended by signing out.', (f: { session: { id: string; userId: string } }) => ({ session: { id: f.session.id, userId: f.session.userId } }), { session: sSession }),
+  'session.expired': kind('Session', ['A'], 'A session reached its end of life (not emitted yet: expiry is checked on use, not announced).', sessionData, { session: sSession }),
+  'organization.created': kind('Organization', ['A'], 'An organization was created.', (f: { organization: OrganizationRef & { createdAt: Date } }) =>
+    ({ organization: { ...orgRef(f.organization), createdAt: f.organization.createdAt.toISOString() } }), { organization: { ...sOrg, createdAt: at } }),
+  'organization.updated': kind('Organization', ['A', 'B'], 'An organization changed.', (f: { organization: OrganizationRef; changes: string[] }) => ({ organization: orgRef(f.organization), changes: f.changes }), { organization: sOrg, changes: ['name'] }),
+  'organization.deleted': kind('Organization', ['A'], 'An organization was deleted (with the account of its only member).', (f: { organization: OrganizationRef }) => ({ organization: orgRef(f.organization) }), { organization: sOrg }),
+  'member.added': kind('Member', ['A'], 'Someone joined the organization (creating it, or accepting an invitation).', memberA, sMember),
+  'member.removed': kind('Member', ['A'], 'Someone left or was removed from the organization (or deleted the account).', memberA, sMember),
+  'member.role.changed': kind('Member', ['A'], "A member's role changed.", (f: RoleChangeFacts) => ({ ...memberA(f), previousRole: f.previousRole }), { ...sMember, role: 'admin', previousRole: 'member' }),
+  'member.invitation.sent': kind('Member', ['A'], 'An invitation was made.', invitationData, { invitation: sInvitation }),
+  'member.invitation.accepted': kind('Member', ['A'], 'An invitation was accepted.', (f: { invitation: Omit<InvitationFacts, 'expiresAt'>; user: UserRef; organization: OrganizationRef }) =>
+    ({ invitation: invitationRef(f.invitation), user: userRef(f.user), organization: orgRef(f.organization) }), { invitation: sInvitation, user: sUser, organization: sOrg }),
+  'member.invitation.expired': kind('Member', ['A'], 'An invitation expired unanswered.', invitationData, { invitation: sInvitation }),
+  'oauth.client.created': kind('OAuth', ['A'], 'An OAuth client was registered (or an app installed).', clientA, { client: sClient }),
+  'oauth.client.deleted': kind('OAuth', ['A'], 'An OAuth client was deleted (or an app uninstalled).', clientA, { client: sClient }),
+  'oauth.authorization.granted': kind('OAuth', ['A'], 'A user authorized a client: an authorization code was issued (at authorize or on consent).', (f: { client: ClientRef; user: { id: string }; scope: string }) =>
+    ({ ...clientA(f), user: { id: f.user.id }, scope: f.scope }), { client: sClient, user: sUser, scope: 'openid email' }),
+  'oauth.token.issued': kind('OAuth', ['A'], 'Tokens were issued to a client (code exchange, refresh, client credentials).', (f: { client: Omit<ClientRef, 'name'>; user: { id: string } | null; scope: string; grantType: string }) =>
+    ({ client: { id: f.client.id, clientId: f.client.clientId }, user: f.user && { id: f.user.id }, scope: f.scope, grantType: f.grantType }),
+  { client: sClient, user: sUser, scope: 'openid email', grantType: 'authorization_code' }),
+  '2fa.enabled': kind('Security', ['A'], 'Two-factor authentication was turned on (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
+  '2fa.disabled': kind('Security', ['A'], 'Two-factor authentication was turned off (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
+  'api_key.created': kind('Security', ['A'], 'An API key was created.', apiKeyData, { apiKey: sApiKey }),
+  'api_key.revoked': kind('Security', ['A'], 'An API key was revoked (by an admin, or because its creator left).', (f: { apiKey: { id: string; name: string } }) => ({ apiKey: { id: f.apiKey.id, name: f.apiKey.name } }), { apiKey: sApiKey }),
+  // List B
+  'organization.member.added': kind('Organization', ['B'], 'Someone joined the organization (creating it, or accepting an invitation).', memberB, sMember),
+  'organization.member.removed': kind('Organization', ['B'], 'Someone left or was removed from the organization (or deleted the account).', memberB, sMember),
+  'organization.member.role_changed': kind('Organization', ['B'], "A member's role changed.", (f: RoleChangeFacts) => ({ ...memberB(f), previous_role: f.previousRole }), { ...sMember, role: 'admin', previousRole: 'member' }),
+  'subscription.created': kind('Subscription', ['B'], 'A subscription was created.', (f: { subscription: SubscriptionFacts }) => ({ subscription: subscriptionData(f.subscription) }), { subscription: sSubscription }),
+  'subscription.updated': kind('Subscription', ['B'], 'A subscription changed (seats, price, status, end date), or expired at its end date.', subscriptionChange, sChange),
+  'subscription.cancelled': kind('Subscription', ['B'], 'A subscription was cancelled.', subscriptionChange, { ...sChange, subscription: { ...sSubscription, status: 'cancelled' }, changes: ['status'] }),
+  'subscription.renewed': kind('Subscription', ['B'], 'A subscription was renewed: its end date moved later.', subscriptionChange, { ...sChange, changes: ['end_date'], previousEndDate: at }),
+  'oauth_client.created': kind('OAuth', ['B'], 'An OAuth client was registered (or an app installed).', clientB, { client: sClient }),
+  'oauth_client.deleted': kind('OAuth', ['B'], 'An OAuth client was deleted (or an app uninstalled).', clientB, { client: sClient }),
+  'oauth_client.token_revoked': kind('OAuth', ['B'], "A client revoked one of its tokens (RFC 7009): the token's grant ended.", (f: { client: Omit<ClientRef, 'name'>; grantId: string }) =>
+    ({ client: { id: f.client.id, client_id: f.client.clientId }, grant_id: f.grantId }), { client: sClient, grantId: '0195f3a0-0000-7000-8000-0000000000a2' }),
+};
 
-export type EventKind = keyof typeof EVENT_CATALOG;
+type Catalog = typeof EVENT_CATALOG;
+export type EventKind = keyof Catalog;
+/** The facts a kind's builder takes. */
+export type EventFacts<K extends EventKind> = Parameters<Catalog[K]['data']>[0];
+/** The data a kind's builder makes. */
+export type EventData<K extends EventKind> = ReturnType<Catalog[K]['data']>;
+/** Kinds about a person: one event per organization the user belongs to. */
+export type UserEventKind = Extract<EventKind, `user.${string}` | `session.${string}` | `2fa.${string}`>;
+export type OrganizationEventKind = Exclude<EventKind, UserEventKind>;
+
 export const EVENT_KINDS = Object.keys(EVENT_CATALOG) as EventKind[];
-export const isEventKind = (kind: string): kind is EventKind => Object.hasOwn(EVENT_CATALOG, kind);
+export const isEventKind = (k: string): k is EventKind => Object.hasOwn(EVENT_CATALOG, k);
+export const isUserEventKind = (k: EventKind): k is UserEventKind => /^(user|session|2fa)\./.test(k);
 
-type Tx = Pick<Prisma.TransactionClient, 'event'>;
-type OrganizationRef = { id: string; name: string };
+/** The catalog as GET /api/v1/event-types and the portal's picker show it. */
+export const eventTypeList = () => EVENT_KINDS.map((k) => {
+  const { group, lists, description, example } = EVENT_CATALOG[k];
+  return { kind: k, group, lists: [...lists], description, example: example as Record<string, unknown> };
+});
 
-/** The envelope as the exact text sent: {id, event, timestamp, organization, data}. */
-export function eventBody(id: string, kind: string, at: Date, organization: OrganizationRef | null, data: unknown): string {
-  return JSON.stringify({ id, event: kind, timestamp: at.toISOString(), organization: organization && { id: organization.id, name: organization.name }, data });
-}
-
-export async function emitEvent(
-  tx: Tx,
-  kind: EventKind,
-  organization: OrganizationRef | null,
-  data: Record<string, unknown>,
-  options: { at?: Date; webhookId?: string } = {},
-): Promise<string> {
-  const id = uuidv7();
-  const at = options.at ?? new Date();
-  await tx.event.create({
-    data: { id, kind, organizationId: organization?.id ?? null, body: eventBody(id, kind, at, organization, data), webhookId: options.webhookId ?? null, createdAt: at },
-    select: { id: true },
-  });
-  return id;
-}
-
-/** Several kinds for one operation (list A and list B names), with the same data. */
-export async function emitEvents(tx: Tx, kinds: EventKind[], organization: OrganizationRef | null, data: Record<string, unknown>): Promise<void> {
-  for (const kind of kinds) await emitEvent(tx, kind, organization, data);
-}
+export { emitEvent, emitEvents, emitUserEvent, emitTestEvent, eventBody } from './emit.ts';

@@ -1,28 +1,34 @@
 // An event of the catalog as a data-modifying CTE, for the hot paths that write a change, its events and its
-// audit entry in ONE statement (emitEvent's row: the organization's id and name, then the data).
+// audit entry in ONE statement. It writes what emitEvent writes: the envelope as exact text in `body`, built by the
+// kind's builder and serialized in SQL byte for byte as JSON.stringify would (json-text.ts), so receivers get the
+// same envelope from both paths.
 import type { Context } from '../context.ts';
 import { Prisma } from '../db.ts';
 import { uuidv7 } from '../lib/ids.ts';
-import { sqlJson, sqlText, type SqlValue } from '../lib/sql-value.ts';
-import type { EventKind } from './catalog.ts';
+import { sqlText, type SqlValue } from '../lib/sql-value.ts';
+import type { EventFacts, OrganizationEventKind } from './catalog.ts';
+import { buildEventData, eventBodySql } from './emit.ts';
+import type { SqlLeaves } from './json-text.ts';
 
-export interface EventRow {
-  kind: EventKind;
+export interface EventRow<K extends OrganizationEventKind> {
+  kind: K;
   /** The organization the event belongs to; its name is read in the statement. */
   organizationId: SqlValue;
-  /** An object or a jsonb expression over the source rows. */
-  data: Record<string, unknown> | Prisma.Sql;
+  /** The kind's facts; a leaf may be an SQL expression over the source rows. */
+  facts: SqlLeaves<EventFacts<K>>;
 }
 
 /**
  * `name AS (INSERT INTO events ...)`, one row for each row of `from` (a CTE name or a from-list written in code,
- * never input) whose organization exists.
+ * never input, yielding at most one row: the id is made here) whose organization exists.
  */
-export function eventRowCte(ctx: Context, name: string, from: string, e: EventRow): Prisma.Sql {
+export function eventRowCte<K extends OrganizationEventKind>(ctx: Context, name: string, from: string, e: EventRow<K>): Prisma.Sql {
+  const id = uuidv7();
+  const at = ctx.clock.now();
+  const data = buildEventData(e.kind, e.facts as EventFacts<K>);
+  const body = eventBodySql(id, e.kind, at, { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` }, data);
   return Prisma.sql`${Prisma.raw(name)} AS (
-    INSERT INTO events (id, kind, organization_id, payload, created_at)
-    SELECT ${uuidv7()}::text, ${e.kind}::text, evo.id,
-           jsonb_build_object('organization', jsonb_build_object('id', evo.id, 'name', evo.name), 'data', ${sqlJson(e.data)}),
-           ${ctx.clock.now()}::timestamp(3)
+    INSERT INTO events (id, kind, organization_id, body, created_at)
+    SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3)
     FROM ${Prisma.raw(from)} JOIN organizations evo ON evo.id = ${sqlText(e.organizationId)})`;
 }

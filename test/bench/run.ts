@@ -1,7 +1,9 @@
 // `npm run bench`: throughput and latency of the hot paths (DESIGN 5) against a real PostgreSQL, over HTTP on
 // loopback: the token endpoint (code exchange and refresh grant), userinfo, an API-key REST call and a session REST
-// call, each with the SQL statements it sends per request (counted through schema/db.ts onStatement).
+// call, each with the SQL statements it sends per request (counted through schema/db.ts onStatement); then webhook
+// delivery: events delivered per second by one worker process to a fast local HTTPS receiver (another process).
 // Uses BENCH_DATABASE_URL or the local server's `postgres` database to create a throw-away database.
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,12 +12,20 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { startTessera } from '../../server/start.ts';
 import { onStatement } from '../../schema/db.ts';
+import { emitEvents } from '../../schema/events/catalog.ts';
+import { makeTestCa } from '../helpers/https-receiver.ts';
 
 let statements = 0;
 
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 3000);
+
+// The receiver runs in its own process, so that it does not share the worker's event loop: it answers 200 at once.
+const RECEIVER = `const s = require('node:https').createServer({ key: process.env.KEY, cert: process.env.CERT }, (q, r) => {
+  q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'text/plain' }).end('ok')); });
+s.keepAliveTimeout = 60000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
 
 async function measure(name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY) {
   for (let i = 0; i < 20; i++) await call(i); // warm-up
@@ -51,11 +61,12 @@ url.pathname = `/${dbName}`;
 const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-bench-'));
 const email = 'bench@tessera.test';
 const password = 'bench password 123';
+const secretKey = randomBytes(32).toString('hex');
 const running = await startTessera({
   env: {
     DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'api', LOG_LEVEL: 'silent',
-    SECRET_KEY: randomBytes(32).toString('hex'), BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password,
-    RATE_LIMIT_API_KEY_PER_MINUTE: '1000000', RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
+    SECRET_KEY: secretKey, BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password,
+    RATE_LIMIT_API_KEY_PER_MINUTE: '1000000', RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
   },
   logger: pino({ level: 'silent' }),
 });
@@ -99,6 +110,7 @@ try {
   await measure('REST with API key', () => fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }));
   await measure('REST with session token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }));
   await measure('REST with access token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }));
+  await measureDelivery(login.token);
   const mem = process.memoryUsage();
   console.log(`memory: rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 } finally {
@@ -106,4 +118,48 @@ try {
   await admin.query(`drop database "${dbName}" with (force)`);
   await admin.end();
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * DELIVERIES events for one webhook, written in one transaction (emitEvents: the fan-out trigger makes the
+ * deliveries and their jobs), then worked by one worker process (ROLE=worker, the default concurrency) against a
+ * receiver on loopback: the time from the commit until every delivery is recorded delivered.
+ */
+async function measureDelivery(sessionToken: string) {
+  const ca = makeTestCa(['localhost']);
+  const receiver = spawn(process.execPath, ['-e', RECEIVER], { env: { KEY: ca.key, CERT: ca.cert }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const worker = await startTessera({
+    env: {
+      DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'worker', LOG_LEVEL: 'silent',
+      SECRET_KEY: secretKey, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CA_FILE: ca.caFile,
+    },
+    logger: pino({ level: 'silent' }),
+  });
+  const db = new pg.Client({ connectionString: url.toString() });
+  await db.connect();
+  try {
+    const port = await new Promise<string>((resolve, reject) => {
+      receiver.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
+      receiver.once('exit', (code) => reject(new Error(`receiver exited with ${code}`)));
+    });
+    const [org] = await (await fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${sessionToken}` } })).json();
+    const hook = await fetch(`${base}/api/v1/webhooks`, json({ url: `https://localhost:${port}/hooks`, events: ['api_key.created'], organizationId: org.id }, sessionToken));
+    if (hook.status !== 201) throw new Error(`webhook: HTTP ${hook.status} ${await hook.text()}`);
+    const organization = { id: org.id as string, name: org.name as string };
+    const delivered = async () => (await db.query<{ n: number }>(`select count(*)::int as n from webhook_deliveries where status = 'delivered'`)).rows[0]!.n;
+    const started = performance.now();
+    await running.base.db.$transaction((tx) =>
+      emitEvents(tx, Array(DELIVERIES).fill('api_key.created'), organization, { apiKey: { id: 'bench', name: 'bench', role: 'member' } }), { timeout: 60_000 });
+    const deadline = started + 120_000;
+    let done = 0;
+    while ((done = await delivered()) < DELIVERIES && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    const seconds = (performance.now() - started) / 1000;
+    const failed = (await db.query<{ n: number }>(`select count(*)::int as n from webhook_attempts where not success`)).rows[0]!.n;
+    console.log(`${'webhook delivery (1 worker)'.padEnd(28)} ${(done / seconds).toFixed(0).padStart(6)} events/s   ${done}/${DELIVERIES} delivered in ${seconds.toFixed(1)} s   ${failed} failed attempts`);
+  } finally {
+    await db.end();
+    await worker.stop();
+    receiver.kill();
+    ca.remove();
+  }
 }

@@ -9,7 +9,7 @@ import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, type EventKind } from '../../events/catalog.ts';
+import { emitEvent } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SeatsInUseError } from './subscriptions.errors.ts';
 
@@ -61,26 +61,11 @@ export type SubscriptionView = Omit<Row, '_count'> & { assignedSeats: number };
 
 const view = ({ _count, ...row }: Row): SubscriptionView => ({ ...row, assignedSeats: _count.seats });
 
-/** The subscription fields of events (list B kinds are snake_case, DESIGN 7); money as a JSON number. */
-export function subscriptionEventData(s: SubscriptionView) {
-  return {
-    id: s.id,
-    organization_id: s.organizationId,
-    product_id: s.productId,
-    product: { id: s.product.id, slug: s.product.slug, name: s.product.name },
-    total_seats: s.totalSeats,
-    assigned_seats: s.assignedSeats,
-    price_per_seat: Number(s.pricePerSeat.toFixed(2)),
-    billing_cycle: s.billingCycle,
-    status: s.status,
-    end_date: s.endDate?.toISOString() ?? null,
-    created_at: s.createdAt.toISOString(),
-    updated_at: s.updatedAt.toISOString(),
-  };
-}
+type ChangeKind = 'subscription.updated' | 'subscription.cancelled' | 'subscription.renewed';
 
-async function emit(tx: Tx, kind: EventKind, s: SubscriptionView, extra: Record<string, unknown> = {}) {
-  await emitEvent(tx, kind, s.organization, { subscription: subscriptionEventData(s), ...extra });
+/** A change's event: the catalog's builder gives the snake_case shape (list B, DESIGN 7). */
+async function emitChange(tx: Tx, kind: ChangeKind, after: SubscriptionView, before: Pick<SubscriptionView, 'status' | 'endDate'>, changes: string[], at: Date, reason: string | null = null) {
+  await emitEvent(tx, kind, after.organization, { subscription: after, changes, previousStatus: before.status, previousEndDate: before.endDate, reason }, { at });
 }
 
 /** Reads a subscription the caller may see: another tenant's (or an unknown one) is not found. */
@@ -136,7 +121,7 @@ export async function createSubscription(ctx: Context, input: unknown) {
   if (!product) throw new NotFoundError('Product');
   return ctx.db.$transaction(async (tx) => {
     const created = view(await tx.subscription.create({ data: { ...data, endDate: data.endDate ?? null }, include: INCLUDE }));
-    await emit(tx, 'subscription.created', created);
+    await emitEvent(tx, 'subscription.created', created.organization, { subscription: created }, { at: ctx.clock.now() });
     await recordAudit(ctx, {
       action: 'subscription.create', organizationId: created.organizationId, targetType: 'subscription', targetId: created.id,
       details: { product: created.product.slug, status: created.status, totalSeats: created.totalSeats },
@@ -149,8 +134,8 @@ export async function createSubscription(ctx: Context, input: unknown) {
  * The events a change emits: `subscription.cancelled` when it moves to cancelled, `subscription.updated` for any
  * other change, and `subscription.renewed` too when an active subscription's end_date moves later.
  */
-function kindsOf(before: SubscriptionView, after: SubscriptionView, changed: string[]): EventKind[] {
-  const kinds: EventKind[] = [];
+function kindsOf(before: SubscriptionView, after: SubscriptionView, changed: string[]): ChangeKind[] {
+  const kinds: ChangeKind[] = [];
   const cancelled = before.status !== 'cancelled' && after.status === 'cancelled';
   if (changed.some((f) => f !== 'status') || (changed.includes('status') && !cancelled)) kinds.push('subscription.updated');
   if (cancelled) kinds.push('subscription.cancelled');
@@ -182,7 +167,7 @@ async function change(ctx: Context, id: string, data: z.output<typeof updateInpu
     const patch = Object.fromEntries(changed.map((k) => [k, data[k as keyof typeof data]]));
     const after = view(await tx.subscription.update({ where: { id }, data: patch, include: INCLUDE }));
     for (const kind of kindsOf(before, after, changed)) {
-      await emit(tx, kind, after, { changes: changed.map(snakeName), previous_status: before.status, previous_end_date: before.endDate?.toISOString() ?? null });
+      await emitChange(tx, kind, after, before, changed.map(snakeName), ctx.clock.now());
     }
     await recordAudit(ctx, {
       action, organizationId: after.organizationId, targetType: 'subscription', targetId: id,
@@ -223,7 +208,7 @@ export async function expireSubscriptions(db: Db, now: Date): Promise<number> {
       const expired = await tx.subscription.findMany({ where: { id: { in: rows.map((r) => r.id) } }, include: INCLUDE });
       const previous = new Map(rows.map((r) => [r.id, r.status]));
       for (const s of expired.map(view)) {
-        await emit(tx, 'subscription.updated', s, { changes: ['status'], previous_status: previous.get(s.id), reason: 'end_date_passed' });
+        await emitChange(tx, 'subscription.updated', s, { status: previous.get(s.id)!, endDate: s.endDate }, ['status'], now, 'end_date_passed');
         await tx.auditLog.create({
           data: {
             action: 'subscription.expire', organizationId: s.organizationId, actorType: 'system', actorId: null,

@@ -1,0 +1,279 @@
+// Every operation emits the kinds of the catalog that describe it (DESIGN 7), checked in the events table after
+// each call through the real API: every kind is in the catalog, its data has the keys of the catalog's example,
+// list B data is snake_case and list A camelCase, the three shapes the interface gives are exact, and events about a
+// person reach each organization the person belongs to. Then the OAuth hot path (raw SQL) delivers the same
+// envelope text as emitEvent to a real HTTPS receiver.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_CATALOG, EVENT_KINDS, isEventKind, type EventKind } from '../../schema/events/catalog.ts';
+import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
+import { client, signIn, type Client } from '../helpers/http.ts';
+import { PASSWORD } from '../helpers/fixtures.ts';
+import { authorize, codeFrom, decideConsent, exchangeCode, registerClient, tokenRequest } from '../helpers/oauth.ts';
+import { DAY, movableClock } from '../helpers/clock.ts';
+import { runTaskNow } from '../helpers/worker.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
+
+const clock = movableClock();
+const REDIRECT = 'https://app.example.test/cb';
+let server: TestServer;
+let admin: Client;
+let ca: TestCa;
+let receiver: HttpsReceiver;
+
+beforeAll(async () => {
+  ca = makeTestCa();
+  receiver = await startHttpsReceiver(ca, 200);
+  server = await startTestServer({
+    role: 'all', clock, env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+  });
+  admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+});
+afterAll(async () => {
+  await server?.stop();
+  await receiver?.close();
+  ca?.remove();
+});
+
+interface Emitted {
+  kind: string;
+  organizationId: string | null;
+  body: string;
+  envelope: { id: string; event: string; timestamp: string; organization: { id: string; name: string }; data: Record<string, any> };
+}
+const all: Emitted[] = [];
+let seen = new Set<string>();
+
+/** Runs `operation` and returns the events it wrote (rows that were not there before). */
+async function emitted(operation: () => Promise<unknown>): Promise<Emitted[]> {
+  const before = new Set((await server.base.db.event.findMany({ select: { id: true } })).map((e) => e.id));
+  await operation();
+  const rows = await server.base.db.event.findMany({ where: { id: { notIn: [...before] } }, orderBy: { id: 'asc' } });
+  const fresh = rows.filter((r) => !seen.has(r.id)).map((r) => ({ kind: r.kind, organizationId: r.organizationId, body: r.body!, envelope: JSON.parse(r.body!) }));
+  seen = new Set([...seen, ...fresh.map((e) => e.envelope.id)]);
+  all.push(...fresh);
+  return fresh;
+}
+const kindsOf = (events: Emitted[]) => events.map((e) => e.kind).sort();
+const ok = async <T extends { status: number; body: any }>(reply: Promise<T>, status = 200) => {
+  const r = await reply;
+  expect(r.status, JSON.stringify(r.body)).toBe(status);
+  return r.body;
+};
+
+/** The key structure of a JSON value: the same keys at every level where both sides are objects. */
+function sameKeys(actual: unknown, example: unknown, path = 'data'): void {
+  if (Array.isArray(actual) && Array.isArray(example)) return;
+  if (isObject(actual) && isObject(example)) {
+    expect(Object.keys(actual).sort(), path).toEqual(Object.keys(example).sort());
+    for (const key of Object.keys(example)) sameKeys(actual[key], example[key], `${path}.${key}`);
+  }
+}
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+function keysOf(value: unknown): string[] {
+  if (Array.isArray(value)) return value.flatMap(keysOf);
+  if (!isObject(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => [k, ...keysOf(v)]);
+}
+
+describe('the event catalog', () => {
+  let a: { id: string; name: string };
+  let b: { id: string; name: string };
+  let person: { id: string; email: string; api: Client };
+  let password = PASSWORD;
+
+  it('emits, for every operation, each kind that describes it', async () => {
+    // Organizations
+    let created: any;
+    let events = await emitted(async () => (created = await ok(admin.post('/v1/organizations', { name: 'Catalog A' }), 201)));
+    a = { id: created.id, name: 'Catalog A' };
+    expect(kindsOf(events)).toEqual(['member.added', 'organization.created', 'organization.member.added']);
+    b = await ok(admin.post('/v1/organizations', { name: 'Catalog B' }), 201);
+    events = await emitted(() => ok(admin.patch(`/v1/organizations/${a.id}`, { name: 'Catalog A2' })));
+    a.name = 'Catalog A2';
+    expect(kindsOf(events)).toEqual(['organization.updated']);
+
+    // Invitations: a new account joins A; the person then joins B with its password.
+    const email = `catalog-${Date.now()}@example.test`;
+    let invitation: any;
+    events = await emitted(async () => (invitation = await ok(admin.post(`/v1/organizations/${a.id}/invitations`, { email, role: 'member' }), 201)));
+    expect(kindsOf(events)).toEqual(['member.invitation.sent']);
+    let accepted: any;
+    events = await emitted(async () => (accepted = await ok(client(server.url).post('/api/v1/invitations/accept', { token: invitation.token, name: 'Ada', password }))));
+    expect(kindsOf(events)).toEqual(['member.added', 'member.invitation.accepted', 'organization.member.added', 'session.created', 'user.created']);
+    expect(events.every((e) => e.organizationId === a.id)).toBe(true);
+    person = { id: accepted.user.id, email, api: client(server.url, { token: accepted.token }) };
+    const toB = await ok(admin.post(`/v1/organizations/${b.id}/invitations`, { email, role: 'member' }), 201);
+    events = await emitted(() => ok(client(server.url).post('/api/v1/invitations/accept', { token: toB.token, password })));
+    expect(kindsOf(events)).toEqual(['member.added', 'member.invitation.accepted', 'organization.member.added', 'session.created', 'session.created']);
+
+    // Events about the person reach both of its organizations, once each.
+    const fannedOut = (list: Emitted[], kind: string) => list.filter((e) => e.kind === kind).map((e) => e.envelope.organization).sort((x, y) => x.id.localeCompare(y.id));
+    const both = [a, b].map((o) => ({ id: o.id, name: o.name })).sort((x, y) => x.id.localeCompare(y.id));
+    let signedIn: any;
+    events = await emitted(async () => (signedIn = await ok(client(server.url).post('/api/v1/auth/login', { email, password }))));
+    expect(kindsOf(events)).toEqual(['session.created', 'session.created']);
+    expect(fannedOut(events, 'session.created')).toEqual(both);
+    person.api = client(server.url, { token: signedIn.token });
+    events = await emitted(() => ok(person.api.patch('/api/v1/users/me', { name: 'Ada L.' })));
+    expect(kindsOf(events)).toEqual(['user.updated', 'user.updated']);
+    expect(fannedOut(events, 'user.updated')).toEqual(both);
+    const newPassword = 'another long enough password';
+    events = await emitted(() => ok(person.api.patch('/api/v1/users/me', { current_password: password, password: newPassword })));
+    password = newPassword;
+    expect(kindsOf(events)).toEqual(['session.created', 'session.created', 'user.password.changed', 'user.password.changed']);
+    person.api = (await signIn(server.url, email, password)).api;
+    events = await emitted(() => ok(admin.patch(`/v1/users/${person.id}`, { email_verified: true })));
+    expect(kindsOf(events)).toEqual(['user.email.verified', 'user.email.verified', 'user.updated', 'user.updated']);
+    expect(fannedOut(events, 'user.email.verified')).toEqual(both);
+
+    // Members
+    events = await emitted(() => ok(admin.patch(`/v1/organizations/${a.id}/members/${person.id}`, { role: 'admin' })));
+    expect(kindsOf(events)).toEqual(['member.role.changed', 'organization.member.role_changed']);
+
+    // API keys
+    let key: any;
+    events = await emitted(async () => (key = await ok(admin.post('/api/v1/api-keys', { name: 'catalog', organization_id: a.id }), 201)));
+    expect(kindsOf(events)).toEqual(['api_key.created']);
+    events = await emitted(() => ok(admin.delete(`/api/v1/api-keys/${key.id}`), 204));
+    expect(kindsOf(events)).toEqual(['api_key.revoked']);
+
+    // OAuth: clients, authorization (directly and on consent), tokens, revocation (RFC 7009)
+    let app: any;
+    events = await emitted(async () => (app = await registerClient(person.api, { name: 'Catalog app', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email'], consent_required: false, organization_id: a.id })));
+    expect(kindsOf(events)).toEqual(['oauth.client.created', 'oauth_client.created']);
+    const session = (await signIn(server.url, email, password)).login.token as string;
+    let code = '';
+    const params = { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', nonce: 'n' };
+    events = await emitted(async () => (code = codeFrom(await authorize(server.url, session, params))));
+    expect(kindsOf(events)).toEqual(['oauth.authorization.granted']);
+    let tokens: any;
+    events = await emitted(async () => (tokens = await ok(exchangeCode(server.url, app, code, REDIRECT))));
+    expect(kindsOf(events)).toEqual(['oauth.token.issued']);
+    expect(events[0]!.envelope.data).toEqual({ client: { id: app.id, clientId: app.client_id }, user: { id: person.id }, scope: 'openid email', grantType: 'authorization_code' });
+    events = await emitted(async () => (tokens = await ok(tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret }))));
+    expect(kindsOf(events)).toEqual(['oauth.token.issued']);
+    events = await emitted(() => ok(client(server.url).post('/oauth/revoke',
+      new URLSearchParams({ token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret }).toString(),
+      { 'content-type': 'application/x-www-form-urlencoded' })));
+    expect(kindsOf(events)).toEqual(['oauth_client.token_revoked']);
+    const consenting = await registerClient(person.api, { name: 'Asks first', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], organization_id: a.id });
+    const consentPage = await authorize(server.url, session, { ...params, client_id: consenting.client_id, scope: 'openid' });
+    events = await emitted(() => decideConsent(server.url, session, consentPage));
+    expect(kindsOf(events)).toEqual(['oauth.authorization.granted']);
+    const machine = await registerClient(person.api, { name: 'Machine', redirect_uris: [], grant_types: ['client_credentials'], allowed_scopes: ['reports'], organization_id: a.id });
+    events = await emitted(() => ok(tokenRequest(server.url, { grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret })));
+    expect(kindsOf(events)).toEqual(['oauth.token.issued']);
+    expect(events[0]!.envelope.data).toMatchObject({ user: null, grantType: 'client_credentials' });
+    events = await emitted(() => ok(person.api.delete(`/api/v1/oauth-clients/${app.id}`), 204));
+    expect(kindsOf(events)).toEqual(['oauth.client.deleted', 'oauth_client.deleted']);
+
+    // Subscriptions
+    const product = await ok(admin.post('/v1/products', { name: 'Catalog product', slug: `catalog-${Date.now()}`, features: [] }), 201);
+    let subscription: any;
+    const end = new Date(clock.now().getTime() + 30 * DAY * 1000).toISOString();
+    events = await emitted(async () => (subscription = await ok(admin.post('/v1/subscriptions', {
+      organization_id: a.id, product_id: product.id, total_seats: 5, price_per_seat: 9.5, billing_cycle: 'monthly', status: 'active', end_date: end,
+    }), 201)));
+    expect(kindsOf(events)).toEqual(['subscription.created']);
+    events = await emitted(() => ok(admin.patch(`/v1/subscriptions/${subscription.id}`, { total_seats: 6 })));
+    expect(kindsOf(events)).toEqual(['subscription.updated']);
+    const later = new Date(clock.now().getTime() + 60 * DAY * 1000).toISOString();
+    events = await emitted(() => ok(admin.patch(`/v1/subscriptions/${subscription.id}`, { end_date: later })));
+    expect(kindsOf(events)).toEqual(['subscription.renewed', 'subscription.updated']);
+    events = await emitted(() => ok(admin.delete(`/v1/subscriptions/${subscription.id}`)));
+    expect(kindsOf(events)).toEqual(['subscription.cancelled']);
+
+    // Signing out, leaving, and deleting the account (with an organization it alone belongs to)
+    events = await emitted(() => ok(person.api.post('/api/v1/auth/logout'), 204));
+    expect(kindsOf(events)).toEqual(['session.revoked', 'session.revoked']);
+    expect(fannedOut(events, 'session.revoked')).toEqual(both);
+    person.api = (await signIn(server.url, email, password)).api;
+    events = await emitted(() => ok(person.api.delete(`/v1/organizations/${b.id}/members/${person.id}`), 204));
+    expect(kindsOf(events)).toEqual(['member.removed', 'organization.member.removed']);
+    const own = await ok(person.api.post('/v1/organizations', { name: 'Catalog solo' }), 201);
+    events = await emitted(() => ok(person.api.delete('/api/v1/users/me'), 204));
+    expect(kindsOf(events)).toEqual(['member.removed', 'member.removed', 'organization.deleted', 'organization.member.removed', 'organization.member.removed', 'user.deleted', 'user.deleted']);
+    expect(events.filter((e) => e.kind === 'user.deleted').map((e) => e.organizationId).sort()).toEqual([a.id, own.id].sort());
+
+    // Time: an invitation nobody answers
+    await ok(admin.post(`/v1/organizations/${a.id}/invitations`, { email: `late-${Date.now()}@example.test` }), 201);
+    clock.advance(8 * DAY);
+    events = await emitted(() => runTaskNow(server.databaseUrl, 'expire_invitations'));
+    expect(kindsOf(events)).toEqual(['member.invitation.expired']);
+    clock.reset();
+  });
+
+  it('keeps every emitted event to the catalog: its kind, its example keys, its list case, and its organization', () => {
+    expect(all.length).toBeGreaterThan(50);
+    for (const e of all) {
+      expect(isEventKind(e.kind), e.kind).toBe(true);
+      const entry = EVENT_CATALOG[e.kind as EventKind];
+      // The row is the exact text sent: the envelope in emitEvent's order, compact, with its organization.
+      expect(Object.keys(e.envelope)).toEqual(['id', 'event', 'timestamp', 'organization', 'data']);
+      expect(JSON.stringify(e.envelope)).toBe(e.body);
+      expect(e.envelope.event).toBe(e.kind);
+      expect(e.envelope.organization).toEqual({ id: e.organizationId, name: expect.any(String) });
+      sameKeys(e.envelope.data, entry.example, e.kind);
+      const keys = keysOf(e.envelope.data);
+      if (entry.lists.includes('A')) expect(keys.filter((k) => k.includes('_')), e.kind).toEqual([]);
+      else expect(keys.filter((k) => /[A-Z]/.test(k)), e.kind).toEqual([]);
+    }
+    // Every kind an operation can cause was caused above; the rest say in their description why not.
+    const never = EVENT_KINDS.filter((k) => !all.some((e) => e.kind === k));
+    expect(never.sort()).toEqual(['2fa.disabled', '2fa.enabled', 'session.expired']);
+    for (const k of never) expect(EVENT_CATALOG[k].description).toContain('not emitted yet');
+  });
+
+  it('gives the three shapes of the interface exactly', () => {
+    const one = (kind: string) => all.find((e) => e.kind === kind && e.organizationId === a.id)!.envelope.data;
+    expect(one('user.created')).toEqual({
+      user: { id: person.id, email: person.email, name: 'Ada', emailVerified: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
+    });
+    const accepted = one('member.invitation.accepted');
+    expect(accepted).toEqual({
+      invitation: { id: expect.any(String), email: person.email, role: 'member', invitedBy: expect.any(String) },
+      user: { id: person.id, email: person.email, name: 'Ada' },
+      organization: { id: a.id, name: 'Catalog A2' },
+    });
+    const added = all.find((e) => e.kind === 'organization.member.added' && e.envelope.data.member_id === person.id)!.envelope.data;
+    expect(added).toEqual({ organization_id: a.id, member_id: person.id, user: { id: person.id, email: person.email, name: 'Ada' }, role: 'member' });
+  });
+
+  it('lists the catalog at GET /api/v1/event-types with kind, group, lists, description and example', async () => {
+    const reply = await ok(admin.get('/api/v1/event-types'));
+    expect(reply.event_types.map((t: any) => t.kind)).toEqual(EVENT_KINDS);
+    for (const t of reply.event_types) {
+      const entry = EVENT_CATALOG[t.kind as EventKind];
+      expect(t).toEqual({ kind: t.kind, group: entry.group, lists: [...entry.lists], description: entry.description, example: entry.example });
+    }
+  });
+});
+
+describe('an event written by the OAuth hot path (one SQL statement)', () => {
+  it('reaches a webhook subscribed to oauth.token.issued after a code exchange, as the same envelope text emitEvent writes', async () => {
+    // A name that JSON must escape: the SQL-built text has to escape it as JSON.stringify does.
+    const org = await ok(admin.post('/v1/organizations', { name: 'Hot "path" \\ é ✓' }), 201);
+    const hook = await ok(admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/issued'), events: ['oauth.token.issued'], organizationId: org.id }), 201);
+    const app = await registerClient(admin, { name: 'Hot path app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false, organization_id: org.id });
+    const session = (await signIn(server.url, ADMIN.email, ADMIN.password)).login.token as string;
+    const code = codeFrom(await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' }));
+    await ok(exchangeCode(server.url, app, code, REDIRECT));
+    const [request] = await waitFor(() => {
+      const got = receiver.received.filter((r) => r.path === '/issued');
+      return got.length ? got : undefined;
+    });
+    const sent = JSON.parse(request!.body);
+    expect(request!.headers['x-service-event']).toBe('oauth.token.issued');
+    expect(sent).toEqual({
+      id: expect.any(String), event: 'oauth.token.issued', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]{12}Z$/),
+      organization: { id: org.id, name: org.name },
+      data: { client: { id: app.id, clientId: app.client_id }, user: { id: expect.any(String) }, scope: 'openid', grantType: 'authorization_code' },
+    });
+    // Byte for byte what JSON.stringify makes of it: key order {id, event, timestamp, organization, data}, no spaces.
+    expect(request!.body).toBe(JSON.stringify(sent));
+    const row = await server.base.db.event.findUniqueOrThrow({ where: { id: sent.id } });
+    expect(row.body).toBe(request!.body);
+    expect(request!.headers['x-service-delivery']).toBe((await server.base.db.webhookDelivery.findFirstOrThrow({ where: { webhookId: hook.id } })).id);
+  });
+});
