@@ -1,6 +1,6 @@
 // graphile-worker inside PostgreSQL: jobs are enqueued in the business transaction and survive restarts.
 // Any number of worker processes can run against one database.
-import { parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
+import { Logger as GraphileLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import type { Db } from '../schema/db.ts';
@@ -35,8 +35,16 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   pgPool.on('connect', (client) => client.on('error', (err) => deps.logger.warn({ err }, 'worker connection error')));
   const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps), expire_subscriptions: expireSubscriptions(deps),
     webhook_deliver: webhookDeliver(deps), webhook_sweep: webhookSweep(deps), app_notify: appNotify(deps), app_sweep: appSweep(deps) };
+  // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
+  // the console it took a tenth of a delivery's CPU.
+  const logger = new GraphileLogger(() => (level, message, meta) => {
+    if (level === 'error') deps.logger.error(meta ?? {}, message);
+    else if (level === 'warning') deps.logger.warn(meta ?? {}, message);
+    else deps.logger.debug(meta ?? {}, message);
+  });
   const runner: Runner = await run({
     pgPool,
+    logger,
     taskList,
     concurrency: 16,
     noHandleSignals: true,

@@ -5,6 +5,6 @@ import { assertNotifyJob, attemptNotification } from '../../schema/modules/apps/
 /** One attempt of one notice to a marketplace app; it records the attempt and schedules the next one itself. */
 export const appNotify = (deps: WorkerDeps): Task => async (payload, helpers) => {
   const job = assertNotifyJob(payload);
-  const outcome = await attemptNotification({ db: deps.db, clock: deps.clock, secretKey: deps.secretKey, webhooks: deps.webhooks }, job);
-  if (outcome !== 'delivered') helpers.logger.debug(`app notification ${job.notificationId} attempt ${job.attempt}: ${outcome}`);
+  const outcome = await attemptNotification(deps, job);
+  if (outcome !== 'delivered') helpers.logger.debug(`app notification ${job.id} attempt ${job.attempt}: ${outcome}`);
 };

@@ -5,6 +5,6 @@ import { assertDeliverJob, attemptDelivery } from '../../schema/modules/webhooks
 /** One attempt of one webhook delivery; it records the attempt and schedules the next one itself. */
 export const webhookDeliver = (deps: WorkerDeps): Task => async (payload, helpers) => {
   const job = assertDeliverJob(payload);
-  const outcome = await attemptDelivery({ db: deps.db, clock: deps.clock, secretKey: deps.secretKey, webhooks: deps.webhooks }, job);
-  if (outcome !== 'delivered') helpers.logger.debug(`webhook delivery ${job.deliveryId} attempt ${job.attempt}: ${outcome}`);
+  const outcome = await attemptDelivery(deps, job);
+  if (outcome !== 'delivered') helpers.logger.debug(`webhook delivery ${job.id} attempt ${job.attempt}: ${outcome}`);
 };

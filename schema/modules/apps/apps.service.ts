@@ -16,8 +16,9 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { CLIENT_ID_PREFIX, redirectUri } from '../oauth/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type Destination } from '../webhooks/destination.ts';
-import { decryptSecret, encryptSecret, newSecret, signatureHeaders } from '../webhooks/secret.ts';
+import { encryptSecret, newSecret } from '../webhooks/secret.ts';
 import { send } from '../webhooks/sender.ts';
+import { isAccepted, signMessage } from '../webhooks/signed-attempt.ts';
 import { AlreadyInstalledError, AppInstalledError, AppUnreachableError } from './apps.errors.ts';
 import { notificationJobSql } from './notifications.service.ts';
 
@@ -198,12 +199,12 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
   }
 
   const body = JSON.stringify({ event: 'app.installed', organizationId, clientId, clientSecret });
-  const secret = await decryptSecret(app.signingSecretEncrypted, ctx.settings.secretKey);
-  const headers = signatureHeaders(secret, { eventId: pending.id, deliveryId: uuidv7(), kind: 'app.installed', body, timestamp: ctx.clock.now() });
+  const { headers } = await signMessage({ clock: ctx.clock, secretKey: ctx.settings.secretKey }, app.signingSecretEncrypted, {
+    eventId: pending.id, deliveryId: uuidv7(), kind: 'app.installed', body,
+  });
   const result = await send(destination, headers, body, { timeoutMs: settings.timeoutMs, ca: settings.ca });
-  const accepted = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 
-  if (!accepted) {
+  if (!isAccepted(result)) {
     const reason = unreachableReason(result, settings.timeoutMs);
     await ctx.db.$transaction(async (tx) => {
       // The installation goes with its client (ON DELETE CASCADE).

@@ -1,5 +1,6 @@
 // A webhook's signing secret: Standard Webhooks' form (whsec_ + base64 of 32 random bytes), kept encrypted under
-// SECRET_KEY as keys.service keeps signing keys (JWE, dir + A256GCM), and the signature headers made with it.
+// SECRET_KEY the way schema/keys/signing-keys.ts keeps signing keys (JWE, dir + A256GCM), and the signature headers
+// made with it.
 import { createHmac, randomBytes } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 

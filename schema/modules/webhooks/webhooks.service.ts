@@ -9,7 +9,7 @@ import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { EVENT_CATALOG, EVENT_KINDS, emitEvent, isEventKind } from '../../events/catalog.ts';
+import { EVENT_KINDS, emitTestEvent, eventTypeList, isEventKind, type EventKind } from '../../events/catalog.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from './destination.ts';
 import { decryptSecret, encryptSecret, newSecret } from './secret.ts';
 import { deliverJobSql } from './delivery.service.ts';
@@ -23,7 +23,7 @@ const createInput = z.object({ organizationId: fields.id.nullish(), url, events:
 const updateInput = z.object({ url: url.optional(), events: eventList.optional(), description: description.nullish(), isActive: z.boolean().optional() });
 
 export function eventTypes() {
-  return EVENT_KINDS.map((k) => ({ kind: k, ...EVENT_CATALOG[k] }));
+  return eventTypeList();
 }
 
 /** The SSRF guard at creation and edit; the same check runs again before every attempt. */
@@ -115,7 +115,7 @@ export async function sendTestEvent(ctx: Context, id: unknown, event: unknown) {
   const chosen = parseInput(z.object({ event: kind }), { event }).event;
   if (!webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to send a test event');
   return ctx.db.$transaction(async (tx) => {
-    const eventId = await emitEvent(tx, chosen as keyof typeof EVENT_CATALOG, webhook.organization, { ...EVENT_CATALOG[chosen as keyof typeof EVENT_CATALOG].example, test: true }, { at: ctx.clock.now(), webhookId: webhook.id });
+    const eventId = await emitTestEvent(tx, chosen as EventKind, webhook.organization, webhook.id, ctx.clock.now());
     await recordAudit(ctx, { action: 'webhook.test', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id, details: { event: chosen } }, tx);
     return tx.webhookDelivery.findFirstOrThrow({ where: { eventId, webhookId: webhook.id }, include: deliveryDetail });
   });

@@ -1,6 +1,7 @@
-import { error, fail, redirect } from '@sveltejs/kit';
-import { gql } from '#lib/server/graphql.ts';
-import { loginUrl } from '#lib/server/session.ts';
+import { error, fail } from '@sveltejs/kit';
+import { userErrorFailure } from '#lib/server/errors.ts';
+import { requireOrgAdmin } from '#lib/server/gates.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 interface App {
@@ -18,7 +19,6 @@ interface Installation {
 	clientId: string;
 	installedAt: string;
 }
-type UserError = { __typename: 'UserError'; code: string; message: string; details: { path: string; message: string }[] };
 type Result<T> = T | UserError;
 
 const APP_FIELDS = 'id name description webhookUrl redirectUris scopes homepageUrl';
@@ -39,10 +39,7 @@ export const load: PageServerLoad = async (event) => {
 };
 
 /** Form actions skip the layout's gate: each checks the role it needs (the service checks again). */
-function requireAdmin(event: RequestEvent) {
-	if (!event.locals.user) redirect(303, loginUrl(event.url));
-	if (event.locals.role !== 'owner' && event.locals.role !== 'admin') error(403, 'Only owners and admins of the organization install apps.');
-}
+const requireAdmin = (event: RequestEvent) => requireOrgAdmin(event, 'install apps');
 function requirePlatformAdmin(event: RequestEvent) {
 	requireAdmin(event);
 	if (!event.locals.platformAdmin) error(403, 'Only platform administrators register and change apps.');
@@ -63,12 +60,8 @@ function readApp(form: FormData) {
 	};
 }
 
-function failure(result: { __typename: string }, values: Record<string, unknown> = {}) {
-	if (result.__typename !== 'UserError') return null;
-	const r = result as UserError;
-	const status = r.code === 'conflict' ? 409 : r.code === 'app_unreachable' ? 502 : 400;
-	return fail(status, { values, message: r.message, problems: r.details.map((d) => `${d.path}: ${d.message}`) });
-}
+const failure = (result: { __typename: string }, values: Record<string, unknown> = {}) =>
+	result.__typename === 'UserError' ? userErrorFailure(result as UserError, { values }) : null;
 
 export const actions: Actions = {
 	create: async (event) => {

@@ -1,4 +1,5 @@
 import { error, fail } from '@sveltejs/kit';
+import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import { eventGroups, findOwnedWebhook, NOT_FOUND, type Webhook, WEBHOOK_FIELDS } from './webhooks.server.ts';
@@ -95,9 +96,6 @@ function refusedInput(result: UserError, failed: string) {
 	};
 }
 
-/** The status a typed refusal answers with: a state that forbids the action is a conflict, anything else bad input. */
-const statusOf = (result: UserError) => (result.code === 'conflict' ? 409 : 400);
-
 /** The panel a link of the list opened (?edit=, ?test=, ?rotate=, ?delete=), with its webhook. */
 const PANELS = ['edit', 'test', 'rotate', 'delete'] as const;
 type PanelKind = (typeof PANELS)[number];
@@ -149,7 +147,7 @@ export const actions: Actions = {
 			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			return fail(statusOf(result), { action: 'create' as const, values, ...refusedInput(result, 'The webhook was not created') });
+			return fail(userErrorStatus(result), { action: 'create' as const, values, ...refusedInput(result, 'The webhook was not created') });
 		}
 		// The secret is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
@@ -171,7 +169,7 @@ export const actions: Actions = {
 			return refused(err, { action: 'update' as const, id, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			return fail(statusOf(result), { action: 'update' as const, id, values, ...refusedInput(result, 'The changes were not saved') });
+			return fail(userErrorStatus(result), { action: 'update' as const, id, values, ...refusedInput(result, 'The changes were not saved') });
 		}
 		return { action: 'update' as const, saved: { id: result.id, url: result.url } };
 	},
@@ -186,7 +184,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'setActive' as const });
 		}
-		if (result.__typename === 'UserError') return fail(statusOf(result), { action: 'setActive' as const, message: result.message });
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'setActive' as const, message: result.message });
 		return { action: 'setActive' as const, changed: { id: result.id, url: result.url, isActive: result.isActive } };
 	},
 
@@ -202,7 +200,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'rotate' as const });
 		}
-		if (result.__typename === 'UserError') return fail(statusOf(result), { action: 'rotate' as const, message: result.message });
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'rotate' as const, message: result.message });
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'rotate' as const, rotated: { id: result.id, url: result.url, secret: result.secret } };
 	},
@@ -219,7 +217,7 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError') {
 			const message = result.code === 'invalid_request' ? 'Choose an event kind of the catalog.' : result.message;
-			return fail(statusOf(result), { action: 'test' as const, kind, message });
+			return fail(userErrorStatus(result), { action: 'test' as const, kind, message });
 		}
 		return { action: 'test' as const, kind, tested: { webhookId: field(form, 'id'), deliveryId: result.id, event: result.event } };
 	},
@@ -236,7 +234,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'delete' as const });
 		}
-		if (result.__typename === 'UserError') return fail(statusOf(result), { action: 'delete' as const, message: result.message });
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'delete' as const, message: result.message });
 		return { action: 'delete' as const, deleted: { id: result.id, url: result.url } };
 	}
 };

@@ -1,4 +1,5 @@
 import { error, fail } from '@sveltejs/kit';
+import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
 import { field, refused, requireOrgAdmin, type UserError } from '../../settings.server.ts';
 import { findOwnedWebhook, loadOwnedWebhook, NOT_FOUND } from '../webhooks.server.ts';
@@ -122,7 +123,7 @@ export const actions: Actions = {
 			return refused(err, { action: 'retry' as const, id });
 		}
 		if (result.__typename === 'UserError') {
-			return fail(result.code === 'conflict' ? 409 : 400, { action: 'retry' as const, id, message: result.message });
+			return fail(userErrorStatus(result), { action: 'retry' as const, id, message: result.message });
 		}
 		return { action: 'retry' as const, id, retried: { id: result.id, event: result.event } };
 	}
