@@ -1,32 +1,16 @@
 // Starts Tessera exactly as the README says (`npm start`, no DATABASE_URL: the embedded PostgreSQL under
 // DATA_DIR), signs in, stops it with SIGTERM, and starts it again on the same data.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, chmod } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait.ts';
+import { cleanEnv, freePort, ROOT } from './process.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '../..');
 let dataDir: string;
 let port: number;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
-
-/** The shell's environment, less what vitest adds (it sets BASE_URL=/ for Vite) and any database URL. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of ['DATABASE_URL', 'BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR', 'NODE_ENV']) delete env[key];
-  return env;
-}
 
 function start(dir = dataDir): { child: ChildProcess; output: () => string; exited: Promise<string>; closed: Promise<void> } {
   let output = '';
@@ -81,9 +65,9 @@ async function expectStartsAndStops(dir: string): Promise<void> {
 }
 
 const dataDirs: string[] = [];
+/** A DATA_DIR as `mktemp -d` makes it: mode 0700, which the postgres user cannot enter. */
 async function freshDataDir(): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'tessera-start-'));
-  await chmod(dir, 0o755);
   dataDirs.push(dir);
   return dir;
 }
@@ -146,6 +130,21 @@ describe('npm start on a machine without a database', () => {
 
     // Had the database been left running, this start could not use DATA_DIR.
     await expectStartsAndStops(dir);
+  }, 120_000);
+
+  it('as root, runs its PostgreSQL below a folder that the postgres user could not traverse, and says what it changed', async () => {
+    const parent = await freshDataDir();
+    const dir = path.join(parent, 'data');
+    const run = start(dir);
+    await waitReady(run.output);
+    run.child.kill('SIGTERM');
+    await run.closed;
+    expect(run.output()).toContain('"msg":"stopped"');
+    if (process.getuid?.() === 0) {
+      // Traversal (o+x) added, listing (o+r) not.
+      expect((await stat(parent)).mode & 0o777).toBe(0o701);
+      expect(run.output()).toContain(`granted traversal of ${parent} (chmod o+x)`);
+    }
   }, 120_000);
 
   it('refuses a port in use with a clear message, and leaves no database running on DATA_DIR', async () => {
