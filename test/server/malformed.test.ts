@@ -130,7 +130,7 @@ const pathWith = (route: Route, id: string) => route.prefix + route.path.replace
 async function knownFields(route: Route): Promise<string[]> {
   const reply = await sendJson(route, realPath(route), JSON.stringify({ zz_unknown_field: 1 }));
   const listed = /expected one of: ([^)]*)\)/.exec(reply.body?.details?.[0]?.message ?? '');
-  return listed ? listed[1]!.split(', ') : [];
+  return listed ? listed[1]!.split(', ').filter(Boolean) : [];
 }
 
 describe.each(BODY_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile body', (label, route) => {
@@ -197,7 +197,11 @@ describe.each(BODY_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile 
 
   it('refuses wrong field types, very long strings and NUL characters field by field', async () => {
     const fields = await knownFields(route);
-    expect(fields.length, `${label}: the unknown-field error lists the known fields`).toBeGreaterThan(0);
+    if (!fields.length) {
+      // A route that takes no fields (rotate a secret, retry a delivery) refuses any field it is sent.
+      expectClientError(await sendJson(route, realPath(route), JSON.stringify({ zz_unknown_field: 1 })), `${label} an unknown field`, 400);
+      return;
+    }
     const refused: [string, unknown][] = [
       ['a number', 12345],
       ['a fraction', 1.5],
