@@ -11,6 +11,7 @@ import { webhookDeliver } from './tasks/webhook-deliver.ts';
 import { webhookSweep } from './tasks/webhook-sweep.ts';
 import { appNotify } from './tasks/app-notify.ts';
 import { appSweep } from './tasks/app-sweep.ts';
+import { InFlight } from './in-flight.ts';
 import type { WebhookSettings } from '../schema/modules/webhooks/destination.ts';
 import type { Clock } from '../schema/lib/clock.ts';
 
@@ -27,14 +28,20 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+const CONCURRENCY = 16;
+/** Attempts of one webhook one worker runs at once: a hanging receiver leaves the other half of the slots free. */
+const WEBHOOK_IN_FLIGHT = CONCURRENCY / 2;
+
 export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promise<RunningWorker> {
-  // Sixteen jobs at once: a webhook receiver that hangs holds at most the four lanes of its own webhook.
-  const pgPool = new pg.Pool({ connectionString: databaseUrl, max: 16 });
+  // CONCURRENCY jobs at once; a webhook receiver that hangs holds at most the cap of its own webhook's flag.
+  const inFlight = new InFlight(WEBHOOK_IN_FLIGHT);
+  // Webhook attempts run their statements on this pool too (webhook-deliver.ts): a connection per slot and a few for fetching.
+  const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 4 });
   // Errors on idle clients (a restarting database) must not crash the process.
   pgPool.on('error', (err) => deps.logger.warn({ err }, 'worker pool error'));
   pgPool.on('connect', (client) => client.on('error', (err) => deps.logger.warn({ err }, 'worker connection error')));
   const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps), expire_subscriptions: expireSubscriptions(deps),
-    webhook_deliver: webhookDeliver(deps), webhook_sweep: webhookSweep(deps), app_notify: appNotify(deps), app_sweep: appSweep(deps) };
+    webhook_deliver: inFlight.capped(webhookDeliver(deps)), webhook_sweep: webhookSweep(deps), app_notify: appNotify(deps), app_sweep: appSweep(deps) };
   // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
   // the console it took a tenth of a delivery's CPU.
   const logger = new GraphileLogger(() => (level, message, meta) => {
@@ -46,7 +53,11 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
     pgPool,
     logger,
     taskList,
-    concurrency: 16,
+    concurrency: CONCURRENCY,
+    forbiddenFlags: inFlight.forbidden,
+    events: inFlight.events,
+    // Completions are sent together: a statement per job was a large share of the database's work per delivery.
+    preset: { worker: { completeJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 1000,
     parsedCronItems: parseCrontab(['17 * * * * cleanup', '*/5 * * * * expire_invitations', '* * * * * expire_subscriptions', '* * * * * webhook_sweep', '* * * * * app_sweep'].join('\n')),

@@ -1,10 +1,11 @@
 import type { Task } from 'graphile-worker';
 import type { WorkerDeps } from '../index.ts';
 import { assertDeliverJob, attemptDelivery } from '../../schema/modules/webhooks/delivery.service.ts';
+import { pgSql } from '../../schema/modules/webhooks/signed-attempt.ts';
 
 /** One attempt of one webhook delivery; it records the attempt and schedules the next one itself. */
 export const webhookDeliver = (deps: WorkerDeps): Task => async (payload, helpers) => {
   const job = assertDeliverJob(payload);
-  const outcome = await attemptDelivery(deps, job);
+  const outcome = await attemptDelivery({ ...deps, sql: pgSql((q) => helpers.withPgClient((client) => client.query(q))) }, job);
   if (outcome !== 'delivered') helpers.logger.debug(`webhook delivery ${job.id} attempt ${job.attempt}: ${outcome}`);
 };

@@ -4,7 +4,7 @@
 import { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import {
-  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, SCHEDULED_ATTEMPTS, STUCK_AFTER_SECONDS,
+  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
   type AttemptDeps, type AttemptLane, type AttemptOutcome,
 } from './signed-attempt.ts';
 
@@ -13,31 +13,33 @@ const lane: AttemptLane = { task: DELIVER_TASK, idKey: 'deliveryId', keyPrefix: 
 
 export const assertDeliverJob = (payload: unknown) => assertAttemptJob(lane, payload);
 
-/** The job of attempt `attempt` of a delivery, in its webhook's lane, keyed so the sweep can move it; null runs it now. */
+/** The job of attempt `attempt` of a delivery, flagged with its webhook, keyed so the sweep can move it; null runs it now. */
 export const deliverJobSql = (deliveryId: Prisma.Sql | string, webhookId: Prisma.Sql | string, attempt: Prisma.Sql | number, runAt: Date | null) =>
-  attemptJobSql(lane, deliveryId, Prisma.sql`tessera_webhook_lane((${webhookId})::text, (${deliveryId})::text)`, attempt, runAt);
+  attemptJobSql(lane, deliveryId, null, attempt, runAt, Prisma.sql`'webhook:' || (${webhookId})::text`);
+
+interface DeliveryRow {
+  id: string; status: string; attempts: number; kind: string; event_id: string; body: string;
+  webhook_id: string; url: string; is_active: boolean; secret_encrypted: string;
+}
 
 export async function attemptDelivery(deps: AttemptDeps, job: { id: string; attempt: number }): Promise<AttemptOutcome> {
-  const delivery = await deps.db.webhookDelivery.findUnique({
-    where: { id: job.id },
-    select: {
-      id: true, status: true, attempts: true, kind: true,
-      webhook: { select: { id: true, url: true, isActive: true, secretEncrypted: true } },
-      event: { select: { id: true, body: true } },
-    },
-  });
+  // One statement: the delivery, its webhook and its event's body.
+  const sql = sqlOf(deps);
+  const [delivery] = await sql<DeliveryRow>(Prisma.sql`
+    select d.id, d.status, d.attempts, d.kind, d.event_id, e.body, w.id as webhook_id, w.url, w.is_active, w.secret_encrypted
+    from webhook_deliveries d join webhooks w on w.id = d.webhook_id join events e on e.id = d.event_id
+    where d.id = ${job.id}::text`);
   // Already done (a job run twice), gone with its webhook, or paused: an inactive webhook gets nothing, and its
   // pending deliveries resume through the sweep once it is active again.
-  if (!delivery || delivery.status !== 'pending' || delivery.attempts >= job.attempt || !delivery.webhook.isActive) return 'skipped';
+  if (!delivery || delivery.status !== 'pending' || delivery.attempts >= job.attempt || !delivery.is_active) return 'skipped';
 
-  const { webhook } = delivery;
   const sent = await attemptSigned(deps, job.attempt, {
-    url: webhook.url, secretEncrypted: webhook.secretEncrypted, eventId: delivery.event.id, deliveryId: delivery.id, kind: delivery.kind, body: delivery.event.body!,
+    url: delivery.url, secretEncrypted: delivery.secret_encrypted, eventId: delivery.event_id, deliveryId: delivery.id, kind: delivery.kind, body: delivery.body,
   });
   const { result } = sent;
   const exhausted = sent.status === 'failed' && job.attempt >= SCHEDULED_ATTEMPTS;
   // One statement: the delivery's step, its attempt record, the webhook's failing mark, and the next attempt's job.
-  await deps.db.$queryRaw`
+  await sql(Prisma.sql`
     with d as (${advanceSql('webhook_deliveries', delivery.id, sent)} returning id, webhook_id),
     logged as (
       insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, success, status_code, error, request_headers, response_headers, response_body)
@@ -50,7 +52,7 @@ export async function attemptDelivery(deps: AttemptDeps, job: { id: string; atte
       where id = (select webhook_id from d) and (${sent.success}::boolean or ${exhausted}::boolean)
     )
     select d.id, ${nextJobSql(sent, deliverJobSql(Prisma.sql`d.id`, Prisma.sql`d.webhook_id`, job.attempt + 1, sent.next))} as job
-    from d`;
+    from d`);
   return outcomeOf(sent);
 }
 

@@ -22,8 +22,23 @@ export interface WebhookSettings {
 
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { timeoutMs: 10_000, allowPrivateNetworks: false };
 
-export const systemResolver: HostResolver = async (hostname) =>
+const lookupAll: HostResolver = async (hostname) =>
   (await lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+
+// Answers are kept a few seconds: a lookup per attempt was a large share of a delivery's CPU. Every attempt still
+// checks the answer it uses and connects to that very address, so a name that changes meanwhile reaches nothing new.
+const RESOLVED_FOR_MS = 5_000;
+const resolved = new Map<string, { until: number; addresses: Promise<ResolvedAddress[]> }>();
+export const systemResolver: HostResolver = (hostname) => {
+  const now = performance.now();
+  const kept = resolved.get(hostname);
+  if (kept && kept.until > now) return kept.addresses;
+  if (resolved.size >= 1000) resolved.clear();
+  const addresses = lookupAll(hostname);
+  resolved.set(hostname, { until: now + RESOLVED_FOR_MS, addresses });
+  addresses.catch(() => resolved.delete(hostname));
+  return addresses;
+};
 
 // Not public: "this network", private (RFC 1918), CGNAT, loopback, link-local (cloud metadata at 169.254.169.254),
 // IETF protocol assignments, documentation, benchmarking, multicast and reserved ranges; their IPv6 counterparts,

@@ -1,7 +1,7 @@
 // A webhook's signing secret: Standard Webhooks' form (whsec_ + base64 of 32 random bytes), kept encrypted under
 // SECRET_KEY the way schema/keys/signing-keys.ts keeps signing keys (JWE, dir + A256GCM), and the signature headers
 // made with it.
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 
 const PREFIX = 'whsec_';
@@ -16,6 +16,21 @@ export async function decryptSecret(stored: string, secretKey: Uint8Array): Prom
   return new TextDecoder().decode((await compactDecrypt(stored, secretKey)).plaintext);
 }
 
+// The two HMAC keys of a secret, made once: making them from the string on every attempt was most of signing's CPU.
+const hmacKeys = new Map<string, { hex: KeyObject; v1: KeyObject }>();
+function keysOf(secret: string) {
+  let keys = hmacKeys.get(secret);
+  if (!keys) {
+    if (hmacKeys.size >= 1000) hmacKeys.clear();
+    keys = {
+      hex: createSecretKey(Buffer.from(secret, 'utf8')),
+      v1: createSecretKey(Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64')),
+    };
+    hmacKeys.set(secret, keys);
+  }
+  return keys;
+}
+
 /**
  * The headers that sign one attempt. X-Service-Signature is the interface's: hex HMAC-SHA256 of the raw body keyed
  * with the secret as written. webhook-signature is Standard Webhooks' (v1): base64 HMAC-SHA256 of
@@ -24,9 +39,9 @@ export async function decryptSecret(stored: string, secretKey: Uint8Array): Prom
  */
 export function signatureHeaders(secret: string, input: { eventId: string; deliveryId: string; kind: string; body: string; timestamp: Date }) {
   const seconds = Math.floor(input.timestamp.getTime() / 1000);
-  const hex = createHmac('sha256', secret).update(input.body).digest('hex');
-  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
-  const v1 = createHmac('sha256', key).update(`${input.eventId}.${seconds}.${input.body}`).digest('base64');
+  const keys = keysOf(secret);
+  const hex = createHmac('sha256', keys.hex).update(input.body).digest('hex');
+  const v1 = createHmac('sha256', keys.v1).update(`${input.eventId}.${seconds}.${input.body}`).digest('base64');
   return {
     'content-type': 'application/json',
     'user-agent': 'Tessera-Webhooks/1',

@@ -2,6 +2,7 @@
 // stored body with the current secret, check the URL again and POST to the checked address, then step the row on
 // from the state the attempt started in and queue the next attempt in the same statement. Each domain keeps what it
 // loads, when it skips, and what it records besides (webhook attempts and failing marks, a notice's last error).
+import { createHash } from 'node:crypto';
 import type { Db } from '../../db.ts';
 import { Prisma } from '../../db.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -15,12 +16,45 @@ export const SCHEDULED_ATTEMPTS = RETRY_DELAYS_SECONDS.length + 1;
 /** How long a running attempt may hold its job before a sweep assumes its worker died and runs it again. */
 export const STUCK_AFTER_SECONDS = 120;
 
+/** Runs one raw statement and returns its rows. */
+export type RunSql = <T>(query: Prisma.Sql) => Promise<T[]>;
+
 export interface AttemptDeps {
   db: Db;
   clock: Clock;
   secretKey: Uint8Array;
   webhooks?: WebhookSettings;
+  /** Where an attempt's statements run; Prisma's raw queries by default. */
+  sql?: RunSql;
 }
+
+export const sqlOf = (deps: Pick<AttemptDeps, 'db' | 'sql'>): RunSql => deps.sql ?? (<T>(query: Prisma.Sql) => deps.db.$queryRaw<T[]>(query));
+
+export interface PgQuery {
+  name: string;
+  text: string;
+  values: unknown[];
+}
+
+// A prepared statement's name per statement text: each connection parses an attempt's statements once.
+const statementNames = new Map<string, string>();
+const statementName = (text: string) => {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `tessera_attempt_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
+    if (statementNames.size >= 100) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
+};
+
+/**
+ * The statements on a plain pg connection (a worker's own pool), prepared: through Prisma, a raw statement cost about
+ * as much CPU as the rest of an attempt. Times go as ISO text, which the timestamp(3) casts read as UTC, as Prisma
+ * writes them.
+ */
+export const pgSql = (query: (q: PgQuery) => Promise<{ rows: unknown[] }>): RunSql =>
+  async <T>(q: Prisma.Sql) => (await query({ name: statementName(q.text), text: q.text, values: q.values.map((v) => (v instanceof Date ? v.toISOString() : v)) })).rows as T[];
 
 export type AttemptOutcome = 'skipped' | 'delivered' | 'retrying' | 'failed';
 
@@ -34,9 +68,24 @@ export interface SignedMessage {
 
 export const isAccepted = (result: { statusCode: number | null }) => result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 
+// Decrypted secrets by ciphertext: a decryption (JWE, on the thread pool) per attempt was a large share of its CPU.
+// A rotated secret has a new ciphertext, so it is never served stale; the map is emptied when it grows large.
+const secrets = new Map<string, Promise<string>>();
+const SECRETS_KEPT = 1000;
+function cachedSecret(secretEncrypted: string, secretKey: Uint8Array): Promise<string> {
+  let secret = secrets.get(secretEncrypted);
+  if (!secret) {
+    if (secrets.size >= SECRETS_KEPT) secrets.clear();
+    secret = decryptSecret(secretEncrypted, secretKey);
+    secret.catch(() => secrets.delete(secretEncrypted));
+    secrets.set(secretEncrypted, secret);
+  }
+  return secret;
+}
+
 /** The headers that sign `message` with the stored secret, timestamped after the secret is at hand. */
 export async function signMessage(deps: Pick<AttemptDeps, 'clock' | 'secretKey'>, secretEncrypted: string, message: SignedMessage) {
-  const secret = await decryptSecret(secretEncrypted, deps.secretKey);
+  const secret = await cachedSecret(secretEncrypted, deps.secretKey);
   const at = deps.clock.now();
   return { at, headers: signatureHeaders(secret, { ...message, timestamp: at }) };
 }
@@ -60,10 +109,14 @@ export function assertAttemptJob(lane: AttemptLane, payload: unknown): { id: str
 
 type SqlValue<T> = Prisma.Sql | T;
 
-/** The job of attempt `attempt` of row `id` in `queue`; a null run_at runs it now. */
-export const attemptJobSql = (lane: AttemptLane, id: SqlValue<string>, queue: Prisma.Sql, attempt: SqlValue<number>, runAt: Date | null) => Prisma.sql`
+/**
+ * The job of attempt `attempt` of row `id`, in named queue `queue` or none, with the in-flight flag `flag` (see
+ * worker/in-flight.ts) or none; a null run_at runs it now.
+ */
+export const attemptJobSql = (lane: AttemptLane, id: SqlValue<string>, queue: Prisma.Sql | null, attempt: SqlValue<number>, runAt: Date | null, flag: Prisma.Sql | null = null) => Prisma.sql`
   graphile_worker.add_job(${lane.task}::text, json_build_object(${lane.idKey}::text, (${id})::text, 'attempt', (${attempt})::int),
-    queue_name => ${queue}, run_at => ${runAt?.toISOString() ?? null}::timestamptz, job_key => ${lane.keyPrefix}::text || (${id})::text)`;
+    queue_name => ${queue ?? Prisma.sql`null`}::text, run_at => ${runAt?.toISOString() ?? null}::timestamptz, job_key => ${lane.keyPrefix}::text || (${id})::text,
+    flags => ${flag ? Prisma.sql`array[(${flag})::text]` : Prisma.sql`null::text[]`})`;
 
 export interface Attempted {
   attempt: number;
