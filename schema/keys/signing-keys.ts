@@ -32,6 +32,8 @@ const ACTIVATE_AFTER_MS = 2 * REFRESH_MS;
 
 export class KeyStore {
   #keys: LoadedKey[] = [];
+  // Built once per key set: a fresh local set would import the public keys again on every verification.
+  #verifySet: { keys: LoadedKey[]; set: ReturnType<typeof createLocalJWKSet> } | undefined;
   #loadedAt = 0;
   #loading: Promise<void> | undefined;
   readonly #db: Db;
@@ -76,7 +78,7 @@ export class KeyStore {
   /** Verifies a JWT signed by one of our keys. Only our asymmetric algorithms pass: never none or HS256. */
   async verify(token: string, options: JWTVerifyOptions = {}): Promise<{ payload: JWTPayload; typ?: string }> {
     await this.#fresh();
-    const attempt = () => jwtVerify(token, createLocalJWKSet(this.jwksSync()), { ...options, algorithms: [...SIGNING_ALGS] });
+    const attempt = () => jwtVerify(token, this.#localSet(), { ...options, algorithms: [...SIGNING_ALGS] });
     try {
       const { payload, protectedHeader } = await attempt();
       return { payload, typ: protectedHeader.typ };
@@ -101,6 +103,11 @@ export class KeyStore {
   /** Reloads the keys from the database now (a rotation by another process shows up without waiting). */
   async refresh(): Promise<void> {
     await this.#reload();
+  }
+
+  #localSet() {
+    if (this.#verifySet?.keys !== this.#keys) this.#verifySet = { keys: this.#keys, set: createLocalJWKSet(this.jwksSync()) };
+    return this.#verifySet.set;
   }
 
   async #current(alg: SigningAlg): Promise<LoadedKey> {

@@ -4,11 +4,17 @@ import type Koa from 'koa';
 import type { ContextBase } from '../../schema/context.ts';
 import { discoveryDocument } from '../../schema/modules/oauth/discovery.service.ts';
 
+// The JSON text of each document served (the service returns the same object until the document changes).
+const documentText = new WeakMap<object, string>();
+
 export function discoveryEndpoint(base: ContextBase): Koa.Middleware {
   return async (ctx) => {
     const document = await discoveryDocument(base);
+    let text = documentText.get(document);
+    if (text === undefined) documentText.set(document, (text = JSON.stringify(document)));
     ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = document;
+    ctx.type = 'application/json';
+    ctx.body = text;
   };
 }
 

@@ -2,7 +2,7 @@
 // once and stored as a SHA-256 hash; a disabled client answers invalid_client everywhere.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
+import { hotQuery, Prisma } from '../../db.ts';
 import { NotFoundError, ValidationError } from '../../errors/index.ts';
 import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
 import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
@@ -210,10 +210,19 @@ export async function deleteClient(ctx: Context, id: string) {
 
 type ClientRow = Prisma.OAuthClientGetPayload<object>;
 
+const CLIENT_BY_CLIENT_ID = (clientId: string) => Prisma.sql`
+  SELECT id, client_id AS "clientId", secret_hash AS "secretHash", organization_id AS "organizationId", created_by_id AS "createdById",
+         name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
+         allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
+         id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired",
+         created_at AS "createdAt", updated_at AS "updatedAt"
+  FROM oauth_clients WHERE client_id = ${clientId}::text`;
+
 /** Client authentication at the token, revocation and introspection endpoints (client_secret_post). */
 export async function authenticateClient(ctx: Context, clientId: unknown, clientSecret: unknown): Promise<ClientRow> {
   if (typeof clientId !== 'string' || !clientId || clientId.length > 200) throw new InvalidClient();
-  const client = await ctx.db.oAuthClient.findUnique({ where: { clientId } });
+  // Every token, revocation and introspection request reads this row: one prepared statement (hotQuery).
+  const [client] = await hotQuery<ClientRow>(ctx.db, CLIENT_BY_CLIENT_ID(clientId));
   if (!client || !client.enabled) {
     await recordAudit(ctx, { action: 'oauth.client_auth', outcome: 'failure', actorId: null, details: { clientId: clientId.slice(0, 100), reason: client ? 'disabled' : 'unknown' } });
     throw new InvalidClient();

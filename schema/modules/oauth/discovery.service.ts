@@ -29,9 +29,19 @@ function productScopes(base: ContextBase): Promise<string[]> {
   });
 }
 
+// The document is the same object while the issuer and the product list are: the endpoint can keep its bytes.
+let lastDocument: { issuer: string; products: string[]; document: ReturnType<typeof buildDocument> } | undefined;
+
 export async function discoveryDocument(base: ContextBase) {
   const issuer = base.settings.issuer();
   const products = await productScopes(base);
+  if (lastDocument?.issuer !== issuer || lastDocument.products !== products) {
+    lastDocument = { issuer, products, document: buildDocument(issuer, products) };
+  }
+  return lastDocument.document;
+}
+
+function buildDocument(issuer: string, products: string[]) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,

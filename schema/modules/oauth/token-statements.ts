@@ -7,7 +7,7 @@
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
 import type { Context } from '../../context.ts';
-import { Prisma } from '../../db.ts';
+import { hotQuery, Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { auditRowCte } from '../audit/audit-sql.ts';
 import { eventRowCte } from '../../events/event-sql.ts';
@@ -120,7 +120,7 @@ export interface CodeRedemption {
 /** Consumes an authorization code and, when every check passes, issues from it. Null: no usable code. */
 export async function redeemCode(ctx: Context, client: StatementClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
   const now = ctx.clock.now();
-  const [row] = await ctx.db.$queryRaw<Redeemed[]>`
+  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
     with consumed as (
       update authorization_codes set used_at = ${ts(now)}
       where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
@@ -136,7 +136,7 @@ export async function redeemCode(ctx: Context, client: StatementClient, code: Co
         ${subjectColumns(ctx, sql`c.scope`)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(ctx, client, next, 'authorization_code')}`;
+    ${issueAndEnd(ctx, client, next, 'authorization_code')}`);
   return row ?? null;
 }
 
@@ -144,7 +144,7 @@ export async function redeemCode(ctx: Context, client: StatementClient, code: Co
 export async function redeemRefreshToken(ctx: Context, client: StatementClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
   const now = ctx.clock.now();
   const askedText = asked.join(' ');
-  const [row] = await ctx.db.$queryRaw<Redeemed[]>`
+  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
     with consumed as (
       update refresh_tokens set used_at = ${ts(now)}
       where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
@@ -156,7 +156,7 @@ export async function redeemRefreshToken(ctx: Context, client: StatementClient, 
         ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(ctx, client, next, 'refresh_token')}`;
+    ${issueAndEnd(ctx, client, next, 'refresh_token')}`);
   return row ?? null;
 }
 

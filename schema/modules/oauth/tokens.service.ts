@@ -4,7 +4,7 @@
 // happens inside a transaction: the statements that store what was issued run before or after it.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import { Prisma } from '../../db.ts';
+import { hotQuery, Prisma } from '../../db.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import type { SigningAlg } from '../../keys/signing-keys.ts';
 import { InvalidToken } from './oauth.errors.ts';
@@ -163,7 +163,7 @@ export async function verifyAccessToken(ctx: Context, token: string, options: { 
     reveal && { all: Prisma.sql`${reveal.all}::boolean`, slugs: Prisma.sql`${reveal.slugs}::text[]` },
     Prisma.sql`g.user_id`, Prisma.sql`${signed.organizationId}::text`, ctx.clock.now(),
   );
-  const [row] = await ctx.db.$queryRaw<GrantRow[]>`
+  const [row] = await hotQuery<GrantRow>(ctx.db, Prisma.sql`
     select g.revoked_at is not null as revoked, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
            c.id as client_db_id, c.client_id, c.enabled as client_enabled, c.organization_id as client_organization_id,
            u.session_version, ${signed.organizationId}::text as organization_id, ${CLAIMS}, ${products} as products
@@ -172,7 +172,7 @@ export async function verifyAccessToken(ctx: Context, token: string, options: { 
     left join users u on u.id = g.user_id
     left join organizations o on o.id = ${signed.organizationId}::text
     left join memberships m on m.user_id = g.user_id and m.organization_id = ${signed.organizationId}::text
-    where g.id = ${signed.grantId}::text`;
+    where g.id = ${signed.grantId}::text`);
   if (!row || row.revoked || !row.client_enabled || row.client_id !== signed.clientId) throw new InvalidToken();
   if (row.grant_user_id && (row.session_version !== signed.sessionVersion || !row.role)) throw new InvalidToken();
   return {

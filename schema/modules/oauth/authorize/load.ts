@@ -4,7 +4,7 @@
 // product scopes asked for are looked up in the same statement: which of them the user holds a license of in the
 // client's organization (product-scopes.ts), for require-licenses.
 import type { Context } from '../../../context.ts';
-import { Prisma } from '../../../db.ts';
+import { hotQuery, Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
 import { SESSION_TOKEN_PREFIX } from '../../auth/sessions.service.ts';
 import { licensed, productScopesOf } from '../product-scopes.ts';
@@ -42,7 +42,7 @@ const askedProducts = (scope: string | undefined) => (scope && scope.length <= 4
 
 export async function loadAuthorization(ctx: Context, clientId: string | undefined, sessionToken: string | null, scope: string | undefined): Promise<Loaded> {
   const holds = licensed(Prisma.sql`s.user_id`, Prisma.sql`c.organization_id`, ctx.clock.now());
-  const [row] = await ctx.db.$queryRaw<Row[]>`
+  const [row] = await hotQuery<Row>(ctx.db, Prisma.sql`
     SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
            c.consent_required AS "consentRequired",
@@ -55,7 +55,7 @@ export async function loadAuthorization(ctx: Context, clientId: string | undefin
       AND s.expires_at > ${ctx.clock.now()}
       AND s.session_version = (SELECT u.session_version FROM users u WHERE u.id = s.user_id)
     LEFT JOIN memberships m ON m.user_id = s.user_id AND m.organization_id = c.organization_id
-    LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`;
+    LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`);
   const r = row!;
   return {
     client: r.id
