@@ -38,8 +38,14 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   // Webhook attempts run their statements on this pool too (webhook-deliver.ts): a connection per slot and a few for fetching.
   const pgPool = new pg.Pool({ connectionString: databaseUrl, max: CONCURRENCY + 4 });
   // Errors on idle clients (a restarting database) must not crash the process.
-  pgPool.on('error', (err) => deps.logger.warn({ err }, 'worker pool error'));
-  pgPool.on('connect', (client) => client.on('error', (err) => deps.logger.warn({ err }, 'worker connection error')));
+  // 57P01 is PostgreSQL ending the connection at shutdown (the embedded server stops on its own signal hook):
+  // expected, so not a warning. Anything else is logged by its message and code, not the whole client.
+  const report = (what: string) => (err: Error & { code?: string }) => {
+    if (err.code === '57P01') deps.logger.debug({ code: err.code }, `${what}: server shut down`);
+    else deps.logger.warn({ err: { message: err.message, code: err.code } }, what);
+  };
+  pgPool.on('error', report('worker pool error'));
+  pgPool.on('connect', (client) => client.on('error', report('worker connection error')));
   const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps), expire_subscriptions: expireSubscriptions(deps),
     webhook_deliver: inFlight.capped(webhookDeliver(deps)), webhook_sweep: webhookSweep(deps), app_notify: appNotify(deps), app_sweep: appSweep(deps) };
   // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
