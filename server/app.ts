@@ -19,6 +19,7 @@ import { mountRoutes } from './rest/route.ts';
 import { apiV1Routes } from './rest/api-v1.ts';
 import { v1Routes } from './rest/v1.ts';
 import { oauthClientRoutes } from './rest/oauth-clients.ts';
+import { LICENSE_CHECK_PATH, licenseCheckWithAccessToken } from './rest/licenses.ts';
 import { sendError } from './errors/http.ts';
 import { oidcRouter } from './oidc/router.ts';
 import openapi from '../openapi.json' with { type: 'json' };
@@ -61,6 +62,10 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   });
   app.use(ops.routes());
   app.use(oidcRouter(base, cookie).routes());
+
+  const hot = new Router();
+  hot.get(LICENSE_CHECK_PATH, licenseCheckWithAccessToken(base, rateLimits));
+  app.use(hot.routes());
 
   const limits = rateLimitMiddleware(rateLimits);
   const methods = {

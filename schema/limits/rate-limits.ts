@@ -1,6 +1,7 @@
 // Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL with one statement
 // per limit, so every API process shares the counts. The defaults live here only; RATE_LIMIT_* override them.
 import type { Context } from '../context.ts';
+import { hotQuery, Prisma } from '../db.ts';
 
 export interface RateLimit {
   name: 'api_key' | 'organization';
@@ -45,26 +46,39 @@ export function describeLimit(limit: RateLimit): string {
   return `Rate limit exceeded: ${limit.limit} requests ${window} ${PER[limit.name]}`;
 }
 
+/**
+ * The statement that counts one request against `limit` in its fixed window and returns the row (count,
+ * window_start). `source` is what the count depends on (`from t where ...`): a hot path that authenticates in
+ * the same statement counts only a caller it accepted. Every statement that counts is built here.
+ */
+export function countSql(limit: RateLimit, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  const expired = Prisma.sql`r.window_start <= ${now}::timestamp(3) - make_interval(secs => ${limit.windowSeconds}::int)`;
+  return Prisma.sql`
+    insert into rate_limit_counters as r (key, window_start, count) select ${limit.key}::text, ${now}::timestamp(3), 1 ${source}
+    on conflict (key) do update set
+      count = case when ${expired} then 1 else r.count + 1 end,
+      window_start = case when ${expired} then ${now}::timestamp(3) else r.window_start end
+    returning r.count, r.window_start`;
+}
+
+/** Where `limit` stands once its counter row reads `row`. */
+export function limitState(limit: RateLimit, row: { count: number; window_start: Date }, now: Date): RateLimitState {
+  const resetAt = row.window_start.getTime() + limit.windowSeconds * 1000;
+  return {
+    ...limit,
+    remaining: Math.max(0, limit.limit - row.count),
+    resetSeconds: Math.max(1, Math.ceil((resetAt - now.getTime()) / 1000)),
+    exceeded: row.count > limit.limit,
+  };
+}
+
 /** Counts one request against each limit and returns where each stands. */
 export async function consume(ctx: Context, limits: RateLimit[]): Promise<RateLimitState[]> {
   const now = ctx.clock.now();
   const states: RateLimitState[] = [];
   for (const limit of limits) {
-    const [row] = await ctx.db.$queryRaw<{ count: number; window_start: Date }[]>`
-      insert into rate_limit_counters (key, window_start, count) values (${limit.key}, ${now}, 1)
-      on conflict (key) do update set
-        count = case when rate_limit_counters.window_start <= ${now}::timestamp - make_interval(secs => ${limit.windowSeconds})
-                     then 1 else rate_limit_counters.count + 1 end,
-        window_start = case when rate_limit_counters.window_start <= ${now}::timestamp - make_interval(secs => ${limit.windowSeconds})
-                     then ${now} else rate_limit_counters.window_start end
-      returning count, window_start`;
-    const resetAt = row!.window_start.getTime() + limit.windowSeconds * 1000;
-    states.push({
-      ...limit,
-      remaining: Math.max(0, limit.limit - row!.count),
-      resetSeconds: Math.max(1, Math.ceil((resetAt - now.getTime()) / 1000)),
-      exceeded: row!.count > limit.limit,
-    });
+    const [row] = await hotQuery<{ count: number; window_start: Date }>(ctx.db, countSql(limit, now));
+    states.push(limitState(limit, row!, now));
   }
   return states;
 }

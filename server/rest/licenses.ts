@@ -1,5 +1,20 @@
 // Routes under /api/v1/licenses: the caller's own licenses and entitlements. Any valid token may call them.
+// The check asked with an access token also has a direct path (licenseCheckWithAccessToken below), as userinfo
+// has: it is what apps call on each use of a feature.
+import type Koa from 'koa';
+import { makeContext, type ContextBase } from '../../schema/context.ts';
+import { limitsFor } from '../../schema/limits/rate-limits.ts';
+import { checkLicenseWithAccessToken, type LicenseCheck } from '../../schema/modules/licenses/licenses.service.ts';
+import { bearerToken } from '../middleware/actor.ts';
+import { unstorableInput } from '../middleware/input-guard.ts';
+import { reportLimits, type RateLimitOptions } from '../middleware/rate-limit.ts';
+import type { RequestState } from '../middleware/request.ts';
 import type { RestRoute } from './route.ts';
+
+const presentCheck = (c: LicenseCheck) => ({
+  allowed: c.allowed, code: c.code, product: c.product, feature: c.feature,
+  subscription_id: c.subscriptionId, status: c.status, expires_at: c.expiresAt,
+});
 
 export const licenseRoutes: RestRoute[] = [
   {
@@ -12,9 +27,40 @@ export const licenseRoutes: RestRoute[] = [
     operation: `query($product: String, $feature: String, $entitlement: String) {
       licenseCheck(product: $product, feature: $feature, entitlement: $entitlement) { allowed code product feature subscriptionId status expiresAt } }`,
     variables: ({ query }) => ({ product: query.product, feature: query.feature, entitlement: query.entitlement }),
-    respond: (d) => {
-      const c = d.licenseCheck;
-      return { body: { allowed: c.allowed, code: c.code, product: c.product, feature: c.feature, subscription_id: c.subscriptionId, status: c.status, expires_at: c.expiresAt } };
-    },
+    respond: (d) => ({ body: presentCheck(d.licenseCheck) }),
   },
 ];
+
+export const LICENSE_CHECK_PATH = '/api/v1/licenses/check';
+
+/** The bearer value when it has the shape of a JWT (session tokens and API keys have none of its dots). */
+function accessTokenOf(header: string): string | null {
+  try {
+    const token = bearerToken(header);
+    return token?.includes('.') ? token : null;
+  } catch {
+    return null; // malformed: the general path says so
+  }
+}
+
+/**
+ * GET /api/v1/licenses/check with `Authorization: Bearer <access token>`, in one statement. Every other request
+ * (a session or API key, a repeated or unstorable parameter, a token or query the service cannot answer
+ * outright) goes on to the route above, which answers as every route does.
+ */
+export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateLimitOptions): Koa.Middleware {
+  return async (ctx, next) => {
+    const bearer = accessTokenOf(ctx.get('Authorization'));
+    const query = ctx.query;
+    const input = { product: query.product, feature: query.feature, entitlement: query.entitlement };
+    if (!bearer || Object.values(input).some(Array.isArray) || unstorableInput([[input, 'query']]).length) return next();
+    const context = makeContext(base, null, ctx.state.request as RequestState);
+    const check = await checkLicenseWithAccessToken(context, bearer, input, {
+      limitsOf: (actor) => limitsFor({ ...context, actor }, rateLimits),
+      report: (states) => reportLimits(ctx, states),
+    });
+    if (!check) return next();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = presentCheck(check);
+  };
+}

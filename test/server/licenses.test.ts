@@ -19,6 +19,8 @@ let server: TestServer;
 let platform: Client;
 let tenant: Tenant;
 let other: Tenant;
+/** The member through an app: an access token takes the check's direct path (server/rest/licenses.ts). */
+let memberApp: Client;
 const products: Record<string, { id: string; slug: string; name: string; features: string[] }> = {};
 const subscriptions: Record<string, string> = {};
 
@@ -49,7 +51,18 @@ beforeAll(async () => {
   await subscribe('lapsed', 'lapsed', tenant.id, 'active', PAST, [member]);
   await subscribe('ended', 'ended', tenant.id, 'expired', null, [member]);
   await subscribe('notes', 'notes', other.id, 'active', null, [{ id: other.member.id, api: other.member.api, admin: other.admin.api }]);
+  memberApp = client(server.url, { token: await accessTokenOf(tenant.member, ['openid', 'profile']) });
 });
+
+/** An access token of `person`'s, from a client of the person's organization that grants `scope`. */
+async function accessTokenOf(person: { email: string }, scope: string[]): Promise<string> {
+  const rp = await registerClient(tenant.admin.api, { name: 'Licensed app', redirect_uris: [REDIRECT], allowed_scopes: scope, consent_required: false });
+  const session = await sessionOf(server.url, person);
+  const back = await authorize(server.url, session, { client_id: rp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: scope.join(' '), state: 's' });
+  const tokens = await exchangeCode(server.url, rp, codeFrom(back), REDIRECT);
+  expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+  return tokens.body.access_token;
+}
 afterAll(() => server?.stop());
 
 const check = (api: Client, query: string) => api.get(`/api/v1/licenses/check?${query}`);
@@ -91,7 +104,11 @@ describe('GET /api/v1/licenses/entitlements', () => {
   });
 });
 
-describe('GET /api/v1/licenses/check', () => {
+// Every outcome through both paths: a session token (the route table) and an access token (the direct path).
+describe.each([
+  ['a session token', () => tenant.member.api],
+  ['an access token', () => memberApp],
+])('GET /api/v1/licenses/check with %s', (_credential, caller) => {
   it.each([
     ['product=crm', { allowed: true, code: 'VALID', product: 'crm', feature: null, subscription: 'crm', status: 'active', expires_at: FUTURE }],
     ['product=crm&feature=reports', { allowed: true, code: 'VALID', product: 'crm', feature: 'reports', subscription: 'crm', status: 'active', expires_at: FUTURE }],
@@ -105,17 +122,11 @@ describe('GET /api/v1/licenses/check', () => {
     ['product=notes', { allowed: false, code: 'NO_SUBSCRIPTION', product: 'notes', feature: null, subscription: null, status: null, expires_at: null }],
     ['product=nothing-like-it', { allowed: false, code: 'UNKNOWN_PRODUCT', product: 'nothing-like-it', feature: null, subscription: null, status: null, expires_at: null }],
   ])('answers %s with its code', async (query, expected) => {
-    const reply = await check(tenant.member.api, query);
+    const reply = await check(caller(), query);
     expect(reply.status).toBe(200);
     expectMatchesOpenApi('GET', `/api/v1/licenses/check?${query}`, reply);
     const { subscription, ...rest } = expected;
     expect(reply.body).toEqual({ ...rest, subscription_id: subscription ? subscriptions[subscription] : null });
-  });
-
-  it('answers for the caller: NO_SEAT for a colleague without the seat, VALID for another tenant\'s seat holder', async () => {
-    expect((await check(tenant.owner.api, 'product=crm')).body.code).toBe('NO_SEAT');
-    expect((await check(other.member.api, 'product=notes')).body.code).toBe('VALID');
-    expect((await check(other.member.api, 'product=crm')).body.code).toBe('NO_SUBSCRIPTION');
   });
 
   it.each([
@@ -125,10 +136,21 @@ describe('GET /api/v1/licenses/check', () => {
     ['an entitlement without a feature', 'entitlement=crm'],
     ['a feature beside an entitlement', 'entitlement=crm:reports&feature=export'],
     ['a repeated parameter', 'product=crm&product=wiki'],
+    ['a NUL in the product', 'product=crm%00'],
+    ['a product too long', `product=${'p'.repeat(64)}`],
   ])('answers 400 for %s', async (_label, query) => {
-    const reply = await check(tenant.member.api, query);
+    const reply = await check(caller(), query);
     expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+    expect(reply.body.error).toBe('invalid_request');
     expectMatchesOpenApi('GET', `/api/v1/licenses/check?${query}`, reply);
+  });
+});
+
+describe('GET /api/v1/licenses/check', () => {
+  it('answers for the caller: NO_SEAT for a colleague without the seat, VALID for another tenant\'s seat holder', async () => {
+    expect((await check(tenant.owner.api, 'product=crm')).body.code).toBe('NO_SEAT');
+    expect((await check(other.member.api, 'product=notes')).body.code).toBe('VALID');
+    expect((await check(other.member.api, 'product=crm')).body.code).toBe('NO_SUBSCRIPTION');
   });
 
   it('is one SQL statement', async () => {
@@ -146,12 +168,7 @@ describe('GET /api/v1/licenses/check', () => {
 
 describe('with an OAuth access token', () => {
   it('any valid token reads its user\'s licenses and checks them, whatever its scopes', async () => {
-    const rp = await registerClient(tenant.admin.api, { name: 'Licensed app', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile'], consent_required: false });
-    const session = await sessionOf(server.url, tenant.member);
-    const back = await authorize(server.url, session, { client_id: rp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' });
-    const tokens = await exchangeCode(server.url, rp, codeFrom(back), REDIRECT);
-    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
-    const api = client(server.url, { token: tokens.body.access_token });
+    const api = client(server.url, { token: await accessTokenOf(tenant.member, ['openid']) });
     const entitlements = await api.get('/api/v1/licenses/entitlements');
     expect(entitlements.status, JSON.stringify(entitlements.body)).toBe(200);
     expect(entitlements.body.licenses).toEqual(['crm', 'wiki']);

@@ -2,8 +2,11 @@
 // subscriptions not past end_date, in the organization the caller acts in; entitlements are "<slug>:<feature>"
 // for each feature of those products. The check is a hot path (DESIGN 5): one statement, no transaction.
 import { z } from 'zod';
-import type { Context } from '../../context.ts';
-import type { Db } from '../../db.ts';
+import type { Actor, Context, OAuthActor } from '../../context.ts';
+import { hotQuery, Prisma, type Db } from '../../db.ts';
+import { countSql, limitState, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
+import { InvalidToken } from '../oauth/oauth.errors.ts';
+import { tokenGrantFrom, tokenGrantStands, verifyAccessTokenSignature } from '../oauth/tokens.service.ts';
 import { actingOrganizationId, requireUserId } from '../../auth/access.ts';
 import { parseInput } from '../../lib/input.ts';
 
@@ -85,25 +88,25 @@ interface CheckRow {
 }
 
 /**
- * The one statement: the product, and of the organization's subscriptions to it the one that decides, in this
- * order: a live one the user has a seat on, a live one (no seat), one the user had a seat on, the newest.
+ * SQL, the check's one row: the product, and of the organization's subscriptions to it the one that decides, in
+ * this order: a live one the user has a seat on, a live one (no seat), one the user had a seat on, the newest.
+ * `userId` and `organizationId` are SQL (values or columns of the statement around it).
  */
-async function checkRow(db: Db, userId: string, organizationId: string | null, slug: string, feature: string | null, now: Date) {
-  const [row] = await db.$queryRaw<CheckRow[]>`
+function checkSql(userId: Prisma.Sql, organizationId: Prisma.Sql, slug: string, feature: string | null, now: Date): Prisma.Sql {
+  return Prisma.sql`
     select p.id as product_id, (${feature}::text is null or ${feature}::text = any(p.features)) as has_feature,
            s.id as subscription_id, s.status, s.end_date, s.live, s.seated
     from (select 1) one
-    left join products p on p.slug = ${slug}
+    left join products p on p.slug = ${slug}::text
     left join lateral (
       select s.id, s.status::text as status, s.end_date, x.live, x.seated
       from subscriptions s
       cross join lateral (select
-          s.status in ('active', 'trial') and (s.end_date is null or s.end_date > ${now}) as live,
+          s.status in ('active', 'trial') and (s.end_date is null or s.end_date > ${now}::timestamp(3)) as live,
           exists (select 1 from seat_assignments a where a.subscription_id = s.id and a.user_id = ${userId}) as seated) x
       where s.product_id = p.id and s.organization_id = ${organizationId}
       order by (x.live and x.seated) desc, x.live desc, x.seated desc, s.created_at desc
       limit 1) s on true`;
-  return row!;
 }
 
 function decide(row: CheckRow): LicenseCode {
@@ -114,10 +117,7 @@ function decide(row: CheckRow): LicenseCode {
   return row.status === 'cancelled' ? 'CANCELLED' : 'EXPIRED';
 }
 
-export async function checkLicense(ctx: Context, input: unknown): Promise<LicenseCheck> {
-  const userId = requireUserId(ctx);
-  const { product, feature } = parseInput(checkInput, input);
-  const row = await checkRow(ctx.db, userId, actingOrganizationId(ctx), product, feature, ctx.clock.now());
+function present(row: CheckRow, product: string, feature: string | null): LicenseCheck {
   const code = decide(row);
   const known = code !== 'UNKNOWN_PRODUCT' && code !== 'FEATURE_MISSING';
   return {
@@ -129,4 +129,49 @@ export async function checkLicense(ctx: Context, input: unknown): Promise<Licens
     status: known ? row.status : null,
     expiresAt: known ? row.end_date : null,
   };
+}
+
+export async function checkLicense(ctx: Context, input: unknown): Promise<LicenseCheck> {
+  const userId = requireUserId(ctx);
+  const { product, feature } = parseInput(checkInput, input);
+  const [row] = await hotQuery<CheckRow>(ctx.db, checkSql(Prisma.sql`${userId}::text`, Prisma.sql`${actingOrganizationId(ctx)}::text`, product, feature, ctx.clock.now()));
+  return present(row!, product, feature);
+}
+
+const list = (parts: Prisma.Sql[]) => (parts.length ? Prisma.join(parts, ' ') : Prisma.empty);
+
+/** How a caller's rate limits are found and reported: the general path's rate-limit step, handed in. */
+export interface CountedLimits {
+  limitsOf: (actor: Actor) => RateLimit[];
+  /** Reports where the limits stand; throws when one is exceeded, so that nothing is answered. */
+  report: (states: RateLimitState[]) => void;
+}
+
+/**
+ * The check asked with an OAuth access token, as an app asks on each use of a feature: the token's grant
+ * (tokenGrantStands), the counts of the caller's rate limits and the check, in one statement (DESIGN 5), then
+ * answered in the general path's order (credentials, limits, user, check). Null when this path cannot answer
+ * outright (a signature or an input that is not valid): the general path answers those with their exact errors.
+ */
+export async function checkLicenseWithAccessToken(ctx: Context, token: string, input: unknown, limits: CountedLimits): Promise<LicenseCheck | null> {
+  const parsed = checkInput.safeParse(input);
+  const signed = parsed.success ? await verifyAccessTokenSignature(ctx, token).catch(() => null) : null;
+  if (!parsed.success || !signed) return null;
+  const { product, feature } = parsed.data;
+  const now = ctx.clock.now();
+  const actor: OAuthActor = { kind: 'oauth', userId: null, clientId: signed.clientId, organizationId: signed.organizationId, scope: signed.scope, grantId: signed.grantId };
+  // One CTE per limit, counting only a caller whose grant stands (t has no row otherwise, and nothing is counted).
+  const counted = limits.limitsOf(actor).map((limit, i) => ({ limit, cte: `counted_${i}` }));
+  const ctes = counted.map(({ limit, cte }) => Prisma.sql`, ${Prisma.raw(cte)} as (${countSql(limit, now, Prisma.sql`from t`)})`);
+  const columns = counted.map(({ cte }) => Prisma.raw(`, ${cte}.count as ${cte}_count, ${cte}.window_start as ${cte}_start`));
+  const joins = counted.map(({ cte }) => Prisma.raw(`cross join ${cte}`));
+  const [row] = await hotQuery<CheckRow & { user_id: string | null } & Record<string, unknown>>(ctx.db, Prisma.sql`
+    with t as (select g.user_id from ${tokenGrantFrom(signed)} and ${tokenGrantStands(signed)}) ${list(ctes)}
+    select t.user_id ${list(columns)}, chk.*
+    from t ${list(joins)}
+    cross join lateral (${checkSql(Prisma.sql`t.user_id`, Prisma.sql`${signed.organizationId}::text`, product, feature, now)}) chk`);
+  if (!row) throw new InvalidToken('Invalid or expired credentials');
+  limits.report(counted.map(({ limit, cte }) => limitState(limit, { count: row[`${cte}_count`] as number, window_start: row[`${cte}_start`] as Date }, now)));
+  requireUserId({ ...ctx, actor: { ...actor, userId: row.user_id } });
+  return present(row, product, feature);
 }

@@ -140,21 +140,41 @@ export interface VerifiedAccessToken extends SignedAccessToken {
 }
 
 interface GrantRow extends ClaimSource {
-  revoked: boolean;
+  stands: boolean;
   user_id: string;
   grant_user_id: string | null;
   client_db_id: string;
-  client_id: string;
-  client_enabled: boolean;
   client_organization_id: string;
-  session_version: number | null;
 }
 
 /**
- * Checks an access token: its signature (verifyAccessTokenSignature), then in one statement that its grant
- * stands, its client is enabled, the user's session version has not moved and the user is still a member of the
- * token's organization. Also reads the user's claim fields, so userinfo needs no second query; with `products`
- * (userinfo) also the licensed products the scope reveals, in the same statement. Else invalid_token.
+ * SQL, the rows an access token's grant is read from: the grant `g`, its client `c`, its user `u` and the user's
+ * membership `m` of the token's organization. Ends with the where clause: one row, or none for an unknown grant.
+ */
+export function tokenGrantFrom(signed: SignedAccessToken, moreJoins: Prisma.Sql = Prisma.empty): Prisma.Sql {
+  return Prisma.sql`oauth_grants g
+    join oauth_clients c on c.id = g.client_id
+    left join users u on u.id = g.user_id
+    left join memberships m on m.user_id = g.user_id and m.organization_id = ${signed.organizationId}::text
+    ${moreJoins}
+    where g.id = ${signed.grantId}::text`;
+}
+
+/**
+ * SQL over tokenGrantFrom's rows: the token still stands. Its grant is not revoked, its client is enabled and
+ * is the one it names; for a user's token, the user's session version has not moved and the user is still a
+ * member of the token's organization.
+ */
+export function tokenGrantStands(signed: SignedAccessToken): Prisma.Sql {
+  const sv = Number.isInteger(signed.sessionVersion) ? (signed.sessionVersion as number) : null;
+  return Prisma.sql`(g.revoked_at is null and c.enabled and c.client_id = ${signed.clientId}::text
+    and (g.user_id is null or (u.session_version = ${sv}::int and m.role is not null)))`;
+}
+
+/**
+ * Checks an access token: its signature (verifyAccessTokenSignature), then in one statement that it still
+ * stands (tokenGrantStands). Also reads the user's claim fields, so userinfo needs no second query; with
+ * `products` (userinfo) also the licensed products the scope reveals, in the same statement. Else invalid_token.
  */
 export async function verifyAccessToken(ctx: Context, token: string, options: { products?: boolean } = {}): Promise<VerifiedAccessToken> {
   const signed = await verifyAccessTokenSignature(ctx, token);
@@ -164,17 +184,11 @@ export async function verifyAccessToken(ctx: Context, token: string, options: { 
     Prisma.sql`g.user_id`, Prisma.sql`${signed.organizationId}::text`, ctx.clock.now(),
   );
   const [row] = await hotQuery<GrantRow>(ctx.db, Prisma.sql`
-    select g.revoked_at is not null as revoked, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
-           c.id as client_db_id, c.client_id, c.enabled as client_enabled, c.organization_id as client_organization_id,
-           u.session_version, ${signed.organizationId}::text as organization_id, ${CLAIMS}, ${products} as products
-    from oauth_grants g
-    join oauth_clients c on c.id = g.client_id
-    left join users u on u.id = g.user_id
-    left join organizations o on o.id = ${signed.organizationId}::text
-    left join memberships m on m.user_id = g.user_id and m.organization_id = ${signed.organizationId}::text
-    where g.id = ${signed.grantId}::text`);
-  if (!row || row.revoked || !row.client_enabled || row.client_id !== signed.clientId) throw new InvalidToken();
-  if (row.grant_user_id && (row.session_version !== signed.sessionVersion || !row.role)) throw new InvalidToken();
+    select ${tokenGrantStands(signed)} as stands, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
+           c.id as client_db_id, c.organization_id as client_organization_id,
+           ${signed.organizationId}::text as organization_id, ${CLAIMS}, ${products} as products
+    from ${tokenGrantFrom(signed, Prisma.sql`left join organizations o on o.id = ${signed.organizationId}::text`)}`);
+  if (!row?.stands) throw new InvalidToken();
   return {
     ...signed,
     userId: row.grant_user_id,
