@@ -1,6 +1,6 @@
 // The one place that answers "what may this caller do in this organization". Scopes (scopes.ts) and services
 // both ask here. A caller with no role in an organization is told it does not exist (404, not 403).
-import type { Context, Role } from '../context.ts';
+import type { Actor, Context, Role } from '../context.ts';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
@@ -81,7 +81,11 @@ export function requireActor(ctx: Context) {
 
 /** The signed-in human behind the request (a session or an OAuth token with a user). */
 export function requireUserId(ctx: Context): string {
-  const actor = requireActor(ctx);
+  return userIdOf(requireActor(ctx));
+}
+
+/** The human behind `actor`, or 403: an API key or a machine client's token acts for no one. */
+export function userIdOf(actor: Actor): string {
   if (actor.kind === 'apiKey' || !actor.userId) throw new ForbiddenError('This operation needs a signed-in user');
   return actor.userId;
 }

@@ -1,6 +1,6 @@
 // Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL with one statement
 // per limit, so every API process shares the counts. The defaults live here only; RATE_LIMIT_* override them.
-import type { Context } from '../context.ts';
+import type { Actor, Context } from '../context.ts';
 import { hotQuery, Prisma } from '../db.ts';
 
 export interface RateLimit {
@@ -26,9 +26,12 @@ export const DEFAULT_RATE_LIMITS: RateLimitSettings = { apiKeyPerMinute: 100, or
 
 /** The limits that apply to the request's caller: its API key, and the organization it acts in. */
 export function limitsFor(ctx: Context, settings: Partial<RateLimitSettings> = {}): RateLimit[] {
+  return ctx.actor ? limitsOf(ctx.actor, settings) : [];
+}
+
+/** The limits that apply to `actor`: its API key, and the organization it acts in. */
+export function limitsOf(actor: Actor, settings: Partial<RateLimitSettings> = {}): RateLimit[] {
   const { apiKeyPerMinute, organizationPerHour } = { ...DEFAULT_RATE_LIMITS, ...settings };
-  const actor = ctx.actor;
-  if (!actor) return [];
   const limits: RateLimit[] = [];
   if (actor.kind === 'apiKey') limits.push({ name: 'api_key', key: `key:${actor.apiKeyId}`, limit: apiKeyPerMinute, windowSeconds: 60 });
   if (actor.organizationId) {
@@ -49,7 +52,7 @@ export function describeLimit(limit: RateLimit): string {
 /**
  * The statement that counts one request against `limit` in its fixed window and returns the row (count,
  * window_start). `source` is what the count depends on (`from t where ...`): a hot path that authenticates in
- * the same statement counts only a caller it accepted. Every statement that counts is built here.
+ * the same statement counts only a caller it accepted. Every statement that counts is built here. The table is unlogged (its migration says why).
  */
 export function countSql(limit: RateLimit, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
   const expired = Prisma.sql`r.window_start <= ${now}::timestamp(3) - make_interval(secs => ${limit.windowSeconds}::int)`;

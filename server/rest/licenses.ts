@@ -3,7 +3,7 @@
 // has: it is what apps call on each use of a feature.
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
-import { limitsFor } from '../../schema/limits/rate-limits.ts';
+import { limitsOf } from '../../schema/limits/rate-limits.ts';
 import { checkLicenseWithAccessToken, type LicenseCheck } from '../../schema/modules/licenses/licenses.service.ts';
 import { bearerToken } from '../middleware/actor.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
@@ -56,7 +56,7 @@ export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateL
     if (!bearer || Object.values(input).some(Array.isArray) || unstorableInput([[input, 'query']]).length) return next();
     const context = makeContext(base, null, ctx.state.request as RequestState);
     const check = await checkLicenseWithAccessToken(context, bearer, input, {
-      limitsOf: (actor) => limitsFor({ ...context, actor }, rateLimits),
+      limitsOf: (actor) => limitsOf(actor, rateLimits),
       report: (states) => reportLimits(ctx, states),
     });
     if (!check) return next();

@@ -5,7 +5,7 @@
 // Uses BENCH_DATABASE_URL or the local server's `postgres` database to create a throw-away database.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -21,6 +21,9 @@ const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 3000);
+/** BENCH_ONLY=userinfo,licence runs only the cases whose names start so (for a profile of one path). */
+const ONLY = process.env.BENCH_ONLY?.split(',');
+const wanted = (name: string) => !ONLY || ONLY.some((prefix) => name.startsWith(prefix));
 
 // The receiver runs in its own process, so that it does not share the worker's event loop: it answers 200 at once.
 const RECEIVER = `const s = require('node:https').createServer({ key: process.env.KEY, cert: process.env.CERT }, (q, r) => {
@@ -28,10 +31,13 @@ const RECEIVER = `const s = require('node:https').createServer({ key: process.en
 s.keepAliveTimeout = 60000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
 
 async function measure(name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY) {
+  if (!wanted(name)) return;
   for (let i = 0; i < 20; i++) await call(i); // warm-up
   const latencies: number[] = [];
   statements = 0;
   let next = 0;
+  const cpuBefore = process.cpuUsage();
+  const machineBefore = await machineBusyMs();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -46,10 +52,20 @@ async function measure(name: string, call: (i: number) => Promise<Response>, con
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const ownMs = (cpu.user + cpu.system) / 1000;
+  const otherMs = (await machineBusyMs()) - machineBefore - ownMs;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
   const perRequest = (statements / REQUESTS).toFixed(1);
-  console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request`);
+  console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request   CPU/request: ${(ownMs / REQUESTS).toFixed(2)} ms here, ${(Math.max(0, otherMs) / REQUESTS).toFixed(2)} ms elsewhere`);
+}
+
+/** CPU time the whole machine has been busy, from /proc/stat (the rest of it, past this process, is PostgreSQL's). */
+async function machineBusyMs(): Promise<number> {
+  const line = (await readFile('/proc/stat', 'utf8').catch(() => 'cpu 0')).split('\n')[0]!;
+  const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = line.split(/\s+/).slice(1).map(Number);
+  return ((user + nice + system + irq + softirq + steal) * 1000) / 100; // USER_HZ is 100 on Linux
 }
 
 const dbName = `tessera_bench_${randomBytes(4).toString('hex')}`;
@@ -115,7 +131,7 @@ try {
   await measure('REST with API key', () => fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }));
   await measure('REST with session token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }));
   await measure('REST with access token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }));
-  await measureDelivery(login.token);
+  if (wanted('webhook')) await measureDelivery(login.token);
   const mem = process.memoryUsage();
   console.log(`memory: rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB`);
 } finally {

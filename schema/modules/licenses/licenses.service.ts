@@ -3,11 +3,11 @@
 // for each feature of those products. The check is a hot path (DESIGN 5): one statement, no transaction.
 import { z } from 'zod';
 import type { Actor, Context, OAuthActor } from '../../context.ts';
-import { hotQuery, Prisma, type Db } from '../../db.ts';
+import { hotQuery, hotStatement, Prisma, type Db } from '../../db.ts';
 import { countSql, limitState, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
-import { tokenGrantFrom, tokenGrantStands, verifyAccessTokenSignature } from '../oauth/tokens.service.ts';
-import { actingOrganizationId, requireUserId } from '../../auth/access.ts';
+import { tokenGrantFrom, tokenGrantKeys, tokenGrantStands, verifyAccessTokenSignature, type TokenGrantKeys } from '../oauth/tokens.service.ts';
+import { actingOrganizationId, requireUserId, userIdOf } from '../../auth/access.ts';
 import { parseInput } from '../../lib/input.ts';
 
 export interface LicensedProduct {
@@ -139,6 +139,31 @@ export async function checkLicense(ctx: Context, input: unknown): Promise<Licens
 }
 
 const list = (parts: Prisma.Sql[]) => (parts.length ? Prisma.join(parts, ' ') : Prisma.empty);
+type CheckWithTokenRow = CheckRow & { user_id: string | null } & Record<string, unknown>;
+const checkWithTokenStatements = new Map<number, (db: Db, params: Record<string, unknown>) => Promise<CheckWithTokenRow[]>>();
+
+/**
+ * The statement of checkLicenseWithAccessToken for `limitCount` rate limits, composed once: the token's grant (t,
+ * no row unless it stands), one CTE per limit counting only a caller t holds, and the check for t's user.
+ */
+function checkWithTokenStatement(limitCount: number) {
+  let statement = checkWithTokenStatements.get(limitCount);
+  if (!statement) {
+    statement = hotStatement<Record<string, unknown>, CheckWithTokenRow>((p) => {
+      const counted = Array.from({ length: limitCount }, (_, i) => `counted_${i}`);
+      const ctes = counted.map((cte, i) => Prisma.sql`, ${Prisma.raw(cte)} as (${countSql({ key: p[`key_${i}`], windowSeconds: p[`window_${i}`] } as RateLimit, p.now, Prisma.sql`from t`)})`);
+      const columns = counted.map((cte) => Prisma.raw(`, ${cte}.count as ${cte}_count, ${cte}.window_start as ${cte}_start`));
+      const joins = counted.map((cte) => Prisma.raw(`cross join ${cte}`));
+      return Prisma.sql`
+        with t as (select g.user_id from ${tokenGrantFrom(p as TokenGrantKeys)} and ${tokenGrantStands(p as TokenGrantKeys)}) ${list(ctes)}
+        select t.user_id ${list(columns)}, chk.*
+        from t ${list(joins)}
+        cross join lateral (${checkSql(Prisma.sql`t.user_id`, Prisma.sql`${p.organizationId}::text`, p.product, p.feature, p.now)}) chk`;
+    });
+    checkWithTokenStatements.set(limitCount, statement);
+  }
+  return statement;
+}
 
 /** How a caller's rate limits are found and reported: the general path's rate-limit step, handed in. */
 export interface CountedLimits {
@@ -160,18 +185,12 @@ export async function checkLicenseWithAccessToken(ctx: Context, token: string, i
   const { product, feature } = parsed.data;
   const now = ctx.clock.now();
   const actor: OAuthActor = { kind: 'oauth', userId: null, clientId: signed.clientId, organizationId: signed.organizationId, scope: signed.scope, grantId: signed.grantId };
-  // One CTE per limit, counting only a caller whose grant stands (t has no row otherwise, and nothing is counted).
-  const counted = limits.limitsOf(actor).map((limit, i) => ({ limit, cte: `counted_${i}` }));
-  const ctes = counted.map(({ limit, cte }) => Prisma.sql`, ${Prisma.raw(cte)} as (${countSql(limit, now, Prisma.sql`from t`)})`);
-  const columns = counted.map(({ cte }) => Prisma.raw(`, ${cte}.count as ${cte}_count, ${cte}.window_start as ${cte}_start`));
-  const joins = counted.map(({ cte }) => Prisma.raw(`cross join ${cte}`));
-  const [row] = await hotQuery<CheckRow & { user_id: string | null } & Record<string, unknown>>(ctx.db, Prisma.sql`
-    with t as (select g.user_id from ${tokenGrantFrom(signed)} and ${tokenGrantStands(signed)}) ${list(ctes)}
-    select t.user_id ${list(columns)}, chk.*
-    from t ${list(joins)}
-    cross join lateral (${checkSql(Prisma.sql`t.user_id`, Prisma.sql`${signed.organizationId}::text`, product, feature, now)}) chk`);
+  const counted = limits.limitsOf(actor);
+  const params: Record<string, unknown> = { ...tokenGrantKeys(signed), product, feature, now };
+  counted.forEach((limit, i) => Object.assign(params, { [`key_${i}`]: limit.key, [`window_${i}`]: limit.windowSeconds }));
+  const [row] = await checkWithTokenStatement(counted.length)(ctx.db, params);
   if (!row) throw new InvalidToken('Invalid or expired credentials');
-  limits.report(counted.map(({ limit, cte }) => limitState(limit, { count: row[`${cte}_count`] as number, window_start: row[`${cte}_start`] as Date }, now)));
-  requireUserId({ ...ctx, actor: { ...actor, userId: row.user_id } });
+  limits.report(counted.map((limit, i) => limitState(limit, { count: row[`counted_${i}_count`] as number, window_start: row[`counted_${i}_start`] as Date }, now)));
+  userIdOf({ ...actor, userId: row.user_id });
   return present(row, product, feature);
 }

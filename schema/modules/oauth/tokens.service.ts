@@ -147,17 +147,33 @@ interface GrantRow extends ClaimSource {
   client_organization_id: string;
 }
 
+/** What a statement needs of a signed access token to find its grant and tell whether it stands. */
+export interface TokenGrantKeys {
+  grantId: string;
+  clientId: string;
+  organizationId: string;
+  /** The user's session version when the token was issued (an integer, or null if it carries none). */
+  sessionVersion: number | null;
+}
+
+export const tokenGrantKeys = (signed: SignedAccessToken): TokenGrantKeys => ({
+  grantId: signed.grantId,
+  clientId: signed.clientId,
+  organizationId: signed.organizationId,
+  sessionVersion: Number.isInteger(signed.sessionVersion) ? (signed.sessionVersion as number) : null,
+});
+
 /**
  * SQL, the rows an access token's grant is read from: the grant `g`, its client `c`, its user `u` and the user's
  * membership `m` of the token's organization. Ends with the where clause: one row, or none for an unknown grant.
  */
-export function tokenGrantFrom(signed: SignedAccessToken, moreJoins: Prisma.Sql = Prisma.empty): Prisma.Sql {
+export function tokenGrantFrom(keys: TokenGrantKeys, moreJoins: Prisma.Sql = Prisma.empty): Prisma.Sql {
   return Prisma.sql`oauth_grants g
     join oauth_clients c on c.id = g.client_id
     left join users u on u.id = g.user_id
-    left join memberships m on m.user_id = g.user_id and m.organization_id = ${signed.organizationId}::text
+    left join memberships m on m.user_id = g.user_id and m.organization_id = ${keys.organizationId}::text
     ${moreJoins}
-    where g.id = ${signed.grantId}::text`;
+    where g.id = ${keys.grantId}::text`;
 }
 
 /**
@@ -165,10 +181,9 @@ export function tokenGrantFrom(signed: SignedAccessToken, moreJoins: Prisma.Sql 
  * is the one it names; for a user's token, the user's session version has not moved and the user is still a
  * member of the token's organization.
  */
-export function tokenGrantStands(signed: SignedAccessToken): Prisma.Sql {
-  const sv = Number.isInteger(signed.sessionVersion) ? (signed.sessionVersion as number) : null;
-  return Prisma.sql`(g.revoked_at is null and c.enabled and c.client_id = ${signed.clientId}::text
-    and (g.user_id is null or (u.session_version = ${sv}::int and m.role is not null)))`;
+export function tokenGrantStands(keys: TokenGrantKeys): Prisma.Sql {
+  return Prisma.sql`(g.revoked_at is null and c.enabled and c.client_id = ${keys.clientId}::text
+    and (g.user_id is null or (u.session_version = ${keys.sessionVersion}::int and m.role is not null)))`;
 }
 
 /**
@@ -178,16 +193,17 @@ export function tokenGrantStands(signed: SignedAccessToken): Prisma.Sql {
  */
 export async function verifyAccessToken(ctx: Context, token: string, options: { products?: boolean } = {}): Promise<VerifiedAccessToken> {
   const signed = await verifyAccessTokenSignature(ctx, token);
+  const keys = tokenGrantKeys(signed);
   const reveal = options.products ? revealsLicenses(signed.scope) : null;
   const products = revealedProducts(
     reveal && { all: Prisma.sql`${reveal.all}::boolean`, slugs: Prisma.sql`${reveal.slugs}::text[]` },
     Prisma.sql`g.user_id`, Prisma.sql`${signed.organizationId}::text`, ctx.clock.now(),
   );
   const [row] = await hotQuery<GrantRow>(ctx.db, Prisma.sql`
-    select ${tokenGrantStands(signed)} as stands, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
+    select ${tokenGrantStands(keys)} as stands, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
            c.id as client_db_id, c.organization_id as client_organization_id,
            ${signed.organizationId}::text as organization_id, ${CLAIMS}, ${products} as products
-    from ${tokenGrantFrom(signed, Prisma.sql`left join organizations o on o.id = ${signed.organizationId}::text`)}`);
+    from ${tokenGrantFrom(keys, Prisma.sql`left join organizations o on o.id = ${signed.organizationId}::text`)}`);
   if (!row?.stands) throw new InvalidToken();
   return {
     ...signed,
