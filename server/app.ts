@@ -19,7 +19,7 @@ import { mountRoutes } from './rest/route.ts';
 import { apiV1Routes } from './rest/api-v1.ts';
 import { v1Routes } from './rest/v1.ts';
 import { oauthClientRoutes } from './rest/oauth-clients.ts';
-import { LICENSE_CHECK_PATH, licenseCheckWithAccessToken } from './rest/licenses.ts';
+import { licenseCheckWithAccessToken } from './rest/licenses.ts';
 import { sendError } from './errors/http.ts';
 import { oidcRouter } from './oidc/router.ts';
 import openapi from '../openapi.json' with { type: 'json' };
@@ -47,6 +47,8 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   app.use(requestMiddleware(logger));
   app.use(securityHeaders());
   app.use(errorMiddleware(logger));
+  // The licence check asked with an access token answers here, ahead of the routers (server/rest/licenses.ts).
+  app.use(licenseCheckWithAccessToken(base, rateLimits));
 
   const ops = new Router();
   ops.get('/healthz', (ctx) => {
@@ -63,9 +65,6 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   app.use(ops.routes());
   app.use(oidcRouter(base, cookie).routes());
 
-  const hot = new Router();
-  hot.get(LICENSE_CHECK_PATH, licenseCheckWithAccessToken(base, rateLimits));
-  app.use(hot.routes());
 
   const limits = rateLimitMiddleware(rateLimits);
   const methods = {

@@ -44,16 +44,20 @@ function accessTokenOf(header: string): string | null {
 }
 
 /**
- * GET /api/v1/licenses/check with `Authorization: Bearer <access token>`, in one statement. Every other request
+ * GET /api/v1/licenses/check with `Authorization: Bearer <access token>`, in one statement: a middleware ahead of
+ * the routers, as nothing but this one path and method may take it. Every other request
  * (a session or API key, a repeated or unstorable parameter, a token or query the service cannot answer
  * outright) goes on to the route above, which answers as every route does.
  */
 export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateLimitOptions): Koa.Middleware {
   return async (ctx, next) => {
+    if (ctx.path !== LICENSE_CHECK_PATH || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
     const bearer = accessTokenOf(ctx.get('Authorization'));
-    const query = ctx.query;
-    const input = { product: query.product, feature: query.feature, entitlement: query.entitlement };
-    if (!bearer || Object.values(input).some(Array.isArray) || unstorableInput([[input, 'query']]).length) return next();
+    if (!bearer) return next();
+    const query = new URLSearchParams(ctx.querystring);
+    const input = { product: query.get('product') ?? undefined, feature: query.get('feature') ?? undefined, entitlement: query.get('entitlement') ?? undefined };
+    const repeated = query.size > 1 && Object.keys(input).some((k) => query.getAll(k).length > 1);
+    if (repeated || unstorableInput([[input, 'query']]).length) return next();
     const context = makeContext(base, null, ctx.state.request as RequestState);
     const check = await checkLicenseWithAccessToken(context, bearer, input, {
       limitsOf: (actor) => limitsOf(actor, rateLimits),
