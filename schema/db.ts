@@ -69,7 +69,7 @@ type Slot = { param: string } | { value: unknown };
  * a call only fills in the values. Composing the fragments and naming the text on every request cost more CPU
  * than running the statement.
  */
-export function hotStatement<P extends Record<string, unknown>, R>(build: (p: { readonly [K in keyof P]: any }) => Prisma.Sql) {
+export function hotStatement<P extends object, R>(build: (p: { readonly [K in keyof P]: any }) => Prisma.Sql) {
   let compiled: { text: string; name: string | undefined; slots: Slot[] } | undefined;
   return (db: Db, params: P): Promise<R[]> => {
     if (!compiled) {
@@ -79,7 +79,7 @@ export function hotStatement<P extends Record<string, unknown>, R>(build: (p: { 
     }
     // A value used in several places (the time, an identifier) is converted once.
     const wire: Record<string, unknown> = {};
-    for (const key in params) wire[key] = wireValue(params[key]);
+    for (const key in params) wire[key] = wireValue((params as Record<string, unknown>)[key]);
     const values = compiled.slots.map((slot) => ('param' in slot ? wire[slot.param] : slot.value));
     return runHot<R>(db, compiled.text, compiled.name, values);
   };

@@ -4,7 +4,7 @@
 // happens inside a transaction: the statements that store what was issued run before or after it.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import { hotQuery, Prisma } from '../../db.ts';
+import { hotStatement, Prisma } from '../../db.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import type { SigningAlg } from '../../keys/signing-keys.ts';
 import { InvalidToken } from './oauth.errors.ts';
@@ -193,17 +193,9 @@ export function tokenGrantStands(keys: TokenGrantKeys): Prisma.Sql {
  */
 export async function verifyAccessToken(ctx: Context, token: string, options: { products?: boolean } = {}): Promise<VerifiedAccessToken> {
   const signed = await verifyAccessTokenSignature(ctx, token);
-  const keys = tokenGrantKeys(signed);
   const reveal = options.products ? revealsLicenses(signed.scope) : null;
-  const products = revealedProducts(
-    reveal && { all: Prisma.sql`${reveal.all}::boolean`, slugs: Prisma.sql`${reveal.slugs}::text[]` },
-    Prisma.sql`g.user_id`, Prisma.sql`${signed.organizationId}::text`, ctx.clock.now(),
-  );
-  const [row] = await hotQuery<GrantRow>(ctx.db, Prisma.sql`
-    select ${tokenGrantStands(keys)} as stands, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
-           c.id as client_db_id, c.organization_id as client_organization_id,
-           ${signed.organizationId}::text as organization_id, ${CLAIMS}, ${products} as products
-    from ${tokenGrantFrom(keys, Prisma.sql`left join organizations o on o.id = ${signed.organizationId}::text`)}`);
+  const statement = reveal ? GRANT_WITH_PRODUCTS : GRANT;
+  const [row] = await statement(ctx.db, { ...tokenGrantKeys(signed), all: reveal?.all ?? false, slugs: reveal?.slugs ?? [], now: ctx.clock.now() });
   if (!row?.stands) throw new InvalidToken();
   return {
     ...signed,
@@ -213,6 +205,21 @@ export async function verifyAccessToken(ctx: Context, token: string, options: { 
     claims: row.grant_user_id ? row : null,
   };
 }
+
+/** verifyAccessToken's statement; with `products`, also the licensed products the scope reveals (`all`, `slugs`). */
+function grantStatement(products: boolean) {
+  return hotStatement<TokenGrantKeys & { all: boolean; slugs: string[]; now: Date }, GrantRow>((p) => {
+    const reveal = products ? { all: Prisma.sql`${p.all}::boolean`, slugs: Prisma.sql`${p.slugs}::text[]` } : null;
+    return Prisma.sql`
+      select ${tokenGrantStands(p)} as stands, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
+             c.id as client_db_id, c.organization_id as client_organization_id,
+             ${p.organizationId}::text as organization_id, ${CLAIMS},
+             ${revealedProducts(reveal, Prisma.sql`g.user_id`, Prisma.sql`${p.organizationId}::text`, p.now)} as products
+      from ${tokenGrantFrom(p, Prisma.sql`left join organizations o on o.id = ${p.organizationId}::text`)}`;
+  });
+}
+const GRANT = grantStatement(false);
+const GRANT_WITH_PRODUCTS = grantStatement(true);
 
 /** The user's claims for an access token's scope (userinfo): from the row verifyAccessToken read. */
 export function accessTokenClaims(token: VerifiedAccessToken): Record<string, unknown> {
