@@ -138,32 +138,20 @@ export async function checkLicense(ctx: Context, input: unknown): Promise<Licens
   return present(row!, product, feature);
 }
 
-const list = (parts: Prisma.Sql[]) => (parts.length ? Prisma.join(parts, ' ') : Prisma.empty);
-type CheckWithTokenRow = CheckRow & { user_id: string | null } & Record<string, unknown>;
-const checkWithTokenStatements = new Map<number, (db: Db, params: Record<string, unknown>) => Promise<CheckWithTokenRow[]>>();
+type CheckWithTokenRow = CheckRow & { user_id: string | null; count: number; window_start: Date };
 
 /**
- * The statement of checkLicenseWithAccessToken for `limitCount` rate limits, composed once: the token's grant (t,
- * no row unless it stands), one CTE per limit counting only a caller t holds, and the check for t's user.
+ * The statement of checkLicenseWithAccessToken, composed once: the token's grant (t, no row unless it stands), the
+ * count against the caller's one rate limit (only for a caller t holds), and the check for t's user.
  */
-function checkWithTokenStatement(limitCount: number) {
-  let statement = checkWithTokenStatements.get(limitCount);
-  if (!statement) {
-    statement = hotStatement<Record<string, unknown>, CheckWithTokenRow>((p) => {
-      const counted = Array.from({ length: limitCount }, (_, i) => `counted_${i}`);
-      const ctes = counted.map((cte, i) => Prisma.sql`, ${Prisma.raw(cte)} as (${countSql({ key: p[`key_${i}`], windowSeconds: p[`window_${i}`] } as RateLimit, p.now, Prisma.sql`from t`)})`);
-      const columns = counted.map((cte) => Prisma.raw(`, ${cte}.count as ${cte}_count, ${cte}.window_start as ${cte}_start`));
-      const joins = counted.map((cte) => Prisma.raw(`cross join ${cte}`));
-      return Prisma.sql`
-        with t as (select g.user_id from ${tokenGrantFrom(p as TokenGrantKeys)} and ${tokenGrantStands(p as TokenGrantKeys)}) ${list(ctes)}
-        select t.user_id ${list(columns)}, chk.*
-        from t ${list(joins)}
-        cross join lateral (${checkSql(Prisma.sql`t.user_id`, Prisma.sql`${p.organizationId}::text`, p.product, p.feature, p.now)}) chk`;
-    });
-    checkWithTokenStatements.set(limitCount, statement);
-  }
-  return statement;
-}
+const CHECK_WITH_TOKEN = hotStatement<TokenGrantKeys & { key: string; windowSeconds: number; product: string; feature: string | null; now: Date }, CheckWithTokenRow>(
+  (p) => Prisma.sql`
+    with t as (select g.user_id from ${tokenGrantFrom(p)} and ${tokenGrantStands(p)}),
+         counted as (${countSql(p, p.now, Prisma.sql`from t`)})
+    select t.user_id, counted.count, counted.window_start, chk.*
+    from t cross join counted
+    cross join lateral (${checkSql(Prisma.sql`t.user_id`, Prisma.sql`${p.organizationId}::text`, p.product, p.feature, p.now)}) chk`,
+);
 
 /** How a caller's rate limits are found and reported: the general path's rate-limit step, handed in. */
 export interface CountedLimits {
@@ -174,7 +162,7 @@ export interface CountedLimits {
 
 /**
  * The check asked with an OAuth access token, as an app asks on each use of a feature: the token's grant
- * (tokenGrantStands), the counts of the caller's rate limits and the check, in one statement (DESIGN 5), then
+ * (tokenGrantStands), the count against the caller's rate limit and the check, in one statement (DESIGN 5), then
  * answered in the general path's order (credentials, limits, user, check). Null when this path cannot answer
  * outright (a signature or an input that is not valid): the general path answers those with their exact errors.
  */
@@ -185,12 +173,13 @@ export async function checkLicenseWithAccessToken(ctx: Context, token: string, i
   const { product, feature } = parsed.data;
   const now = ctx.clock.now();
   const actor: OAuthActor = { kind: 'oauth', userId: null, clientId: signed.clientId, organizationId: signed.organizationId, scope: signed.scope, grantId: signed.grantId };
-  const counted = limits.limitsOf(actor);
-  const params: Record<string, unknown> = { ...tokenGrantKeys(signed), product, feature, now };
-  counted.forEach((limit, i) => Object.assign(params, { [`key_${i}`]: limit.key, [`window_${i}`]: limit.windowSeconds }));
-  const [row] = await checkWithTokenStatement(counted.length)(ctx.db, params);
+  // An access token answers to one limit, its organization's; were there others, the general path counts them.
+  const applying = limits.limitsOf(actor);
+  if (applying.length !== 1) return null;
+  const limit = applying[0]!;
+  const [row] = await CHECK_WITH_TOKEN(ctx.db, { ...tokenGrantKeys(signed), key: limit.key, windowSeconds: limit.windowSeconds, product, feature, now });
   if (!row) throw new InvalidToken('Invalid or expired credentials');
-  limits.report(counted.map((limit, i) => limitState(limit, { count: row[`counted_${i}_count`] as number, window_start: row[`counted_${i}_start`] as Date }, now)));
+  limits.report([limitState(limit, row, now)]);
   userIdOf({ ...actor, userId: row.user_id });
   return present(row, product, feature);
 }
