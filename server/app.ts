@@ -65,7 +65,6 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   app.use(ops.routes());
   app.use(oidcRouter(base, cookie).routes());
 
-
   const limits = rateLimitMiddleware(rateLimits);
   const methods = {
     throw: true,

@@ -31,7 +31,7 @@ export const licenseRoutes: RestRoute[] = [
   },
 ];
 
-export const LICENSE_CHECK_PATH = '/api/v1/licenses/check';
+const LICENSE_CHECK_PATH = '/api/v1/licenses/check';
 
 /** The bearer value when it has the shape of a JWT (session tokens and API keys have none of its dots). */
 function accessTokenOf(header: string): string | null {
