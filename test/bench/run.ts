@@ -106,7 +106,7 @@ try {
   // Codes are made ahead (authorize is not what this case measures): one per exchange, warm-up included.
   const authorizeUrl = `${base}/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', response_type: 'code', scope: 'openid email', nonce: 'n' })}`;
   const codes: string[] = [];
-  while (codes.length < REQUESTS + 20) {
+  while (wanted('token (code') && codes.length < REQUESTS + 20) {
     const res = await fetch(authorizeUrl, { redirect: 'manual', headers: { cookie: `tessera_session=${login.token}` } });
     codes.push(new URL(res.headers.get('location')!).searchParams.get('code')!);
   }
