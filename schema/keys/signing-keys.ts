@@ -25,15 +25,25 @@ export class SecretKeyMismatchError extends Error {
   }
 }
 
+interface Remembered {
+  issuer: string;
+  typ: string;
+  payload: Readonly<JWTPayload>;
+}
+
 const REFRESH_MS = 60_000;
+/** Access tokens verifyRemembered keeps per key set: enough for every token in use under load, a few MB at most. */
+const REMEMBERED_TOKENS = 10_000;
 // A new key is published at once but signs only after every process has had time to load and publish it,
 // so that no relying party meets a kid it cannot find in JWKS.
 const ACTIVATE_AFTER_MS = 2 * REFRESH_MS;
 
 export class KeyStore {
   #keys: LoadedKey[] = [];
-  // Built once per key set: a fresh local set would import the public keys again on every verification.
-  #verifySet: { keys: LoadedKey[]; set: ReturnType<typeof createLocalJWKSet> } | undefined;
+  // Built once per key set: a fresh local set would import the public keys again on every verification. `verified`
+  // holds what verifyRemembered verified under this set, so it goes with it.
+  #verifySet: { keys: LoadedKey[]; set: ReturnType<typeof createLocalJWKSet>; verified: Map<string, Remembered> } | undefined;
+  #published: { keys: LoadedKey[]; set: { keys: JWK[] } } | undefined;
   #loadedAt = 0;
   #loading: Promise<void> | undefined;
   readonly #db: Db;
@@ -78,7 +88,7 @@ export class KeyStore {
   /** Verifies a JWT signed by one of our keys. Only our asymmetric algorithms pass: never none or HS256. */
   async verify(token: string, options: JWTVerifyOptions = {}): Promise<{ payload: JWTPayload; typ?: string }> {
     await this.#fresh();
-    const attempt = () => jwtVerify(token, this.#localSet(), { ...options, algorithms: [...SIGNING_ALGS] });
+    const attempt = () => jwtVerify(token, this.#verifying().set, { ...options, algorithms: [...SIGNING_ALGS] });
     try {
       const { payload, protectedHeader } = await attempt();
       return { payload, typ: protectedHeader.typ };
@@ -91,13 +101,41 @@ export class KeyStore {
     }
   }
 
+  /**
+   * verify, remembered for the token in use: an access token is verified on every API call, and its RS256
+   * verification was a quarter of userinfo's CPU. The same token asked again, with the same issuer and type, under
+   * the same loaded key set, is answered from memory once its time claims (exp, nbf) are checked against
+   * `currentDate` as jwtVerify checks them. The memory goes with the key set (every reload starts it anew, at least
+   * once a minute), so a retired key stops verifying exactly as before. Only successes are kept.
+   */
+  async verifyRemembered(token: string, options: { issuer: string; typ: string; currentDate: Date }): Promise<JWTPayload> {
+    await this.#fresh();
+    const known = this.#verifying().verified.get(token);
+    if (known && known.issuer === options.issuer && known.typ === options.typ) {
+      const now = Math.floor(options.currentDate.getTime() / 1000);
+      const { exp, nbf } = known.payload;
+      if (typeof exp === 'number' && exp <= now) throw new Error('"exp" claim timestamp check failed');
+      if (typeof nbf === 'number' && nbf > now) throw new Error('"nbf" claim timestamp check failed');
+      return known.payload;
+    }
+    const { payload } = await this.verify(token, options);
+    const verified = this.#verifying().verified; // a reload during verify starts a new one
+    if (verified.size >= REMEMBERED_TOKENS) verified.delete(verified.keys().next().value!);
+    verified.set(token, { issuer: options.issuer, typ: options.typ, payload: Object.freeze(payload) });
+    return payload;
+  }
+
   async jwks(): Promise<{ keys: JWK[] }> {
     await this.#fresh();
     return this.jwksSync();
   }
 
+  /** The published key set: the same object until the keys change, so that its JSON text can be kept (well-known.ts). */
   jwksSync(): { keys: JWK[] } {
-    return { keys: this.#keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' })) };
+    if (this.#published?.keys !== this.#keys) {
+      this.#published = { keys: this.#keys, set: { keys: this.#keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' })) } };
+    }
+    return this.#published.set;
   }
 
   /** Reloads the keys from the database now (a rotation by another process shows up without waiting). */
@@ -105,9 +143,10 @@ export class KeyStore {
     await this.#reload();
   }
 
-  #localSet() {
-    if (this.#verifySet?.keys !== this.#keys) this.#verifySet = { keys: this.#keys, set: createLocalJWKSet(this.jwksSync()) };
-    return this.#verifySet.set;
+  /** The loaded keys as jose verifies with them, and what verifyRemembered verified under them. */
+  #verifying() {
+    if (this.#verifySet?.keys !== this.#keys) this.#verifySet = { keys: this.#keys, set: createLocalJWKSet(this.jwksSync()), verified: new Map() };
+    return this.#verifySet;
   }
 
   async #current(alg: SigningAlg): Promise<LoadedKey> {

@@ -189,4 +189,22 @@ describe('key rotation', () => {
     await expect(jwtVerify(later.access_token, fresh, { issuer: server.url, typ: 'at+jwt' })).resolves.toBeTruthy();
     await expect(jwtVerify(later.id_token!, fresh, { issuer: server.url, audience: c.client_id, algorithms: ['ES256'] })).resolves.toBeTruthy();
   });
+
+  it('a token verified before is refused once its key is retired (verifications are remembered only under the key set that made them)', async () => {
+    const c = await register();
+    const tokens = await tokensFor(c);
+    const kid = decodeProtectedHeader(tokens.access_token).kid!;
+    expect(await userinfoStatus(tokens.access_token)).toBe(200);
+    expect(await userinfoStatus(tokens.access_token)).toBe(200); // answered from what the first call verified
+
+    // Rotations until the key that signed it is no longer among the two kept for its algorithm (at most two).
+    let rotations = 0;
+    while ((await fetchJwks()).keys.some((k) => k.kid === kid)) {
+      expect(await userinfoStatus(tokens.access_token)).toBe(200);
+      expect(rotations++).toBeLessThan(2);
+      await server.base.keys.rotate();
+    }
+    expect(rotations).toBeGreaterThan(0);
+    expect(await userinfoStatus(tokens.access_token)).toBe(401);
+  });
 });

@@ -117,7 +117,7 @@ export async function verifyAccessTokenSignature(ctx: Context, token: string): P
   if (token.length > 8192 || token.split('.').length !== 3) throw new InvalidToken();
   let payload;
   try {
-    ({ payload } = await ctx.keys.verify(token, { issuer: ctx.settings.issuer(), typ: 'at+jwt', currentDate: ctx.clock.now() }));
+    payload = await ctx.keys.verifyRemembered(token, { issuer: ctx.settings.issuer(), typ: 'at+jwt', currentDate: ctx.clock.now() });
   } catch {
     throw new InvalidToken();
   }
