@@ -10,3 +10,6 @@ export const sqlText = (value: SqlValue): Prisma.Sql => (value instanceof Prisma
 /** A JSON document as SQL jsonb: an expression as it is, an object as a parameter. */
 export const sqlJson = (value: Record<string, unknown> | Prisma.Sql): Prisma.Sql =>
   value instanceof Prisma.Sql ? value : Prisma.sql`${JSON.stringify(value)}::jsonb`;
+
+/** A time as an SQL timestamp(3) parameter (the columns' type: UTC without a zone). */
+export const sqlTimestamp = (date: Date): Prisma.Sql => Prisma.sql`${date}::timestamp(3)`;

@@ -9,6 +9,7 @@
 import type { Context } from '../../context.ts';
 import { hotQuery, Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
+import { sqlTimestamp as ts } from '../../lib/sql-value.ts';
 import { auditRowCte } from '../audit/audit-sql.ts';
 import { eventRowCte } from '../../events/event-sql.ts';
 import { CLAIM_COLUMNS, type ClaimSource } from './claims.service.ts';
@@ -45,8 +46,6 @@ export interface NextRefresh {
   hash: string;
   expiresAt: Date;
 }
-
-const ts = (date: Date) => sql`${date}::timestamp(3)`;
 
 /**
  * The CTEs after `subject` (one row per redeemed token, with the check columns and ClaimSource): `issued` is the

@@ -2,10 +2,11 @@
 // version, written with its grant, the oauth.authorization.granted event and the audit entry in ONE statement
 // (data-modifying CTEs): atomic without an interactive transaction, one round trip on the hot path.
 import type { Context } from '../../../context.ts';
-import { Prisma } from '../../../db.ts';
+import { hotQuery, Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
+import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { auditRowCte } from '../../audit/audit-sql.ts';
 import { eventRowCte } from '../../../events/event-sql.ts';
 import type { AuthorizationRequest, AuthorizeClient, BrowserSession } from './request.ts';
@@ -30,18 +31,18 @@ export function userAuditCte(ctx: Context, name: string, gate: string, e: { acti
 export function codeInserts(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession, code: string): Prisma.Sql {
   const now = ctx.clock.now();
   const scope = request.scope.join(' ');
-
   return Prisma.sql`
     granted AS (
       INSERT INTO oauth_grants (id, client_id, user_id, scope, created_at)
-      SELECT ${uuidv7()}, ${client.id}, ${session.userId}, ${scope}, ${now} FROM gate RETURNING id),
+      SELECT ${uuidv7()}::text, ${client.id}::text, ${session.userId}::text, ${scope}::text, ${ts(now)} FROM gate RETURNING id),
     coded AS (
       INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, nonce,
                                        code_challenge, code_challenge_method, auth_time, session_version, expires_at, created_at)
-      SELECT ${uuidv7()}, ${sha256(code)}, granted.id, ${client.id}, ${session.userId}, ${client.organizationId}, ${request.redirectUri},
-             ${scope}, ${request.nonce}, ${request.codeChallenge}, ${request.codeChallengeMethod}, ${session.authTime},
-             COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId})),
-             ${addSeconds(now, CODE_TTL_SECONDS)}, ${now}
+      SELECT ${uuidv7()}::text, ${sha256(code)}::text, granted.id, ${client.id}::text, ${session.userId}::text, ${client.organizationId}::text,
+             ${request.redirectUri}::text, ${scope}::text, ${request.nonce}::text, ${request.codeChallenge}::text, ${request.codeChallengeMethod}::text,
+             ${ts(session.authTime)},
+             COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId}::text)),
+             ${ts(addSeconds(now, CODE_TTL_SECONDS))}, ${ts(now)}
       FROM granted RETURNING id),
     ${eventRowCte(ctx, 'announced', 'gate', {
       kind: 'oauth.authorization.granted', organizationId: client.organizationId, facts: { client, user: { id: session.userId }, scope },
@@ -49,10 +50,10 @@ export function codeInserts(ctx: Context, client: CodeClient, request: Authoriza
     ${userAuditCte(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;
 }
 
-/** Writes the code (one statement) and returns the redirect back to the client with it. */
+/** Writes the code (one statement, on the hot path's direct pool: hotQuery) and returns the redirect back to the client with it. */
 export async function issueCode(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
   const code = randomToken('tsa_');
-  await ctx.db.$executeRaw`WITH gate AS (SELECT 1), ${codeInserts(ctx, client, request, session, code)} SELECT 1`;
+  await hotQuery(ctx.db, Prisma.sql`WITH gate AS (SELECT 1), ${codeInserts(ctx, client, request, session, code)} SELECT 1`);
   return codeRedirect(ctx, request, code);
 }
 

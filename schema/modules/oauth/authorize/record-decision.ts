@@ -4,6 +4,7 @@
 // answered again and nothing is remembered that the application never got. An approval also re-checks, in the
 // same statement, that the user is still a member of the client's organization: the page may be minutes old.
 import type { Context } from '../../../context.ts';
+import { hotQuery, Prisma } from '../../../db.ts';
 import { randomToken } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import type { ConsentRequest } from './consent-request.ts';
@@ -22,30 +23,30 @@ export async function recordApproval(
   const code = randomToken('tsa_');
   const request = consent.req;
   const now = ctx.clock.now();
-  const [row] = await ctx.db.$queryRaw<{ answered: number; member: boolean }[]>`
+  const [row] = await hotQuery<{ answered: number; member: boolean }>(ctx.db, Prisma.sql`
     WITH still_member AS (
-      SELECT 1 FROM memberships WHERE user_id = ${session.userId} AND organization_id = ${client.organizationId}),
+      SELECT 1 FROM memberships WHERE user_id = ${session.userId}::text AND organization_id = ${client.organizationId}::text),
     gate AS (
-      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}, ${new Date(consent.exp * 1000)} FROM still_member
+      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}::text, ${new Date(consent.exp * 1000)}::timestamp(3) FROM still_member
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     remembered AS (
       INSERT INTO oauth_consents (id, user_id, client_id, scopes, created_at, updated_at)
-      SELECT ${uuidv7()}, ${session.userId}, ${client.id}, ${request.scope}::text[], ${now}, ${now} FROM gate
+      SELECT ${uuidv7()}::text, ${session.userId}::text, ${client.id}::text, ${request.scope}::text[], ${now}::timestamp(3), ${now}::timestamp(3) FROM gate
       ON CONFLICT (user_id, client_id) DO UPDATE SET updated_at = EXCLUDED.updated_at,
         scopes = ARRAY(SELECT x FROM unnest(oauth_consents.scopes || EXCLUDED.scopes) WITH ORDINALITY AS t(x, n) GROUP BY x ORDER BY min(n))),
     ${userAuditCte(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
     ${codeInserts(ctx, client, request, session, code)}
-    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member`;
+    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member`);
   return { member: row!.member, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
 }
 
 /** Whether the denial was recorded (false when the request had already been answered). */
 export async function recordDenial(ctx: Context, client: Client, consent: ConsentRequest, userId: string): Promise<boolean> {
-  const [row] = await ctx.db.$queryRaw<{ answered: number }[]>`
+  const [row] = await hotQuery<{ answered: number }>(ctx.db, Prisma.sql`
     WITH gate AS (
-      INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}, ${new Date(consent.exp * 1000)})
+      INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}::text, ${new Date(consent.exp * 1000)}::timestamp(3))
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     ${userAuditCte(ctx, 'denied', 'gate', { action: 'oauth.consent.deny', userId, client, details: {} })}
-    SELECT count(*)::int AS answered FROM gate`;
+    SELECT count(*)::int AS answered FROM gate`);
   return row!.answered > 0;
 }
