@@ -4,17 +4,20 @@ import type Koa from 'koa';
 import type { ContextBase } from '../../schema/context.ts';
 import { discoveryDocument } from '../../schema/modules/oauth/discovery.service.ts';
 
-// The JSON text of each document served (the service returns the same object until the document changes).
-const documentText = new WeakMap<object, string>();
+// The JSON bytes of each document served (the services return the same object until the document changes): no
+// serializing or encoding per request.
+const documentBytes = new WeakMap<object, Buffer>();
+function bytesOf(document: object): Buffer {
+  let bytes = documentBytes.get(document);
+  if (bytes === undefined) documentBytes.set(document, (bytes = Buffer.from(JSON.stringify(document))));
+  return bytes;
+}
 
 export function discoveryEndpoint(base: ContextBase): Koa.Middleware {
   return async (ctx) => {
-    const document = await discoveryDocument(base);
-    let text = documentText.get(document);
-    if (text === undefined) documentText.set(document, (text = JSON.stringify(document)));
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.type = 'application/json';
-    ctx.body = text;
+    ctx.body = bytesOf(await discoveryDocument(base));
   };
 }
 
@@ -23,6 +26,6 @@ export function jwksEndpoint(base: ContextBase): Koa.Middleware {
     // Short, so that a rotation is picked up quickly by relying parties.
     ctx.set('Cache-Control', 'public, max-age=60');
     ctx.type = 'application/jwk-set+json';
-    ctx.body = await base.keys.jwks();
+    ctx.body = bytesOf(await base.keys.jwks());
   };
 }
