@@ -52,6 +52,22 @@ function connectFailure(databaseUrl: string, error: unknown): StartupError {
   return new StartupError(`cannot use the database at ${where}: ${reason}; check DATABASE_URL`);
 }
 
+/**
+ * graphile-worker's schema, through a pool of ours that is closed before this returns: with a pool of its own,
+ * graphile-worker removes its error handlers without waiting for the pool to close, so a connection that the
+ * server ended just then (a database dropped or restarting) raised an unhandled error.
+ */
+async function installJobQueueWith(databaseUrl: string): Promise<void> {
+  const pgPool = new pg.Pool({ connectionString: databaseUrl, max: 1, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  pgPool.on('error', () => {});
+  pgPool.on('connect', (client) => client.on('error', () => {}));
+  try {
+    await installJobQueue({ pgPool, logger: new WorkerLogger(() => () => {}) });
+  } finally {
+    await pgPool.end();
+  }
+}
+
 export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
@@ -65,7 +81,7 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
     await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);
     // graphile-worker's schema first: every process (ROLE=api too) enqueues jobs in its own transactions, and our
     // migrations may refer to its functions and types.
-    await installJobQueue({ connectionString: databaseUrl, logger: new WorkerLogger(() => () => {}) });
+    await installJobQueueWith(databaseUrl);
     await client.query(`create table if not exists "_prisma_migrations" (
       id varchar(36) primary key, checksum varchar(64) not null, finished_at timestamptz,
       migration_name varchar(255) not null, logs text, rolled_back_at timestamptz,
