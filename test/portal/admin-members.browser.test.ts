@@ -142,6 +142,27 @@ describe('admin: members', { timeout: 60_000 }, () => {
 		await page.context().close();
 	});
 
+	test('what was typed before the page became interactive is kept (slow scripts)', async () => {
+		const page = await signedInPage(browser, server.url, owner());
+		// The page's scripts are held back until the email has been typed into the server-rendered form.
+		let release!: () => void;
+		const held = new Promise<void>((resolve) => (release = resolve));
+		await page.route('**/_app/immutable/**/*.js', async (route) => {
+			await held;
+			await route.continue();
+		});
+		await page.goto('/admin/settings/members', { waitUntil: 'domcontentloaded' });
+		await page.getByLabel('Email', { exact: true }).fill(tenant.member.email);
+		release();
+		await page.waitForLoadState('networkidle');
+
+		// Hydration left the typed value in place, so the form can be sent as it is.
+		await expect(page.getByLabel('Email', { exact: true }).inputValue()).resolves.toBe(tenant.member.email);
+		await submit(page, page.getByRole('button', { name: 'Create invitation' }));
+		await expect(page.getByRole('alert').textContent()).resolves.toContain('This person is already a member');
+		await page.context().close();
+	});
+
 	test("Change role changes a member's role", async () => {
 		// given a member
 		const mia = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'mia');
