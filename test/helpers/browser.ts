@@ -3,7 +3,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { expect } from 'vitest';
+import { expect, onTestFailed } from 'vitest';
 import { signIn as apiSignIn } from './http.ts';
 import { registerClient, type RegisteredClient } from './oauth.ts';
 import { ADMIN, startTestServer, type TestServer } from './server.ts';
@@ -26,11 +26,42 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
 	});
 }
 
+/**
+ * How long a page action or wait may take. The whole suite runs files in parallel with a Chromium each on two
+ * cores, and a page's first interaction waits for its scripts: 10 s ran out there once or twice a run.
+ */
+export const BROWSER_WAIT_MS = 20_000;
+
 /** A page in a fresh browser context: no cookies from other tests. */
 export async function freshPage(browser: Browser, baseURL: string): Promise<Page> {
 	const context = await browser.newContext({ baseURL });
-	context.setDefaultTimeout(10_000);
-	return context.newPage();
+	context.setDefaultTimeout(BROWSER_WAIT_MS);
+	const page = await context.newPage();
+	reportOnFailure(page);
+	return page;
+}
+
+/**
+ * Keeps what the page went through (navigations, script errors, failed or refused requests, console warnings) and
+ * prints it, with where the page ended, when the test using it fails: a wait that ran out then says what the
+ * browser saw. Outside a test (a beforeAll) there is no test to report on.
+ */
+function reportOnFailure(page: Page): void {
+	const seen: string[] = [];
+	const note = (line: string) => seen.push(`${new Date().toISOString().slice(11, 23)} ${line}`);
+	page.on('framenavigated', (frame) => frame === page.mainFrame() && note(`at ${frame.url()}`));
+	page.on('pageerror', (error) => note(`script error: ${error.stack ?? error.message}`));
+	page.on('console', (message) => ['error', 'warning'].includes(message.type()) && note(`console.${message.type()}: ${message.text()}`));
+	page.on('requestfailed', (request) => note(`request failed: ${request.method()} ${request.url()} ${request.failure()?.errorText}`));
+	page.on('response', (response) => response.status() >= 400 && note(`${response.status()} ${response.request().method()} ${response.url()}`));
+	try {
+		onTestFailed(async () => {
+			const main = page.isClosed() ? '(closed)' : await page.locator('main').innerText({ timeout: 2_000 }).catch((e: Error) => `(unreadable: ${e.message})`);
+			console.error(`The browser page, last at ${page.url()}:\n${seen.join('\n')}\n<main> reads: ${main.slice(0, 800)}`);
+		});
+	} catch {
+		// Called from a hook: nothing to attach the report to.
+	}
 }
 
 /** Fills and submits the portal's sign-in form on the current page. */

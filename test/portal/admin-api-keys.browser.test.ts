@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
+import { BROWSER_WAIT_MS, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 
@@ -194,7 +194,7 @@ describe('admin: API keys', { timeout: 60_000 }, () => {
 	test('without JavaScript, create and revoke still work as plain form posts', async () => {
 		// given the page in a browser that runs no script
 		const context = await browser.newContext({ baseURL: server.url, javaScriptEnabled: false });
-		context.setDefaultTimeout(10_000);
+		context.setDefaultTimeout(BROWSER_WAIT_MS);
 		const page = await context.newPage();
 		await page.goto('/login');
 		await page.getByLabel('Email').fill(ADMIN.email);

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { launchChromium, signedInPage } from '../helpers/browser.ts';
+import { BROWSER_WAIT_MS, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { signIn, type Client } from '../helpers/http.ts';
 import { MINUTE, movableClock } from '../helpers/clock.ts';
@@ -405,7 +405,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 	test('without JavaScript, create, deactivate and delete still work as plain form posts', async () => {
 		// given the page in a browser that runs no script
 		const context = await browser.newContext({ baseURL: server.url, javaScriptEnabled: false });
-		context.setDefaultTimeout(10_000);
+		context.setDefaultTimeout(BROWSER_WAIT_MS);
 		const page = await context.newPage();
 		await page.goto('/login');
 		await page.getByLabel('Email').fill(ADMIN.email);
