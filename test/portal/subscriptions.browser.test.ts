@@ -32,11 +32,19 @@ afterAll(async () => {
 	await server?.stop();
 });
 
+/**
+ * Goes to `path` and waits for the page's scripts: a choice made in a form before they ran would be lost if the page
+ * had to load again (hooks.client.ts).
+ */
+async function open(page: Page, path: string): Promise<Page> {
+	await page.goto(path);
+	await page.waitForLoadState('networkidle');
+	return page;
+}
+
 /** The platform admin's page on `path`: ADMIN's current organization is the operator one. */
 async function adminPage(path: string): Promise<Page> {
-	const page = await signedInPage(browser, server.url, ADMIN);
-	await page.goto(path);
-	return page;
+	return open(await signedInPage(browser, server.url, ADMIN), path);
 }
 
 /** Clicks `button` in `scope` and waits for the action's answer. */
@@ -110,7 +118,7 @@ describe('/admin/subscriptions and /portal/subscriptions', () => {
 		const sub = listed.body.subscriptions[0];
 		expect(sub).toMatchObject({ total_seats: 3, price_per_seat: 19.99, billing_cycle: 'yearly', status: 'trial', end_date: '2030-06-30T00:00:00.000Z' });
 
-		await page.goto(`/admin/subscriptions?organization=${tenant.id}&status=trial`);
+		await open(page, `/admin/subscriptions?organization=${tenant.id}&status=trial`);
 		const row = page.locator(`[data-testid="subscription-row"][data-id="${sub.id}"]`);
 		await row.waitFor();
 		await row.getByText('Change').click();
@@ -123,7 +131,7 @@ describe('/admin/subscriptions and /portal/subscriptions', () => {
 
 		// The tenant's admin sees only its organization's subscriptions, and gives the member a seat.
 		const tenantPage = await signedInPage(browser, server.url, { email: tenant.admin.email, password: PASSWORD });
-		await tenantPage.goto('/admin/subscriptions');
+		await open(tenantPage, '/admin/subscriptions');
 		const theirs = tenantPage.locator(`[data-testid="subscription-row"][data-id="${sub.id}"]`);
 		await theirs.getByText('Seats', { exact: true }).click();
 		const assign = theirs.locator('form[action="?/assign"]');
