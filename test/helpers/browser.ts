@@ -6,7 +6,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { expect, onTestFailed } from 'vitest';
 import { signIn as apiSignIn } from './http.ts';
 import { registerClient, type RegisteredClient } from './oauth.ts';
-import { ADMIN, startTestServer, type TestServer } from './server.ts';
+import { ADMIN, recentServerLog, startTestServer, type TestServer } from './server.ts';
 
 /** `extraArgs`: more Chromium flags (a host mapping, a pinned test certificate). */
 export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
@@ -43,8 +43,8 @@ export async function freshPage(browser: Browser, baseURL: string): Promise<Page
 
 /**
  * Keeps what the page went through (navigations, script errors, failed or refused requests, console warnings) and
- * prints it, with where the page ended, when the test using it fails: a wait that ran out then says what the
- * browser saw. Outside a test (a beforeAll) there is no test to report on.
+ * prints it, with where the page ended and the service's last requests, when the test using it fails: a wait that
+ * ran out then says what the browser and the service saw. Outside a test (a beforeAll) there is no test to report on.
  */
 function reportOnFailure(page: Page): void {
 	const seen: string[] = [];
@@ -57,7 +57,8 @@ function reportOnFailure(page: Page): void {
 	try {
 		onTestFailed(async () => {
 			const main = page.isClosed() ? '(closed)' : await page.locator('main').innerText({ timeout: 2_000 }).catch((e: Error) => `(unreadable: ${e.message})`);
-			console.error(`The browser page, last at ${page.url()}:\n${seen.join('\n')}\n<main> reads: ${main.slice(0, 800)}`);
+			const requests = recentServerLog.filter((line) => line.includes('"msg":"request"')).slice(-60);
+			console.error(`The browser page, last at ${page.url()}:\n${seen.join('\n')}\n<main> reads: ${main.slice(0, 800)}\nThe service's last requests:\n${requests.join('\n')}`);
 		});
 	} catch {
 		// Called from a hook: nothing to attach the report to.

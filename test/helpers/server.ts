@@ -22,11 +22,27 @@ export interface TestServerOptions {
   poolSize?: number;
   /** Serve from this database instead of a fresh copy of the template (which it then neither makes nor drops). */
   databaseUrl?: string;
-  /** The service's logger, for a test that checks what is logged; silent (or TEST_LOG_LEVEL) when not given. */
+  /** The service's logger, for a test that checks what is logged; kept in `recentServerLog` when not given. */
   logger?: Logger;
   /** Resolves webhook receivers' host names instead of DNS. */
   webhookResolver?: HostResolver;
 }
+
+/**
+ * The last lines the file's test servers logged (info and up), when a test gives no logger of its own: a failed
+ * browser test prints the requests the service saw next to what the browser saw (browser.ts).
+ */
+export const recentServerLog: string[] = [];
+const KEPT_LINES = 200;
+/** TEST_LOG_LEVEL prints the service's log as it goes instead. */
+const testLogger = () =>
+  process.env.TEST_LOG_LEVEL
+    ? pino({ level: process.env.TEST_LOG_LEVEL })
+    : pino({ level: 'info' }, {
+        write(line: string) {
+          if (recentServerLog.push(line.trimEnd()) > KEPT_LINES) recentServerLog.shift();
+        },
+      });
 
 export const ADMIN = { email: 'admin@tessera.test', password: 'correct horse battery staple' };
 
@@ -56,7 +72,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     clock: options.clock,
     webhookResolver: options.webhookResolver,
-    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? testLogger(),
   });
   return {
     ...running,
