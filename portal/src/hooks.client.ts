@@ -1,4 +1,4 @@
-import type { HandleClientError } from '@sveltejs/kit';
+import type { HandleClientError } from '@sveltejs/kit/hooks';
 
 // A page whose scripts could not be fetched (a connection dropped, or a deploy replaced them) would stay on Kit's
 // error page, its server-rendered form gone: load it once more instead. At most once a minute per address, so a
