@@ -1,6 +1,8 @@
 // The `tessera` command-line tool, run as a process against a running service: it speaks only REST, prints
 // readable text or --json, and exits 0 on success, 1 on an API error (its description on stderr), 2 on bad usage.
 import { execFile } from 'node:child_process';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
@@ -43,11 +45,21 @@ afterAll(() => server?.stop());
 describe('tessera', () => {
   // npx is npm: under the whole suite's load its start took over 30 s once, so this test has more time. npm's
   // check for a newer npm (a registry request) is off: the tool's help must not wait on the network.
-  it('is the package bin: `npx tessera --help` lists the commands', { timeout: 90_000 }, async () => {
-    const run = await tessera(['--help'], { npm_config_update_notifier: 'false' }, ['npx', ['--no-install', 'tessera']]);
-    expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain('products create');
-    expect(run.stdout).toContain('subscriptions cancel');
+  it('is the package bin: `npx tessera --help` lists the commands, and leaves the installed build alone', { timeout: 90_000 }, async () => {
+    // A cache of its own, as on a machine where npx has not run this package yet: npx then links the package into
+    // it and runs its install scripts, which must not rebuild the portal that the suite's services are serving.
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
+    const built = () => Promise.all(['portal/build/handler.js', 'prisma/generated/client/client.ts'].map(async (f) => (await stat(path.join(ROOT, f))).mtimeMs));
+    const before = await built();
+    try {
+      const run = await tessera(['--help'], { npm_config_update_notifier: 'false', npm_config_cache: cache }, ['npx', ['--no-install', 'tessera']]);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('products create');
+      expect(run.stdout).toContain('subscriptions cancel');
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+    expect(await built()).toEqual(before);
   });
 
   it('creates, lists, reads, updates and deletes products', async () => {
