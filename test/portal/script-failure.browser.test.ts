@@ -30,7 +30,11 @@ async function productsWithFailingScripts(failing: number): Promise<{ page: Page
 	let failed = 0;
 	page.on('request', (request) => request.resourceType() === 'document' && documents++);
 	const ownScript = (url: URL) => /^\/_app\/immutable\/nodes\/(?![01]\.)/.test(url.pathname);
-	await page.route(ownScript, (route) => (documents <= failing && ++failed ? route.abort('connectionclosed') : route.continue()));
+	await page.route(ownScript, (route) => {
+		if (documents > failing) return route.continue();
+		failed++;
+		return route.abort('connectionclosed');
+	});
 	await page.goto('/admin/products');
 	await page.waitForLoadState('networkidle');
 	return { page, documents: () => documents, failed: () => failed };
