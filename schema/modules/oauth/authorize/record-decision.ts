@@ -7,6 +7,7 @@ import type { Context } from '../../../context.ts';
 import { hotQuery, Prisma } from '../../../db.ts';
 import { randomToken } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
+import { sqlTimestamp } from '../../../lib/sql-value.ts';
 import type { ConsentRequest } from './consent-request.ts';
 import { codeInserts, codeRedirect, userAuditCte } from './issue-code.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
@@ -27,11 +28,11 @@ export async function recordApproval(
     WITH still_member AS (
       SELECT 1 FROM memberships WHERE user_id = ${session.userId}::text AND organization_id = ${client.organizationId}::text),
     gate AS (
-      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}::text, ${new Date(consent.exp * 1000)}::timestamp(3) FROM still_member
+      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}::text, ${sqlTimestamp(new Date(consent.exp * 1000))} FROM still_member
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     remembered AS (
       INSERT INTO oauth_consents (id, user_id, client_id, scopes, created_at, updated_at)
-      SELECT ${uuidv7()}::text, ${session.userId}::text, ${client.id}::text, ${request.scope}::text[], ${now}::timestamp(3), ${now}::timestamp(3) FROM gate
+      SELECT ${uuidv7()}::text, ${session.userId}::text, ${client.id}::text, ${request.scope}::text[], ${sqlTimestamp(now)}, ${sqlTimestamp(now)} FROM gate
       ON CONFLICT (user_id, client_id) DO UPDATE SET updated_at = EXCLUDED.updated_at,
         scopes = ARRAY(SELECT x FROM unnest(oauth_consents.scopes || EXCLUDED.scopes) WITH ORDINALITY AS t(x, n) GROUP BY x ORDER BY min(n))),
     ${userAuditCte(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
@@ -44,7 +45,7 @@ export async function recordApproval(
 export async function recordDenial(ctx: Context, client: Client, consent: ConsentRequest, userId: string): Promise<boolean> {
   const [row] = await hotQuery<{ answered: number }>(ctx.db, Prisma.sql`
     WITH gate AS (
-      INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}::text, ${new Date(consent.exp * 1000)}::timestamp(3))
+      INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}::text, ${sqlTimestamp(new Date(consent.exp * 1000))})
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     ${userAuditCte(ctx, 'denied', 'gate', { action: 'oauth.consent.deny', userId, client, details: {} })}
     SELECT count(*)::int AS answered FROM gate`);
