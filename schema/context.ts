@@ -5,6 +5,7 @@ import type { Clock } from './lib/clock.ts';
 import type { Role } from '../prisma/generated/client/enums.ts';
 import type { KeyStore } from './keys/signing-keys.ts';
 import type { WebhookSettings } from './modules/webhooks/destination.ts';
+import type { RateLimitLeases } from './limits/leases.ts';
 
 export type { Role };
 
@@ -54,6 +55,8 @@ export interface ContextBase {
   clock: Clock;
   settings: Settings;
   keys: KeyStore;
+  /** The process's leases on the shared rate-limit counters. */
+  rateLimitLeases: RateLimitLeases;
   /** Its owners and admins are the platform administrators (null before the bootstrap). */
   operatorOrganizationId: () => Promise<string | null>;
 }

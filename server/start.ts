@@ -13,6 +13,7 @@ import { createDb, type Db } from '../schema/db.ts';
 import { systemClock, type Clock } from '../schema/lib/clock.ts';
 import type { ContextBase } from '../schema/context.ts';
 import { KeyStore, SecretKeyMismatchError } from '../schema/keys/signing-keys.ts';
+import { RateLimitLeases } from '../schema/limits/leases.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
 import type { HostResolver } from '../schema/modules/webhooks/destination.ts';
@@ -111,6 +112,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production,
         webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, ca: config.webhookCa, resolve: options.webhookResolver },
       },
+      rateLimitLeases: new RateLimitLeases(),
       operatorOrganizationId: operatorOrganization(db),
     };
 

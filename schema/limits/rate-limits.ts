@@ -1,7 +1,9 @@
-// Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL with one statement
-// per limit, so every API process shares the counts. The defaults live here only; RATE_LIMIT_* override them.
+// Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL, so every API process
+// shares the counts; a process leases requests from the counters in blocks (leases.ts). The defaults live here
+// only; RATE_LIMIT_* override them.
 import type { Actor, Context } from '../context.ts';
 import { hotQuery, Prisma } from '../db.ts';
+import type { CounterRow } from './leases.ts';
 
 export interface RateLimit {
   name: 'api_key' | 'organization';
@@ -50,30 +52,19 @@ export function describeLimit(limit: RateLimit): string {
 }
 
 /**
- * The statement that counts one request against `limit` in its fixed window and returns the row (count,
- * window_start). `source` is what the count depends on (`from t where ...`): a hot path that authenticates in
- * the same statement counts only a caller it accepted. Every statement that counts is built here. The table is
- * unlogged (its migration says why).
+ * The statement that adds `block` requests to `limit`'s counter in its fixed window (a lease: leases.ts) and returns
+ * the row (count, window_start). `source` is what the count depends on (`from t where ...`): a hot path that
+ * authenticates in the same statement counts only a caller it accepted. Every statement that counts is built here.
+ * The table is unlogged (its migration says why).
  */
-export function countSql(limit: Pick<RateLimit, 'key' | 'windowSeconds'>, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
+export function countSql(limit: Pick<RateLimit, 'key' | 'windowSeconds'>, block: unknown, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
   const expired = Prisma.sql`r.window_start <= ${now}::timestamp(3) - make_interval(secs => ${limit.windowSeconds}::int)`;
   return Prisma.sql`
-    insert into rate_limit_counters as r (key, window_start, count) select ${limit.key}::text, ${now}::timestamp(3), 1 ${source}
+    insert into rate_limit_counters as r (key, window_start, count) select ${limit.key}::text, ${now}::timestamp(3), ${block}::int ${source}
     on conflict (key) do update set
-      count = case when ${expired} then 1 else r.count + 1 end,
+      count = case when ${expired} then excluded.count else r.count + excluded.count end,
       window_start = case when ${expired} then ${now}::timestamp(3) else r.window_start end
     returning r.count, r.window_start`;
-}
-
-/** Where `limit` stands once its counter row reads `row`. */
-export function limitState(limit: RateLimit, row: { count: number; window_start: Date }, now: Date): RateLimitState {
-  const resetAt = row.window_start.getTime() + limit.windowSeconds * 1000;
-  return {
-    ...limit,
-    remaining: Math.max(0, limit.limit - row.count),
-    resetSeconds: Math.max(1, Math.ceil((resetAt - now.getTime()) / 1000)),
-    exceeded: row.count > limit.limit,
-  };
 }
 
 /** Counts one request against each limit and returns where each stands. */
@@ -81,8 +72,11 @@ export async function consume(ctx: Context, limits: RateLimit[]): Promise<RateLi
   const now = ctx.clock.now();
   const states: RateLimitState[] = [];
   for (const limit of limits) {
-    const [row] = await hotQuery<{ count: number; window_start: Date }>(ctx.db, countSql(limit, now));
-    states.push(limitState(limit, row!, now));
+    const state = await ctx.rateLimitLeases.count(limit, now, async (block) => {
+      const [row] = await hotQuery<CounterRow>(ctx.db, countSql(limit, block, now));
+      return row!;
+    });
+    states.push(state!);
   }
   return states;
 }

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import type { Actor, Context, OAuthActor } from '../../context.ts';
 import { hotQuery, hotStatement, Prisma, type Db } from '../../db.ts';
-import { countSql, limitState, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
+import { countSql, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
+import type { CounterRow } from '../../limits/leases.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
 import { tokenGrantFrom, tokenGrantKeys, tokenGrantStands, verifyAccessTokenSignature, type TokenGrantKeys } from '../oauth/tokens.service.ts';
 import { actingOrganizationId, requireUserId, userIdOf } from '../../auth/access.ts';
@@ -138,19 +139,29 @@ export async function checkLicense(ctx: Context, input: unknown): Promise<Licens
   return present(row!, product, feature);
 }
 
-type CheckWithTokenRow = CheckRow & { user_id: string | null; count: number; window_start: Date };
+type CheckWithTokenRow = CheckRow & { user_id: string | null };
+type CheckWithTokenParams = TokenGrantKeys & { product: string; feature: string | null; now: Date };
+
+/** SQL, t: the token's grant, no row unless it stands (tokenGrantStands). */
+const standingGrant = (p: { readonly [K in keyof CheckWithTokenParams]: any }) =>
+  Prisma.sql`t as (select g.user_id from ${tokenGrantFrom(p)} and ${tokenGrantStands(p)})`;
+
+/** The check for t's user. */
+const checkForGrant = (p: { readonly [K in keyof CheckWithTokenParams]: any }) =>
+  checkSql(Prisma.sql`t.user_id`, Prisma.sql`${p.organizationId}::text`, p.product, p.feature, p.now);
 
 /**
- * The statement of checkLicenseWithAccessToken, composed once: the token's grant (t, no row unless it stands), the
- * count against the caller's one rate limit (only for a caller t holds), and the check for t's user.
+ * The statements of checkLicenseWithAccessToken, composed once: the grant and the check, and when the process holds
+ * no lease on the caller's rate limit, a block of requests leased from it too (only for a caller t holds).
  */
-const CHECK_WITH_TOKEN = hotStatement<TokenGrantKeys & { key: string; windowSeconds: number; product: string; feature: string | null; now: Date }, CheckWithTokenRow>(
+const CHECK_WITH_TOKEN = hotStatement<CheckWithTokenParams, CheckWithTokenRow>(
+  (p) => Prisma.sql`with ${standingGrant(p)} select t.user_id, chk.* from t cross join lateral (${checkForGrant(p)}) chk`,
+);
+const CHECK_WITH_TOKEN_LEASING = hotStatement<CheckWithTokenParams & { key: string; windowSeconds: number; block: number }, CheckWithTokenRow & CounterRow>(
   (p) => Prisma.sql`
-    with t as (select g.user_id from ${tokenGrantFrom(p)} and ${tokenGrantStands(p)}),
-         counted as (${countSql(p, p.now, Prisma.sql`from t`)})
+    with ${standingGrant(p)}, counted as (${countSql(p, p.block, p.now, Prisma.sql`from t`)})
     select t.user_id, counted.count, counted.window_start, chk.*
-    from t cross join counted
-    cross join lateral (${checkSql(Prisma.sql`t.user_id`, Prisma.sql`${p.organizationId}::text`, p.product, p.feature, p.now)}) chk`,
+    from t cross join counted cross join lateral (${checkForGrant(p)}) chk`,
 );
 
 /** How a caller's rate limits are found and reported: the general path's rate-limit step, handed in. */
@@ -162,8 +173,10 @@ export interface CountedLimits {
 
 /**
  * The check asked with an OAuth access token, as an app asks on each use of a feature: the token's grant
- * (tokenGrantStands), the count against the caller's rate limit and the check, in one statement (DESIGN 5), then
- * answered in the general path's order (credentials, limits, user, check). Null when this path cannot answer
+ * (tokenGrantStands) and the check in one statement (DESIGN 5), counted against the caller's rate limit from the
+ * process's lease, or when it holds none by the same statement leasing a block (a request taken from the lease
+ * for a grant that does not stand is given back), then answered in the general path's order (credentials,
+ * limits, user, check). Null when this path cannot answer
  * outright (a signature or an input that is not valid): the general path answers those with their exact errors.
  */
 export async function checkLicenseWithAccessToken(ctx: Context, token: string, input: unknown, limits: CountedLimits): Promise<LicenseCheck | null> {
@@ -177,9 +190,20 @@ export async function checkLicenseWithAccessToken(ctx: Context, token: string, i
   const applying = limits.limitsOf(actor);
   if (applying.length !== 1) return null;
   const limit = applying[0]!;
-  const [row] = await CHECK_WITH_TOKEN(ctx.db, { ...tokenGrantKeys(signed), key: limit.key, windowSeconds: limit.windowSeconds, product, feature, now });
-  if (!row) throw new InvalidToken('Invalid or expired credentials');
-  limits.report([limitState(limit, row, now)]);
+  const params = { ...tokenGrantKeys(signed), product, feature, now };
+  const answered: { row?: CheckWithTokenRow } = {};
+  const state = await ctx.rateLimitLeases.count(limit, now, async (block) => {
+    const [row] = await CHECK_WITH_TOKEN_LEASING(ctx.db, { ...params, key: limit.key, windowSeconds: limit.windowSeconds, block });
+    answered.row = row;
+    return row ?? null;
+  });
+  if (state && !answered.row) {
+    [answered.row] = await CHECK_WITH_TOKEN(ctx.db, params);
+    if (!answered.row) ctx.rateLimitLeases.giveBack(limit, now);
+  }
+  const row = answered.row;
+  if (!state || !row) throw new InvalidToken('Invalid or expired credentials');
+  limits.report([state]);
   userIdOf({ ...actor, userId: row.user_id });
   return present(row, product, feature);
 }
