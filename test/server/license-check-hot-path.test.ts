@@ -1,7 +1,8 @@
 // The licence check asked with an access token, as apps ask it: authentication and the check in one statement,
 // which also leases requests from the organization's rate-limit counter when the process holds none
-// (server/rest/licenses.ts, licenses.service checkLicenseWithAccessToken), answering like the route table would: the same headers, the same 401, 403 and 429, and nothing counted for a
-// token that no longer stands. The outcomes themselves are compared across both paths in licenses.test.ts.
+// (server/rest/licenses.ts, licenses.service checkLicenseWithAccessToken), answering like the route table would:
+// the same headers, the same 401, 403 and 429, and nothing counted for a token that no longer stands. The
+// outcomes themselves are compared across both paths in licenses.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onStatement } from '../../schema/db.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
