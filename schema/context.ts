@@ -6,6 +6,8 @@ import type { Role } from '../prisma/generated/client/enums.ts';
 import type { KeyStore } from './keys/signing-keys.ts';
 import type { WebhookSettings } from './modules/webhooks/destination.ts';
 import type { RateLimitLeases } from './limits/leases.ts';
+import type { RememberedClients } from './modules/oauth/remembered-clients.ts';
+import type { AuthenticatedClient } from './modules/oauth/clients.service.ts';
 
 export type { Role };
 
@@ -57,6 +59,8 @@ export interface ContextBase {
   keys: KeyStore;
   /** The process's leases on the shared rate-limit counters. */
   rateLimitLeases: RateLimitLeases;
+  /** The OAuth clients the process has authenticated, confirmed by the statements that use them. */
+  rememberedClients: RememberedClients<AuthenticatedClient>;
   /** Its owners and admins are the platform administrators (null before the bootstrap). */
   operatorOrganizationId: () => Promise<string | null>;
 }

@@ -14,6 +14,7 @@ import { systemClock, type Clock } from '../schema/lib/clock.ts';
 import type { ContextBase } from '../schema/context.ts';
 import { KeyStore, SecretKeyMismatchError } from '../schema/keys/signing-keys.ts';
 import { RateLimitLeases } from '../schema/limits/leases.ts';
+import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
 import type { HostResolver } from '../schema/modules/webhooks/destination.ts';
@@ -113,6 +114,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, ca: config.webhookCa, resolve: options.webhookResolver },
       },
       rateLimitLeases: new RateLimitLeases(),
+      rememberedClients: new RememberedClients(),
       operatorOrganizationId: operatorOrganization(db),
     };
 

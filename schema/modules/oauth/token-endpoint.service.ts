@@ -1,5 +1,6 @@
 // The token endpoint's grants (RFC 6749 4.1.3, 6, 4.4). Client authentication is client_secret_post only.
-// Each grant is one statement after client authentication (token-statements.ts): a code or refresh token is
+// Each grant is one statement after client authentication (token-statements.ts), and a code exchange or refresh for
+// a client the process remembers is that one statement alone (remembered-clients.ts): a code or refresh token is
 // consumed with a conditional UPDATE that also checks the grant, the session version and the membership and
 // stores what is issued; a replayed code or refresh token revokes its whole grant (OAuth 2.0 Security BCP 4.14,
 // 4.13). Tokens are signed after the statement, holding no connection.
@@ -7,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
-import { authenticateClient } from './clients.service.ts';
+import { authenticateClient, rememberedClient } from './clients.service.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnauthorizedClient, UnsupportedGrantType } from './oauth.errors.ts';
 import { parseScope } from './scopes.ts';
 import { claimsFor } from './claims.service.ts';
@@ -28,12 +29,29 @@ const text = (value: unknown, name: string): string => {
 
 export async function exchange(ctx: Context, params: Params): Promise<TokenResponse> {
   const grantType = text(params.grant_type, 'grant_type');
+  // A code or refresh token redeemed for a client this process remembers: one statement, which also confirms the
+  // client's row is unchanged. When it is not (or nothing was redeemed), the request is answered from a fresh read.
+  const remembered = grantType === 'authorization_code' || grantType === 'refresh_token'
+    ? rememberedClient(ctx, params.client_id, params.client_secret, grantType) : undefined;
+  if (remembered) {
+    const answer = await (grantType === 'authorization_code' ? authorizationCode : refreshToken)(ctx, remembered, params, { guess: true });
+    if (answer) return answer;
+    ctx.rememberedClients.forget(remembered.clientId);
+  }
   const client = await authenticateClient(ctx, params.client_id, params.client_secret);
   if (!['authorization_code', 'refresh_token', 'client_credentials'].includes(grantType)) throw new UnsupportedGrantType();
   if (!client.grantTypes.includes(grantType)) throw new UnauthorizedClient();
-  return grantType === 'authorization_code' ? authorizationCode(ctx, client, params)
-    : grantType === 'refresh_token' ? refreshToken(ctx, client, params)
+  return grantType === 'authorization_code' ? (await authorizationCode(ctx, client, params))!
+    : grantType === 'refresh_token' ? (await refreshToken(ctx, client, params))!
     : clientCredentials(ctx, client, params);
+}
+
+/**
+ * `guess`: the client is a remembered one (rememberedClient). Then a code or refresh token that was not redeemed
+ * answers null instead of an error, since the client's row may be what changed; the caller asks again from a fresh read.
+ */
+interface Redeeming {
+  guess?: boolean;
 }
 
 /** The refresh token to issue with this response, made before the statement that stores it. */
@@ -43,7 +61,7 @@ function nextRefresh(ctx: Context, client: Client): { value: string; stored: Nex
   return { value, stored: { hash: sha256(value), expiresAt: addSeconds(ctx.clock.now(), REFRESH_TOKEN_TTL_SECONDS) } };
 }
 
-async function authorizationCode(ctx: Context, client: Client, params: Params): Promise<TokenResponse> {
+async function authorizationCode(ctx: Context, client: Client, params: Params, { guess = false }: Redeeming = {}): Promise<TokenResponse | null> {
   const code = text(params.code, 'code');
   const redirectUri = text(params.redirect_uri, 'redirect_uri');
   const verifier = params.code_verifier;
@@ -57,6 +75,7 @@ async function authorizationCode(ctx: Context, client: Client, params: Params): 
     s256: usable && createHash('sha256').update(usable).digest('base64url'),
     plain: usable,
   }, refresh?.stored ?? null);
+  if (!redeemed && guess) return null;
   if (!redeemed) {
     const seen = await endReplayedGrant(ctx, client, 'code', hash);
     // Another client's code is refused without being spent: its rightful client can still use it.
@@ -75,12 +94,13 @@ async function authorizationCode(ctx: Context, client: Client, params: Params): 
   });
 }
 
-async function refreshToken(ctx: Context, client: Client, params: Params): Promise<TokenResponse> {
+async function refreshToken(ctx: Context, client: Client, params: Params, { guess = false }: Redeeming = {}): Promise<TokenResponse | null> {
   const token = text(params.refresh_token, 'refresh_token');
   const asked = typeof params.scope === 'string' && params.scope ? parseScope(params.scope) : [];
   const hash = sha256(token);
   const refresh = nextRefresh(ctx, client);
   const redeemed = await redeemRefreshToken(ctx, client, hash, asked, refresh?.stored ?? null);
+  if (!redeemed && guess) return null;
   if (!redeemed) {
     await endReplayedGrant(ctx, client, 'refresh_token', hash);
     throw new InvalidGrant('Refresh token is invalid, expired or revoked');

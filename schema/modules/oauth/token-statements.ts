@@ -25,6 +25,15 @@ export interface StatementClient {
   organizationId: string;
 }
 
+/** The client of a redemption, with the version of its row that client authentication read (remembered-clients.ts). */
+export interface RedeemingClient extends StatementClient {
+  version: string;
+}
+
+/** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
+const clientUnchanged = (client: RedeemingClient) =>
+  sql`exists (select 1 from oauth_clients k where k.id = ${client.id}::text and k.xmin = ${client.version}::xid)`;
+
 /** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
 export interface Redeemed extends ClaimSource {
   grant_id: string;
@@ -116,13 +125,17 @@ export interface CodeRedemption {
   plain: string | null;
 }
 
-/** Consumes an authorization code and, when every check passes, issues from it. Null: no usable code. */
-export async function redeemCode(ctx: Context, client: StatementClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
+/**
+ * Consumes an authorization code and, when every check passes, issues from it. Null: no usable code, or a client
+ * row that is no longer the version `client` was read at.
+ */
+export async function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
   const now = ctx.clock.now();
   const [row] = await hotQuery<Redeemed>(ctx.db, sql`
     with consumed as (
       update authorization_codes set used_at = ${ts(now)}
       where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
+        and ${clientUnchanged(client)}
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.session_version,
@@ -140,13 +153,14 @@ export async function redeemCode(ctx: Context, client: StatementClient, code: Co
 }
 
 /** Consumes a refresh token and, when every check passes, issues from it with `asked` (a subset) or its scope. */
-export async function redeemRefreshToken(ctx: Context, client: StatementClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
+export async function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
   const now = ctx.clock.now();
   const askedText = asked.join(' ');
   const [row] = await hotQuery<Redeemed>(ctx.db, sql`
     with consumed as (
       update refresh_tokens set used_at = ${ts(now)}
       where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
+        and ${clientUnchanged(client)}
       returning grant_id, user_id, organization_id, scope, auth_time, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.session_version,
