@@ -91,7 +91,7 @@ describe('webhook delivery', () => {
     expect(new StandardWebhook(hook.secret).verify(request!.body, request!.headers as Record<string, string>)).toEqual(body);
     expect(request!.headers['webhook-id']).toBe(body.id);
     expect(() => new StandardWebhook(hook.secret).verify(request!.body.replace('evented', 'tampered'), request!.headers as Record<string, string>)).toThrow();
-    // The stored payload is the exact text sent, and X-Service-Delivery names the delivery record.
+    // The stored body is the exact text sent, and X-Service-Delivery names the delivery record.
     const event = await server.base.db.event.findUniqueOrThrow({ where: { id: body.id } });
     expect(event.body).toBe(request!.body);
     const [delivery] = await waitFor(async () => {
