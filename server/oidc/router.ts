@@ -1,4 +1,6 @@
-// Mounts /oauth/* and /.well-known/*. Body parsing here accepts forms (the OAuth norm) and JSON.
+// Mounts /oauth/* and /.well-known/*. Body parsing here accepts forms (the OAuth norm) and JSON. A form is read as
+// text and parsed as the URL standard says (params.ts formOrJsonBody), not by the body parser's qs, which nests
+// names with dots or brackets that OAuth takes literally.
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type Koa from 'koa';
@@ -15,7 +17,9 @@ import { discoveryEndpoint, jwksEndpoint } from './well-known.ts';
 
 export function oidcRouter(base: ContextBase, cookie: { secure: boolean }): Router {
   const router = new Router();
-  const body = bodyParser({ enableTypes: ['form', 'json'], formLimit: '64kb', jsonLimit: '64kb', encoding: 'utf-8' });
+  const body = bodyParser({
+    enableTypes: ['text', 'json'], extendTypes: { text: ['application/x-www-form-urlencoded'] }, textLimit: '64kb', jsonLimit: '64kb', encoding: 'utf-8',
+  });
   const cors = oauthCors(base);
   const errors = oauthErrors();
 

@@ -6,12 +6,12 @@ import { userinfo } from '../../schema/modules/oauth/token-admin.service.ts';
 import { InvalidRequest, InvalidToken } from '../../schema/modules/oauth/oauth.errors.ts';
 import { bearerToken } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
-import { sendJson } from './index.ts';
+import { formOrJsonBody, sendJson } from './index.ts';
 
 function accessToken(ctx: Koa.Context): string {
   const header = ctx.get('Authorization');
-  const body = (ctx.request as { body?: Record<string, unknown> }).body;
-  const fromBody = ctx.method === 'POST' && ctx.is('application/x-www-form-urlencoded') ? body?.access_token : undefined;
+  const body = ctx.method === 'POST' && ctx.is('application/x-www-form-urlencoded') ? formOrJsonBody(ctx) as Record<string, unknown> : undefined;
+  const fromBody = body?.access_token;
   if (header && fromBody !== undefined) throw new InvalidRequest('Send the access token once');
   if (fromBody !== undefined) {
     if (typeof fromBody !== 'string') throw new InvalidRequest('access_token must be given once');

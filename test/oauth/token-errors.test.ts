@@ -326,6 +326,18 @@ describe('malformed requests: a 4xx JSON error, never a 5xx', () => {
     expectError(await token(null, { raw }), 400, 'invalid_request');
   });
 
+  it('parameter names with dots or brackets are names, not nesting: unknown ones are ignored (RFC 6749 3.2)', async () => {
+    const code = await authorizeCode();
+    const raw = `${new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret })}`
+      + '&ext.version=2&resource%5B0%5D=https%3A%2F%2Fapi.example.test&__proto__=x';
+    expectTokens(await token(null, { raw }));
+  });
+
+  it('a parameter given twice in a form with other fields between: 400 invalid_request', async () => {
+    const raw = `client_id=${app.client_id}&grant_type=authorization_code&client_secret=${app.client_secret}&client_id=${app.client_id}`;
+    expectError(await token(null, { raw }), 400, 'invalid_request');
+  });
+
   it('JSON parameters of the wrong type: 400, not 500', async () => {
     const reply = await token(null, {
       raw: JSON.stringify({ grant_type: 'authorization_code', code: { $ne: null }, redirect_uri: [REDIRECT], client_id: app.client_id, client_secret: app.client_secret }),
