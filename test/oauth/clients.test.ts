@@ -305,10 +305,10 @@ describe('audit log and events', () => {
     }
 
     const events = await server.base.db.event.findMany({ where: { organizationId: tenant.id, kind: { startsWith: 'oauth' } }, orderBy: { createdAt: 'asc' } });
-    const about = events.filter((e) => JSON.parse(e.body!).data?.client?.id === c.id);
+    const about = events.filter((e) => JSON.parse(e.body).data?.client?.id === c.id);
     expect(about.map((e) => e.kind).sort()).toEqual(['oauth.client.created', 'oauth.client.deleted', 'oauth_client.created', 'oauth_client.deleted']);
     const created = about.find((e) => e.kind === 'oauth.client.created')!;
-    expect(JSON.parse(created.body!)).toMatchObject({ organization: { id: tenant.id, name: tenant.name }, data: { client: { id: c.id, clientId: c.client_id, name: 'Audited app' } } });
+    expect(JSON.parse(created.body)).toMatchObject({ organization: { id: tenant.id, name: tenant.name }, data: { client: { id: c.id, clientId: c.client_id, name: 'Audited app' } } });
     expect(about.map((e) => e.body).join('\n')).not.toContain(c.client_secret);
   });
 });

@@ -234,10 +234,10 @@ describe('events', () => {
     const key = await createKey(tenant.admin.api, { name: 'evented', role: 'member' });
     expect((await tenant.admin.api.delete(`/api/v1/api-keys/${key.id}`)).status).toBe(204);
     const events = await server.base.db.event.findMany({ where: { kind: { in: ['api_key.created', 'api_key.revoked'] }, organizationId: tenant.id } });
-    const about = events.filter((e) => JSON.parse(e.body!).data.apiKey.id === key.id);
+    const about = events.filter((e) => JSON.parse(e.body).data.apiKey.id === key.id);
     expect(about.map((e) => e.kind).sort()).toEqual(['api_key.created', 'api_key.revoked']);
     const created = about.find((e) => e.kind === 'api_key.created')!;
-    expect(JSON.parse(created.body!).data.apiKey).toEqual({ id: key.id, name: 'evented', role: 'member' });
+    expect(JSON.parse(created.body).data.apiKey).toEqual({ id: key.id, name: 'evented', role: 'member' });
     expect(JSON.stringify(about)).not.toContain(key.secret);
     const audit = await server.base.db.auditLog.findMany({ where: { targetId: key.id } });
     expect(audit.map((a) => a.action).sort()).toEqual(['api_key.create', 'api_key.revoke']);

@@ -49,7 +49,7 @@ async function emitted(operation: () => Promise<unknown>): Promise<Emitted[]> {
   const before = new Set((await server.base.db.event.findMany({ select: { id: true } })).map((e) => e.id));
   await operation();
   const rows = await server.base.db.event.findMany({ where: { id: { notIn: [...before] } }, orderBy: { id: 'asc' } });
-  const fresh = rows.filter((r) => !seen.has(r.id)).map((r) => ({ kind: r.kind, organizationId: r.organizationId, body: r.body!, envelope: JSON.parse(r.body!) }));
+  const fresh = rows.filter((r) => !seen.has(r.id)).map((r) => ({ kind: r.kind, organizationId: r.organizationId, body: r.body, envelope: JSON.parse(r.body) }));
   seen = new Set([...seen, ...fresh.map((e) => e.envelope.id)]);
   all.push(...fresh);
   return fresh;

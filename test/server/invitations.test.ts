@@ -60,7 +60,7 @@ describe('POST /v1/organizations/{id}/invitations', () => {
 
     expect(reply.status).toBe(201);
     expect(reply.body.role).toBe('member');
-    const sent = (await eventsOf(a.id, 'member.invitation.sent')).map((e) => JSON.parse(e.body!).data.invitation);
+    const sent = (await eventsOf(a.id, 'member.invitation.sent')).map((e) => JSON.parse(e.body).data.invitation);
     expect(sent).toContainEqual({ id: reply.body.id, email, role: 'member', invitedBy: a.admin.id, expiresAt: reply.body.expires_at });
     expect(await auditOf(a.id, 'invitation.create')).toContainEqual(
       expect.objectContaining({ actorId: a.admin.id, targetType: 'invitation', targetId: reply.body.id, details: { email, role: 'member' } }),
@@ -233,8 +233,8 @@ describe('POST /api/v1/invitations/accept', () => {
     const reply = await accept({ token: created.body.token, name: 'Grace Hopper', password: PASSWORD });
     const user = { id: reply.body.user.id, email, name: 'Grace Hopper' };
 
-    const [accepted] = await eventsOf(a.id, 'member.invitation.accepted').then((rows) => rows.filter((e) => JSON.parse(e.body!).data.invitation.id === created.body.id));
-    expect(JSON.parse(accepted!.body!)).toEqual({
+    const [accepted] = await eventsOf(a.id, 'member.invitation.accepted').then((rows) => rows.filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id));
+    expect(JSON.parse(accepted!.body)).toEqual({
       id: accepted!.id,
       event: 'member.invitation.accepted',
       timestamp: accepted!.createdAt.toISOString(),
@@ -245,10 +245,10 @@ describe('POST /api/v1/invitations/accept', () => {
         organization: { id: a.id, name: 'Tenant A' },
       },
     });
-    expect((await eventsOf(a.id, 'member.added')).map((e) => JSON.parse(e.body!).data)).toContainEqual({ organizationId: a.id, memberId: user.id, user, role: 'member' });
-    expect((await eventsOf(a.id, 'organization.member.added')).map((e) => JSON.parse(e.body!).data)).toContainEqual({ organization_id: a.id, member_id: user.id, user, role: 'member' });
+    expect((await eventsOf(a.id, 'member.added')).map((e) => JSON.parse(e.body).data)).toContainEqual({ organizationId: a.id, memberId: user.id, user, role: 'member' });
+    expect((await eventsOf(a.id, 'organization.member.added')).map((e) => JSON.parse(e.body).data)).toContainEqual({ organization_id: a.id, member_id: user.id, user, role: 'member' });
     const userCreated = await server.base.db.event.findMany({ where: { kind: 'user.created' } });
-    expect(userCreated.map((e) => JSON.parse(e.body!).data.user.id)).toContain(user.id);
+    expect(userCreated.map((e) => JSON.parse(e.body).data.user.id)).toContain(user.id);
     expect(await auditOf(a.id, 'invitation.accept')).toContainEqual(expect.objectContaining({ actorId: user.id, targetId: created.body.id }));
   });
 
@@ -274,7 +274,7 @@ describe('POST /api/v1/invitations/accept', () => {
 
     expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
     expect(await server.base.db.user.count({ where: { email } })).toBe(1);
-    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body!).data.invitation.id === created.body.id)).toHaveLength(1);
+    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
   });
 
   it('lets either the revoke or the accept win when they race, never both', async () => {

@@ -77,9 +77,9 @@ describe('PATCH /v1/organizations/{id}/members/{user_id}', () => {
     expect((await person.api.get('/api/v1/orgs')).body).toEqual([{ id: a.id, name: 'Tenant A', role: 'admin' }]);
     expect((await members(person.api, a.id)).status).toBe(200);
     const user = { id: person.id, email: person.email, name: 'promoted' };
-    expect((await eventsOf(a.id, 'member.role.changed')).map((e) => JSON.parse(e.body!).data))
+    expect((await eventsOf(a.id, 'member.role.changed')).map((e) => JSON.parse(e.body).data))
       .toContainEqual({ organizationId: a.id, memberId: person.id, user, role: 'admin', previousRole: 'member' });
-    expect((await eventsOf(a.id, 'organization.member.role_changed')).map((e) => JSON.parse(e.body!).data))
+    expect((await eventsOf(a.id, 'organization.member.role_changed')).map((e) => JSON.parse(e.body).data))
       .toContainEqual({ organization_id: a.id, member_id: person.id, user, role: 'admin', previous_role: 'member' });
     expect(await auditOf(a.id, 'member.role.change')).toContainEqual(
       expect.objectContaining({ actorId: a.admin.id, targetType: 'user', targetId: person.id, details: { from: 'member', to: 'admin' } }),
@@ -221,9 +221,9 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
     // The session that acted in the organization falls back to none.
     expect((await leaver.api.get('/api/v1/auth/session')).body.organization).toBeNull();
     const user = { id: leaver.id, email: leaver.email, name: 'leaver' };
-    expect((await eventsOf(a.id, 'member.removed')).map((e) => JSON.parse(e.body!).data))
+    expect((await eventsOf(a.id, 'member.removed')).map((e) => JSON.parse(e.body).data))
       .toContainEqual({ organizationId: a.id, memberId: leaver.id, user, role: 'member' });
-    expect((await eventsOf(a.id, 'organization.member.removed')).map((e) => JSON.parse(e.body!).data))
+    expect((await eventsOf(a.id, 'organization.member.removed')).map((e) => JSON.parse(e.body).data))
       .toContainEqual({ organization_id: a.id, member_id: leaver.id, user, role: 'member' });
     expect(await auditOf(a.id, 'member.remove')).toContainEqual(expect.objectContaining({ actorId: leaver.id, targetId: leaver.id }));
   });
@@ -251,7 +251,7 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
 
     expect((await members(viaKey, a.id)).status).toBe(401);
     expect((await viaKey.post(`/v1/organizations/${a.id}/invitations`, { email: 'back-door@example.test', role: 'admin' })).status).toBe(401);
-    expect((await eventsOf(a.id, 'api_key.revoked')).map((e) => JSON.parse(e.body!).data)).toContainEqual({ apiKey: { id: created.body.id, name: 'automation' } });
+    expect((await eventsOf(a.id, 'api_key.revoked')).map((e) => JSON.parse(e.body).data)).toContainEqual({ apiKey: { id: created.body.id, name: 'automation' } });
     expect(await auditOf(a.id, 'api_key.revoke')).toContainEqual(
       expect.objectContaining({ targetId: created.body.id, details: { reason: 'creator_left' } }),
     );

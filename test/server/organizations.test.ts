@@ -49,7 +49,7 @@ describe('POST /v1/organizations', () => {
     const events = await eventsOf(id);
 
     expect(events.map((e) => e.kind)).toEqual(['organization.created', 'member.added', 'organization.member.added']);
-    const [created, added, orgAdded] = events.map((e) => JSON.parse(e.body!));
+    const [created, added, orgAdded] = events.map((e) => JSON.parse(e.body));
     expect(created.organization).toEqual({ id, name: 'Evented' });
     expect(created.data.organization).toMatchObject({ id, name: 'Evented' });
     const memberData = {
@@ -170,7 +170,7 @@ describe('PATCH /v1/organizations/{id}', () => {
     expect(reply.body).toMatchObject({ id: a.id, name: 'Tenant A Renamed', role: 'admin' });
     expect((await a.member.api.get(`/v1/organizations/${a.id}`)).body.name).toBe('Tenant A Renamed');
     const updated = (await eventsOf(a.id)).filter((e) => e.kind === 'organization.updated');
-    expect(updated.map((e) => JSON.parse(e.body!).data)).toContainEqual({ organization: { id: a.id, name: 'Tenant A Renamed' }, changes: ['name'] });
+    expect(updated.map((e) => JSON.parse(e.body).data)).toContainEqual({ organization: { id: a.id, name: 'Tenant A Renamed' }, changes: ['name'] });
     const audit = await auditOf(a.id, 'organization.update');
     expect(audit).toContainEqual(expect.objectContaining({ actorId: a.admin.id, targetId: a.id, details: { fields: ['name'] } }));
     await a.owner.api.patch(`/v1/organizations/${a.id}`, { name: 'Tenant A' });

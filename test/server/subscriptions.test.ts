@@ -37,7 +37,7 @@ async function create(extra: Record<string, unknown> = {}, prefix: string = '/v1
 
 const eventsOf = async (id: string) =>
   (await server.base.db.event.findMany({ where: { kind: { startsWith: 'subscription.' } }, orderBy: { id: 'asc' } }))
-    .filter((e) => JSON.parse(e.body!).data.subscription.id === id);
+    .filter((e) => JSON.parse(e.body).data.subscription.id === id);
 
 describe('POST /subscriptions', () => {
   it.each(PREFIXES)('creates a subscription with the snake_case fields under %s', async (prefix) => {
@@ -76,8 +76,8 @@ describe('POST /subscriptions', () => {
     const events = await eventsOf(s.id);
     expect(events.map((e) => e.kind)).toEqual(['subscription.created']);
     expect(events[0]!.organizationId).toBe(tenant.id);
-    expect(JSON.parse(events[0]!.body!).organization).toEqual({ id: tenant.id, name: tenant.name });
-    expect(JSON.parse(events[0]!.body!).data.subscription).toMatchObject({ id: s.id, organization_id: tenant.id, product_id: productId, price_per_seat: 19.99, total_seats: 10, status: 'active' });
+    expect(JSON.parse(events[0]!.body).organization).toEqual({ id: tenant.id, name: tenant.name });
+    expect(JSON.parse(events[0]!.body).data.subscription).toMatchObject({ id: s.id, organization_id: tenant.id, product_id: productId, price_per_seat: 19.99, total_seats: 10, status: 'active' });
     expect(await server.base.db.auditLog.count({ where: { action: 'subscription.create', targetId: s.id, organizationId: tenant.id } })).toBe(1);
   });
 
@@ -249,7 +249,7 @@ describe('PATCH /subscriptions/{id}', () => {
       'subscription.updated', 'subscription.renewed',
       'subscription.updated',
     ]);
-    expect(JSON.parse(events[3]!.body!).data).toMatchObject({ changes: ['end_date'], previous_end_date: '2027-01-01T00:00:00.000Z', subscription: { end_date: '2028-01-01T00:00:00.000Z' } });
+    expect(JSON.parse(events[3]!.body).data).toMatchObject({ changes: ['end_date'], previous_end_date: '2027-01-01T00:00:00.000Z', subscription: { end_date: '2028-01-01T00:00:00.000Z' } });
     expect(await server.base.db.auditLog.count({ where: { action: 'subscription.update', targetId: s.id } })).toBe(3);
   });
 

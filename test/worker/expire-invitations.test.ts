@@ -19,7 +19,7 @@ afterAll(() => server?.stop());
 
 async function expiredEvents(invitationId: string) {
   const rows = await server.base.db.event.findMany({ where: { kind: 'member.invitation.expired', organizationId: orgId } });
-  return rows.filter((e) => (JSON.parse(e.body!) as { data: { invitation: { id: string } } }).data.invitation.id === invitationId);
+  return rows.filter((e) => (JSON.parse(e.body) as { data: { invitation: { id: string } } }).data.invitation.id === invitationId);
 }
 
 describe('the expire_invitations task', () => {
@@ -35,7 +35,7 @@ describe('the expire_invitations task', () => {
     clock.advance(7 * DAY + 60);
     await runTaskNow(server.databaseUrl, 'expire_invitations');
     const [event] = await expiredEvents(lapsing.body.id);
-    expect((JSON.parse(event!.body!) as { data: unknown }).data).toEqual({
+    expect((JSON.parse(event!.body) as { data: unknown }).data).toEqual({
       invitation: { id: lapsing.body.id, email: 'late@example.test', role: 'member', invitedBy: expect.any(String), expiresAt: lapsing.body.expires_at },
     });
     expect(await expiredEvents(revoked.body.id)).toHaveLength(0);

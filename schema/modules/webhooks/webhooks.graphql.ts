@@ -63,7 +63,7 @@ const WebhookDeliveryRef = builder.objectRef<Delivery>('WebhookDelivery').implem
     statusCode: t.exposeInt('lastStatusCode', { nullable: true }),
     deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
     timestamp: t.field({ type: 'DateTime', description: 'When the event happened.', resolve: (d) => d.event.createdAt }),
-    requestBody: t.string({ resolve: (d) => d.event.body ?? '' }),
+    requestBody: t.string({ resolve: (d) => d.event.body }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     attempts: t.field({ type: [WebhookAttemptRef], resolve: (d) => d.attemptLog }),
   }),
