@@ -333,6 +333,11 @@ describe('malformed requests: a 4xx JSON error, never a 5xx', () => {
     expectTokens(await token(null, { raw }));
   });
 
+  it('a form of more than 1000 parameters: 400 invalid_request', async () => {
+    const raw = `grant_type=authorization_code&${Array.from({ length: 1000 }, (_, i) => `p${i}=`).join('&')}`;
+    expectError(await token(null, { raw }), 400, 'invalid_request', 'The body has more than 1000 parameters');
+  });
+
   it('a parameter given twice in a form with other fields between: 400 invalid_request', async () => {
     const raw = `client_id=${app.client_id}&grant_type=authorization_code&client_secret=${app.client_secret}&client_id=${app.client_id}`;
     expectError(await token(null, { raw }), 400, 'invalid_request');
