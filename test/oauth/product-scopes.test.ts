@@ -1,7 +1,8 @@
 // Issue 8 item 5: a product slug is a scope, granted at /oauth/authorize only to a user holding that license in the
 // client's organization; a refresh after the license is gone drops it; userinfo (and the ID token) show products,
-// licenses and entitlements; discovery lists the product scopes; client_credentials never grants `api` by default;
-// a consent decision re-checks the membership. Products, subscriptions and seats are made over REST, as in use.
+// licenses and entitlements; discovery lists the product scopes; client_credentials never grants `api` by default,
+// nor a product scope at all; a consent decision re-checks the membership. Products, subscriptions and seats are
+// made over REST, as in use.
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -204,6 +205,21 @@ describe('client_credentials', () => {
     const asked = await ask('api');
     expect(asked.status).toBe(200);
     expect(asked.body.scope).toBe('api');
+  });
+
+  it('never grants a product scope: a machine holds no license, even when the client may ask for it', async () => {
+    const machine = await registerClient(admin, {
+      name: 'Machine with a product', grant_types: ['client_credentials'], allowed_scopes: ['organization', ANALYTICS.slug], organization_id: tenant.id,
+    });
+    const ask = (scope?: string) => tokenRequest(server.url, {
+      grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret, ...(scope ? { scope } : {}),
+    });
+    const plain = await ask();
+    expect(plain.status, JSON.stringify(plain.body)).toBe(200);
+    expect(decodeJwt(plain.body.access_token).scope).toBe('organization');
+    const asked = await ask(`organization ${ANALYTICS.slug}`);
+    expect(asked.status).toBe(400);
+    expect(asked.body).toEqual({ error: 'invalid_scope', error_description: 'Requested scope not allowed' });
   });
 });
 

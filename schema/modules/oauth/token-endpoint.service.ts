@@ -129,9 +129,12 @@ async function clientCredentials(ctx: Context, client: Client, params: Params): 
   const asked = typeof params.scope === 'string' ? parseScope(params.scope) : [];
   const userScopes = new Set(['openid', 'offline_access', 'profile', 'email']);
   // Without a scope parameter, what the client may have minus `api`: that one is never granted by default (DESIGN 4).
-  const scope = asked.length ? asked : client.allowedScopes.filter((s) => !userScopes.has(s) && s !== 'api');
+  const candidates = asked.length ? asked : client.allowedScopes.filter((s) => !userScopes.has(s) && s !== 'api');
   if (asked.some((s) => userScopes.has(s) || !client.allowedScopes.includes(s))) throw new InvalidScope();
-  const grantId = await recordClientCredentialsGrant(ctx, client, scope);
+  // A machine holds no license: the statement leaves out the scopes that name a product, or refuses them when asked.
+  const granted = await recordClientCredentialsGrant(ctx, client, candidates, asked.length > 0);
+  if (!granted) throw new InvalidScope();
+  const { grantId, scope } = granted;
   const subject: TokenSubject = { client, grantId, userId: null, organizationId: client.organizationId, scope, authTime: null, sessionVersion: 0 };
   return signTokens(ctx, subject, {});
 }

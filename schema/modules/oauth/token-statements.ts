@@ -202,24 +202,35 @@ export async function endReplayedGrant(
   return { found: true, otherClient, replayed: row.used && !otherClient };
 }
 
-/** A machine client's grant, with its event and audit entry. Returns the grant id. */
-export async function recordClientCredentialsGrant(ctx: Context, client: StatementClient, scope: string[]): Promise<string> {
+/**
+ * A machine client's grant, with its event and audit entry, for the scopes of `candidates` that name no product: a
+ * product scope is a license, which only a user holds. `strict` (the client asked for these scopes): one naming a
+ * product refuses the request, and nothing is written. The grant id and the scope granted, or null when refused.
+ */
+export async function recordClientCredentialsGrant(
+  ctx: Context, client: StatementClient, candidates: string[], strict: boolean,
+): Promise<{ grantId: string; scope: string[] } | null> {
   const now = ctx.clock.now();
   const grantId = uuidv7();
-  const scopeText = scope.join(' ');
-  await ctx.db.$executeRaw`
-    with new_grant as (
+  const [row] = await ctx.db.$queryRaw<{ scope: string }[]>`
+    with kept as (
+      select array_to_string(array(
+        select x from unnest(${candidates}::text[]) with ordinality as t(x, n)
+        where not exists (select 1 from products p where p.slug = x) order by n), ' ') as scope
+    ), allowed as (
+      select scope from kept where not ${strict}::boolean or scope = ${candidates.join(' ')}::text
+    ), new_grant as (
       insert into oauth_grants (id, client_id, user_id, scope, created_at)
-      values (${grantId}::text, ${client.id}::text, null, ${scopeText}::text, ${ts(now)})
-    ), ${eventRowCte(ctx, 'event', '(select 1) as one', {
+      select ${grantId}::text, ${client.id}::text, null, scope, ${ts(now)} from allowed
+    ), ${eventRowCte(ctx, 'event', 'allowed', {
       kind: 'oauth.token.issued', organizationId: client.organizationId,
-      facts: { client, user: null, scope: scopeText, grantType: 'client_credentials' },
-    })}, ${auditRowCte(ctx, 'audit', null, {
+      facts: { client, user: null, scope: sql`allowed.scope`, grantType: 'client_credentials' },
+    })}, ${auditRowCte(ctx, 'audit', 'allowed', {
       action: 'oauth.token.issue', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
-      targetType: 'oauth_client', targetId: client.id, details: { kind: 'client_credentials', scope: scopeText },
+      targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'client_credentials', 'scope', allowed.scope)`,
     })}
-    select 1`;
-  return grantId;
+    select scope from allowed`;
+  return row ? { grantId, scope: row.scope.split(' ').filter(Boolean) } : null;
 }
 
 /**
