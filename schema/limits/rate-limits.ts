@@ -57,7 +57,7 @@ export function describeLimit(limit: RateLimit): string {
  * authenticates in the same statement counts only a caller it accepted. Every statement that counts is built here.
  * The table is unlogged (its migration says why).
  */
-export function countSql(limit: Pick<RateLimit, 'key' | 'windowSeconds'>, block: unknown, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
+export function countSql(limit: Pick<RateLimit, 'key' | 'windowSeconds'>, block: number, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
   const expired = Prisma.sql`r.window_start <= ${now}::timestamp(3) - make_interval(secs => ${limit.windowSeconds}::int)`;
   return Prisma.sql`
     insert into rate_limit_counters as r (key, window_start, count) select ${limit.key}::text, ${now}::timestamp(3), ${block}::int ${source}
