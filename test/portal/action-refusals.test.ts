@@ -1,0 +1,52 @@
+// Form actions refused by the service (an unknown or empty identifier, as a stale page or a hand-made post sends)
+// answer the form with a 4xx and the service's message, never the 500 error page: every action of the catalog,
+// subscription and app pages, posted as a browser without JavaScript posts it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
+import { signIn } from '../helpers/http.ts';
+
+let server: TestServer;
+let session: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  session = (await signIn(server.url, ADMIN.email, ADMIN.password)).login.token;
+});
+afterAll(() => server?.stop());
+
+/** POST a form to `page?/action` with the platform admin's session cookie. */
+function post(page: string, action: string, fields: Record<string, string>): Promise<Response> {
+  return fetch(`${server.url}${page}?/${action}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: {
+      accept: 'text/html', origin: server.url, cookie: `tessera_session=${session}`, 'content-type': 'application/x-www-form-urlencoded',
+    },
+    body: new URLSearchParams(fields).toString(),
+  });
+}
+
+const UNKNOWN = '01a20000-0000-7000-8000-000000000000';
+const cases: [string, string, Record<string, string>][] = [
+  ['/admin/products', 'update', { id: UNKNOWN, name: 'X', slug: 'x', features: '' }],
+  ['/admin/products', 'delete', { id: UNKNOWN, confirm: 'yes' }],
+  ['/admin/subscriptions', 'update', { id: UNKNOWN, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate: '' }],
+  ['/admin/subscriptions', 'cancel', { id: UNKNOWN, confirm: 'yes' }],
+  ['/admin/subscriptions', 'assign', { id: '', userId: '' }],
+  ['/admin/subscriptions', 'assign', { id: UNKNOWN, userId: UNKNOWN }],
+  ['/admin/subscriptions', 'unassign', { id: UNKNOWN, userId: UNKNOWN }],
+  ['/admin/apps', 'update', { id: UNKNOWN, name: 'X', webhookUrl: 'https://app.example.test/hook', redirectUris: 'https://app.example.test/cb', scopes: 'openid' }],
+  ['/admin/apps', 'rotate', { id: UNKNOWN }],
+  ['/admin/apps', 'delete', { id: UNKNOWN, confirm: 'yes' }],
+  ['/admin/apps', 'install', { id: UNKNOWN }],
+  ['/admin/apps', 'uninstall', { id: UNKNOWN }],
+];
+
+describe('a form action the service refuses', () => {
+  it.each(cases)('%s ?/%s %j answers 4xx with the page, not 500', async (page, action, fields) => {
+    const reply = await post(page, action, fields);
+    const html = await reply.text();
+    expect(reply.status, html.slice(0, 300)).toBeGreaterThanOrEqual(400);
+    expect(reply.status, html.slice(0, 300)).toBeLessThan(500);
+  });
+});
