@@ -85,6 +85,27 @@ describe('token requests of a remembered client', () => {
     expect((await counting(() => exchangeCode(server.url, c, code2, REDIRECT))).statements).toBe(1);
   });
 
+  it('answer a malformed request from a client disabled elsewhere with invalid_client, as a fresh read would', async () => {
+    const c = await register();
+    const tokens = await exchangeCode(server.url, c, await newCode(c), REDIRECT);
+    expect(tokens.status).toBe(200);
+    await server.base.db.$executeRaw`update oauth_clients set enabled = false where id = ${c.id}`;
+    const noCode = await tokenRequest(server.url, { grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: c.client_id, client_secret: c.client_secret });
+    expect(noCode.status).toBe(401);
+    expect(noCode.body.error).toBe('invalid_client');
+    const noRefreshToken = await tokenRequest(server.url, { grant_type: 'refresh_token', client_id: c.client_id, client_secret: c.client_secret });
+    expect(noRefreshToken.status).toBe(401);
+    expect(noRefreshToken.body.error).toBe('invalid_client');
+  });
+
+  it('still answer a malformed request from an unchanged remembered client with its own error', async () => {
+    const c = await register();
+    expect((await exchangeCode(server.url, c, await newCode(c), REDIRECT)).status).toBe(200);
+    const noCode = await tokenRequest(server.url, { grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: c.client_id, client_secret: c.client_secret });
+    expect(noCode.status).toBe(400);
+    expect(noCode.body).toEqual({ error: 'invalid_request', error_description: 'code is required' });
+  });
+
   it('still end the grant when a remembered client replays a code', async () => {
     const c = await register();
     expect((await exchangeCode(server.url, c, await newCode(c), REDIRECT)).status).toBe(200);

@@ -34,7 +34,13 @@ export async function exchange(ctx: Context, params: Params): Promise<TokenRespo
   const remembered = grantType === 'authorization_code' || grantType === 'refresh_token'
     ? rememberedClient(ctx, params.client_id, params.client_secret, grantType) : undefined;
   if (remembered) {
-    const answer = await (grantType === 'authorization_code' ? authorizationCode : refreshToken)(ctx, remembered, params, { guess: true });
+    const answer = await (grantType === 'authorization_code' ? authorizationCode : refreshToken)(ctx, remembered, params, { guess: true })
+      // Refused for its parameters before anything was redeemed: whether the client or the request is at fault is for
+      // the fresh read to say (a client disabled elsewhere gets invalid_client, as without the guess).
+      .catch((error: unknown) => {
+        if (error instanceof InvalidRequest) return null;
+        throw error;
+      });
     if (answer) return answer;
     ctx.rememberedClients.forget(remembered.clientId);
   }
