@@ -6,7 +6,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Context } from '../../schema/context.ts';
 import { ValidationError } from '../../schema/errors/index.ts';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { textProblem, unstorableInput } from '../middleware/input-guard.ts';
 import { isDatabaseUnavailable, ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
 import { asDomainError, isRequestError } from './executor.ts';
 import type { Logger } from 'pino';
@@ -14,16 +14,15 @@ import type { Logger } from 'pino';
 /** The most a request body may hold, counted on the bytes read (a chunked body has no Content-Length). */
 export const GRAPHQL_BODY_LIMIT = 1_000_000;
 
-const noNulInStrings: ValidationRule = (context) => ({
+const storableStrings: ValidationRule = (context) => ({
   StringValue(node) {
-    if (node.value.includes('\u0000')) {
-      context.reportError(new GraphQLError('String values must not contain NUL (U+0000) characters', { nodes: [node], extensions: { code: 'invalid_request' } }));
-    }
+    const problem = textProblem(node.value);
+    if (problem) context.reportError(new GraphQLError(`String values ${problem}`, { nodes: [node], extensions: { code: 'invalid_request' } }));
   },
 });
 
-/** A NUL cannot be stored (PostgreSQL text) and deep nesting is never ours: refused before execution, in
- *  the variables, and (written as an escape) in the document's own string literals. */
+/** A NUL or a lone surrogate cannot be stored and deep nesting is never ours: refused before execution, in the
+ *  variables, and (written as an escape) in the document's own string literals. */
 const inputGuard: Plugin = {
   // `variables` and `extensions` of a GET or a form post are JSON inside the query string: yoga's parser lets
   // the SyntaxError through as a 500. It is the client's mistake.
@@ -43,7 +42,7 @@ const inputGuard: Plugin = {
     if (problems.length) setResult({ errors: [new ValidationError('The request is invalid', problems)] });
   },
   onValidate({ addValidationRule }) {
-    addValidationRule(noNulInStrings);
+    addValidationRule(storableStrings);
   },
 };
 

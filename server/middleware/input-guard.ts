@@ -4,11 +4,13 @@ import type { FieldProblem } from '../../schema/errors/index.ts';
 const NUL = '\u0000';
 const MAX_DEPTH = 32;
 const NUL_MESSAGE = 'must not contain NUL (U+0000) characters';
+const SURROGATE_MESSAGE = 'must be well-formed Unicode: a lone surrogate (U+D800 to U+DFFF) cannot be stored';
 
 /**
  * Problems no operation could accept, found in one walk (a queue, not recursion: the depth is the sender's):
- * a NUL anywhere, which PostgreSQL text and JSON columns cannot hold (it would fail in the database, a 500),
- * and nesting deeper than any input of ours goes.
+ * a NUL anywhere, which PostgreSQL text and JSON columns cannot hold (it would fail in the database, a 500);
+ * a lone surrogate (JSON can carry "\udfff"), which a JSON column refuses and a text column would silently store
+ * as U+FFFD; and nesting deeper than any input of ours goes.
  */
 export function unstorableInput(roots: [value: unknown, path: string][]): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -16,16 +18,27 @@ export function unstorableInput(roots: [value: unknown, path: string][]): FieldP
   const queue: [unknown, string, number][] = roots.map(([value, path]) => [value, path, 0]);
   for (let i = 0; i < queue.length; i++) {
     const [value, path, depth] = queue[i]!;
-    if (typeof value === 'string' && value.includes(NUL)) problems.push({ path, message: NUL_MESSAGE });
+    if (typeof value === 'string') {
+      const message = textProblem(value);
+      if (message) problems.push({ path, message });
+      continue;
+    }
     if (typeof value !== 'object' || value === null) continue;
     if (depth > MAX_DEPTH) {
       problems.push({ path, message: `is nested more than ${MAX_DEPTH} levels deep` });
       continue;
     }
     for (const [key, v] of Object.entries(value)) {
-      if (key.includes(NUL)) problems.push({ path: join(path, key.replaceAll(NUL, '\\u0000')), message: NUL_MESSAGE });
+      const message = textProblem(key);
+      if (message) problems.push({ path: join(path, key.replaceAll(NUL, '\\u0000').toWellFormed()), message });
       else queue.push([v, join(path, key), depth + 1]);
     }
   }
   return problems;
+}
+
+/** Why a string cannot be stored (a NUL, a lone surrogate), or null. */
+export function textProblem(text: string): string | null {
+  if (text.includes(NUL)) return NUL_MESSAGE;
+  return text.isWellFormed() ? null : SURROGATE_MESSAGE;
 }

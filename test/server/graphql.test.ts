@@ -112,6 +112,17 @@ describe('/graphql input the database cannot store', () => {
     expect(inDocument.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
     expect(JSON.stringify([inVariables.body, inDocument.body])).not.toContain('internal_error');
   });
+
+  it('refuses a lone surrogate in variables or in the document, which would be stored as U+FFFD or fail', async () => {
+    const inVariables = await gql(admin, 'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }', { n: 'a\udfffb' });
+    expect(inVariables.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
+    expect(JSON.stringify(inVariables.body)).toContain('lone surrogate');
+    // In the document, graphql-js's parser refuses the escape itself.
+    const inDocument = await gql(admin, 'mutation { createOrganization(input: { name: "a\\udfffb" }) { __typename } }');
+    expect(inDocument.body.errors?.[0]?.message).toMatch(/Unicode/);
+    const paired = await gql(admin, 'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }', { n: 'Emoji 💥 Org' });
+    expect(paired.body.errors, JSON.stringify(paired.body)).toBeUndefined();
+  });
 });
 
 describe('security headers', () => {

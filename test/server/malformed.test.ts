@@ -195,7 +195,7 @@ describe.each(BODY_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile 
     }
   });
 
-  it('refuses wrong field types, very long strings and NUL characters field by field', async () => {
+  it('refuses wrong field types, very long strings, NUL characters and lone surrogates field by field', async () => {
     const fields = await knownFields(route);
     if (!fields.length) {
       // A route that takes no fields (rotate a secret, retry a delivery) refuses any field it is sent.
@@ -210,9 +210,11 @@ describe.each(BODY_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile 
       ['an array of objects', [{}]],
       ['a very long string', 'x'.repeat(50_000)],
       ['a NUL character', 'a\u0000b'],
+      // Sent as "\udfff" in JSON: a JSON column refuses it, a text column would keep U+FFFD instead.
+      ['a lone surrogate', 'a\udfffb'],
     ];
     // Some fields take these (null clears a picture, booleans switch things): they must only never break.
-    const maybe: [string, unknown][] = [['null', null], ['true', true], ['false', false], ['an empty string', ''], ['unicode', 'ünï©ødé 💥 \ud800']];
+    const maybe: [string, unknown][] = [['null', null], ['true', true], ['false', false], ['an empty string', ''], ['unicode', 'ünï©ødé 💥 中文']];
     // Numeric fields (seats, prices) take numbers: for them a number must only never break.
     const numbers = new Set(['a number', 'a fraction']);
     // One field at a time, its values at once (the answers are independent of each other).
@@ -376,6 +378,14 @@ describe('paths and methods the tables do not have', () => {
       for (const r of routes) expect(allow, `${method} ${path}: Allow`).toContain(r.method);
       expect(allow).not.toContain(method);
     }
+  });
+});
+
+describe('sign-in with input the database cannot hold', () => {
+  it('refuses a lone surrogate in the email with 400, where the failed attempt\'s audit entry once made it a 500', async () => {
+    const reply = await send('POST', '/api/v1/auth/login', { body: '{"email":"\\udfff","password":"{{7*7}}"}', headers: { 'content-type': 'application/json' }, token: null });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+    expect(JSON.stringify(reply.body)).toContain('lone surrogate');
   });
 });
 
