@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../schema/db.ts';
 import { cleanup } from './tasks/cleanup.ts';
 import { expireInvitations } from './tasks/expire-invitations.ts';
+import { expireSessions } from './tasks/expire-sessions.ts';
 import { expireSubscriptions } from './tasks/expire-subscriptions.ts';
 import { webhookDeliver } from './tasks/webhook-deliver.ts';
 import { webhookSweep } from './tasks/webhook-sweep.ts';
@@ -46,7 +47,7 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   };
   pgPool.on('error', report('worker pool error'));
   pgPool.on('connect', (client) => client.on('error', report('worker connection error')));
-  const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps), expire_subscriptions: expireSubscriptions(deps),
+  const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps), expire_sessions: expireSessions(deps), expire_subscriptions: expireSubscriptions(deps),
     webhook_deliver: inFlight.capped(webhookDeliver(deps)), webhook_sweep: webhookSweep(deps), app_notify: appNotify(deps), app_sweep: appSweep(deps) };
   // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
   // the console it took a tenth of a delivery's CPU.
@@ -66,7 +67,7 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
     preset: { worker: { completeJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 1000,
-    parsedCronItems: parseCrontab(['17 * * * * cleanup', '*/5 * * * * expire_invitations', '* * * * * expire_subscriptions', '* * * * * webhook_sweep', '* * * * * app_sweep'].join('\n')),
+    parsedCronItems: parseCrontab(['17 * * * * cleanup', '*/5 * * * * expire_invitations', '* * * * * expire_sessions', '* * * * * expire_subscriptions', '* * * * * webhook_sweep', '* * * * * app_sweep'].join('\n')),
   });
   return {
     async stop() {

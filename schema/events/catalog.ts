@@ -102,7 +102,7 @@ export const EVENT_CATALOG = {
   'user.password.changed': kind('User', ['A'], 'A password changed; every other session and token of the user ended.', userRefData, { user: sUser }),
   'session.created': kind('Session', ['A'], 'A user signed in (or a new session replaced the current one).', sessionData, { session: sSession }),
   'session.revoked': kind('Session', ['A'], 'A session was ended by signing out.', (f: { session: { id: string; userId: string } }) => ({ session: { id: f.session.id, userId: f.session.userId } }), { session: sSession }),
-  'session.expired': kind('Session', ['A'], 'A session reached its end of life (not emitted yet: expiry is checked on use, not announced).', sessionData, { session: sSession }),
+  'session.expired': kind('Session', ['A'], 'A session reached its end of life while still signed in (announced by the worker within a minute or so).', sessionData, { session: sSession }),
   'organization.created': kind('Organization', ['A'], 'An organization was created.', (f: { organization: OrganizationRef & { createdAt: Date } }) =>
     ({ organization: { ...orgRef(f.organization), createdAt: f.organization.createdAt.toISOString() } }), { organization: { ...sOrg, createdAt: at } }),
   'organization.updated': kind('Organization', ['A', 'B'], 'An organization changed.', (f: { organization: OrganizationRef; changes: string[] }) => ({ organization: orgRef(f.organization), changes: f.changes }), { organization: sOrg, changes: ['name'] }),

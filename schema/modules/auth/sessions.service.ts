@@ -82,3 +82,34 @@ export async function revokeSession(ctx: Context, sessionId: string): Promise<vo
     if (ended) await emitUserEvent(tx, 'session.revoked', ended.userId, { session: ended }, { at: now });
   });
 }
+
+/** How many ended sessions one run of the worker's expire_sessions task takes at most. */
+const EXPIRY_BATCH = 500;
+
+/**
+ * Announces sessions that reached their end of life (session.expired), each once: the worker calls this on a
+ * schedule. Every session past expires_at is claimed, but only one that was still live up to then is announced: a
+ * session signed out (session.revoked said so) or ended by a new session version was over before it expired.
+ * Claiming and emitting happen in one transaction, so a crash announces nothing twice or never.
+ */
+export async function announceExpiredSessions(db: Context['db'], now: Date): Promise<number> {
+  return db.$transaction(async (tx) => {
+    const ended = await tx.$queryRaw<{ id: string; userId: string; createdAt: Date; expiresAt: Date; live: boolean }[]>`
+      with claimed as (
+        update sessions set expiry_announced_at = ${now}::timestamp(3)
+        where id in (
+          select id from sessions
+          where expires_at <= ${now}::timestamp(3) and expiry_announced_at is null
+          order by expires_at limit ${EXPIRY_BATCH} for update skip locked)
+        returning id, user_id, session_version, revoked_at, created_at, expires_at)
+      select c.id, c.user_id as "userId", c.created_at as "createdAt", c.expires_at as "expiresAt",
+             (c.revoked_at is null and u.session_version = c.session_version) as live
+      from claimed c join users u on u.id = c.user_id
+      order by c.expires_at`;
+    const live = ended.filter((s) => s.live);
+    for (const { id, userId, createdAt, expiresAt } of live) {
+      await emitUserEvent(tx, 'session.expired', userId, { session: { id, userId, createdAt, expiresAt } }, { at: now });
+    }
+    return live.length;
+  });
+}

@@ -1,0 +1,8 @@
+import type { Task } from 'graphile-worker';
+import type { WorkerDeps } from '../index.ts';
+import { announceExpiredSessions } from '../../schema/modules/auth/sessions.service.ts';
+
+export const expireSessions = (deps: WorkerDeps): Task => async (_payload, helpers) => {
+  const announced = await announceExpiredSessions(deps.db, deps.clock.now());
+  if (announced) helpers.logger.info(`announced ${announced} expired sessions`);
+};
