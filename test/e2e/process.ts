@@ -1,5 +1,6 @@
 // Running the real service as a child process, as an operator would.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 
@@ -7,12 +8,34 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Node 24 from the registry (the shell's `node` may be older); `npm start` runs the same binary. */
 export const NODE = path.join(ROOT, 'node_modules/.bin/node');
 
+/** Where the kernel picks ports for `listen(0)` and outgoing connections (Linux's default if unreadable). */
+function ephemeralRange(): [number, number] {
+  try {
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (low && high) return [low, high];
+  } catch {
+    // not Linux
+  }
+  return [32768, 60999];
+}
+
+/** A free port for a child service that binds it later. Taken below the ephemeral range: a port `listen(0)` had
+ *  given and released would be handed to the next test file's server that listens on 0, while the child is
+ *  still starting (CI once saw the child refuse its port, and another service answer its readiness probe). */
 export async function freePort(): Promise<number> {
+  const [low] = ephemeralRange();
+  const floor = 10_000;
+  for (;;) {
+    const candidate = floor + Math.floor(Math.random() * (low - floor));
+    if (await canListen(candidate)) return candidate;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
+    const s = net.createServer();
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
 

@@ -40,6 +40,11 @@ function start(dir = dataDir): { child: ChildProcess; output: () => string; exit
 async function waitReady(output: () => string): Promise<void> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
+    // Its own line first: a probe alone would take another service's answer on the port for this one's.
+    if (!output().includes('tessera listening on')) {
+      await new Promise((r) => setTimeout(r, 250));
+      continue;
+    }
     try {
       const res = await fetch(`http://127.0.0.1:${port}/readyz`);
       if (res.status === 200) return;
