@@ -20,6 +20,8 @@ let statements = 0;
 const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 400);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+/** Rounds of a side-by-side comparison (sideBySide). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 3000);
 /** BENCH_ONLY=userinfo,licence runs only the cases whose names start so (for a profile of one path). */
 const ONLY = process.env.BENCH_ONLY?.split(',');
@@ -30,7 +32,7 @@ const RECEIVER = `const s = require('node:https').createServer({ key: process.en
   q.resume(); q.on('end', () => r.writeHead(200, { 'content-type': 'text/plain' }).end('ok')); });
 s.keepAliveTimeout = 60000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
 
-async function measure(name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY) {
+async function measure(name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY, quiet = false): Promise<number | undefined> {
   if (!wanted(name)) return;
   for (let i = 0; i < 20; i++) await call(i); // warm-up
   const latencies: number[] = [];
@@ -58,7 +60,25 @@ async function measure(name: string, call: (i: number) => Promise<Response>, con
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
   const perRequest = (statements / REQUESTS).toFixed(1);
-  console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request   CPU/request: ${(ownMs / REQUESTS).toFixed(2)} ms here, ${(Math.max(0, otherMs) / REQUESTS).toFixed(2)} ms elsewhere`);
+  if (!quiet) console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request   CPU/request: ${(ownMs / REQUESTS).toFixed(2)} ms here, ${(Math.max(0, otherMs) / REQUESTS).toFixed(2)} ms elsewhere`);
+  return REQUESTS / seconds;
+}
+
+/**
+ * Two cases measured in turns, ROUNDS times, the order swapped every round, and the ratio of their medians: the
+ * figure that compares them. One measurement of each, one after the other, differs by more than the paths do on a
+ * shared machine (the process warms up, other tenants come and go).
+ */
+async function sideBySide(name: string, call: () => Promise<Response>, otherName: string, other: () => Promise<Response>) {
+  if (!wanted(name) || !wanted(otherName)) return;
+  const rates: [number[], number[]] = [[], []];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 ? [1, 0] : [0, 1];
+    for (const which of order) rates[which]!.push((await measure(which ? otherName : name, which ? other : call, CONCURRENCY, true))!);
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+  const [mine, theirs] = [median(rates[0]), median(rates[1])];
+  console.log(`${`${name} / ${otherName}`.padEnd(28)} ${(mine / theirs).toFixed(2).padStart(6)}x     medians of ${ROUNDS} alternating rounds: ${mine.toFixed(0)} vs ${theirs.toFixed(0)} req/s (rounds ${rates[0].map((r, i) => (r / rates[1][i]!).toFixed(2)).join(', ')})`);
 }
 
 /** CPU time the whole machine has been busy, from /proc/stat (the rest of it, past this process, is PostgreSQL's). */
@@ -127,7 +147,9 @@ try {
   const product = await (await fetch(`${base}/v1/products`, json({ name: 'Bench', slug: 'bench', description: 'bench', features: ['export'] }, login.token))).json();
   const subscription = await (await fetch(`${base}/v1/subscriptions`, json({ organization_id: login.organization.id, product_id: product.id, total_seats: 5, price_per_seat: 1, billing_cycle: 'monthly', status: 'active' }, login.token))).json();
   await fetch(`${base}/api/v1/subscriptions/${subscription.id}/seats`, json({ user_id: login.user.id }, login.token));
-  await measure('licence check', () => fetch(`${base}/api/v1/licenses/check?product=bench&feature=export`, { headers: { authorization: `Bearer ${access}` } }));
+  const licenceCheck = () => fetch(`${base}/api/v1/licenses/check?product=bench&feature=export`, { headers: { authorization: `Bearer ${access}` } });
+  await measure('licence check', licenceCheck);
+  await sideBySide('licence check', licenceCheck, 'userinfo', () => fetch(`${base}/oauth/userinfo`, { headers: { authorization: `Bearer ${access}` } }));
   await measure('REST with API key', () => fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }));
   await measure('REST with session token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }));
   await measure('REST with access token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }));
