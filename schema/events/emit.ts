@@ -1,8 +1,8 @@
 // Writing events into the outbox, inside the caller's transaction. The row keeps the envelope as the exact JSON
 // text receivers get, {id, event, timestamp, organization, data}; the insert itself fans out (trigger
-// events_webhook_fan_out, migration 20261123090000_webhooks) to a delivery row and a graphile-worker job for each
-// active webhook of the organization subscribed to the kind, in the same transaction. So a committed change always
-// has its events and deliveries, and a rolled-back one has none.
+// events_webhook_fan_out, migration 20261124120000_webhook_fan_out_per_row) to a delivery row and a
+// graphile-worker job for each active webhook of the organization subscribed to the kind, in the same transaction.
+// So a committed change always has its events and deliveries, and a rolled-back one has none.
 //
 // `at` is the service clock's now (ctx.clock.now()): the timestamp receivers see and the row's created_at.
 import { Prisma } from '../db.ts';
@@ -32,7 +32,7 @@ export function eventBodySql(id: string | Prisma.Sql, kind: string, at: Date, or
 /** Ids in the order of the kinds: one operation's events list in the order it emitted them. */
 const orderedIds = (n: number) => Array.from({ length: n }, () => uuidv7()).sort();
 
-/** One statement for all of them: the fan-out trigger runs once. */
+/** One statement for all of them. */
 async function write(tx: Tx, events: { kind: EventKind; data: Record<string, unknown> }[], organization: OrganizationRef, at: Date, webhookId: string | null) {
   const ids = orderedIds(events.length);
   await tx.event.createMany({

@@ -1,7 +1,9 @@
 // An event of the catalog as a data-modifying CTE, for the hot paths that write a change, its events and its
 // audit entry in ONE statement. It writes what emitEvent writes: the envelope as exact text in `body`, built by the
 // kind's builder and serialized in SQL byte for byte as JSON.stringify would (json-text.ts), so receivers get the
-// same envelope from both paths.
+// same envelope from both paths. It also looks for the organization's active webhooks of the kind, so that the
+// fan-out trigger skips the event when there is none (fan_out false; migration 20261124120000): most
+// organizations have none, and a hot path then pays an index probe instead of the trigger.
 import type { Context } from '../context.ts';
 import { Prisma } from '../db.ts';
 import { uuidv7 } from '../lib/ids.ts';
@@ -28,7 +30,8 @@ export function eventRowCte<K extends OrganizationEventKind>(ctx: Context, name:
   const data = buildEventData(e.kind, e.facts as EventFacts<K>);
   const body = eventBodySql(id, e.kind, at, { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` }, data);
   return Prisma.sql`${Prisma.raw(name)} AS (
-    INSERT INTO events (id, kind, organization_id, body, created_at)
-    SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3)
+    INSERT INTO events (id, kind, organization_id, body, created_at, fan_out)
+    SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3),
+           EXISTS (SELECT 1 FROM webhooks evw WHERE evw.organization_id = evo.id AND evw.is_active AND ${e.kind}::text = ANY (evw.events))
     FROM ${Prisma.raw(from)} JOIN organizations evo ON evo.id = ${sqlText(e.organizationId)})`;
 }

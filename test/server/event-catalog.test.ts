@@ -280,4 +280,47 @@ describe('an event written by the OAuth hot path (one SQL statement)', () => {
     expect(row.body).toBe(request!.body);
     expect(request!.headers['x-service-delivery']).toBe((await server.base.db.webhookDelivery.findFirstOrThrow({ where: { webhookId: hook.id } })).id);
   });
+
+  it('skips the fan-out of an event that no active webhook of its organization wants, and only that one', async () => {
+    const org = await ok(admin.post('/v1/organizations', { name: 'Fan-out org' }), 201);
+    const issued = await ok(admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/fan-issued'), events: ['oauth.token.issued'], organizationId: org.id }), 201);
+    const granted = await ok(admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/fan-granted'), events: ['oauth.authorization.granted'], organizationId: org.id }), 201);
+    await ok(admin.patch(`/api/v1/webhooks/${granted.id}`, { isActive: false }));
+    const app = await registerClient(admin, { name: 'Fan-out app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false, organization_id: org.id });
+    const session = (await signIn(server.url, ADMIN.email, ADMIN.password)).login.token as string;
+    const flow = async () => {
+      const code = codeFrom(await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' }));
+      await ok(exchangeCode(server.url, app, code, REDIRECT));
+    };
+    // The event and its deliveries are written by the same statement, so they are there when the reply is.
+    const rowsOf = async (events: Emitted[]) => Promise.all(events.map(async (e) => {
+      const row = await server.base.db.event.findUniqueOrThrow({ where: { id: e.envelope.id }, include: { deliveries: true } });
+      return { kind: row.kind, fanOut: row.fanOut, deliveredTo: row.deliveries.map((d) => d.webhookId) };
+    }));
+    const byKind = (rows: { kind: string }[]) => [...rows].sort((x, y) => x.kind.localeCompare(y.kind));
+
+    // The webhook for authorizations is inactive: that event skips the fan-out; the exchange's does not.
+    expect(byKind(await rowsOf(await emitted(flow)))).toEqual([
+      { kind: 'oauth.authorization.granted', fanOut: false, deliveredTo: [] },
+      { kind: 'oauth.token.issued', fanOut: true, deliveredTo: [issued.id] },
+    ]);
+    // Active again: the next authorization reaches it.
+    await ok(admin.patch(`/api/v1/webhooks/${granted.id}`, { isActive: true }));
+    expect(byKind(await rowsOf(await emitted(flow)))).toEqual([
+      { kind: 'oauth.authorization.granted', fanOut: true, deliveredTo: [granted.id] },
+      { kind: 'oauth.token.issued', fanOut: true, deliveredTo: [issued.id] },
+    ]);
+    // Another organization's webhooks count for nothing: an organization without one skips both.
+    const quiet = await ok(admin.post('/v1/organizations', { name: 'No webhooks org' }), 201);
+    const quietApp = await registerClient(admin, { name: 'Quiet app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false, organization_id: quiet.id });
+    const quietRows = await rowsOf(await emitted(async () => {
+      const code = codeFrom(await authorize(server.url, session, { client_id: quietApp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' }));
+      await ok(exchangeCode(server.url, quietApp, code, REDIRECT));
+    }));
+    expect(byKind(quietRows)).toEqual([
+      { kind: 'oauth.authorization.granted', fanOut: false, deliveredTo: [] },
+      { kind: 'oauth.token.issued', fanOut: false, deliveredTo: [] },
+    ]);
+    await waitFor(() => receiver.received.filter((r) => r.path === '/fan-granted').length === 1 || undefined);
+  });
 });
