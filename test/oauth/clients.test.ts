@@ -237,8 +237,20 @@ describe('disabling', () => {
 
 describe('deleting', () => {
   it('answers 204; the client is gone and so are its tokens', async () => {
-    const c = await register(tenant.admin.api, { consent_required: false });
+    const c = await register(tenant.admin.api, { consent_required: false, allowed_scopes: ['openid', 'email', 'offline_access'] });
     const accessToken = await accessTokenFor(c);
+    // A refresh token and an unused code as well: they go with the client's grants (their only foreign key).
+    const session = await sessionOf(server.url, tenant.member);
+    const offline = { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', state: 's', nonce: 'n' };
+    expect((await exchangeCode(server.url, c, codeFrom(await authorize(server.url, session, offline)), REDIRECT)).body.refresh_token).toEqual(expect.any(String));
+    codeFrom(await authorize(server.url, session, offline));
+    const rowsOf = async () => ({
+      codes: await server.base.db.authorizationCode.count({ where: { clientId: c.id } }),
+      refreshTokens: await server.base.db.refreshToken.count({ where: { clientId: c.id } }),
+    });
+    const before = await rowsOf();
+    expect(before.codes).toBe(3);
+    expect(before.refreshTokens).toBeGreaterThan(0);
     const reply = await tenant.admin.api.delete(`/api/v1/oauth-clients/${c.id}`);
     expect(reply.status).toBe(204);
     expectMatchesOpenApi('DELETE', `/api/v1/oauth-clients/${c.id}`, reply);
@@ -246,6 +258,7 @@ describe('deleting', () => {
     expect((await tenant.admin.api.delete(`/api/v1/oauth-clients/${c.id}`)).status).toBe(404);
     expect(await clientAuth(c.client_id, c.client_secret)).toBe('invalid_client');
     expect(await userinfoStatus(accessToken)).toBe(401);
+    expect(await rowsOf()).toEqual({ codes: 0, refreshTokens: 0 });
   });
 });
 

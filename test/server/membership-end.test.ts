@@ -104,8 +104,15 @@ describe('deleting an account', () => {
     const creator = await addPerson(server.url, a.owner.api, a.id, 'admin', 'self-deleter');
     const key = await apiKeyOf(creator, a.id);
     const tokens = await tokensFor(await sessionOf(server.url, creator), appOfA);
+    const rowsOf = async () => ({
+      codes: await server.base.db.authorizationCode.count({ where: { userId: creator.id } }),
+      refreshTokens: await server.base.db.refreshToken.count({ where: { userId: creator.id } }),
+    });
+    expect(await rowsOf()).toEqual({ codes: 1, refreshTokens: 1 });
 
     expect((await creator.api.delete('/api/v1/users/me')).status).toBe(204);
+    // Gone with the user's grants, their only foreign key.
+    expect(await rowsOf()).toEqual({ codes: 0, refreshTokens: 0 });
 
     expect((await key.get(`/v1/organizations/${a.id}`)).status).toBe(401);
     expect((await key.post('/api/v1/api-keys', { name: 'successor', role: 'admin' })).status).toBe(401);
