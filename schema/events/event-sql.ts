@@ -2,8 +2,9 @@
 // audit entry in ONE statement. It writes what emitEvent writes: the envelope as exact text in `body`, built by the
 // kind's builder and serialized in SQL byte for byte as JSON.stringify would (json-text.ts), so receivers get the
 // same envelope from both paths. It also looks for the organization's active webhooks of the kind, so that the
-// fan-out trigger skips the event when there is none (fan_out false; migration 20261124120000): most
-// organizations have none, and a hot path then pays an index probe instead of the trigger.
+// fan-out trigger skips the event when there is none (fan_out false). The trigger (migration
+// 20261124120000_webhook_fan_out_per_row) applies the same rule to every other event: most organizations have no
+// webhook, and a hot path then pays an index probe instead of the trigger.
 import type { Context } from '../context.ts';
 import { Prisma } from '../db.ts';
 import { uuidv7 } from '../lib/ids.ts';
