@@ -1,6 +1,6 @@
 // Writing events into the outbox, inside the caller's transaction. The row keeps the envelope as the exact JSON
 // text receivers get, {id, event, timestamp, organization, data}; the insert itself fans out (trigger
-// events_webhook_fan_out, migration 20261124120000_webhook_fan_out_per_row) to a delivery row and a
+// events_webhook_fan_out, migration 20261124130000_hot_events_only_when_wanted) to a delivery row and a
 // graphile-worker job for each active webhook of the organization subscribed to the kind, in the same transaction.
 // So a committed change always has its events and deliveries, and a rolled-back one has none.
 //

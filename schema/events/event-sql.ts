@@ -1,10 +1,10 @@
 // An event of the catalog as a data-modifying CTE, for the hot paths that write a change, its events and its
 // audit entry in ONE statement. It writes what emitEvent writes: the envelope as exact text in `body`, built by the
 // kind's builder and serialized in SQL byte for byte as JSON.stringify would (json-text.ts), so receivers get the
-// same envelope from both paths. It also looks for the organization's active webhooks of the kind, so that the
-// fan-out trigger skips the event when there is none (fan_out false). The trigger (migration
-// 20261124120000_webhook_fan_out_per_row) applies the same rule to every other event: most organizations have no
-// webhook, and a hot path then pays an index probe instead of the trigger.
+// same envelope from both paths. Unlike emitEvent it stores the event only when a webhook will receive it, by the
+// rule the fan-out trigger delivers by (tessera_webhooks_wanting, migration 20261124130000_hot_events_only_when_wanted):
+// most organizations have none, and an event no webhook receives was a row per authorize and token request that
+// nothing reads.
 import type { Context } from '../context.ts';
 import { Prisma } from '../db.ts';
 import { uuidv7 } from '../lib/ids.ts';
@@ -23,7 +23,8 @@ export interface EventRow<K extends OrganizationEventKind> {
 
 /**
  * `name AS (INSERT INTO events ...)`, one row for each row of `from` (a CTE name or a from-list written in code,
- * never input, yielding at most one row: the id is made here) whose organization exists.
+ * never input, yielding at most one row: the id is made here) whose organization exists and has a webhook that
+ * wants the kind.
  */
 export function eventRowCte<K extends OrganizationEventKind>(ctx: Context, name: string, from: string, e: EventRow<K>): Prisma.Sql {
   const id = uuidv7();
@@ -31,8 +32,8 @@ export function eventRowCte<K extends OrganizationEventKind>(ctx: Context, name:
   const data = buildEventData(e.kind, e.facts as EventFacts<K>);
   const body = eventBodySql(id, e.kind, at, { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` }, data);
   return Prisma.sql`${Prisma.raw(name)} AS (
-    INSERT INTO events (id, kind, organization_id, body, created_at, fan_out)
-    SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3),
-           EXISTS (SELECT 1 FROM webhooks evw WHERE evw.organization_id = evo.id AND evw.is_active AND ${e.kind}::text = ANY (evw.events))
-    FROM ${Prisma.raw(from)} JOIN organizations evo ON evo.id = ${sqlText(e.organizationId)})`;
+    INSERT INTO events (id, kind, organization_id, body, created_at)
+    SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3)
+    FROM ${Prisma.raw(from)} JOIN organizations evo ON evo.id = ${sqlText(e.organizationId)}
+    WHERE EXISTS (SELECT 1 FROM tessera_webhooks_wanting(evo.id, ${e.kind}::text, NULL)))`;
 }
