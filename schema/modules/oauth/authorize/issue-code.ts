@@ -1,6 +1,7 @@
 // Step 13: a single-use code bound to the client, redirect URI, PKCE challenge, nonce and the user's session
-// version, written with its grant, the oauth.authorization.granted event and the audit entry in ONE statement
-// (data-modifying CTEs): atomic without an interactive transaction, one round trip on the hot path.
+// version, written with its grant, the oauth.authorization.granted event (when a webhook wants it, event-sql.ts)
+// and the audit entry in ONE statement (data-modifying CTEs): atomic without an interactive transaction, one
+// round trip on the hot path.
 import type { Context } from '../../../context.ts';
 import { hotQuery, Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
