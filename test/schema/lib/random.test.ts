@@ -1,5 +1,5 @@
 // Ids and secrets draw their random bytes from a batch (schema/lib/crypto.ts): no byte may be handed out twice,
-// across batch boundaries too, and an id that overwrites its bytes must not change the next draw.
+// across batch boundaries too, and ids and secrets made from the batch are well-formed and distinct.
 import { describe, expect, it } from 'vitest';
 import { freshRandomBytes, randomToken } from '../../../schema/lib/crypto.ts';
 import { uuidv7 } from '../../../schema/lib/ids.ts';
@@ -9,7 +9,8 @@ describe('random bytes from a batch', () => {
     const seen = new Set<string>();
     let windows = 0;
     // 3,000 draws of 7 to 33 bytes span some 13 batches of 4,096 and straddle their ends. Every 6-byte window of
-    // every draw is new: a range handed out twice shares its windows (by chance, about one in 10^5 runs).
+    // every draw is new: a range handed out twice shares its windows (two repeat by chance in about one run in
+    // 300,000).
     for (let i = 0; i < 3000; i++) {
       const bytes = freshRandomBytes(7 + (i % 27));
       windows += bytes.length - 5;
@@ -22,7 +23,7 @@ describe('random bytes from a batch', () => {
     expect(seen.size).toBe(windows);
   });
 
-  it('gives an id its own bytes: version 7, distinct ids, and the next draw untouched', () => {
+  it('makes version 7 ids and secrets from it, all distinct', () => {
     const ids = new Set(Array.from({ length: 5000 }, () => uuidv7()));
     expect(ids.size).toBe(5000);
     for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
