@@ -17,13 +17,21 @@ export interface SendResult {
 
 // Keep-alive agents, one per extra CA: a receiver's connection is reused across deliveries.
 const agents = new Map<string, https.Agent>();
+/**
+ * How long an idle connection is kept, and at most a second less than the receiver announces (Keep-Alive: timeout=N;
+ * Node reads that hint only when the agent has a time-out of its own). Without one, an idle connection was kept
+ * until the receiver closed it, and a delivery sent on it just as the receiver closed it failed ("socket hang up").
+ * Four seconds, as undici keeps one that announces nothing. An answer that takes longer is not cut: the agent closes
+ * only idle connections, and `timeoutMs` bounds a request.
+ */
+const IDLE_CONNECTION_MS = 4_000;
 function agentFor(ca: string | undefined): https.Agent {
   const key = ca ?? '';
   let agent = agents.get(key);
   if (!agent) {
     // A secure context, not `ca`: the agent names each request's connection pool from its TLS options, and a `ca`
     // of every root certificate made that name (a string of ~200 KB) on every request: most of a delivery's CPU.
-    agent = new https.Agent({ keepAlive: true, maxSockets: 16, ...(ca ? { secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) } : {}) });
+    agent = new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets: 16, ...(ca ? { secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) } : {}) });
     agents.set(key, agent);
   }
   return agent;
