@@ -56,7 +56,7 @@ async function submit(page: Page, scope: ReturnType<Page['locator']>, button: st
 	await page.waitForLoadState('networkidle');
 }
 
-describe('/admin/products', () => {
+describe('/admin/products', { timeout: 60_000 }, () => {
 	test('a platform admin lists, creates, edits and deletes (with confirmation) products', async () => {
 		const page = await adminPage('/admin/products');
 		await page.getByRole('heading', { name: 'Products', level: 1 }).waitFor();
@@ -100,7 +100,7 @@ describe('/admin/products', () => {
 	});
 });
 
-describe('/admin/subscriptions and /portal/subscriptions', () => {
+describe('/admin/subscriptions and /portal/subscriptions', { timeout: 60_000 }, () => {
 	test('a platform admin creates, filters, changes and cancels; the tenant admin assigns a seat; the member sees it', async () => {
 		const product = (await admin.post('/v1/products', { name: 'Seated', slug: 'seated', features: ['x'] })).body;
 		const page = await adminPage('/admin/subscriptions');
