@@ -18,11 +18,10 @@ export interface SendResult {
 // Keep-alive agents, one per extra CA: a receiver's connection is reused across deliveries.
 const agents = new Map<string, https.Agent>();
 /**
- * How long an idle connection is kept, and at most a second less than the receiver announces (Keep-Alive: timeout=N;
- * Node reads that hint only when the agent has a time-out of its own). Without one, an idle connection was kept
- * until the receiver closed it, and a delivery sent on it just as the receiver closed it failed ("socket hang up").
- * Four seconds, as undici keeps one that announces nothing. An answer that takes longer is not cut: the agent closes
- * only idle connections, and `timeoutMs` bounds a request.
+ * An idle connection is closed after four seconds (undici's default), or a second before the time the receiver
+ * announces (Keep-Alive: timeout=N) when that is sooner; Node reads the hint only when the agent has a time-out of
+ * its own. Without one, an idle connection was kept until the receiver closed it, and a delivery sent on it just as
+ * the receiver closed it failed ("socket hang up"). Only idle connections are closed: `timeoutMs` bounds a request.
  */
 const IDLE_CONNECTION_MS = 4_000;
 function agentFor(ca: string | undefined): https.Agent {

@@ -1,5 +1,5 @@
 // The webhook sender's connections to a receiver: reused between deliveries, but never kept past a second before
-// the time the receiver says it keeps them idle (Keep-Alive: timeout=N), nor past four seconds when it says nothing.
+// the time the receiver says it keeps them idle (Keep-Alive: timeout=N), nor past four seconds whatever it says.
 // A delivery sent on a connection just as the receiver closed it failed with "socket hang up".
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
