@@ -5,7 +5,8 @@
 # scratch PostgreSQL, idle while another is measured) and each round measures the peer and Tessera a few seconds
 # apart, first one then the other in turn. The figure is the median of the rounds' own ratios.
 #   test/bench/pair-rounds.sh                  # ROUNDS=9 D=4 C=16 SCENARIOS=flow,exchange,refresh,userinfo
-# Needs ../shared/bench with npm ci done there and in its peer-oidc-provider (the README's Performance section).
+# Needs ../shared/bench with npm ci done there and in its peer-oidc-provider (the README's Performance section);
+# docs/performance.md has what the rounds measured.
 set -euo pipefail
 PROJECT=$(cd "$(dirname "$0")/../.." && pwd)
 BENCH=${BENCH:-$PROJECT/../shared/bench}
