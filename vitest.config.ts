@@ -18,7 +18,8 @@ export default defineConfig({
     // file (Prisma's engine, the schema, the portal): the whole run went from 9m55s to 7m32s on this 2-core machine,
     // and the workers' CPU time from 11m38s to 7m20s. Every file starts its own server on its own database; the
     // caches modules keep are keyed by database, statement text, CA or ciphertext; and no test mocks a module or
-    // changes the process's environment (one that must would need `isolate` back for its file).
+    // changes the process's environment (one that must would need `isolate` back for its file;
+    // test/foundation/shared-workers.test.ts fails when one does).
     isolate: false,
     testTimeout: 30_000,
     hookTimeout: 60_000,
