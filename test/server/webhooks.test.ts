@@ -122,7 +122,8 @@ describe('/api/v1/webhooks', () => {
   it('refuses private, loopback, link-local, CGNAT and metadata destinations at creation and at edit', async () => {
     const admin = tenant.admin.api;
     const hosts = ['loopback.test', 'metadata.test', 'mixed.test', 'mapped.test', '127.0.0.1', '10.1.2.3', '100.64.0.1', '169.254.169.254',
-      '192.168.1.1', '172.16.0.1', '0.0.0.0', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]', '[fd00:ec2::254]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]'];
+      '192.168.1.1', '172.16.0.1', '0.0.0.0', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]', '[fd00:ec2::254]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]',
+      '[::ffff:0:7f00:1]', '[64:ff9b:1::7f00:1]'];
     for (const host of hosts) {
       const reply = await create(admin, { url: `https://${host}/hook` });
       expect(reply.status, host).toBe(400);

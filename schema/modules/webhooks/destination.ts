@@ -3,7 +3,7 @@
 // connects to the very address that was checked (sender.ts), so a DNS answer that changes in between (rebinding)
 // cannot reach an internal address.
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP } from 'node:net';
+import { BlockList, isIP, SocketAddress } from 'node:net';
 
 export interface ResolvedAddress {
   address: string;
@@ -42,54 +42,43 @@ export const systemResolver: HostResolver = (hostname) => {
 
 // Not public: "this network", private (RFC 1918), CGNAT, loopback, link-local (cloud metadata at 169.254.169.254),
 // IETF protocol assignments, documentation, benchmarking, multicast and reserved ranges; their IPv6 counterparts,
-// unique-local (fd00:ec2::254 is a metadata address too) and the prefixes that embed an IPv4 address.
-const blocked = new BlockList();
+// unique-local (fd00:ec2::254 is a metadata address too) and every prefix that embeds an IPv4 address, refused
+// whatever the IPv4 inside: a receiver never needs a translation range, and decoding each one left gaps (SIIT and
+// local-use NAT64 reached 127.0.0.1). One list per family: BlockList tests an IPv4 address against IPv6 rules as
+// ::ffff:a.b.c.d, so ::ffff:0:0/96 beside the IPv4 rules would refuse every IPv4 address.
+const blocked = { ipv4: new BlockList(), ipv6: new BlockList() };
 for (const [net, bits] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, bits, 'ipv4');
+] as const) blocked.ipv4.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, bits, 'ipv6');
-
-/** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible, NAT64 (64:ff9b::/96) or 6to4 (2002::/16) address. */
-function embeddedIpv4(address: string): string | null {
-  const groups = expandIpv6(address);
-  if (!groups) return null;
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
-  if (zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0)) return v4(groups[6]!, groups[7]!);
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6]!, groups[7]!);
-  if (groups[0] === 0x2002) return v4(groups[1]!, groups[2]!);
-  return null;
-}
-
-/** Eight 16-bit groups of an IPv6 address (dotted IPv4 tail allowed), or null. */
-function expandIpv6(address: string): number[] | null {
-  let text = address.toLowerCase().replace(/%.*$/, '');
-  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (dotted) {
-    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const [head, tail] = text.includes('::') ? text.split('::') as [string, string] : [text, null];
-  const left = head ? head.split(':') : [];
-  const right = tail ? tail.split(':') : [];
-  const fill = tail === null ? 0 : 8 - left.length - right.length;
-  if (fill < 0) return null;
-  const groups = [...left, ...Array(fill).fill('0'), ...right].map((g) => parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : null;
-}
+  ['::', 96], // unspecified, loopback and IPv4-compatible (RFC 4291 2.5.5.1)
+  ['::ffff:0:0', 96], // IPv4-mapped (RFC 4291 2.5.5.2)
+  ['::ffff:0:0:0', 96], // SIIT IPv4-translated (RFC 2765)
+  ['64:ff9b::', 96], // well-known NAT64 (RFC 6052)
+  ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
+  ['100::', 64], ['2001::', 23],
+  ['2001::', 32], // Teredo (RFC 4380), inside 2001::/23 but named for itself
+  ['2001:db8::', 32],
+  ['2002::', 16], // 6to4 (RFC 3056)
+  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
+] as const) blocked.ipv6.addSubnet(net, bits, 'ipv6');
 
 /** True for an address a webhook may never reach unless private networks are allowed. */
 export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family !== 6) return true;
-  const inner = embeddedIpv4(address);
-  if (inner && blocked.check(inner, 'ipv4')) return true;
-  return blocked.check(address, 'ipv6');
+  if (!family) return true;
+  // BlockList reads every spelling (case, zero-compression, dotted tails) but answers false for one it cannot
+  // parse, so the address is parsed here first and refused if that fails. A zone id (fe80::1%eth0) names no network.
+  const list = family === 6 ? 'ipv6' : 'ipv4';
+  let parsed: SocketAddress;
+  try {
+    parsed = new SocketAddress({ address: address.replace(/%.*$/, ''), family: list });
+  } catch {
+    return true;
+  }
+  return blocked[list].check(parsed);
 }
 
 export class DestinationError extends Error {}
