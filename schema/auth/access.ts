@@ -79,6 +79,15 @@ export function requireActor(ctx: Context) {
   return ctx.actor;
 }
 
+/**
+ * Refuses an OAuth access token: what outlives the token (a session, an API key, a client secret, an invitation's
+ * link) is minted only for a first-party caller, a session or an API key. Otherwise an app holding an `api` token
+ * could turn it into a credential that survives the token's expiry, its revocation and its client's deletion.
+ */
+export function requireFirstParty(ctx: Context, what: string): void {
+  if (ctx.actor?.kind === 'oauth') throw new ForbiddenError(`An access token cannot ${what}: use a session or an API key`);
+}
+
 /** The signed-in human behind the request (a session or an OAuth token with a user). */
 export function requireUserId(ctx: Context): string {
   return userIdOf(requireActor(ctx));

@@ -130,3 +130,15 @@ export function tokenRequest(baseUrl: string, params: Record<string, string>, he
 export function exchangeCode(baseUrl: string, c: ClientCredentials, code: string, redirectUri: string, headers: Record<string, string> = {}): Promise<Reply> {
   return tokenRequest(baseUrl, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: c.client_id, client_secret: c.client_secret }, headers);
 }
+
+/**
+ * An access token of client `c` for `person` with `scope`, through the real code flow (the client needs no consent
+ * and allows the scope; `redirectUri` is one of its redirect URIs).
+ */
+export async function accessTokenOf(baseUrl: string, person: { email: string }, c: ClientCredentials, redirectUri: string, scope: string): Promise<string> {
+  const session = await sessionOf(baseUrl, person);
+  const back = await authorize(baseUrl, session, { client_id: c.client_id, redirect_uri: redirectUri, response_type: 'code', scope, nonce: 'n', state: 's' });
+  const tokens = await exchangeCode(baseUrl, c, codeFrom(back), redirectUri);
+  if (tokens.status !== 200 || tokens.body.scope !== scope) throw new Error(`token exchange failed: ${tokens.status} ${JSON.stringify(tokens.body)}`);
+  return tokens.body.access_token;
+}

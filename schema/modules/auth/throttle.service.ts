@@ -8,6 +8,7 @@
 import type { Context } from '../../context.ts';
 import { RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
+import { verifyPassword } from '../../lib/crypto.ts';
 import { countThrottledAttempt } from '../audit/audit.service.ts';
 
 /** Failures are counted in a window of this length from the first one. */
@@ -89,4 +90,19 @@ export async function passwordAccepted(ctx: Context, email: string): Promise<voi
     )
     select key, locked_until from locked order by locked_until desc limit 1`;
   if (locked) await refuse(ctx, email, locked.key, locked.locked_until, now);
+}
+
+/**
+ * A password check of a known account outside sign-in (a current password before a change, an invitation accepted
+ * with the password), counted against the same throttle as sign-ins: a stolen session or token cannot guess faster
+ * than the login page allows. True when right; a wrong one is counted (and past the limit refused with 429).
+ */
+export async function checkAccountPassword(ctx: Context, account: { email: string; passwordHash: string }, password: string): Promise<boolean> {
+  await admitPasswordAttempt(ctx, account.email);
+  if (await verifyPassword(account.passwordHash, password)) {
+    await passwordAccepted(ctx, account.email);
+    return true;
+  }
+  await passwordRejected(ctx, account.email);
+  return false;
 }

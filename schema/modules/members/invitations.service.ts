@@ -4,16 +4,16 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
-import { hashPassword, randomToken, sha256, verifyPassword } from '../../lib/crypto.ts';
+import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';
-import { admitPasswordAttempt, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
+import { checkAccountPassword } from '../auth/throttle.service.ts';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 const TOKEN_PREFIX = 'tsi_';
@@ -32,6 +32,7 @@ const createInput = z.object({ email: fields.email, role: fields.role.default('m
 
 export async function createInvitation(ctx: Context, organizationId: string, input: unknown) {
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
+  requireFirstParty(ctx, 'invite people');
   const { email, role } = parseInput(createInput, input);
   if (!roleAtLeast(callerRole, role)) throw new ForbiddenError('You cannot invite with a role above yours');
   const token = randomToken(TOKEN_PREFIX);
@@ -100,14 +101,9 @@ async function provenAccount(ctx: Context, organizationId: string, email: string
   const existing = await ctx.db.user.findUnique({ where: { email } });
   if (!existing) return null;
   const actor = ctx.actor;
-  if (actor && actor.kind !== 'apiKey' && actor.userId === existing.id) return existing;
+  if (actor?.kind === 'user' && actor.userId === existing.id) return existing;
   if (password) {
-    await admitPasswordAttempt(ctx, email);
-    if (await verifyPassword(existing.passwordHash, password)) {
-      await passwordAccepted(ctx, email);
-      return existing;
-    }
-    await passwordRejected(ctx, email);
+    if (await checkAccountPassword(ctx, existing, password)) return existing;
     await recordAudit(ctx, {
       action: 'invitation.accept', outcome: 'failure', organizationId, targetType: 'user', targetId: existing.id,
       details: { email, reason: 'wrong_password' },
@@ -127,6 +123,9 @@ async function createAccount(tx: Tx, email: string, name?: string, password?: st
 }
 
 export async function acceptInvitation(ctx: Context, input: unknown) {
+  // Accepting signs in: with the invitee's own session, with the password, or by creating the account. An access
+  // token proves none of these, and must not become a session in another organization.
+  requireFirstParty(ctx, 'accept invitations');
   const { token, name, password } = parseInput(acceptInput, input);
   const now = ctx.clock.now();
   const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { id: true, name: true } } } });

@@ -3,8 +3,9 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { isPlatformAdmin, requireActor, requireUserId } from '../../auth/access.ts';
-import { hashPassword, verifyPassword } from '../../lib/crypto.ts';
+import { isPlatformAdmin, requireActor, requireFirstParty, requireUserId } from '../../auth/access.ts';
+import { hashPassword } from '../../lib/crypto.ts';
+import { checkAccountPassword } from '../auth/throttle.service.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/catalog.ts';
@@ -74,10 +75,11 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
   const user = await ctx.db.user.findUniqueOrThrow({ where: { id: userId } });
   const sensitive = data.password !== undefined || (data.email !== undefined && data.email !== user.email);
   if (sensitive) {
+    requireFirstParty(ctx, 'change the e-mail address or password');
     if (!data.currentPassword) {
       throw new ValidationError('Changing the e-mail or password needs the current password', [{ path: 'current_password', message: 'is required' }]);
     }
-    if (!(await verifyPassword(user.passwordHash, data.currentPassword))) {
+    if (!(await checkAccountPassword(ctx, user, data.currentPassword))) {
       await recordAudit(ctx, { action: 'user.password.verify', outcome: 'failure', targetType: 'user', targetId: userId });
       throw new InvalidCredentialsError('The current password is wrong');
     }
