@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `tessera`: the command-line tool for the product catalog and subscriptions, over the REST interface only (DESIGN 8).
-import { ApiError, checkPositionals, createApi, createOutput, GLOBAL_HELP, helpOf, parse, UsageError, type Command } from './tessera/cli.ts';
+import { ApiError, checkPositionals, createApi, createOutput, GLOBAL_HELP, helpOf, parse, SECRET_FLAG_WARNING, UsageError, type Command } from './tessera/cli.ts';
 import { productsCreate } from './tessera/products-create.ts';
 import { productsList } from './tessera/products-list.ts';
 import { productsGet } from './tessera/products-get.ts';
@@ -42,13 +42,14 @@ async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parse(command, argv.slice(2));
+    if (parsed.values.secret !== undefined) process.stderr.write(SECRET_FLAG_WARNING);
     if (parsed.values.help) {
       process.stdout.write(helpOf(command));
       return 0;
     }
     checkPositionals(command, parsed.positionals);
     const out = createOutput(!!parsed.values.json, (text) => process.stdout.write(text));
-    await command.run({ values: parsed.values, positionals: parsed.positionals, api: createApi(parsed.values, process.env), out });
+    await command.run({ values: parsed.values, positionals: parsed.positionals, api: createApi(parsed.values, process.env, readStdin), out });
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {
@@ -62,6 +63,12 @@ async function main(argv: string[]): Promise<number> {
     }
     throw error;
   }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 process.exitCode = await main(process.argv.slice(2));

@@ -1,5 +1,6 @@
 // What every `tessera` command shares: option parsing, the REST client (API key and secret), output and exit codes.
 // Exit codes (DESIGN 8): 0 success, 1 an API error (its error_description on stderr), 2 bad usage.
+// The key and secret go to the --url origin and nowhere else: redirects are followed by hand, within that origin only.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
@@ -38,6 +39,7 @@ export const GLOBAL_OPTIONS: Options = {
   url: { type: 'string' },
   key: { type: 'string' },
   secret: { type: 'string' },
+  'secret-stdin': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
@@ -45,9 +47,14 @@ export const GLOBAL_OPTIONS: Options = {
 export const GLOBAL_HELP = `Options for every command:
   --url URL        the Tessera base URL (TESSERA_URL; default http://localhost:3000)
   --key KEY        an API key (TESSERA_API_KEY)
-  --secret SECRET  its secret (TESSERA_API_SECRET)
+  --secret-stdin   read the API key's secret from standard input (or set TESSERA_API_SECRET)
+  --secret SECRET  the secret as an argument: avoid, other users see it in the process list
   --json           print the API's JSON instead of text
   -h, --help       show help`;
+
+/** Printed on stderr whenever --secret is given: kept for old scripts, but the secret shows in `ps` while the command runs. */
+export const SECRET_FLAG_WARNING =
+  'warning: --secret is visible to other users in the process list; give the secret with --secret-stdin or TESSERA_API_SECRET instead\n';
 
 export function helpOf(command: Command): string {
   return `Usage: tessera ${command.name} ${command.usage}\n\n${command.summary}\n\n${GLOBAL_HELP}\n`;
@@ -94,30 +101,71 @@ export function required(values: Record<string, unknown>, ...flags: string[]) {
 
 export type Api = ReturnType<typeof createApi>;
 
-export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEnv) {
+/** Redirects followed for one request, all within the --url origin. */
+const MAX_REDIRECTS = 5;
+
+/**
+ * Sends one request to `url`, following redirects only while they stay on `origin` (scheme, host and port): the
+ * request carries the key and secret, so a redirect elsewhere is an error and nothing is sent there. 307 and 308 keep
+ * the method and body; 303, and 301/302 after a POST, become a GET without a body, as browsers and fetch do.
+ */
+async function sendWithinOrigin(origin: URL, start: URL, init: { method: string; headers: Record<string, string>; body?: string }): Promise<Response> {
+  let url = start;
+  let request = init;
+  for (let redirects = 0; ; redirects++) {
+    let res: Response;
+    try {
+      res = await fetch(url, { ...request, redirect: 'manual' });
+    } catch (error) {
+      throw new ApiError(0, `cannot reach ${origin.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
+    }
+    const location = res.headers.get('location');
+    if (![301, 302, 303, 307, 308].includes(res.status) || location === null) return res;
+    await res.body?.cancel();
+    const target = new URL(location, url);
+    if (target.origin !== origin.origin) {
+      throw new ApiError(res.status, `refused to follow a redirect to another origin, ${target.origin}: the API key and secret go to ${origin.origin} only`);
+    }
+    if (redirects === MAX_REDIRECTS) throw new ApiError(res.status, `too many redirects (more than ${MAX_REDIRECTS}) from ${start.href}`);
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && request.method === 'POST')) {
+      request = { method: 'GET', headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'content-type')) };
+    }
+    url = target;
+  }
+}
+
+/**
+ * The REST client. The secret comes from standard input (--secret-stdin, read at the first request so that a
+ * command's usage problems and --help come first), else --secret, else TESSERA_API_SECRET.
+ */
+export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEnv, readStdin: () => Promise<string>) {
   const base = (values.url as string | undefined) ?? env.TESSERA_URL ?? 'http://localhost:3000';
   const key = (values.key as string | undefined) ?? env.TESSERA_API_KEY;
-  const secret = (values.secret as string | undefined) ?? env.TESSERA_API_SECRET;
   let origin: URL;
   try {
     origin = new URL(base);
   } catch {
     throw new UsageError(`--url is not a URL: ${base}`);
   }
+  let secret: Promise<string | undefined> | undefined;
+  async function secretOf(): Promise<string | undefined> {
+    if (!values['secret-stdin']) return (values.secret as string | undefined) ?? env.TESSERA_API_SECRET;
+    if (values.secret !== undefined) throw new UsageError('give --secret-stdin or --secret, not both');
+    // One trailing newline, as `echo` and a typed line end with, is not part of the secret.
+    const read = (await readStdin()).replace(/\r?\n$/, '');
+    if (!read) throw new UsageError('--secret-stdin: standard input held no secret');
+    return read;
+  }
 
   async function request(method: string, path: string, body?: unknown): Promise<any> {
     // Checked at the first call, so that a command's own usage problems are reported first.
-    if (!key || !secret) throw new UsageError('credentials missing: give --key and --secret (or TESSERA_API_KEY and TESSERA_API_SECRET)');
-    let res: Response;
-    try {
-      res = await fetch(new URL(path, origin), {
-        method,
-        headers: { accept: 'application/json', authorization: `Bearer ${key}`, 'x-api-secret': secret!, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (error) {
-      throw new ApiError(0, `cannot reach ${origin.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
-    }
+    const given = await (secret ??= secretOf());
+    if (!key || !given) throw new UsageError('credentials missing: give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET)');
+    const res = await sendWithinOrigin(origin, new URL(path, origin), {
+      method,
+      headers: { accept: 'application/json', authorization: `Bearer ${key}`, 'x-api-secret': given, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     let parsed: any = null;
     try {

@@ -1,6 +1,8 @@
 // The `tessera` command-line tool, run as a process against a running service: it speaks only REST, prints
 // readable text or --json, and exits 0 on success, 1 on an API error (its description on stderr), 2 on bad usage.
 import { execFile } from 'node:child_process';
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,15 +23,59 @@ interface Run {
   stderr: string;
 }
 
-/** Runs the tool with `args`, as `npx tessera` would (through Node 24), credentials from the environment. */
-function tessera(args: string[], env: Record<string, string | undefined> = {}, command: [string, string[]] = [process.execPath, ['scripts/tessera.ts']]): Promise<Run> {
+/**
+ * Runs the tool with `args`, as `npx tessera` would (through Node 24), credentials from the environment; `input`
+ * is written to its standard input (closed at once when not given).
+ */
+function tessera(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  { command = [process.execPath, ['scripts/tessera.ts']], input = '' }: { command?: [string, string[]]; input?: string } = {},
+): Promise<Run> {
   const environment: Record<string, string | undefined> = { ...process.env, TESSERA_URL: server.url, TESSERA_API_KEY: operatorKey.key, TESSERA_API_SECRET: operatorKey.secret, ...env };
   return new Promise((resolve) => {
-    execFile(command[0], [...command[1], ...args], { cwd: ROOT, env: environment as NodeJS.ProcessEnv }, (error, stdout, stderr) => {
+    const child = execFile(command[0], [...command[1], ...args], { cwd: ROOT, env: environment as NodeJS.ProcessEnv }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
     });
+    child.stdin!.end(input);
   });
 }
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A real HTTP server on a free port of 127.0.0.1 that records every request it gets, then answers with `handle`. */
+async function recordingServer(handle: (req: IncomingMessage, res: ServerResponse, body: string) => void) {
+  const seen: Seen[] = [];
+  const http = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString();
+      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      handle(req, res, body);
+    });
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  return { url, seen, close: () => new Promise<void>((resolve) => http.close(() => resolve())) };
+}
+
+/** Passes a request on to the test server as it came (method, headers, body) and its answer back. */
+function proxy(req: IncomingMessage, res: ServerResponse, body: string, path: string) {
+  const target = new URL(path, server.url);
+  const forwarded = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
+    res.writeHead(answer.statusCode!, answer.headers);
+    answer.pipe(res);
+  });
+  forwarded.end(body);
+}
+
+const SECRET_WARNING = 'warning: --secret is visible to other users in the process list; give the secret with --secret-stdin or TESSERA_API_SECRET instead\n';
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -52,7 +98,7 @@ describe('tessera', () => {
     const built = () => Promise.all(['portal/build/handler.js', 'prisma/generated/client/client.ts'].map(async (f) => (await stat(path.join(ROOT, f))).mtimeMs));
     const before = await built();
     try {
-      const run = await tessera(['--help'], { npm_config_update_notifier: 'false', npm_config_cache: cache }, ['npx', ['--no-install', 'tessera']]);
+      const run = await tessera(['--help'], { npm_config_update_notifier: 'false', npm_config_cache: cache }, { command: ['npx', ['--no-install', 'tessera']] });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toContain('products create');
       expect(run.stdout).toContain('subscriptions cancel');
@@ -168,5 +214,90 @@ describe('tessera', () => {
       expect(run.stdout, name).toMatch(new RegExp(`^Usage: tessera ${name}`));
     }
     expect((await tessera(['subscriptions', '--help'])).stdout).toContain('subscriptions update');
+  });
+
+  // The key and secret go to the --url origin only (scheme, host and port): a redirect elsewhere is refused, not followed.
+  it('refuses a redirect to another origin, sending nothing there, and exits 1 naming it', async () => {
+    const elsewhere = await recordingServer((_req, res) => {
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ id: 'p', name: 'Stolen', slug: 'stolen', features: [] }));
+    });
+    const front = await recordingServer((req, res) => res.writeHead(307, { location: `${elsewhere.url}${req.url}` }).end());
+    try {
+      const run = await tessera(['products', 'create', '--name', 'Stolen', '--slug', 'stolen', '--url', front.url]);
+      expect(elsewhere.seen.filter((r) => r.headers['x-api-secret'] !== undefined || r.headers.authorization !== undefined)).toEqual([]);
+      expect(elsewhere.seen).toEqual([]);
+      expect(run).toMatchObject({ code: 1, stdout: '' });
+      expect(run.stderr).toBe(`error: refused to follow a redirect to another origin, ${elsewhere.url}: the API key and secret go to ${front.url} only\n`);
+      expect(front.seen).toHaveLength(1);
+      // The port alone makes another origin, and so does the scheme.
+      const otherScheme = await recordingServer((req, res) => res.writeHead(308, { location: `https://127.0.0.1:${new URL(front.url).port}${req.url}` }).end());
+      try {
+        const refused = await tessera(['products', 'list', '--url', otherScheme.url]);
+        expect(refused.code).toBe(1);
+        expect(refused.stderr).toContain(`another origin, https://127.0.0.1:${new URL(front.url).port}:`);
+      } finally {
+        await otherScheme.close();
+      }
+    } finally {
+      await Promise.all([front.close(), elsewhere.close()]);
+    }
+  });
+
+  it('follows a redirect within the same origin, keeping the method and body on 307, and stops after 5', async () => {
+    // /v1/... answers 307 to /moved/v1/... on the same server, which passes the request on to the service.
+    const front = await recordingServer((req, res, body) => {
+      if (req.url!.startsWith('/moved/')) proxy(req, res, body, req.url!.slice('/moved'.length));
+      else res.writeHead(307, { location: `/moved${req.url}` }).end();
+    });
+    try {
+      const created = await tessera(['products', 'create', '--name', 'Moved', '--slug', 'moved', '--feature', 'a', '--json', '--url', front.url]);
+      expect(created.code, created.stderr).toBe(0);
+      expect(JSON.parse(created.stdout)).toMatchObject({ name: 'Moved', slug: 'moved', features: ['a'] });
+      expect(front.seen.map((r) => `${r.method} ${r.url}`)).toEqual(['POST /v1/products', 'POST /moved/v1/products']);
+      expect(front.seen[1]!.body).toBe(front.seen[0]!.body);
+      expect(front.seen[1]!.headers['x-api-secret']).toBe(operatorKey.secret);
+      const got = await tessera(['products', 'get', 'moved', '--url', front.url]);
+      expect(got.code, got.stderr).toBe(0);
+      expect(got.stdout).toMatch(/name:\s+Moved/);
+    } finally {
+      await front.close();
+    }
+    const loop = await recordingServer((req, res) => res.writeHead(307, { location: req.url! }).end());
+    try {
+      const run = await tessera(['products', 'list', '--url', loop.url]);
+      expect(run).toMatchObject({ code: 1, stderr: `error: too many redirects (more than 5) from ${loop.url}/v1/products?limit=100\n` });
+      expect(loop.seen).toHaveLength(6);
+    } finally {
+      await loop.close();
+    }
+  });
+
+  // --secret shows in `ps` while the command runs (and stays in the shell's history): the secret comes from stdin or the environment.
+  it('reads the secret from standard input with --secret-stdin, and warns about --secret', async () => {
+    const noSecret = { TESSERA_API_SECRET: undefined };
+    const created = await tessera(['products', 'create', '--name', 'Piped', '--slug', 'piped', '--secret-stdin', '--json'], noSecret, { input: `${operatorKey.secret}\n` });
+    expect(created.code, created.stderr).toBe(0);
+    expect(created.stderr).toBe('');
+    expect(JSON.parse(created.stdout)).toMatchObject({ name: 'Piped', slug: 'piped' });
+    // Given, it wins over the environment; without a trailing newline it works as well.
+    const listed = await tessera(['products', 'list', '--secret-stdin'], { TESSERA_API_SECRET: 'wrong' }, { input: operatorKey.secret });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/piped\s+Piped/);
+
+    const empty = await tessera(['products', 'list', '--secret-stdin'], noSecret, { input: '\n' });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toMatch(/^tessera products list: --secret-stdin: standard input held no secret\n/);
+    const both = await tessera(['products', 'list', '--secret-stdin', '--secret', operatorKey.secret], noSecret, { input: operatorKey.secret });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain('give --secret-stdin or --secret, not both');
+
+    const flagged = await tessera(['products', 'get', 'piped', '--secret', operatorKey.secret], noSecret);
+    expect(flagged.code, flagged.stderr).toBe(0);
+    expect(flagged.stdout).toMatch(/name:\s+Piped/);
+    expect(flagged.stderr).toBe(SECRET_WARNING);
+
+    const help = await tessera(['products', 'list', '--help']);
+    expect(help.stdout).toMatch(/--secret-stdin\s+read the API key's secret from standard input/);
+    expect(help.stdout).toMatch(/--secret SECRET\s+.*process list/);
   });
 });
