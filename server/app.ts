@@ -98,6 +98,8 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
     const response = await yoga.handleNodeRequestAndResponse(ctx.req, ctx.res, { tessera: ctx.state.tessera });
     ctx.status = response.status;
     response.headers.forEach((value, key) => ctx.set(key, value));
+    // Answers carry tenants' data (and a GET's query sits in the URL): no cache keeps them.
+    ctx.set('Cache-Control', 'no-store');
     ctx.body = response.body ? Buffer.from(await response.arrayBuffer()) : null;
   });
   app.use(graphql.routes());

@@ -29,7 +29,8 @@ export function createExecutor(schema: GraphQLSchema) {
   const raw = async (ctx: Context, document: string, variables?: Record<string, unknown>): Promise<RawResult> => {
     const problems = unstorableInput([[variables, '']]);
     if (problems.length) return { errors: [new ValidationError('The request is invalid', problems)] };
-    return (await execute({ schema, document: compile(document), variableValues: variables, contextValue: ctx })) as RawResult;
+    // REST and the portal name no GraphQL enum or field: a suggestion would only leak the schema's names.
+    return (await execute({ schema, document: compile(document), variableValues: variables, contextValue: ctx, hideSuggestions: true })) as RawResult;
   };
 
   /** The data, or the first error as a DomainError (input coercion problems become invalid_request). */
@@ -42,7 +43,7 @@ export function createExecutor(schema: GraphQLSchema) {
       const domain = asDomainError(original);
       if (domain) throw domain;
       // An error without a path came before execution: the variables did not fit the operation's types.
-      if (!error.path) throw coercionError(error.message);
+      if (!error.path) throw coercionError(withoutSuggestions(error.message));
       throw original ?? error;
     }
     return result.data ?? {};
@@ -70,6 +71,9 @@ export function asDomainError(original: unknown): DomainError | undefined {
 export function isRequestError(error: GraphQLError): boolean {
   return !error.path && (!error.originalError || error.originalError instanceof GraphQLError);
 }
+
+/** graphql's "Did you mean ...?" removed from a message: it names parts of the schema the caller did not ask about. */
+export const withoutSuggestions = (message: string) => message.replace(/\s*Did you mean [^?]*\?/g, '');
 
 /** Unwraps a mutation result union: a UserError member is thrown, anything else returned. */
 export function unwrap<T>(value: T | { __typename: 'UserError'; code: string; message: string; details?: { path: string; message: string }[] }): T {

@@ -3,12 +3,12 @@
 // and every non-domain error masked.
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Context } from '../../schema/context.ts';
 import { ValidationError } from '../../schema/errors/index.ts';
 import { textProblem, unstorableInput } from '../middleware/input-guard.ts';
 import { isDatabaseUnavailable, ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
-import { asDomainError, isRequestError } from './executor.ts';
+import { asDomainError, isRequestError, withoutSuggestions } from './executor.ts';
 import type { Logger } from 'pino';
 
 /** The most a request body may hold, counted on the bytes read (a chunked body has no Content-Length). */
@@ -50,10 +50,31 @@ export interface YogaServerContext {
   tessera: Context;
 }
 
+/**
+ * Production tells a stranger nothing about the schema: no introspection without credentials, and no error names a
+ * field, type or enum value it was not asked about ("Did you mean ...?"), in validation or in variables' coercion.
+ * The rule goes through addValidationRule, so yoga's validation cache keys the anonymous answer apart.
+ */
+const quietInProduction: Plugin<YogaServerContext> = {
+  onValidate({ context, addValidationRule, validateFn, setValidationFn }) {
+    if (!context.tessera?.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
+    setValidationFn((schema, document, rules, options, typeInfo) => validateFn(schema, document, rules, { ...options, hideSuggestions: true }, typeInfo));
+  },
+  // The executor passes the option on to its own checks, though not to every graphql-js call it makes: maskError
+  // strips what slips through (withoutSuggestions).
+  onExecute({ executeFn, setExecuteFn }) {
+    setExecuteFn((args) => executeFn({ ...args, hideSuggestions: true } as typeof args));
+  },
+};
+
 export function createGraphqlServer(schema: GraphQLSchema, options: { production: boolean; logger: Logger }): YogaServerInstance<YogaServerContext, Context> {
   return createYoga<YogaServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
+    // Same-origin only: the portal calls it from the server side, and a browser on another origin (another port, a
+    // sibling subdomain: same-site, so the Lax cookie goes along) must not read an admin's answers. Yoga's default
+    // reflects any Origin with credentials.
+    cors: false,
     graphiql: !options.production,
     // Its bundle is ~30 MB of strings on the heap: loaded by the first request for the page, never at start.
     renderGraphiQL: async (graphiql) => (await import('@graphql-yoga/render-graphiql')).renderGraphiQL(graphiql),
@@ -76,7 +97,8 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
         // required one missing): graphql words them for the client, and they are the client's mistake, not an
         // incident. Errors that already carry a code (validation, body too large) keep theirs.
         if (located instanceof GraphQLError && isRequestError(located) && !located.extensions.code) {
-          return new GraphQLError(located.message, { ...where, extensions: { ...located.extensions, code: 'invalid_request', http: { status: 400 } } });
+          const text = options.production ? withoutSuggestions(located.message) : located.message;
+          return new GraphQLError(text, { ...where, extensions: { ...located.extensions, code: 'invalid_request', http: { status: 400 } } });
         }
         if (!original) return located;
         const domain = asDomainError(original);
@@ -92,6 +114,7 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
     },
     plugins: [
       inputGuard,
+      ...(options.production ? [quietInProduction] : []),
       EnvelopArmorPlugin({
         maxDepth: { n: 10 },
         maxAliases: { n: 15 },

@@ -101,6 +101,81 @@ describe('/graphql in production', () => {
     const res = await fetch(`${prod.url}/graphql`, { headers: { accept: 'text/html' } });
     expect(await res.text()).not.toContain('GraphiQL');
   });
+
+  it('answers no introspection to an anonymous caller, and still to a signed-in one', async () => {
+    const query = '{ __schema { types { name } } }';
+    const anonymous = await gql(client(prod.url), query);
+    const typeQuery = await gql(client(prod.url), '{ __type(name: "Webhook") { fields { name } } }');
+    const signedIn = await gql((await signIn(prod.url, ADMIN.email, ADMIN.password)).api, query);
+
+    expect(anonymous.body.data).toBeUndefined();
+    expect(anonymous.body.errors[0].message).toMatch(/introspection/i);
+    expect(typeQuery.body.errors[0].message).toMatch(/introspection/i);
+    expect(JSON.stringify([anonymous.body, typeQuery.body])).not.toMatch(/Webhook|secret/);
+    // The anonymous refusal is not served from the validation cache to a caller who may, nor the reverse.
+    expect(signedIn.body.errors).toBeUndefined();
+    expect(signedIn.body.data.__schema.types.map((t: { name: string }) => t.name)).toContain('Webhook');
+    expect((await gql(client(prod.url), query)).body.errors[0].message).toMatch(/introspection/i);
+  });
+
+  it('suggests no names in errors: fields, arguments, enum values in the document and in variables, and over REST', async () => {
+    const prodAdmin = (await signIn(prod.url, ADMIN.email, ADMIN.password)).api;
+    const replies = [
+      await gql(prodAdmin, '{ viewr { user { id } } }'),
+      await gql(prodAdmin, '{ viewer { usr { id } } }'),
+      await gql(prodAdmin, 'query($s: SubscriptionStatus) { subscriptions(status: $s) { items { id } } }', { s: 'actve' }),
+      await gql(prodAdmin, '{ subscriptions(status: actve) { items { id } } }'),
+      await gql(prodAdmin, 'mutation { createOrganization(input: { nam: "x" }) { __typename } }'),
+      await prodAdmin.patch('/api/v1/subscriptions/00000000-0000-7000-8000-000000000000', { status: 'actve' }),
+      await prodAdmin.get('/api/v1/audit-logs?outcome=sucess'),
+    ];
+    for (const reply of replies) {
+      expect(reply.status, JSON.stringify(reply.body)).toBeLessThan(500);
+      expect(JSON.stringify(reply.body)).not.toMatch(/did you mean/i);
+    }
+    // Outside production, GraphiQL's users keep graphql's suggestions.
+    expect(JSON.stringify((await gql(admin, '{ viewr { user { id } } }')).body)).toMatch(/Did you mean/);
+  });
+});
+
+describe('/graphql across origins', () => {
+  const EVIL = 'http://evil.example';
+
+  it('sends no CORS headers to another origin, credentialed or not, on the request or the preflight', async () => {
+    const request = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { origin: EVIL, 'content-type': 'application/json', authorization: `Bearer ${(await signIn(server.url, ADMIN.email, ADMIN.password)).login.token}` },
+      body: JSON.stringify({ query: '{ viewer { user { email } } }' }),
+    });
+    const preflight = await fetch(`${server.url}/graphql`, {
+      method: 'OPTIONS',
+      headers: { origin: EVIL, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' },
+    });
+    const sameHostOtherPort = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{ viewer { platformAdmin } }')}`, { headers: { origin: 'http://127.0.0.1:1' } });
+
+    for (const res of [request, preflight, sameHostOtherPort]) {
+      expect(res.headers.get('access-control-allow-origin')).toBeNull();
+      expect(res.headers.get('access-control-allow-credentials')).toBeNull();
+      expect(res.headers.get('access-control-allow-headers')).toBeNull();
+    }
+  });
+
+  it('the REST API sends none either', async () => {
+    const res = await fetch(`${server.url}/api/v1/users/me`, { headers: { origin: EVIL } });
+    const preflight = await fetch(`${server.url}/api/v1/api-keys`, { method: 'OPTIONS', headers: { origin: EVIL, 'access-control-request-method': 'POST' } });
+    for (const r of [res, preflight]) {
+      expect(r.headers.get('access-control-allow-origin')).toBeNull();
+      expect(r.headers.get('access-control-allow-credentials')).toBeNull();
+    }
+  });
+
+  it('answers GET and POST with Cache-Control: no-store', async () => {
+    const get = await admin.get(`/graphql?query=${encodeURIComponent('{ viewer { user { email } } }')}`);
+    const post = await gql(admin, '{ viewer { user { email } } }');
+    expect(get.body.data.viewer.user.email).toBe(ADMIN.email);
+    expect(get.headers.get('cache-control')).toBe('no-store');
+    expect(post.headers.get('cache-control')).toBe('no-store');
+  });
 });
 
 describe('/graphql input the database cannot store', () => {
