@@ -1,4 +1,5 @@
 // The SchemaBuilder and its plugins, nothing else. Scope-auth runs first, errors before prisma (STYLE.md).
+import { GraphQLError, Kind } from 'graphql';
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ErrorsPlugin from '@pothos/plugin-errors';
@@ -8,6 +9,7 @@ import { getDatamodel } from '../prisma/generated/pothos-types.ts';
 import type { Context, Role } from './context.ts';
 import { ForbiddenError, InsufficientScopeError, UnauthenticatedError, UserError } from './errors/index.ts';
 import { API_SCOPE, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
+import { fields, TIMESTAMP_RULE } from './lib/input.ts';
 
 export interface AuthScopes {
   /** Any authenticated caller: session, API key or OAuth token. */
@@ -61,12 +63,21 @@ export const builder = new SchemaBuilder<{
 builder.queryType({ authScopes: { tokenScope: API_SCOPE } });
 builder.mutationType({ authScopes: { tokenScope: API_SCOPE } });
 
+// Read by the one rule for timestamps (lib/input.ts). A variable's problem is a GraphQLError, as graphql's own
+// scalars throw, so that it reaches the client (and a REST field problem) as the rule's words; a literal's is a
+// plain error, which graphql prefixes with the value and locates in the document.
 builder.scalarType('DateTime', {
+  description: 'An RFC 3339 date-time with a zone, e.g. 2027-06-30T00:00:00Z or 2027-06-30T02:00:00.250+02:00; answered in UTC.',
   serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
   parseValue: (value) => {
-    const date = new Date(String(value));
-    if (Number.isNaN(date.getTime())) throw new TypeError('DateTime must be an ISO 8601 timestamp');
-    return date;
+    const read = fields.timestamp.safeParse(value);
+    if (!read.success) throw new GraphQLError(TIMESTAMP_RULE);
+    return read.data;
+  },
+  parseLiteral: (node) => {
+    const read = fields.timestamp.safeParse(node.kind === Kind.STRING ? node.value : undefined);
+    if (!read.success) throw new TypeError(TIMESTAMP_RULE);
+    return read.data;
   },
 });
 builder.scalarType('JSON', { serialize: (v) => v, parseValue: (v) => v });

@@ -1,6 +1,5 @@
 // Routes for subscriptions (the same table under /v1 and /api/v1) and their seats (/api/v1). Fields are
 // snake_case; price_per_seat travels as a JSON number and is handed to the schema as exact decimal text.
-import { ValidationError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { onlyFields, page, pick, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
@@ -37,13 +36,10 @@ const CREATE = {
 const UPDATE = { total_seats: 'totalSeats', price_per_seat: 'pricePerSeat', billing_cycle: 'billingCycle', status: 'status', end_date: 'endDate' };
 
 /**
- * A JSON number becomes its shortest decimal text (19.99 -> "19.99"); the schema checks the amount. end_date must be
- * an ISO 8601 string (or null): GraphQL's DateTime would read a number as a year.
+ * A JSON number becomes its shortest decimal text (19.99 -> "19.99"); the schema checks the amount. end_date goes
+ * as it came: the DateTime scalar reads it by the one rule for timestamps and refuses anything but such a string.
  */
 function money(input: Record<string, unknown>) {
-  if (input.endDate !== undefined && input.endDate !== null && typeof input.endDate !== 'string') {
-    throw new ValidationError('The request is invalid', [{ path: 'end_date', message: 'must be an ISO 8601 timestamp' }]);
-  }
   return typeof input.pricePerSeat === 'number' ? { ...input, pricePerSeat: String(input.pricePerSeat) } : input;
 }
 

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { signIn } from '../helpers/http.ts';
+import { createTenant } from '../helpers/fixtures.ts';
 
 let server: TestServer;
 let session: string;
@@ -48,5 +49,29 @@ describe('a form action the service refuses', () => {
     const html = await reply.text();
     expect(reply.status, html.slice(0, 300)).toBeGreaterThanOrEqual(400);
     expect(reply.status, html.slice(0, 300)).toBeLessThan(500);
+  });
+});
+
+describe('an impossible end date in the subscription form', () => {
+  it('is refused by the API (4xx), not turned into another day by Date nor a 500', async () => {
+    // given a subscription ending on 1 January 2027
+    const platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+    const tenant = await createTenant(server.url, platform);
+    const product = await platform.post('/v1/products', { name: 'Dated', slug: 'dated', features: [] });
+    const created = await platform.post('/v1/subscriptions', {
+      organization_id: tenant.id, product_id: product.body.id, total_seats: 1, price_per_seat: 1, billing_cycle: 'monthly', end_date: '2027-01-01T00:00:00Z',
+    });
+    expect(created.status).toBe(201);
+    for (const endDate of ['2027-02-30', '2027-02-29', 'tomorrow']) {
+      // when the form posts it
+      const reply = await post('/admin/subscriptions', 'update', { id: created.body.id, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate });
+      // then it is refused, and the end date stays
+      expect(reply.status, endDate).toBeGreaterThanOrEqual(400);
+      expect(reply.status, endDate).toBeLessThan(500);
+      expect((await platform.get(`/v1/subscriptions/${created.body.id}`)).body.end_date, endDate).toBe('2027-01-01T00:00:00.000Z');
+    }
+    const real = await post('/admin/subscriptions', 'update', { id: created.body.id, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate: '2028-02-29' });
+    expect(real.status).toBeLessThan(400);
+    expect((await platform.get(`/v1/subscriptions/${created.body.id}`)).body.end_date).toBe('2028-02-29T00:00:00.000Z');
   });
 });

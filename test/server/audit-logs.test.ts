@@ -5,6 +5,7 @@ import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
+import { TIMESTAMP_OR_DAY_RULE } from '../../schema/lib/input.ts';
 
 let server: TestServer;
 let platform: Client;
@@ -160,7 +161,7 @@ describe('filters and paging', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.details).toEqual(expect.arrayContaining([
       { path: 'outcome', message: 'must be success or failure' },
-      { path: 'from', message: 'must be an ISO 8601 date or timestamp' },
+      { path: 'from', message: TIMESTAMP_OR_DAY_RULE },
     ]));
     expect((await auditLogs(a.admin.api, { to: '2026-02-31' })).status).toBe(400);
     expect((await auditLogs(a.admin.api, { cursor: 'x'.repeat(500) })).status).toBe(400);
@@ -180,6 +181,62 @@ describe('filters and paging', () => {
     // A member asking is refused at the top level.
     const refused = await a.member.api.post('/graphql', { query, variables: {} });
     expect(refused.body.errors?.[0]?.extensions?.code).toBe('forbidden');
+  });
+});
+
+// S8: `from` and `to` are read by the one rule for timestamps: an RFC 3339 date-time with its zone, or a date
+// (the interface's: that whole day, UTC). Nothing impossible is rolled over, nothing zone-less is guessed.
+describe('the time filters', () => {
+  const REFUSED: [label: string, value: string][] = [
+    ['30 February', '2027-02-30T00:00:00Z'],
+    ['an HTTP date', 'Tue, 01 Jan 2030 00:00:00 GMT'],
+    ['a bare year', '2030'],
+    ['month 13', '2027-13-01'],
+    ['29 February of a common year, as a date', '2027-02-29'],
+    ['29 February of a common year, as a date-time', '2027-02-29T00:00:00Z'],
+    ['hour 24', '2027-06-30T24:00:00Z'],
+    ['second 61', '2027-06-30T12:00:61Z'],
+    ['no zone', '2027-06-30T00:00:00'],
+    ['a space instead of T', '2027-06-30 00:00:00Z'],
+    ['no seconds', '2027-06-30T00:00Z'],
+    ['an offset without a colon', '2027-06-30T00:00:00+0200'],
+    ['trailing garbage', '2027-06-30T00:00:00Zjunk'],
+    ['a NUL', '2027-06-30\u0000'],
+  ];
+
+  it.each(REFUSED)('refuses %s as from or to with 400 naming the filter, on REST and GraphQL', async (_label, value) => {
+    for (const name of ['from', 'to'] as const) {
+      const reply = await auditLogs(a.admin.api, { [name]: value });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+      expect(reply.body.error).toBe('invalid_request');
+      // A NUL is refused at the door, for every query parameter alike (server/middleware/input-guard.ts).
+      const problem = value.includes('\u0000') ? { path: `query.${name}`, message: expect.stringContaining('NUL') } : { path: name, message: TIMESTAMP_OR_DAY_RULE };
+      expect(reply.body.details).toEqual([problem]);
+      const gql = await a.admin.api.post('/graphql', { query: `query($v: String) { auditLogs(${name}: $v) { items { id } } }`, variables: { v: value } });
+      expect(gql.body.errors?.[0]?.extensions?.code, JSON.stringify(gql.body)).toBe('invalid_request');
+      expect(gql.body.data ?? null).toBeNull();
+    }
+  });
+
+  it('reads Z, an offset, a fraction and a leap day as the instants they name', async () => {
+    // given an entry, and its instant written with a +02:00 offset and lower-case t
+    expect((await a.owner.api.patch(`/v1/organizations/${a.id}`, { name: 'Tenant A' })).status).toBe(200);
+    const filter = { actor: a.owner.id, action: 'organization.update' };
+    const newest = (await auditLogs(a.admin.api, filter)).body.audit_logs[0];
+    const at = Date.parse(newest.created_at);
+    const plusTwo = new Date(at + 2 * 3600_000).toISOString().replace('T', 't').replace('Z', '+02:00');
+    const ids = async (query: Record<string, string>) => {
+      const reply = await auditLogs(a.admin.api, { ...filter, ...query });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      return reply.body.audit_logs.map((e: { id: string }) => e.id);
+    };
+    // then from takes it in and to leaves it out, whichever way the instant is written
+    expect(await ids({ from: plusTwo })).toContain(newest.id);
+    expect(await ids({ to: plusTwo })).not.toContain(newest.id);
+    expect(await ids({ from: new Date(at + 1).toISOString() })).not.toContain(newest.id);
+    expect(await ids({ to: new Date(at + 1).toISOString().replace('Z', '000z') })).toContain(newest.id);
+    expect(await ids({ from: '2028-02-29', to: '2028-02-29T23:59:59.999-05:00' })).toEqual([]);
+    expect(await ids({ to: '2028-02-29' })).toContain(newest.id);
   });
 });
 

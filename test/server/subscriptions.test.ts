@@ -6,6 +6,7 @@ import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
+import { TIMESTAMP_RULE } from '../../schema/lib/input.ts';
 
 let server: TestServer;
 let platform: Client;
@@ -299,5 +300,129 @@ describe('PATCH /subscriptions/{id}', () => {
     const lowered = await platform.patch(`/v1/subscriptions/${s.id}`, { total_seats: 2 });
     expect(lowered.status).toBe(200);
     expect(lowered.body).toMatchObject({ total_seats: 2, assigned_seats: 2 });
+  });
+});
+
+// S8: end_date is read by one strict rule (RFC 3339 date-time with a zone) on REST and GraphQL alike. Date's own
+// parser took HTTP dates and bare years and rolled 30 February over to 2 March; none of that may be stored.
+describe('end_date is a strict RFC 3339 date-time', () => {
+  const REFUSED: [label: string, value: string][] = [
+    ['30 February (was stored as 2 March)', '2027-02-30T00:00:00Z'],
+    ['an HTTP date', 'Tue, 01 Jan 2030 00:00:00 GMT'],
+    ['a bare year', '2030'],
+    ['month 13', '2027-13-01T00:00:00Z'],
+    ['29 February of a common year', '2027-02-29T00:00:00Z'],
+    ['31 April', '2027-04-31T00:00:00Z'],
+    ['hour 24', '2027-06-30T24:00:00Z'],
+    ['minute 60', '2027-06-30T12:60:00Z'],
+    ['second 60 (a leap second a Date cannot hold)', '2027-06-30T23:59:60Z'],
+    ['second 61', '2027-06-30T12:00:61Z'],
+    ['no zone', '2027-06-30T00:00:00'],
+    ['a space instead of T', '2027-06-30 00:00:00Z'],
+    ['a date without a time (the interface takes a timestamp)', '2027-06-30'],
+    ['no seconds', '2027-06-30T00:00Z'],
+    ['an offset without a colon', '2027-06-30T00:00:00+0200'],
+    ['offset hour 24', '2027-06-30T00:00:00+24:00'],
+    ['a comma for the fraction point', '2027-06-30T00:00:00,5Z'],
+    ['trailing garbage', '2027-06-30T00:00:00Zjunk'],
+    ['a trailing newline', '2027-06-30T00:00:00Z\n'],
+    ['leading space', ' 2027-06-30T00:00:00Z'],
+    ['a NUL', '2027-06-30T00:00:00Z\u0000'],
+    ['an empty string', ''],
+  ];
+  const ACCEPTED: [label: string, value: string, stored: string][] = [
+    ['Z', '2027-06-30T00:00:00Z', '2027-06-30T00:00:00.000Z'],
+    ['lower-case t and z (RFC 3339 5.6)', '2027-06-30t00:00:00z', '2027-06-30T00:00:00.000Z'],
+    ['a +02:00 offset', '2027-06-30T02:00:00+02:00', '2027-06-30T00:00:00.000Z'],
+    ['a negative offset across midnight', '2027-06-29T19:30:00-04:30', '2027-06-30T00:00:00.000Z'],
+    ['fractional seconds', '2027-06-30T00:00:00.25Z', '2027-06-30T00:00:00.250Z'],
+    ['nanoseconds (kept to the millisecond)', '2027-06-30T00:00:00.123456789Z', '2027-06-30T00:00:00.123Z'],
+    ['29 February of a leap year', '2028-02-29T00:00:00Z', '2028-02-29T00:00:00.000Z'],
+  ];
+  const NUL_MESSAGE = 'must not contain NUL (U+0000) characters';
+  const why = (value: string) => (value.includes('\u0000') ? NUL_MESSAGE : TIMESTAMP_RULE);
+  const stored = async (id: string) => (await server.base.db.subscription.findUniqueOrThrow({ where: { id } })).endDate?.toISOString() ?? null;
+  const countOf = () => server.base.db.subscription.count({ where: { organizationId: tenant.id } });
+  const gql = (query: string, variables: Record<string, unknown>) => platform.post('/graphql', { query, variables });
+  const CREATE = 'mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ... on Subscription { id endDate } } }';
+  const UPDATE = 'mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ... on Subscription { id endDate } } }';
+  const gqlInput = (endDate: unknown) => ({ organizationId: tenant.id, productId, totalSeats: 1, pricePerSeat: '1.00', billingCycle: 'monthly', endDate });
+
+  it.each(REFUSED)('refuses %s on REST create under /v1 and /api/v1: 400 naming end_date, nothing stored', async (_label, value) => {
+    const before = await countOf();
+    for (const prefix of PREFIXES) {
+      const reply = await platform.post(`${prefix}/subscriptions`, body({ end_date: value }));
+      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+      expect(reply.body.error).toBe('invalid_request');
+      expect(reply.body.details).toEqual([{ path: 'end_date', message: why(value) }]);
+      expectMatchesOpenApi('POST', `${prefix}/subscriptions`, reply);
+    }
+    expect(await countOf()).toBe(before);
+  });
+
+  it.each(REFUSED)('refuses %s on REST update: 400 naming end_date, the end date unchanged', async (_label, value) => {
+    const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
+    for (const prefix of PREFIXES) {
+      const reply = await platform.patch(`${prefix}/subscriptions/${s.id}`, { end_date: value, total_seats: 3 });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+      expect(reply.body.error).toBe('invalid_request');
+      expect(reply.body.details).toEqual([{ path: 'end_date', message: why(value) }]);
+    }
+    const row = await server.base.db.subscription.findUniqueOrThrow({ where: { id: s.id } });
+    expect({ endDate: row.endDate?.toISOString(), totalSeats: row.totalSeats }).toEqual({ endDate: '2027-01-01T00:00:00.000Z', totalSeats: 10 });
+    expect((await eventsOf(s.id)).map((e) => e.kind)).toEqual(['subscription.created']);
+  });
+
+  it.each(REFUSED)('refuses %s in GraphQL variables: 400 invalid_request at input.endDate, nothing stored', async (_label, value) => {
+    const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
+    const before = await countOf();
+    for (const [query, variables] of [[CREATE, { input: gqlInput(value) }], [UPDATE, { id: s.id, input: { endDate: value } }]] as const) {
+      const reply = await gql(query, variables);
+      // A NUL is refused at the door of /graphql for every operation (server/graphql/yoga.ts decides its status).
+      if (!value.includes('\u0000')) expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+      expect(reply.body.errors[0].extensions.code).toBe('invalid_request');
+      if (value.includes('\u0000')) expect(reply.body.errors[0].extensions.details).toEqual([{ path: 'variables.input.endDate', message: NUL_MESSAGE }]);
+      else expect(reply.body.errors[0].message).toContain(`at "input.endDate"; ${TIMESTAMP_RULE}`);
+      expect(reply.body.data ?? null).toBeNull();
+    }
+    expect(await countOf()).toBe(before);
+    expect(await stored(s.id)).toBe('2027-01-01T00:00:00.000Z');
+  });
+
+  it('refuses an impossible date written in the GraphQL document too, locating the value', async () => {
+    const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
+    const reply = await gql(`mutation { updateSubscription(id: "${s.id}", input: { endDate: "2027-02-30T00:00:00Z" }) { __typename } }`, {});
+    // A document that does not validate, as with any literal of the wrong type (Int, enums).
+    expect(reply.body.errors[0].message).toBe(`Expected value of type "DateTime", found "2027-02-30T00:00:00Z"; ${TIMESTAMP_RULE}`);
+    expect(reply.body.errors[0].locations).toEqual([expect.objectContaining({ line: 1 })]);
+    expect(reply.body.data ?? null).toBeNull();
+    expect(await stored(s.id)).toBe('2027-01-01T00:00:00.000Z');
+  });
+
+  it('refuses a number or an object as end_date with the same rule', async () => {
+    for (const value of [2030, { $date: '2030-01-01T00:00:00Z' }, true]) {
+      const reply = await platform.post('/v1/subscriptions', body({ end_date: value }));
+      expect(reply.status).toBe(400);
+      expect(reply.body.details).toEqual([{ path: 'end_date', message: TIMESTAMP_RULE }]);
+      const viaGraphql = await gql(CREATE, { input: gqlInput(value) });
+      expect(viaGraphql.status).toBe(400);
+      expect(viaGraphql.body.errors[0].message).toContain(TIMESTAMP_RULE);
+    }
+  });
+
+  it.each(ACCEPTED)('stores %s as the instant it names, on REST create and update and GraphQL', async (_label, value, instant) => {
+    const created = await create({ end_date: value });
+    expect(created.end_date).toBe(instant);
+    expect(await stored(created.id)).toBe(instant);
+
+    const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
+    const patched = await platform.patch(`/api/v1/subscriptions/${s.id}`, { end_date: value });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body.end_date).toBe(instant);
+    expect(await stored(s.id)).toBe(instant);
+
+    const viaGraphql = await gql(CREATE, { input: gqlInput(value) });
+    expect(viaGraphql.body.data?.createSubscription, JSON.stringify(viaGraphql.body)).toMatchObject({ __typename: 'Subscription', endDate: instant });
+    expect(await stored(viaGraphql.body.data.createSubscription.id)).toBe(instant);
   });
 });

@@ -7,7 +7,7 @@ import { isPlatformAdmin, organizationInScope, requireOrgRole } from '../../auth
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { parseInput } from '../../lib/input.ts';
+import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 
 export interface AuditEntry {
@@ -145,24 +145,6 @@ export async function countThrottledAttempt(ctx: Context, email: string, lock: T
 
 // ---- reading the trail -----------------------------------------------------------------------------------------
 
-const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
-/** 2026-02-31 parses (as 3 March): the calendar date must survive the round trip. */
-const realDay = (v: string) => {
-  if (!DATE_ONLY.test(v.slice(0, 10))) return true;
-  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
-  const day = new Date(Date.UTC(y, m - 1, d));
-  return day.getUTCFullYear() === y && day.getUTCMonth() === m - 1 && day.getUTCDate() === d;
-};
-const timestamp = z
-  .string()
-  .trim()
-  .max(40)
-  .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i, 'must be an ISO 8601 date or timestamp')
-  .refine(realDay, 'must be a real date')
-  // A time without a zone is UTC, as the trail shows it.
-  .transform((v) => ({ date: new Date(/T[\d:.]+$/i.test(v) ? `${v}Z` : v), dateOnly: DATE_ONLY.test(v) }))
-  .refine((v) => !Number.isNaN(v.date.getTime()), 'must be a real date');
-
 const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max).nullish();
 
 const filterInput = z.object({
@@ -172,8 +154,9 @@ const filterInput = z.object({
   targetType: text(100),
   targetId: text(200),
   outcome: z.enum(['success', 'failure'], { message: 'must be success or failure' }).nullish(),
-  from: timestamp.nullish(),
-  to: timestamp.nullish(),
+  // A date is that whole day in UTC (the interface's); a date-time needs its zone (lib/input.ts).
+  from: fields.timestampOrDay.nullish(),
+  to: fields.timestampOrDay.nullish(),
 });
 
 /** As the caller sent it: checked here, so that REST and GraphQL get the same field problems. */

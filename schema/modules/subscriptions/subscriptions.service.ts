@@ -7,7 +7,7 @@ import type { Context } from '../../context.ts';
 import type { Db, Prisma } from '../../db.ts';
 import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole } from '../../auth/access.ts';
-import { fields, parseInput } from '../../lib/input.ts';
+import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent } from '../../events/catalog.ts';
 import { recordAudit } from '../audit/audit.service.ts';
@@ -28,8 +28,9 @@ const price = z
   .regex(/^\d{1,10}(\.\d{1,2})?$/, 'must be a non-negative amount with at most 2 decimals (and below 10000000000)');
 const status = z.enum(SUBSCRIPTION_STATUSES, { message: 'must be active, trial, cancelled or expired' });
 const cycle = z.enum(BILLING_CYCLES, { message: 'must be monthly or yearly' });
+// A Date already: the DateTime scalar read it by the one rule for timestamps (fields.timestamp).
 const endDate = z
-  .date({ message: 'must be an ISO 8601 timestamp' })
+  .date({ message: TIMESTAMP_RULE })
   .min(new Date('1970-01-01T00:00:00Z'), 'must be after 1970')
   .max(new Date('9999-12-31T23:59:59Z'), 'must be before the year 10000')
   .nullable();

@@ -83,8 +83,11 @@ async function run(event: RequestEvent, document: string, variables: Record<stri
 }
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
-/** An <input type="date"> value as the end of no time zone's day: midnight UTC; empty means no end date. */
-const endDate = (value: string) => (value ? new Date(`${value}T00:00:00Z`).toISOString() : null);
+/**
+ * An <input type="date"> value as the end of no time zone's day: midnight UTC; empty means no end date. Sent as
+ * text, not through Date, which would turn 2027-02-30 into 2 March: the API refuses an impossible day.
+ */
+const endDate = (value: string) => (value ? `${value}T00:00:00Z` : null);
 const int = (value: string) => (/^\d+$/.test(value) ? Number(value) : value);
 
 export const actions: Actions = {
