@@ -2,18 +2,25 @@
 // document is covered without touching this file), /graphql, and every form action of the portal. Whatever is
 // sent, the answer is never a 5xx, and what the client got wrong is not logged at error level. The seed is
 // printed; FUZZ_SEED=<seed> replays a run, FUZZ_REQUESTS=<n> changes its length.
+// Then every documented route called with an OAuth access token (none answers with a first-party credential), and
+// webhook receivers that answer what no receiver should: NUL bytes, invalid UTF-8, 300 MB, a slow drip.
 import { readdirSync, readFileSync } from 'node:fs';
-import http from 'node:http';
+import http, { type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { documentedOperations, resolveRef } from '../helpers/openapi.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
-import { signIn } from '../helpers/http.ts';
+import { client, signIn, type Client } from '../helpers/http.ts';
+import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
+import { MINUTE, movableClock } from '../helpers/clock.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { sweepDueDeliveries } from '../../schema/modules/webhooks/delivery.service.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
-import { registerClient, type RegisteredClient } from '../helpers/oauth.ts';
+import { accessTokenOf, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
 
+const APP_REDIRECT = 'https://app.example.test/cb';
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
 const CONCURRENCY = 8;
@@ -134,6 +141,8 @@ interface Identities {
   adminToken: string;
   apiKey: { key: string; secret: string };
   client: RegisteredClient;
+  /** An `openid api` access token of the tenant's owner, of a client that needs no consent (a marketplace app's). */
+  accessToken: string;
   cookie: string;
   origin: string;
 }
@@ -192,10 +201,11 @@ function build(rng: Rng, target: Target, ids: Identities): Fuzzed {
   let url = pathFor(rng, target, ids);
 
   // Credentials: none, garbage, or one of the run's identities (never for a request that would end it).
-  const who = target.ends ? rng.pick(['none', 'garbage']) : rng.pick(['none', 'garbage', 'admin', 'admin', 'member', 'apiKey', 'cookie']);
+  const who = target.ends ? rng.pick(['none', 'garbage']) : rng.pick(['none', 'garbage', 'admin', 'admin', 'member', 'apiKey', 'cookie', 'token']);
   if (who === 'garbage') headers.authorization = rng.pick(['Bearer', 'Bearer a b', 'Basic YWRtaW46YWRtaW4=', `Bearer tss_${'a'.repeat(5000)}`, 'Bearer %00', 'Bearer eyJhbGciOiJub25lIn0.e30.']);
   if (who === 'admin') headers.authorization = `Bearer ${ids.adminToken}`;
   if (who === 'member') headers.authorization = `Bearer ${ids.tenant.member.token}`;
+  if (who === 'token') headers.authorization = `Bearer ${ids.accessToken}`;
   if (who === 'apiKey') Object.assign(headers, { authorization: `Bearer ${ids.apiKey.key}`, 'x-api-secret': ids.apiKey.secret });
   if (who === 'cookie' || (target.kind === 'portal' && !target.ends && rng.chance(0.7))) headers.cookie = ids.cookie;
   // Same-origin writes (CSRF checks pass), so the fuzzing reaches the handlers.
@@ -278,7 +288,9 @@ beforeAll(async () => {
   const key = await tenant.owner.api.post('/api/v1/api-keys', { name: 'fuzz' });
   const client = await registerClient(admin.api, { name: 'fuzz', organization_id: tenant.id, redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid', 'offline_access'], grant_types: ['authorization_code', 'refresh_token', 'client_credentials'] });
   const portal = await signIn(server.url, tenant.owner.email, 'a long enough password');
-  ids = { tenant, adminToken: admin.login.token, apiKey: { key: key.body.key, secret: key.body.secret }, client, cookie: `tessera_session=${portal.login.token}`, origin: new URL(server.url).origin };
+  const app = await registerClient(tenant.owner.api, { name: 'fuzz app', redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'api'], consent_required: false });
+  const accessToken = await accessTokenOf(server.url, tenant.owner, app, APP_REDIRECT, 'openid api');
+  ids = { tenant, adminToken: admin.login.token, apiKey: { key: key.body.key, secret: key.body.secret }, client, accessToken, cookie: `tessera_session=${portal.login.token}`, origin: new URL(server.url).origin };
 }, 60_000);
 afterAll(() => server?.stop());
 
@@ -324,3 +336,176 @@ it(`answers ${REQUESTS} hostile requests without a 5xx and logs none of them as 
   expect({ failures, logged, portalErrors }, `seed ${SEED}: ${failures.length} answers of 5xx, ${logged.length} error-level log lines, ${portalErrors.length} portal errors`)
     .toEqual({ failures: [], logged: [], portalErrors: [] });
 }, 120_000);
+
+// ---- every route with an access token ----------------------------------------------------------------------------
+
+/** A first-party credential in an answer: a session, an API key or its secret, a client secret, an invitation link. */
+const FIRST_PARTY_CREDENTIAL = /\b(tss|tsk|tsks|tscs|tsi)_[A-Za-z0-9_-]{16,}/;
+
+it('answers every documented route called with an access token without a 5xx, and never with a first-party credential', async () => {
+  const platform = client(server.url, { token: ids.adminToken });
+  // Its own client and token: the fuzzer above may have disabled or deleted the run's.
+  const app = await registerClient(platform, { name: 'sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
+  const token = client(server.url, { token: await accessTokenOf(server.url, ids.tenant.owner, app, APP_REDIRECT, 'openid api') });
+  const other = await platform.post('/v1/organizations', { name: 'Elsewhere' });
+  const invitation = await platform.post(`/v1/organizations/${other.body.id}/invitations`, { email: ids.tenant.owner.email, role: 'owner' });
+  expect(invitation.status).toBe(201);
+  // Valid bodies for the routes that mint a credential, so that the refusal is the credential's, not the body's.
+  const bodies: Record<string, unknown> = {
+    'POST /api/v1/api-keys': { name: 'minted by a token', role: 'admin' },
+    'POST /api/v1/oauth-clients': { name: 'minted by a token', redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false },
+    'POST /api/v1/oauth-clients/{id}/rotate-secret': {},
+    'POST /v1/organizations/{id}/invitations': { email: 'minted@example.test', role: 'owner' },
+    'POST /api/v1/invitations/accept': { token: invitation.body.token, password: 'a long enough password' },
+    'PATCH /api/v1/users/me': { current_password: 'a long enough password', password: 'a new long enough password' },
+    'POST /api/v1/webhooks/{id}/reveal-secret': {},
+  };
+  const answers: string[] = [];
+  for (const target of OPENAPI_TARGETS) {
+    // Deleting would end the run's own identities; the fuzzer above sends those with bogus ids.
+    if (target.ends || target.method === 'DELETE' || target.kind !== 'rest') continue;
+    const route = `${target.method} ${target.path}`;
+    const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : name === 'id' && target.path.includes('oauth-clients') ? app.id : ids.tenant.member.id);
+    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : bodies[route] ?? {});
+    answers.push(`${route} ${reply.status}`);
+    expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+    expect(JSON.stringify(reply.body), route).not.toMatch(FIRST_PARTY_CREDENTIAL);
+    if (route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
+  }
+  expect(answers.length).toBeGreaterThan(30);
+  expect(await server.base.db.membership.count({ where: { organizationId: other.body.id, userId: ids.tenant.owner.id } })).toBe(0);
+});
+
+// ---- hostile webhook receivers -----------------------------------------------------------------------------------
+
+describe('webhook receivers that answer what no receiver should', () => {
+  const clock = movableClock();
+  const TIMEOUT_MS = 3000;
+  const HUGE = 300 * 1024 * 1024;
+  let ca: TestCa;
+  let receiver: HttpsReceiver;
+  let hooks: TestServer;
+  let admin: Client;
+  const logged: unknown[] = [];
+  /** How many bytes the 300 MB answer got to write before Tessera stopped reading. */
+  let hugeWritten = 0;
+
+  /** A raw HTTP answer on the request's socket: headers Node's own server would refuse to write. */
+  const raw = (res: ServerResponse, head: string, body: Buffer) => {
+    res.socket!.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  };
+
+  beforeAll(async () => {
+    ca = makeTestCa();
+    receiver = await startHttpsReceiver(ca, (request, res) => {
+      const path = request.path.split('?')[0]!;
+      if (path.startsWith('/nul-fail')) return res.writeHead(500, { 'content-type': 'text/plain' }).end('fail\u0000\u0000 and more');
+      if (path.startsWith('/nul')) return res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\u0000nul');
+      if (path.startsWith('/bad-utf8')) return res.writeHead(200).end(Buffer.from([0x6f, 0x6b, 0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0xf8, 0x88, 0x80, 0x80, 0x80]));
+      if (path.startsWith('/bad-header')) return raw(res, 'HTTP/1.1 200 OK\r\nX-Odd: \xff\xfe\x80\r\nContent-Length: 2\r\nConnection: close\r\n\r\n', Buffer.from('ok'));
+      if (path.startsWith('/nul-header')) return raw(res, 'HTTP/1.1 200 OK\r\nX-Nul: a\u0000b\r\nContent-Length: 2\r\nConnection: close\r\n\r\n', Buffer.from('ok'));
+      if (path.startsWith('/huge')) {
+        res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': String(HUGE) });
+        const chunk = Buffer.alloc(64 * 1024, 0);
+        const pump = () => {
+          while (hugeWritten < HUGE && !res.destroyed) {
+            hugeWritten += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        return pump();
+      }
+      if (path.startsWith('/drip')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        const timer = setInterval(() => (res.destroyed ? clearInterval(timer) : res.write('.')), 200);
+        return res.on('close', () => clearInterval(timer));
+      }
+      res.writeHead(200).end('ok');
+    });
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void (JSON.parse(line).level >= 50 && logged.push(JSON.parse(line))) });
+    hooks = await startTestServer({
+      role: 'all', clock, logger,
+      env: { WEBHOOK_CA_FILE: ca.caFile, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) },
+      webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
+    admin = (await signIn(hooks.url, ADMIN.email, ADMIN.password)).api;
+  }, 60_000);
+  afterAll(async () => {
+    await hooks?.stop();
+    await receiver?.close();
+    ca?.remove();
+  });
+
+  /** A webhook of a fresh organization to `path`, and one event for it; its delivery once `attempts` are recorded. */
+  async function deliverTo(path: string) {
+    const org = await admin.post('/v1/organizations', { name: `Hostile ${path}` });
+    const hook = await admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', path), events: ['api_key.created'], organizationId: org.body.id });
+    expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    expect((await admin.post('/api/v1/api-keys', { name: 'evented', organization_id: org.body.id })).status).toBe(201);
+    const attempted = (n: number) => waitFor(async () => {
+      const reply = await admin.get(`/api/v1/webhooks/${hook.body.id}/deliveries`);
+      expect(reply.status).toBe(200);
+      const [delivery] = reply.body.deliveries;
+      return delivery && delivery.attemptCount >= n ? delivery : undefined;
+    }, 30_000);
+    return { hookId: hook.body.id as string, attempted };
+  }
+
+  it('stores a reply with NUL bytes (as U+FFFD) and counts the attempt', async () => {
+    const delivery = await (await deliverTo('/nul')).attempted(1);
+    expect(delivery).toMatchObject({ status: 'delivered', statusCode: 200, attemptCount: 1 });
+    expect(delivery.attempts[0].response.body).toBe('ok\ufffdnul');
+  });
+
+  it('stores a reply that is not UTF-8, and headers that are not ASCII or hold a NUL', async () => {
+    const utf8 = await (await deliverTo('/bad-utf8')).attempted(1);
+    const header = await (await deliverTo('/bad-header')).attempted(1);
+    const nulHeader = await (await deliverTo('/nul-header')).attempted(1);
+
+    expect(utf8).toMatchObject({ status: 'delivered', statusCode: 200 });
+    expect(utf8.attempts[0].response.body).toMatch(/^ok\ufffd/);
+    expect(utf8.attempts[0].response.body.isWellFormed()).toBe(true);
+    expect(header).toMatchObject({ status: 'delivered', statusCode: 200 });
+    // Whatever the parser made of the header, it was recorded, and the attempt counted as delivered or failed.
+    expect(nulHeader.attemptCount).toBe(1);
+    expect(['delivered', 'pending']).toContain(nulHeader.status);
+  });
+
+  it('stops reading a 300 MB answer after the first megabyte, and records its 2xx', async () => {
+    const delivery = await (await deliverTo('/huge')).attempted(1);
+    expect(delivery).toMatchObject({ status: 'delivered', statusCode: 200 });
+    expect(delivery.attempts[0].response.body).toHaveLength(4096);
+    expect(hugeWritten).toBeLessThan(HUGE / 10);
+  });
+
+  it('gives up on a slow drip at the time-out, and schedules the next attempt', async () => {
+    const delivery = await (await deliverTo('/drip')).attempted(1);
+    expect(delivery).toMatchObject({ status: 'pending', statusCode: null, attemptCount: 1 });
+    expect(delivery.attempts[0].error).toMatch(/no answer within 3000 ms/);
+  });
+
+  it('keeps the five-attempt limit and the failing mark for a receiver that fails with NUL bytes', async () => {
+    const { hookId, attempted } = await deliverTo('/nul-fail');
+    let delivery = await attempted(1);
+    for (const [n, minutes] of [[2, 1], [3, 4], [4, 10], [5, 45]] as const) {
+      clock.advance(minutes * MINUTE);
+      // The drip's delivery is due again too.
+      expect(await sweepDueDeliveries({ db: hooks.base.db, clock })).toBeGreaterThanOrEqual(1);
+      delivery = await attempted(n);
+    }
+    expect(delivery).toMatchObject({ status: 'failed', attemptCount: 5, statusCode: 500, nextAttemptAt: null });
+    expect(delivery.attempts.map((a: { response: { body: string } }) => a.response.body)).toEqual(Array(5).fill('fail\ufffd\ufffd and more'));
+    expect((await admin.get(`/api/v1/webhooks/${hookId}`)).body.failing).toBe(true);
+    clock.advance(120 * MINUTE);
+    await sweepDueDeliveries({ db: hooks.base.db, clock });
+    const key = `webhook_delivery:${delivery.id}`;
+    await waitFor(async () => (await hooks.base.db.$queryRaw<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where key = ${key}`)[0]!.n === 0 || undefined);
+    expect(receiver.received.filter((r) => r.path.startsWith('/nul-fail'))).toHaveLength(5);
+  });
+
+  it('logged nothing at error level for any of them', () => {
+    expect(logged).toEqual([]);
+  });
+});

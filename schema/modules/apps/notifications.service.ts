@@ -4,7 +4,7 @@
 import { Prisma } from '../../db.ts';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/destination.ts';
 import {
-  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, STUCK_AFTER_SECONDS,
+  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, recordAttempt, STUCK_AFTER_SECONDS,
   type AttemptDeps, type AttemptLane, type AttemptOutcome,
 } from '../webhooks/signed-attempt.ts';
 
@@ -29,10 +29,10 @@ export async function attemptNotification(deps: AttemptDeps, job: { id: string; 
   const sent = await attemptSigned(deps, job.attempt, {
     url: app.webhookUrl, secretEncrypted: app.signingSecretEncrypted, eventId: notification.id, deliveryId: notification.id, kind: notification.kind, body: notification.body,
   });
-  await deps.db.$queryRaw`
-    with n as (${advanceSql('app_notifications', notification.id, sent, Prisma.sql`, last_error = ${sent.result.error}::text`)} returning id, app_id)
-    select n.id, ${nextJobSql(sent, notificationJobSql(Prisma.sql`n.id`, Prisma.sql`n.app_id`, job.attempt + 1, sent.next))} as job
-    from n`;
+  await recordAttempt(sent, (a) => deps.db.$queryRaw`
+    with n as (${advanceSql('app_notifications', notification.id, a, Prisma.sql`, last_error = ${a.result.error}::text`)} returning id, app_id)
+    select n.id, ${nextJobSql(a, notificationJobSql(Prisma.sql`n.id`, Prisma.sql`n.app_id`, job.attempt + 1, a.next))} as job
+    from n`);
   return outcomeOf(sent);
 }
 

@@ -4,7 +4,7 @@
 import { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import {
-  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
+  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, recordAttempt, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
   type AttemptDeps, type AttemptLane, type AttemptOutcome,
 } from './signed-attempt.ts';
 
@@ -36,10 +36,9 @@ export async function attemptDelivery(deps: AttemptDeps, job: { id: string; atte
   const sent = await attemptSigned(deps, job.attempt, {
     url: delivery.url, secretEncrypted: delivery.secret_encrypted, eventId: delivery.event_id, deliveryId: delivery.id, kind: delivery.kind, body: delivery.body,
   });
-  const { result } = sent;
   const exhausted = sent.status === 'failed' && job.attempt >= SCHEDULED_ATTEMPTS;
   // One statement: the delivery's step, its attempt record, the webhook's failing mark, and the next attempt's job.
-  await sql(Prisma.sql`
+  await recordAttempt(sent, ({ result }) => sql(Prisma.sql`
     with d as (${advanceSql('webhook_deliveries', delivery.id, sent)} returning id, webhook_id),
     logged as (
       insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, success, status_code, error, request_headers, response_headers, response_body)
@@ -52,7 +51,7 @@ export async function attemptDelivery(deps: AttemptDeps, job: { id: string; atte
       where id = (select webhook_id from d) and (${sent.success}::boolean or ${exhausted}::boolean)
     )
     select d.id, ${nextJobSql(sent, deliverJobSql(Prisma.sql`d.id`, Prisma.sql`d.webhook_id`, job.attempt + 1, sent.next))} as job
-    from d`);
+    from d`));
   return outcomeOf(sent);
 }
 

@@ -1,11 +1,24 @@
 // One POST to a receiver: to the checked address only (a lookup that answers with it), never following a
-// redirect, within the time-out for the whole exchange, keeping the first 4 KB of the answer.
+// redirect, within the time-out for the whole exchange, keeping the first 4 KB of the answer as text that
+// PostgreSQL can store whatever the receiver sent.
 import https from 'node:https';
 import { createSecureContext, rootCertificates } from 'node:tls';
 import type { LookupFunction } from 'node:net';
 import type { Destination } from './destination.ts';
 
 export const RESPONSE_LIMIT = 4096;
+/** Past this much of an answer's body the rest is not read: the connection is dropped instead of drained. */
+const DRAIN_LIMIT = 1024 * 1024;
+const ERROR_LIMIT = 1000;
+
+/**
+ * A receiver's text as PostgreSQL text and JSON can hold it: a NUL (which neither can) becomes U+FFFD, as invalid
+ * UTF-8 already has in decoding. An attempt whose reply could not be stored was never recorded, and so never
+ * counted: the delivery was sent again and again past its five attempts.
+ */
+export function storable(text: string, limit = RESPONSE_LIMIT): string {
+  return text.slice(0, limit).replaceAll('\u0000', '\uFFFD').toWellFormed();
+}
 
 export interface SendResult {
   statusCode: number | null;
@@ -49,7 +62,7 @@ export function send(destination: Destination, headers: Record<string, string>, 
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ ...result, durationMs: Math.round(performance.now() - started) });
+      resolve({ ...result, error: result.error === null ? null : storable(result.error, ERROR_LIMIT), durationMs: Math.round(performance.now() - started) });
     };
     const request = https.request(destination.url, {
       method: 'POST',
@@ -66,18 +79,25 @@ export function send(destination: Destination, headers: Record<string, string>, 
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       let kept = 0;
+      let read = 0;
+      const answered = () => {
+        const flat: Record<string, string> = {};
+        for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) flat[storable(k)] = storable(Array.isArray(v) ? v.join(', ') : v);
+        finish({ statusCode: response.statusCode ?? null, headers: flat, body: storable(Buffer.concat(chunks).toString('utf8')), error: null });
+      };
       response.on('data', (chunk: Buffer) => {
         if (kept < RESPONSE_LIMIT) {
           chunks.push(chunk.subarray(0, RESPONSE_LIMIT - kept));
           kept += Math.min(chunk.length, RESPONSE_LIMIT - kept);
         }
+        read += chunk.length;
+        if (read > DRAIN_LIMIT) {
+          answered();
+          request.destroy();
+        }
       });
       response.on('error', () => {});
-      response.on('end', () => {
-        const flat: Record<string, string> = {};
-        for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
-        finish({ statusCode: response.statusCode ?? null, headers: flat, body: Buffer.concat(chunks).toString('utf8'), error: null });
-      });
+      response.on('end', answered);
     });
     request.end(body);
   });

@@ -9,6 +9,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type WebhookSettings } from './destination.ts';
 import { decryptSecret, signatureHeaders } from './secret.ts';
 import { send, type SendResult } from './sender.ts';
+import { isDatabaseUnavailable } from '../../errors/unavailable.ts';
 
 /** Seconds to wait after attempt n (1-based) before attempt n+1: attempts at 0, 1, 5, 15 and 60 minutes. */
 export const RETRY_DELAYS_SECONDS = [60, 4 * 60, 10 * 60, 45 * 60] as const;
@@ -162,5 +163,19 @@ export const advanceSql = (table: 'webhook_deliveries' | 'app_notifications', id
 
 /** The id of the next attempt's job, queued only when one is due. */
 export const nextJobSql = (a: Attempted, job: Prisma.Sql) => Prisma.sql`case when ${a.next !== null}::boolean then (${job}).id end`;
+
+/**
+ * Runs `record`, the statement that steps the row on and records attempt `a`. Should it fail for anything but the
+ * database being unavailable (whatever the receiver answered, it is the reply that may not fit), it runs again
+ * without the reply: the attempt was made, so it is counted, and the schedule's limit and the failing mark hold.
+ */
+export async function recordAttempt(a: Attempted, record: (a: Attempted) => Promise<unknown>): Promise<void> {
+  try {
+    await record(a);
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw error;
+    await record({ ...a, result: { ...a.result, headers: null, body: null, error: `${a.result.error ?? 'answered'}; the reply could not be recorded` } });
+  }
+}
 
 export const outcomeOf = (a: Attempted): AttemptOutcome => (a.status === 'delivered' ? 'delivered' : a.status === 'pending' ? 'retrying' : 'failed');
