@@ -49,6 +49,8 @@ export interface Settings {
   production: boolean;
   /** Receiver time-out, private networks, extra CA (WEBHOOK_*); the interface's defaults when absent. */
   webhooks?: WebhookSettings;
+  /** The most webhooks an organization may have (WEBHOOK_LIMIT_PER_ORGANIZATION); 20 when absent. */
+  webhookLimitPerOrganization?: number;
 }
 
 /** What lives as long as the process: built once at start. */

@@ -26,6 +26,8 @@ const env = z.object({
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: bool.default(false),
   // A PEM file of CA certificates trusted for webhook receivers beside Node's own roots (a private CA).
   WEBHOOK_CA_FILE: z.string().optional(),
+  // Every event goes to each webhook of its organization: the limit bounds the requests one change sends out.
+  WEBHOOK_LIMIT_PER_ORGANIZATION: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1).max(10_000).default(20),
   RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.apiKeyPerMinute),
   RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.organizationPerHour),
   TRUST_PROXY: bool.default(false),
@@ -49,6 +51,7 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   /** The PEM text of WEBHOOK_CA_FILE. */
   webhookCa: string | undefined;
+  webhookLimitPerOrganization: number;
   role: 'all' | 'api' | 'worker';
   rateLimits: RateLimitSettings;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
@@ -117,6 +120,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     webhookCa: e.WEBHOOK_CA_FILE ? await readCaFile(e.WEBHOOK_CA_FILE) : undefined,
+    webhookLimitPerOrganization: e.WEBHOOK_LIMIT_PER_ORGANIZATION,
     role: e.ROLE,
     trustProxy: e.TRUST_PROXY,
     rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },

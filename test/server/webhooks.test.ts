@@ -172,3 +172,76 @@ describe('/api/v1/webhooks', () => {
     expect(listed.body.data.eventTypes).toHaveLength(EVENT_KINDS.length);
   });
 });
+
+describe('the number of webhooks of an organization', () => {
+  /** Its webhooks as listed (one page of up to 100). */
+  const count = async (as: Client) => (await as.get('/api/v1/webhooks?limit=100')).body.webhooks.length;
+  const many = (as: Client, n: number, label: string) =>
+    Promise.all(Array.from({ length: n }, (_, i) => create(as, { url: `https://hooks.example.test/${label}/${i}` })));
+
+  it('is at most 20: the 21st create is 409 conflict on REST and a typed error on GraphQL, and deleting one makes room', async () => {
+    // given an organization with 20 webhooks
+    const crowded = await createTenant(server.url, platform);
+    const admin = crowded.admin.api;
+    for (const reply of await many(admin, 20, 'crowded')) expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+
+    // when a 21st is created, then it is refused, saying why and what to do
+    const refused = await create(admin, { url: 'https://hooks.example.test/crowded/21' });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body).toEqual({ error: 'conflict', error_description: 'This organization has 20 webhooks, the most allowed; delete one first' });
+    const gql = await admin.post('/graphql', {
+      query: 'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id } ... on UserError { code message } } }',
+      variables: { i: { url: 'https://hooks.example.test/crowded/gql', events: ['user.created'] } },
+    });
+    expect(gql.body).toEqual({ data: { createWebhook: { __typename: 'UserError', code: 'conflict', message: 'This organization has 20 webhooks, the most allowed; delete one first' } } });
+    expect(await count(admin)).toBe(20);
+
+    // and a platform admin creating one for it is refused too, while another organization is not affected
+    expect((await create(platform, { organizationId: crowded.id })).status).toBe(409);
+    expect((await create(other.admin.api, {})).status).toBe(201);
+
+    // when one is deleted, then there is room for one again
+    const [first] = (await admin.get('/api/v1/webhooks')).body.webhooks;
+    expect((await admin.delete(`/api/v1/webhooks/${first.id}`)).status).toBe(204);
+    expect((await create(admin, { url: 'https://hooks.example.test/crowded/again' })).status).toBe(201);
+    expect((await create(admin, { url: 'https://hooks.example.test/crowded/over' })).status).toBe(409);
+    expect(await count(admin)).toBe(20);
+  });
+
+  it('holds under concurrency: 20 creates at once when 19 exist leave exactly 20', async () => {
+    // given an organization with 19 webhooks
+    const raced = await createTenant(server.url, platform);
+    const admin = raced.admin.api;
+    for (const reply of await many(admin, 19, 'raced')) expect(reply.status, JSON.stringify(reply.body)).toBe(201);
+
+    // when 20 creates arrive at once
+    const replies = await many(admin, 20, 'burst');
+
+    // then one is created, the other 19 are refused, and the organization has 20
+    expect(replies.map((r) => r.status).sort()).toEqual([201, ...Array<number>(19).fill(409)]);
+    expect(await count(admin)).toBe(20);
+  });
+
+  it('is WEBHOOK_LIMIT_PER_ORGANIZATION (20 when unset; a positive whole number)', async () => {
+    const { loadConfig } = await import('../../server/config.ts');
+    const env = { SECRET_KEY: 'a'.repeat(64), DATA_DIR: '/tmp' };
+    expect((await loadConfig(env)).webhookLimitPerOrganization).toBe(20);
+    expect((await loadConfig({ ...env, WEBHOOK_LIMIT_PER_ORGANIZATION: '3' })).webhookLimitPerOrganization).toBe(3);
+    for (const bad of ['0', '-1', '2.5', 'many']) {
+      await expect(loadConfig({ ...env, WEBHOOK_LIMIT_PER_ORGANIZATION: bad }), bad).rejects.toThrow(/WEBHOOK_LIMIT_PER_ORGANIZATION/);
+    }
+
+    // and a service started with 2 refuses the third webhook of an organization
+    const small = await startTestServer({ env: { WEBHOOK_LIMIT_PER_ORGANIZATION: '2' }, webhookResolver: async () => [{ address: PUBLIC, family: 4 }] });
+    try {
+      const admin = (await signIn(small.url, ADMIN.email, ADMIN.password)).api;
+      const post = () => admin.post('/api/v1/webhooks', { url: 'https://hooks.example.test/small', events: ['user.created'] });
+      expect([(await post()).status, (await post()).status]).toEqual([201, 201]);
+      const third = await post();
+      expect(third.status).toBe(409);
+      expect(third.body.error_description).toBe('This organization has 2 webhooks, the most allowed; delete one first');
+    } finally {
+      await small.stop();
+    }
+  });
+});

@@ -110,6 +110,7 @@ builder.queryField('webhookDeliveries', (t) =>
 
 builder.mutationField('createWebhook', (t) =>
   t.field({
+    description: 'At most WEBHOOK_LIMIT_PER_ORGANIZATION (20) per organization: past it, a UserError with code conflict.',
     errors: {},
     type: WebhookRef,
     authScopes: { authenticated: true },

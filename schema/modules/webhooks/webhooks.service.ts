@@ -1,6 +1,8 @@
 // Webhooks of an organization (DESIGN 7): its admins and owners create them (an https URL that passes the SSRF
 // guard, events chosen from the catalog), edit, pause, delete them, regenerate the secret, send a test event, read
-// the delivery history and retry a failed delivery. Another tenant's webhook is not found.
+// the delivery history and retry a failed delivery. Another tenant's webhook is not found. An organization has at
+// most WEBHOOK_LIMIT_PER_ORGANIZATION webhooks: every event goes to each of them, so their number bounds how many
+// requests one change makes Tessera send to third parties.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
@@ -13,6 +15,10 @@ import { EVENT_KINDS, emitTestEvent, eventTypeList, isEventKind, type EventKind 
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from './destination.ts';
 import { decryptSecret, encryptSecret, newSecret } from './secret.ts';
 import { deliverJobSql } from './delivery.service.ts';
+import { WebhookLimitError } from './webhooks.errors.ts';
+
+/** The most webhooks an organization may have when WEBHOOK_LIMIT_PER_ORGANIZATION is not set. */
+export const DEFAULT_WEBHOOK_LIMIT = 20;
 
 const kind = z.string().refine(isEventKind, { message: 'is not an event kind of the catalog (GET /api/v1/event-types)' });
 const eventList = z.array(kind).min(1, 'must name at least one event').max(EVENT_KINDS.length).transform((list) => [...new Set(list)]);
@@ -63,7 +69,14 @@ export async function createWebhook(ctx: Context, input: unknown) {
   await requireOrgRole(ctx, organizationId, 'admin');
   const target = await checkUrl(ctx, data.url);
   const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
+  const limit = ctx.settings.webhookLimitPerOrganization ?? DEFAULT_WEBHOOK_LIMIT;
   return ctx.db.$transaction(async (tx) => {
+    // Creates in one organization take turns on its row, so two cannot both see room for one more. The count is a
+    // statement of its own after the lock: it then sees every webhook committed before the lock was ours (within
+    // one statement it would see only those committed when that statement began). `no key update` leaves rows
+    // that refer to the organization free to be written meanwhile.
+    await tx.$executeRaw`select 1 from organizations where id = ${organizationId} for no key update`;
+    if ((await tx.webhook.count({ where: { organizationId } })) >= limit) throw new WebhookLimitError(limit);
     const webhook = await tx.webhook.create({ data: { organizationId, url: target, events: data.events, description: data.description ?? '', secretEncrypted } });
     await recordAudit(ctx, { action: 'webhook.create', organizationId, targetType: 'webhook', targetId: webhook.id, details: { url: target, events: data.events } }, tx);
     return webhook;
