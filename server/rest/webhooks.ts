@@ -19,8 +19,9 @@ const presentWebhook = (w: any) => ({
   failingSince: w.failingSince ?? null,
   createdAt: w.createdAt,
   updatedAt: w.updatedAt,
-  ...(w.secret !== undefined ? { secret: w.secret } : {}),
 });
+/** Creation and rotation only: the one time the secret is shown (an owner may reveal it again, audited). */
+const presentWithSecret = (w: any) => ({ ...presentWebhook(w), secret: w.secret });
 
 const presentAttempt = (a: any) => ({
   attempt: a.attempt,
@@ -79,11 +80,11 @@ export const webhookRoutes: RestRoute[] = [
     method: 'POST', path: '/webhooks', summary: 'Create a webhook; the answer carries its signing secret',
     operation: MUTATION('createWebhook', '$input: CreateWebhookInput!', 'input: $input', `Webhook { ${WEBHOOK_FIELDS} secret }`),
     variables: ({ body }) => ({ input: webhookInput(body, ['url', 'events', 'description', 'organizationId']) }),
-    respond: (d) => ({ status: 201, body: presentWebhook(unwrap(d.createWebhook)) }),
+    respond: (d) => ({ status: 201, body: presentWithSecret(unwrap(d.createWebhook)) }),
   },
   {
-    method: 'GET', path: '/webhooks/:id', summary: 'One webhook, with its signing secret',
-    operation: `query($id: ID!) { webhook(id: $id) { ${WEBHOOK_FIELDS} secret } }`,
+    method: 'GET', path: '/webhooks/:id', summary: 'One webhook (without its secret)',
+    operation: `query($id: ID!) { webhook(id: $id) { ${WEBHOOK_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentWebhook(d.webhook) }),
   },
@@ -103,7 +104,13 @@ export const webhookRoutes: RestRoute[] = [
     method: 'POST', path: '/webhooks/:id/rotate-secret', summary: 'Regenerate the signing secret; the old one stops signing at once',
     operation: MUTATION('rotateWebhookSecret', '$id: ID!', 'id: $id', `Webhook { ${WEBHOOK_FIELDS} secret }`),
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.id }),
-    respond: (d) => ({ body: presentWebhook(unwrap(d.rotateWebhookSecret)) }),
+    respond: (d) => ({ body: presentWithSecret(unwrap(d.rotateWebhookSecret)) }),
+  },
+  {
+    method: 'POST', path: '/webhooks/:id/reveal-secret', summary: "Show a webhook's current signing secret to an owner; the reveal is audited",
+    operation: MUTATION('revealWebhookSecret', '$id: ID!', 'id: $id', 'WebhookSecret { secret }'),
+    variables: ({ params, body }) => (onlyFields(body, []), { id: params.id }),
+    respond: (d) => ({ body: { secret: unwrap(d.revealWebhookSecret).secret } }),
   },
   {
     method: 'POST', path: '/webhooks/:id/test', summary: 'Send a test event of the chosen kind (its example data) to this webhook',

@@ -81,6 +81,12 @@ async function hook(as: Client, path: string, events = ['user.created']) {
 }
 
 const restHook = async (id: string) => (await admin.get(`/api/v1/webhooks/${id}`)).body;
+/** The secret the service signs with, as its owner (the platform admin) reveals it over REST. */
+const secretOf = async (id: string, as: Client = admin) => {
+	const reply = await as.post(`/api/v1/webhooks/${id}/reveal-secret`);
+	expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+	return reply.body.secret as string;
+};
 
 describe('admin: webhooks', { timeout: 90_000 }, () => {
 	test('creating a webhook with events picked from the catalog shows its secret once, and it signs deliveries', async () => {
@@ -116,7 +122,9 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		// then the signing secret is shown once, with a copy button and the warning, and the focus is on it
 		const box = page.getByTestId('webhook-secret-box');
 		await box.waitFor();
-		await expect(box.textContent()).resolves.toContain('Save the signing secret now: it will not be shown again.');
+		await expect(box.textContent()).resolves.toContain(
+			'Save the signing secret now: this page will not show it again. Later, only an owner can reveal it, and the reveal is recorded in the audit log.'
+		);
 		const secret = (await box.getByTestId('shown-webhook-secret').textContent())!;
 		expect(secret).toMatch(/^whsec_/);
 		await expect(box.getByRole('button', { name: 'Copy signing secret' }).count()).resolves.toBe(1);
@@ -128,7 +136,8 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		const listed = (await admin.get('/api/v1/webhooks')).body.webhooks.find((w: { url: string }) => w.url === url);
 		expect(listed).toMatchObject({ description: 'CRM sync', isActive: true, failing: false });
 		expect([...listed.events].sort()).toEqual(['member.added', 'organization.member.added']);
-		expect((await restHook(listed.id)).secret).toBe(secret);
+		expect((await restHook(listed.id)).secret).toBeUndefined();
+		expect(await secretOf(listed.id)).toBe(secret);
 
 		// and the list shows it, while a reload shows the secret no more
 		await page.reload();
@@ -250,12 +259,12 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('rotate-heading');
 		await page.getByRole('link', { name: 'Cancel' }).click();
 		await page.waitForURL((u) => u.search === '');
-		expect((await restHook(id)).secret).toBe(old);
+		expect(await secretOf(id)).toBe(old);
 
 		// and the action insists on the confirmation
 		const unconfirmed = await page.request.post('/admin/settings/webhooks?/rotate', { form: { id }, headers: { origin: server.url, accept: 'application/json' } });
 		expect(JSON.parse(await unconfirmed.text())).toMatchObject({ type: 'failure', status: 400 });
-		expect((await restHook(id)).secret).toBe(old);
+		expect(await secretOf(id)).toBe(old);
 
 		// when it is confirmed
 		await row(page, id).getByRole('link', { name: /^Rotate secret/ }).click();
@@ -267,7 +276,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		expect(shown).toMatch(/^whsec_/);
 		expect(shown).not.toBe(old);
 		await expect(question.count()).resolves.toBe(0);
-		expect((await restHook(id)).secret).toBe(shown);
+		expect(await secretOf(id)).toBe(shown);
 		await page.reload();
 		expect(await page.content()).not.toContain(shown);
 		await page.context().close();
@@ -423,7 +432,12 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		const secret = (await page.getByTestId('shown-webhook-secret').textContent())!;
 		await expect(page.getByTestId('webhook-secret-box').getByRole('button').count()).resolves.toBe(0);
 		const { id } = (await admin.get('/api/v1/webhooks')).body.webhooks.find((w: { url: string }) => w.url === url);
-		expect((await restHook(id)).secret).toBe(secret);
+		expect(await secretOf(id)).toBe(secret);
+
+		// when its owner reveals the secret, then it is shown again, as a plain form post
+		await page.goto('/admin/settings/webhooks');
+		await Promise.all([page.waitForLoadState('load'), row(page, id).getByRole('button', { name: /^Reveal secret/ }).click()]);
+		await expect(page.getByTestId('shown-webhook-secret').textContent()).resolves.toBe(secret);
 
 		// when it is deactivated, then it is inactive
 		await page.goto('/admin/settings/webhooks');
@@ -462,7 +476,8 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 			['rotate', { id: theirs.id, confirm: 'yes' }],
 			['setActive', { id: theirs.id, active: 'false' }],
 			['update', { id: theirs.id, url: receiver.url('receiver.test', '/stolen'), events: 'user.created' }],
-			['test', { id: theirs.id, event: 'user.created' }]
+			['test', { id: theirs.id, event: 'user.created' }],
+			['reveal', { id: theirs.id }]
 		] as const) {
 			const posted = await page.request.post(`/admin/settings/webhooks?/${action}`, { form, headers });
 			expect(posted.status(), action).toBe(404);
@@ -478,7 +493,8 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 
 		// then it is unchanged
 		const after = (await tenant.admin.api.get(`/api/v1/webhooks/${theirs.id}`)).body;
-		expect(after).toMatchObject({ url: theirs.url, secret: theirs.secret, isActive: true });
+		expect(after).toMatchObject({ url: theirs.url, isActive: true });
+		expect(await secretOf(theirs.id, tenant.owner.api)).toBe(theirs.secret);
 		await page.context().close();
 
 		// while the tenant's admin sees it and its history
@@ -511,5 +527,46 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		expect(hooks).toContain(theirs.url);
 		expect(hooks).not.toContain(receiver.url('receiver.test', '/sneaky'));
 		await page.context().close();
+	});
+
+	test('an owner reveals the secret from its row, each reveal audited; an admin is offered none and is refused', async () => {
+		// given a webhook of the tenant, and its owner on the page
+		const { id, secret } = await hook(tenant.admin.api, '/revealed');
+		const audited = async () =>
+			(await tenant.owner.api.get(`/api/v1/audit-logs?${new URLSearchParams({ action: 'webhook.secret.reveal', target_id: id })}`)).body.audit_logs;
+		const page = await signedInPage(browser, server.url, { email: tenant.owner.email, password: PASSWORD });
+		await page.goto('/admin/settings/webhooks');
+		expect((await page.getByRole('main').textContent())!.replace(/\s+/g, ' ')).toContain('only an owner of the organization can reveal it again');
+
+		// when Reveal secret is pressed in its row
+		await submit(page, row(page, id).getByRole('button', { name: /^Reveal secret/ }));
+
+		// then the secret is shown, with a copy button and the audit warning, and the focus is on it
+		const box = page.getByTestId('webhook-secret-box');
+		await expect(box.getByTestId('shown-webhook-secret').textContent()).resolves.toBe(secret);
+		await expect(box.textContent()).resolves.toContain('Keep this secret private: this reveal is recorded in the audit log.');
+		await expect(box.getByRole('button', { name: 'Copy signing secret' }).count()).resolves.toBe(1);
+		await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('secret-heading');
+
+		// and the audit log has the reveal, by the owner, without the secret
+		const entries = await audited();
+		expect(entries).toEqual([expect.objectContaining({ action: 'webhook.secret.reveal', target_type: 'webhook', target_id: id, actor: expect.objectContaining({ id: tenant.owner.id }) })]);
+		expect(JSON.stringify(entries)).not.toContain(secret);
+
+		// and a reload shows it no more
+		await page.reload();
+		expect(await page.content()).not.toContain(secret);
+		await page.context().close();
+
+		// when the tenant's admin opens the page, then no row offers a reveal, and posting the form is refused
+		const adminPage = await signedInPage(browser, server.url, { email: tenant.admin.email, password: PASSWORD });
+		await adminPage.goto('/admin/settings/webhooks');
+		await expect(row(adminPage, id).count()).resolves.toBe(1);
+		await expect(adminPage.getByRole('button', { name: /^Reveal secret/ }).count()).resolves.toBe(0);
+		const posted = await adminPage.request.post('/admin/settings/webhooks?/reveal', { form: { id }, headers: { origin: server.url } });
+		expect(posted.status()).toBe(403);
+		expect(await posted.text()).not.toContain(secret);
+		expect(await audited()).toHaveLength(1);
+		await adminPage.context().close();
 	});
 });

@@ -675,6 +675,8 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(admin, 'PATCH', `/api/v1/webhooks/${id}`, { secret: 'mine' }), 400);
     expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${id}/rotate-secret`), 200);
     expectStatus(await call(tenant.member.api, 'POST', `/api/v1/webhooks/${id}/rotate-secret`), 403);
+    expectStatus(await call(tenant.owner.api, 'POST', `/api/v1/webhooks/${id}/reveal-secret`), 200);
+    expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${id}/reveal-secret`), 403);
     const test = await call(admin, 'POST', `/api/v1/webhooks/${id}/test`, { event: 'user.created' });
     expectStatus(test, 202);
     expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${id}/test`, { event: 'no.such.kind' }), 400);

@@ -1,10 +1,12 @@
 // Webhooks over REST and GraphQL: organization admins manage them, another tenant's id is 404, the URL must be
 // https and public (the SSRF guard at creation and again at delivery, with a resolver standing in for DNS), events
-// come from the catalog, the secret is never editable, and GET /api/v1/event-types lists the catalog.
+// come from the catalog, the secret is never editable and is shown at creation and rotation only (an owner may
+// reveal it again, audited), an organization has at most 20, and GET /api/v1/event-types lists the catalog.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
-import { signIn, type Client } from '../helpers/http.ts';
+import { client, signIn, type Client } from '../helpers/http.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
+import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
 import { EVENT_KINDS } from '../../schema/events/catalog.ts';
@@ -64,7 +66,7 @@ describe('/api/v1/webhooks', () => {
       createdAt: expect.any(String), updatedAt: expect.any(String),
     });
     const id = created.body.id;
-    expect((await admin.get(`/api/v1/webhooks/${id}`)).body.secret).toBe(created.body.secret);
+    expect((await admin.get(`/api/v1/webhooks/${id}`)).body).toEqual({ ...created.body, secret: undefined });
     const listed = await admin.get('/api/v1/webhooks');
     expect(listed.body.webhooks.map((w: any) => w.id)).toContain(id);
     expect(listed.body.webhooks[0].secret).toBeUndefined();
@@ -72,11 +74,13 @@ describe('/api/v1/webhooks', () => {
 
     const edited = await admin.patch(`/api/v1/webhooks/${id}`, { events: ['user.updated'], description: 'changed', isActive: false });
     expect(edited.body).toMatchObject({ events: ['user.updated'], description: 'changed', isActive: false });
+    expect(edited.body.secret).toBeUndefined();
     // The secret is not editable: only regenerated.
     expect((await admin.patch(`/api/v1/webhooks/${id}`, { secret: 'whsec_mine' })).status).toBe(400);
     const rotated = await admin.post(`/api/v1/webhooks/${id}/rotate-secret`);
+    expect(rotated.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(rotated.body.secret).not.toBe(created.body.secret);
-    expect((await admin.get(`/api/v1/webhooks/${id}`)).body.secret).toBe(rotated.body.secret);
+    expect((await admin.get(`/api/v1/webhooks/${id}`)).body.secret).toBeUndefined();
 
     expect((await admin.delete(`/api/v1/webhooks/${id}`)).status).toBe(204);
     expect((await admin.get(`/api/v1/webhooks/${id}`)).status).toBe(404);
@@ -243,5 +247,102 @@ describe('the number of webhooks of an organization', () => {
     } finally {
       await small.stop();
     }
+  });
+});
+
+describe('the signing secret', () => {
+  let org: Tenant;
+  beforeAll(async () => {
+    org = await createTenant(server.url, platform);
+  });
+  const gql = (as: Client, query: string, variables = {}) => as.post('/graphql', { query, variables });
+  const reveal = (as: Client, id: string) => as.post(`/api/v1/webhooks/${id}/reveal-secret`);
+  const REVEAL = 'mutation($id: ID!) { revealWebhookSecret(id: $id) { __typename ... on WebhookSecret { webhookId secret } ... on UserError { code } } }';
+  const reveals = async (id: string) =>
+    (await org.owner.api.get(`/api/v1/audit-logs?${new URLSearchParams({ action: 'webhook.secret.reveal', target_id: id })}`)).body.audit_logs;
+
+  it('is in the create and rotate answers only: REST get, list and patch and GraphQL reads carry none', async () => {
+    // given a webhook made through GraphQL, with its secret in the answer
+    const admin = org.admin.api;
+    const made = await gql(admin, 'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id secret } } }',
+      { i: { url: 'https://hooks.example.test/secret', events: ['user.created'] } });
+    const { id, secret } = made.body.data.createWebhook;
+    expect(secret).toMatch(/^whsec_/);
+
+    // then no read shows it: REST
+    const read = await admin.get(`/api/v1/webhooks/${id}`);
+    expect(read.status).toBe(200);
+    expect(Object.keys(read.body)).not.toContain('secret');
+    for (const w of (await admin.get('/api/v1/webhooks')).body.webhooks) expect(Object.keys(w)).not.toContain('secret');
+    expect(Object.keys((await admin.patch(`/api/v1/webhooks/${id}`, { description: 'seen' })).body)).not.toContain('secret');
+    // nor GraphQL, for an admin or a platform admin
+    for (const as of [admin, org.owner.api, platform]) {
+      const reads = await gql(as, 'query($id: ID!) { webhook(id: $id) { id secret } webhooks(organizationId: $org) { items { id secret } } }'.replace('$org', JSON.stringify(org.id)), { id });
+      expect(reads.body.errors).toBeUndefined();
+      expect(reads.body.data.webhook).toEqual({ id, secret: null });
+      expect(reads.body.data.webhooks.items.map((w: any) => w.secret)).toEqual([null]);
+    }
+    const updated = await gql(admin, 'mutation($id: ID!) { updateWebhook(id: $id, input: { isActive: false }) { ... on Webhook { secret } } }', { id });
+    expect(updated.body.data.updateWebhook).toEqual({ secret: null });
+    // while rotating answers with the new one, once
+    const rotated = await gql(admin, 'mutation($id: ID!) { rotateWebhookSecret(id: $id) { ... on Webhook { secret } } }', { id });
+    expect(rotated.body.data.rotateWebhookSecret.secret).toMatch(/^whsec_/);
+    expect(rotated.body.data.rotateWebhookSecret.secret).not.toBe(secret);
+    expect((await gql(admin, 'query($id: ID!) { webhook(id: $id) { secret } }', { id })).body.data.webhook.secret).toBeNull();
+  });
+
+  it('is revealed to an owner and to a platform admin, each reveal audited without the secret', async () => {
+    // given a webhook and its secret
+    const created = await create(org.admin.api, { url: 'https://hooks.example.test/reveal' });
+    const { id, secret } = created.body;
+
+    // when its owner reveals it over REST, then it is the secret, and the trail names who and which
+    const shown = await reveal(org.owner.api, id);
+    expect(shown.status, JSON.stringify(shown.body)).toBe(200);
+    expect(shown.body).toEqual({ secret });
+    expect(await reveals(id)).toEqual([
+      expect.objectContaining({ organization_id: org.id, action: 'webhook.secret.reveal', outcome: 'success', target_type: 'webhook', target_id: id,
+        actor: expect.objectContaining({ type: 'user', id: org.owner.id }) }),
+    ]);
+    expect(JSON.stringify(await reveals(id))).not.toContain(secret);
+
+    // and through GraphQL, and by a platform admin (an owner everywhere)
+    const viaGql = await gql(org.owner.api, REVEAL, { id });
+    expect(viaGql.body.data.revealWebhookSecret).toEqual({ __typename: 'WebhookSecret', webhookId: id, secret });
+    expect((await reveal(platform, id)).body).toEqual({ secret });
+    expect(await reveals(id)).toHaveLength(3);
+
+    // and after a rotation it is the new one
+    const rotated = await org.admin.api.post(`/api/v1/webhooks/${id}/rotate-secret`);
+    expect((await reveal(org.owner.api, id)).body).toEqual({ secret: rotated.body.secret });
+  });
+
+  it('is refused to admins, members and API keys (403), to another organization (404) and to an OAuth access token (403)', async () => {
+    // given a webhook
+    const { id } = (await create(org.admin.api, { url: 'https://hooks.example.test/refused' })).body;
+    const key = await org.owner.api.post('/api/v1/api-keys', { name: 'reveal' });
+    expect(key.status).toBe(201);
+    const apiKey = client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } });
+
+    // an access token with the api scope, of the organization's owner
+    const REDIRECT = 'https://rp.example.test/callback';
+    const app = await registerClient(org.admin.api, { name: 'Reveal', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
+    const token = client(server.url, { token: await accessTokenOf(server.url, org.owner, app, REDIRECT, 'openid api') });
+    expect((await token.get(`/api/v1/webhooks/${id}`)).status).toBe(200);
+
+    // then
+    for (const [who, as, status] of [
+      ['admin', org.admin.api, 403], ['member', org.member.api, 403], ['API key', apiKey, 403], ['access token', token, 403],
+      ['another organization', other.owner.api, 404],
+    ] as const) {
+      const reply = await reveal(as, id);
+      expect(reply.status, `${who}: ${JSON.stringify(reply.body)}`).toBe(status);
+      expect(reply.body.secret, who).toBeUndefined();
+      const viaGql = await gql(as, REVEAL, { id });
+      expect(viaGql.body.errors?.[0]?.extensions?.code, who).toBe(status === 404 ? 'not_found' : 'forbidden');
+      expect(JSON.stringify(viaGql.body), who).not.toContain('whsec_');
+    }
+    expect((await reveal(org.owner.api, 'no-such-webhook')).status).toBe(404);
+    expect(await reveals(id)).toEqual([]);
   });
 });

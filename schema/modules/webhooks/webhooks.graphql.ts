@@ -1,7 +1,7 @@
 import { builder } from '../../builder.ts';
 import { pageType } from '../../lib/page-type.ts';
 import {
-  createWebhook, deleteWebhook, eventTypes, getWebhook, listDeliveries, listWebhooks, retryDelivery, revealSecret,
+  createWebhook, deleteWebhook, eventTypes, getWebhook, listDeliveries, listWebhooks, retryDelivery, revealWebhookSecret,
   rotateWebhookSecret, sendTestEvent, updateWebhook,
 } from './webhooks.service.ts';
 
@@ -27,9 +27,23 @@ const WebhookRef = builder.prismaObject('Webhook', {
     isActive: t.exposeBoolean('isActive'),
     failing: t.boolean({ description: 'All five attempts of a delivery failed, and nothing succeeded since.', resolve: (w) => w.failingSince !== null }),
     failingSince: t.expose('failingSince', { type: 'DateTime', nullable: true }),
-    secret: t.string({ description: 'The signing secret (whsec_...): never editable, only regenerated.', resolve: (w, _args, ctx) => revealSecret(ctx, w) }),
+    secret: t.string({
+      nullable: true,
+      description: 'The signing secret (whsec_...), in the answer of createWebhook and rotateWebhookSecret only; null everywhere else. ' +
+        'Never editable, only regenerated; an owner reads it again with revealWebhookSecret (audited).',
+      // Only creation and rotation hand the service a webhook with its secret in clear (WebhookWithSecret).
+      resolve: (w) => ('secret' in w && typeof w.secret === 'string' ? w.secret : null),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const WebhookSecretRef = builder.objectRef<Awaited<ReturnType<typeof revealWebhookSecret>>>('WebhookSecret').implement({
+  description: "A webhook's signing secret, revealed to an owner.",
+  fields: (t) => ({
+    webhookId: t.exposeID('webhookId'),
+    secret: t.exposeString('secret', { description: 'whsec_ and the base64 of 32 random bytes.' }),
   }),
 });
 
@@ -135,6 +149,17 @@ builder.mutationField('deleteWebhook', (t) =>
 
 builder.mutationField('rotateWebhookSecret', (t) =>
   t.field({ errors: {}, type: WebhookRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => rotateWebhookSecret(ctx, String(id)) }),
+);
+
+builder.mutationField('revealWebhookSecret', (t) =>
+  t.field({
+    description: "The current signing secret, for the organization's owners (and platform admins), never an OAuth access token; each reveal is audited (webhook.secret.reveal).",
+    errors: {},
+    type: WebhookSecretRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, { id }, ctx) => revealWebhookSecret(ctx, String(id)),
+  }),
 );
 
 builder.mutationField('sendTestWebhook', (t) =>

@@ -2,12 +2,13 @@
 // guard, events chosen from the catalog), edit, pause, delete them, regenerate the secret, send a test event, read
 // the delivery history and retry a failed delivery. Another tenant's webhook is not found. An organization has at
 // most WEBHOOK_LIMIT_PER_ORGANIZATION webhooks: every event goes to each of them, so their number bounds how many
-// requests one change makes Tessera send to third parties.
+// requests one change makes Tessera send to third parties. The signing secret is in the answer of creation and
+// rotation only; afterwards an owner may reveal it again, and each reveal is audited.
 import { z } from 'zod';
-import type { Context } from '../../context.ts';
+import type { Context, Role } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
@@ -43,16 +44,21 @@ async function checkUrl(ctx: Context, value: string): Promise<string> {
   }
 }
 
-/** The webhook, if the caller administers its organization; otherwise it does not exist. */
-async function ownWebhook(ctx: Context, id: unknown) {
+/** The webhook, if the caller holds `min` in its organization; with no role there it does not exist. */
+async function ownWebhook(ctx: Context, id: unknown, min: Role = 'admin') {
   const webhookId = parseInput(fields.id, id);
   const webhook = await ctx.db.webhook.findUnique({ where: { id: webhookId }, include: { organization: { select: { id: true, name: true } } } });
   if (!webhook) throw new NotFoundError('Webhook');
-  await requireOrgRole(ctx, webhook.organizationId, 'admin', 'Webhook');
+  await requireOrgRole(ctx, webhook.organizationId, min, 'Webhook');
   return webhook;
 }
 
-export const revealSecret = (ctx: Context, webhook: { secretEncrypted: string }) => decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey);
+/** A webhook with its secret in clear: what creation and rotation answer, and nothing else. */
+export type WebhookWithSecret<W> = W & { secret: string };
+
+async function withSecret<W extends { secretEncrypted: string }>(ctx: Context, webhook: W): Promise<WebhookWithSecret<W>> {
+  return { ...webhook, secret: await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey) };
+}
 
 export async function listWebhooks(ctx: Context, organizationId?: string | null, page?: PageInput) {
   const orgId = organizationInScope(ctx, organizationId);
@@ -70,7 +76,7 @@ export async function createWebhook(ctx: Context, input: unknown) {
   const target = await checkUrl(ctx, data.url);
   const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
   const limit = ctx.settings.webhookLimitPerOrganization ?? DEFAULT_WEBHOOK_LIMIT;
-  return ctx.db.$transaction(async (tx) => {
+  const created = await ctx.db.$transaction(async (tx) => {
     // Creates in one organization take turns on its row, so two cannot both see room for one more. The count is a
     // statement of its own after the lock: it then sees every webhook committed before the lock was ours (within
     // one statement it would see only those committed when that statement began). `no key update` leaves rows
@@ -81,6 +87,7 @@ export async function createWebhook(ctx: Context, input: unknown) {
     await recordAudit(ctx, { action: 'webhook.create', organizationId, targetType: 'webhook', targetId: webhook.id, details: { url: target, events: data.events } }, tx);
     return webhook;
   });
+  return withSecret(ctx, created);
 }
 
 export async function updateWebhook(ctx: Context, id: unknown, input: unknown) {
@@ -115,11 +122,25 @@ export async function deleteWebhook(ctx: Context, id: unknown) {
 export async function rotateWebhookSecret(ctx: Context, id: unknown) {
   const webhook = await ownWebhook(ctx, id);
   const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
-  return ctx.db.$transaction(async (tx) => {
+  const updated = await ctx.db.$transaction(async (tx) => {
     const updated = await tx.webhook.update({ where: { id: webhook.id }, data: { secretEncrypted } });
     await recordAudit(ctx, { action: 'webhook.rotate_secret', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id }, tx);
     return updated;
   });
+  return withSecret(ctx, updated);
+}
+
+/**
+ * The current secret again, for an owner of the webhook's organization (platform admins act as owners) who lost it;
+ * admins rotate instead. Recorded in the audit trail before it is answered. Never for an OAuth access token: an app
+ * must not turn a token into a credential that outlives it.
+ */
+export async function revealWebhookSecret(ctx: Context, id: unknown) {
+  requireFirstParty(ctx, 'reveal webhook secrets');
+  const webhook = await ownWebhook(ctx, id, 'owner');
+  const secret = await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey);
+  await recordAudit(ctx, { action: 'webhook.secret.reveal', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id });
+  return { webhookId: webhook.id, secret };
 }
 
 /** An event of the chosen kind with its example data, delivered to this webhook only (like any other). */

@@ -46,6 +46,16 @@ const ROTATE_SECRET = /* GraphQL */ `
 	}
 `;
 
+const REVEAL_SECRET = /* GraphQL */ `
+	mutation RevealWebhookSecret($id: ID!) {
+		revealWebhookSecret(id: $id) {
+			__typename
+			... on WebhookSecret { secret }
+			... on UserError { code message }
+		}
+	}
+`;
+
 const SEND_TEST = /* GraphQL */ `
 	mutation SendTestWebhook($id: ID!, $event: String!) {
 		sendTestWebhook(id: $id, event: $event) {
@@ -67,6 +77,7 @@ const DELETE_WEBHOOK = /* GraphQL */ `
 `;
 
 type WithSecret = { __typename: 'Webhook'; id: string; url: string; secret: string };
+type Revealed = { __typename: 'WebhookSecret'; secret: string };
 type Updated = { __typename: 'Webhook'; id: string; url: string; isActive: boolean };
 type Deleted = { __typename: 'Webhook'; id: string; url: string };
 type TestDelivery = { __typename: 'WebhookDelivery'; id: string; event: string };
@@ -124,7 +135,9 @@ export const load: PageServerLoad = async (event) => {
 		cursor,
 		nextCursor: page.nextCursor,
 		panel: await openPanel(event, organization.id),
-		groups: await eventGroups(event)
+		groups: await eventGroups(event),
+		// Owners (and platform admins, owners everywhere) may see a secret again; the service decides, this hides the button.
+		canReveal: event.locals.role === 'owner' || event.locals.platformAdmin
 	};
 };
 
@@ -203,6 +216,23 @@ export const actions: Actions = {
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'rotate' as const, message: result.message });
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'rotate' as const, rotated: { id: result.id, url: result.url, secret: result.secret } };
+	},
+
+	/** The current secret, for an owner: the service records the reveal in the audit log. */
+	reveal: async (event) => {
+		const form = await event.request.formData();
+		let webhook: Webhook | null;
+		let result: Revealed | UserError;
+		try {
+			webhook = await ownedWebhook(event, form);
+			if (!webhook) return fail(404, { action: 'reveal' as const, message: NOT_FOUND });
+			({ revealWebhookSecret: result } = await gql<{ revealWebhookSecret: typeof result }>(event, REVEAL_SECRET, { id: webhook.id }));
+		} catch (err) {
+			return refused(err, { action: 'reveal' as const }, { forbidden: 'Only owners of the organization can reveal a signing secret; an admin can rotate it instead.' });
+		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'reveal' as const, message: result.message });
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { action: 'reveal' as const, revealed: { id: webhook.id, url: webhook.url, secret: result.secret } };
 	},
 
 	test: async (event) => {
