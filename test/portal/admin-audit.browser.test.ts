@@ -225,7 +225,7 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 
 		// when the filter is malformed, the form says which field
 		await page.goto('/admin/audit-logs?from=yesterday');
-		await expect(page.getByRole('alert').textContent()).resolves.toContain('From: must be an ISO 8601 date or timestamp');
+		await expect(page.getByRole('alert').textContent()).resolves.toContain('From: must be an RFC 3339 date-time with a zone');
 		await page.context().close();
 
 		// while the platform admin sees the unknown e-mail as a platform event
