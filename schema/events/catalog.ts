@@ -1,7 +1,8 @@
-// The event catalog: the union of the interface's lists A and B (DESIGN 7), one row per kind with its group, its
-// lists, a description and the BUILDER of its data. The builder is the one place that defines a kind's shape:
-// emitters hand it the facts (typed per kind) and it decides the keys, so callers cannot invent shapes. The example
-// is the builder applied to sample facts, so it always has the shape receivers get.
+// The event catalog (docs/architecture.md#events-webhooks-and-the-outbox): the union of the interface's lists A
+// and B, one row per kind with its group, its lists, a description and the BUILDER of its data. The builder is the
+// one place that defines a kind's shape: emitters hand it the facts (typed per kind) and it decides the keys, so
+// callers cannot invent shapes. The example is the builder applied to sample facts, so it always has the shape
+// receivers get. Writing events is emit.ts's (emitEvent, emitEvents, emitUserEvent), which reads this table.
 //
 // Case rule: list A kinds camelCase, list B kinds snake_case. Kinds in both lists (user.created, user.updated,
 // user.deleted, organization.updated) keep the list A shape: user.created's shape is given by the interface in
@@ -9,7 +10,7 @@
 //
 // Audience: user.*, session.* and 2fa.* are about a person, not a tenant: they are emitted once for each
 // organization the user belongs to at that moment (emitUserEvent), and a user with no organization produces none.
-import type { Role } from '../context.ts';
+import type { Role } from '../../prisma/generated/client/enums.ts';
 
 type List = 'A' | 'B';
 
@@ -159,4 +160,3 @@ export const eventTypeList = () => EVENT_KINDS.map((k) => {
   return { kind: k, group, lists: [...lists], description, example: example as Record<string, unknown> };
 });
 
-export { emitEvent, emitEvents, emitUserEvent, emitTestEvent, eventBody } from './emit.ts';

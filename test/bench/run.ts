@@ -13,7 +13,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { startTessera } from '../../server/start.ts';
 import { onStatement } from '../../schema/db.ts';
-import { emitEvents } from '../../schema/events/catalog.ts';
+import { emitEvents } from '../../schema/events/emit.ts';
 import { makeTestCa } from '../helpers/https-receiver.ts';
 
 let statements = 0;

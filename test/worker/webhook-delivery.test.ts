@@ -11,7 +11,7 @@ import { signIn, type Client } from '../helpers/http.ts';
 import { MINUTE, movableClock } from '../helpers/clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type Received, type TestCa } from '../helpers/https-receiver.ts';
-import { emitEvent } from '../../schema/events/catalog.ts';
+import { emitEvent } from '../../schema/events/emit.ts';
 import { sweepDueDeliveries } from '../../schema/modules/webhooks/delivery.service.ts';
 
 const clock = movableClock();

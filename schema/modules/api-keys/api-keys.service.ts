@@ -9,7 +9,7 @@ import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { emitEvent } from '../../events/catalog.ts';
+import { emitEvent } from '../../events/emit.ts';
 import { ValidationError } from '../../errors/index.ts';
 
 export const API_KEY_PREFIX = 'tsk_';

@@ -11,7 +11,7 @@ import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvents } from '../../events/catalog.ts';
+import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { CLIENT_ID_PREFIX, redirectUri } from '../oauth/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';

@@ -4,7 +4,7 @@ import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
-import { emitUserEvent } from '../../events/catalog.ts';
+import { emitUserEvent } from '../../events/emit.ts';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export const SESSION_TOKEN_PREFIX = 'tss_';

@@ -9,7 +9,7 @@ import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, emitEvents, emitUserEvent } from '../../events/catalog.ts';
+import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';

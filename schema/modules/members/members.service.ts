@@ -7,7 +7,7 @@ import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index
 import { forgetMemberships, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvents } from '../../events/catalog.ts';
+import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { revokeGrant } from '../oauth/tokens.service.ts';

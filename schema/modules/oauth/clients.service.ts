@@ -8,7 +8,7 @@ import { organizationInScope, requireFirstParty, requireOrgRole } from '../../au
 import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvents } from '../../events/catalog.ts';
+import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { isKnownScope } from './scopes.ts';
 import { InvalidClient } from './oauth.errors.ts';

@@ -5,7 +5,7 @@ import { NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, emitEvents } from '../../events/catalog.ts';
+import { emitEvent, emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 
 export interface OrganizationWithRole {

@@ -9,7 +9,7 @@ import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent } from '../../events/catalog.ts';
+import { emitEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SeatsInUseError } from './subscriptions.errors.ts';
 

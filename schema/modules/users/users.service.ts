@@ -8,7 +8,7 @@ import { hashPassword } from '../../lib/crypto.ts';
 import { checkAccountPassword } from '../auth/throttle.service.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvent, emitEvents, emitUserEvent } from '../../events/catalog.ts';
+import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';

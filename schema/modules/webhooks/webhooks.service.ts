@@ -12,7 +12,8 @@ import { organizationInScope, requireFirstParty, requireOrgRole } from '../../au
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { EVENT_KINDS, emitTestEvent, eventTypeList, isEventKind, type EventKind } from '../../events/catalog.ts';
+import { EVENT_KINDS, eventTypeList, isEventKind, type EventKind } from '../../events/catalog.ts';
+import { emitTestEvent } from '../../events/emit.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from './destination.ts';
 import { decryptSecret, encryptSecret, newSecret } from './secret.ts';
 import { deliverJobSql } from './delivery.service.ts';
