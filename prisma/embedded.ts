@@ -5,7 +5,7 @@ import { mkdir, readFile, writeFile, chmod, access, stat } from 'node:fs/promise
 import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
-import { StartupError } from '../server/config.ts';
+import { StartupError } from './startup-error.ts';
 
 export interface RunningDatabase {
   url: string;

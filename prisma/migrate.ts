@@ -6,7 +6,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import { Logger as WorkerLogger, runMigrations as installJobQueue } from 'graphile-worker';
-import { StartupError } from '../server/config.ts';
+import { StartupError } from './startup-error.ts';
 
 const MIGRATIONS_DIR = path.resolve(import.meta.dirname, 'migrations');
 const LOCK_KEY = 7_283_001; // any constant shared by every Tessera process

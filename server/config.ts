@@ -61,8 +61,6 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
-/** A start-up failure fixed outside Tessera (the machine, the database); its message is one line that says what to change. */
-export class StartupError extends Error {}
 
 function decodeKey(value: string): Uint8Array {
   const bytes = /^[0-9a-fA-F]{64}$/.test(value) ? Buffer.from(value, 'hex') : Buffer.from(value, 'base64url');

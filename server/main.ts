@@ -1,7 +1,8 @@
 // `npm start`: run Tessera until SIGTERM or SIGINT, then shut down gracefully.
 // `npm start` runs node with --max-semi-space-size=16: V8 sizes the young generation from the machine's memory, and
 // under load it grew to 128 MB, almost all of it empty, and stayed resident.
-import { ConfigError, StartupError } from './config.ts';
+import { StartupError } from '../prisma/startup-error.ts';
+import { ConfigError } from './config.ts';
 import { startTessera } from './start.ts';
 
 const starting = startTessera();

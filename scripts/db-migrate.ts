@@ -1,8 +1,8 @@
 // `npm run db:migrate`: apply the committed migrations to DATABASE_URL (or the embedded database) and exit.
 import path from 'node:path';
 import { loadConfig } from '../server/config.ts';
-import { startEmbeddedPostgres } from './embedded.ts';
-import { migrate } from './migrate.ts';
+import { startEmbeddedPostgres } from '../prisma/embedded.ts';
+import { migrate } from '../prisma/migrate.ts';
 
 const config = await loadConfig();
 const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir), console.log);
