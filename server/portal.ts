@@ -4,28 +4,33 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { GraphQLError } from 'graphql';
 import type Koa from 'koa';
 import { makeContext, type Actor, type ContextBase } from '../schema/context.ts';
-import { DomainError } from '../schema/errors/index.ts';
-import { isDatabaseUnavailable, ServiceUnavailableError } from '../schema/errors/unavailable.ts';
+import { ServiceUnavailableError } from '../schema/errors/unavailable.ts';
 import { resolveActor } from '../schema/modules/auth/actor.service.ts';
-import { asDomainError, isRequestError, type createExecutor } from './graphql/executor.ts';
+import { classifyError } from './errors/classify.ts';
+import type { createExecutor } from './graphql/executor.ts';
 import type { RequestState } from './middleware/request.ts';
 import type { SessionCookie, TesseraBridge } from './portal-contract.ts';
 
 export type PortalHandler = (req: IncomingMessage, res: ServerResponse, next: () => void) => void;
 
 /** The database down or saturated: the portal answers 503 with Retry-After (hooks.server.ts), as the API does. */
-function unavailableError() {
-  const error = new ServiceUnavailableError();
+function unavailableError(error = new ServiceUnavailableError()) {
   return { message: error.message, extensions: { code: error.code, retryAfter: error.retryAfterSeconds } };
 }
 
 /** A GraphQL error as the portal may see it: the domain's own errors and the client's mistakes as they are, anything else masked. */
 function bridgeError(e: GraphQLError): { message: string; extensions: Record<string, unknown> } {
-  if (isDatabaseUnavailable(e.originalError)) return unavailableError();
-  const domain = e instanceof DomainError ? e : asDomainError(e.originalError);
-  if (domain) return { message: domain.message, extensions: { ...domain.extensions } };
-  if (isRequestError(e)) return { message: e.message, extensions: { code: 'invalid_request' } };
-  return { message: 'Unexpected error', extensions: { code: 'internal_error' } };
+  const what = classifyError(e);
+  switch (what.kind) {
+    case 'domain':
+      return { message: what.error.message, extensions: { ...what.error.extensions } };
+    case 'request':
+      return { message: what.message, extensions: { code: what.code } };
+    case 'unavailable':
+      return unavailableError(what.error);
+    case 'internal':
+      return { message: 'Unexpected error', extensions: { code: 'internal_error' } };
+  }
 }
 
 export function portalBridge(
@@ -44,7 +49,8 @@ export function portalBridge(
         try {
           actor = credentials?.sessionToken ? await resolveActor(anonymous, { sessionCookie: credentials.sessionToken }) : null;
         } catch (error) {
-          if (isDatabaseUnavailable(error)) return { errors: [unavailableError()] };
+          const what = classifyError(error);
+          if (what.kind === 'unavailable') return { errors: [unavailableError(what.error)] };
           throw error;
         }
         const result = await executor.raw(makeContext(base, actor, request), document, variables);

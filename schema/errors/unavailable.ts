@@ -1,6 +1,6 @@
 // A database that is down, restarting or saturated is a condition of the service, not of the request: every
-// interface answers it 503 with Retry-After (DESIGN 5), never 500, and recovers by itself when PostgreSQL is
-// back (the pool drops dead connections and opens new ones).
+// interface answers it 503 with Retry-After, never 500 (docs/architecture.md#hot-paths), and recovers by itself
+// when PostgreSQL is back (the pool drops dead connections and opens new ones).
 import { DomainError } from './index.ts';
 
 /** Seconds a client should wait before retrying while the database is unavailable. */

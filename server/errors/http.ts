@@ -1,5 +1,5 @@
 // The one table from an error code to an HTTP status, and the one error body: RFC 6749 style
-// {"error", "error_description"} plus `details` for field problems (DESIGN 6).
+// {"error", "error_description"} plus `details` for field problems (docs/architecture.md#errors).
 import type Koa from 'koa';
 import { ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
 
@@ -24,7 +24,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
-  // A marketplace app that did not take its credentials (DESIGN 8).
+  // A marketplace app that did not take its credentials (docs/architecture.md#marketplace).
   app_unreachable: 502,
   service_unavailable: 503,
 };

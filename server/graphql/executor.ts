@@ -1,8 +1,9 @@
 // Runs a GraphQL operation in-process: how the REST shims and the portals reach the schema. Documents are
 // parsed and validated once. Errors come back as DomainErrors so callers map them through one table.
-import { execute, GraphQLError, parse, validate, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { execute, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../../schema/context.ts';
-import { DomainError, NotFoundError, UserError, ValidationError } from '../../schema/errors/index.ts';
+import { UserError, ValidationError } from '../../schema/errors/index.ts';
+import { classifyError } from '../errors/classify.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
 
 export type Executor = (ctx: Context, document: string, variables?: Record<string, unknown>) => Promise<Record<string, any>>;
@@ -38,38 +39,16 @@ export function createExecutor(schema: GraphQLSchema) {
     const result = await raw(ctx, document, variables);
     const error = result.errors?.[0];
     if (error) {
-      if (error instanceof DomainError) throw error;
-      const original = error.originalError;
-      const domain = asDomainError(original);
-      if (domain) throw domain;
-      // An error without a path came before execution: the variables did not fit the operation's types.
-      if (!error.path) throw coercionError(withoutSuggestions(error.message));
-      throw original ?? error;
+      const what = classifyError(error);
+      if (what.kind === 'domain') throw what.error;
+      // The variables did not fit the operation's types: a field problem named as REST names it.
+      if (what.kind === 'request') throw coercionError(withoutSuggestions(what.message));
+      throw error.originalError ?? error;
     }
     return result.data ?? {};
   };
 
   return { run, raw };
-}
-
-/**
- * What a resolver threw, as the DomainError it stands for. A write whose record was deleted by a concurrent
- * request after the service read it (Prisma's P2025: "required but not found") is not found, as it would have
- * been a moment earlier, not a failure of ours.
- */
-export function asDomainError(original: unknown): DomainError | undefined {
-  if (original instanceof DomainError) return original;
-  if ((original as { code?: unknown } | null)?.code === 'P2025') return new NotFoundError();
-  return undefined;
-}
-
-/**
- * An error graphql itself raised before execution (no path) about what the client sent: a variable of the wrong
- * type or an unknown input field. Its message is written for the client; graphql wraps the scalar's complaint
- * (a GraphQLError again) as originalError, which is why such errors looked internal.
- */
-export function isRequestError(error: GraphQLError): boolean {
-  return !error.path && (!error.originalError || error.originalError instanceof GraphQLError);
 }
 
 /** graphql's "Did you mean ...?" removed from a message: it names parts of the schema the caller did not ask about. */

@@ -7,8 +7,8 @@ import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type
 import type { Context } from '../../schema/context.ts';
 import { ValidationError } from '../../schema/errors/index.ts';
 import { textProblem, unstorableInput } from '../middleware/input-guard.ts';
-import { isDatabaseUnavailable, ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
-import { asDomainError, isRequestError, withoutSuggestions } from './executor.ts';
+import { classifyError } from '../errors/classify.ts';
+import { withoutSuggestions } from './executor.ts';
 import type { Logger } from 'pino';
 
 /** The most a request body may hold, counted on the bytes read (a chunked body has no Content-Length). */
@@ -90,25 +90,24 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
     context: ({ tessera }) => tessera,
     maskedErrors: {
       maskError: (error, message) => {
-        const located = error as GraphQLError;
-        const original = located.originalError;
-        const where = { nodes: located.nodes, path: located.path };
+        if (!(error instanceof GraphQLError)) return error as Error;
+        const where = { nodes: error.nodes, path: error.path };
+        const what = classifyError(error);
         // Variables that do not fit the operation's types ($l: Int given "abc", an unknown input field, a
         // required one missing): graphql words them for the client, and they are the client's mistake, not an
         // incident. Errors that already carry a code (validation, body too large) keep theirs.
-        if (located instanceof GraphQLError && isRequestError(located) && !located.extensions.code) {
-          const text = options.production ? withoutSuggestions(located.message) : located.message;
-          return new GraphQLError(text, { ...where, extensions: { ...located.extensions, code: 'invalid_request', http: { status: 400 } } });
+        if (what.kind === 'request' && !error.extensions.code) {
+          const text = options.production ? withoutSuggestions(what.message) : what.message;
+          return new GraphQLError(text, { ...where, extensions: { ...error.extensions, code: 'invalid_request', http: { status: 400 } } });
         }
-        if (!original) return located;
-        const domain = asDomainError(original);
-        if (domain) return new GraphQLError(domain.message, { ...where, extensions: domain.extensions });
+        if (!error.originalError) return error;
+        if (what.kind === 'domain') return new GraphQLError(what.error.message, { ...where, extensions: what.error.extensions });
         // The database down or saturated: 503 with Retry-After, as on every other interface.
-        if (isDatabaseUnavailable(original)) {
-          const unavailable = new ServiceUnavailableError();
+        if (what.kind === 'unavailable') {
+          const unavailable = what.error;
           return new GraphQLError(unavailable.message, { ...where, extensions: { code: unavailable.code, http: { status: 503, headers: { 'Retry-After': String(unavailable.retryAfterSeconds) } } } });
         }
-        options.logger.error({ err: original }, 'graphql resolver failed');
+        options.logger.error({ err: error.originalError }, 'graphql resolver failed');
         return new GraphQLError(message, { ...where, extensions: { code: 'internal_error' } });
       },
     },
