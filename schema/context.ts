@@ -7,7 +7,7 @@ import type { KeyStore } from './keys/signing-keys.ts';
 import type { WebhookSettings } from './modules/webhooks/destination.ts';
 import type { RateLimitLeases } from './limits/leases.ts';
 import type { RememberedClients } from './modules/oauth/remembered-clients.ts';
-import type { AuthenticatedClient } from './modules/oauth/clients.service.ts';
+import type { AuthenticatedClient } from './modules/oauth/client-authentication.ts';
 
 export type { Role };
 

@@ -6,6 +6,7 @@ import './modules/organizations/organizations.graphql.ts';
 import './modules/members/members.graphql.ts';
 import './modules/api-keys/api-keys.graphql.ts';
 import './modules/audit/audit.graphql.ts';
+import './modules/clients/clients.graphql.ts';
 import './modules/oauth/oauth.graphql.ts';
 import './modules/products/products.graphql.ts';
 import './modules/subscriptions/subscriptions.graphql.ts';

@@ -3,7 +3,7 @@
 // open redirect); after that they go back to the client with error, error_description, state and iss (RFC 9207).
 // With a session the whole request is two statements: one read (authorize/load.ts), one write (issue-code.ts).
 import type { Context } from '../../context.ts';
-import { findEnabledClient } from './clients.service.ts';
+import { findEnabledClient } from './enabled-client.ts';
 import { AccessDenied, InvalidClient, InvalidRequest, OAuthError } from './oauth.errors.ts';
 import { describeScope } from './scopes.ts';
 import { loadAuthorization } from './authorize/load.ts';

@@ -5,7 +5,7 @@
 import type { Context } from '../../context.ts';
 import { epochSeconds } from '../../lib/clock.ts';
 import { revokeSession } from '../auth/sessions.service.ts';
-import { findEnabledClient } from './clients.service.ts';
+import { findEnabledClient } from './enabled-client.ts';
 import { verifyIdTokenHint } from './id-token-hint.ts';
 import { InvalidClient, InvalidRequest } from './oauth.errors.ts';
 

@@ -1,114 +1,8 @@
+// The consent page's query and mutation (oauth/consent-page.service.ts): what a pending authorization request asks
+// for, and the user's answer.
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
-import { present } from '../../lib/input.ts';
-import { createClient, deleteClient, getClient, listClients, rotateClientSecret, updateClient } from './clients.service.ts';
-import { answerConsent, connectedApps, consentPrompt, revokeConnectedApp } from './consents.service.ts';
+import { answerConsent, consentPrompt } from './consent-page.service.ts';
 import type { ConsentPrompt } from './authorize.service.ts';
-
-const OAuthClientRef = builder.prismaObject('OAuthClient', {
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    clientId: t.exposeString('clientId'),
-    organizationId: t.exposeString('organizationId'),
-    name: t.exposeString('name'),
-    description: t.exposeString('description'),
-    redirectUris: t.exposeStringList('redirectUris'),
-    postLogoutRedirectUris: t.exposeStringList('postLogoutRedirectUris'),
-    allowedOrigins: t.exposeStringList('allowedOrigins'),
-    allowedScopes: t.exposeStringList('allowedScopes'),
-    grantTypes: t.exposeStringList('grantTypes'),
-    idTokenSignedResponseAlg: t.exposeString('idTokenSignedResponseAlg'),
-    enabled: t.exposeBoolean('enabled'),
-    consentRequired: t.exposeBoolean('consentRequired'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-  }),
-});
-
-type WithSecret = Awaited<ReturnType<typeof rotateClientSecret>>;
-const ClientWithSecretRef = builder.objectRef<WithSecret>('OAuthClientWithSecret').implement({
-  description: 'A client with its secret: shown only when created or rotated.',
-  fields: (t) => ({
-    client: t.field({ type: OAuthClientRef, resolve: (c) => c }),
-    clientSecret: t.exposeString('clientSecret'),
-  }),
-});
-
-const clientInputFields = (t: any, create: boolean) => ({
-  name: t.string({ required: create }),
-  description: t.string(),
-  redirectUris: t.stringList(),
-  postLogoutRedirectUris: t.stringList(),
-  allowedOrigins: t.stringList(),
-  allowedScopes: t.stringList({ required: create }),
-  grantTypes: t.stringList(),
-  idTokenSignedResponseAlg: t.string(),
-  enabled: t.boolean(),
-  consentRequired: t.boolean(),
-});
-
-const CreateClientInput = builder.inputType('CreateOAuthClientInput', {
-  fields: (t) => ({ ...clientInputFields(t, true), organizationId: t.string() }),
-});
-const UpdateClientInput = builder.inputType('UpdateOAuthClientInput', { fields: (t) => clientInputFields(t, false) });
-
-builder.queryField('oauthClients', (t) =>
-  t.field({
-    type: pageType('OAuthClientPage', OAuthClientRef),
-    description: "An organization's OAuth clients (its admins). Defaults to the caller's organization.",
-    authScopes: { authenticated: true },
-    args: { organizationId: t.arg.string(), limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_root, { organizationId, ...page }, ctx) => listClients(ctx, organizationId, page),
-  }),
-);
-
-builder.queryField('oauthClient', (t) =>
-  t.prismaField({
-    type: 'OAuthClient',
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true, description: 'The record id or the client_id.' }) },
-    resolve: (_q, _root, args, ctx) => getClient(ctx, String(args.id)),
-  }),
-);
-
-builder.mutationField('createOAuthClient', (t) =>
-  t.field({
-    errors: {},
-    type: ClientWithSecretRef,
-    authScopes: { authenticated: true },
-    args: { input: t.arg({ type: CreateClientInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createClient(ctx, present(input)),
-  }),
-);
-
-builder.mutationField('updateOAuthClient', (t) =>
-  t.prismaField({
-    errors: {},
-    type: 'OAuthClient',
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateClientInput, required: true }) },
-    resolve: (_q, _root, args, ctx) => updateClient(ctx, String(args.id), present(args.input)),
-  }),
-);
-
-builder.mutationField('rotateOAuthClientSecret', (t) =>
-  t.field({
-    errors: {},
-    type: ClientWithSecretRef,
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => rotateClientSecret(ctx, String(args.id)),
-  }),
-);
-
-builder.mutationField('deleteOAuthClient', (t) =>
-  t.boolean({
-    errors: { directResult: false },
-    authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => deleteClient(ctx, String(args.id)),
-  }),
-);
 
 const ScopeDescription = builder.objectRef<{ name: string; description: string }>('ScopeDescription').implement({
   fields: (t) => ({ name: t.exposeString('name'), description: t.exposeString('description') }),
@@ -144,31 +38,5 @@ builder.mutationField('decideConsent', (t) =>
     authScopes: { session: true },
     args: { request: t.arg.string({ required: true }), approve: t.arg.boolean({ required: true }) },
     resolve: (_root, args, ctx) => answerConsent(ctx, args.request, args.approve),
-  }),
-);
-
-type App = Awaited<ReturnType<typeof connectedApps>>[number];
-const ConnectedAppRef = builder.objectRef<App>('ConnectedApp').implement({
-  description: 'An application the user has approved, with the permissions it was given.',
-  fields: (t) => ({
-    clientId: t.string({ resolve: (a) => a.client.clientId }),
-    name: t.string({ resolve: (a) => a.client.name }),
-    description: t.string({ resolve: (a) => a.client.description }),
-    scopes: t.exposeStringList('scopes'),
-    grantedAt: t.expose('createdAt', { type: 'DateTime' }),
-    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
-  }),
-});
-
-builder.queryField('connectedApps', (t) =>
-  t.field({ type: [ConnectedAppRef], authScopes: { person: true }, resolve: (_root, _args, ctx) => connectedApps(ctx) }),
-);
-
-builder.mutationField('revokeConnectedApp', (t) =>
-  t.boolean({
-    errors: { directResult: false },
-    authScopes: { person: true },
-    args: { clientId: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => revokeConnectedApp(ctx, args.clientId),
   }),
 );

@@ -2,7 +2,7 @@
 import type { Context } from '../../context.ts';
 import { InsufficientScopeError } from '../../errors/index.ts';
 import { sha256 } from '../../lib/crypto.ts';
-import { authenticateClient } from './clients.service.ts';
+import { authenticateClient } from './client-authentication.ts';
 import { InvalidRequest } from './oauth.errors.ts';
 import { accessTokenClaims, REFRESH_TOKEN_PREFIX, verifyAccessToken, verifyAccessTokenSignature } from './tokens.service.ts';
 import { liveRefreshToken, revokeGrantOfToken } from './token-statements.ts';

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Context } from '../../context.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
-import { authenticateClient, rememberedClient } from './clients.service.ts';
+import { authenticateClient, rememberedClient } from './client-authentication.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnauthorizedClient, UnsupportedGrantType } from './oauth.errors.ts';
 import { parseScope } from './scopes.ts';
 import { claimsFor } from './claims.service.ts';

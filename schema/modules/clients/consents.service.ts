@@ -1,26 +1,10 @@
 // The signed-in user's connected apps: remembered consents, when each was last used, and revoking one
-// (which ends every token of that app for the user).
+// (which ends every token of that app for the user). The consent page itself is oauth/consent-page.service.ts.
 import type { Context } from '../../context.ts';
-import { NotFoundError, UnauthenticatedError } from '../../errors/index.ts';
 import { requireUserId } from '../../auth/access.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { describeConsentRequest, decideConsent, type BrowserSession } from './authorize.service.ts';
-import { revokeGrant } from './tokens.service.ts';
-
-export async function browserSession(ctx: Context): Promise<BrowserSession> {
-  const actor = ctx.actor;
-  if (actor?.kind !== 'user') throw new UnauthenticatedError('Sign in first');
-  const session = await ctx.db.session.findUniqueOrThrow({ where: { id: actor.sessionId }, select: { authTime: true } });
-  return { userId: actor.userId, sessionId: actor.sessionId, authTime: session.authTime };
-}
-
-export async function consentPrompt(ctx: Context, request: string) {
-  return describeConsentRequest(ctx, request, (await browserSession(ctx)).userId);
-}
-
-export async function answerConsent(ctx: Context, request: string, approve: boolean) {
-  return { redirectTo: await decideConsent(ctx, request, await browserSession(ctx), approve) };
-}
+import { revokeGrant } from '../oauth/tokens.service.ts';
+import { ConnectedAppNotFound } from './clients.errors.ts';
 
 export async function connectedApps(ctx: Context) {
   const userId = requireUserId(ctx);
@@ -34,7 +18,7 @@ export async function connectedApps(ctx: Context) {
 export async function revokeConnectedApp(ctx: Context, clientId: string) {
   const userId = requireUserId(ctx);
   const consent = await ctx.db.oAuthConsent.findFirst({ where: { userId, client: { clientId } }, include: { client: true } });
-  if (!consent) throw new NotFoundError('Connected app');
+  if (!consent) throw new ConnectedAppNotFound();
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthConsent.delete({ where: { id: consent.id } });
     const grants = await tx.oAuthGrant.findMany({ where: { userId, clientId: consent.clientId, revokedAt: null }, select: { id: true } });

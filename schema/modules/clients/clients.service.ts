@@ -1,17 +1,16 @@
 // OAuth clients: registered by an organization's admins, owned by that organization. The secret is shown
-// once and stored as a SHA-256 hash; a disabled client answers invalid_client everywhere.
+// once and stored as a SHA-256 hash; a disabled client answers invalid_client everywhere (how the protocol
+// authenticates a client is oauth/client-authentication.ts).
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import { hotQuery, Prisma } from '../../db.ts';
-import { NotFoundError, ValidationError } from '../../errors/index.ts';
 import { organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
-import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
+import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { isKnownScope } from './scopes.ts';
-import { InvalidClient } from './oauth.errors.ts';
+import { isKnownScope } from '../oauth/scopes.ts';
+import { OAuthClientNotFound, REDIRECT_URI_REQUIRED, RedirectUriRequired } from './clients.errors.ts';
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 
 export const CLIENT_ID_PREFIX = 'tsc_';
@@ -100,7 +99,7 @@ const createInput = z
   .strict()
   .refine((c) => !c.grantTypes.includes('authorization_code') || c.redirectUris.length > 0, {
     path: ['redirectUris'],
-    message: 'at least one is needed for the authorization_code grant',
+    message: REDIRECT_URI_REQUIRED,
   });
 
 const updateInput = z.object(Object.fromEntries(Object.entries(clientFields).map(([k, v]) => [k, v.optional()])) as {
@@ -109,10 +108,9 @@ const updateInput = z.object(Object.fromEntries(Object.entries(clientFields).map
 
 const dedupe = (list?: string[]) => (list ? [...new Set(list)] : undefined);
 
-
 async function loadOwned(ctx: Context, id: string) {
   const client = await ctx.db.oAuthClient.findFirst({ where: { OR: [{ id }, { clientId: id }] }, include: { organization: { select: { id: true, name: true } } } });
-  if (!client) throw new NotFoundError('OAuth client');
+  if (!client) throw new OAuthClientNotFound();
   await requireOrgRole(ctx, client.organizationId, 'admin', 'OAuth client');
   return client;
 }
@@ -168,7 +166,7 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
   const redirectUris = dedupe(data.redirectUris) ?? client.redirectUris;
   const grantTypes = dedupe(data.grantTypes) ?? client.grantTypes;
   if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
-    throw new ValidationError('The request is invalid', [{ path: 'redirectUris', message: 'at least one is needed for the authorization_code grant' }]);
+    throw new RedirectUriRequired();
   }
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.oAuthClient.update({
@@ -208,54 +206,4 @@ export async function deleteClient(ctx: Context, id: string) {
     await recordAudit(ctx, { action: 'oauth_client.delete', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
   });
   return true;
-}
-
-type ClientRow = Prisma.OAuthClientGetPayload<object>;
-/** A client row as client authentication read it, with the row's version (remembered-clients.ts). */
-export type AuthenticatedClient = ClientRow & { version: string };
-
-const CLIENT_BY_CLIENT_ID = (clientId: string) => Prisma.sql`
-  SELECT id, client_id AS "clientId", secret_hash AS "secretHash", organization_id AS "organizationId", created_by_id AS "createdById",
-         name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
-         allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
-         id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired",
-         created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
-  FROM oauth_clients WHERE client_id = ${clientId}::text`;
-
-/** Client authentication at the token, revocation and introspection endpoints (client_secret_post). */
-export async function authenticateClient(ctx: Context, clientId: unknown, clientSecret: unknown): Promise<AuthenticatedClient> {
-  if (typeof clientId !== 'string' || !clientId || clientId.length > 200) throw new InvalidClient();
-  // Every token, revocation and introspection request reads this row: one prepared statement (hotQuery).
-  const [client] = await hotQuery<AuthenticatedClient>(ctx.db, CLIENT_BY_CLIENT_ID(clientId));
-  if (!client || !client.enabled) {
-    await recordAudit(ctx, { action: 'oauth.client_auth', outcome: 'failure', actorId: null, details: { clientId: clientId.slice(0, 100), reason: client ? 'disabled' : 'unknown' } });
-    throw new InvalidClient();
-  }
-  if (typeof clientSecret !== 'string' || clientSecret.length > 200 || !constantTimeEqual(client.secretHash, sha256(clientSecret))) {
-    await recordAudit(ctx, { action: 'oauth.client_auth', outcome: 'failure', actorId: null, organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id, details: { reason: 'bad_secret' } });
-    throw new InvalidClient('Client authentication failed');
-  }
-  ctx.rememberedClients.remember(client);
-  return client;
-}
-
-/**
- * The client as this process remembers it (remembered-clients.ts), when the request's secret matches and the
- * client is enabled and allowed `grantType`: a guess that the statement redeeming the code or refresh token
- * confirms against the row's version. Anything else (unknown here, or refused) goes to authenticateClient, which
- * reads the row afresh and answers with the exact error.
- */
-export function rememberedClient(ctx: Context, clientId: unknown, clientSecret: unknown, grantType: string): AuthenticatedClient | undefined {
-  if (typeof clientId !== 'string' || typeof clientSecret !== 'string' || clientSecret.length > 200) return undefined;
-  const client = ctx.rememberedClients.get(clientId);
-  if (!client?.enabled || !client.grantTypes.includes(grantType)) return undefined;
-  return constantTimeEqual(client.secretHash, sha256(clientSecret)) ? client : undefined;
-}
-
-/** A client for the authorization endpoint: known and enabled, or invalid_client. */
-export async function findEnabledClient(ctx: Context, clientId: string | undefined): Promise<ClientRow> {
-  if (!clientId || clientId.length > 200) throw new InvalidClient();
-  const client = await ctx.db.oAuthClient.findUnique({ where: { clientId } });
-  if (!client || !client.enabled) throw new InvalidClient();
-  return client;
 }

@@ -1,0 +1,25 @@
+// Client management's refusals, each with a stable code: a client the caller may not see is not found (another
+// tenant's id answers 404, docs/architecture.md#tenancy-and-roles), and a client that redirects needs a redirect URI.
+import { NotFoundError, ValidationError } from '../../errors/index.ts';
+
+export class OAuthClientNotFound extends NotFoundError {
+  constructor() {
+    super('OAuth client');
+  }
+}
+
+/** A user's connected app (a remembered consent) that is not there. */
+export class ConnectedAppNotFound extends NotFoundError {
+  constructor() {
+    super('Connected app');
+  }
+}
+
+/** The field problem of a client that uses the authorization_code grant without a redirect URI. */
+export const REDIRECT_URI_REQUIRED = 'at least one is needed for the authorization_code grant';
+
+export class RedirectUriRequired extends ValidationError {
+  constructor() {
+    super('The request is invalid', [{ path: 'redirectUris', message: REDIRECT_URI_REQUIRED }]);
+  }
+}
