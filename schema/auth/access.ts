@@ -43,9 +43,21 @@ export async function roleIn(ctx: Context, organizationId: string): Promise<Role
 }
 
 /** Owners and admins of the operator organization administer the whole platform. */
+const administersPlatform = ({ roles, operatorId }: Memberships) => !!operatorId && roleAtLeast(roles.get(operatorId), 'admin');
+
 export async function isPlatformAdmin(ctx: Context): Promise<boolean> {
+  return administersPlatform(await memberships(ctx));
+}
+
+/**
+ * Passes for a platform administrator (docs/architecture.md#tenancy-and-roles) and returns the operator
+ * organization's id. Anyone else is refused with `Refusal`, the domain's words for what only they may do.
+ */
+export async function requirePlatformAdmin(ctx: Context, Refusal: new () => ForbiddenError = ForbiddenError): Promise<string> {
+  requireActor(ctx);
   const m = await memberships(ctx);
-  return !!m.operatorId && roleAtLeast(m.roles.get(m.operatorId), 'admin');
+  if (!administersPlatform(m)) throw new Refusal();
+  return m.operatorId!;
 }
 
 export async function organizationIdsOf(ctx: Context): Promise<string[]> {
