@@ -3,14 +3,14 @@
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { KeyRoleAboveYoursError } from './api-keys.errors.ts';
 import { organizationInScope, requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { emitEvent } from '../../events/emit.ts';
-import { ValidationError } from '../../errors/index.ts';
 
 export const API_KEY_PREFIX = 'tsk_';
 
@@ -31,7 +31,7 @@ export async function createApiKey(ctx: Context, input: unknown) {
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
   requireFirstParty(ctx, 'create API keys');
   const role: Role = data.role ?? (callerRole === 'owner' ? 'admin' : callerRole);
-  if (!roleAtLeast(callerRole, role)) throw new ForbiddenError('An API key cannot have a role above yours');
+  if (!roleAtLeast(callerRole, role)) throw new KeyRoleAboveYoursError();
   const key = randomToken(API_KEY_PREFIX, 16);
   const secret = randomToken('tsks_');
   const actor = ctx.actor!;
@@ -69,9 +69,9 @@ export async function revokeApiKey(ctx: Context, input: unknown) {
 }
 
 /**
- * The API-key-follows-creator rule (DESIGN 4): a key never outlives its creator's right to it. Called in the same
- * transaction wherever the creator's membership of `organization` ends (role null: removed, or the account
- * deleted) or changes: the keys it made there are revoked, or lowered to its new role.
+ * The API-key-follows-creator rule (docs/architecture.md#tenancy-and-roles): a key never outlives its creator's
+ * right to it. Called in the same transaction wherever the creator's membership of `organization` ends (role null:
+ * removed, or the account deleted) or changes: the keys it made there are revoked, or lowered to its new role.
  */
 export async function apiKeysFollowCreator(
   ctx: Context,

@@ -1,5 +1,20 @@
-// The marketplace's refusals, each with a stable code: conflicts (409) and an app that did not take its credentials.
-import { ConflictError, UserError } from '../../errors/index.ts';
+// The marketplace's refusals, each with a stable code: forbidden (403), invalid_request (400), conflicts (409) and
+// an app that did not take its credentials (docs/architecture.md#marketplace).
+import { ConflictError, ForbiddenError, UserError, ValidationError } from '../../errors/index.ts';
+
+/** Platform administrators register and change apps. */
+export class AppWriterOnlyError extends ForbiddenError {
+  constructor() {
+    super('Only platform administrators register and change apps');
+  }
+}
+
+/** The webhook URL fails the SSRF guard at registration or edit; `reason` is the guard's own words. */
+export class WebhookUrlNotAllowedError extends ValidationError {
+  constructor(reason: string) {
+    super('The webhook URL is not allowed', [{ path: 'webhookUrl', message: reason }]);
+  }
+}
 
 export class AppInstalledError extends ConflictError {
   constructor() {

@@ -1,11 +1,11 @@
-// The marketplace (DESIGN 8). Platform admins register apps; an organization's admins install one, which makes an
-// OAuth client for it and pushes the credentials to the app, signed like a webhook; members open installed apps
-// through the authorization URL whose state is the organization id; uninstalling ends the client and everything
-// issued to it, then tells the app through the worker.
+// The marketplace (docs/architecture.md#marketplace). Platform admins register apps; an organization's admins
+// install one, which makes an OAuth client for it and pushes the credentials to the app, signed like a webhook;
+// members open installed apps through the authorization URL whose state is the organization id; uninstalling ends
+// the client and everything issued to it, then tells the app through the worker.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation } from '../../db.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationInScope, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -13,13 +13,13 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { CLIENT_ID_PREFIX, redirectUri } from '../clients/clients.service.ts';
+import { CLIENT_ID_PREFIX, redirectUri } from '../oauth/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type Destination } from '../webhooks/destination.ts';
 import { encryptSecret, newSecret } from '../webhooks/secret.ts';
 import { send } from '../webhooks/sender.ts';
 import { isAccepted, signMessage } from '../webhooks/signed-attempt.ts';
-import { AlreadyInstalledError, AppInstalledError, AppUnreachableError } from './apps.errors.ts';
+import { AlreadyInstalledError, AppInstalledError, AppUnreachableError, AppWriterOnlyError, WebhookUrlNotAllowedError } from './apps.errors.ts';
 import { notificationJobSql } from './notifications.service.ts';
 
 const scope = z.string().refine(isKnownScope, 'is not a known scope (openid, profile, email, organization, offline_access, api or a product slug)');
@@ -40,7 +40,7 @@ const settingsOf = (ctx: Context) => ctx.settings.webhooks ?? DEFAULT_WEBHOOK_SE
 
 async function requirePlatformAdmin(ctx: Context): Promise<string | null> {
   requireActor(ctx);
-  if (!(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators register and change apps');
+  if (!(await isPlatformAdmin(ctx))) throw new AppWriterOnlyError();
   return ctx.operatorOrganizationId();
 }
 
@@ -49,7 +49,7 @@ async function checkWebhookUrl(ctx: Context, url: string): Promise<void> {
   try {
     await checkDestination(url, settingsOf(ctx));
   } catch (error) {
-    if (error instanceof DestinationError) throw new ValidationError('The webhook URL is not allowed', [{ path: 'webhookUrl', message: error.message }]);
+    if (error instanceof DestinationError) throw new WebhookUrlNotAllowedError(error.message);
     throw error;
   }
 }
@@ -187,7 +187,8 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
         data: {
           clientId, secretHash: sha256(clientSecret), organizationId, createdById: userId, name: app.name,
           description: `Marketplace app ${app.name}`, redirectUris: app.redirectUris, allowedScopes: app.scopes,
-          // The installing admin consents for the organization (DESIGN 8); disabled until the app took the credentials.
+          // The installing admin consents for the organization (docs/architecture.md#marketplace); disabled until
+          // the app took the credentials.
           consentRequired: false, enabled: false,
         },
       });

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { InvalidCredentialsError, NotFoundError, UnauthenticatedError } from '../../errors/index.ts';
+import { InvalidCredentialsError, NotFoundError } from '../../errors/index.ts';
+import { SessionRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
@@ -63,7 +64,7 @@ export async function login(ctx: Context, input: unknown): Promise<LoginResult> 
 
 export async function logout(ctx: Context): Promise<boolean> {
   const actor = ctx.actor;
-  if (actor?.kind !== 'user') throw new UnauthenticatedError('Sign-out needs a session');
+  if (actor?.kind !== 'user') throw new SessionRequiredError('Sign-out');
   await revokeSession(ctx, actor.sessionId);
   await recordAudit(ctx, { action: 'auth.logout', targetType: 'session', targetId: actor.sessionId });
   return true;
@@ -74,7 +75,7 @@ const switchInput = z.object({ organizationId: fields.id });
 export async function switchOrganization(ctx: Context, input: unknown) {
   const { organizationId } = parseInput(switchInput, input);
   const actor = ctx.actor;
-  if (actor?.kind !== 'user') throw new UnauthenticatedError('Switching organization needs a session');
+  if (actor?.kind !== 'user') throw new SessionRequiredError('Switching organization');
   const membership = await ctx.db.membership.findUnique({
     where: { userId_organizationId: { userId: actor.userId, organizationId } },
   });

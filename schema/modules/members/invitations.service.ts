@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { AlreadyMemberError, InvalidInvitationError, InvitationNotPendingError, InviteeNotProvenError, NewAccountFieldsError, RoleAboveYoursError } from './members.errors.ts';
 import { requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
@@ -34,13 +35,13 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
   requireFirstParty(ctx, 'invite people');
   const { email, role } = parseInput(createInput, input);
-  if (!roleAtLeast(callerRole, role)) throw new ForbiddenError('You cannot invite with a role above yours');
+  if (!roleAtLeast(callerRole, role)) throw new RoleAboveYoursError('invite with');
   const token = randomToken(TOKEN_PREFIX);
   const now = ctx.clock.now();
   const actor = ctx.actor!;
   const invitation = await ctx.db.$transaction(async (tx) => {
     const member = await tx.membership.findFirst({ where: { organizationId, user: { email } } });
-    if (member) throw new ConflictError('This person is already a member');
+    if (member) throw new AlreadyMemberError();
     // A new invitation replaces a pending one for the same address.
     await tx.invitation.updateMany({
       where: { organizationId, email, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
@@ -78,7 +79,7 @@ export async function revokeInvitation(ctx: Context, organizationId: string, inv
     where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
     data: { revokedAt: now },
   });
-  if (revoked.count !== 1) throw new ConflictError('Only a pending invitation can be revoked');
+  if (revoked.count !== 1) throw new InvitationNotPendingError();
   await recordAudit(ctx, { action: 'invitation.revoke', organizationId, targetType: 'invitation', targetId: invitationId });
   return { ...invitation, revokedAt: now };
 }
@@ -88,9 +89,6 @@ const acceptInput = z
   .strict();
 
 type Tx = Prisma.TransactionClient;
-
-const invalidToken = () =>
-  new ValidationError('This invitation is not valid: it may have expired, been used or been revoked', [{ path: 'token', message: 'is not a valid invitation' }]);
 
 /**
  * An existing account accepts when it is the one signed in, or with its password. Whoever invites an address
@@ -109,7 +107,7 @@ async function provenAccount(ctx: Context, organizationId: string, email: string
       details: { email, reason: 'wrong_password' },
     });
   }
-  throw new InvalidCredentialsError('Sign in as the invited account, or give its password, to accept');
+  throw new InviteeNotProvenError();
 }
 
 /** A new account for the invited address: it needs a name and a password. */
@@ -118,7 +116,7 @@ async function createAccount(tx: Tx, email: string, name?: string, password?: st
     ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
     ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
   ];
-  if (problems.length) throw new ValidationError('A new account needs a name and a password', problems);
+  if (problems.length) throw new NewAccountFieldsError(problems);
   return tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!) } });
 }
 
@@ -129,7 +127,7 @@ export async function acceptInvitation(ctx: Context, input: unknown) {
   const { token, name, password } = parseInput(acceptInput, input);
   const now = ctx.clock.now();
   const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { id: true, name: true } } } });
-  if (!invitation || invitationStatus(invitation, now) !== 'pending') throw invalidToken();
+  if (!invitation || invitationStatus(invitation, now) !== 'pending') throw new InvalidInvitationError();
   const existing = await provenAccount(ctx, invitation.organizationId, invitation.email, password);
   return ctx.db.$transaction(async (tx) => {
     // Claim it while it is still pending: of two accepts, or an accept and a revoke, racing, one wins.
@@ -137,7 +135,7 @@ export async function acceptInvitation(ctx: Context, input: unknown) {
       where: { id: invitation.id, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
       data: { acceptedAt: now },
     });
-    if (claimed.count !== 1) throw invalidToken();
+    if (claimed.count !== 1) throw new InvalidInvitationError();
     const user = existing ?? (await createAccount(tx, invitation.email, name, password));
     const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: invitation.organizationId } } });
     if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: invitation.organizationId, role: invitation.role } });

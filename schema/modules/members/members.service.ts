@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { ConflictError, ForbiddenError, NotFoundError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { LastOwnerError, OwnerOnlyError, RoleAboveYoursError } from './members.errors.ts';
 import { forgetMemberships, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -39,14 +40,14 @@ async function findMembership(tx: Tx, organizationId: string, userId: string) {
 
 async function assertKeepsAnOwner(tx: Tx, organizationId: string, leavingOwnerId: string) {
   const others = await tx.membership.count({ where: { organizationId, role: 'owner', userId: { not: leavingOwnerId } } });
-  if (others === 0) throw new ConflictError('An organization needs at least one owner: make someone else owner first');
+  if (others === 0) throw new LastOwnerError();
 }
 
 /**
- * A membership ends everything issued for it, at once (DESIGN 4), like a password change does: the user's grants
- * to the organization's OAuth clients (their access and refresh tokens and pending codes with them) and the
- * remembered consents, the API keys it made there, and the organization its sessions act in. Runs in the
- * transaction that removes the member or deletes the account, before the rows go.
+ * A membership ends everything issued for it, at once (docs/architecture.md#tenancy-and-roles), like a password
+ * change does: the user's grants to the organization's OAuth clients (their access and refresh tokens and pending
+ * codes with them) and the remembered consents, the API keys it made there, and the organization its sessions act
+ * in. Runs in the transaction that removes the member or deletes the account, before the rows go.
  */
 export async function endMembership(ctx: Context, tx: Tx, organization: { id: string; name: string }, userId: string, reason: 'creator_left' | 'creator_deleted') {
   const grants = await tx.oAuthGrant.findMany({ where: { userId, revokedAt: null, client: { organizationId: organization.id } }, select: { id: true } });
@@ -59,8 +60,8 @@ export async function endMembership(ctx: Context, tx: Tx, organization: { id: st
 
 /** Admins may act on members and admins; only owners act on owners or make owners. */
 function assertMayManage(callerRole: Role, targetRole: Role, newRole?: Role) {
-  if (targetRole === 'owner' && callerRole !== 'owner') throw new ForbiddenError('Only an owner can change an owner');
-  if (newRole && !roleAtLeast(callerRole, newRole)) throw new ForbiddenError('You cannot grant a role above yours');
+  if (targetRole === 'owner' && callerRole !== 'owner') throw new OwnerOnlyError();
+  if (newRole && !roleAtLeast(callerRole, newRole)) throw new RoleAboveYoursError('grant');
 }
 
 const roleInput = z.object({ role: fields.role }).strict();

@@ -1,5 +1,12 @@
-// The catalog's refusals, each with the stable code of its HTTP status (409 conflict).
-import { ConflictError } from '../../errors/index.ts';
+// The catalog's refusals, each with the stable code of its HTTP status (403 forbidden, 409 conflict).
+import { ConflictError, ForbiddenError } from '../../errors/index.ts';
+
+/** Platform administrators write the catalog (docs/architecture.md#subscriptions-seats-and-licenses). */
+export class CatalogWriterOnlyError extends ForbiddenError {
+  constructor() {
+    super('Only platform administrators change the product catalog');
+  }
+}
 
 export class SlugTakenError extends ConflictError {
   constructor(slug: string) {

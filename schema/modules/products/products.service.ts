@@ -1,15 +1,16 @@
 // The product catalog. Platform admins write it; every signed-in caller reads it. A product's slug is also its
-// OAuth scope (DESIGN 5), so it follows the scope syntax and never shadows a standard scope.
+// OAuth scope (docs/architecture.md#oauth-and-openid-connect), so it follows the scope syntax and never shadows a
+// standard scope.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, requireActor } from '../../auth/access.ts';
 import { isUniqueViolation } from '../../db.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { STANDARD_SCOPES } from '../oauth/scopes.ts';
-import { ProductInUseError, SlugTakenError } from './products.errors.ts';
+import { CatalogWriterOnlyError, ProductInUseError, SlugTakenError } from './products.errors.ts';
 
 const slug = z
   .string()
@@ -26,7 +27,7 @@ const updateInput = z.object({ name: fields.name, slug, description, features })
 
 async function requireCatalogWriter(ctx: Context) {
   requireActor(ctx);
-  if (!(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators change the product catalog');
+  if (!(await isPlatformAdmin(ctx))) throw new CatalogWriterOnlyError();
   return ctx.operatorOrganizationId();
 }
 

@@ -1,5 +1,12 @@
-// Subscriptions' and seats' refusals, each with a stable code (409 conflict, 400 invalid_request).
-import { ConflictError, ValidationError } from '../../errors/index.ts';
+// Subscriptions' and seats' refusals, each with a stable code (403 forbidden, 409 conflict, 400 invalid_request).
+import { ConflictError, ForbiddenError, ValidationError } from '../../errors/index.ts';
+
+/** Platform administrators create and change subscriptions (docs/architecture.md#subscriptions-seats-and-licenses). */
+export class SubscriptionWriterOnlyError extends ForbiddenError {
+  constructor() {
+    super('Only platform administrators create and change subscriptions');
+  }
+}
 
 export class SeatsInUseError extends ConflictError {
   constructor(assigned: number) {

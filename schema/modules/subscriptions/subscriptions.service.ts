@@ -5,13 +5,13 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Db, Prisma } from '../../db.ts';
-import { ForbiddenError, NotFoundError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { SeatsInUseError } from './subscriptions.errors.ts';
+import { SeatsInUseError, SubscriptionWriterOnlyError } from './subscriptions.errors.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -64,7 +64,7 @@ const view = ({ _count, ...row }: Row): SubscriptionView => ({ ...row, assignedS
 
 type ChangeKind = 'subscription.updated' | 'subscription.cancelled' | 'subscription.renewed';
 
-/** A change's event: the catalog's builder gives the snake_case shape (list B, DESIGN 7). */
+/** A change's event: the catalog's builder gives the snake_case shape of list B (see events/catalog.ts). */
 async function emitChange(tx: Tx, kind: ChangeKind, after: SubscriptionView, before: Pick<SubscriptionView, 'status' | 'endDate'>, changes: string[], at: Date, reason: string | null = null) {
   await emitEvent(tx, kind, after.organization, { subscription: after, changes, previousStatus: before.status, previousEndDate: before.endDate, reason }, { at });
 }
@@ -79,7 +79,7 @@ async function findVisible(ctx: Context, id: string) {
 }
 
 async function requirePlatformAdmin(ctx: Context) {
-  if (!(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators create and change subscriptions');
+  if (!(await isPlatformAdmin(ctx))) throw new SubscriptionWriterOnlyError();
 }
 
 /** Takes the subscription's row lock: seat assignments and changes of one subscription take turns. */

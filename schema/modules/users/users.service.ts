@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
-import { ConflictError, ForbiddenError, InvalidCredentialsError, NotFoundError, ValidationError } from '../../errors/index.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { CurrentPasswordRequiredError, EmailTakenError, UserAdminOnlyError, SoleOperatorOwnerError, SoleOwnerError, WrongCurrentPasswordError } from './users.errors.ts';
 import { isPlatformAdmin, requireActor, requireFirstParty, requireUserId } from '../../auth/access.ts';
 import { hashPassword } from '../../lib/crypto.ts';
 import { checkAccountPassword } from '../auth/throttle.service.ts';
@@ -77,15 +78,15 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
   if (sensitive) {
     requireFirstParty(ctx, 'change the e-mail address or password');
     if (!data.currentPassword) {
-      throw new ValidationError('Changing the e-mail or password needs the current password', [{ path: 'current_password', message: 'is required' }]);
+      throw new CurrentPasswordRequiredError();
     }
     if (!(await checkAccountPassword(ctx, user, data.currentPassword))) {
       await recordAudit(ctx, { action: 'user.password.verify', outcome: 'failure', targetType: 'user', targetId: userId });
-      throw new InvalidCredentialsError('The current password is wrong');
+      throw new WrongCurrentPasswordError();
     }
   }
   if (data.email && data.email !== user.email && (await ctx.db.user.findUnique({ where: { email: data.email } }))) {
-    throw new ConflictError('Another account uses this e-mail address');
+    throw new EmailTakenError();
   }
   const passwordHash = data.password ? await hashPassword(data.password) : undefined;
   return ctx.db.$transaction(async (tx) => {
@@ -113,7 +114,7 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
     return { user: updated, login };
   }).catch((error: unknown) => {
     // Two people racing for one address both pass the check above; the unique index decides, same answer.
-    if (isUniqueViolation(error)) throw new ConflictError('Another account uses this e-mail address');
+    if (isUniqueViolation(error)) throw new EmailTakenError();
     throw error;
   });
 }
@@ -123,10 +124,10 @@ const adminUpdateInput = z.object({ ...profileFields, emailVerified: z.boolean()
 export async function updateUser(ctx: Context, id: string, input: unknown) {
   const target = await getUser(ctx, id);
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
-  if (!self && !(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators change other users');
+  if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('change other users');
   const data = parseInput(adminUpdateInput, input);
   if (data.emailVerified !== undefined && !(await isPlatformAdmin(ctx))) {
-    throw new ForbiddenError('Only platform administrators mark e-mail addresses verified');
+    throw new UserAdminOnlyError('mark e-mail addresses verified');
   }
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: target.id }, data });
@@ -149,9 +150,9 @@ async function soleOwnedOrganizations(tx: Tx, userId: string): Promise<{ id: str
   for (const { organization } of owned) {
     const owners = await tx.membership.count({ where: { organizationId: organization.id, role: 'owner' } });
     if (owners > 1) continue;
-    if (organization.isOperator) throw new ConflictError('This account is the only owner of the operator organization: make another platform administrator owner first');
+    if (organization.isOperator) throw new SoleOperatorOwnerError();
     const members = await tx.membership.count({ where: { organizationId: organization.id } });
-    if (members > 1) throw new ConflictError('This account is the only owner of an organization with other members: transfer ownership first');
+    if (members > 1) throw new SoleOwnerError();
     orphaned.push({ id: organization.id, name: organization.name });
   }
   return orphaned;
@@ -187,6 +188,6 @@ export async function deleteMe(ctx: Context) {
 export async function deleteUser(ctx: Context, id: string) {
   await getUser(ctx, id);
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
-  if (!self && !(await isPlatformAdmin(ctx))) throw new ForbiddenError('Only platform administrators delete other users');
+  if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('delete other users');
   return deleteAccount(ctx, id);
 }
