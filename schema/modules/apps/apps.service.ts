@@ -13,7 +13,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { CLIENT_ID_PREFIX, redirectUri } from '../oauth/clients.service.ts';
+import { CLIENT_ID_PREFIX, redirectUri } from '../clients/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type Destination } from '../webhooks/destination.ts';
 import { encryptSecret, newSecret } from '../webhooks/secret.ts';
