@@ -1,7 +1,7 @@
 // Reading OAuth parameters: the query of a GET, or a form or JSON body of a POST. A parameter given twice
 // stays an array so the endpoint can refuse it (RFC 6749 3.1, 3.2).
 import type Koa from 'koa';
-import { InvalidRequest } from '../../schema/modules/oauth/oauth.errors.ts';
+import { InvalidClient, InvalidRequest } from '../../schema/modules/oauth/oauth.errors.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
 
 export type Params = Record<string, string | string[] | undefined>;
@@ -55,4 +55,9 @@ export function singleValued(params: Params): Record<string, string> {
     out[key] = value;
   }
   return out;
+}
+
+/** Revocation and introspection authenticate clients by client_secret_post only: credentials in a header are refused. */
+export function refuseHeaderAuth(ctx: Koa.Context): void {
+  if (ctx.get('Authorization')) throw new InvalidClient('Client authentication must use client_secret_post');
 }

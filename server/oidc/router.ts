@@ -11,7 +11,8 @@ import { oauthCors } from './cors.ts';
 import { authorizeEndpoint } from './authorize.ts';
 import { tokenEndpoint } from './token.ts';
 import { userinfoEndpoint } from './userinfo.ts';
-import { introspectEndpoint, revokeEndpoint } from './token-admin.ts';
+import { revokeEndpoint } from './revocation.ts';
+import { introspectEndpoint } from './introspection.ts';
 import { logoutEndpoint } from './logout.ts';
 import { discoveryEndpoint, jwksEndpoint } from './well-known.ts';
 

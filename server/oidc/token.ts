@@ -1,7 +1,7 @@
 // POST /oauth/token: client_secret_post only, so credentials in an Authorization header are refused.
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
-import { exchange } from '../../schema/modules/oauth/token-endpoint.service.ts';
+import { exchange } from '../../schema/modules/oauth/token.service.ts';
 import { InvalidClient } from '../../schema/modules/oauth/oauth.errors.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { requestParams, sendJson, singleValued } from './index.ts';

@@ -2,7 +2,7 @@
 // access_token in a form body (RFC 6750 2.2). A token without the openid scope is refused (OIDC Core 5.3.3).
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
-import { userinfo } from '../../schema/modules/oauth/token-admin.service.ts';
+import { userinfo } from '../../schema/modules/oauth/userinfo.service.ts';
 import { InvalidRequest, InvalidToken } from '../../schema/modules/oauth/oauth.errors.ts';
 import { bearerToken } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';

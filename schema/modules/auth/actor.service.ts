@@ -3,7 +3,7 @@
 // of credential costs one statement (DESIGN 5: authentication is a hot path).
 import type { Actor, Context } from '../../context.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
-import { verifyAccessToken } from '../oauth/tokens.service.ts';
+import { verifyAccessToken } from '../oauth/verify-access-token.ts';
 import { authenticateApiKey, API_KEY_PREFIX } from '../api-keys/api-keys.service.ts';
 import { findLiveSession } from './sessions.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';

@@ -3,7 +3,7 @@
 import type { Context } from '../../context.ts';
 import { requireUserId } from '../../auth/access.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { revokeGrant } from '../oauth/tokens.service.ts';
+import { revokeGrant } from '../oauth/revocation.service.ts';
 import { ConnectedAppNotFound } from './clients.errors.ts';
 
 export async function connectedApps(ctx: Context) {

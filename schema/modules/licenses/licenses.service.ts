@@ -7,7 +7,7 @@ import { hotQuery, hotStatement, Prisma, type Db } from '../../db.ts';
 import { countSql, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
 import type { CounterRow } from '../../limits/leases.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
-import { tokenGrantFrom, tokenGrantKeys, tokenGrantStands, verifyAccessTokenSignature, type TokenGrantKeys } from '../oauth/tokens.service.ts';
+import { tokenGrantFrom, tokenGrantKeys, tokenGrantStands, verifyAccessTokenSignature, type TokenGrantKeys } from '../oauth/verify-access-token.ts';
 import { actingOrganizationId, requireUserId, userIdOf } from '../../auth/access.ts';
 import { parseInput } from '../../lib/input.ts';
 

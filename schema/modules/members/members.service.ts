@@ -11,7 +11,7 @@ import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
-import { revokeGrant } from '../oauth/tokens.service.ts';
+import { revokeGrant } from '../oauth/revocation.service.ts';
 
 type Tx = Prisma.TransactionClient;
 

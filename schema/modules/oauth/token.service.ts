@@ -1,19 +1,19 @@
 // The token endpoint's grants (RFC 6749 4.1.3, 6, 4.4). Client authentication is client_secret_post only.
-// Each grant is one statement after client authentication (token-statements.ts), and a code exchange or refresh for
+// Each grant is one statement after client authentication (token/statements.ts), and a code exchange or refresh for
 // a client the process remembers is that one statement alone (remembered-clients.ts): a code or refresh token is
 // consumed with a conditional UPDATE that also checks the grant, the session version and the membership and
 // stores what is issued; a replayed code or refresh token revokes its whole grant (OAuth 2.0 Security BCP 4.14,
 // 4.13). Tokens are signed after the statement, holding no connection.
 import { createHash } from 'node:crypto';
 import type { Context } from '../../context.ts';
-import { addSeconds } from '../../lib/clock.ts';
-import { randomToken, sha256 } from '../../lib/crypto.ts';
+import { sha256 } from '../../lib/crypto.ts';
 import { authenticateClient, rememberedClient } from './client-authentication.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope, UnauthorizedClient, UnsupportedGrantType } from './oauth.errors.ts';
 import { parseScope } from './scopes.ts';
 import { claimsFor } from './claims.service.ts';
-import { REFRESH_TOKEN_PREFIX, REFRESH_TOKEN_TTL_SECONDS, signTokens, type TokenResponse, type TokenSubject } from './tokens.service.ts';
-import { endReplayedGrant, recordClientCredentialsGrant, redeemCode, redeemRefreshToken, type NextRefresh, type Redeemed } from './token-statements.ts';
+import { signTokens, type TokenResponse, type TokenSubject } from './token/sign.ts';
+import { nextRefresh } from './token/refresh-token.ts';
+import { endReplayedGrant, recordClientCredentialsGrant, redeemCode, redeemRefreshToken, type Redeemed } from './token/statements.ts';
 
 type Params = Record<string, unknown>;
 type Client = Awaited<ReturnType<typeof authenticateClient>>;
@@ -58,13 +58,6 @@ export async function exchange(ctx: Context, params: Params): Promise<TokenRespo
  */
 interface Redeeming {
   guess?: boolean;
-}
-
-/** The refresh token to issue with this response, made before the statement that stores it. */
-function nextRefresh(ctx: Context, client: Client): { value: string; stored: NextRefresh } | null {
-  if (!client.grantTypes.includes('refresh_token')) return null;
-  const value = randomToken(REFRESH_TOKEN_PREFIX);
-  return { value, stored: { hash: sha256(value), expiresAt: addSeconds(ctx.clock.now(), REFRESH_TOKEN_TTL_SECONDS) } };
 }
 
 async function authorizationCode(ctx: Context, client: Client, params: Params, { guess = false }: Redeeming = {}): Promise<TokenResponse | null> {
@@ -134,7 +127,7 @@ function subjectOf(client: Client, r: Redeemed, scope: string[]): TokenSubject {
 async function clientCredentials(ctx: Context, client: Client, params: Params): Promise<TokenResponse> {
   const asked = typeof params.scope === 'string' ? parseScope(params.scope) : [];
   const userScopes = new Set(['openid', 'offline_access', 'profile', 'email']);
-  // Without a scope parameter, what the client may have minus `api`: that one is never granted by default (DESIGN 4).
+  // Without a scope parameter, what the client may have minus `api`: that one is never granted by default (docs/architecture.md#oauth-and-openid-connect).
   const candidates = asked.length ? asked : client.allowedScopes.filter((s) => !userScopes.has(s) && s !== 'api');
   if (asked.some((s) => userScopes.has(s) || !client.allowedScopes.includes(s))) throw new InvalidScope();
   // A machine holds no license: the statement leaves out the scopes that name a product, or refuses them when asked.

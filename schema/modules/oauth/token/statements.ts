@@ -1,4 +1,4 @@
-// The token endpoint's writes, one SQL statement each (DESIGN 5, STYLE "hot paths"). Redeeming a code or a
+// The token endpoint's writes, one SQL statement each (docs/architecture.md#hot-paths). Redeeming a code or a
 // refresh token consumes it with a conditional UPDATE ... RETURNING, checks in the same statement that the grant
 // stands, that the user's session version has not moved and that the user is still a member of the grant's
 // organization, and only then stores the next refresh token, the oauth.token.issued event (when a webhook wants
@@ -7,14 +7,14 @@
 // statement runs.
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
-import type { Context } from '../../context.ts';
-import { hotQuery, Prisma } from '../../db.ts';
-import { uuidv7 } from '../../lib/ids.ts';
-import { sqlTimestamp as ts } from '../../lib/sql-value.ts';
-import { auditRowCte } from '../audit/audit-sql.ts';
-import { eventRowCte } from '../../events/event-sql.ts';
-import { CLAIM_COLUMNS, type ClaimSource } from './claims.service.ts';
-import { revealedProducts, withoutLostLicenses } from './product-scopes.ts';
+import type { Context } from '../../../context.ts';
+import { hotQuery, Prisma } from '../../../db.ts';
+import { uuidv7 } from '../../../lib/ids.ts';
+import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
+import { auditRowCte } from '../../audit/audit-sql.ts';
+import { eventRowCte } from '../../../events/event-sql.ts';
+import { CLAIM_COLUMNS, type ClaimSource } from '../claims.service.ts';
+import { revealedProducts, withoutLostLicenses } from '../product-scopes.ts';
 
 const sql = Prisma.sql;
 const LAST_USED_GRANULARITY = Prisma.raw(`interval '1 minute'`);
@@ -232,46 +232,4 @@ export async function recordClientCredentialsGrant(
     })}
     select scope from allowed`;
   return row ? { grantId, scope: row.scope.split(' ').filter(Boolean) } : null;
-}
-
-/**
- * Revocation (RFC 7009): ends the grant of a refresh token (by its hash) or of an access token (by its grant id),
- * if it is this client's, with the oauth_client.token_revoked event and the audit entry. False when not found.
- */
-export async function revokeGrantOfToken(ctx: Context, client: StatementClient, target: { refreshHash: string } | { grantId: string }): Promise<boolean> {
-  const now = ctx.clock.now();
-  const find = 'refreshHash' in target
-    ? sql`select grant_id from refresh_tokens where token_hash = ${target.refreshHash}::text and client_id = ${client.id}::text`
-    : sql`select id as grant_id from oauth_grants where id = ${target.grantId}::text and client_id = ${client.id}::text`;
-  const [row] = await ctx.db.$queryRaw<{ found: number }[]>`
-    with target as (${find}),
-    ended_grant as (
-      update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from target) and revoked_at is null
-    ), ended_tokens as (
-      update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from target) and revoked_at is null
-    ), ${eventRowCte(ctx, 'event', 'target t', {
-      kind: 'oauth_client.token_revoked', organizationId: client.organizationId,
-      facts: { client, grantId: sql`t.grant_id` },
-    })}, ${auditRowCte(ctx, 'audit', 'target', {
-      action: 'oauth.token.revoke', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
-      targetType: 'oauth_client', targetId: client.id, details: {},
-    })}
-    select count(*)::int as found from target`;
-  return (row?.found ?? 0) > 0;
-}
-
-/** What introspection says of a refresh token, in one statement; null when it is not active for `organizationId`. */
-export async function liveRefreshToken(ctx: Context, hash: string, organizationId: string) {
-  const now = ctx.clock.now();
-  const [row] = await ctx.db.$queryRaw<{ scope: string; user_id: string; client_id: string; expires_at: Date; created_at: Date }[]>`
-    select rt.scope, rt.user_id, c.client_id, rt.expires_at, rt.created_at
-    from refresh_tokens rt
-    join oauth_grants g on g.id = rt.grant_id
-    join oauth_clients c on c.id = rt.client_id
-    join users u on u.id = rt.user_id
-    join memberships m on m.user_id = rt.user_id and m.organization_id = rt.organization_id
-    where rt.token_hash = ${hash}::text and rt.used_at is null and rt.revoked_at is null and rt.expires_at > ${ts(now)}
-      and g.revoked_at is null and c.enabled and c.organization_id = ${organizationId}::text
-      and u.session_version = rt.session_version`;
-  return row ?? null;
 }
