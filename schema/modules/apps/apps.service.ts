@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { isPlatformAdmin, organizationInScope, requireActor, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireActor, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -38,11 +38,7 @@ const installInput = z.object({ organizationId: fields.id.nullish() }).strict();
 
 const settingsOf = (ctx: Context) => ctx.settings.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
 
-async function requirePlatformAdmin(ctx: Context): Promise<string | null> {
-  requireActor(ctx);
-  if (!(await isPlatformAdmin(ctx))) throw new AppWriterOnlyError();
-  return ctx.operatorOrganizationId();
-}
+const requireAppWriter = (ctx: Context) => requirePlatformAdmin(ctx, AppWriterOnlyError);
 
 /** The SSRF guard of webhooks, at registration and edit; the install checks again and connects to what it checked. */
 async function checkWebhookUrl(ctx: Context, url: string): Promise<void> {
@@ -73,7 +69,7 @@ export async function getApp(ctx: Context, id: unknown) {
 }
 
 export async function createApp(ctx: Context, input: unknown) {
-  const operatorId = await requirePlatformAdmin(ctx);
+  const operatorId = await requireAppWriter(ctx);
   const data = parseInput(createInput, input);
   await checkWebhookUrl(ctx, data.webhookUrl);
   const signingSecret = newSecret();
@@ -88,7 +84,7 @@ export async function createApp(ctx: Context, input: unknown) {
 
 /** A change of name, redirect URIs or scopes reaches every installed client in the same transaction. */
 export async function updateApp(ctx: Context, id: unknown, input: unknown) {
-  const operatorId = await requirePlatformAdmin(ctx);
+  const operatorId = await requireAppWriter(ctx);
   const app = await findApp(ctx, id);
   const data = parseInput(updateInput, input);
   if (data.webhookUrl !== undefined) await checkWebhookUrl(ctx, data.webhookUrl);
@@ -104,7 +100,7 @@ export async function updateApp(ctx: Context, id: unknown, input: unknown) {
 }
 
 export async function deleteApp(ctx: Context, id: unknown) {
-  const operatorId = await requirePlatformAdmin(ctx);
+  const operatorId = await requireAppWriter(ctx);
   const app = await findApp(ctx, id);
   try {
     await ctx.db.$transaction(async (tx) => {
@@ -121,7 +117,7 @@ export async function deleteApp(ctx: Context, id: unknown) {
 
 /** A new signing secret; the old one signs nothing from now on (every push reads the secret when it is sent). */
 export async function rotateAppSecret(ctx: Context, id: unknown) {
-  const operatorId = await requirePlatformAdmin(ctx);
+  const operatorId = await requireAppWriter(ctx);
   const app = await findApp(ctx, id);
   const signingSecret = newSecret();
   const signingSecretEncrypted = await encryptSecret(signingSecret, ctx.settings.secretKey);

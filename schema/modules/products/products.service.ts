@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { isPlatformAdmin, requireActor } from '../../auth/access.ts';
+import { requireActor, requirePlatformAdmin } from '../../auth/access.ts';
 import { isUniqueViolation } from '../../db.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -25,11 +25,7 @@ const description = z.string().max(2000, 'must be at most 2000 characters');
 const createInput = z.object({ name: fields.name, slug, description: description.default(''), features: features.default([]) }).strict();
 const updateInput = z.object({ name: fields.name, slug, description, features }).partial().strict();
 
-async function requireCatalogWriter(ctx: Context) {
-  requireActor(ctx);
-  if (!(await isPlatformAdmin(ctx))) throw new CatalogWriterOnlyError();
-  return ctx.operatorOrganizationId();
-}
+const requireCatalogWriter = (ctx: Context) => requirePlatformAdmin(ctx, CatalogWriterOnlyError);
 
 export async function listProducts(ctx: Context, page?: PageInput) {
   requireActor(ctx);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Db, Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole } from '../../auth/access.ts';
+import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
 import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent } from '../../events/emit.ts';
@@ -78,9 +78,7 @@ async function findVisible(ctx: Context, id: string) {
   return row;
 }
 
-async function requirePlatformAdmin(ctx: Context) {
-  if (!(await isPlatformAdmin(ctx))) throw new SubscriptionWriterOnlyError();
-}
+const requireSubscriptionWriter = (ctx: Context) => requirePlatformAdmin(ctx, SubscriptionWriterOnlyError);
 
 /** Takes the subscription's row lock: seat assignments and changes of one subscription take turns. */
 export async function lockSubscription(tx: Tx, id: string) {
@@ -117,7 +115,7 @@ export async function createSubscription(ctx: Context, input: unknown) {
   requireActor(ctx);
   const data = parseInput(createInput, input);
   await requireOrgRole(ctx, data.organizationId, 'member');
-  await requirePlatformAdmin(ctx);
+  await requireSubscriptionWriter(ctx);
   const product = await ctx.db.product.findUnique({ where: { id: data.productId }, select: { id: true } });
   if (!product) throw new NotFoundError('Product');
   return ctx.db.$transaction(async (tx) => {
@@ -158,7 +156,7 @@ function changedFields(before: SubscriptionView, data: z.output<typeof updateInp
 }
 
 async function change(ctx: Context, id: string, data: z.output<typeof updateInput>, action: string) {
-  await requirePlatformAdmin(ctx);
+  await requireSubscriptionWriter(ctx);
   return ctx.db.$transaction(async (tx) => {
     await lockSubscription(tx, id);
     const before = view(await tx.subscription.findUniqueOrThrow({ where: { id }, include: INCLUDE }));
