@@ -3,6 +3,7 @@
 import { execute, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../../schema/context.ts';
 import { UserError, ValidationError } from '../../schema/errors/index.ts';
+import { snakeCase } from '../../schema/lib/case.ts';
 import { classifyError } from '../errors/classify.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
 
@@ -63,8 +64,6 @@ export function unwrap<T>(value: T | { __typename: 'UserError'; code: string; me
 
 export const USER_ERROR_FIELDS = '... on UserError { __typename code message details { path message } }';
 
-export const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 /**
  * 'Variable "$input" got invalid value 5 at "input.name"; String cannot represent...' -> a field problem at `name`.
  * `$input` wraps the body, so its fields are the body's; any other variable is a value of its own (`limit`, `role`).
@@ -77,5 +76,5 @@ function coercionError(message: string): ValidationError {
   const segments = [...(variable === 'input' ? [] : [variable!]), ...at.split('.').filter(Boolean)];
   const missing = /^Field "(\w+)" of required type .* was not provided\.?$/s.exec(detail);
   if (missing) segments.push(missing[1]!);
-  return new ValidationError('The request is invalid', [{ path: segments.map(snake).join('.') || '(body)', message: missing ? 'is required' : detail }]);
+  return new ValidationError('The request is invalid', [{ path: snakeCase(segments.join('.')) || '(body)', message: missing ? 'is required' : detail }]);
 }

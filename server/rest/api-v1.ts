@@ -2,7 +2,7 @@
 // trail.
 import { ForbiddenError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import {
   API_KEY_FIELDS, LOGIN_FIELDS, USER_FIELDS, presentApiKey, presentLogin, presentPage, presentUser,
 } from './presenters.ts';
@@ -33,7 +33,7 @@ export const apiV1Routes: RestRoute[] = [
   {
     method: 'POST', path: '/auth/login', public: true, summary: 'Sign in with e-mail and password',
     operation: `mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ body }) => ({ input: pick(onlyFields(body, ['email', 'password']), { email: 'email', password: 'password' }) }),
+    variables: ({ body }) => ({ input: fromBody(body, ['email', 'password']) }),
     respond: (d) => {
       const login = unwrap(d.login);
       return { body: presentLogin(login), session: loginSession(login) };
@@ -74,9 +74,7 @@ export const apiV1Routes: RestRoute[] = [
     method: 'PATCH', path: '/users/me', summary: 'Update the profile; a new password needs current_password and ends every other session',
     operation: `mutation($input: UpdateMeInput!) { updateMe(input: $input) { __typename ... on UpdateMePayload { user { ${USER_FIELDS} } login { ${LOGIN_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({
-      input: pick(onlyFields(body, ['name', 'picture', 'email', 'current_password', 'password']), {
-        name: 'name', picture: 'picture', email: 'email', current_password: 'currentPassword', password: 'password',
-      }),
+      input: fromBody(body, ['name', 'picture', 'email', 'current_password', 'password']),
     }),
     respond: (d) => {
       const r = unwrap(d.updateMe);
@@ -97,7 +95,7 @@ export const apiV1Routes: RestRoute[] = [
   {
     method: 'POST', path: '/api-keys', summary: 'Create an API key; key and secret are shown only in this response',
     operation: `mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { __typename ... on CreatedApiKey { key secret apiKey { ${API_KEY_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ body }) => ({ input: pick(onlyFields(body, ['name', 'role', 'organization_id']), { name: 'name', role: 'role', organization_id: 'organizationId' }) }),
+    variables: ({ body }) => ({ input: fromBody(body, ['name', 'role', 'organization_id']) }),
     respond: (d) => {
       const r = unwrap(d.createApiKey);
       return { status: 201, body: { ...presentApiKey(r.apiKey), key: r.key, secret: r.secret } };
@@ -119,7 +117,7 @@ export const apiV1Routes: RestRoute[] = [
     method: 'POST', path: '/invitations/accept', public: true,
     summary: 'Accept an invitation: creates the account (name, password) or joins with the signed-in one',
     operation: `mutation($input: AcceptInvitationInput!) { acceptInvitation(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ body }) => ({ input: pick(onlyFields(body, ['token', 'name', 'password']), { token: 'token', name: 'name', password: 'password' }) }),
+    variables: ({ body }) => ({ input: fromBody(body, ['token', 'name', 'password']) }),
     respond: (d) => {
       const login = unwrap(d.acceptInvitation);
       return { body: presentLogin(login), session: loginSession(login) };

@@ -1,4 +1,5 @@
-// Routes under /api/v1/apps and /api/v1/installations: the marketplace catalog, installs and uninstalls (DESIGN 8).
+// Routes under /api/v1/apps and /api/v1/installations: the marketplace catalog, installs and uninstalls
+// (docs/architecture.md#marketplace).
 import { ValidationError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { onlyFields, page, pick, type RestRoute } from './route.ts';
@@ -30,11 +31,11 @@ const presentInstallation = (i: any) => ({
   installed_at: i.installedAt,
 });
 
-const WRITABLE = { name: 'name', description: 'description', webhook_url: 'webhookUrl', redirect_uris: 'redirectUris', scopes: 'scopes', homepage_url: 'homepageUrl' };
+const WRITABLE = ['name', 'description', 'webhook_url', 'redirect_uris', 'scopes', 'homepage_url'];
 
 /** GraphQL would read a lone string as a one-item list; the REST body must send lists. */
 function appInput(body: Record<string, unknown>) {
-  const input = onlyFields(body, Object.keys(WRITABLE));
+  const input = onlyFields(body, WRITABLE);
   const problems = ['redirect_uris', 'scopes'].filter((k) => k in input && !Array.isArray(input[k])).map((k) => ({ path: k, message: 'must be a list of strings' }));
   if (problems.length) throw new ValidationError('The request is invalid', problems);
   return pick(input, WRITABLE);

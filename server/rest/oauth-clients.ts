@@ -1,6 +1,6 @@
 // Routes under /api/v1/oauth-clients: register, list, read, update (and disable), rotate the secret, delete.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import { fromBody, page, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
 const CLIENT_FIELDS = 'id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt';
@@ -23,18 +23,10 @@ export const presentClient = (c: any) => ({
   updated_at: c.updatedAt,
 });
 
-const WRITABLE = {
-  name: 'name',
-  description: 'description',
-  redirect_uris: 'redirectUris',
-  post_logout_redirect_uris: 'postLogoutRedirectUris',
-  allowed_origins: 'allowedOrigins',
-  allowed_scopes: 'allowedScopes',
-  grant_types: 'grantTypes',
-  id_token_signed_response_alg: 'idTokenSignedResponseAlg',
-  enabled: 'enabled',
-  consent_required: 'consentRequired',
-};
+const WRITABLE = [
+  'name', 'description', 'redirect_uris', 'post_logout_redirect_uris', 'allowed_origins', 'allowed_scopes', 'grant_types',
+  'id_token_signed_response_alg', 'enabled', 'consent_required',
+];
 
 const withSecret = (r: any) => ({ ...presentClient(r.client), client_secret: r.clientSecret });
 
@@ -42,7 +34,7 @@ export const oauthClientRoutes: RestRoute[] = [
   {
     method: 'POST', path: '/oauth-clients', summary: 'Register an OAuth client; client_secret is shown only in this response',
     operation: `mutation($input: CreateOAuthClientInput!) { createOAuthClient(input: $input) { __typename ... on OAuthClientWithSecret { clientSecret client { ${CLIENT_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ body }) => ({ input: pick(onlyFields(body, [...Object.keys(WRITABLE), 'organization_id']), { ...WRITABLE, organization_id: 'organizationId' }) }),
+    variables: ({ body }) => ({ input: fromBody(body, [...WRITABLE, 'organization_id']) }),
     respond: (d) => ({ status: 201, body: withSecret(unwrap(d.createOAuthClient)) }),
   },
   {
@@ -60,7 +52,7 @@ export const oauthClientRoutes: RestRoute[] = [
   {
     method: 'PATCH', path: '/oauth-clients/:id', summary: 'Update an OAuth client; {"enabled": false} disables it and ends its tokens',
     operation: `mutation($id: ID!, $input: UpdateOAuthClientInput!) { updateOAuthClient(id: $id, input: $input) { __typename ... on OAuthClient { ${CLIENT_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ params, body }) => ({ id: params.id, input: pick(onlyFields(body, Object.keys(WRITABLE)), WRITABLE) }),
+    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, WRITABLE) }),
     respond: (d) => ({ body: presentClient(unwrap(d.updateOAuthClient)) }),
   },
   {

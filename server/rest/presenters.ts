@@ -1,4 +1,5 @@
-// The documented REST shapes (snake_case, DESIGN 6) and the GraphQL selections they are made from.
+// The documented REST shapes (snake_case, docs/architecture.md#rest-conventions) and the GraphQL selections they
+// are made from.
 export const USER_FIELDS = 'id email emailVerified name picture createdAt updatedAt';
 export const presentUser = (u: any) => ({
   id: u.id,

@@ -1,18 +1,18 @@
 // Routes under /v1/products: the catalog. Fields are camelCase, as the interface gives them.
 import { ValidationError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import { fromBody, page, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
 const PRODUCT_FIELDS = 'id name slug description features createdAt updatedAt';
-const WRITABLE = { name: 'name', slug: 'slug', description: 'description', features: 'features' };
+const WRITABLE = ['name', 'slug', 'description', 'features'];
 
 /** GraphQL would read a lone string as a one-item list; the REST body must send a list. */
 function input(body: Record<string, unknown>) {
   if ('features' in body && !Array.isArray(body.features)) {
     throw new ValidationError('The request is invalid', [{ path: 'features', message: 'must be a list of strings' }]);
   }
-  return pick(onlyFields(body, Object.keys(WRITABLE)), WRITABLE);
+  return fromBody(body, WRITABLE);
 }
 
 export const presentProduct = (p: any) => ({

@@ -4,7 +4,8 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { Context } from '../../schema/context.ts';
 import { DomainError, UnauthenticatedError, UserError, ValidationError } from '../../schema/errors/index.ts';
-import { snake, type Executor } from '../graphql/executor.ts';
+import { camelCase, snakeCase } from '../../schema/lib/case.ts';
+import type { Executor } from '../graphql/executor.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
 import { sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
 
@@ -61,7 +62,7 @@ function singleQuery(query: Record<string, string | string[] | undefined>): Reco
 /** Services name fields as GraphQL does (redirectUris.0); a REST caller sent redirect_uris. */
 function restFieldNames(error: unknown): never {
   if (error instanceof UserError && error.details.length) {
-    throw new UserError(error.code, error.message, error.details.map((d) => ({ ...d, path: d.path.split('.').map(snake).join('.') })));
+    throw new UserError(error.code, error.message, error.details.map((d) => ({ ...d, path: snakeCase(d.path) })));
   }
   throw error;
 }
@@ -106,14 +107,17 @@ function wholeNumber(value: string, name: string): number {
 }
 
 /** Copies the listed snake_case body fields to camelCase variables, leaving absent ones out. */
-export function pick(body: Record<string, unknown>, mapping: Record<string, string>): Record<string, unknown> {
+export function pick(body: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [from, to] of Object.entries(mapping)) if (from in body) out[to] = body[from];
+  for (const field of fields) if (field in body) out[camelCase(field)] = body[field];
   return out;
 }
 
+/** The body as an operation's input: only the listed snake_case fields (onlyFields), given in camelCase (pick). */
+export const fromBody = (body: Record<string, unknown>, fields: readonly string[]) => pick(onlyFields(body, fields), fields);
+
 /** Rejects body fields the route does not know, so that a typo is an error rather than silently ignored. */
-export function onlyFields(body: Record<string, unknown>, allowed: string[]): Record<string, unknown> {
+export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): Record<string, unknown> {
   const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
   if (unknown.length) {
     throw new ValidationError('The body has unknown fields', unknown.map((k) => ({ path: k, message: `is not a known field (expected one of: ${allowed.join(', ')})` })));

@@ -1,7 +1,7 @@
 // Routes for subscriptions (the same table under /v1 and /api/v1) and their seats (/api/v1). Fields are
 // snake_case; price_per_seat travels as a JSON number and is handed to the schema as exact decimal text.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
 const SUBSCRIPTION_FIELDS = 'id organizationId productId totalSeats assignedSeats pricePerSeat billingCycle status endDate createdAt updatedAt';
@@ -29,11 +29,8 @@ export const presentSeat = (s: any) => ({
   assigned_at: s.createdAt,
 });
 
-const CREATE = {
-  organization_id: 'organizationId', product_id: 'productId', total_seats: 'totalSeats', price_per_seat: 'pricePerSeat',
-  billing_cycle: 'billingCycle', status: 'status', end_date: 'endDate',
-};
-const UPDATE = { total_seats: 'totalSeats', price_per_seat: 'pricePerSeat', billing_cycle: 'billingCycle', status: 'status', end_date: 'endDate' };
+const UPDATE = ['total_seats', 'price_per_seat', 'billing_cycle', 'status', 'end_date'];
+const CREATE = ['organization_id', 'product_id', ...UPDATE];
 
 /**
  * A JSON number becomes its shortest decimal text (19.99 -> "19.99"); the schema checks the amount. end_date goes
@@ -57,7 +54,7 @@ export const subscriptionRoutes: RestRoute[] = [
   {
     method: 'POST', path: '/subscriptions', summary: 'Create a subscription for an organization (platform admins)',
     operation: `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ body }) => ({ input: money(pick(onlyFields(body, Object.keys(CREATE)), CREATE)) }),
+    variables: ({ body }) => ({ input: money(fromBody(body, CREATE)) }),
     respond: (d) => ({ status: 201, body: presentSubscription(unwrap(d.createSubscription)) }),
   },
   {
@@ -69,7 +66,7 @@ export const subscriptionRoutes: RestRoute[] = [
   {
     method: 'PATCH', path: '/subscriptions/:id', summary: 'Change seats, price, cycle, status or end date; status cancelled cancels (platform admins)',
     operation: `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ params, body }) => ({ id: params.id, input: money(pick(onlyFields(body, Object.keys(UPDATE)), UPDATE)) }),
+    variables: ({ params, body }) => ({ id: params.id, input: money(fromBody(body, UPDATE)) }),
     respond: (d) => ({ body: presentSubscription(unwrap(d.updateSubscription)) }),
   },
   {

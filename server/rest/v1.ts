@@ -1,6 +1,6 @@
 // Routes under /v1 for organizations, their members and invitations, users, the product catalog and subscriptions.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { onlyFields, page, pick, type RestRoute } from './route.ts';
+import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import {
   INVITATION_FIELDS, MEMBER_FIELDS, ORGANIZATION_FIELDS, USER_FIELDS,
   presentInvitation, presentMember, presentOrganization, presentPage, presentUser,
@@ -19,7 +19,7 @@ export const v1Routes: RestRoute[] = [
   {
     method: 'POST', path: '/organizations', summary: 'Create an organization owned by the caller',
     operation: `mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { __typename ... on Organization { ${ORGANIZATION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ body }) => ({ input: pick(onlyFields(body, ['name']), { name: 'name' }) }),
+    variables: ({ body }) => ({ input: fromBody(body, ['name']) }),
     respond: (d) => ({ status: 201, body: presentOrganization(unwrap(d.createOrganization)) }),
   },
   {
@@ -31,7 +31,7 @@ export const v1Routes: RestRoute[] = [
   {
     method: 'PATCH', path: '/organizations/:id', summary: 'Update an organization (owners and admins)',
     operation: `mutation($id: ID!, $input: UpdateOrganizationInput!) { updateOrganization(id: $id, input: $input) { __typename ... on Organization { ${ORGANIZATION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ params, body }) => ({ id: params.id, input: pick(onlyFields(body, ['name']), { name: 'name' }) }),
+    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['name']) }),
     respond: (d) => ({ body: presentOrganization(unwrap(d.updateOrganization)) }),
   },
   {
@@ -61,7 +61,7 @@ export const v1Routes: RestRoute[] = [
   {
     method: 'POST', path: '/organizations/:id/invitations', summary: 'Invite an e-mail address; returns the token and accept link once',
     operation: `mutation($id: String!, $input: CreateInvitationInput!) { createInvitation(organizationId: $id, input: $input) { __typename ... on CreatedInvitation { token acceptUrl invitation { ${INVITATION_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ params, body }) => ({ id: params.id, input: pick(onlyFields(body, ['email', 'role']), { email: 'email', role: 'role' }) }),
+    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['email', 'role']) }),
     respond: (d) => {
       const r = unwrap(d.createInvitation);
       return { status: 201, body: { ...presentInvitation(r.invitation), token: r.token, accept_url: r.acceptUrl } };
@@ -90,7 +90,7 @@ export const v1Routes: RestRoute[] = [
     operation: `mutation($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { __typename ... on User { ${USER_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params, body }) => ({
       id: params.id,
-      input: pick(onlyFields(body, ['name', 'picture', 'email_verified']), { name: 'name', picture: 'picture', email_verified: 'emailVerified' }),
+      input: fromBody(body, ['name', 'picture', 'email_verified']),
     }),
     respond: (d) => ({ body: presentUser(unwrap(d.updateUser)) }),
   },
