@@ -4,7 +4,7 @@ import type { Db } from './db.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Role } from '../prisma/generated/client/enums.ts';
 import type { KeyStore } from './keys/signing-keys.ts';
-import type { WebhookSettings } from './modules/webhooks/destination.ts';
+import type { WebhookSettings } from './push/destination.ts';
 import type { RateLimitLeases } from './limits/leases.ts';
 import type { RememberedClients } from './modules/oauth/remembered-clients.ts';
 import type { AuthenticatedClient } from './modules/oauth/client-authentication.ts';

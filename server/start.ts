@@ -17,7 +17,7 @@ import { RateLimitLeases } from '../schema/limits/leases.ts';
 import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
-import type { HostResolver } from '../schema/modules/webhooks/destination.ts';
+import type { HostResolver } from '../schema/push/destination.ts';
 
 export interface StartOptions {
   env?: NodeJS.ProcessEnv;

@@ -13,7 +13,7 @@ import { webhookSweep } from './tasks/webhook-sweep.ts';
 import { appNotify } from './tasks/app-notify.ts';
 import { appSweep } from './tasks/app-sweep.ts';
 import { InFlight } from './in-flight.ts';
-import type { WebhookSettings } from '../schema/modules/webhooks/destination.ts';
+import type { WebhookSettings } from '../schema/push/destination.ts';
 import type { Clock } from '../schema/lib/clock.ts';
 
 export interface WorkerDeps {

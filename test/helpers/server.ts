@@ -7,7 +7,7 @@ import { pino, type Logger } from 'pino';
 import { startTessera, type Running } from '../../server/start.ts';
 import type { Clock } from '../../schema/lib/clock.ts';
 import { createTestDatabase } from './db.ts';
-import type { HostResolver } from '../../schema/modules/webhooks/destination.ts';
+import type { HostResolver } from '../../schema/push/destination.ts';
 
 export interface TestServer extends Running {
   databaseUrl: string;

@@ -10,7 +10,7 @@ import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
 import { EVENT_KINDS } from '../../schema/events/catalog.ts';
-import { isPrivateAddress } from '../../schema/modules/webhooks/destination.ts';
+import { isPrivateAddress } from '../../schema/push/destination.ts';
 
 const PUBLIC = '93.184.215.14';
 /** A name's answers, as DNS would give them; rebind.test answers a public address once, then the metadata one. */

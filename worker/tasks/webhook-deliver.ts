@@ -1,7 +1,7 @@
 import type { Task } from 'graphile-worker';
 import type { WorkerDeps } from '../index.ts';
 import { assertDeliverJob, attemptDelivery } from '../../schema/modules/webhooks/delivery.service.ts';
-import { pgSql } from '../../schema/modules/webhooks/signed-attempt.ts';
+import { pgSql } from '../../schema/push/signed-attempt.ts';
 
 /** One attempt of one webhook delivery; it records the attempt and schedules the next one itself. */
 export const webhookDeliver = (deps: WorkerDeps): Task => async (payload, helpers) => {

@@ -15,10 +15,10 @@ import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { CLIENT_ID_PREFIX, redirectUri } from '../clients/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
-import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type Destination } from '../webhooks/destination.ts';
-import { encryptSecret, newSecret } from '../webhooks/secret.ts';
-import { send } from '../webhooks/sender.ts';
-import { isAccepted, signMessage } from '../webhooks/signed-attempt.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type Destination } from '../../push/destination.ts';
+import { encryptSecret, newSecret } from '../../push/secret.ts';
+import { send } from '../../push/sender.ts';
+import { isAccepted, signMessage } from '../../push/signed-attempt.ts';
 import { AlreadyInstalledError, AppInstalledError, AppUnreachableError, AppWriterOnlyError, WebhookUrlNotAllowedError } from './apps.errors.ts';
 import { notificationJobSql } from './notifications.service.ts';
 

@@ -2,11 +2,11 @@
 // attempted on the webhook retry schedule (0, 1, 5, 15, 60 minutes), the same body bytes every time. Also the
 // sweep that finishes what a dead process left: due attempts not queued, and installs that never completed.
 import { Prisma } from '../../db.ts';
-import { DEFAULT_WEBHOOK_SETTINGS } from '../webhooks/destination.ts';
+import { DEFAULT_WEBHOOK_SETTINGS } from '../../push/destination.ts';
 import {
   advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, recordAttempt, STUCK_AFTER_SECONDS,
   type AttemptDeps, type AttemptLane, type AttemptOutcome,
-} from '../webhooks/signed-attempt.ts';
+} from '../../push/signed-attempt.ts';
 
 export const NOTIFY_TASK = 'app_notify';
 const lane: AttemptLane = { task: NOTIFY_TASK, idKey: 'notificationId', keyPrefix: 'app_notification:' };

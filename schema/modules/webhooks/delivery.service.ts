@@ -1,4 +1,4 @@
-// Webhook deliveries on the shared signed-attempt schedule (signed-attempt.ts): each attempt is recorded in
+// Webhook deliveries on the shared signed-attempt schedule (schema/push/signed-attempt.ts): each attempt is recorded in
 // webhook_attempts; after the fifth failure the delivery is failed and its webhook marked failing, and a later
 // success clears that. Manual retries are single attempts after those five.
 import { Prisma } from '../../db.ts';
@@ -6,7 +6,7 @@ import { uuidv7 } from '../../lib/ids.ts';
 import {
   advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, recordAttempt, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
   type AttemptDeps, type AttemptLane, type AttemptOutcome,
-} from './signed-attempt.ts';
+} from '../../push/signed-attempt.ts';
 
 export const DELIVER_TASK = 'webhook_deliver';
 const lane: AttemptLane = { task: DELIVER_TASK, idKey: 'deliveryId', keyPrefix: 'webhook_delivery:' };

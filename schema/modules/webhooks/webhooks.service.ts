@@ -14,8 +14,8 @@ import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { EVENT_KINDS, eventTypeList, isEventKind, type EventKind } from '../../events/catalog.ts';
 import { emitTestEvent } from '../../events/emit.ts';
-import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from './destination.ts';
-import { decryptSecret, encryptSecret, newSecret } from './secret.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from '../../push/destination.ts';
+import { decryptSecret, encryptSecret, newSecret } from '../../push/secret.ts';
 import { deliverJobSql } from './delivery.service.ts';
 import { WebhookLimitError } from './webhooks.errors.ts';
 

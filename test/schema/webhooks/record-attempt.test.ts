@@ -2,7 +2,7 @@
 // without the reply, so the five-attempt limit and the failing mark hold (a reply PostgreSQL refused once kept a
 // delivery pending and resent it forever). A database that is down is not such a case: that error goes up.
 import { describe, expect, it } from 'vitest';
-import { recordAttempt, type Attempted } from '../../../schema/modules/webhooks/signed-attempt.ts';
+import { recordAttempt, type Attempted } from '../../../schema/push/signed-attempt.ts';
 
 const attempt: Attempted = {
   attempt: 2, startedAt: new Date(), headers: {}, success: false, next: new Date(), status: 'pending', now: new Date(),

@@ -3,7 +3,7 @@
 // A delivery sent on a connection just as the receiver closed it failed with "socket hang up".
 import https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send } from '../../../schema/modules/webhooks/sender.ts';
+import { send } from '../../../schema/push/sender.ts';
 import { makeTestCa, type TestCa } from '../../helpers/https-receiver.ts';
 import { waitFor } from '../../helpers/wait.ts';
 

@@ -3,13 +3,13 @@
 // from the state the attempt started in and queue the next attempt in the same statement. Each domain keeps what it
 // loads, when it skips, and what it records besides (webhook attempts and failing marks, a notice's last error).
 import { createHash } from 'node:crypto';
-import type { Db } from '../../db.ts';
-import { Prisma } from '../../db.ts';
-import type { Clock } from '../../lib/clock.ts';
+import type { Db } from '../db.ts';
+import { Prisma } from '../db.ts';
+import type { Clock } from '../lib/clock.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type WebhookSettings } from './destination.ts';
 import { decryptSecret, signatureHeaders } from './secret.ts';
 import { send, type SendResult } from './sender.ts';
-import { isDatabaseUnavailable } from '../../errors/unavailable.ts';
+import { isDatabaseUnavailable } from '../errors/unavailable.ts';
 
 /** Seconds to wait after attempt n (1-based) before attempt n+1: attempts at 0, 1, 5, 15 and 60 minutes. */
 export const RETRY_DELAYS_SECONDS = [60, 4 * 60, 10 * 60, 45 * 60] as const;
