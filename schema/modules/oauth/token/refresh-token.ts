@@ -1,9 +1,22 @@
-// Refresh tokens (RFC 6749 6): opaque, prefixed, stored as SHA-256, rotated on every use
-// (docs/architecture.md#identity-sessions-and-tokens).
+// The refresh_token grant (RFC 6749 6), and what a refresh token is: opaque, prefixed, stored as SHA-256, rotated on
+// every use (docs/architecture.md#identity-sessions-and-tokens). One statement consumes the token, checks it (the
+// scope asked, the grant, the session version, the membership) and stores the next one; a refresh token that is not
+// redeemed but was used already by this client ends its whole grant (OAuth 2.0 Security BCP 4.13).
 import type { Context } from '../../../context.ts';
+import { hotQuery, Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
-import type { NextRefresh } from './statements.ts';
+import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
+import { claimsFor } from '../claims.service.ts';
+import { InvalidGrant, InvalidRequest, InvalidScope } from '../oauth.errors.ts';
+import { parseScope } from '../scopes.ts';
+import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
+import { signTokens } from './sign.ts';
+import {
+  clientUnchanged, endReplayedGrant, issueAndEnd, subjectColumns, SUBJECT_JOINS, type NextRefresh, type Redeemed, type RedeemingClient,
+} from './statements.ts';
+
+const sql = Prisma.sql;
 
 export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 export const REFRESH_TOKEN_PREFIX = 'tsr_';
@@ -13,4 +26,57 @@ export function nextRefresh(ctx: Context, client: { grantTypes: string[] }): { v
   if (!client.grantTypes.includes('refresh_token')) return null;
   const value = randomToken(REFRESH_TOKEN_PREFIX);
   return { value, stored: { hash: sha256(value), expiresAt: addSeconds(ctx.clock.now(), REFRESH_TOKEN_TTL_SECONDS) } };
+}
+
+/** A refresh request: the token's hash, and the scope asked (a subset of the grant's; none asked keeps it whole). */
+interface RefreshRequest {
+  hash: string;
+  asked: string[];
+}
+
+export const refreshToken = redeemingGrant<RefreshRequest>({
+  read(params: Params) {
+    const token = required(params.refresh_token, 'refresh_token');
+    if (token instanceof InvalidRequest) return token;
+    return { hash: sha256(token), asked: typeof params.scope === 'string' && params.scope ? parseScope(params.scope) : [] };
+  },
+
+  async issue(ctx, client, request) {
+    const refresh = nextRefresh(ctx, client);
+    const redeemed = await redeemRefreshToken(ctx, client, request.hash, request.asked, refresh?.stored ?? null);
+    if (!redeemed) return null;
+    if (!redeemed.scope_ok) throw new InvalidScope();
+    assertStillValid(redeemed);
+    const scope = parseScope(redeemed.scope);
+    return signTokens(ctx, subjectOf(client, redeemed, scope), {
+      refreshToken: refresh?.value,
+      idToken: scope.includes('openid') ? { nonce: null, claims: claimsFor(redeemed, scope) } : null,
+    });
+  },
+
+  async refuse(ctx, client, request) {
+    await endReplayedGrant(ctx, client, 'refresh_token', request.hash);
+    throw new InvalidGrant('Refresh token is invalid, expired or revoked');
+  },
+});
+
+/** Consumes a refresh token and, when every check passes, issues from it with `asked` (a subset) or its scope. */
+async function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
+  const now = ctx.clock.now();
+  const askedText = asked.join(' ');
+  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
+    with consumed as (
+      update refresh_tokens set used_at = ${ts(now)}
+      where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
+        and ${clientUnchanged(client)}
+      returning grant_id, user_id, organization_id, scope, auth_time, session_version
+    ), subject as (
+      select c.grant_id, null::text as nonce, c.auth_time, c.session_version,
+        true as redirect_ok, false as has_challenge, true as pkce_ok,
+        string_to_array(c.scope, ' ') @> string_to_array(${askedText}::text, ' ') as scope_ok,
+        ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}
+      ${SUBJECT_JOINS}
+    )
+    ${issueAndEnd(ctx, client, next, 'refresh_token')}`);
+  return row ?? null;
 }

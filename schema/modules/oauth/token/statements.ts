@@ -1,14 +1,15 @@
-// The token endpoint's writes, one SQL statement each (docs/architecture.md#hot-paths). Redeeming a code or a
-// refresh token consumes it with a conditional UPDATE ... RETURNING, checks in the same statement that the grant
-// stands, that the user's session version has not moved and that the user is still a member of the grant's
-// organization, and only then stores the next refresh token, the oauth.token.issued event (when a webhook wants
-// it) and the audit entry and touches the consent's last use (at most once a minute). A redemption that fails
-// those checks ends the grant in the same statement. No interactive transaction, and nothing is signed while a
-// statement runs.
+// What the token endpoint's statements share; each grant's own statement sits beside its handler
+// (authorization-code.ts, refresh-token.ts, client-credentials.ts). One SQL statement a request
+// (docs/architecture.md#hot-paths): redeeming a code or a refresh token consumes it with a conditional UPDATE ...
+// RETURNING, checks in the same statement that the grant stands, that the user's session version has not moved and
+// that the user is still a member of the grant's organization, and only then stores the next refresh token, the
+// oauth.token.issued event (when a webhook wants it) and the audit entry and touches the consent's last use (at
+// most once a minute). A redemption that fails those checks ends the grant in the same statement. No interactive
+// transaction, and nothing is signed while a statement runs.
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
 import type { Context } from '../../../context.ts';
-import { hotQuery, Prisma } from '../../../db.ts';
+import { Prisma } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { auditRowCte } from '../../audit/audit-sql.ts';
@@ -32,7 +33,7 @@ export interface RedeemingClient extends StatementClient {
 }
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
-const clientUnchanged = (client: RedeemingClient) =>
+export const clientUnchanged = (client: RedeemingClient) =>
   sql`exists (select 1 from oauth_clients k where k.id = ${client.id}::text and k.xmin = ${client.version}::xid)`;
 
 /** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
@@ -62,7 +63,7 @@ export interface NextRefresh {
  * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
  * touch. A grant whose user signed out everywhere or left the organization is ended, with its refresh tokens.
  */
-function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null, grantType: 'authorization_code' | 'refresh_token') {
+export function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null, grantType: 'authorization_code' | 'refresh_token') {
   const now = ctx.clock.now();
   const event = eventRowCte(ctx, 'event', 'issued', {
     kind: 'oauth.token.issued',
@@ -99,7 +100,7 @@ function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | 
  * The scope issued from `scope` (the consumed row's, or the subset asked for) and the checks and claims shared by
  * both redemptions, over the consumed row `c`.
  */
-function subjectColumns(ctx: Context, scope: Prisma.Sql): Prisma.Sql {
+export function subjectColumns(ctx: Context, scope: Prisma.Sql): Prisma.Sql {
   const now = ctx.clock.now();
   const words = sql`string_to_array(${scope}, ' ')`;
   const products = revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now);
@@ -110,69 +111,13 @@ function subjectColumns(ctx: Context, scope: Prisma.Sql): Prisma.Sql {
     c.user_id, c.organization_id, ${Prisma.raw(CLAIM_COLUMNS)}, ${products} as products`;
 }
 
-const SUBJECT_JOINS = Prisma.raw(`
+/** The rows a redemption's subject is read from, over the consumed row `c`. */
+export const SUBJECT_JOINS = Prisma.raw(`
   from consumed c
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
   left join memberships m on m.user_id = c.user_id and m.organization_id = c.organization_id`);
-
-export interface CodeRedemption {
-  hash: string;
-  redirectUri: string;
-  /** Whether the request carried a code_verifier at all, and what it implies for each challenge method. */
-  verifierGiven: boolean;
-  s256: string | null;
-  plain: string | null;
-}
-
-/**
- * Consumes an authorization code and, when every check passes, issues from it. Null: no usable code, or a client
- * row that is no longer the version `client` was read at.
- */
-export async function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
-  const now = ctx.clock.now();
-  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
-    with consumed as (
-      update authorization_codes set used_at = ${ts(now)}
-      where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
-        and ${clientUnchanged(client)}
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, session_version
-    ), subject as (
-      select c.grant_id, c.nonce, c.auth_time, c.session_version,
-        c.redirect_uri = ${code.redirectUri}::text as redirect_ok,
-        c.code_challenge is not null as has_challenge,
-        case when c.code_challenge is null then not ${code.verifierGiven}::boolean
-             when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${code.s256}::text, false)
-             else coalesce(c.code_challenge = ${code.plain}::text, false) end as pkce_ok,
-        true as scope_ok,
-        ${subjectColumns(ctx, sql`c.scope`)}
-      ${SUBJECT_JOINS}
-    )
-    ${issueAndEnd(ctx, client, next, 'authorization_code')}`);
-  return row ?? null;
-}
-
-/** Consumes a refresh token and, when every check passes, issues from it with `asked` (a subset) or its scope. */
-export async function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
-  const now = ctx.clock.now();
-  const askedText = asked.join(' ');
-  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
-    with consumed as (
-      update refresh_tokens set used_at = ${ts(now)}
-      where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
-        and ${clientUnchanged(client)}
-      returning grant_id, user_id, organization_id, scope, auth_time, session_version
-    ), subject as (
-      select c.grant_id, null::text as nonce, c.auth_time, c.session_version,
-        true as redirect_ok, false as has_challenge, true as pkce_ok,
-        string_to_array(c.scope, ' ') @> string_to_array(${askedText}::text, ' ') as scope_ok,
-        ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}
-      ${SUBJECT_JOINS}
-    )
-    ${issueAndEnd(ctx, client, next, 'refresh_token')}`);
-  return row ?? null;
-}
 
 /**
  * A code or refresh token that could not be consumed: if it was already used by this client it is a replay, and
@@ -201,35 +146,4 @@ export async function endReplayedGrant(
   if (!row) return { found: false, otherClient: false, replayed: false };
   const otherClient = row.client_id !== client.id;
   return { found: true, otherClient, replayed: row.used && !otherClient };
-}
-
-/**
- * A machine client's grant, with its event and audit entry, for the scopes of `candidates` that name no product: a
- * product scope is a license, which only a user holds. `strict` (the client asked for these scopes): one naming a
- * product refuses the request, and nothing is written. The grant id and the scope granted, or null when refused.
- */
-export async function recordClientCredentialsGrant(
-  ctx: Context, client: StatementClient, candidates: string[], strict: boolean,
-): Promise<{ grantId: string; scope: string[] } | null> {
-  const now = ctx.clock.now();
-  const grantId = uuidv7();
-  const [row] = await ctx.db.$queryRaw<{ scope: string }[]>`
-    with kept as (
-      select array_to_string(array(
-        select x from unnest(${candidates}::text[]) with ordinality as t(x, n)
-        where not exists (select 1 from products p where p.slug = x) order by n), ' ') as scope
-    ), allowed as (
-      select scope from kept where not ${strict}::boolean or scope = ${candidates.join(' ')}::text
-    ), new_grant as (
-      insert into oauth_grants (id, client_id, user_id, scope, created_at)
-      select ${grantId}::text, ${client.id}::text, null, scope, ${ts(now)} from allowed
-    ), ${eventRowCte(ctx, 'event', 'allowed', {
-      kind: 'oauth.token.issued', organizationId: client.organizationId,
-      facts: { client, user: null, scope: sql`allowed.scope`, grantType: 'client_credentials' },
-    })}, ${auditRowCte(ctx, 'audit', 'allowed', {
-      action: 'oauth.token.issue', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
-      targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'client_credentials', 'scope', allowed.scope)`,
-    })}
-    select scope from allowed`;
-  return row ? { grantId, scope: row.scope.split(' ').filter(Boolean) } : null;
 }

@@ -1,0 +1,99 @@
+// The authorization_code grant (RFC 6749 4.1.3, with PKCE, RFC 7636 4.6). One statement consumes the code, checks it
+// (redirect_uri, code_verifier, the grant, the session version, the membership) and stores what is issued; a code
+// that is not redeemed but was used already by this client ends its whole grant (OAuth 2.0 Security BCP 4.14).
+import { createHash } from 'node:crypto';
+import type { Context } from '../../../context.ts';
+import { hotQuery, Prisma } from '../../../db.ts';
+import { sha256 } from '../../../lib/crypto.ts';
+import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
+import { claimsFor } from '../claims.service.ts';
+import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
+import { parseScope } from '../scopes.ts';
+import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
+import { nextRefresh } from './refresh-token.ts';
+import { signTokens } from './sign.ts';
+import {
+  clientUnchanged, endReplayedGrant, issueAndEnd, subjectColumns, SUBJECT_JOINS, type NextRefresh, type Redeemed, type RedeemingClient,
+} from './statements.ts';
+
+const sql = Prisma.sql;
+
+/** RFC 7636 4.1: what a code_verifier may be. */
+const PKCE_VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
+
+export const authorizationCode = redeemingGrant<CodeRedemption>({
+  read(params: Params) {
+    const code = required(params.code, 'code');
+    if (code instanceof InvalidRequest) return code;
+    const redirectUri = required(params.redirect_uri, 'redirect_uri');
+    if (redirectUri instanceof InvalidRequest) return redirectUri;
+    const verifier = params.code_verifier;
+    const usable = typeof verifier === 'string' && PKCE_VERIFIER.test(verifier) ? verifier : null;
+    return {
+      hash: sha256(code),
+      redirectUri,
+      verifierGiven: verifier !== undefined,
+      s256: usable && createHash('sha256').update(usable).digest('base64url'),
+      plain: usable,
+    };
+  },
+
+  async issue(ctx, client, code) {
+    const refresh = nextRefresh(ctx, client);
+    const redeemed = await redeemCode(ctx, client, code, refresh?.stored ?? null);
+    if (!redeemed) return null;
+    if (!redeemed.redirect_ok) throw new InvalidGrant('redirect_uri does not match the authorization request');
+    if (!redeemed.pkce_ok) {
+      throw new InvalidGrant(redeemed.has_challenge ? 'PKCE verification failed' : 'code_verifier given, but the authorization request had no code_challenge');
+    }
+    assertStillValid(redeemed);
+    const scope = parseScope(redeemed.scope);
+    return signTokens(ctx, subjectOf(client, redeemed, scope), {
+      refreshToken: refresh?.value,
+      idToken: scope.includes('openid') ? { nonce: redeemed.nonce, claims: claimsFor(redeemed, scope) } : null,
+    });
+  },
+
+  async refuse(ctx, client, code) {
+    const seen = await endReplayedGrant(ctx, client, 'code', code.hash);
+    // Another client's code is refused without being spent: its rightful client can still use it.
+    if (seen.otherClient) throw new InvalidGrant('Authorization code was issued to another client');
+    throw new InvalidGrant(seen.found ? 'Authorization code has expired' : 'Authorization code is invalid');
+  },
+});
+
+interface CodeRedemption {
+  hash: string;
+  redirectUri: string;
+  /** Whether the request carried a code_verifier at all, and what it implies for each challenge method. */
+  verifierGiven: boolean;
+  s256: string | null;
+  plain: string | null;
+}
+
+/**
+ * Consumes an authorization code and, when every check passes, issues from it. Null: no usable code, or a client
+ * row that is no longer the version `client` was read at.
+ */
+async function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
+  const now = ctx.clock.now();
+  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
+    with consumed as (
+      update authorization_codes set used_at = ${ts(now)}
+      where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
+        and ${clientUnchanged(client)}
+      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, session_version
+    ), subject as (
+      select c.grant_id, c.nonce, c.auth_time, c.session_version,
+        c.redirect_uri = ${code.redirectUri}::text as redirect_ok,
+        c.code_challenge is not null as has_challenge,
+        case when c.code_challenge is null then not ${code.verifierGiven}::boolean
+             when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${code.s256}::text, false)
+             else coalesce(c.code_challenge = ${code.plain}::text, false) end as pkce_ok,
+        true as scope_ok,
+        ${subjectColumns(ctx, sql`c.scope`)}
+      ${SUBJECT_JOINS}
+    )
+    ${issueAndEnd(ctx, client, next, 'authorization_code')}`);
+  return row ?? null;
+}

@@ -1,0 +1,65 @@
+// What a grant handler of the token endpoint is (token.service.ts picks one by grant_type), and what the grants that
+// redeem a code or a refresh token share: a required parameter, the checks their statement reports, the subject of
+// the tokens, and how a remembered client is answered (docs/architecture.md#hot-paths).
+import type { Context } from '../../../context.ts';
+import type { AuthenticatedClient } from '../client-authentication.ts';
+import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
+import type { TokenResponse, TokenSubject } from './sign.ts';
+import type { Redeemed } from './statements.ts';
+
+export type Params = Record<string, unknown>;
+
+/**
+ * A grant. `redeem`: for a client authenticated from a fresh read, the tokens or the refusal. `redeemRemembered`, for
+ * the grants whose statement redeems a code or a refresh token: the same for a client the process remembers, whose row
+ * version that statement confirms; `'stale'` when nothing was redeemed, since the client's row may be what changed.
+ */
+export interface Grant {
+  redeem(ctx: Context, client: AuthenticatedClient, params: Params): Promise<TokenResponse>;
+  redeemRemembered?(ctx: Context, client: AuthenticatedClient, params: Params): Promise<TokenResponse | 'stale'>;
+}
+
+/** The steps of a grant that redeems a code or a refresh token, in order. */
+interface RedeemingSteps<R> {
+  /** The grant's parameters, or the invalid_request they earn (thrown only once the client is known). */
+  read(params: Params): R | InvalidRequest;
+  /** Its one statement, then the checks it reported, then the signed tokens; null when nothing was redeemed. */
+  issue(ctx: Context, client: AuthenticatedClient, request: R): Promise<TokenResponse | null>;
+  /** Nothing redeemed for a client read afresh: a replay ends its grant (endReplayedGrant), and the error says why. */
+  refuse(ctx: Context, client: AuthenticatedClient, request: R): Promise<never>;
+}
+
+export function redeemingGrant<R>(steps: RedeemingSteps<R>): Grant {
+  return {
+    async redeem(ctx, client, params) {
+      const request = steps.read(params);
+      if (request instanceof InvalidRequest) throw request;
+      return (await steps.issue(ctx, client, request)) ?? steps.refuse(ctx, client, request);
+    },
+    async redeemRemembered(ctx, client, params) {
+      const request = steps.read(params);
+      // Refused for its parameters before anything was redeemed: whether the client or the request is at fault is for
+      // the fresh read to say (a client disabled elsewhere gets invalid_client, as without the remembered client).
+      if (request instanceof InvalidRequest) return 'stale';
+      return (await steps.issue(ctx, client, request)) ?? 'stale';
+    },
+  };
+}
+
+/** A required parameter of at most 4096 characters, or the invalid_request it earns. */
+export function required(value: unknown, name: string): string | InvalidRequest {
+  if (typeof value !== 'string' || value.length === 0) return new InvalidRequest(`${name} is required`);
+  if (value.length > 4096) return new InvalidRequest(`${name} is too long`);
+  return value;
+}
+
+/** The grant still stands, the user has not signed out everywhere and is still a member (else the statement ended the grant). */
+export function assertStillValid(redeemed: Redeemed): void {
+  if (!redeemed.grant_live) throw new InvalidGrant('The grant has been revoked');
+  if (!redeemed.session_current) throw new InvalidGrant('The user has signed out everywhere since this was issued');
+  if (!redeemed.member) throw new InvalidGrant('The user is no longer a member of the organization');
+}
+
+export function subjectOf(client: AuthenticatedClient, r: Redeemed, scope: string[]): TokenSubject {
+  return { client, grantId: r.grant_id, userId: r.user_id, organizationId: r.organization_id, scope, authTime: r.auth_time, sessionVersion: r.session_version };
+}
