@@ -13,7 +13,7 @@ const PRODUCT_SCOPES_TTL_MS = 30_000;
 
 const productCache = new WeakMap<Db, { until: number; slugs: Promise<string[]> }>();
 
-/** The product slugs, each a scope (DESIGN 5), read at most once per PRODUCT_SCOPES_TTL_MS and request wave. */
+/** The product slugs, each a scope (docs/architecture.md#oauth-and-openid-connect), read at most once per PRODUCT_SCOPES_TTL_MS and request wave. */
 function productScopes(base: ContextBase): Promise<string[]> {
   const now = base.clock.now().getTime();
   const cached = productCache.get(base.db);

@@ -1,6 +1,6 @@
-// Product scopes (DESIGN 5): a product's slug is a scope, granted only to a user who holds that license in the
-// client's organization: a seat on an active or trial subscription not past its end_date (the rule of
-// licenses.service.ts). That service reads licenses in a query of its own; the OAuth hot paths need the rule
+// Product scopes (docs/architecture.md#subscriptions-seats-and-licenses): a product's slug is a scope, granted only
+// to a user who holds that license in the client's organization: a seat on an active or trial subscription not past
+// its end_date (the rule of licenses.service.ts). That service reads licenses in a query of its own; the OAuth hot paths need the rule
 // inside the one statement they already make, so it is written here as SQL fragments over a product `p`.
 import { Prisma } from '../../db.ts';
 import { STANDARD_SCOPES } from './scopes.ts';

@@ -5,7 +5,7 @@ export const STANDARD_SCOPES = {
   email: 'See your e-mail address',
   organization: 'See your organization and your role in it',
   offline_access: 'Stay connected when you are not using it',
-  // Never granted by default: only a client whose allowed_scopes list it may ask (DESIGN 4).
+  // Never granted by default: only a client whose allowed_scopes list it may ask (docs/architecture.md#oauth-and-openid-connect).
   api: "Act as you in Tessera's API",
 } as const;
 

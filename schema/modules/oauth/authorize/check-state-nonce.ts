@@ -1,4 +1,4 @@
-// Step 6: state and nonce are bounded. nonce is optional in the code flow (OIDC Core 3.1.2.1, DESIGN 5): when
+// Step 6: state and nonce are bounded. nonce is optional in the code flow (OIDC Core 3.1.2.1): when
 // sent, the ID token carries it back.
 import { InvalidRequest } from '../oauth.errors.ts';
 
