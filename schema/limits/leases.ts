@@ -1,11 +1,28 @@
 // A process's leases on the shared rate-limit counters. Counting every request in its counter row made each
-// request of an organization write the one row that all its requests write (DESIGN 5 forbids such rows on hot
-// paths): the statement that counts takes a block of requests from the row instead, and the process answers the
+// request of an organization write the one row that all its requests write (docs/architecture.md#hot-paths forbids
+// such rows): the statement that counts takes a block of requests from the row instead, and the process answers the
 // next requests of that caller from the block without a statement. The limit still holds across processes, since
 // a block is granted under the row's lock and never beyond the limit. What a process holds unused is counted as
 // spent for the others, so a block is at most a tenth of what is left (and never above MAX_BLOCK): near the limit
 // every request counts in the row again. In one process the remaining count in the headers is exact.
-import type { RateLimit, RateLimitState } from './rate-limits.ts';
+//
+// It imports nothing: the Context, which holds the process's leases, and rate-limits.ts, which reads the Context,
+// both build on it without a circle.
+
+/** A limit that applies to a caller (rate-limits.ts limitsOf): `limit` requests per window, counted under `key`. */
+export interface RateLimit {
+  name: 'api_key' | 'organization';
+  key: string;
+  limit: number;
+  windowSeconds: number;
+}
+
+/** Where a caller stands against one limit after a request was counted. */
+export interface RateLimitState extends RateLimit {
+  remaining: number;
+  resetSeconds: number;
+  exceeded: boolean;
+}
 
 /** The counter row as the statement that leases left it. */
 export interface CounterRow {

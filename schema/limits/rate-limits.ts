@@ -3,20 +3,9 @@
 // only; RATE_LIMIT_* override them.
 import type { Actor, Context } from '../context.ts';
 import { hotQuery, Prisma } from '../db.ts';
-import type { CounterRow } from './leases.ts';
+import type { CounterRow, RateLimit, RateLimitState } from './leases.ts';
 
-export interface RateLimit {
-  name: 'api_key' | 'organization';
-  key: string;
-  limit: number;
-  windowSeconds: number;
-}
-
-export interface RateLimitState extends RateLimit {
-  remaining: number;
-  resetSeconds: number;
-  exceeded: boolean;
-}
+export type { RateLimit, RateLimitState };
 
 export interface RateLimitSettings {
   apiKeyPerMinute: number;
