@@ -1,6 +1,6 @@
 // The Prisma client over node-postgres. Imported by services only; everything else asks a service.
 //
-// Load must queue, never fail (DESIGN 5): when every connection is busy a query or a transaction waits for one
+// Load must queue, never fail (docs/architecture.md#hot-paths): when every connection is busy a query or a transaction waits for one
 // for up to POOL_TIMEOUT_MS, and only then gives up with an error that the HTTP layers answer with 503 and
 // Retry-After (errors/unavailable.ts). Prisma's own defaults (2 s to start a transaction, 5 s to finish it) turned
 // a short queue into 500s. The pool size and wait can be set in DATABASE_URL with Prisma's usual parameters,
@@ -27,10 +27,12 @@ const MAX_PREPARED = 1000;
  * Names a statement that has parameters by a hash of its text, so node-postgres prepares it once per connection and
  * PostgreSQL parses and plans it once instead of on every request: the CTE statements of the hot paths are large,
  * and planning them cost more than running them. The texts of the code are few (values always travel as
- * parameters); the cap bounds what an unforeseen variety of texts could hold on each connection.
+ * parameters); the cap bounds what an unforeseen variety of texts could hold on each connection. The one namer of
+ * the process: Prisma's statements, the hot statements and the worker's attempt statements (pgSql,
+ * schema/push/signed-attempt.ts) are named by it.
  */
 const names = new Map<string, string>();
-function statementName(text: string): string | undefined {
+export function statementName(text: string): string | undefined {
   let name = names.get(text);
   if (name === undefined && names.size < MAX_PREPARED) {
     name = `t_${createHash('sha1').update(text).digest('base64url')}`;
@@ -50,7 +52,7 @@ const hotTypes = {
 };
 
 /**
- * Runs one composed statement of a hot path (DESIGN 5) straight on the pool, prepared by name, and returns its rows.
+ * Runs one composed statement of a hot path (docs/architecture.md#hot-paths) straight on the pool, prepared by name, and returns its rows.
  * Prisma's raw-query layer costs more CPU per call than the statement itself on these paths. Rows are read as
  * $queryRaw reads them for the types these statements return (text, boolean, int4, timestamp, arrays, jsonb);
  * an int8 or numeric column would come back as a string: cast it in SQL.

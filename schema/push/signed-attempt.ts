@@ -2,9 +2,8 @@
 // stored body with the current secret, check the URL again and POST to the checked address, then step the row on
 // from the state the attempt started in and queue the next attempt in the same statement. Each domain keeps what it
 // loads, when it skips, and what it records besides (webhook attempts and failing marks, a notice's last error).
-import { createHash } from 'node:crypto';
 import type { Db } from '../db.ts';
-import { Prisma } from '../db.ts';
+import { Prisma, statementName } from '../db.ts';
 import type { Clock } from '../lib/clock.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type WebhookSettings } from './destination.ts';
 import { decryptSecret, signatureHeaders } from './secret.ts';
@@ -32,22 +31,11 @@ export interface AttemptDeps {
 export const sqlOf = (deps: Pick<AttemptDeps, 'db' | 'sql'>): RunSql => deps.sql ?? (<T>(query: Prisma.Sql) => deps.db.$queryRaw<T[]>(query));
 
 export interface PgQuery {
-  name: string;
+  /** Prepared under this name (statementName, schema/db.ts); unnamed past its cap. */
+  name: string | undefined;
   text: string;
   values: unknown[];
 }
-
-// A prepared statement's name per statement text: each connection parses an attempt's statements once.
-const statementNames = new Map<string, string>();
-const statementName = (text: string) => {
-  let name = statementNames.get(text);
-  if (!name) {
-    name = `tessera_attempt_${createHash('sha256').update(text).digest('hex').slice(0, 24)}`;
-    if (statementNames.size >= 100) statementNames.clear();
-    statementNames.set(text, name);
-  }
-  return name;
-};
 
 /**
  * The statements on a plain pg connection (a worker's own pool), prepared: through Prisma, a raw statement cost about
