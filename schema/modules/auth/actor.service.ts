@@ -1,6 +1,6 @@
 // The one actor resolution for every request (REST, GraphQL, portal): a session token, an API key with its
 // secret, or an OAuth access token. Presented but invalid credentials are an error, never anonymous. Each kind
-// of credential costs one statement (DESIGN 5: authentication is a hot path).
+// of credential costs one statement (authentication is a hot path: docs/architecture.md#hot-paths).
 import type { Actor, Context } from '../../context.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
 import { verifyAccessToken } from '../oauth/verify-access-token.ts';

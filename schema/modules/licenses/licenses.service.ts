@@ -1,6 +1,7 @@
-// Licenses and entitlements (DESIGN 8): a user's licenses are the product slugs of their seats on active or trial
-// subscriptions not past end_date, in the organization the caller acts in; entitlements are "<slug>:<feature>"
-// for each feature of those products. The check is a hot path (DESIGN 5): one statement, no transaction.
+// Licenses and entitlements (docs/architecture.md#subscriptions-seats-and-licenses): a user's licenses are the
+// product slugs of their seats on active or trial subscriptions not past end_date, in the organization the caller
+// acts in; entitlements are "<slug>:<feature>" for each feature of those products. The check is a hot path
+// (docs/architecture.md#hot-paths): one statement, no transaction.
 import { z } from 'zod';
 import type { Actor, Context, OAuthActor } from '../../context.ts';
 import { hotQuery, hotStatement, Prisma, type Db } from '../../db.ts';
@@ -173,10 +174,10 @@ export interface CountedLimits {
 
 /**
  * The check asked with an OAuth access token, as an app asks on each use of a feature: the token's grant
- * (tokenGrantStands) and the check in one statement (DESIGN 5), counted against the caller's rate limit from the
- * process's lease, or when it holds none by the same statement leasing a block (a request taken from the lease
- * for a grant that does not stand is given back), then answered in the general path's order (credentials,
- * limits, user, check). Null when this path cannot answer
+ * (tokenGrantStands) and the check in one statement (docs/architecture.md#hot-paths), counted against the caller's
+ * rate limit from the process's lease, or when it holds none by the same statement leasing a block (a request
+ * taken from the lease for a grant that does not stand is given back), then answered in the general path's order
+ * (credentials, limits, user, check). Null when this path cannot answer
  * outright (a signature or an input that is not valid): the general path answers those with their exact errors.
  */
 export async function checkLicenseWithAccessToken(ctx: Context, token: string, input: unknown, limits: CountedLimits): Promise<LicenseCheck | null> {
