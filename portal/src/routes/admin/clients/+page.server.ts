@@ -1,9 +1,10 @@
 import { fail } from '@sveltejs/kit';
+import { fieldErrors } from '#lib/field-errors.ts';
 import { errorPage } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import type { OAuthClient } from './client-form.ts';
 import {
-	CLIENT_FIELDS, clientInput, fieldErrors, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
+	CLIENT_FIELDS, clientInput, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
 } from './clients.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -60,7 +61,7 @@ export const actions: Actions = {
 			rethrowAccess(err);
 		}
 		if (result.__typename === 'UserError') {
-			const errors = fieldErrors(result.details, input);
+			const errors = fieldErrors(result.details, Object.keys(input), input);
 			const message = result.code === 'invalid_request' ? 'The client was not registered: correct the fields marked below.' : result.message;
 			return fail(400, { values, message, errors });
 		}

@@ -35,8 +35,7 @@ export interface ClientFormValues {
 	consentRequired: boolean;
 }
 
-/** Messages per field, keyed as GraphQL names the input's fields (redirectUris...); `form` holds those of no field. */
-export type FieldErrors = Record<string, string[]>;
+export type { FieldErrors } from '#lib/field-errors.ts';
 
 export const STANDARD_SCOPES = [
 	{ value: 'openid', hint: 'sign users in (OpenID Connect)' },

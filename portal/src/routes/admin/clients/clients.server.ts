@@ -2,8 +2,8 @@
 import { error, type RequestEvent } from '@sveltejs/kit';
 import { errorPage } from '#lib/server/errors.ts';
 import { requireOrgAdmin as orgAdminGate } from '#lib/server/gates.ts';
-import { gql, GraphQLRequestError, type FieldProblem } from '#lib/server/graphql.ts';
-import type { ClientFormValues, FieldErrors, OAuthClient } from './client-form.ts';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import type { ClientFormValues, OAuthClient } from './client-form.ts';
 
 export const CLIENT_FIELDS = /* GraphQL */ `
 	id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes
@@ -103,26 +103,4 @@ export function clientInput(values: ClientFormValues) {
 		idTokenSignedResponseAlg: values.idTokenSignedResponseAlg,
 		consentRequired: values.consentRequired
 	};
-}
-
-const camel = (segment: string) => segment.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-
-/**
- * A UserError's details grouped by the form field they belong to (`redirectUris.1` -> redirectUris), with the
- * offending entry named. Problems that belong to no field go to `form`.
- */
-export function fieldErrors(details: FieldProblem[] | undefined, input: ReturnType<typeof clientInput>): FieldErrors {
-	const errors: FieldErrors = {};
-	for (const { path, message } of details ?? []) {
-		const [head = '', index] = path.split('.');
-		const field = camel(head);
-		const list = (input as Record<string, unknown>)[field];
-		const known = field in input;
-		let text = message;
-		if (known && index !== undefined && Array.isArray(list) && /^\d+$/.test(index)) {
-			text = `“${String(list[Number(index)] ?? '')}” ${message}`;
-		}
-		(errors[known ? field : 'form'] ??= []).push(text);
-	}
-	return errors;
 }

@@ -1,7 +1,8 @@
 import { fail, redirect } from '@sveltejs/kit';
+import { fieldErrors } from '#lib/field-errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import {
-	clientInput, fieldErrors, loadOwnedClient, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
+	clientInput, loadOwnedClient, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
 } from '../clients.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -64,7 +65,7 @@ export const actions: Actions = {
 		const input = clientInput(values);
 		const result = await update(event, client.id, input);
 		if (result.__typename === 'UserError') {
-			const errors = fieldErrors(result.details, input);
+			const errors = fieldErrors(result.details, Object.keys(input), input);
 			const message = result.code === 'invalid_request' ? 'The changes were not saved: correct the fields marked below.' : result.message;
 			return fail(400, { action: 'update' as const, values, message, errors });
 		}
