@@ -99,13 +99,12 @@ export function assertAttemptJob(lane: AttemptLane, payload: unknown): { id: str
 type SqlValue<T> = Prisma.Sql | T;
 
 /**
- * The job of attempt `attempt` of row `id`, in named queue `queue` or none, with the in-flight flag `flag` (see
- * worker/in-flight.ts) or none; a null run_at runs it now.
+ * The job of attempt `attempt` of row `id`, in named queue `queue` or none; a null run_at runs it now. (A webhook
+ * delivery's job is the SQL function tessera_webhook_delivery_job, which the fan-out trigger shares.)
  */
-export const attemptJobSql = (lane: AttemptLane, id: SqlValue<string>, queue: Prisma.Sql | null, attempt: SqlValue<number>, runAt: Date | null, flag: Prisma.Sql | null = null) => Prisma.sql`
+export const attemptJobSql = (lane: AttemptLane, id: SqlValue<string>, queue: Prisma.Sql | null, attempt: SqlValue<number>, runAt: Date | null) => Prisma.sql`
   graphile_worker.add_job(${lane.task}::text, json_build_object(${lane.idKey}::text, (${id})::text, 'attempt', (${attempt})::int),
-    queue_name => ${queue ?? Prisma.sql`null`}::text, run_at => ${runAt?.toISOString() ?? null}::timestamptz, job_key => ${lane.keyPrefix}::text || (${id})::text,
-    flags => ${flag ? Prisma.sql`array[(${flag})::text]` : Prisma.sql`null::text[]`})`;
+    queue_name => ${queue ?? Prisma.sql`null`}::text, run_at => ${runAt?.toISOString() ?? null}::timestamptz, job_key => ${lane.keyPrefix}::text || (${id})::text)`;
 
 export interface Attempted {
   attempt: number;

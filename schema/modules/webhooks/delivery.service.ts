@@ -4,18 +4,23 @@
 import { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import {
-  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, recordAttempt, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
+  advanceSql, assertAttemptJob, attemptSigned, nextJobSql, outcomeOf, recordAttempt, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
   type AttemptDeps, type AttemptLane, type AttemptOutcome,
 } from '../../push/signed-attempt.ts';
 
+// The job as the SQL function tessera_webhook_delivery_job defines it (docs/architecture.md#jobs), read back here.
 export const DELIVER_TASK = 'webhook_deliver';
 const lane: AttemptLane = { task: DELIVER_TASK, idKey: 'deliveryId', keyPrefix: 'webhook_delivery:' };
 
 export const assertDeliverJob = (payload: unknown) => assertAttemptJob(lane, payload);
 
-/** The job of attempt `attempt` of a delivery, flagged with its webhook, keyed so the sweep can move it; null runs it now. */
-export const deliverJobSql = (deliveryId: Prisma.Sql | string, webhookId: Prisma.Sql | string, attempt: Prisma.Sql | number, runAt: Date | null) =>
-  attemptJobSql(lane, deliveryId, null, attempt, runAt, Prisma.sql`'webhook:' || (${webhookId})::text`);
+/**
+ * Queues attempt `attempt` of a delivery, the job that tessera_webhook_delivery_job defines (the fan-out trigger
+ * queues the first the same way); a null runAt runs it now. The queued job's row.
+ */
+export const deliverJobSql = (deliveryId: Prisma.Sql | string, webhookId: Prisma.Sql | string, attempt: Prisma.Sql | number, runAt: Date | null) => Prisma.sql`
+  (select j from graphile_worker.add_jobs(array[tessera_webhook_delivery_job((${deliveryId})::text, (${webhookId})::text, (${attempt})::int,
+    ${runAt?.toISOString() ?? null}::timestamptz)]) j)`;
 
 interface DeliveryRow {
   id: string; status: string; attempts: number; kind: string; event_id: string; body: string;
