@@ -7,6 +7,7 @@ import type { Context } from '../../context.ts';
 import type { Db, Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
+import { snakeCase } from '../../lib/case.ts';
 import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent } from '../../events/emit.ts';
@@ -166,7 +167,7 @@ async function change(ctx: Context, id: string, data: z.output<typeof updateInpu
     const patch = Object.fromEntries(changed.map((k) => [k, data[k as keyof typeof data]]));
     const after = view(await tx.subscription.update({ where: { id }, data: patch, include: INCLUDE }));
     for (const kind of kindsOf(before, after, changed)) {
-      await emitChange(tx, kind, after, before, changed.map(snakeName), ctx.clock.now());
+      await emitChange(tx, kind, after, before, changed.map(snakeCase), ctx.clock.now());
     }
     await recordAudit(ctx, {
       action, organizationId: after.organizationId, targetType: 'subscription', targetId: id,
@@ -175,8 +176,6 @@ async function change(ctx: Context, id: string, data: z.output<typeof updateInpu
     return after;
   });
 }
-
-const snakeName = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 export async function updateSubscription(ctx: Context, id: string, input: unknown) {
   await findVisible(ctx, id);
