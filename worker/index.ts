@@ -2,32 +2,28 @@
 // Any number of worker processes can run against one database.
 import { Logger as GraphileLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
 import pg from 'pg';
-import type { Logger } from 'pino';
-import type { Db } from '../schema/db.ts';
-import { cleanup } from './tasks/cleanup.ts';
-import { expireInvitations } from './tasks/expire-invitations.ts';
-import { expireSessions } from './tasks/expire-sessions.ts';
-import { expireSubscriptions } from './tasks/expire-subscriptions.ts';
+import type { WorkerDeps } from './deps.ts';
+import { cleanup, CLEANUP_TASK } from './tasks/cleanup.ts';
+import { expireInvitations, EXPIRE_INVITATIONS_TASK } from './tasks/expire-invitations.ts';
+import { expireSessions, EXPIRE_SESSIONS_TASK } from './tasks/expire-sessions.ts';
+import { expireSubscriptions, EXPIRE_SUBSCRIPTIONS_TASK } from './tasks/expire-subscriptions.ts';
 import { webhookDeliver } from './tasks/webhook-deliver.ts';
-import { webhookSweep } from './tasks/webhook-sweep.ts';
+import { webhookSweep, WEBHOOK_SWEEP_TASK } from './tasks/webhook-sweep.ts';
 import { appNotify } from './tasks/app-notify.ts';
-import { appSweep } from './tasks/app-sweep.ts';
+import { appSweep, APP_SWEEP_TASK } from './tasks/app-sweep.ts';
+import { DELIVER_TASK } from '../schema/modules/webhooks/delivery.service.ts';
+import { NOTIFY_TASK } from '../schema/modules/apps/notifications.service.ts';
 import { InFlight } from './in-flight.ts';
-import type { WebhookSettings } from '../schema/push/destination.ts';
-import type { Clock } from '../schema/lib/clock.ts';
-
-export interface WorkerDeps {
-  db: Db;
-  logger: Logger;
-  clock: Clock;
-  /** Decrypts webhook secrets. */
-  secretKey: Uint8Array;
-  webhooks?: WebhookSettings;
-}
 
 export interface RunningWorker {
   stop(): Promise<void>;
 }
+
+/** When the scheduled tasks run (crontab: minute, hour, day of month, month, day of week). */
+const SCHEDULE: [at: string, task: string][] = [
+  ['17 * * * *', CLEANUP_TASK], ['*/5 * * * *', EXPIRE_INVITATIONS_TASK], ['* * * * *', EXPIRE_SESSIONS_TASK],
+  ['* * * * *', EXPIRE_SUBSCRIPTIONS_TASK], ['* * * * *', WEBHOOK_SWEEP_TASK], ['* * * * *', APP_SWEEP_TASK],
+];
 
 const CONCURRENCY = 16;
 /** Attempts of one webhook one worker runs at once: a hanging receiver leaves the other half of the slots free. */
@@ -47,8 +43,11 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   };
   pgPool.on('error', report('worker pool error'));
   pgPool.on('connect', (client) => client.on('error', report('worker connection error')));
-  const taskList: TaskList = { cleanup: cleanup(deps), expire_invitations: expireInvitations(deps), expire_sessions: expireSessions(deps), expire_subscriptions: expireSubscriptions(deps),
-    webhook_deliver: inFlight.capped(webhookDeliver(deps)), webhook_sweep: webhookSweep(deps), app_notify: appNotify(deps), app_sweep: appSweep(deps) };
+  const taskList: TaskList = {
+    [CLEANUP_TASK]: cleanup(deps), [EXPIRE_INVITATIONS_TASK]: expireInvitations(deps), [EXPIRE_SESSIONS_TASK]: expireSessions(deps),
+    [EXPIRE_SUBSCRIPTIONS_TASK]: expireSubscriptions(deps), [DELIVER_TASK]: inFlight.capped(webhookDeliver(deps)),
+    [WEBHOOK_SWEEP_TASK]: webhookSweep(deps), [NOTIFY_TASK]: appNotify(deps), [APP_SWEEP_TASK]: appSweep(deps),
+  };
   // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
   // the console it took a tenth of a delivery's CPU.
   const logger = new GraphileLogger(() => (level, message, meta) => {
@@ -67,7 +66,7 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
     preset: { worker: { completeJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 1000,
-    parsedCronItems: parseCrontab(['17 * * * * cleanup', '*/5 * * * * expire_invitations', '* * * * * expire_sessions', '* * * * * expire_subscriptions', '* * * * * webhook_sweep', '* * * * * app_sweep'].join('\n')),
+    parsedCronItems: parseCrontab(SCHEDULE.map(([at, task]) => `${at} ${task}`).join('\n')),
   });
   return {
     async stop() {

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import type { WorkerDeps } from '../index.ts';
+import type { WorkerDeps } from '../deps.ts';
 import { assertNotifyJob, attemptNotification } from '../../schema/modules/apps/notifications.service.ts';
 
 /** One attempt of one notice to a marketplace app; it records the attempt and schedules the next one itself. */

@@ -1,6 +1,8 @@
 import type { Task } from 'graphile-worker';
-import type { WorkerDeps } from '../index.ts';
+import type { WorkerDeps } from '../deps.ts';
 import { sweepDueNotifications, sweepStaleInstallations } from '../../schema/modules/apps/notifications.service.ts';
+
+export const APP_SWEEP_TASK = 'app_sweep';
 
 /** Queues due app notices by the service clock, and deletes installs whose request died before it finished. */
 export const appSweep = (deps: WorkerDeps): Task => async (_payload, helpers) => {

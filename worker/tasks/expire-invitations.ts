@@ -1,6 +1,8 @@
 import type { Task } from 'graphile-worker';
-import type { WorkerDeps } from '../index.ts';
+import type { WorkerDeps } from '../deps.ts';
 import { announceExpiredInvitations } from '../../schema/modules/members/invitations.service.ts';
+
+export const EXPIRE_INVITATIONS_TASK = 'expire_invitations';
 
 export const expireInvitations = (deps: WorkerDeps): Task => async (_payload, helpers) => {
   const announced = await announceExpiredInvitations(deps.db, deps.clock.now());

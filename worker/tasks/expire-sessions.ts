@@ -1,6 +1,8 @@
 import type { Task } from 'graphile-worker';
-import type { WorkerDeps } from '../index.ts';
+import type { WorkerDeps } from '../deps.ts';
 import { announceExpiredSessions } from '../../schema/modules/auth/sessions.service.ts';
+
+export const EXPIRE_SESSIONS_TASK = 'expire_sessions';
 
 export const expireSessions = (deps: WorkerDeps): Task => async (_payload, helpers) => {
   const announced = await announceExpiredSessions(deps.db, deps.clock.now());

@@ -1,5 +1,5 @@
 import type { Task } from 'graphile-worker';
-import type { WorkerDeps } from '../index.ts';
+import type { WorkerDeps } from '../deps.ts';
 import { assertDeliverJob, attemptDelivery } from '../../schema/modules/webhooks/delivery.service.ts';
 import { pgSql } from '../../schema/push/signed-attempt.ts';
 

@@ -1,0 +1,15 @@
+// What every task is given (docs/architecture.md#jobs). Its own file, so that the tasks need not import
+// worker/index.ts, which imports them.
+import type { Logger } from 'pino';
+import type { Db } from '../schema/db.ts';
+import type { Clock } from '../schema/lib/clock.ts';
+import type { WebhookSettings } from '../schema/push/destination.ts';
+
+export interface WorkerDeps {
+  db: Db;
+  logger: Logger;
+  clock: Clock;
+  /** Decrypts webhook secrets. */
+  secretKey: Uint8Array;
+  webhooks?: WebhookSettings;
+}
