@@ -9,21 +9,30 @@ import { authenticateClient, rememberedClient, type AuthenticatedClient } from '
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './oauth.errors.ts';
 import { authorizationCode } from './token/authorization-code.ts';
 import { clientCredentials } from './token/client-credentials.ts';
-import { required, type Grant, type Params } from './token/grant.ts';
+import { required, type Grant, type Params, type RedeemingGrant } from './token/grant.ts';
 import { refreshToken } from './token/refresh-token.ts';
 import type { TokenResponse } from './token/sign.ts';
 
-/** The grants, by grant_type: authorization_code (RFC 6749 4.1.3), refresh_token (6), client_credentials (4.4). */
-const GRANTS: ReadonlyMap<string, Grant> = new Map([
+/** The grants that redeem a code or a refresh token: their statement confirms a remembered client's row. */
+const REDEEMING: ReadonlyMap<string, RedeemingGrant> = new Map([
   ['authorization_code', authorizationCode],
   ['refresh_token', refreshToken],
-  ['client_credentials', clientCredentials],
 ]);
+
+/** The grants, by grant_type: authorization_code (RFC 6749 4.1.3), refresh_token (6), client_credentials (4.4). */
+const GRANTS: ReadonlyMap<string, Grant> = new Map<string, Grant>([...REDEEMING, ['client_credentials', clientCredentials]]);
 
 export async function exchange(ctx: Context, params: Params): Promise<TokenResponse> {
   const grantType = parseGrantType(params);
-  const answered = await redeemForRememberedClient(ctx, grantType, params);
-  if (answered) return answered;
+  // A client this process remembers, for a grant whose statement confirms it: no statement of its own to read it.
+  const redeeming = REDEEMING.get(grantType);
+  const remembered = redeeming && rememberedClient(ctx, params.client_id, params.client_secret, grantType);
+  if (redeeming && remembered) {
+    const outcome = await redeeming.redeemRemembered(ctx, remembered, params);
+    if (outcome !== 'unredeemed') return outcome;
+    // Stale (or not confirmed): forgotten, then one fresh authentication and one retry.
+    ctx.rememberedClients.forget(remembered.clientId);
+  }
   const client = await authenticateClient(ctx, params.client_id, params.client_secret);
   const grant = checkGrantType(client, grantType);
   return grant.redeem(ctx, client, params);
@@ -34,22 +43,6 @@ function parseGrantType(params: Params): string {
   const grantType = required(params.grant_type, 'grant_type');
   if (grantType instanceof InvalidRequest) throw grantType;
   return grantType;
-}
-
-/**
- * Authenticate and redeem with a client this process remembers (rememberedClient), for a grant that redeems a code or
- * a refresh token. Null when the client is not remembered here, or is stale: then it is forgotten, and the request
- * goes on to a fresh authentication.
- */
-async function redeemForRememberedClient(ctx: Context, grantType: string, params: Params): Promise<TokenResponse | null> {
-  const grant = GRANTS.get(grantType);
-  if (!grant?.redeemRemembered) return null;
-  const client = rememberedClient(ctx, params.client_id, params.client_secret, grantType);
-  if (!client) return null;
-  const outcome = await grant.redeemRemembered(ctx, client, params);
-  if (outcome !== 'stale') return outcome;
-  ctx.rememberedClients.forget(client.clientId);
-  return null;
 }
 
 /** A grant type we support (else unsupported_grant_type) that the client is registered for (else unauthorized_client). */

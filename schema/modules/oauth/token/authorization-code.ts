@@ -41,7 +41,7 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
   async issue(ctx, client, code) {
     const refresh = nextRefresh(ctx, client);
     const redeemed = await redeemCode(ctx, client, code, refresh?.stored ?? null);
-    if (!redeemed) return null;
+    if (!redeemed) return 'unredeemed';
     if (!redeemed.redirect_ok) throw new InvalidGrant('redirect_uri does not match the authorization request');
     if (!redeemed.pkce_ok) {
       throw new InvalidGrant(redeemed.has_challenge ? 'PKCE verification failed' : 'code_verifier given, but the authorization request had no code_challenge');

@@ -10,38 +10,50 @@ import type { Redeemed } from './statements.ts';
 export type Params = Record<string, unknown>;
 
 /**
- * A grant. `redeem`: for a client authenticated from a fresh read, the tokens or the refusal. `redeemRemembered`, for
- * the grants whose statement redeems a code or a refresh token: the same for a client the process remembers, whose row
- * version that statement confirms; `'stale'` when nothing was redeemed, since the client's row may be what changed.
+ * What a grant's statement gave: the signed tokens, or 'unredeemed': nothing was redeemed (the code or refresh token
+ * is spent, expired or unknown, or the client's row is no longer the version that was read).
  */
+export type Redemption = TokenResponse | 'unredeemed';
+
+/** A grant, for a client authenticated from a fresh read: the tokens, or the refusal. */
 export interface Grant {
   redeem(ctx: Context, client: AuthenticatedClient, params: Params): Promise<TokenResponse>;
-  redeemRemembered?(ctx: Context, client: AuthenticatedClient, params: Params): Promise<TokenResponse | 'stale'>;
+}
+
+/**
+ * A grant that redeems a code or a refresh token. Its statement confirms the client's row version, so it may serve
+ * a client the process remembers (remembered-clients.ts): then 'unredeemed' says the client may be stale, and the
+ * token endpoint authenticates afresh and retries once.
+ */
+export interface RedeemingGrant extends Grant {
+  redeemRemembered(ctx: Context, client: AuthenticatedClient, params: Params): Promise<Redemption>;
 }
 
 /** The steps of a grant that redeems a code or a refresh token, in order. */
 interface RedeemingSteps<R> {
   /** The grant's parameters, or the invalid_request they earn (thrown only once the client is known). */
   read(params: Params): R | InvalidRequest;
-  /** Its one statement, then the checks it reported, then the signed tokens; null when nothing was redeemed. */
-  issue(ctx: Context, client: AuthenticatedClient, request: R): Promise<TokenResponse | null>;
+  /** Its one statement, then the checks it reported, then the signed tokens. */
+  issue(ctx: Context, client: AuthenticatedClient, request: R): Promise<Redemption>;
   /** Nothing redeemed for a client read afresh: a replay ends its grant (endReplayedGrant), and the error says why. */
   refuse(ctx: Context, client: AuthenticatedClient, request: R): Promise<never>;
 }
 
-export function redeemingGrant<R>(steps: RedeemingSteps<R>): Grant {
+export function redeemingGrant<R>(steps: RedeemingSteps<R>): RedeemingGrant {
   return {
     async redeem(ctx, client, params) {
       const request = steps.read(params);
       if (request instanceof InvalidRequest) throw request;
-      return (await steps.issue(ctx, client, request)) ?? steps.refuse(ctx, client, request);
+      const outcome = await steps.issue(ctx, client, request);
+      return outcome === 'unredeemed' ? steps.refuse(ctx, client, request) : outcome;
     },
-    async redeemRemembered(ctx, client, params) {
+    // Not async: on the hot path the statement's promise is handed on as it is.
+    redeemRemembered(ctx, client, params) {
       const request = steps.read(params);
       // Refused for its parameters before anything was redeemed: whether the client or the request is at fault is for
       // the fresh read to say (a client disabled elsewhere gets invalid_client, as without the remembered client).
-      if (request instanceof InvalidRequest) return 'stale';
-      return (await steps.issue(ctx, client, request)) ?? 'stale';
+      if (request instanceof InvalidRequest) return Promise.resolve('unredeemed');
+      return steps.issue(ctx, client, request);
     },
   };
 }

@@ -44,7 +44,7 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
   async issue(ctx, client, request) {
     const refresh = nextRefresh(ctx, client);
     const redeemed = await redeemRefreshToken(ctx, client, request.hash, request.asked, refresh?.stored ?? null);
-    if (!redeemed) return null;
+    if (!redeemed) return 'unredeemed';
     if (!redeemed.scope_ok) throw new InvalidScope();
     assertStillValid(redeemed);
     const scope = parseScope(redeemed.scope);
