@@ -1,7 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
-import { errorPage } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
 import type { OAuthClient } from './client-form.ts';
 import {
 	CLIENT_FIELDS, clientInput, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
@@ -36,14 +36,8 @@ type CreateResult =
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const cursor = event.url.searchParams.get('cursor');
-	let page: { items: OAuthClient[]; nextCursor: string | null };
-	try {
-		({ oauthClients: page } = await gql<{ oauthClients: typeof page }>(event, CLIENTS, { org: organization.id, limit: PAGE_SIZE, cursor }));
-	} catch (err) {
-		errorPage(err, { invalid_request: 'That page of clients does not exist.' });
-	}
-	return { clients: page.items, cursor, nextCursor: page.nextCursor, deleted: event.url.searchParams.has('deleted') };
+	const page = await listPage<OAuthClient>(event, CLIENTS, 'oauthClients', { org: organization.id, limit: PAGE_SIZE }, 'clients');
+	return { clients: page.items, cursor: page.cursor, nextCursor: page.nextCursor, deleted: event.url.searchParams.has('deleted') };
 };
 
 export const actions: Actions = {

@@ -1,6 +1,7 @@
 import { error, fail, redirect } from '@sveltejs/kit';
-import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
+import { userErrorFailure } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -23,13 +24,8 @@ const DELETE = `mutation($id: ID!) { deleteProduct(id: $id) { __typename ${USER_
 
 export const load: PageServerLoad = async (event) => {
 	await event.parent();
-	const cursor = event.url.searchParams.get('cursor');
-	try {
-		const { products } = await gql<{ products: { items: Product[]; nextCursor: string | null } }>(event, PRODUCTS, { cursor });
-		return { products: products.items, nextCursor: products.nextCursor, cursor, canWrite: event.locals.platformAdmin };
-	} catch (err) {
-		errorPage(err, { invalid_request: 'That page of products does not exist.' });
-	}
+	const page = await listPage<Product>(event, PRODUCTS, 'products', {}, 'products');
+	return { products: page.items, nextCursor: page.nextCursor, cursor: page.cursor, canWrite: event.locals.platformAdmin };
 };
 
 /** Form actions skip the layout: only platform admins change the catalog. */

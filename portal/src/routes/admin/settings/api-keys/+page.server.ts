@@ -1,6 +1,6 @@
 import { fail } from '@sveltejs/kit';
-import { errorPage } from '#lib/server/errors.ts';
 import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -109,18 +109,12 @@ async function ownsKey(event: RequestEvent, organizationId: string, id: string):
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const cursor = event.url.searchParams.get('cursor');
-	let page: { items: ApiKey[]; nextCursor: string | null };
-	try {
-		({ apiKeys: page } = await gql<{ apiKeys: typeof page }>(event, API_KEYS, { org: organization.id, limit: PAGE_SIZE, cursor }));
-	} catch (err) {
-		errorPage(err, { invalid_request: 'That page of API keys does not exist.' });
-	}
+	const page = await listPage<ApiKey>(event, API_KEYS, 'apiKeys', { org: organization.id, limit: PAGE_SIZE }, 'API keys');
 	const revoking = event.url.searchParams.get('revoke');
 	return {
 		keys: page.items,
 		creators: await creatorsOf(event, page.items),
-		cursor,
+		cursor: page.cursor,
 		nextCursor: page.nextCursor,
 		// The key whose revocation is to be confirmed: one of this page's, else none.
 		revoking: page.items.find((k) => k.id === revoking) ?? null,

@@ -1,6 +1,6 @@
 import { fail } from '@sveltejs/kit';
-import { errorPage } from '#lib/server/errors.ts';
 import { gql } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type Role, type UserError } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -118,17 +118,11 @@ const grantable = (role: Role | null) => ROLES.filter((r) => r !== 'owner' || ro
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization, role } = await event.parent();
-	const cursor = event.url.searchParams.get('cursor');
-	let page: { items: Member[]; nextCursor: string | null };
-	try {
-		({ members: page } = await gql<{ members: typeof page }>(event, MEMBERS, { org: organization.id, limit: PAGE_SIZE, cursor }));
-	} catch (err) {
-		errorPage(err, { invalid_request: 'That page of members does not exist.' });
-	}
+	const page = await listPage<Member>(event, MEMBERS, 'members', { org: organization.id, limit: PAGE_SIZE }, 'members');
 	const removing = event.url.searchParams.get('remove');
 	return {
 		members: page.items,
-		cursor,
+		cursor: page.cursor,
 		nextCursor: page.nextCursor,
 		invitations: await pendingInvitations(event, organization.id),
 		// The member whose removal is to be confirmed: one of this page's, never the caller.

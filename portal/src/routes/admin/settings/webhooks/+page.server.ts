@@ -1,6 +1,7 @@
-import { error, fail } from '@sveltejs/kit';
+import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { gql } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import { eventGroups, findOwnedWebhook, NOT_FOUND, type Webhook, WEBHOOK_FIELDS } from './webhooks.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
@@ -122,17 +123,10 @@ async function openPanel(event: RequestEvent, organizationId: string): Promise<{
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const cursor = event.url.searchParams.get('cursor');
-	let page: { items: Webhook[]; nextCursor: string | null };
-	try {
-		({ webhooks: page } = await gql<{ webhooks: typeof page }>(event, WEBHOOKS, { org: organization.id, limit: PAGE_SIZE, cursor }));
-	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of webhooks does not exist.');
-		throw err;
-	}
+	const page = await listPage<Webhook>(event, WEBHOOKS, 'webhooks', { org: organization.id, limit: PAGE_SIZE }, 'webhooks');
 	return {
 		webhooks: page.items,
-		cursor,
+		cursor: page.cursor,
 		nextCursor: page.nextCursor,
 		panel: await openPanel(event, organization.id),
 		groups: await eventGroups(event),

@@ -1,6 +1,7 @@
-import { error, fail } from '@sveltejs/kit';
+import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
 import { field, refused, requireOrgAdmin, type UserError } from '../../settings.server.ts';
 import { findOwnedWebhook, loadOwnedWebhook, NOT_FOUND } from '../webhooks.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
@@ -70,15 +71,8 @@ export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members.
 	const { organization } = await event.parent();
 	const webhook = await loadOwnedWebhook(event, event.params.id, organization.id);
-	const cursor = event.url.searchParams.get('cursor');
-	let page: { items: Delivery[]; nextCursor: string | null };
-	try {
-		({ webhookDeliveries: page } = await gql<{ webhookDeliveries: typeof page }>(event, DELIVERIES, { webhookId: webhook.id, limit: PAGE_SIZE, cursor }));
-	} catch (err) {
-		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(400, 'That page of deliveries does not exist.');
-		throw err;
-	}
-	return { webhook, deliveries: page.items, cursor, nextCursor: page.nextCursor };
+	const page = await listPage<Delivery>(event, DELIVERIES, 'webhookDeliveries', { webhookId: webhook.id, limit: PAGE_SIZE }, 'deliveries');
+	return { webhook, deliveries: page.items, cursor: page.cursor, nextCursor: page.nextCursor };
 };
 
 /** How many pages of 100 a retry looks through, from the page it was shown on: newer deliveries push it down. */
