@@ -65,8 +65,8 @@ type CreateResult = { __typename: 'CreatedApiKey'; key: string; secret: string; 
 type RevokeResult = { __typename: 'ApiKey'; id: string; name: string } | UserError;
 
 /**
- * The people who made `keys`, by id. A key is revoked when its creator leaves (DESIGN 4), so each is a member the
- * admin may see; one that cannot be read (deleted meanwhile) is simply not named.
+ * The people who made `keys`, by id. A key is revoked when its creator leaves (docs/architecture.md#tenancy-and-roles),
+ * so each is a member the admin may see; one that cannot be read (deleted meanwhile) is simply not named.
  */
 async function creatorsOf(event: RequestEvent, keys: ApiKey[]): Promise<Record<string, Person>> {
 	const ids = [...new Set(keys.map((k) => k.createdById).filter((id): id is string => id !== null))];
