@@ -1,4 +1,4 @@
-// The SchemaBuilder and its plugins, nothing else. Scope-auth runs first, errors before prisma (STYLE.md).
+// The SchemaBuilder and its plugins, nothing else. Scope-auth runs first, errors before prisma (docs/architecture.md#layers).
 import { GraphQLError, Kind } from 'graphql';
 import SchemaBuilder from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
@@ -18,7 +18,7 @@ export interface AuthScopes {
   person: boolean;
   /** A browser or bearer session (not an API key or an OAuth token): for account-level changes. */
   session: boolean;
-  /** Sessions and API keys pass; an OAuth access token only with this scope (DESIGN 4). */
+  /** Sessions and API keys pass; an OAuth access token only with this scope (docs/architecture.md#authorization). */
   tokenScope: string;
   /** The caller's own profile, organizations and session: an access token needs openid, profile, email or api. */
   profileRead: boolean;

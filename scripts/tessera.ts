@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `tessera`: the command-line tool for the product catalog and subscriptions, over the REST interface only (DESIGN 8).
+// `tessera`: the command-line tool for the product catalog and subscriptions, over the REST interface only (the README, Command-line tool).
 import { ApiError, checkPositionals, createApi, createOutput, GLOBAL_HELP, helpOf, parse, SECRET_FLAG_WARNING, UsageError, type Command } from './tessera/cli.ts';
 import { productsCreate } from './tessera/products-create.ts';
 import { productsList } from './tessera/products-list.ts';

@@ -73,7 +73,7 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   };
   for (const [prefix, routes] of [['/api/v1', [...apiV1Routes, ...oauthClientRoutes]], ['/v1', v1Routes]] as const) {
     const router = new Router({ prefix });
-    // DELETE too: revoking an API key may name it in the body (DESIGN 6); routes that take none ignore it.
+    // DELETE too: revoking an API key may name it in the body (docs/architecture.md#rest-conventions); routes that take none ignore it.
     router.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
     router.use(actorMiddleware(base));
     router.use(limits);

@@ -25,7 +25,7 @@ export interface TesseraBridge {
 }
 
 /**
- * The session cookie's attributes (DESIGN 4): HttpOnly, SameSite=Lax, the whole site, Secure under https; a
+ * The session cookie's attributes (docs/architecture.md#identity-sessions-and-tokens): HttpOnly, SameSite=Lax, the whole site, Secure under https; a
  * session's cookie expires with it, a cleared one carries no expiry of its own. Koa's and SvelteKit's cookie
  * options both take this shape.
  */

@@ -4,7 +4,7 @@ import type { Actor, Context, Role } from '../context.ts';
 import { isPlatformAdmin, requireOrgRole } from './access.ts';
 
 /**
- * What an OAuth access token may do (DESIGN 4). `api` lets it act as its user everywhere; it is the type-level
+ * What an OAuth access token may do (docs/architecture.md#authorization). `api` lets it act as its user everywhere; it is the type-level
  * scope of Query and Mutation (builder.ts), so every field needs it unless it opts out with `skipTypeScopes`.
  * The caller's own profile, organizations and session are open to any of PROFILE_SCOPES (`profileRead`); the
  * caller's own licenses and entitlements to any valid token (ANY_TOKEN).

@@ -1,5 +1,5 @@
 // What every `tessera` command shares: option parsing, the REST client (API key and secret), output and exit codes.
-// Exit codes (DESIGN 8): 0 success, 1 an API error (its error_description on stderr), 2 bad usage.
+// Exit codes (the README, Command-line tool): 0 success, 1 an API error (its error_description on stderr), 2 bad usage.
 // The key and secret go to the --url origin and nowhere else: redirects are followed by hand, within that origin only.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 

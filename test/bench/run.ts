@@ -1,4 +1,4 @@
-// `npm run bench`: throughput and latency of the hot paths (DESIGN 5) against a real PostgreSQL, over HTTP on
+// `npm run bench`: throughput and latency of the hot paths (docs/architecture.md#hot-paths) against a real PostgreSQL, over HTTP on
 // loopback: authorize with a session, the token endpoint (code exchange and refresh grant), userinfo, the licence
 // check, an API-key REST call and a session REST call, each with the SQL statements it sends per request (counted
 // through schema/db.ts onStatement); then webhook delivery: events delivered per second by one worker process to a

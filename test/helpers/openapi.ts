@@ -1,4 +1,4 @@
-// Checks replies against the committed OpenAPI document (DESIGN 6): finds the documented operation for a concrete
+// Checks replies against the committed OpenAPI document (docs/architecture.md#rest-conventions): finds the documented operation for a concrete
 // request, asserts that the status is documented for it, and validates headers and body with ajv.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';

@@ -322,7 +322,7 @@ describe('the access token on the REST interface', () => {
     const bySession = await restClient(server.url, { token: session }).get('/api/v1/orgs');
     expect(bySession.body.map((o: { id: string }) => o.id).sort()).toEqual([tenant.id, otherTenant.id].sort());
 
-    // Reading an organization beyond the caller's own list needs `api` (DESIGN 4).
+    // Reading an organization beyond the caller's own list needs `api` (docs/architecture.md#identity-sessions-and-tokens).
     const { tokens } = await codeFlow(directRp, session, { scope: 'openid api' });
     const api = restClient(server.url, { token: tokens.access_token });
     const orgs = await api.get('/api/v1/orgs');

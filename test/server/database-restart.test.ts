@@ -1,5 +1,5 @@
 // A database that goes away answers 503 with Retry-After, never 500, and the service recovers by itself when it
-// comes back (DESIGN 5, issue 7). PostgreSQL here is an embedded one of this test's own, stopped and started
+// comes back (docs/architecture.md#hot-paths, issue 7). PostgreSQL here is an embedded one of this test's own, stopped and started
 // again on the same port under the running service; the machine's shared PostgreSQL is never touched.
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';

@@ -1,4 +1,4 @@
-// Every operation emits the kinds of the catalog that describe it (DESIGN 7), checked in the events table after
+// Every operation emits the kinds of the catalog that describe it (docs/architecture.md#events-webhooks-and-the-outbox), checked in the events table after
 // each call through the real API: every kind is in the catalog, its data has the keys of the catalog's example,
 // list B data is snake_case and list A camelCase, the three shapes the interface gives are exact, and events about a
 // person reach each organization the person belongs to. Then the OAuth hot path (raw SQL) delivers the same

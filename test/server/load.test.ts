@@ -1,4 +1,4 @@
-// Load never turns into errors (DESIGN 5, issue 7): with a pool of 2 connections, bursts of many more concurrent
+// Load never turns into errors (docs/architecture.md#hot-paths, issue 7): with a pool of 2 connections, bursts of many more concurrent
 // requests than connections on every hot path must queue and succeed, never fail. Before, interactive
 // transactions that signed tokens (and queried outside their own connection) answered 500 (Prisma P2028).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

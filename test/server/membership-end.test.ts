@@ -1,4 +1,4 @@
-// A membership ends everything issued for it, at once (DESIGN 4): removing a member or deleting the user revokes
+// A membership ends everything issued for it, at once (docs/architecture.md#identity-sessions-and-tokens): removing a member or deleting the user revokes
 // the grants, refresh and access tokens of the organization's OAuth clients, the API keys the user made there, and
 // the organization its sessions act in; what was issued for another organization goes on working. An API key never
 // outlives its creator's right to it.

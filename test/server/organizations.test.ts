@@ -56,7 +56,7 @@ describe('POST /v1/organizations', () => {
       organization_id: id, member_id: founder.id, role: 'owner',
       user: { id: founder.id, email: founder.email, name: 'founder' },
     };
-    // The same facts, each list's case (DESIGN 7): member.added is list A, organization.member.added list B.
+    // The same facts, each list's case (docs/architecture.md#events-webhooks-and-the-outbox): member.added is list A, organization.member.added list B.
     expect(added.data).toEqual({ organizationId: id, memberId: founder.id, role: 'owner', user: memberData.user });
     expect(orgAdded.data).toEqual(memberData);
     const audit = await auditOf(id, 'organization.create');

@@ -1,4 +1,4 @@
-// Round trips per request on the hot paths (DESIGN 5, issue 7): every SQL statement the service sends is counted
+// Round trips per request on the hot paths (docs/architecture.md#hot-paths, issue 7): every SQL statement the service sends is counted
 // through the database layer's hook (schema/db.ts onStatement), so a change that adds a round trip fails here.
 // Budgets: code exchange and refresh at most 4 (client authentication included), userinfo 1, session or API-key
 // authentication 1 (plus the rate-limit counters of the route around it).

@@ -1,4 +1,4 @@
-// An OAuth access token acts only within its scopes on REST and GraphQL (DESIGN 4): openid, profile and email read
+// An OAuth access token acts only within its scopes on REST and GraphQL (docs/architecture.md#identity-sessions-and-tokens): openid, profile and email read
 // the user's own profile, organizations and session; everything else needs `api`, which a client gets only when its
 // allowed_scopes list it. Without it: 403 insufficient_scope with the RFC 6750 3.1 challenge.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

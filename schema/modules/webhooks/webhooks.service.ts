@@ -1,4 +1,4 @@
-// Webhooks of an organization (DESIGN 7): its admins and owners create them (an https URL that passes the SSRF
+// Webhooks of an organization (docs/architecture.md#events-webhooks-and-the-outbox): its admins and owners create them (an https URL that passes the SSRF
 // guard, events chosen from the catalog), edit, pause, delete them, regenerate the secret, send a test event, read
 // the delivery history and retry a failed delivery. Another tenant's webhook is not found. An organization has at
 // most WEBHOOK_LIMIT_PER_ORGANIZATION webhooks: every event goes to each of them, so their number bounds how many
