@@ -1,13 +1,11 @@
 // What every resolver and service receives: the database, the clock, the settings, who is calling and from
 // where. Built once per request by createContext (server) or by tests.
-import type { Db } from './db.ts';
+import type { Db, Prisma } from './db.ts';
 import type { Clock } from './lib/clock.ts';
 import type { Role } from '../prisma/generated/client/enums.ts';
 import type { KeyStore } from './keys/signing-keys.ts';
 import type { WebhookSettings } from './push/destination.ts';
 import type { RateLimitLeases } from './limits/leases.ts';
-import type { RememberedClients } from './modules/oauth/remembered-clients.ts';
-import type { AuthenticatedClient } from './modules/oauth/client-authentication.ts';
 
 export type { Role };
 
@@ -53,6 +51,19 @@ export interface Settings {
   webhookLimitPerOrganization?: number;
 }
 
+/**
+ * An OAuth client as client authentication read it, with its row's version (xmin): a process remembers the clients
+ * it authenticated, and the statement that uses one checks the version (docs/architecture.md#hot-paths).
+ */
+export type RememberedClient = Prisma.OAuthClientGetPayload<object> & { version: string };
+
+/** The OAuth clients a process remembers (modules/oauth/remembered-clients.ts holds them). */
+export interface ClientMemory {
+  get(clientId: string): RememberedClient | undefined;
+  remember(client: RememberedClient): void;
+  forget(clientId: string): void;
+}
+
 /** What lives as long as the process: built once at start. */
 export interface ContextBase {
   db: Db;
@@ -62,7 +73,7 @@ export interface ContextBase {
   /** The process's leases on the shared rate-limit counters. */
   rateLimitLeases: RateLimitLeases;
   /** The OAuth clients the process has authenticated, confirmed by the statements that use them. */
-  rememberedClients: RememberedClients<AuthenticatedClient>;
+  rememberedClients: ClientMemory;
   /** Its owners and admins are the platform administrators (null before the bootstrap). */
   operatorOrganizationId: () => Promise<string | null>;
 }
