@@ -2,7 +2,7 @@ import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
 import { checkLicense, LICENSE_CODES, myLicenses, type LicenseCheck, type LicensedProduct, type Licenses } from './licenses.service.ts';
 
-// Any valid access token may read its user's own licenses (DESIGN 4): these fields skip the type-level `api` scope.
+// Any valid access token may read its user's own licenses (docs/architecture.md#authorization): these fields skip the type-level `api` scope.
 const ANY_TOKEN = { skipTypeScopes: true, authScopes: { authenticated: true } } as const;
 
 const LicenseCodeEnum = builder.enumType('LicenseCode', { values: LICENSE_CODES });

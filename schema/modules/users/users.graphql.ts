@@ -22,7 +22,7 @@ const UserPageRef = pageType('UserPage', UserRef);
 builder.queryField('me', (t) =>
   t.field({
     type: UserRef,
-    // DESIGN 4: a token with openid, profile or email reads its user's profile without `api`.
+    // docs/architecture.md#authorization: a token with openid, profile or email reads its user's profile without `api`.
     skipTypeScopes: true,
     authScopes: { $all: { person: true, profileRead: true } },
     resolve: (_root, _args, ctx) => getMe(ctx),
