@@ -2,7 +2,7 @@
 // the status of server/errors/http.ts, and our own HTML page for errors that must not be redirected.
 import type Koa from 'koa';
 import { sendError, sendUnavailable } from '../errors/http.ts';
-import { isDatabaseUnavailable } from '../../schema/errors/unavailable.ts';
+import { classifyError } from '../errors/classify.ts';
 import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
 
 export function noStore(ctx: Koa.Context): void {
@@ -23,7 +23,7 @@ export function oauthErrors(): Koa.Middleware {
     try {
       await next();
     } catch (error) {
-      if (isDatabaseUnavailable(error)) sendUnavailable(ctx);
+      if (classifyError(error).kind === 'unavailable') sendUnavailable(ctx);
       else if (error instanceof OAuthError) sendError(ctx, error.code, error.message);
       else throw error;
       noStore(ctx);

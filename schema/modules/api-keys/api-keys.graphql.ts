@@ -1,5 +1,5 @@
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createApiKey, keyPrefix, listApiKeys, revokeApiKey } from './api-keys.service.ts';
 

@@ -1,6 +1,6 @@
 import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import {
   createApp, deleteApp, getApp, getInstallation, installApp, launchUrl, listApps, listInstallations, rotateAppSecret, uninstallApp, updateApp,
 } from './apps.service.ts';

@@ -1,5 +1,5 @@
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { listAuditLogs, type AuditActor, type AuditLogEntry } from './audit.service.ts';
 
 const AuditActorRef = builder.objectRef<AuditActor>('AuditActor').implement({

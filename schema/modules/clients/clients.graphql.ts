@@ -1,6 +1,6 @@
 // OAuth clients as their organization's admins manage them, and the apps a user has connected (remembered consents).
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { createClient, deleteClient, getClient, listClients, rotateClientSecret, updateClient } from './clients.service.ts';
 import { connectedApps, revokeConnectedApp } from './consents.service.ts';

@@ -1,5 +1,5 @@
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { changeMemberRole, listMembers, removeMember } from './members.service.ts';
 import { acceptInvitation, createInvitation, invitationStatus, listInvitations, revokeInvitation } from './invitations.service.ts';

@@ -1,5 +1,5 @@
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { present } from '../../lib/input.ts';
 import type { OrganizationWithRole } from './organizations.service.ts';

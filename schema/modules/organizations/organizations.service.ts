@@ -1,12 +1,12 @@
 // Organizations: the operator organization (platform administrators) and customer tenants.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import { NotFoundError } from '../../errors/index.ts';
 import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
+import { OrganizationNotFoundError } from './organizations.errors.ts';
 
 export interface OrganizationWithRole {
   id: string;
@@ -59,7 +59,7 @@ export async function myOrganizations(ctx: Context) {
 export async function getOrganization(ctx: Context, id: string) {
   await requireOrgRole(ctx, id, 'member');
   const org = await ctx.db.organization.findUnique({ where: { id } });
-  if (!org) throw new NotFoundError('Organization');
+  if (!org) throw new OrganizationNotFoundError();
   return withRole(ctx, org);
 }
 

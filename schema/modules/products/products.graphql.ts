@@ -1,6 +1,6 @@
 import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { createProduct, deleteProduct, getProductBySlug, listProducts, updateProduct } from './products.service.ts';
 
 export const ProductRef = builder.prismaObject('Product', {

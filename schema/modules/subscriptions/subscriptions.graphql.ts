@@ -1,6 +1,6 @@
 import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { ProductRef } from '../products/products.graphql.ts';
 import { BILLING_CYCLES, SUBSCRIPTION_STATUSES, type SubscriptionView } from './subscriptions.service.ts';
 import { cancelSubscription, createSubscription, getSubscription, listSubscriptions, updateSubscription } from './subscriptions.service.ts';

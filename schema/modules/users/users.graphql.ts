@@ -1,6 +1,6 @@
 // Users: the User type, the me/user/users queries, and profile and account mutations.
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { deleteMe, deleteUser, getMe, getUser, listUsers, updateMe, updateUser, type UpdateMeResult } from './users.service.ts';

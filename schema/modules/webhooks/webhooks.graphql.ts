@@ -1,5 +1,5 @@
 import { builder } from '../../builder.ts';
-import { pageType } from '../../lib/page-type.ts';
+import { pageType } from '../../page-type.ts';
 import {
   createWebhook, deleteWebhook, eventTypes, getWebhook, listDeliveries, listWebhooks, retryDelivery, revealWebhookSecret,
   rotateWebhookSecret, sendTestEvent, updateWebhook,
