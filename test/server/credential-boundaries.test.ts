@@ -91,6 +91,7 @@ describe('an access token with the api scope mints no credential', () => {
     const keysBefore = await server.base.db.apiKey.count();
     const clientsBefore = await server.base.db.oAuthClient.count();
     const invitationsBefore = await server.base.db.invitation.count();
+    const secretBefore = (await server.base.db.oAuthClient.findUniqueOrThrow({ where: { id: app.id } })).secretHash;
 
     expectRefused(await api.post('/api/v1/api-keys', { name: 'escalation', role: 'admin' }), 'api key');
     expectRefused(await api.post('/api/v1/api-keys', { name: 'escalation', role: 'admin', organization_id: a.id }), 'api key in its organization');
@@ -102,7 +103,8 @@ describe('an access token with the api scope mints no credential', () => {
     expect(await server.base.db.oAuthClient.count()).toBe(clientsBefore);
     expect(await server.base.db.invitation.count()).toBe(invitationsBefore);
     // The client's secret is unchanged: the app still exchanges codes with it.
-    expect((await tokenOf(owner))).toBeDefined();
+    expect((await server.base.db.oAuthClient.findUniqueOrThrow({ where: { id: app.id } })).secretHash).toBe(secretBefore);
+    await expect(accessTokenOf(server.url, owner, app, REDIRECT, 'openid api')).resolves.toMatch(/\./);
   });
 
   it('makes none over GraphQL either', async () => {
