@@ -13,5 +13,7 @@ import './modules/subscriptions/subscriptions.graphql.ts';
 import './modules/licenses/licenses.graphql.ts';
 import './modules/webhooks/webhooks.graphql.ts';
 import './modules/apps/apps.graphql.ts';
+import './modules/accounts/accounts.graphql.ts';
+import './modules/mail/mail.graphql.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

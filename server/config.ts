@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
+import type { MailSettings } from '../schema/modules/mail/transport.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../schema/limits/rate-limits.ts';
 
 const bool = z
@@ -30,6 +31,9 @@ const env = z.object({
   WEBHOOK_LIMIT_PER_ORGANIZATION: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1).max(10_000).default(20),
   RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.apiKeyPerMinute),
   RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.organizationPerHour),
+  // Outgoing mail (docs/architecture.md#mail). Without SMTP_URL mail stays in the development mailbox.
+  SMTP_URL: z.string().regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL, credentials in it (smtps://user:password@smtp.example.com)').optional(),
+  MAIL_FROM: z.string().max(320).regex(/^[^\r\n]+$/, 'must be one line, such as Tessera <no-reply@example.com>').optional(),
   TRUST_PROXY: bool.default(false),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   NODE_ENV: z.string().default('development'),
@@ -53,6 +57,7 @@ export interface Config {
   webhookCa: string | undefined;
   webhookLimitPerOrganization: number;
   role: 'all' | 'api' | 'worker';
+  mail: MailSettings;
   rateLimits: RateLimitSettings;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
   trustProxy: boolean;
@@ -120,6 +125,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     webhookCa: e.WEBHOOK_CA_FILE ? await readCaFile(e.WEBHOOK_CA_FILE) : undefined,
     webhookLimitPerOrganization: e.WEBHOOK_LIMIT_PER_ORGANIZATION,
     role: e.ROLE,
+    mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     trustProxy: e.TRUST_PROXY,
     rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },
     production: e.NODE_ENV === 'production',

@@ -17,6 +17,7 @@ import { RateLimitLeases } from '../schema/limits/leases.ts';
 import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
+import { smtpMailer } from '../schema/modules/mail/transport.ts';
 import type { HostResolver } from '../schema/push/destination.ts';
 
 export interface StartOptions {
@@ -126,7 +127,10 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       });
     }
     // The worker before the port: once the port answers, the whole service is up.
-    if (config.role !== 'api') worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks });
+    if (config.role !== 'api') {
+      const mail = { db, clock: base.clock, mailer: config.mail.smtpUrl ? smtpMailer(config.mail.smtpUrl) : null, from: config.mail.from, issuer: base.settings.issuer };
+      worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks, mail });
+    }
     if (config.role !== 'worker') {
       const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits });
       server = http.createServer(app.callback());
@@ -139,6 +143,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       issuer ??= defaultIssuer(config.host, port);
       log(`tessera listening on ${issuer} (port ${port})`);
     }
+    if (!config.mail.smtpUrl) log(`no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`);
 
     let stopping: Promise<void> | undefined;
     const url = server ? `http://127.0.0.1:${(server.address() as { port: number }).port}` : '';

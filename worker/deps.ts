@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../schema/db.ts';
 import type { Clock } from '../schema/lib/clock.ts';
 import type { WebhookSettings } from '../schema/push/destination.ts';
+import type { MailDeps } from '../schema/modules/mail/delivery.service.ts';
 
 export interface WorkerDeps {
   db: Db;
@@ -12,4 +13,6 @@ export interface WorkerDeps {
   /** Decrypts webhook secrets. */
   secretKey: Uint8Array;
   webhooks?: WebhookSettings;
+  /** Sends queued mail, or keeps it in the development mailbox. */
+  mail: MailDeps;
 }

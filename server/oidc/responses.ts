@@ -4,6 +4,7 @@ import type Koa from 'koa';
 import { sendError, sendUnavailable } from '../errors/http.ts';
 import { classifyError } from '../errors/classify.ts';
 import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
+import { escapeHtml } from '../../schema/lib/html.ts';
 
 export function noStore(ctx: Koa.Context): void {
   ctx.set('Cache-Control', 'no-store');
@@ -31,7 +32,6 @@ export function oauthErrors(): Koa.Middleware {
   };
 }
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export function errorPage(ctx: Koa.Context, error: OAuthError): void {
   ctx.status = 400;

@@ -1,15 +1,16 @@
 // Routes under /api/v1: sign-in and session, the caller's profile and organizations, API keys, invitations, the audit
-// trail.
+// trail; the account flows and mail log (accounts.ts).
 import { ForbiddenError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import {
-  API_KEY_FIELDS, LOGIN_FIELDS, USER_FIELDS, presentApiKey, presentLogin, presentPage, presentUser,
+  API_KEY_FIELDS, LOGIN_FIELDS, ME_FIELDS, presentApiKey, presentLogin, presentMe, presentPage,
 } from './presenters.ts';
 import { seatRoutes, subscriptionRoutes } from './subscriptions.ts';
 import { licenseRoutes } from './licenses.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { appRoutes } from './apps.ts';
+import { accountRoutes } from './accounts.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
 const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
@@ -67,18 +68,18 @@ export const apiV1Routes: RestRoute[] = [
   },
   {
     method: 'GET', path: '/users/me', summary: 'The current user profile',
-    operation: `query { me { ${USER_FIELDS} } }`,
-    respond: (d) => ({ body: presentUser(d.me) }),
+    operation: `query { me { ${ME_FIELDS} } }`,
+    respond: (d) => ({ body: presentMe(d.me) }),
   },
   {
-    method: 'PATCH', path: '/users/me', summary: 'Update the profile; a new password needs current_password and ends every other session',
-    operation: `mutation($input: UpdateMeInput!) { updateMe(input: $input) { __typename ... on UpdateMePayload { user { ${USER_FIELDS} } login { ${LOGIN_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    method: 'PATCH', path: '/users/me', summary: 'Update the profile; a new password or address needs current_password; a new address takes effect once the link mailed there is used',
+    operation: `mutation($input: UpdateMeInput!) { updateMe(input: $input) { __typename ... on UpdateMePayload { user { ${ME_FIELDS} } login { ${LOGIN_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({
       input: fromBody(body, ['name', 'picture', 'email', 'current_password', 'password']),
     }),
     respond: (d) => {
       const r = unwrap(d.updateMe);
-      return r.login ? { body: presentLogin(r.login), session: loginSession(r.login) } : { body: presentUser(r.user) };
+      return r.login ? { body: presentLogin(r.login), session: loginSession(r.login) } : { body: presentMe(r.user) };
     },
   },
   {
@@ -134,6 +135,7 @@ export const apiV1Routes: RestRoute[] = [
     }),
     respond: (d) => ({ body: presentPage('audit_logs', d.auditLogs, presentAuditLog) }),
   },
+  ...accountRoutes,
   ...subscriptionRoutes,
   ...seatRoutes,
   ...licenseRoutes,

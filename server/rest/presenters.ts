@@ -11,6 +11,10 @@ export const presentUser = (u: any) => ({
   updated_at: u.updatedAt,
 });
 
+/** The caller's own record: a new address it asked for shows until it is proven. */
+export const ME_FIELDS = `${USER_FIELDS} pendingEmail`;
+export const presentMe = (u: any) => ({ ...presentUser(u), pending_email: u.pendingEmail ?? null });
+
 export const ORGANIZATION_FIELDS = 'id name role isOperator createdAt updatedAt';
 export const presentOrganization = (o: any) => ({
   id: o.id,

@@ -68,6 +68,16 @@ export const v1Routes: RestRoute[] = [
     },
   },
   {
+    method: 'POST', path: '/organizations/:id/invitations/:invitation_id/resend', body: false,
+    summary: 'Mail a pending invitation again with a new link (valid 7 days); the old link stops working',
+    operation: `mutation($id: String!, $inv: String!) { resendInvitation(organizationId: $id, invitationId: $inv) { __typename ... on CreatedInvitation { token acceptUrl invitation { ${INVITATION_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id, inv: params.invitation_id }),
+    respond: (d) => {
+      const r = unwrap(d.resendInvitation);
+      return { body: { ...presentInvitation(r.invitation), token: r.token, accept_url: r.acceptUrl } };
+    },
+  },
+  {
     method: 'DELETE', path: '/organizations/:id/invitations/:invitation_id', summary: 'Revoke a pending invitation',
     operation: `mutation($id: String!, $inv: String!) { revokeInvitation(organizationId: $id, invitationId: $inv) { __typename ... on Invitation { id } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id, inv: params.invitation_id }),
@@ -93,6 +103,12 @@ export const v1Routes: RestRoute[] = [
       input: fromBody(body, ['name', 'picture', 'email_verified']),
     }),
     respond: (d) => ({ body: presentUser(unwrap(d.updateUser)) }),
+  },
+  {
+    method: 'POST', path: '/users/:id/password-reset', body: false, summary: 'Mail a person a password reset link (platform admins)',
+    operation: `mutation($id: ID!) { sendPasswordReset(userId: $id) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => (unwrap(d.sendPasswordReset), { status: 202, body: { message: 'A password reset link is on its way to the user.' } }),
   },
   {
     method: 'DELETE', path: '/users/:id', summary: 'Delete a user (platform admins, or the user itself)',

@@ -106,3 +106,8 @@ export async function checkAccountPassword(ctx: Context, account: { email: strin
   await passwordRejected(ctx, account.email);
   return false;
 }
+
+/** The owner proved the account another way (a password reset link): its failures are forgotten. */
+export async function forgetFailedSignIns(ctx: Context, email: string): Promise<void> {
+  await ctx.db.loginThrottle.deleteMany({ where: { key: accountKey(email) } });
+}

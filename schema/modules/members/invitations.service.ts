@@ -1,7 +1,7 @@
-// Invitations: an admin invites an e-mail address with a role; whoever holds the token joins within 7 days.
-// E-mail sending is not wired yet: the accept link is returned to the admin to pass on.
+// Invitations: an admin invites an e-mail address with a role; the accept link is mailed there (and shown to the
+// admin once), and whoever holds its token joins within 7 days. Resending mails a new link and voids the old one.
 import { z } from 'zod';
-import type { Context } from '../../context.ts';
+import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { AlreadyMemberError, InvalidInvitationError, InvitationNotPendingError, InviteeNotProvenError, NewAccountFieldsError, RoleAboveYoursError } from './members.errors.ts';
@@ -15,6 +15,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';
 import { checkAccountPassword } from '../auth/throttle.service.ts';
+import { queueMail } from '../mail/outbox.ts';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
 const TOKEN_PREFIX = 'tsi_';
@@ -38,7 +39,7 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
   if (!roleAtLeast(callerRole, role)) throw new RoleAboveYoursError('invite with');
   const token = randomToken(TOKEN_PREFIX);
   const now = ctx.clock.now();
-  const actor = ctx.actor!;
+  const invitedById = inviterOf(ctx);
   const invitation = await ctx.db.$transaction(async (tx) => {
     const member = await tx.membership.findFirst({ where: { organizationId, user: { email } } });
     if (member) throw new AlreadyMemberError();
@@ -48,17 +49,53 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
       data: { revokedAt: now },
     });
     const invitation = await tx.invitation.create({
-      data: {
-        organizationId, email, role, tokenHash: sha256(token), createdAt: now,
-        invitedById: actor.kind === 'apiKey' ? actor.createdById : actor.userId,
-        expiresAt: addSeconds(now, INVITATION_TTL_SECONDS),
-      },
+      data: { organizationId, email, role, tokenHash: sha256(token), createdAt: now, invitedById, expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
       include: { organization: { select: { id: true, name: true } } },
     });
-    await emitEvent(tx, 'member.invitation.sent', invitation.organization, {
-      invitation: { id: invitation.id, email, role, invitedBy: invitation.invitedById, expiresAt: invitation.expiresAt },
-    }, { at: now });
+    await announce(ctx, tx, invitation, token);
     await recordAudit(ctx, { action: 'invitation.create', organizationId, targetType: 'invitation', targetId: invitation.id, details: { email, role } }, tx);
+    return invitation;
+  });
+  return { ...invitation, token, acceptUrl: acceptUrl(ctx, token) };
+}
+
+/** Who invites: the person signed in, or the one who made the API key. */
+const inviterOf = (ctx: Context) => {
+  const actor = ctx.actor!;
+  return actor.kind === 'apiKey' ? actor.createdById : actor.userId;
+};
+
+type SentInvitation = { id: string; email: string; role: Role; invitedById: string | null; expiresAt: Date; organization: { id: string; name: string } };
+
+/** member.invitation.sent and the mail with the accept link, in the transaction that made the token. */
+async function announce(ctx: Context, tx: Tx, invitation: SentInvitation, token: string) {
+  const now = ctx.clock.now();
+  const { id, email, role, invitedById, expiresAt } = invitation;
+  await emitEvent(tx, 'member.invitation.sent', invitation.organization, { invitation: { id, email, role, invitedBy: invitedById, expiresAt } }, { at: now });
+  const inviter = invitedById ? await tx.user.findUnique({ where: { id: invitedById }, select: { name: true, email: true } }) : null;
+  await queueMail(tx, 'invitation', email, {
+    organization: invitation.organization.name, inviter: inviter ? inviter.name || inviter.email : null, role, url: acceptUrl(ctx, token), expiresAt,
+  }, now);
+}
+
+/** Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working. */
+export async function resendInvitation(ctx: Context, organizationId: string, invitationId: string) {
+  await requireOrgRole(ctx, organizationId, 'admin');
+  requireFirstParty(ctx, 'invite people');
+  const token = randomToken(TOKEN_PREFIX);
+  const now = ctx.clock.now();
+  const invitation = await ctx.db.$transaction(async (tx) => {
+    const found = await tx.invitation.findFirst({ where: { id: invitationId, organizationId } });
+    if (!found) throw new NotFoundError('Invitation');
+    // Only while pending: of a resend racing an accept or a revoke, one wins.
+    const renewed = await tx.invitation.updateMany({
+      where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      data: { tokenHash: sha256(token), expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
+    });
+    if (renewed.count !== 1) throw new InvitationNotPendingError();
+    const invitation = await tx.invitation.findUniqueOrThrow({ where: { id: invitationId }, include: { organization: { select: { id: true, name: true } } } });
+    await announce(ctx, tx, invitation, token);
+    await recordAudit(ctx, { action: 'invitation.resend', organizationId, targetType: 'invitation', targetId: invitationId, details: { email: invitation.email } }, tx);
     return invitation;
   });
   return { ...invitation, token, acceptUrl: acceptUrl(ctx, token) };
@@ -117,7 +154,8 @@ async function createAccount(tx: Tx, email: string, name?: string, password?: st
     ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
   ];
   if (problems.length) throw new NewAccountFieldsError(problems);
-  return tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!) } });
+  // The link reached the address: the account starts verified.
+  return tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!), emailVerified: true } });
 }
 
 export async function acceptInvitation(ctx: Context, input: unknown) {

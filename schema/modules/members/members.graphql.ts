@@ -2,7 +2,7 @@ import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
 import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { changeMemberRole, listMembers, removeMember } from './members.service.ts';
-import { acceptInvitation, createInvitation, invitationStatus, listInvitations, revokeInvitation } from './invitations.service.ts';
+import { acceptInvitation, createInvitation, invitationStatus, listInvitations, resendInvitation, revokeInvitation } from './invitations.service.ts';
 
 const MembershipRef = builder.prismaObject('Membership', {
   fields: (t) => ({
@@ -32,7 +32,7 @@ const InvitationRef = builder.prismaObject('Invitation', {
 
 type Created = Awaited<ReturnType<typeof createInvitation>>;
 const CreatedInvitationRef = builder.objectRef<Created>('CreatedInvitation').implement({
-  description: 'A new invitation with its token and accept link (shown only now).',
+  description: 'A new invitation with its token and accept link (shown only now; the link is also mailed to the invitee).',
   fields: (t) => ({
     invitation: t.field({ type: InvitationRef, resolve: (c) => c }),
     token: t.exposeString('token'),
@@ -91,6 +91,17 @@ builder.mutationField('createInvitation', (t) =>
     authScopes: orgAdmin,
     args: { organizationId: t.arg.string({ required: true }), input: t.arg({ type: InvitationInput, required: true }) },
     resolve: (_root, args, ctx) => createInvitation(ctx, args.organizationId, { email: args.input.email, role: args.input.role ?? undefined }),
+  }),
+);
+
+builder.mutationField('resendInvitation', (t) =>
+  t.field({
+    errors: {},
+    type: CreatedInvitationRef,
+    description: 'Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working.',
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), invitationId: t.arg.string({ required: true }) },
+    resolve: (_root, args, ctx) => resendInvitation(ctx, args.organizationId, args.invitationId),
   }),
 );
 

@@ -3,6 +3,7 @@ import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
+import { pendingEmailOf } from '../accounts/email-verification.service.ts';
 import { deleteMe, deleteUser, getMe, getUser, listUsers, updateMe, updateUser, type UpdateMeResult } from './users.service.ts';
 
 const UserRef = builder.prismaObject('User', {
@@ -10,6 +11,11 @@ const UserRef = builder.prismaObject('User', {
     id: t.exposeID('id'),
     email: t.exposeString('email'),
     emailVerified: t.exposeBoolean('emailVerified'),
+    pendingEmail: t.string({
+      nullable: true,
+      description: 'A new address the user asked for, in effect once the link mailed there is used. Shown to the user only.',
+      resolve: (user, _args, ctx) => (ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === user.id ? pendingEmailOf(ctx.db, user.id, ctx.clock.now()) : null),
+    }),
     name: t.exposeString('name'),
     picture: t.exposeString('picture', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -52,7 +58,7 @@ const UpdateMeInput = builder.inputType('UpdateMeInput', {
   fields: (t) => ({
     name: t.string(),
     picture: t.string({ description: 'An https URL; null removes it.' }),
-    email: t.string(),
+    email: t.string({ description: 'A new address: mailed a link, and in effect once it is used (pendingEmail until then).' }),
     currentPassword: t.string({ description: 'Required to change the e-mail address or the password.' }),
     password: t.string({ description: 'The new password (12 characters or more). Ends every other session and token.' }),
   }),

@@ -1,4 +1,5 @@
-// Users: profiles, password changes (which end every session and token), and account deletion.
+// Users: profiles, password and address changes (a password change ends every session and token; a new address
+// takes effect once proven), and account deletion.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
@@ -14,6 +15,9 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
+import { mailEmailChangeLink } from '../accounts/email-verification.service.ts';
+import { forgotPasswordUrl } from '../accounts/links.ts';
+import { queueMail } from '../mail/outbox.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -89,24 +93,24 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
     throw new EmailTakenError();
   }
   const passwordHash = data.password ? await hashPassword(data.password) : undefined;
+  const newEmail = data.email && data.email !== user.email ? data.email : undefined;
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.user.update({
       where: { id: userId },
-      data: {
-        name: data.name,
-        picture: data.picture,
-        ...(data.email && data.email !== user.email ? { email: data.email, emailVerified: false } : {}),
-        ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}),
-      },
+      data: { name: data.name, picture: data.picture, ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}) },
     });
-    const changed = Object.keys(data).filter((k) => k !== 'currentPassword' && k !== 'password');
-    const at = { at: ctx.clock.now() };
+    // A new address takes effect once the link mailed to it is used (accounts/email-verification.service.ts).
+    if (newEmail) await mailEmailChangeLink(ctx, tx, updated, newEmail);
+    const changed = Object.keys(data).filter((k) => !['currentPassword', 'password', 'email'].includes(k));
+    const now = ctx.clock.now();
+    const at = { at: now };
     if (changed.length) await emitUserEvent(tx, 'user.updated', userId, { user: updated, changes: changed }, at);
-    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: userId, details: { fields: changed } }, tx);
+    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: userId, details: { fields: changed, ...(newEmail ? { pendingEmail: newEmail } : {}) } }, tx);
     let login: LoginResult | null = null;
     if (passwordHash) {
       await emitUserEvent(tx, 'user.password.changed', userId, { user: updated }, at);
       await recordAudit(ctx, { action: 'user.password.change', targetType: 'user', targetId: userId }, tx);
+      await queueMail(tx, 'password_changed', updated.email, { name: updated.name, at: now, forgotUrl: forgotPasswordUrl(ctx) }, now);
       const actor = ctx.actor;
       const issued = await createSession(ctx, tx, userId, updated.sessionVersion, actor?.kind === 'user' ? actor.organizationId : undefined);
       login = await loginPayload(tx, issued, userId);

@@ -1,0 +1,20 @@
+// Refusals of the account flows: password reset and address verification (docs/architecture.md#errors).
+import { ConflictError, ValidationError } from '../../errors/index.ts';
+
+/** An unknown link, or one used, voided by a newer one, or expired: the same answer for each. */
+export class InvalidLinkError extends ValidationError {
+  constructor(what: 'reset' | 'verification') {
+    super(
+      what === 'reset'
+        ? 'This password reset link is not valid: it may have expired or been used. Ask for a new one.'
+        : 'This verification link is not valid: it may have expired, been used or been replaced by a newer one.',
+      [{ path: 'token', message: 'is not a valid link' }],
+    );
+  }
+}
+
+export class AlreadyVerifiedError extends ConflictError {
+  constructor() {
+    super('This e-mail address is already verified');
+  }
+}

@@ -1,0 +1,78 @@
+// Password reset by a mailed link (docs/architecture.md#mail). Asking answers the same for known and unknown
+// addresses and does the same work for both (one statement that writes the token and the mail only where the
+// address has an account), so neither the answer nor its timing tells whether an account exists. Confirming sets
+// the password and bumps the session version: every session, access token and refresh token of the person ends.
+import { z } from 'zod';
+import type { Context } from '../../context.ts';
+import { Prisma } from '../../db.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { requirePlatformAdmin } from '../../auth/access.ts';
+import { hashPassword } from '../../lib/crypto.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { countRequest } from '../../limits/request-throttle.ts';
+import { emitUserEvent } from '../../events/emit.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { forgetFailedSignIns } from '../auth/throttle.service.ts';
+import { queueMail, queueMailSql } from '../mail/outbox.ts';
+import { InvalidLinkError } from './accounts.errors.ts';
+import { claimLinkToken, findLiveLinkToken, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery } from './link-tokens.ts';
+import { forgotPasswordUrl, resetPasswordUrl } from './links.ts';
+
+/** Reset mails one address may be sent, and one client address may ask for, in an hour. */
+const LIMITS = { address: 5, client: 20 } as const;
+const WINDOW_SECONDS = 3600;
+
+const requestInput = z.object({ email: fields.email }).strict();
+
+/** Writes a reset token and its mail for the account `account` (a query giving its id), if it gives one. */
+async function mailResetLink(ctx: Context, account: Prisma.Sql, email: string) {
+  const now = ctx.clock.now();
+  const link = newLinkToken('password_reset', Prisma.sql`select id from account`, email, now);
+  const mail = queueMailSql('password_reset', email, { url: resetPasswordUrl(ctx, link.token), minutes: LINK_TOKEN_PURPOSES.password_reset.ttlSeconds / 60 }, now);
+  await ctx.db.$executeRaw`with account as (${account}), ${link.ctes} select ${mail} from account`;
+}
+
+export async function requestPasswordReset(ctx: Context, input: unknown): Promise<true> {
+  const { email } = parseInput(requestInput, input);
+  const ip = ctx.request.ip;
+  await countRequest(ctx, [{ key: `reset:${email}`, limit: LIMITS.address }, ...(ip ? [{ key: `reset-from:${ip}`, limit: LIMITS.client }] : [])], WINDOW_SECONDS);
+  await mailResetLink(ctx, Prisma.sql`select id from users where email = ${email}`, email);
+  return true;
+}
+
+/** A platform admin sends a person a reset link; nobody sets another person's password. */
+export async function sendPasswordResetLink(ctx: Context, userId: string): Promise<true> {
+  await requirePlatformAdmin(ctx);
+  const user = await ctx.db.user.findUnique({ where: { id: userId }, select: { id: true, email: true } });
+  if (!user) throw new NotFoundError('User');
+  await mailResetLink(ctx, userIdQuery(user.id), user.email);
+  await recordAudit(ctx, { action: 'user.password_reset.send', targetType: 'user', targetId: user.id });
+  return true;
+}
+
+const confirmInput = z.object({ token: z.string().min(1, 'is required').max(200), password: fields.password }).strict();
+
+export async function confirmPasswordReset(ctx: Context, input: unknown): Promise<true> {
+  const { token, password } = parseInput(confirmInput, input);
+  const now = ctx.clock.now();
+  // A bad link is refused before the password is hashed; the claim below decides between concurrent uses.
+  if (!(await findLiveLinkToken(ctx.db, token, ['password_reset'], now))) throw new InvalidLinkError('reset');
+  const passwordHash = await hashPassword(password);
+  const user = await ctx.db.$transaction(async (tx) => {
+    const claimed = await claimLinkToken(tx, token, ['password_reset'], now);
+    const before = claimed && (await tx.user.findUnique({ where: { id: claimed.userId } }));
+    // A link mailed to an address the account no longer uses is void.
+    if (!claimed || !before || before.email !== claimed.email) throw new InvalidLinkError('reset');
+    // The link reached the address, which proves it.
+    const user = await tx.user.update({ where: { id: before.id }, data: { passwordHash, sessionVersion: { increment: 1 }, emailVerified: true } });
+    const at = { at: now };
+    await emitUserEvent(tx, 'user.password.changed', user.id, { user }, at);
+    if (!before.emailVerified) await emitUserEvent(tx, 'user.email.verified', user.id, { user }, at);
+    await recordAudit(ctx, { action: 'user.password.reset', actorId: user.id, targetType: 'user', targetId: user.id }, tx);
+    await queueMail(tx, 'password_changed', user.email, { name: user.name, at: now, forgotUrl: forgotPasswordUrl(ctx) }, now);
+    return user;
+  });
+  // Whoever locked the account by guessing, its owner has just proven it: sign-in starts afresh.
+  await forgetFailedSignIns(ctx, user.email);
+  return true;
+}

@@ -1,0 +1,60 @@
+// Sending one queued mail: the mail_send job's work (docs/architecture.md#mail). Idempotent: a mail already sent,
+// kept or given up is left alone. A temporary failure is recorded and thrown, so that graphile-worker tries again
+// with its back-off; a permanent one, or the last attempt, is recorded as failed and not retried. Once sent over
+// SMTP the bodies are erased: they hold single-use links.
+import type { Db } from '../../db.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { defaultSender, type Mailer } from './transport.ts';
+
+export const MAIL_SEND_TASK = 'mail_send';
+
+export interface MailDeps {
+  db: Db;
+  clock: Clock;
+  /** Null: no SMTP_URL, mail stays in the development mailbox. */
+  mailer: Mailer | null;
+  from: string | undefined;
+  issuer: () => string;
+}
+
+export interface MailJob {
+  mailId: string;
+}
+
+export function assertMailJob(payload: unknown): MailJob {
+  const p = payload as Partial<MailJob> | null;
+  if (typeof p?.mailId !== 'string') throw new Error('mail_send: payload must be {mailId}');
+  return { mailId: p.mailId };
+}
+
+/** A temporary failure: the job throws it so that graphile-worker schedules the next attempt. */
+export class MailNotYetSentError extends Error {}
+
+export type MailOutcome = 'sent' | 'mailbox' | 'retrying' | 'failed' | 'skipped';
+
+export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { number: number; last: boolean }): Promise<MailOutcome> {
+  const mail = await deps.db.mail.findUnique({ where: { id: job.mailId } });
+  if (!mail || !['queued', 'retrying'].includes(mail.status)) return 'skipped';
+  const now = () => deps.clock.now();
+  if (!deps.mailer) {
+    await deps.db.mail.update({ where: { id: mail.id }, data: { status: 'mailbox', attempts: { increment: 1 }, updatedAt: now() } });
+    return 'mailbox';
+  }
+  const outcome = await deps.mailer.send({
+    from: deps.from ?? defaultSender(deps.issuer()), to: mail.toAddress, subject: mail.subject, text: mail.textBody ?? '', html: mail.htmlBody ?? '',
+  });
+  if (outcome.ok) {
+    await deps.db.mail.update({
+      where: { id: mail.id },
+      data: { status: 'sent', attempts: { increment: 1 }, lastError: null, sentAt: now(), textBody: null, htmlBody: null, updatedAt: now() },
+    });
+    return 'sent';
+  }
+  const giveUp = outcome.permanent || attempt.last;
+  await deps.db.mail.update({
+    where: { id: mail.id },
+    data: { status: giveUp ? 'failed' : 'retrying', attempts: { increment: 1 }, lastError: outcome.error, updatedAt: now() },
+  });
+  if (giveUp) return 'failed';
+  throw new MailNotYetSentError(`mail ${mail.id} attempt ${attempt.number}: ${outcome.error}`);
+}
