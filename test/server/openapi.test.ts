@@ -572,6 +572,51 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.member.api, 'POST', '/api/v1/invitations/accept', { token: again.body.token }), 200);
   });
 
+  it('resets a password, verifies and changes an address, resends an invitation, and reads the mail log', async () => {
+    // The mail log keeps each mail's bodies until it is sent (this server runs no worker): the links are read there.
+    const linkTo = async (to: string, path: string) => {
+      const mails = await call(platform, 'GET', `/api/v1/mails?to=${encodeURIComponent(to)}&limit=1`);
+      expectStatus(mails, 200);
+      const url = (mails.body.mails[0].text as string).match(/https?:\/\/\S+/g)!.map((u) => new URL(u)).find((u) => u.pathname === path)!;
+      return url.searchParams.get('token')!;
+    };
+    const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'tour-reset');
+
+    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset', { email: person.email }), 202);
+    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset', { email: 'not an address' }), 400);
+    const resetToken = await linkTo(person.email, '/reset-password');
+    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: 'short' }), 400);
+    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: PASSWORD }), 204);
+    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: PASSWORD }), 400);
+    expectStatus(await call(platform, 'POST', `/v1/users/${person.id}/password-reset`), 202);
+    expectStatus(await call(tenant.owner.api, 'POST', `/v1/users/${person.id}/password-reset`), 403);
+
+    const { api } = await signIn(server.url, person.email, PASSWORD);
+    expectStatus(await call(api, 'POST', '/api/v1/users/me/email/verify-request'), 409);
+    const changed = await call(api, 'PATCH', '/api/v1/users/me', { email: `moved-${person.email}`, current_password: PASSWORD });
+    expectStatus(changed, 200);
+    expect(changed.body).toMatchObject({ email: person.email, pending_email: `moved-${person.email}` });
+    expectStatus(await call(api, 'POST', '/api/v1/users/me/email/verify-request'), 202);
+    const verifyToken = await linkTo(`moved-${person.email}`, '/verify-email');
+    const verified = await call(anon, 'POST', '/api/v1/auth/verify-email', { token: verifyToken });
+    expectStatus(verified, 200);
+    expect(verified.body).toMatchObject({ email: `moved-${person.email}`, email_verified: true, pending_email: null });
+    expectStatus(await call(anon, 'POST', '/api/v1/auth/verify-email', { token: verifyToken }), 400);
+    expectStatus(await call(api, 'GET', '/api/v1/users/me'), 200);
+
+    const invited = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: 'resend-me@example.test' });
+    const resent = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}/resend`);
+    expectStatus(resent, 200);
+    expect(resent.body.token).not.toBe(invited.body.token);
+    expectStatus(await call(tenant.member.api, 'POST', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}/resend`), 403);
+
+    const mails = await call(platform, 'GET', '/api/v1/mails?limit=2');
+    expectStatus(mails, 200);
+    expectStatus(await call(platform, 'GET', `/api/v1/mails/${mails.body.mails[0].id}`), 200);
+    expectStatus(await call(platform, 'GET', '/api/v1/mails/no-such-mail'), 404);
+    expectStatus(await call(tenant.owner.api, 'GET', '/api/v1/mails'), 403);
+  });
+
   it('lists, reads, updates and deletes users', async () => {
     const first = await call(platform, 'GET', '/v1/users?limit=2');
     expectStatus(first, 200);
