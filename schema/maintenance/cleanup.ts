@@ -3,6 +3,8 @@
 import type { Db } from '../db.ts';
 
 const GRACE_DAYS = 7;
+/** The mail log, and the development mailbox, keep a month. */
+const MAIL_DAYS = 30;
 
 export async function deleteExpiredCredentials(db: Db, now = new Date()): Promise<number> {
   const before = new Date(now.getTime() - GRACE_DAYS * 86_400_000);
@@ -12,6 +14,9 @@ export async function deleteExpiredCredentials(db: Db, now = new Date()): Promis
     db.refreshToken.deleteMany({ where: { expiresAt: { lt: before } } }),
     db.loginThrottle.deleteMany({ where: { windowStart: { lt: before } } }),
     db.consentAnswer.deleteMany({ where: { expiresAt: { lt: before } } }),
+    db.linkToken.deleteMany({ where: { expiresAt: { lt: before } } }),
+    // A mail still queued or retrying is left to its job, however old.
+    db.mail.deleteMany({ where: { createdAt: { lt: new Date(now.getTime() - MAIL_DAYS * 86_400_000) }, status: { in: ['sent', 'mailbox', 'failed'] } } }),
   ]);
   return results.reduce((n, r) => n + r.count, 0);
 }

@@ -147,15 +147,15 @@ async function provenAccount(ctx: Context, organizationId: string, email: string
   throw new InviteeNotProvenError();
 }
 
-/** A new account for the invited address: it needs a name and a password. */
-async function createAccount(tx: Tx, email: string, name?: string, password?: string) {
+/** A new account for the invited address needs a name and a password: checked, and the password hashed, before
+ *  any transaction opens. */
+async function newAccountFields(name?: string, password?: string) {
   const problems = [
     ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
     ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
   ];
   if (problems.length) throw new NewAccountFieldsError(problems);
-  // The link reached the address: the account starts verified.
-  return tx.user.create({ data: { email, name: name!, passwordHash: await hashPassword(password!), emailVerified: true } });
+  return { name: name!, passwordHash: await hashPassword(password!) };
 }
 
 export async function acceptInvitation(ctx: Context, input: unknown) {
@@ -167,6 +167,7 @@ export async function acceptInvitation(ctx: Context, input: unknown) {
   const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { id: true, name: true } } } });
   if (!invitation || invitationStatus(invitation, now) !== 'pending') throw new InvalidInvitationError();
   const existing = await provenAccount(ctx, invitation.organizationId, invitation.email, password);
+  const account = existing ? null : await newAccountFields(name, password);
   return ctx.db.$transaction(async (tx) => {
     // Claim it while it is still pending: of two accepts, or an accept and a revoke, racing, one wins.
     const claimed = await tx.invitation.updateMany({
@@ -174,7 +175,8 @@ export async function acceptInvitation(ctx: Context, input: unknown) {
       data: { acceptedAt: now },
     });
     if (claimed.count !== 1) throw new InvalidInvitationError();
-    const user = existing ?? (await createAccount(tx, invitation.email, name, password));
+    // The link reached the address: a new account starts verified.
+    const user = existing ?? (await tx.user.create({ data: { email: invitation.email, ...account!, emailVerified: true } }));
     const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: invitation.organizationId } } });
     if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: invitation.organizationId, role: invitation.role } });
     const org = invitation.organization;
