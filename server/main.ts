@@ -4,6 +4,7 @@
 import { StartupError } from '../prisma/startup-error.ts';
 import { ConfigError } from './config.ts';
 import { startTessera } from './start.ts';
+import { welcomeLines } from './welcome.ts';
 
 const starting = startTessera();
 
@@ -28,7 +29,8 @@ process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
-  await starting;
+  const running = await starting;
+  if (running.config.role !== 'worker') console.error(welcomeLines(running.base.settings.issuer(), running.config).join('\n'));
 } catch (error) {
   // Mistakes the operator fixes: one line that says what to change, no stack trace.
   if (error instanceof ConfigError) {

@@ -89,6 +89,10 @@ describe('npm start on a machine without a database', () => {
     await waitReady(first.output);
     expect(first.output()).toContain('applied migration');
     expect(first.output()).toContain('created the operator organization');
+    // The person at the terminal is told where to go, in plain lines beside the JSON log.
+    expect(first.output()).toContain(`Sign in:       http://localhost:${port}/login`);
+    expect(first.output()).toContain(`Admin portal:  http://localhost:${port}/admin/dashboard`);
+    expect(first.output()).toMatch(/Mail: +not configured \(set SMTP_URL\)/);
 
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
     expect(await health.json()).toEqual({ status: 'ok' });

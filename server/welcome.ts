@@ -1,0 +1,18 @@
+// What `npm start` tells the person at the terminal once the service is up: where to go, in plain lines. The
+// JSON log (stdout) stays as it is for machines; these lines go to stderr.
+import type { Config } from './config.ts';
+
+export function welcomeLines(issuer: string, config: Pick<Config, 'mail' | 'role'>): string[] {
+  const mail = config.mail.smtpUrl
+    ? `sent through ${new URL(config.mail.smtpUrl).host}`
+    : `not configured (set SMTP_URL); mail is kept in the development mailbox at ${issuer}/admin/settings/mail`;
+  const lines = [`Tessera is ready (${config.role === 'all' ? 'API and worker' : 'API only'}).`];
+  lines.push(
+    `  Sign in:       ${issuer}/login`,
+    `  Admin portal:  ${issuer}/admin/dashboard`,
+    `  GraphQL:       ${issuer}/graphql`,
+    `  OpenAPI:       ${issuer}/openapi.json`,
+    `  Mail:          ${mail}`,
+  );
+  return lines;
+}
