@@ -306,9 +306,14 @@ describe('an install the app does not accept leaves nothing', () => {
     sample.mode('normal');
     const nowhere = await registerApp({ webhook_url: sample.url('/hooks') });
     await server.base.db.app.update({ where: { id: nowhere.id }, data: { webhookUrl: 'https://nowhere.test/hooks' } });
-    await expectNothingInstalled(await call(tenant.admin.api, 'POST', `/api/v1/apps/${nowhere.id}/install`));
+    const unresolved = await call(tenant.admin.api, 'POST', `/api/v1/apps/${nowhere.id}/install`);
+    await expectNothingInstalled(unresolved);
+    // The admin is told where it went and why, so that a typo can be told from an app that is down.
+    expect(unresolved.body.error_description).toContain('at https://nowhere.test/hooks');
     const closed = await registerApp({ webhook_url: 'https://app.test:1/hooks' });
-    await expectNothingInstalled(await call(tenant.admin.api, 'POST', `/api/v1/apps/${closed.id}/install`));
+    const refused = await call(tenant.admin.api, 'POST', `/api/v1/apps/${closed.id}/install`);
+    await expectNothingInstalled(refused);
+    expect(refused.body.error_description).toMatch(/at https:\/\/app\.test:1\/hooks \(it could not be reached: ECONNREFUSED/);
   });
 
   it('when the app refuses the signature: after a rotation the old secret no longer signs', async () => {

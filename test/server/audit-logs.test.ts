@@ -165,6 +165,11 @@ describe('filters and paging', () => {
     ]));
     expect((await auditLogs(a.admin.api, { to: '2026-02-31' })).status).toBe(400);
     expect((await auditLogs(a.admin.api, { cursor: 'x'.repeat(500) })).status).toBe(400);
+    // An inverted range would silently match nothing: it is refused, and the same day at both ends is fine.
+    const inverted = await auditLogs(a.admin.api, { from: '2026-03-02', to: '2026-03-01T23:00:00Z' });
+    expect(inverted.status).toBe(400);
+    expect(inverted.body.details).toEqual([{ path: 'to', message: 'must not be before from' }]);
+    expect((await auditLogs(a.admin.api, { from: '2026-03-01', to: '2026-03-01' })).status).toBe(200);
   });
 
   it('answers the GraphQL query with the same filters and pages', async () => {

@@ -30,7 +30,8 @@ export class AlreadyInstalledError extends ConflictError {
 
 /** The install push was refused, timed out or could not be sent: nothing was installed. REST answers 502. */
 export class AppUnreachableError extends UserError {
-  constructor(reason: string) {
-    super('app_unreachable', `The app did not accept the installation (${reason}); nothing was installed`);
+  constructor(reason: string, url: string) {
+    // The URL and the cause: the admin can tell a typo from an app that is down.
+    super('app_unreachable', `The app did not accept the installation at ${url} (${reason}); nothing was installed`);
   }
 }

@@ -146,7 +146,8 @@ export function launchUrl(ctx: Context, installation: { organizationId: string; 
 function unreachableReason(result: { statusCode: number | null; error: string | null }, timeoutMs: number): string {
   if (result.statusCode !== null) return `it answered HTTP ${result.statusCode}`;
   if (result.error?.startsWith('no answer')) return `no answer within ${timeoutMs} ms`;
-  return 'it could not be reached';
+  // The cause as the network gave it (a refused connection, a certificate the receiver's chain does not prove).
+  return `it could not be reached: ${result.error ?? 'no connection'}`;
 }
 
 /**
@@ -165,7 +166,7 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
   try {
     destination = await checkDestination(app.webhookUrl, settings);
   } catch (error) {
-    if (error instanceof DestinationError) throw new AppUnreachableError(`its webhook URL ${error.message}`);
+    if (error instanceof DestinationError) throw new AppUnreachableError(`its webhook URL ${error.message}`, app.webhookUrl);
     throw error;
   }
   if (await ctx.db.installation.findUnique({ where: { appId_organizationId: { appId: app.id, organizationId } }, select: { id: true } })) {
@@ -208,14 +209,14 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
       await tx.oAuthClient.deleteMany({ where: { id: pending.oauthClientId } });
       await recordAudit(ctx, { action: 'app.install', outcome: 'failure', organizationId, targetType: 'app', targetId: app.id, details: { reason } }, tx);
     });
-    throw new AppUnreachableError(reason);
+    throw new AppUnreachableError(reason, app.webhookUrl);
   }
 
   return ctx.db.$transaction(async (tx) => {
     const now = ctx.clock.now();
     const activated = await tx.installation.updateMany({ where: { id: pending.id, status: 'pending' }, data: { status: 'active', activatedAt: now } });
     // Swept while the app took its time: nothing is left to activate.
-    if (activated.count !== 1) throw new AppUnreachableError('it answered too late');
+    if (activated.count !== 1) throw new AppUnreachableError('it answered too late', app.webhookUrl);
     const client = await tx.oAuthClient.update({ where: { id: pending.oauthClientId }, data: { enabled: true }, include: { organization: { select: { id: true, name: true } } } });
     await emitEvents(tx, ['oauth.client.created', 'oauth_client.created'], client.organization, { client: { id: client.id, clientId: client.clientId, name: client.name } });
     await recordAudit(ctx, { action: 'oauth_client.create', organizationId, targetType: 'oauth_client', targetId: client.id, details: { appId: app.id } }, tx);

@@ -157,7 +157,7 @@ const filterInput = z.object({
   // A date is that whole day in UTC (the interface's); a date-time needs its zone (lib/input.ts).
   from: fields.timestampOrDay.nullish(),
   to: fields.timestampOrDay.nullish(),
-});
+}).refine((f) => !f.from || !f.to || f.from.date <= f.to.date, { path: ['to'], message: 'must not be before from' });
 
 /** As the caller sent it: checked here, so that REST and GraphQL get the same field problems. */
 export type AuditFilter = { [K in keyof z.input<typeof filterInput>]?: string | null };
