@@ -201,6 +201,18 @@ describe('install, launch and uninstall', () => {
     const userinfo = () => fetch(new URL('/oauth/userinfo', server.url), { headers: { authorization: `Bearer ${tokens.access_token}` } });
     expect((await userinfo()).status).toBe(200);
 
+    // The member sees the opened app under their connected apps, though it asked no consent, and can end its access.
+    const memberGraphql = (query: string, variables = {}) => tenant.member.api.post('/graphql', { query, variables });
+    const apps = await memberGraphql('query { connectedApps { clientId name scopes } }');
+    expect(apps.body.data.connectedApps).toEqual([{ clientId: inst.client_id, name: app.name, scopes: ['openid', 'email', 'offline_access'] }]);
+    const ended = await memberGraphql('mutation($c: String!) { revokeConnectedApp(clientId: $c) { __typename } }', { c: inst.client_id });
+    expect(ended.body.errors).toBeUndefined();
+    expect((await userinfo()).status).toBe(401);
+    expect((await memberGraphql('query { connectedApps { clientId } }')).body.data.connectedApps).toEqual([]);
+    const relaunched = await followRedirect(new URL(`${launch.pathname}${launch.search}`, server.url), await sessionOf(server.url, tenant.member));
+    expect(relaunched.searchParams.get('state')).toBe(tenant.id);
+    expect((await getApp(relaunched)).status).toBe(200);
+
     // Uninstall: admins only; every token of the client ends at once; the installation is gone.
     expectStatus(await call(tenant.member.api, 'DELETE', `/api/v1/installations/${inst.id}`), 403);
     expectStatus(await call(other.admin.api, 'DELETE', `/api/v1/installations/${inst.id}`), 404);
