@@ -1,0 +1,101 @@
+// A mail committed just before the process dies is sent after the restart, once: the real service runs as its own
+// process with ROLE=api (no worker, so the mail cannot go out before the kill), answers a password reset request and
+// is killed with SIGKILL; a new service with a worker on the same database then sends the reset mail to a real SMTP
+// server, and its link still works.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
+import { client } from '../helpers/http.ts';
+import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { waitForSettledMail } from '../helpers/mail.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { cleanEnv, freePort, NODE, ROOT } from './process.ts';
+
+const SECRET_KEY = randomBytes(32).toString('hex');
+let database: TestDatabase;
+let dataDir: string;
+let smtp: TestSmtp;
+let child: ChildProcess | undefined;
+let after: TestServer | undefined;
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-mail-crash-'));
+  smtp = await startTestSmtp();
+});
+afterAll(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await after?.stop();
+  await smtp?.close();
+  await database?.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/** The mail rows to `to` and how many send jobs each still has queued, read straight from the database. */
+async function outbox(to: string): Promise<{ status: string; jobs: number }[]> {
+  const db = new pg.Client({ connectionString: database.url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ status: string; jobs: number }>(
+      `select m.status, (select count(*)::int from graphile_worker.jobs j where j.key = 'mail:' || m.id) as jobs from mails m where m.to_address = $1`,
+      [to],
+    );
+    return rows;
+  } finally {
+    await db.end();
+  }
+}
+
+describe('a mail committed just before a crash', () => {
+  it('is sent once after the restart', { timeout: 120_000 }, async () => {
+    // given the service running as an API process, with no worker, pointed at the SMTP server
+    const port = await freePort();
+    let output = '';
+    child = spawn(NODE, ['server/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...cleanEnv(), DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SECRET_KEY, ROLE: 'api', LOG_LEVEL: 'warn',
+        SMTP_URL: smtp.url, BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
+    const url = `http://127.0.0.1:${port}`;
+    await waitFor(() => fetch(`${url}/readyz`).then((r) => (r.ok ? true : undefined), () => undefined), 60_000).catch(() => {
+      throw new Error(`the service did not become ready:\n${output}`);
+    });
+
+    // when a password reset is asked for, and the process is killed as soon as it has answered
+    const asked = await client(url).post('/api/v1/auth/password-reset', { email: ADMIN.email });
+    expect(asked.status, JSON.stringify(asked.body)).toBe(202);
+    child.kill('SIGKILL');
+    await exited;
+
+    // then nothing was sent, and the mail and its job are committed, waiting
+    expect(smtp.received).toEqual([]);
+    expect(await outbox(ADMIN.email)).toEqual([{ status: 'queued', jobs: 1 }]);
+
+    // when the service starts again on the same database, with a worker
+    after = await startTestServer({ databaseUrl: database.url, role: 'all', env: { SECRET_KEY, SMTP_URL: smtp.url } });
+
+    // then the reset mail arrives, once, and its job is done
+    const [mail] = await smtp.waitForMail(ADMIN.email, /Reset your Tessera password/);
+    const row = await waitForSettledMail(after.base.db, ADMIN.email, 'sent');
+    expect(row.attempts).toBe(1);
+    expect(smtp.received).toHaveLength(1);
+
+    // and the link it carries, made by the killed process, sets a new password on the new one
+    const token = smtp.linkIn(mail!, '/reset-password').searchParams.get('token')!;
+    const confirmed = await client(after.url).post('/api/v1/auth/password-reset/confirm', { token, password: 'a password set after the crash' });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
+    expect((await client(after.url).post('/api/v1/auth/login', { email: ADMIN.email, password: 'a password set after the crash' })).status).toBe(200);
+  });
+});
