@@ -350,6 +350,9 @@ it('answers every documented route called with an access token without a 5xx, an
   const other = await platform.post('/v1/organizations', { name: 'Elsewhere' });
   const invitation = await platform.post(`/v1/organizations/${other.body.id}/invitations`, { email: ids.tenant.owner.email, role: 'owner' });
   expect(invitation.status).toBe(201);
+  // A pending invitation of the token's own organization, for the route that mails it again with a new link.
+  const pending = await platform.post(`/v1/organizations/${ids.tenant.id}/invitations`, { email: 'pending-resend@example.test', role: 'member' });
+  expect(pending.status).toBe(201);
   // Valid bodies for the routes that mint a credential, so that the refusal is the credential's, not the body's.
   const bodies: Record<string, unknown> = {
     'POST /api/v1/api-keys': { name: 'minted by a token', role: 'admin' },
@@ -359,6 +362,9 @@ it('answers every documented route called with an access token without a 5xx, an
     'POST /api/v1/invitations/accept': { token: invitation.body.token, password: 'a long enough password' },
     'PATCH /api/v1/users/me': { current_password: 'a long enough password', password: 'a new long enough password' },
     'POST /api/v1/webhooks/{id}/reveal-secret': {},
+    // A new invitation link (answered and mailed), a password reset link (mailed): both outlive the token.
+    'POST /v1/organizations/{id}/invitations/{invitation_id}/resend': {},
+    'POST /v1/users/{id}/password-reset': {},
   };
   const answers: string[] = [];
   for (const target of OPENAPI_TARGETS) {
@@ -366,7 +372,8 @@ it('answers every documented route called with an access token without a 5xx, an
     if (target.ends || target.method === 'DELETE' || target.kind !== 'rest') continue;
     const route = `${target.method} ${target.path}`;
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : name === 'id' && target.path.includes('oauth-clients') ? app.id : ids.tenant.member.id);
+      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : name === 'id' && target.path.includes('oauth-clients') ? app.id
+        : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
     const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : bodies[route] ?? {});
     answers.push(`${route} ${reply.status}`);
     expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBeLessThan(500);
@@ -374,6 +381,8 @@ it('answers every documented route called with an access token without a 5xx, an
     if (route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
   }
   expect(answers.length).toBeGreaterThan(30);
+  // The invitation was not renewed: its link is still the one first mailed, and no other mail went to it.
+  expect(await server.base.db.mail.count({ where: { toAddress: 'pending-resend@example.test' } })).toBe(1);
   expect(await server.base.db.membership.count({ where: { organizationId: other.body.id, userId: ids.tenant.owner.id } })).toBe(0);
 });
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { requirePlatformAdmin } from '../../auth/access.ts';
+import { requireFirstParty, requirePlatformAdmin } from '../../auth/access.ts';
 import { hashPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
@@ -40,9 +40,13 @@ export async function requestPasswordReset(ctx: Context, input: unknown): Promis
   return true;
 }
 
-/** A platform admin sends a person a reset link; nobody sets another person's password. */
+/**
+ * A platform admin sends a person a reset link; nobody sets another person's password. Not with an access token:
+ * the link outlives the token (docs/architecture.md#authorization), like the credentials requireFirstParty guards.
+ */
 export async function sendPasswordResetLink(ctx: Context, userId: string): Promise<true> {
   await requirePlatformAdmin(ctx);
+  requireFirstParty(ctx, 'send a password reset link');
   const user = await ctx.db.user.findUnique({ where: { id: userId }, select: { id: true, email: true } });
   if (!user) throw new NotFoundError('User');
   await mailResetLink(ctx, userIdQuery(user.id), user.email);
