@@ -394,3 +394,90 @@ describe('invitation expiry', () => {
     expect((await accept({ token: renewed.body.token, name: 'Late', password: PASSWORD })).status).toBe(200);
   });
 });
+
+// Runs after the expiry block has moved the shared clock (so it signs in again), and moves it further at its end.
+describe('invitationPreview through POST /graphql', () => {
+  const PREVIEW = `query Preview($token: String!) {
+    invitationPreview(token: $token) { status organizationName inviterName email role expiresAt accountExists }
+  }`;
+  const preview = async (token: string, as: Client = anonymous) => {
+    const reply = await as.post('/graphql', { query: PREVIEW, variables: { token } });
+    expect(reply.status).toBe(200);
+    expect(reply.body.errors).toBeUndefined();
+    return reply.body.data.invitationPreview;
+  };
+  const NO_DETAILS = { organizationName: null, inviterName: null, email: null, role: null, expiresAt: null, accountExists: null };
+  let admin: Client;
+
+  beforeAll(async () => {
+    admin = (await signIn(server.url, a.admin.email, PASSWORD)).api;
+  });
+
+  it('tells anyone holding a pending invitation who invited which address, where, as what and until when', async () => {
+    const email = newEmail();
+    const created = await invite(admin, a.id, { email, role: 'admin' });
+
+    const shown = await preview(created.body.token);
+
+    expect(shown).toEqual({
+      status: 'pending', organizationName: 'Tenant A', inviterName: 'admin', email, role: 'admin',
+      expiresAt: created.body.expires_at, accountExists: false,
+    });
+  });
+
+  it('says whether the invited address has an account, whoever asks', async () => {
+    // Tenant B's owner has an account, and is no member of Tenant A.
+    const created = await invite(admin, a.id, { email: b.owner.email, role: 'member' });
+    expect(created.status).toBe(201);
+
+    expect(await preview(created.body.token)).toMatchObject({ status: 'pending', email: b.owner.email, accountExists: true });
+    expect(await preview(created.body.token, admin)).toMatchObject({ status: 'pending', accountExists: true });
+  });
+
+  it('gives only the status of an accepted or a revoked invitation', async () => {
+    const used = await invite(admin, a.id, { email: newEmail(), role: 'member' });
+    expect((await accept({ token: used.body.token, name: 'Used', password: PASSWORD })).status).toBe(200);
+    const revoked = await invite(admin, a.id, { email: newEmail(), role: 'member' });
+    expect((await admin.delete(`/v1/organizations/${a.id}/invitations/${revoked.body.id}`)).status).toBe(204);
+
+    expect(await preview(used.body.token)).toEqual({ status: 'accepted', ...NO_DETAILS });
+    expect(await preview(revoked.body.token)).toEqual({ status: 'revoked', ...NO_DETAILS });
+  });
+
+  it('answers null for a token that is not one: unknown, empty, over-long, or replaced by a resend', async () => {
+    const created = await invite(admin, a.id, { email: newEmail(), role: 'member' });
+    const resent = await admin.request('POST', `/v1/organizations/${a.id}/invitations/${created.body.id}/resend`);
+    expect(resent.status).toBe(200);
+
+    expect(await preview('tsi_not-a-real-token')).toBeNull();
+    expect(await preview('')).toBeNull();
+    expect(await preview(`tsi_${'x'.repeat(300)}`)).toBeNull();
+    expect(await preview(created.body.token)).toBeNull();
+    expect(await preview(resent.body.token)).toMatchObject({ status: 'pending', organizationName: 'Tenant A' });
+  });
+
+  it('names only the password when a new account gives a name and a short password', async () => {
+    const created = await invite(admin, a.id, { email: newEmail(), role: 'member' });
+    const ACCEPT = `mutation Accept($input: AcceptInvitationInput!) {
+      acceptInvitation(input: $input) { __typename ... on UserError { code message details { path message } } }
+    }`;
+    const answer = async (input: Record<string, string>) =>
+      (await anonymous.post('/graphql', { query: ACCEPT, variables: { input: { token: created.body.token, ...input } } })).body.data.acceptInvitation;
+
+    expect(await answer({ name: 'Shorty', password: 'elevenchars' })).toEqual({
+      __typename: 'UserError', code: 'invalid_request', message: 'The password must be 12 to 256 characters',
+      details: [{ path: 'password', message: 'must be 12 to 256 characters' }],
+    });
+    expect(await answer({ password: PASSWORD })).toMatchObject({ message: 'The name is required to create the account', details: [{ path: 'name' }] });
+    expect((await answer({})).details.map((d: { path: string }) => d.path)).toEqual(['name', 'password']);
+    expect(await preview(created.body.token)).toMatchObject({ status: 'pending' });
+  });
+
+  it('gives only the status once the invitation has expired', async () => {
+    const created = await invite(admin, a.id, { email: newEmail(), role: 'member' });
+
+    clock.advance(7 * DAY + MINUTE);
+
+    expect(await preview(created.body.token)).toEqual({ status: 'expired', ...NO_DETAILS });
+  });
+});

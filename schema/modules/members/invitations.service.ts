@@ -72,10 +72,15 @@ async function announce(ctx: Context, tx: Tx, invitation: SentInvitation, token:
   const now = ctx.clock.now();
   const { id, email, role, invitedById, expiresAt } = invitation;
   await emitEvent(tx, 'member.invitation.sent', invitation.organization, { invitation: { id, email, role, invitedBy: invitedById, expiresAt } }, { at: now });
-  const inviter = invitedById ? await tx.user.findUnique({ where: { id: invitedById }, select: { name: true, email: true } }) : null;
   await queueMail(tx, 'invitation', email, {
-    organization: invitation.organization.name, inviter: inviter ? inviter.name || inviter.email : null, role, url: acceptUrl(ctx, token), expiresAt,
+    organization: invitation.organization.name, inviter: await inviterName(tx, invitedById), role, url: acceptUrl(ctx, token), expiresAt,
   }, now);
+}
+
+/** How the mail and the accept page name who invited: their name, else their address; null once they are gone. */
+async function inviterName(db: Tx | Context['db'], invitedById: string | null) {
+  const inviter = invitedById ? await db.user.findUnique({ where: { id: invitedById }, select: { name: true, email: true } }) : null;
+  return inviter ? inviter.name || inviter.email : null;
 }
 
 /** Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working. */
@@ -119,6 +124,34 @@ export async function revokeInvitation(ctx: Context, organizationId: string, inv
   if (revoked.count !== 1) throw new InvitationNotPendingError();
   await recordAudit(ctx, { action: 'invitation.revoke', organizationId, targetType: 'invitation', targetId: invitationId });
   return { ...invitation, revokedAt: now };
+}
+
+/**
+ * What the accept page shows before anything is typed: for a pending invitation, who invited which address to
+ * which organization, with which role and until when, and whether that address has an account (to ask for its
+ * password rather than a name and a new one). Whoever holds the link may read this, as they may accept it.
+ * An invitation accepted, revoked or expired gives only its status; an unknown token (or one replaced by a
+ * resend) gives null, so nothing is said of tokens that were never handed out.
+ */
+export async function previewInvitation(ctx: Context, token: string) {
+  if (!token || token.length > 200) return null;
+  const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { name: true } } } });
+  if (!invitation) return null;
+  const status = invitationStatus(invitation, ctx.clock.now());
+  if (status !== 'pending') return { status };
+  const [inviter, account] = await Promise.all([
+    inviterName(ctx.db, invitation.invitedById),
+    ctx.db.user.findUnique({ where: { email: invitation.email }, select: { id: true } }),
+  ]);
+  return {
+    status,
+    organizationName: invitation.organization.name,
+    inviterName: inviter,
+    email: invitation.email,
+    role: invitation.role,
+    expiresAt: invitation.expiresAt,
+    accountExists: !!account,
+  };
 }
 
 const acceptInput = z

@@ -50,9 +50,13 @@ export class InviteeNotProvenError extends InvalidCredentialsError {
   }
 }
 
-/** The invited address has no account yet, and the fields to create one are missing or invalid. */
+/**
+ * The invited address has no account yet, and the fields to create one are missing or invalid. The message names
+ * only the fields in `problems` ("The password must be 12 to 256 characters"), so a filled one is never blamed.
+ */
 export class NewAccountFieldsError extends ValidationError {
   constructor(problems: FieldProblem[]) {
-    super('A new account needs a name and a password', problems);
+    const sentence = problems.map((p) => `the ${p.path} ${p.message}`).join(', and ');
+    super(sentence.charAt(0).toUpperCase() + sentence.slice(1), problems);
   }
 }

@@ -2,7 +2,7 @@ import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
 import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { changeMemberRole, listMembers, removeMember } from './members.service.ts';
-import { acceptInvitation, createInvitation, invitationStatus, listInvitations, resendInvitation, revokeInvitation } from './invitations.service.ts';
+import { acceptInvitation, createInvitation, invitationStatus, listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.service.ts';
 
 const MembershipRef = builder.prismaObject('Membership', {
   fields: (t) => ({
@@ -112,6 +112,30 @@ builder.mutationField('revokeInvitation', (t) =>
     authScopes: orgAdmin,
     args: { organizationId: t.arg.string({ required: true }), invitationId: t.arg.string({ required: true }) },
     resolve: (_query, _root, args, ctx) => revokeInvitation(ctx, args.organizationId, args.invitationId),
+  }),
+);
+
+type Preview = NonNullable<Awaited<ReturnType<typeof previewInvitation>>>;
+const InvitationPreviewRef = builder.objectRef<Preview>('InvitationPreview').implement({
+  description: 'An invitation as its link shows it before accepting. The details are given only while it is pending.',
+  fields: (t) => ({
+    status: t.expose('status', { type: InvitationStatusEnum }),
+    organizationName: t.string({ nullable: true, resolve: (p) => ('organizationName' in p ? p.organizationName : null) }),
+    inviterName: t.string({ nullable: true, description: 'Who invited: their name, else their address; null once their account is gone.', resolve: (p) => ('inviterName' in p ? p.inviterName : null) }),
+    email: t.string({ nullable: true, description: 'The invited address.', resolve: (p) => ('email' in p ? p.email : null) }),
+    role: t.field({ type: RoleEnum, nullable: true, resolve: (p) => ('role' in p ? p.role : null) }),
+    expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => ('expiresAt' in p ? p.expiresAt : null) }),
+    accountExists: t.boolean({ nullable: true, description: 'Whether the invited address has an account, which accepts with its password.', resolve: (p) => ('accountExists' in p ? p.accountExists : null) }),
+  }),
+});
+
+builder.queryField('invitationPreview', (t) =>
+  t.field({
+    type: InvitationPreviewRef,
+    nullable: true,
+    description: 'What an invitation link is for, to whoever holds it (no sign-in needed); null for a token that is not one.',
+    args: { token: t.arg.string({ required: true }) },
+    resolve: (_root, { token }, ctx) => previewInvitation(ctx, token),
   }),
 );
 
