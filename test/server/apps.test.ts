@@ -63,7 +63,7 @@ async function registerApp(overrides: Record<string, unknown> = {}) {
     homepage_url: 'https://app.test/', ...overrides,
   });
   expectStatus(reply, 201);
-  return reply.body as { id: string; signing_secret: string; redirect_uris: string[] };
+  return reply.body as { id: string; name: string; signing_secret: string; redirect_uris: string[] };
 }
 
 /** What the service holds for an organization's clients, from its database. */
