@@ -16,12 +16,23 @@ const LOGIN = /* GraphQL */ `
 
 type LoginResult = { __typename: 'LoginPayload'; token: string; expiresAt: string } | UserError;
 
+/** Where the visitor comes from, said above the form: the account pages send them here after a change. */
+const NOTICES = {
+	reset: 'Your password was changed. Sign in with the new one.',
+	verified: 'Your e-mail address is confirmed. Sign in to continue.'
+} as const;
+
+function noticeFor(url: URL): string | null {
+	const key = (Object.keys(NOTICES) as (keyof typeof NOTICES)[]).find((k) => url.searchParams.get(k) === '1');
+	return key ? NOTICES[key] : null;
+}
+
 export const load: PageServerLoad = ({ locals, url }) => {
 	const returnTo = url.searchParams.get('return_to');
 	if (locals.user) redirect(303, safeReturnTo(returnTo, url.origin));
 	// Sent by /oauth/authorize from the application's login_hint: untrusted text, only ever a field's value.
 	const loginHint = url.searchParams.get('login_hint')?.slice(0, 254) ?? null;
-	return { returnTo, loginHint };
+	return { returnTo, loginHint, notice: noticeFor(url) };
 };
 
 export const actions: Actions = {
