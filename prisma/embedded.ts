@@ -6,6 +6,7 @@ import net from 'node:net';
 import path from 'node:path';
 import pg from 'pg';
 import { StartupError } from './startup-error.ts';
+import { clearStaleServer } from './stale-server.ts';
 
 export interface RunningDatabase {
   url: string;
@@ -127,6 +128,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
       throw new StartupError(`could not create the embedded PostgreSQL cluster in ${databaseDir}: ${reasonIn(detail) ?? detail.split('\n')[0]}`);
     }
   }
+  // After a crash the last server's processes may still be dying, or orphaned (stale-server.ts).
+  await clearStaleServer(databaseDir, log);
   try {
     await server.start();
   } catch {
