@@ -55,6 +55,13 @@ async function emitted(operation: () => Promise<unknown>): Promise<Emitted[]> {
   return fresh;
 }
 const kindsOf = (events: Emitted[]) => events.map((e) => e.kind).sort();
+/** The token of the newest /verify-email link mailed to `to`: with no SMTP_URL, mail stays in the mailbox, bodies kept. */
+async function mailedToken(to: string, kind: 'email_verification' | 'email_change'): Promise<string> {
+  const mail = await server.base.db.mail.findFirstOrThrow({ where: { toAddress: to, kind }, orderBy: { id: 'desc' } });
+  const link = mail.textBody?.match(/https?:\/\/\S+/g)?.map((u) => new URL(u)).find((u) => u.pathname === '/verify-email');
+  if (!link) throw new Error(`no /verify-email link in the mail "${mail.subject}":\n${mail.textBody}`);
+  return link.searchParams.get('token')!;
+}
 const ok = async <T extends { status: number; body: any }>(reply: Promise<T>, status = 200) => {
   const r = await reply;
   expect(r.status, JSON.stringify(r.body)).toBe(status);
@@ -81,6 +88,8 @@ describe('the event catalog', () => {
   let b: { id: string; name: string };
   let person: { id: string; email: string; api: Client };
   let password = PASSWORD;
+  /** The address the person was invited at (it moves to another below). */
+  let invited = '';
 
   it('emits, for every operation, each kind that describes it', async () => {
     // Organizations
@@ -94,7 +103,8 @@ describe('the event catalog', () => {
     expect(kindsOf(events)).toEqual(['organization.updated']);
 
     // Invitations: a new account joins A; the person then joins B with its password.
-    const email = `catalog-${Date.now()}@example.test`;
+    let email = `catalog-${Date.now()}@example.test`;
+    invited = email;
     let invitation: any;
     events = await emitted(async () => (invitation = await ok(admin.post(`/v1/organizations/${a.id}/invitations`, { email, role: 'member' }), 201)));
     expect(kindsOf(events)).toEqual(['member.invitation.sent']);
@@ -123,9 +133,32 @@ describe('the event catalog', () => {
     password = newPassword;
     expect(kindsOf(events)).toEqual(['session.created', 'session.created', 'user.password.changed', 'user.password.changed']);
     person.api = (await signIn(server.url, email, password)).api;
+
+    // The address. An account made by accepting an invitation starts verified; a platform admin unmarks and marks it.
+    events = await emitted(() => ok(admin.patch(`/v1/users/${person.id}`, { email_verified: false })));
+    expect(kindsOf(events)).toEqual(['user.updated', 'user.updated']);
     events = await emitted(() => ok(admin.patch(`/v1/users/${person.id}`, { email_verified: true })));
     expect(kindsOf(events)).toEqual(['user.email.verified', 'user.email.verified', 'user.updated', 'user.updated']);
     expect(fannedOut(events, 'user.email.verified')).toEqual(both);
+    // The person proves it with a mailed link: asking for one emits nothing, using it the verification.
+    await ok(admin.patch(`/v1/users/${person.id}`, { email_verified: false }));
+    events = await emitted(() => ok(person.api.post('/api/v1/users/me/email/verify-request'), 202));
+    expect(events).toEqual([]);
+    const verification = await mailedToken(email, 'email_verification');
+    events = await emitted(() => ok(client(server.url).post('/api/v1/auth/verify-email', { token: verification })));
+    expect(kindsOf(events)).toEqual(['user.email.verified', 'user.email.verified']);
+    expect(fannedOut(events, 'user.email.verified')).toEqual(both);
+    // A new address: nothing until the link mailed there is used, then the change and the verification.
+    const moved = `catalog-moved-${Date.now()}@example.test`;
+    events = await emitted(() => ok(person.api.patch('/api/v1/users/me', { email: moved, current_password: password })));
+    expect(events).toEqual([]);
+    const change = await mailedToken(moved, 'email_change');
+    events = await emitted(() => ok(client(server.url).post('/api/v1/auth/verify-email', { token: change })));
+    expect(kindsOf(events)).toEqual(['user.email.verified', 'user.email.verified', 'user.updated', 'user.updated']);
+    expect(fannedOut(events, 'user.updated')).toEqual(both);
+    expect(events.filter((e) => e.kind === 'user.updated').map((e) => [e.envelope.data.user.email, e.envelope.data.changes])).toEqual([[moved, ['email']], [moved, ['email']]]);
+    email = moved;
+    person.email = moved;
 
     // Members
     events = await emitted(() => ok(admin.patch(`/v1/organizations/${a.id}/members/${person.id}`, { role: 'admin' })));
@@ -237,16 +270,16 @@ describe('the event catalog', () => {
   it('gives the three shapes of the interface exactly', () => {
     const one = (kind: string) => all.find((e) => e.kind === kind && e.organizationId === a.id)!.envelope.data;
     expect(one('user.created')).toEqual({
-      user: { id: person.id, email: person.email, name: 'Ada', emailVerified: false, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
+      user: { id: person.id, email: invited, name: 'Ada', emailVerified: true, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
     });
     const accepted = one('member.invitation.accepted');
     expect(accepted).toEqual({
-      invitation: { id: expect.any(String), email: person.email, role: 'member', invitedBy: expect.any(String) },
-      user: { id: person.id, email: person.email, name: 'Ada' },
+      invitation: { id: expect.any(String), email: invited, role: 'member', invitedBy: expect.any(String) },
+      user: { id: person.id, email: invited, name: 'Ada' },
       organization: { id: a.id, name: 'Catalog A2' },
     });
     const added = all.find((e) => e.kind === 'organization.member.added' && e.envelope.data.member_id === person.id)!.envelope.data;
-    expect(added).toEqual({ organization_id: a.id, member_id: person.id, user: { id: person.id, email: person.email, name: 'Ada' }, role: 'member' });
+    expect(added).toEqual({ organization_id: a.id, member_id: person.id, user: { id: person.id, email: invited, name: 'Ada' }, role: 'member' });
   });
 
   it('lists the catalog at GET /api/v1/event-types with kind, group, lists, description and example', async () => {

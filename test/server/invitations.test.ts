@@ -5,8 +5,11 @@ import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { DAY, MINUTE, movableClock } from '../helpers/clock.ts';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { expectMatchesOpenApi } from '../helpers/openapi.ts';
 
 const clock = movableClock();
+let smtp: TestSmtp;
 let server: TestServer;
 let platform: Client;
 let anonymous: Client;
@@ -16,13 +19,17 @@ let b: Tenant;
 const UNKNOWN_ID = '01900000-0000-7000-8000-000000000000';
 
 beforeAll(async () => {
-  server = await startTestServer({ clock });
+  smtp = await startTestSmtp();
+  server = await startTestServer({ clock, role: 'all', env: { SMTP_URL: smtp.url } });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   anonymous = client(server.url);
   a = await createTenant(server.url, platform, 'Tenant A');
   b = await createTenant(server.url, platform, 'Tenant B');
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await smtp?.close();
+});
 
 const newEmail = (label = 'invitee') => `${label}-${randomBytes(4).toString('hex')}@example.test`;
 const invite = (as: Client, organizationId: string, body: Record<string, unknown>) => as.post(`/v1/organizations/${organizationId}/invitations`, body);
@@ -31,6 +38,10 @@ const statusOf = async (organizationId: string, id: string) => (await invitation
 const accept = (body: Record<string, unknown>, as: Client = anonymous) => as.post('/api/v1/invitations/accept', body);
 const eventsOf = (organizationId: string, kind: string) => server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
 const auditOf = (organizationId: string, action: string) => server.base.db.auditLog.findMany({ where: { organizationId, action } });
+const resend = (as: Client, organizationId: string, invitationId: string) => as.post(`/v1/organizations/${organizationId}/invitations/${invitationId}/resend`);
+/** The accept links mailed to `email` once there are `count` invitation mails, oldest first. */
+const acceptLinksMailedTo = async (email: string, count = 1) =>
+  (await smtp.waitForMail(email, /^You are invited to /, count)).map((mail) => smtp.linkIn(mail, '/invitations/accept'));
 
 describe('POST /v1/organizations/{id}/invitations', () => {
   it('returns 201 with the token, an accept link and an expiry 7 days out', async () => {
@@ -120,6 +131,25 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect((await invite(anonymous, a.id, { email: newEmail() })).status).toBe(401);
   });
 
+  it('mails the invitee the accept link, absolute from the issuer, and the link makes a verified account', async () => {
+    const email = newEmail('mailed');
+
+    const reply = await invite(a.admin.api, a.id, { email, role: 'admin' });
+
+    expect(reply.status).toBe(201);
+    const [mail] = await smtp.waitForMail(email, /^You are invited to Tenant A on Tessera$/);
+    expect(mail!.text).toContain('admin invited you to join Tenant A as an admin.');
+    const link = smtp.linkIn(mail!, '/invitations/accept');
+    expect(link.origin).toBe(server.base.settings.issuer());
+    expect(link.href).toBe(reply.body.accept_url);
+    expect(mail!.html).toContain(`href="${link.href}"`);
+    const accepted = await accept({ token: link.searchParams.get('token'), name: 'From The Mail', password: PASSWORD });
+    expect(accepted.status).toBe(200);
+    const me = await client(server.url, { token: accepted.body.token }).get('/api/v1/users/me');
+    expect(me.body).toMatchObject({ email, email_verified: true, pending_email: null });
+    expect(JSON.parse((await eventsOf(a.id, 'user.created')).at(-1)!.body).data.user).toMatchObject({ email, emailVerified: true });
+  });
+
   it('replaces a pending invitation for the same address: the first token stops working', async () => {
     const email = newEmail();
     const first = await invite(a.admin.api, a.id, { email, role: 'admin' });
@@ -188,6 +218,92 @@ describe('DELETE /v1/organizations/{id}/invitations/{invitation_id}', () => {
     expect([viaOwnOrg.status, viaTheirOrg.status, unknown.status, byMember.status]).toEqual([404, 404, 404, 403]);
     expect(await statusOf(b.id, ofB.body.id)).toBe('pending');
     expect(await statusOf(a.id, ofA.body.id)).toBe('pending');
+  });
+});
+
+describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () => {
+  it('mails a new link and answers like creating one; the old link stops working', async () => {
+    const email = newEmail('resent');
+    const created = await invite(a.admin.api, a.id, { email, role: 'member' });
+    await acceptLinksMailedTo(email, 1);
+
+    const reply = await resend(a.owner.api, a.id, created.body.id);
+
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    expectMatchesOpenApi('POST', `/v1/organizations/${a.id}/invitations/${created.body.id}/resend`, reply);
+    expect(reply.body).toEqual({
+      ...created.body, expires_at: expect.any(String), token: expect.stringMatching(/^tsi_/), accept_url: expect.any(String),
+    });
+    expect(reply.body.token).not.toBe(created.body.token);
+    expect(new URL(reply.body.accept_url).searchParams.get('token')).toBe(reply.body.token);
+    const [, link] = await acceptLinksMailedTo(email, 2);
+    expect(link!.href).toBe(reply.body.accept_url);
+    expect(link!.origin).toBe(server.base.settings.issuer());
+    expect((await eventsOf(a.id, 'member.invitation.sent')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(2);
+    expect(await auditOf(a.id, 'invitation.resend')).toContainEqual(expect.objectContaining({ actorId: a.owner.id, targetId: created.body.id, details: { email } }));
+
+    const withOld = await accept({ token: created.body.token, name: 'Old Link', password: PASSWORD });
+    expect(withOld.status).toBe(400);
+    expect(withOld.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
+    const withNew = await accept({ token: link!.searchParams.get('token'), name: 'New Link', password: PASSWORD });
+    expect(withNew.status).toBe(200);
+    expect(withNew.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
+    expect(await statusOf(a.id, created.body.id)).toBe('accepted');
+  });
+
+  it('answers 409 for an invitation that is no longer pending: accepted, revoked or replaced', async () => {
+    const accepted = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+    expect((await accept({ token: accepted.body.token, name: 'Done', password: PASSWORD })).status).toBe(200);
+    const revoked = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
+    expect((await a.admin.api.delete(`/v1/organizations/${a.id}/invitations/${revoked.body.id}`)).status).toBe(204);
+    const email = newEmail();
+    const replaced = await invite(a.admin.api, a.id, { email, role: 'member' });
+    expect((await invite(a.admin.api, a.id, { email, role: 'admin' })).status).toBe(201);
+
+    for (const created of [accepted, revoked, replaced]) {
+      const reply = await resend(a.admin.api, a.id, created.body.id);
+      expect(reply.status).toBe(409);
+      expect(reply.body.error).toBe('conflict');
+      expect(reply.body.token).toBeUndefined();
+      expectMatchesOpenApi('POST', `/v1/organizations/${a.id}/invitations/${created.body.id}/resend`, reply);
+    }
+    expect(await statusOf(a.id, revoked.body.id)).toBe('revoked');
+    expect(await auditOf(a.id, 'invitation.resend')).not.toContainEqual(expect.objectContaining({ targetId: revoked.body.id }));
+  });
+
+  it("answers 404 for another organization's invitation, by either path, and 403 to a member; mails nothing", async () => {
+    const emailB = newEmail('of-b');
+    const ofB = await invite(b.owner.api, b.id, { email: emailB, role: 'member' });
+    const ofA = await invite(a.owner.api, a.id, { email: newEmail(), role: 'member' });
+
+    const viaOwnOrg = await resend(a.owner.api, a.id, ofB.body.id);
+    const viaTheirOrg = await resend(a.owner.api, b.id, ofB.body.id);
+    const unknown = await resend(a.owner.api, a.id, UNKNOWN_ID);
+    const byMember = await resend(a.member.api, a.id, ofA.body.id);
+    const byNobody = await resend(anonymous, a.id, ofA.body.id);
+
+    expect([viaOwnOrg.status, viaTheirOrg.status, unknown.status, byMember.status, byNobody.status]).toEqual([404, 404, 404, 403, 401]);
+    expect(viaOwnOrg.body).toEqual({ error: 'not_found', error_description: expect.any(String) });
+    expect(byMember.body.token).toBeUndefined();
+    // Both links still work; each invitee got one mail.
+    await acceptLinksMailedTo(emailB, 1);
+    expect(await server.base.db.mail.count({ where: { toAddress: emailB } })).toBe(1);
+    expect((await accept({ token: ofB.body.token, name: 'Still Works', password: PASSWORD })).status).toBe(200);
+    expect((await accept({ token: ofA.body.token, name: 'Still Works', password: PASSWORD })).status).toBe(200);
+  });
+
+  it('lets either the resend or the accept with the old link win when they race, never both', async () => {
+    for (let round = 0; round < 3; round++) {
+      const created = await invite(a.admin.api, a.id, { email: newEmail('race'), role: 'member' });
+
+      const [resent, accepted] = await Promise.all([
+        resend(a.admin.api, a.id, created.body.id),
+        accept({ token: created.body.token, name: 'Racer', password: PASSWORD }),
+      ]);
+
+      expect([[200, 400], [409, 200]], `round ${round}`).toContainEqual([resent.status, accepted.status]);
+      expect(await statusOf(a.id, created.body.id)).toBe(accepted.status === 200 ? 'accepted' : 'pending');
+    }
   });
 });
 
@@ -392,6 +508,32 @@ describe('invitation expiry', () => {
     const renewed = await invite(owner, a.id, { email: late.body.email, role: 'member' });
     expect(renewed.status).toBe(201);
     expect((await accept({ token: renewed.body.token, name: 'Late', password: PASSWORD })).status).toBe(200);
+  });
+
+  it('renews the expiry on a resend to 7 days from then, and will not resend an expired invitation', async () => {
+    // The test above moved the clock past the sessions of the setup: the owner signs in again, twice.
+    let owner = (await signIn(server.url, a.owner.email, PASSWORD)).api;
+    const renewed = await invite(owner, a.id, { email: newEmail('renewed'), role: 'member' });
+    const lapsing = await invite(owner, a.id, { email: newEmail('lapsing'), role: 'member' });
+    clock.advance(6 * DAY);
+    const resentAt = clock.now().getTime();
+
+    const reply = await resend(owner, a.id, renewed.body.id);
+
+    expect(reply.status).toBe(200);
+    const expiresIn = Date.parse(reply.body.expires_at) - resentAt;
+    expect(expiresIn).toBeGreaterThanOrEqual(7 * DAY * 1000);
+    expect(expiresIn).toBeLessThan((7 * DAY + MINUTE) * 1000);
+    // Past the first expiry: the resent invitation is still pending, the other one expired and stays so.
+    clock.advance(2 * DAY);
+    owner = (await signIn(server.url, a.owner.email, PASSWORD)).api;
+    const statusNow = async (id: string) => (await invitations(a.id, owner)).find((i) => i.id === id)?.status;
+    expect(await statusNow(lapsing.body.id)).toBe('expired');
+    const late = await resend(owner, a.id, lapsing.body.id);
+    expect(late.status).toBe(409);
+    expect((await accept({ token: lapsing.body.token, name: 'Lapsed', password: PASSWORD })).status).toBe(400);
+    expect(await statusNow(renewed.body.id)).toBe('pending');
+    expect((await accept({ token: reply.body.token, name: 'Renewed', password: PASSWORD })).status).toBe(200);
   });
 });
 

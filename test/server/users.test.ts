@@ -22,6 +22,27 @@ afterAll(() => server?.stop());
 /** A fresh member of `tenant`, for tests that change or delete the person. */
 const freshMember = (label = 'fresh') => addPerson(server.url, tenant.owner.api, tenant.id, 'member', label);
 
+/** A fresh member whose address is not verified: accepting an invitation verifies it, a platform admin unmarks it. */
+async function unverifiedMember() {
+  const person = await freshMember('unverified');
+  const reply = await admin.patch(`/v1/users/${person.id}`, { email_verified: false });
+  expect(reply.body.email_verified).toBe(false);
+  return person;
+}
+
+/**
+ * The tokens of the /verify-email links mailed to `to`, newest first. This server sends no mail (no SMTP_URL, no
+ * worker): the queued rows keep their bodies.
+ */
+async function verifyTokensMailedTo(to: string): Promise<string[]> {
+  const mails = await server.base.db.mail.findMany({ where: { toAddress: to, kind: 'email_change' }, orderBy: { id: 'desc' } });
+  return mails.map((m) => {
+    const link = m.textBody?.match(/https?:\/\/\S+/g)?.map((u) => new URL(u)).find((u) => u.pathname === '/verify-email');
+    if (!link) throw new Error(`no /verify-email link in the mail "${m.subject}":\n${m.textBody}`);
+    return link.searchParams.get('token')!;
+  });
+}
+
 /** Every user id a caller can list, following next_cursor from page to page. */
 async function walk(api: Client, limit: number) {
   const ids: string[] = [];
@@ -51,11 +72,13 @@ describe('GET /api/v1/users/me', () => {
     expect(reply.body).toEqual({
       id: tenant.member.id,
       email: tenant.member.email,
-      email_verified: false,
+      // The invitation link reached the address.
+      email_verified: true,
       name: 'member',
       picture: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
+      pending_email: null,
     });
     expect(reply.body).not.toHaveProperty('password_hash');
     expect(reply.body).not.toHaveProperty('passwordHash');
@@ -97,7 +120,7 @@ describe('PATCH /api/v1/users/me', () => {
   });
 
   it('refuses an empty name and fields that are not the caller’s to set', async () => {
-    const person = await freshMember();
+    const person = await unverifiedMember();
     expect((await person.api.patch('/api/v1/users/me', { name: '   ' })).status).toBe(400);
     const verified = await person.api.patch('/api/v1/users/me', { email_verified: true });
     expect(verified.status).toBe(400);
@@ -105,7 +128,7 @@ describe('PATCH /api/v1/users/me', () => {
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).emailVerified).toBe(false);
   });
 
-  it('changes the e-mail address only with the current password, and not to one already taken', async () => {
+  it('changes the e-mail address only with the current password, not to one already taken, and once the new one is proven', async () => {
     const person = await freshMember();
     const next = `renamed-${randomUUID().slice(0, 8)}@example.test`;
 
@@ -124,19 +147,47 @@ describe('PATCH /api/v1/users/me', () => {
     expect((await person.api.patch('/api/v1/users/me', { email: 'not an address', current_password: PASSWORD })).status).toBe(400);
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).email).toBe(person.email);
 
+    // The new address is pending until the link mailed to it is used: the account keeps the old one meanwhile.
     const changed = await person.api.patch('/api/v1/users/me', { email: next.toUpperCase(), current_password: PASSWORD });
     expect(changed.status).toBe(200);
-    expect(changed.body).toMatchObject({ email: next, email_verified: false });
+    expect(changed.body).toMatchObject({ email: person.email, email_verified: true, pending_email: next });
+    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: person.email, pending_email: next });
+    expect((await client(server.url).post('/api/v1/auth/login', { email: next, password: PASSWORD })).status).toBe(401);
+    expect((await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(200);
+    expect(await eventsAbout('user.updated', person.id)).toEqual([]);
+    const [token] = await verifyTokensMailedTo(next);
+
+    const confirmed = await client(server.url).post('/api/v1/auth/verify-email', { token });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
+    expect(confirmed.body).toMatchObject({ id: person.id, email: next, email_verified: true });
+    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: next, pending_email: null });
     expect((await client(server.url).post('/api/v1/auth/login', { email: next, password: PASSWORD })).status).toBe(200);
     expect((await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(401);
+    expect((await eventsAbout('user.updated', person.id)).map((e) => JSON.parse(e.body).data.changes)).toEqual([['email']]);
   });
 
   it('gives everyone but the winner of a race for the same new address a 409, not a 500', async () => {
+    // Asking is not taking: each of five people asking at once for one free address is mailed a link there.
     const racers = await Promise.all([1, 2, 3, 4, 5].map(() => freshMember('racer')));
     const target = `raced-${randomUUID().slice(0, 8)}@example.test`;
-    const replies = await Promise.all(racers.map((p) => p.api.patch('/api/v1/users/me', { email: target, current_password: PASSWORD })));
-    expect(replies.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
-    expect(replies.filter((r) => r.status === 409).every((r) => r.body.error === 'conflict')).toBe(true);
+    const asked = await Promise.all(racers.map((p) => p.api.patch('/api/v1/users/me', { email: target, current_password: PASSWORD })));
+    expect(asked.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect(asked.every((r) => r.body.pending_email === target)).toBe(true);
+    const tokens = await verifyTokensMailedTo(target);
+    expect(tokens).toHaveLength(5);
+
+    // The race is at confirmation: the unique index lets one through, the others are told the address is taken.
+    const confirmed = await Promise.all(tokens.map((token) => client(server.url).post('/api/v1/auth/verify-email', { token })));
+    expect(confirmed.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
+    expect(confirmed.filter((r) => r.status === 409).every((r) => r.body.error === 'conflict')).toBe(true);
+    const winner = confirmed.find((r) => r.status === 200)!.body;
+    expect(winner).toMatchObject({ email: target, email_verified: true });
+    expect(racers.map((p) => p.id)).toContain(winner.id);
+    const holders = await server.base.db.user.findMany({ where: { id: { in: racers.map((p) => p.id) } }, select: { id: true, email: true } });
+    expect(holders.filter((u) => u.email === target).map((u) => u.id)).toEqual([winner.id]);
+    // Asking for it now, too, is a 409.
+    const late = racers.find((p) => p.id !== winner.id)!;
+    expect((await late.api.patch('/api/v1/users/me', { email: target, current_password: PASSWORD })).status).toBe(409);
   });
 
   it('does not ask for the password when the e-mail address stays the same', async () => {
@@ -147,7 +198,7 @@ describe('PATCH /api/v1/users/me', () => {
   });
 
   it('keeps a platform administrator’s verified flag when it sets the e-mail back to itself', async () => {
-    const person = await freshMember();
+    const person = await unverifiedMember();
     expect((await admin.patch(`/v1/users/${person.id}`, { email_verified: true })).status).toBe(200);
     const reply = await person.api.patch('/api/v1/users/me', { email: person.email });
     expect(reply.body.email_verified).toBe(true);
@@ -232,7 +283,7 @@ describe('GET /v1/users', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.users.map((u: { id: string }) => u.id)).toEqual([tenant.member.id]);
     expect(reply.body.next_cursor).toBeNull();
-    expect(reply.body.users[0]).toMatchObject({ id: tenant.member.id, email: tenant.member.email, email_verified: false });
+    expect(reply.body.users[0]).toMatchObject({ id: tenant.member.id, email: tenant.member.email, email_verified: true });
   });
 
   it('shows an admin API key its organization’s members', async () => {
@@ -285,7 +336,7 @@ describe('GET /v1/users/{id}', () => {
 
 describe('PATCH /v1/users/{id}', () => {
   it('lets users update themselves, but not mark their own e-mail verified', async () => {
-    const person = await freshMember();
+    const person = await unverifiedMember();
     const reply = await person.api.patch(`/v1/users/${person.id}`, { name: 'Self Service', picture: 'https://example.test/me.png' });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ id: person.id, name: 'Self Service', picture: 'https://example.test/me.png' });
@@ -295,7 +346,7 @@ describe('PATCH /v1/users/{id}', () => {
   });
 
   it('lets a platform administrator update anyone, email_verified included', async () => {
-    const person = await freshMember();
+    const person = await unverifiedMember();
     const reply = await admin.patch(`/v1/users/${person.id}`, { name: 'Verified Person', email_verified: true });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ id: person.id, name: 'Verified Person', email_verified: true });

@@ -202,9 +202,10 @@ export async function acceptInvitation(ctx: Context, input: unknown) {
   const existing = await provenAccount(ctx, invitation.organizationId, invitation.email, password);
   const account = existing ? null : await newAccountFields(name, password);
   return ctx.db.$transaction(async (tx) => {
-    // Claim it while it is still pending: of two accepts, or an accept and a revoke, racing, one wins.
+    // Claim it while it is still pending and still this token's: of two accepts, or an accept and a revoke or a
+    // resend (which replaces the token), racing, one wins.
     const claimed = await tx.invitation.updateMany({
-      where: { id: invitation.id, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      where: { id: invitation.id, tokenHash: invitation.tokenHash, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
       data: { acceptedAt: now },
     });
     if (claimed.count !== 1) throw new InvalidInvitationError();
