@@ -546,6 +546,23 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.owner.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`), 409);
   });
 
+  it('searches organizations by name and transfers ownership', async () => {
+    const found = await call(platform, 'GET', `/v1/organizations?search=${encodeURIComponent(tenant.name.toUpperCase())}`);
+    expectStatus(found, 200);
+    expect(found.body.organizations.map((o: { id: string }) => o.id)).toContain(tenant.id);
+    expectStatus(await call(platform, 'GET', `/v1/organizations?search=${'x'.repeat(201)}`), 400);
+
+    // A tenant of its own: the tour's tenant keeps its owner.
+    const handed = await createTenant(server.url, platform);
+    const path = `/v1/organizations/${handed.id}/transfer-ownership`;
+    expectStatus(await call(handed.admin.api, 'POST', path, { user_id: handed.member.id }), 403);
+    expectStatus(await call(handed.owner.api, 'POST', path, { user_id: tenant.member.id }), 404);
+    expectStatus(await call(handed.owner.api, 'POST', path, { user_id: handed.owner.id }), 400);
+    const transferred = await call(handed.owner.api, 'POST', path, { user_id: handed.admin.id, step_down: true });
+    expectStatus(transferred, 200);
+    expect(transferred.body).toMatchObject({ user_id: handed.admin.id, role: 'owner' });
+  });
+
   it('invites, lists, revokes and accepts invitations', async () => {
     const invited = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: 'revoke-me@example.test' });
     expectStatus(invited, 201);
@@ -573,11 +590,10 @@ describe('a tour of every route, checked against openapi.json', () => {
   });
 
   it('resets a password, verifies and changes an address, resends an invitation, and reads the mail log', async () => {
-    // The mail log keeps each mail's bodies until it is sent (this server runs no worker): the links are read there.
+    // This server runs no worker: the mails wait in the outbox, where the test reads their links.
     const linkTo = async (to: string, path: string) => {
-      const mails = await call(platform, 'GET', `/api/v1/mails?to=${encodeURIComponent(to)}&limit=1`);
-      expectStatus(mails, 200);
-      const url = (mails.body.mails[0].text as string).match(/https?:\/\/\S+/g)!.map((u) => new URL(u)).find((u) => u.pathname === path)!;
+      const mail = await server.base.db.mail.findFirstOrThrow({ where: { toAddress: to }, orderBy: { id: 'desc' } });
+      const url = mail.textBody!.match(/https?:\/\/\S+/g)!.map((u) => new URL(u)).find((u) => u.pathname === path)!;
       return url.searchParams.get('token')!;
     };
     const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'tour-reset');

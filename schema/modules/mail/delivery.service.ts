@@ -1,7 +1,7 @@
 // Sending one queued mail: the mail_send job's work (docs/architecture.md#mail). Idempotent: a mail already sent,
 // kept or given up is left alone. A temporary failure is recorded and thrown, so that graphile-worker tries again
 // with its back-off; a permanent one, or the last attempt, is recorded as failed and not retried. Once sent over
-// SMTP the bodies are erased: they hold single-use links.
+// SMTP, or given up, the bodies are erased: they hold single-use links.
 import type { Db } from '../../db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { defaultSender, type Mailer } from './transport.ts';
@@ -53,7 +53,7 @@ export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { nu
   const giveUp = outcome.permanent || attempt.last;
   await deps.db.mail.update({
     where: { id: mail.id },
-    data: { status: giveUp ? 'failed' : 'retrying', attempts: { increment: 1 }, lastError: outcome.error, updatedAt: now() },
+    data: { status: giveUp ? 'failed' : 'retrying', attempts: { increment: 1 }, lastError: outcome.error, updatedAt: now(), ...(giveUp ? { textBody: null, htmlBody: null } : {}) },
   });
   if (giveUp) return 'failed';
   throw new MailNotYetSentError(`mail ${mail.id} attempt ${attempt.number}: ${outcome.error}`);
