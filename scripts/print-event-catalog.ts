@@ -10,6 +10,7 @@ const OPERATIONS: [string, string][] = [
   ['Accept an invitation (`POST /api/v1/invitations/accept`)', 'user.created (new account), member.invitation.accepted, member.added, organization.member.added, session.created'],
   ['An invitation runs out (worker, every 5 minutes)', 'member.invitation.expired'],
   ["Change a member's role (`PATCH /v1/organizations/{id}/members/{user_id}`)", 'member.role.changed, organization.member.role_changed'],
+  ['Transfer ownership (`POST /v1/organizations/{id}/transfer-ownership`)', 'member.role.changed, organization.member.role_changed for the new owner, then for the owner stepping down'],
   ['Remove a member or leave (`DELETE /v1/organizations/{id}/members/{user_id}`)', 'member.removed, organization.member.removed (and api_key.revoked for the keys the member made)'],
   ['Sign in (`POST /api/v1/auth/login`)', 'session.created'],
   ['Sign out (`POST /api/v1/auth/logout`, `/oauth/logout`)', 'session.revoked'],

@@ -12,8 +12,8 @@ import { subscriptionRoutes } from './subscriptions.ts';
 export const v1Routes: RestRoute[] = [
   {
     method: 'GET', path: '/organizations', summary: "Organizations: every one for platform admins, else the caller's",
-    operation: `query($limit: Int, $cursor: String) { organizations(limit: $limit, cursor: $cursor) { items { ${ORGANIZATION_FIELDS} } nextCursor } }`,
-    variables: ({ query }) => page(query),
+    operation: `query($limit: Int, $cursor: String, $search: String) { organizations(limit: $limit, cursor: $cursor, search: $search) { items { ${ORGANIZATION_FIELDS} } nextCursor } }`,
+    variables: ({ query }) => ({ search: query.search, ...page(query) }),
     respond: (d) => ({ body: presentPage('organizations', d.organizations, presentOrganization) }),
   },
   {
@@ -51,6 +51,15 @@ export const v1Routes: RestRoute[] = [
     operation: `mutation($id: String!, $user: String!) { removeMember(organizationId: $id, userId: $user) { __typename ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id, user: params.user_id }),
     respond: (d) => (unwrap(d.removeMember), { status: 204 }),
+  },
+  {
+    method: 'POST', path: '/organizations/:id/transfer-ownership', summary: 'Make a member owner, the calling owner stepping down to admin',
+    operation: `mutation($id: String!, $user: String!, $stepDown: Boolean) { transferOwnership(organizationId: $id, userId: $user, stepDown: $stepDown) { __typename ... on Membership { ${MEMBER_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => {
+      const { user_id: user, step_down: stepDown } = onlyFields(body, ['user_id', 'step_down']);
+      return { id: params.id, user, stepDown };
+    },
+    respond: (d) => ({ body: presentMember(unwrap(d.transferOwnership)) }),
   },
   {
     method: 'GET', path: '/organizations/:id/invitations', summary: "An organization's invitations",

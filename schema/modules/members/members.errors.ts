@@ -60,3 +60,10 @@ export class NewAccountFieldsError extends ValidationError {
     super(sentence.charAt(0).toUpperCase() + sentence.slice(1), problems);
   }
 }
+
+/** Ownership goes to someone else: the caller is an owner already. */
+export class TransferToSelfError extends ValidationError {
+  constructor() {
+    super('Choose another member to make owner', [{ path: 'userId', message: 'must be another member' }]);
+  }
+}

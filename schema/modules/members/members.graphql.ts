@@ -1,7 +1,8 @@
 import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
+import { present } from '../../lib/input.ts';
 import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
-import { changeMemberRole, listMembers, removeMember } from './members.service.ts';
+import { changeMemberRole, listMembers, removeMember, transferOwnership } from './members.service.ts';
 import { acceptInvitation, createInvitation, invitationStatus, listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.service.ts';
 
 const MembershipRef = builder.prismaObject('Membership', {
@@ -67,6 +68,17 @@ builder.mutationField('changeMemberRole', (t) =>
     authScopes: orgAdmin,
     args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }) },
     resolve: (_query, _root, args, ctx) => changeMemberRole(ctx, args.organizationId, args.userId, { role: args.role }),
+  }),
+);
+
+builder.mutationField('transferOwnership', (t) =>
+  t.prismaField({
+    errors: {},
+    type: 'Membership',
+    description: 'Makes a member an owner and, unless stepDown is false, the calling owner an admin, in one change (owners only). Answers the new owner\'s membership.',
+    authScopes: orgAdmin,
+    args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }), stepDown: t.arg.boolean() },
+    resolve: (_query, _root, args, ctx) => transferOwnership(ctx, args.organizationId, args.userId, present({ stepDown: args.stepDown })),
   }),
 );
 

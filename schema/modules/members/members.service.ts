@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { LastOwnerError, OwnerOnlyError, RoleAboveYoursError } from './members.errors.ts';
-import { forgetMemberships, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { LastOwnerError, OwnerOnlyError, RoleAboveYoursError, TransferToSelfError } from './members.errors.ts';
+import { forgetMemberships, isPlatformAdmin, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
@@ -66,6 +66,17 @@ function assertMayManage(callerRole: Role, targetRole: Role, newRole?: Role) {
 
 const roleInput = z.object({ role: fields.role }).strict();
 
+type FoundMembership = Awaited<ReturnType<typeof findMembership>>;
+
+/** Gives `m` a new role, with its events and audit entry; the API keys its user made there follow it down. */
+async function setRole(ctx: Context, tx: Tx, m: FoundMembership, role: Role) {
+  await tx.membership.update({ where: { id: m.id }, data: { role } });
+  await emitEvents(tx, ['member.role.changed', 'organization.member.role_changed'], m.organization,
+    { organization: m.organization, user: m.user, role, previousRole: m.role }, { at: ctx.clock.now() });
+  await recordAudit(ctx, { action: 'member.role.change', organizationId: m.organizationId, targetType: 'user', targetId: m.userId, details: { from: m.role, to: role } }, tx);
+  await apiKeysFollowCreator(ctx, tx, m.organization, m.userId, role, 'creator_demoted');
+}
+
 export async function changeMemberRole(ctx: Context, organizationId: string, userId: string, input: unknown) {
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
   const { role } = parseInput(roleInput, input);
@@ -75,15 +86,49 @@ export async function changeMemberRole(ctx: Context, organizationId: string, use
     assertMayManage(callerRole, m.role, role);
     if (m.role === role) return m;
     if (m.role === 'owner') await assertKeepsAnOwner(tx, organizationId, userId);
-    const updated = await tx.membership.update({ where: { id: m.id }, data: { role }, include: { user: true } });
-    await emitEvents(tx, ['member.role.changed', 'organization.member.role_changed'], m.organization,
-      { organization: m.organization, user: m.user, role, previousRole: m.role }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'member.role.change', organizationId, targetType: 'user', targetId: userId, details: { from: m.role, to: role } }, tx);
-    await apiKeysFollowCreator(ctx, tx, m.organization, userId, role, 'creator_demoted');
-    return updated;
+    await setRole(ctx, tx, m, role);
+    return m;
   });
   forgetMemberships(ctx);
   return ctx.db.membership.findUniqueOrThrow({ where: { id: updated.id }, include: { user: true } });
+}
+
+const transferInput = z.object({ stepDown: z.boolean({ message: 'must be true or false' }).nullish().transform((v) => v ?? true) }).strict();
+
+/**
+ * Makes the member `toUserId` an owner and, unless `stepDown` is false, the calling owner an admin: one
+ * transaction on the organization's row lock, the new owner first, so the organization never lacks one. Only
+ * owners transfer (platform admins act as owners, and one who is not a member has nobody to step down). The
+ * caller's role is read again under the lock: of two transfers at once by the same owner, the second finds it
+ * an admin already and is refused.
+ */
+export async function transferOwnership(ctx: Context, organizationId: string, toUserId: string, options: unknown = {}) {
+  const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
+  if (callerRole !== 'owner') throw new OwnerOnlyError();
+  const { userId } = parseInput(z.object({ userId: fields.id }), { userId: toUserId });
+  const { stepDown } = parseInput(transferInput, options);
+  // An API key acts for no one: its role decided above, and nobody steps down.
+  const callerId = ctx.actor?.kind !== 'apiKey' ? ctx.actor?.userId ?? null : null;
+  if (callerId === userId) throw new TransferToSelfError();
+  const platformAdmin = await isPlatformAdmin(ctx);
+  await ctx.db.$transaction(async (tx) => {
+    await lockMemberships(tx, organizationId);
+    const caller = callerId ? await tx.membership.findUnique({
+      where: { userId_organizationId: { userId: callerId, organizationId } },
+      include: { user: { select: { id: true, email: true, name: true } }, organization: { select: { id: true, name: true } } },
+    }) : null;
+    if (callerId && caller?.role !== 'owner' && !platformAdmin) throw new OwnerOnlyError();
+    const next = await findMembership(tx, organizationId, userId);
+    if (next.role !== 'owner') await setRole(ctx, tx, next, 'owner');
+    const steppedDown = stepDown && caller?.role === 'owner';
+    if (steppedDown) await setRole(ctx, tx, caller, 'admin');
+    await recordAudit(ctx, {
+      action: 'member.ownership.transfer', organizationId, targetType: 'user', targetId: userId,
+      details: { from: callerId, previousRole: next.role, steppedDown },
+    }, tx);
+  });
+  forgetMemberships(ctx);
+  return ctx.db.membership.findUniqueOrThrow({ where: { userId_organizationId: { userId, organizationId } }, include: { user: true } });
 }
 
 export async function removeMember(ctx: Context, organizationId: string, userId: string) {

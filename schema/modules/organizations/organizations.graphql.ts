@@ -21,10 +21,10 @@ const OrganizationPage = pageType('OrganizationPage', OrganizationRef);
 builder.queryField('organizations', (t) =>
   t.field({
     type: OrganizationPage,
-    description: "Every organization for platform admins, else the caller's own.",
+    description: "Every organization for platform admins, else the caller's own; `search` keeps those whose name contains it (any case).",
     authScopes: { authenticated: true },
-    args: { limit: t.arg.int(), cursor: t.arg.string() },
-    resolve: (_root, args, ctx) => listOrganizations(ctx, present(args)),
+    args: { limit: t.arg.int(), cursor: t.arg.string(), search: t.arg.string() },
+    resolve: (_root, { search, ...page }, ctx) => listOrganizations(ctx, present(page), present({ search })),
   }),
 );
 

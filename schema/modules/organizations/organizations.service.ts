@@ -40,11 +40,19 @@ export async function createOrganization(ctx: Context, input: unknown) {
   return { ...org, role: 'owner' as Role };
 }
 
-/** Every organization for platform admins, else the caller's own. */
-export async function listOrganizations(ctx: Context, page?: PageInput) {
+const searchInput = z.object({ search: z.string().trim().max(200, 'must be at most 200 characters').nullish() }).strict();
+
+/**
+ * Every organization for platform admins, else the caller's own; with `search`, those whose name contains it,
+ * whatever the case (an empty search matches all).
+ */
+export async function listOrganizations(ctx: Context, page?: PageInput, filter: { search?: unknown } = {}) {
   requireActor(ctx);
+  const { search } = parseInput(searchInput, filter);
   const scope = (await isPlatformAdmin(ctx)) ? {} : { id: { in: await organizationIdsOf(ctx) } };
-  const { limit, args } = paged(page, scope);
+  // Prisma passes `contains` to ILIKE as it is: % and _ are escaped to mean themselves.
+  const named = search ? { name: { contains: search.replace(/[\\%_]/g, '\\$&'), mode: 'insensitive' as const } } : {};
+  const { limit, args } = paged(page, { ...scope, ...named });
   const result = toPage(await ctx.db.organization.findMany(args), limit);
   return { ...result, items: await Promise.all(result.items.map((o) => withRole(ctx, o))) };
 }
