@@ -143,7 +143,8 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       issuer ??= defaultIssuer(config.host, port);
       log(`tessera listening on ${issuer} (port ${port})`);
     }
-    if (!config.mail.smtpUrl) log(`no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`);
+    // Said by the processes that send mail: an API process without SMTP_URL beside workers that have it sends none.
+    if (!config.mail.smtpUrl && config.role !== 'api') log(`no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`);
 
     let stopping: Promise<void> | undefined;
     const url = server ? `http://127.0.0.1:${(server.address() as { port: number }).port}` : '';

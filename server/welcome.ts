@@ -3,9 +3,11 @@
 import type { Config } from './config.ts';
 
 export function welcomeLines(issuer: string, config: Pick<Config, 'mail' | 'role'>): string[] {
-  const mail = config.mail.smtpUrl
-    ? `sent through ${new URL(config.mail.smtpUrl).host}`
-    : `not configured (set SMTP_URL); mail is kept in the development mailbox at ${issuer}/admin/settings/mail`;
+  const mail = config.role === 'api'
+    ? 'sent by the worker processes (ROLE=worker), through their SMTP_URL'
+    : config.mail.smtpUrl
+      ? `sent through ${new URL(config.mail.smtpUrl).host}`
+      : `not configured (set SMTP_URL); mail is kept in the development mailbox at ${issuer}/admin/settings/mail`;
   const lines = [`Tessera is ready (${config.role === 'all' ? 'API and worker' : 'API only'}).`];
   lines.push(
     `  Sign in:       ${issuer}/login`,

@@ -44,7 +44,7 @@ CREATE INDEX "link_tokens_expires_at_idx" ON "link_tokens"("expires_at");
 ALTER TABLE "link_tokens" ADD CONSTRAINT "link_tokens_user_id_fkey" FOREIGN KEY ("user_id") REFERENCES "users"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
 -- The one way a mail is queued: the row and its send job (task mail_send, key mail:<id>, retried with
--- graphile-worker's exponential back-off up to 12 attempts, about a day).
+-- graphile-worker's exponential back-off up to 12 attempts, about 16 hours).
 CREATE FUNCTION tessera_queue_mail(mail_id text, kind text, to_address text, subject text, text_body text, html_body text, at timestamp)
 RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
