@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// `tessera`: the command-line tool for the product catalog and subscriptions, over the REST interface only (the README, Command-line tool).
+// `tessera`: the command-line tool for organizations, the product catalog and subscriptions, over the REST interface only (the README, Command-line tool).
 import { ApiError, checkPositionals, createApi, createOutput, GLOBAL_HELP, helpOf, parse, SECRET_FLAG_WARNING, UsageError, type Command } from './tessera/cli.ts';
+import { organizationsCreate } from './tessera/organizations-create.ts';
+import { organizationsList } from './tessera/organizations-list.ts';
+import { organizationsGet } from './tessera/organizations-get.ts';
 import { productsCreate } from './tessera/products-create.ts';
 import { productsList } from './tessera/products-list.ts';
 import { productsGet } from './tessera/products-get.ts';
@@ -13,6 +16,7 @@ import { subscriptionsUpdate } from './tessera/subscriptions-update.ts';
 import { subscriptionsCancel } from './tessera/subscriptions-cancel.ts';
 
 const COMMANDS: Command[] = [
+  organizationsCreate, organizationsList, organizationsGet,
   productsCreate, productsList, productsGet, productsUpdate, productsDelete,
   subscriptionsCreate, subscriptionsList, subscriptionsGet, subscriptionsUpdate, subscriptionsCancel,
 ];

@@ -50,7 +50,8 @@ export const GLOBAL_HELP = `Options for every command:
   --secret-stdin   read the API key's secret from standard input (or set TESSERA_API_SECRET)
   --secret SECRET  the secret as an argument: avoid, other users see it in the process list
   --json           print the API's JSON instead of text
-  -h, --help       show help`;
+  -h, --help       show help
+Without a key, a signed-in person's session token in TESSERA_TOKEN is used.`;
 
 /** Printed on stderr whenever --secret is given: kept for old scripts, but the secret shows in `ps` while the command runs. */
 export const SECRET_FLAG_WARNING =
@@ -157,13 +158,22 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
     return read;
   }
 
+  /** An API key and its secret; else, with no key given, a signed-in person's session token (TESSERA_TOKEN). */
+  async function credentials(): Promise<Record<string, string>> {
+    if (!key && env.TESSERA_TOKEN) return { authorization: `Bearer ${env.TESSERA_TOKEN}` };
+    const given = await (secret ??= secretOf());
+    if (!key || !given) {
+      throw new UsageError('credentials missing: give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET), or a session token in TESSERA_TOKEN');
+    }
+    return { authorization: `Bearer ${key}`, 'x-api-secret': given };
+  }
+
   async function request(method: string, path: string, body?: unknown): Promise<any> {
     // Checked at the first call, so that a command's own usage problems are reported first.
-    const given = await (secret ??= secretOf());
-    if (!key || !given) throw new UsageError('credentials missing: give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET)');
+    const auth = await credentials();
     const res = await sendWithinOrigin(origin, new URL(path, origin), {
       method,
-      headers: { accept: 'application/json', authorization: `Bearer ${key}`, 'x-api-secret': given, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: { accept: 'application/json', ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -211,12 +221,40 @@ export function createOutput(json: boolean, write: (text: string) => void): Outp
   };
 }
 
-/** Aligned columns, for lists. */
-export function table(rows: string[][], header: string[]): string {
+/** Lines of a table fit this many characters, the width of a wide terminal (the README, Command-line tool). */
+export const TABLE_WIDTH = 100;
+
+/**
+ * The id as a table shows it: its last 8 characters. Ids are UUIDv7, whose first characters are a timestamp that
+ * records made in the same minute share; the end is random. `get` and --json give the whole id.
+ */
+export const shortId = (id: string | null | undefined) => (id ? id.slice(-8) : '-');
+
+const length = (text: string) => [...text].length;
+
+/** A cell made exactly `width` characters: cut, the cut marked with "…", or padded with spaces. */
+function fit(cell: string, width: number): string {
+  const chars = [...cell];
+  return chars.length > width ? `${chars.slice(0, width - 1).join('')}…` : cell + ' '.repeat(width - chars.length);
+}
+
+/**
+ * Aligned columns, for lists, each line at most `width` characters: while too wide, the widest column loses a
+ * character (down to its header's width) and its longer cells are cut. --json gives every value whole.
+ */
+export function table(rows: string[][], header: string[], width = TABLE_WIDTH): string {
   if (!rows.length) return '(none)';
   const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  return all.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  const widths = header.map((_, i) => Math.max(...all.map((r) => length(r[i] ?? ''))));
+  let total = widths.reduce((a, b) => a + b, 2 * (header.length - 1));
+  while (total > width) {
+    const shrinkable = widths.map((w, i) => (w > length(header[i]!) ? i : -1)).filter((i) => i >= 0);
+    if (!shrinkable.length) break;
+    const widest = shrinkable.reduce((a, b) => (widths[b]! > widths[a]! ? b : a));
+    widths[widest]!--;
+    total--;
+  }
+  return all.map((r) => r.map((c, i) => fit(c, widths[i]!)).join('  ').trimEnd()).join('\n');
 }
 
 /** "key: value" lines, for one record. */

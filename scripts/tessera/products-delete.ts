@@ -1,14 +1,15 @@
 import type { Command } from './cli.ts';
+import { findProduct } from './resolve.ts';
 
 export const productsDelete: Command = {
   name: 'products delete',
-  usage: 'ID',
-  summary: 'Delete a product that no subscription refers to (platform admins).',
-  positional: 'product id',
+  usage: 'SLUG|ID',
+  summary: 'Delete a product that no subscription refers to (platform admins), named by its slug or its id.',
+  positional: 'product slug or id',
   options: {},
   async run({ positionals, api, out }) {
-    const id = positionals[0]!;
-    await api.delete(`/v1/products/${encodeURIComponent(id)}`);
-    out.result({ deleted: id }, () => `deleted product ${id}`);
+    const product = await findProduct(api, positionals[0]!);
+    await api.delete(`/v1/products/${encodeURIComponent(product.id)}`);
+    out.result({ deleted: product.id }, () => `deleted product ${product.slug} (${product.id})`);
   },
 };

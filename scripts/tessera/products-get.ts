@@ -1,15 +1,15 @@
 import type { Command } from './cli.ts';
 import { productText } from './present.ts';
+import { findProduct } from './resolve.ts';
 
 export const productsGet: Command = {
   name: 'products get',
-  usage: 'SLUG',
-  summary: 'Show one product.',
-  positional: 'product slug',
+  usage: 'SLUG|ID',
+  summary: 'Show one product, named by its slug or its id.',
+  positional: 'product slug or id',
   options: {},
   async run({ positionals, api, out }) {
-    const slug = positionals[0]!;
-    const product = await api.get(`/v1/products/${encodeURIComponent(slug)}`);
+    const product = await findProduct(api, positionals[0]!);
     out.result(product, () => productText(product));
   },
 };

@@ -1,16 +1,18 @@
 import { oneOf, type Command } from './cli.ts';
 import { subscriptionsTable } from './present.ts';
+import { findProduct, organizationId } from './resolve.ts';
 import { STATUSES } from './subscriptions-create.ts';
 
 export const subscriptionsList: Command = {
   name: 'subscriptions list',
-  usage: '[--org ID] [--status STATUS]',
-  summary: 'List subscriptions: every organization\'s for platform admins, else the key\'s organization\'s.',
-  options: { org: { type: 'string' }, status: { type: 'string' } },
+  usage: '[--org ORG] [--product PRODUCT] [--status STATUS]',
+  summary: 'List subscriptions: every organization\'s for platform admins, else the key\'s organization\'s. --org takes an id or a name, --product a slug or an id.',
+  options: { org: { type: 'string' }, product: { type: 'string' }, status: { type: 'string' } },
   async run({ values, api, out }) {
     const query = new URLSearchParams();
-    if (values.org !== undefined) query.set('organization_id', values.org as string);
     const status = oneOf(values.status, '--status', STATUSES);
+    if (values.org !== undefined) query.set('organization_id', await organizationId(api, values.org as string));
+    if (values.product !== undefined) query.set('product_id', (await findProduct(api, values.product as string)).id);
     if (status) query.set('status', status);
     const subscriptions = await api.all(`/v1/subscriptions${query.size ? `?${query}` : ''}`, 'subscriptions');
     out.result({ subscriptions }, () => subscriptionsTable(subscriptions));

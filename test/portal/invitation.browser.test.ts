@@ -72,8 +72,7 @@ describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
 		// then the page invites them to create an account
 		await expect(page.title()).resolves.toBe('Accept invitation · Tessera');
 		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Accept invitation');
-		await expect(page.locator('main').textContent()).resolves.toContain('You have been invited to join an organization on Tessera');
-		await expect(page.locator('main').textContent()).resolves.toContain('Already have an account? Enter its password instead');
+		await expect(page.getByTestId('invitation-summary').innerText()).resolves.toBe(`owner invited ${email} to join Acme Corp as an admin.`);
 		await page.getByLabel('Name').fill('Nadia Newcomer');
 		await page.getByLabel('Password').fill(PASSWORD);
 		await mkdir(screenshots, { recursive: true });
@@ -93,15 +92,14 @@ describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
 		expect(session).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/' });
 		await page.context().close();
 
-		// when the same link is opened again and submitted
+		// when the same link is opened again
 		const again = await freshPage();
 		await again.goto(link);
-		await submitForm(again, 'Someone Else', 'another long enough password');
 
-		// then the page says the invitation is not valid any more, with nothing left to submit
-		await expect(again.getByRole('alert').textContent()).resolves.toContain('This invitation is not valid');
-		expect(new URL(again.url()).pathname).toBe('/invitations/accept');
-		await expect(again.getByRole('button', { name: 'Create account and join' }).count()).resolves.toBe(0);
+		// then the page says the invitation was used, with nothing to submit
+		await expect(again.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('This invitation can no longer be used');
+		await expect(again.getByTestId('invitation-unusable').textContent()).resolves.toBe('It has been accepted already.');
+		await expect(again.locator('main form').count()).resolves.toBe(0);
 		await again.context().close();
 	});
 
@@ -172,27 +170,27 @@ describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
 	test('signed in as another account, the page says so and signing out brings back the form', async () => {
 		// given two invitations to Globex, for Acme's owner (who has an account) and for a new address
 		const forOwner = await invite(globex.owner.api, globex.id, acme.owner.email, 'member');
-		const forNewcomer = await invite(globex.owner.api, globex.id, newEmail('elsewhere'), 'member');
+		const newcomer = newEmail('elsewhere');
+		const forNewcomer = await invite(globex.owner.api, globex.id, newcomer, 'member');
 		// and Acme's admin, signed in
 		const page = await freshPage();
 		await page.goto('/login');
 		await signInOnPage(page, acme.admin.email, PASSWORD);
-		await page.waitForURL((url) => url.pathname === '/admin/dashboard');
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
 
-		// when they try to join with the invitation for Acme's owner
+		// when they open the invitation for Acme's owner
 		await page.goto(forOwner);
-		await page.getByRole('button', { name: 'Join the organization' }).click();
 
-		// then the service's answer is shown with a way to sign out
-		await expect(page.getByRole('alert').textContent()).resolves.toBe('Sign in as the invited account, or give its password, to accept');
+		// then the page says whom it is for, with a way to sign out and none to join
+		await expect(page.locator('main').textContent()).resolves.toContain(`This invitation is for ${acme.owner.email}: sign out, then accept it as that person.`);
 		await expect(page.getByRole('main').getByRole('button', { name: 'Sign out' }).count()).resolves.toBe(1);
+		await expect(page.getByRole('button', { name: 'Join the organization' }).count()).resolves.toBe(0);
 
-		// when they try the invitation for the new address
+		// when they open the invitation for the new address
 		await page.goto(forNewcomer);
-		await page.getByRole('button', { name: 'Join the organization' }).click();
 
-		// then the page says it is for someone else, and no account was made for that address from theirs
-		await expect(page.getByRole('alert').textContent()).resolves.toBe('This invitation is for another e-mail address');
+		// then the page says the same of it, and no account was made for that address from theirs
+		await expect(page.locator('main').textContent()).resolves.toContain(`This invitation is for ${newcomer}:`);
 		expect((await organizationsOf(acme.admin)).map((o) => o.id)).toEqual([acme.id]);
 
 		// when they sign out from there

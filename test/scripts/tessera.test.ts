@@ -1,9 +1,11 @@
 // The `tessera` command-line tool, run as a process against a running service: it speaks only REST, prints
 // readable text or --json, and exits 0 on success, 1 on an API error (its description on stderr), 2 on bad usage.
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +18,10 @@ let server: TestServer;
 let tenant: Tenant;
 let operatorKey: { key: string; secret: string };
 let tenantKey: { key: string; secret: string };
+/** The platform admin's session: REST answers to compare --json with, and TESSERA_TOKEN for what needs a person. */
+let admin: Awaited<ReturnType<typeof signIn>>;
+/** A signed-in person instead of an API key: `organizations create` refuses keys. */
+const asPerson = () => ({ TESSERA_API_KEY: undefined, TESSERA_API_SECRET: undefined, TESSERA_TOKEN: admin.login.token as string });
 
 interface Run {
   code: number;
@@ -75,13 +81,25 @@ function proxy(req: IncomingMessage, res: ServerResponse, body: string, path: st
   forwarded.end(body);
 }
 
+/** A `node` older than 24 on the PATH outside node_modules (the system's), for the bin's launcher; null when none. */
+function olderNode(): string | null {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const node = path.join(dir, 'node');
+    if (!dir || dir.includes('node_modules') || !existsSync(node)) continue;
+    const major = Number(execFileSync(node, ['-p', 'process.versions.node.split(".")[0]'], { encoding: 'utf8' }).trim());
+    if (major < 24) return node;
+  }
+  return null;
+}
+const OLDER_NODE = olderNode();
+
 const SECRET_WARNING = 'warning: --secret is visible to other users in the process list; give the secret with --secret-stdin or TESSERA_API_SECRET instead\n';
 
 beforeAll(async () => {
   server = await startTestServer();
-  const admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
-  tenant = await createTenant(server.url, admin);
-  const created = await admin.post('/api/v1/api-keys', { name: 'cli', role: 'admin' });
+  admin = await signIn(server.url, ADMIN.email, ADMIN.password);
+  tenant = await createTenant(server.url, admin.api);
+  const created = await admin.api.post('/api/v1/api-keys', { name: 'cli', role: 'admin' });
   operatorKey = { key: created.body.key, secret: created.body.secret };
   const theirs = await tenant.admin.api.post('/api/v1/api-keys', { name: 'tenant cli' });
   tenantKey = { key: theirs.body.key, secret: theirs.body.secret };
@@ -129,7 +147,7 @@ describe('tessera', () => {
 
     const deleted = await tessera(['products', 'delete', product.id]);
     expect(deleted.code).toBe(0);
-    expect(deleted.stdout).toContain(`deleted product ${product.id}`);
+    expect(deleted.stdout).toBe(`deleted product reports (${product.id})\n`);
     const gone = await tessera(['products', 'get', 'reports']);
     expect(gone).toMatchObject({ code: 1, stdout: '' });
     expect(gone.stderr).toBe('error: Product not found\n');
@@ -147,8 +165,10 @@ describe('tessera', () => {
 
     const listed = await tessera(['subscriptions', 'list', '--org', tenant.id, '--status', 'trial']);
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toContain(sub.id);
-    expect(listed.stdout).toMatch(/trial\s+0\/5\s+19\.99\s+yearly/);
+    // The table shows ids short, by their random last 8 characters; `get` and --json whole.
+    expect(listed.stdout).toContain(sub.id.slice(-8));
+    expect(listed.stdout).not.toContain(sub.id);
+    expect(listed.stdout).toMatch(/trial\s+0\/5\s+19\.99\s+yearly\s+2030-01-01\n/);
 
     const got = await tessera(['subscriptions', 'get', sub.id]);
     expect(got.stdout).toMatch(/seats:\s+0 of 5 assigned/);
@@ -208,12 +228,13 @@ describe('tessera', () => {
   });
 
   it('prints help for every command and exits 0', async () => {
-    for (const name of ['products create', 'products list', 'products get', 'products update', 'products delete', 'subscriptions create', 'subscriptions list', 'subscriptions get', 'subscriptions update', 'subscriptions cancel']) {
+    for (const name of ['organizations create', 'organizations list', 'organizations get', 'products create', 'products list', 'products get', 'products update', 'products delete', 'subscriptions create', 'subscriptions list', 'subscriptions get', 'subscriptions update', 'subscriptions cancel']) {
       const run = await tessera([...name.split(' '), '--help']);
       expect(run.code, name).toBe(0);
       expect(run.stdout, name).toMatch(new RegExp(`^Usage: tessera ${name}`));
     }
     expect((await tessera(['subscriptions', '--help'])).stdout).toContain('subscriptions update');
+    expect((await tessera(['organizations', '--help'])).stdout).toMatch(/organizations get\s+Show one organization, named by its id or its name/);
   });
 
   // The key and secret go to the --url origin only (scheme, host and port): a redirect elsewhere is refused, not followed.
@@ -299,5 +320,177 @@ describe('tessera', () => {
     const help = await tessera(['products', 'list', '--help']);
     expect(help.stdout).toMatch(/--secret-stdin\s+read the API key's secret from standard input/);
     expect(help.stdout).toMatch(/--secret SECRET\s+.*process list/);
+  });
+
+  it('creates, lists and reads organizations, named by id or by name', async () => {
+    const name = `Org ${randomBytes(3).toString('hex')}`;
+    const created = await tessera(['organizations', 'create', '--name', name, '--json'], asPerson());
+    expect(created.code, created.stderr).toBe(0);
+    const org = JSON.parse(created.stdout);
+    expect(org).toMatchObject({ name, role: 'owner', is_operator: false });
+    const text = await tessera(['organizations', 'create', '--name', `${name} too`], asPerson());
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toMatch(new RegExp(`^created organization ${name} too\nid:\\s+[0-9a-f-]{36}\n`));
+    // An API key acts for no one, and an organization needs an owner.
+    const byKey = await tessera(['organizations', 'create', '--name', 'Keyed']);
+    expect(byKey).toMatchObject({
+      code: 1, stdout: '', stderr: 'error: Your role does not allow this: an organization is created by a signed-in person, with a session token in TESSERA_TOKEN instead of an API key\n',
+    });
+
+    const listed = await tessera(['organizations', 'list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(/^NAME\s+ROLE\s+OPERATOR\s+CREATED\s+ID\n/);
+    expect(listed.stdout).toMatch(new RegExp(`\n${name}\\s+\\S+\\s+no\\s+\\d{4}-\\d{2}-\\d{2}\\s+${org.id.slice(-8)}\n`));
+    expect(listed.stdout).not.toContain(org.id);
+    const rest = (await admin.api.get('/v1/organizations?limit=100')).body;
+    const json = JSON.parse((await tessera(['organizations', 'list', '--json'], asPerson())).stdout);
+    expect(json).toEqual({ organizations: rest.organizations });
+
+    for (const ref of [org.id, name]) {
+      const got = await tessera(['organizations', 'get', ref]);
+      expect(got.code, got.stderr).toBe(0);
+      expect(got.stdout).toMatch(new RegExp(`^id:\\s+${org.id}\nname:\\s+${name}\n`));
+      const gotJson = await tessera(['organizations', 'get', ref, '--json'], asPerson());
+      expect(JSON.parse(gotJson.stdout)).toEqual((await admin.api.get(`/v1/organizations/${org.id}`)).body);
+    }
+    // The tenant's key sees its own organization only: another's name is unknown to it.
+    const theirs = { TESSERA_API_KEY: tenantKey.key, TESSERA_API_SECRET: tenantKey.secret };
+    expect(JSON.parse((await tessera(['organizations', 'list', '--json'], theirs)).stdout).organizations.map((o: { id: string }) => o.id)).toEqual([tenant.id]);
+    expect(await tessera(['organizations', 'get', name], theirs)).toMatchObject({ code: 1, stderr: `error: no organization is named "${name}": give its exact name or its id\n` });
+  });
+
+  it('takes --org as an id or a unique name, and refuses an unknown or ambiguous name', async () => {
+    expect((await tessera(['products', 'create', '--name', 'Named', '--slug', 'named'])).code).toBe(0);
+    const terms = ['--seats', '2', '--price', '5', '--cycle', 'monthly', '--status', 'active'];
+    const created = await tessera(['subscriptions', 'create', '--org', tenant.name, '--product', 'named', ...terms, '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const sub = JSON.parse(created.stdout);
+    expect(sub).toMatchObject({ organization_id: tenant.id, total_seats: 2 });
+    for (const org of [tenant.name, tenant.id]) {
+      const listed = await tessera(['subscriptions', 'list', '--org', org, '--product', 'named', '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout).subscriptions.map((s: { id: string }) => s.id)).toEqual([sub.id]);
+    }
+
+    const unknown = await tessera(['subscriptions', 'create', '--org', 'No Such Org', '--product', 'named', ...terms]);
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'error: no organization is named "No Such Org": give its exact name or its id\n' });
+    // A name differs from another by case: it is not that one.
+    expect((await tessera(['subscriptions', 'list', '--org', tenant.name.toUpperCase()])).code).toBe(1);
+
+    const twin = `Twin ${randomBytes(3).toString('hex')}`;
+    const twins = [];
+    for (let i = 0; i < 2; i++) twins.push(JSON.parse((await tessera(['organizations', 'create', '--name', twin, '--json'], asPerson())).stdout));
+    const ambiguous = await tessera(['subscriptions', 'create', '--org', twin, '--product', 'named', ...terms]);
+    expect(ambiguous).toMatchObject({ code: 1, stdout: '' });
+    expect(ambiguous.stderr).toBe(`error: 2 organizations are named "${twin}": give one's id\n${twins.map((o) => `  ${o.id}: created ${o.created_at}\n`).join('')}`);
+    expect(await tessera(['organizations', 'get', twin])).toMatchObject({ code: 1, stderr: ambiguous.stderr });
+    // Nothing was created for either; by its id, each works.
+    for (const o of twins) {
+      expect(JSON.parse((await tessera(['subscriptions', 'list', '--org', o.id, '--json'])).stdout)).toEqual({ subscriptions: [] });
+    }
+    const byId = await tessera(['subscriptions', 'create', '--org', twins[1].id, '--product', 'named', ...terms, '--json']);
+    expect(byId.code, byId.stderr).toBe(0);
+    expect(JSON.parse(byId.stdout).organization_id).toBe(twins[1].id);
+  });
+
+  it('names a product by its slug or its id in every command', async () => {
+    const create = async (slug: string) => JSON.parse((await tessera(['products', 'create', '--name', slug, '--slug', slug, '--json'])).stdout);
+    const insights = await create('insights');
+
+    for (const ref of ['insights', insights.id]) {
+      const got = await tessera(['products', 'get', ref, '--json']);
+      expect(got.code, got.stderr).toBe(0);
+      expect(JSON.parse(got.stdout)).toEqual(insights);
+      expect((await tessera(['products', 'get', ref])).stdout).toMatch(new RegExp(`^id:\\s+${insights.id}\n`));
+    }
+    const bySlug = await tessera(['products', 'update', 'insights', '--name', 'Insights', '--json']);
+    expect(bySlug.code, bySlug.stderr).toBe(0);
+    expect(JSON.parse(bySlug.stdout)).toMatchObject({ id: insights.id, name: 'Insights' });
+    const byId = await tessera(['products', 'update', insights.id, '--slug', 'insight', '--json']);
+    expect(byId.code, byId.stderr).toBe(0);
+    expect(JSON.parse(byId.stdout)).toMatchObject({ id: insights.id, name: 'Insights', slug: 'insight' });
+
+    const sub = await tessera(['subscriptions', 'create', '--org', tenant.id, '--product', insights.id, '--seats', '1', '--price', '1', '--cycle', 'monthly', '--status', 'active', '--json']);
+    expect(sub.code, sub.stderr).toBe(0);
+    expect(JSON.parse(sub.stdout).product_id).toBe(insights.id);
+    const bySubs = JSON.parse((await tessera(['subscriptions', 'list', '--product', 'insight', '--json'])).stdout).subscriptions;
+    expect(bySubs.map((s: { product_id: string }) => s.product_id)).toEqual([insights.id]);
+    // By its slug, the delete reaches the product: its subscription keeps it.
+    const inUse = await tessera(['products', 'delete', 'insight']);
+    expect(inUse).toMatchObject({ code: 1, stdout: '' });
+    expect(inUse.stderr).toMatch(/^error: The product has subscriptions/);
+
+    const old = await create('insights-old');
+    const deletedBySlug = await tessera(['products', 'delete', 'insights-old', '--json']);
+    expect(deletedBySlug.code, deletedBySlug.stderr).toBe(0);
+    expect(JSON.parse(deletedBySlug.stdout)).toEqual({ deleted: old.id });
+    const older = await create('insights-older');
+    const deletedById = await tessera(['products', 'delete', older.id]);
+    expect(deletedById).toMatchObject({ code: 0, stdout: `deleted product insights-older (${older.id})\n` });
+    for (const ref of ['insights-old', older.id, '01900000-0000-7000-8000-000000000000']) {
+      expect(await tessera(['products', 'delete', ref]), ref).toMatchObject({ code: 1, stdout: '', stderr: 'error: Product not found\n' });
+      expect(await tessera(['products', 'update', ref, '--name', 'X']), ref).toMatchObject({ code: 1, stderr: 'error: Product not found\n' });
+    }
+  });
+
+  it('fits every table line in 100 characters, ids short, while --json gives every value whole', async () => {
+    const name = `Wide ${'n'.repeat(190)}`;
+    const features = ['a-rather-long-feature-name-one', 'a-rather-long-feature-name-two', 'x'.repeat(100)];
+    const slug = `wide-${'s'.repeat(58)}`;
+    const created = await tessera(['products', 'create', '--name', name, '--slug', slug, ...features.flatMap((f) => ['--feature', f]), '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const product = JSON.parse(created.stdout);
+    const org = JSON.parse((await tessera(['organizations', 'create', '--name', `Org ${'o'.repeat(190)}`, '--json'], asPerson())).stdout);
+    const sub = await tessera([
+      'subscriptions', 'create', '--org', org.id, '--product', slug, '--seats', '123456', '--price', '123456.78', '--cycle', 'monthly', '--status', 'cancelled',
+      '--end-date', '2031-06-30T12:00:00Z',
+    ]);
+    expect(sub.code, sub.stderr).toBe(0);
+
+    for (const list of [['products', 'list'], ['organizations', 'list'], ['subscriptions', 'list']]) {
+      const run = await tessera(list);
+      expect(run.code, run.stderr).toBe(0);
+      const lines = run.stdout.trimEnd().split('\n');
+      expect(lines.length, list.join(' ')).toBeGreaterThan(1);
+      for (const line of lines) expect([...line].length, `${list.join(' ')}: ${line}`).toBeLessThanOrEqual(100);
+      expect(run.stdout, list.join(' ')).not.toMatch(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    }
+    const products = await tessera(['products', 'list']);
+    expect(products.stdout).toMatch(/^SLUG\s+NAME\s+FEATURES\s+ID\n/);
+    expect(products.stdout).toMatch(new RegExp(`\nwide-s+…\\s+Wide n+…\\s+a-rather-long-[^\\s]*…\\s+${product.id.slice(-8)}\n`));
+    const subs = await tessera(['subscriptions', 'list', '--org', org.id]);
+    expect(subs.stdout).toMatch(new RegExp(`\\s${org.id.slice(-8)}\\s+${product.id.slice(-8)}\\s+cancelled\\s+0/123456\\s+123456\\.78\\s+monthly\\s+2031-06-30\n$`));
+
+    // --json is the REST answer as it is, every page of it.
+    const json = await tessera(['products', 'list', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({ products: (await admin.api.get('/v1/products?limit=100')).body.products });
+    expect(JSON.parse(json.stdout).products).toContainEqual(product);
+    const subsJson = await tessera(['subscriptions', 'list', '--json']);
+    expect(JSON.parse(subsJson.stdout)).toEqual({ subscriptions: (await admin.api.get('/v1/subscriptions?limit=100')).body.subscriptions });
+  });
+
+  // `node` in a shell may be the system's, older than the tool's Node 24: the bin then runs the project's own Node.
+  it.skipIf(!OLDER_NODE)('runs on the project\'s Node 24 when its bin is started by an older Node', async () => {
+    const bin: [string, string[]] = [OLDER_NODE!, ['scripts/tessera-bin.cjs']];
+    const listed = await tessera(['products', 'list', '--json'], {}, { command: bin });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toBe('');
+    expect(JSON.parse(listed.stdout).products.length).toBeGreaterThan(0);
+    // Standard input, and the exit codes, pass through.
+    const piped = await tessera(['products', 'list', '--secret-stdin'], { TESSERA_API_SECRET: undefined }, { command: bin, input: operatorKey.secret });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(await tessera(['products', 'get', 'no-such-product'], {}, { command: bin })).toMatchObject({ code: 1, stderr: 'error: Product not found\n' });
+    expect((await tessera(['products', 'get'], {}, { command: bin })).code).toBe(2);
+    // Where the project's Node is not installed (another platform), the bin says what it needs.
+    const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'tessera-bin-'));
+    try {
+      await mkdir(path.join(elsewhere, 'scripts'));
+      await copyFile(path.join(ROOT, 'scripts/tessera-bin.cjs'), path.join(elsewhere, 'scripts/tessera-bin.cjs'));
+      const alone = await tessera(['products', 'list'], {}, { command: [OLDER_NODE!, [path.join(elsewhere, 'scripts/tessera-bin.cjs')]] });
+      expect(alone).toMatchObject({ code: 1, stdout: '' });
+      expect(alone.stderr).toMatch(/^tessera: needs Node\.js 24 or newer, and this is Node\.js v\d+\.\d+\.\d+\. Install Node\.js 24, or run "npm install" /);
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
   });
 });

@@ -186,6 +186,20 @@ describe('POST /api/v1/auth/verify-email with an e-mail change link', () => {
     expect(await eventsAbout('user.updated', person.id)).toEqual([]);
     expect(await auditAbout('user.email.change', person.id)).toEqual([]);
     expect(smtp.received.filter((m) => m.to === person.email && CHANGED.test(m.subject))).toEqual([]);
+    // and the taken address no longer shows as pending, nor can a new link to it be asked for
+    expect((await person.api.get('/api/v1/users/me')).body.pending_email).toBeNull();
+    expect((await verify(token)).status).toBe(400);
+    expect((await requestLink(person.api)).status).toBe(409);
+  });
+
+  it('withdraws a pending change when the current address is asked for again', async () => {
+    const person = await freshMember();
+    const token = await changeLink(person, newAddress('withdrawn'));
+    const again = await askFor(person, person.email);
+    expect(again.status).toBe(200);
+    expect(again.body.pending_email).toBeNull();
+    expect((await verify(token)).status).toBe(400);
+    expect((await userRow(person.id)).email).toBe(person.email);
   });
 
   it('uses the newest link only: asking again for another address voids the first link', async () => {

@@ -33,6 +33,11 @@ async function mailLink(ctx: Context, tx: Tx, purpose: 'email_verification' | 'e
 /** A new account's address, to be proven. */
 export const mailVerificationLink = (ctx: Context, tx: Tx, person: Person) => mailLink(ctx, tx, 'email_verification', person, person.email);
 
+/** The person no longer wants the new address it asked for (it asked for its current one again). */
+export async function cancelEmailChange(tx: Pick<Tx, 'linkToken'>, userId: string, now: Date): Promise<void> {
+  await tx.linkToken.updateMany({ where: { userId, purpose: 'email_change', endedAt: null }, data: { endedAt: now } });
+}
+
 /** The person asked to use `newEmail`: it takes effect once the link mailed there is used. */
 export const mailEmailChangeLink = (ctx: Context, tx: Tx, person: Person, newEmail: string) => mailLink(ctx, tx, 'email_change', person, newEmail);
 
@@ -87,9 +92,11 @@ export async function verifyEmail(ctx: Context, input: unknown) {
     await recordAudit(ctx, { action: 'user.email.change', actorId: user.id, targetType: 'user', targetId: user.id, details: { from: before.email, to: user.email } }, tx);
     await queueMail(tx, 'email_changed', before.email, { name: user.name, newEmail: user.email, at: now }, now);
     return user;
-  }).catch((error: unknown) => {
-    // Someone else took the address after the link was sent: the unique index decides.
-    if (isUniqueViolation(error)) throw new EmailTakenError();
-    throw error;
+  }).catch(async (error: unknown) => {
+    if (!isUniqueViolation(error)) throw error;
+    // Someone else took the address after the link was sent: the unique index decided. The rolled-back claim is
+    // made again on its own, so that the address no longer shows as pending and no new link is mailed to it.
+    await claimLinkToken(ctx.db, token, ['email_change'], now);
+    throw new EmailTakenError();
   });
 }

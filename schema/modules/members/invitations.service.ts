@@ -97,7 +97,7 @@ export async function resendInvitation(ctx: Context, organizationId: string, inv
       where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
       data: { tokenHash: sha256(token), expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
     });
-    if (renewed.count !== 1) throw new InvitationNotPendingError();
+    if (renewed.count !== 1) throw new InvitationNotPendingError('resent');
     const invitation = await tx.invitation.findUniqueOrThrow({ where: { id: invitationId }, include: { organization: { select: { id: true, name: true } } } });
     await announce(ctx, tx, invitation, token);
     await recordAudit(ctx, { action: 'invitation.resend', organizationId, targetType: 'invitation', targetId: invitationId, details: { email: invitation.email } }, tx);
@@ -121,7 +121,7 @@ export async function revokeInvitation(ctx: Context, organizationId: string, inv
     where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
     data: { revokedAt: now },
   });
-  if (revoked.count !== 1) throw new InvitationNotPendingError();
+  if (revoked.count !== 1) throw new InvitationNotPendingError('revoked');
   await recordAudit(ctx, { action: 'invitation.revoke', organizationId, targetType: 'invitation', targetId: invitationId });
   return { ...invitation, revokedAt: now };
 }

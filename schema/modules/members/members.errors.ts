@@ -31,8 +31,8 @@ export class AlreadyMemberError extends ConflictError {
 
 /** The invitation was accepted, revoked or expired already. */
 export class InvitationNotPendingError extends ConflictError {
-  constructor() {
-    super('Only a pending invitation can be revoked');
+  constructor(action: 'revoked' | 'resent') {
+    super(`Only a pending invitation can be ${action}: this one was accepted, revoked or has expired`);
   }
 }
 

@@ -15,7 +15,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
-import { mailEmailChangeLink } from '../accounts/email-verification.service.ts';
+import { cancelEmailChange, mailEmailChangeLink } from '../accounts/email-verification.service.ts';
 import { forgotPasswordUrl } from '../accounts/links.ts';
 import { queueMail } from '../mail/outbox.ts';
 
@@ -99,8 +99,10 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
       where: { id: userId },
       data: { name: data.name, picture: data.picture, ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}) },
     });
-    // A new address takes effect once the link mailed to it is used (accounts/email-verification.service.ts).
+    // A new address takes effect once the link mailed to it is used (accounts/email-verification.service.ts); asking
+    // for the current one again withdraws a pending change.
     if (newEmail) await mailEmailChangeLink(ctx, tx, updated, newEmail);
+    else if (data.email) await cancelEmailChange(tx, userId, ctx.clock.now());
     const changed = Object.keys(data).filter((k) => !['currentPassword', 'password', 'email'].includes(k));
     const now = ctx.clock.now();
     const at = { at: now };

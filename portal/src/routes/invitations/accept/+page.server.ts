@@ -1,8 +1,15 @@
 import { error, fail, redirect, type RequestEvent } from '@sveltejs/kit';
-import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql, GraphQLRequestError, type UserError } from '#lib/server/graphql.ts';
+import { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
+import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
+import { gql, GraphQLRequestError, type Role, type UserError } from '#lib/server/graphql.ts';
 import { clearSessionCookie, HOME, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
+
+const PREVIEW = /* GraphQL */ `
+	query InvitationPreview($token: String!) {
+		invitationPreview(token: $token) { status organizationName inviterName email role expiresAt accountExists }
+	}
+`;
 
 const ACCEPT = /* GraphQL */ `
 	mutation Accept($input: AcceptInvitationInput!) {
@@ -29,6 +36,12 @@ const LOGOUT = /* GraphQL */ `
 	}
 `;
 
+/** What the link is for: the details only while the invitation is pending; null for a token that is not one. */
+type Preview =
+	| { status: 'pending'; organizationName: string; inviterName: string | null; email: string; role: Role; expiresAt: string; accountExists: boolean }
+	| { status: 'accepted' | 'revoked' | 'expired' }
+	| null;
+
 type AcceptResult =
 	| { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { id: string; name: string } | null }
 	| UserError;
@@ -43,7 +56,8 @@ function invitationToken(url: URL): string {
 /** This page again, for the same invitation. */
 const pageFor = (token: string) => `/invitations/accept?${new URLSearchParams({ token })}`;
 
-export const load: PageServerLoad = ({ url, setHeaders }) => {
+export const load: PageServerLoad = async (event) => {
+	const { url, setHeaders } = event;
 	const token = invitationToken(url);
 	// The token in the address is a secret: keep it out of caches and other sites' Referer headers, and the
 	// page out of frames. (Not no-referrer: Chromium then sends `Origin: null` with the form's POST, which
@@ -54,7 +68,13 @@ export const load: PageServerLoad = ({ url, setHeaders }) => {
 		'x-frame-options': 'DENY',
 		'content-security-policy': "frame-ancestors 'none'"
 	});
-	return { token };
+	let invitation: Preview;
+	try {
+		({ invitationPreview: invitation } = await gql<{ invitationPreview: Preview }>(event, PREVIEW, { token }));
+	} catch (err) {
+		errorPage(err);
+	}
+	return { token, invitation };
 };
 
 /** Runs the mutation; a top-level rate limit becomes a 429 for the form, anything else is unexpected. */
@@ -71,9 +91,12 @@ async function accept(event: RequestEvent, input: Record<string, string | undefi
 /** A used, expired or revoked invitation: no other name, password or account will make it valid. */
 const isInvalidInvitation = (result: UserError) => (result.details ?? []).some((d) => d.path === 'token');
 
-/** The service's answer as the form shows it: a message, each field's problem, and whether retrying can help. */
+/** The fields of the forms; a problem of any other (the token) is the form's. */
+const FORM_FIELDS = ['name', 'password'];
+
+/** The service's answer as the form shows it: a message, each field's problems, and whether retrying can help. */
 function failure(result: UserError, name?: string) {
-	const fields = Object.fromEntries((result.details ?? []).map((d) => [d.path, d.message]));
+	const fields = fieldErrors(result.details, FORM_FIELDS);
 	const invalidInvitation = isInvalidInvitation(result);
 	return fail(userErrorStatus(result), { code: result.code, message: result.message, fields, invalidInvitation, otherAccount: false, name });
 }
@@ -82,7 +105,7 @@ const rateLimited = (name?: string) =>
 	fail(429, {
 		code: 'rate_limited',
 		message: 'Too many attempts. Please wait a moment and try again.',
-		fields: {},
+		fields: {} as FieldErrors,
 		invalidInvitation: false,
 		otherAccount: false,
 		name
@@ -100,7 +123,7 @@ async function join(event: RequestEvent, token: string) {
 		// Not the invited address. When that address has an account the service asks for its password
 		// (invalid_credentials); when it has none, for a name and password to create it (invalid_request).
 		const message = result.code === 'invalid_credentials' ? result.message : 'This invitation is for another e-mail address';
-		return fail(403, { code: result.code, message, fields: {}, invalidInvitation: false, otherAccount: true, name: undefined });
+		return fail(403, { code: result.code, message, fields: {} as FieldErrors, invalidInvitation: false, otherAccount: true, name: undefined });
 	}
 
 	if (result.organization) {

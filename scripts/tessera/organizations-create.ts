@@ -1,0 +1,21 @@
+import { ApiError, required, type Command } from './cli.ts';
+import { organizationText } from './present.ts';
+
+export const organizationsCreate: Command = {
+  name: 'organizations create',
+  usage: '--name NAME',
+  summary: 'Create an organization owned by the caller, a signed-in person (TESSERA_TOKEN): an API key is refused.',
+  options: { name: { type: 'string' } },
+  async run({ values, api, out }) {
+    required(values, 'name');
+    let organization;
+    try {
+      organization = await api.post('/v1/organizations', { name: values.name });
+    } catch (error) {
+      // The caller becomes the owner, and an API key acts for no one (openapi.json, createOrganization).
+      if (!(error instanceof ApiError && error.status === 403)) throw error;
+      throw new ApiError(403, `${error.message}: an organization is created by a signed-in person, with a session token in TESSERA_TOKEN instead of an API key`);
+    }
+    out.result(organization, () => `created organization ${organization.name}\n${organizationText(organization)}`);
+  },
+};

@@ -1,0 +1,33 @@
+// What a user types for a product or an organization, turned into the record the REST routes address: a product by
+// its slug or its id, an organization by its id or its name (the README, Command-line tool).
+import { ApiError, type Api } from './cli.ts';
+
+/** Tessera's ids are UUIDs; a product slug or an organization name of that shape is read as an id. */
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The product with the slug or the id `ref`. GET /v1/products/{slug} finds it by slug; the catalog has no route
+ * by id, so an id is looked up in the catalog's list. PATCH and DELETE address products by id only.
+ */
+export async function findProduct(api: Api, ref: string): Promise<any> {
+  try {
+    return await api.get(`/v1/products/${encodeURIComponent(ref)}`);
+  } catch (error) {
+    if (!(error instanceof ApiError && error.status === 404 && UUID.test(ref))) throw error;
+    const product = (await api.all('/v1/products', 'products')).find((p) => p.id === ref.toLowerCase());
+    if (!product) throw error;
+    return product;
+  }
+}
+
+/**
+ * The id of the organization `ref` names: an id as it is, else the one organization of the caller's (every one,
+ * for platform admins) with exactly that name. None, or more than one, is an error; the latter lists them.
+ */
+export async function organizationId(api: Api, ref: string): Promise<string> {
+  if (UUID.test(ref)) return ref.toLowerCase();
+  const named = (await api.all('/v1/organizations', 'organizations')).filter((o) => o.name === ref);
+  if (named.length === 1) return named[0].id;
+  if (!named.length) throw new ApiError(404, `no organization is named "${ref}": give its exact name or its id`);
+  throw new ApiError(409, `${named.length} organizations are named "${ref}": give one's id`, named.map((o) => ({ path: o.id, message: `created ${o.created_at}` })));
+}
