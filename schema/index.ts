@@ -3,6 +3,7 @@ import { builder } from './builder.ts';
 import './modules/auth/auth.graphql.ts';
 import './modules/users/users.graphql.ts';
 import './modules/organizations/organizations.graphql.ts';
+import './modules/organizations/overview.graphql.ts';
 import './modules/members/members.graphql.ts';
 import './modules/api-keys/api-keys.graphql.ts';
 import './modules/audit/audit.graphql.ts';

@@ -77,12 +77,15 @@ export async function signInOnPage(page: Page, email: string, password: string):
 	if (response.status() === 403) expect.fail(`POST /login answered 403: ${await response.text()}`);
 }
 
-/** A fresh page signed in as `person` through the portal's form, on the dashboard where sign-in lands. */
+/**
+ * A fresh page signed in as `person` through the portal's form, on the dashboard where sign-in lands: the admin
+ * dashboard for owners and admins, the portal's for members.
+ */
 export async function signedInPage(browser: Browser, baseURL: string, person: { email: string; password: string }): Promise<Page> {
 	const page = await freshPage(browser, baseURL);
 	await page.goto('/login');
 	await signInOnPage(page, person.email, person.password);
-	await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+	await page.waitForURL((url) => url.pathname === '/admin/dashboard' || url.pathname === '/portal/dashboard');
 	return page;
 }
 

@@ -199,7 +199,7 @@ describe('admin: API keys', { timeout: 60_000 }, () => {
 		await page.goto('/login');
 		await page.getByLabel('Email').fill(ADMIN.email);
 		await page.getByLabel('Password').fill(ADMIN.password);
-		await Promise.all([page.waitForURL((url) => url.pathname === '/portal/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
+		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
 		await page.goto('/admin/settings/api-keys');
 
 		// when a key is created

@@ -419,7 +419,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		await page.goto('/login');
 		await page.getByLabel('Email').fill(ADMIN.email);
 		await page.getByLabel('Password').fill(ADMIN.password);
-		await Promise.all([page.waitForURL((url) => url.pathname === '/portal/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
+		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
 		await page.goto('/admin/settings/webhooks');
 
 		// when a webhook is created

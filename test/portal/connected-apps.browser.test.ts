@@ -36,8 +36,9 @@ async function authorizeAndAllow(page: Page): Promise<string> {
 
 describe('connected apps', { timeout: 30_000 }, () => {
 	test('with no approved application the page says so, and the dashboard links to it', async () => {
-		// given a signed-in user on the dashboard who has approved nothing
+		// given a signed-in user on the dashboard who has approved nothing (an owner lands on the admin one)
 		const page = await signedInPage(browser, server.url, ADMIN);
+		await page.goto('/portal/dashboard');
 
 		// when they follow the dashboard's link
 		await page.getByRole('link', { name: 'Manage connected apps' }).click();

@@ -176,7 +176,7 @@ describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
 		const page = await freshPage();
 		await page.goto('/login');
 		await signInOnPage(page, acme.admin.email, PASSWORD);
-		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await page.waitForURL((url) => url.pathname === '/admin/dashboard');
 
 		// when they open the invitation for Acme's owner
 		await page.goto(forOwner);

@@ -41,7 +41,7 @@ describe('portal sign-in', { timeout: 30_000 }, () => {
 		await page.context().close();
 	});
 
-	test('the right password lands on the dashboard showing the email', async () => {
+	test('the right password lands an owner on the admin dashboard; the portal dashboard shows the email', async () => {
 		// given the sign-in page
 		const page = await freshPage();
 		await page.goto('/login');
@@ -49,8 +49,10 @@ describe('portal sign-in', { timeout: 30_000 }, () => {
 		// when the owner signs in
 		await signIn(page, owner.email, owner.password);
 
-		// then the portal dashboard shows who is signed in, in which organization
-		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		// then they land on the admin dashboard, and the portal dashboard shows who is signed in, in which organization
+		await page.waitForURL((url) => url.pathname === '/admin/dashboard');
+		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Admin dashboard');
+		await page.goto('/portal/dashboard');
 		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Dashboard');
 		await expect(page.getByTestId('user-email').textContent()).resolves.toBe(owner.email);
 		await expect(page.locator('main').textContent()).resolves.toContain(owner.orgName);
@@ -91,8 +93,8 @@ describe('portal sign-in', { timeout: 30_000 }, () => {
 		// when the owner signs in
 		await signIn(page, owner.email, owner.password);
 
-		// then the browser stays on Tessera, on the portal dashboard
-		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		// then the browser stays on Tessera, on the owner's admin dashboard
+		await page.waitForURL((url) => url.pathname === '/admin/dashboard');
 		expect(new URL(page.url()).origin).toBe(new URL(server.url).origin);
 		await page.context().close();
 	});
@@ -110,8 +112,8 @@ describe('return_to that a URL parser turns into another host', { timeout: 30_00
 			// when the owner signs in
 			await signIn(page, owner.email, owner.password);
 
-			// then the browser lands on the dashboard of this origin
-			await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+			// then the browser lands on the (owner's admin) dashboard of this origin
+			await page.waitForURL((url) => url.pathname === '/admin/dashboard');
 			expect(new URL(page.url()).origin, trick).toBe(new URL(server.url).origin);
 			await page.context().close();
 		}
@@ -122,7 +124,7 @@ describe('return_to that a URL parser turns into another host', { timeout: 30_00
 		for (const trick of tricks) {
 			const res = await fetch(`${server.url}/login?return_to=${encodeURIComponent(trick)}`, { headers: { cookie }, redirect: 'manual' });
 			expect(res.status, trick).toBe(303);
-			expect(res.headers.get('location'), trick).toBe('/portal/dashboard');
+			expect(res.headers.get('location'), trick).toBe('/admin/dashboard');
 		}
 		// A same-origin return_to, relative or absolute, is still honoured.
 		for (const [given, expected] of [['/admin/dashboard?x=1', '/admin/dashboard?x=1'], [`${server.url}/admin/clients`, '/admin/clients']] as const) {
@@ -145,7 +147,7 @@ describe('portal response headers', { timeout: 30_000 }, () => {
 		const response = await page.goto('/login');
 		await page.waitForFunction(() => document.querySelector('form') !== null);
 		await signIn(page, owner.email, owner.password);
-		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await page.waitForURL((url) => url.pathname === '/admin/dashboard');
 
 		// then the policy names a per-response nonce for scripts, no inline scripts, and nothing was blocked
 		const csp = response!.headers()['content-security-policy'] ?? '';

@@ -1,9 +1,15 @@
 import type { Cookies, RequestEvent } from '@sveltejs/kit';
 import { sessionCookieAttributes } from '../../../../server/portal-contract.ts';
-import { bridge } from './graphql.ts';
+import { bridge, type Role } from './graphql.ts';
 
 /** Where a signed-in user lands when there is no (acceptable) return_to. */
 export const HOME = '/portal/dashboard';
+
+/** Where owners and admins land instead: the admin dashboard of the organization they act in. */
+export const ADMIN_HOME = '/admin/dashboard';
+
+/** HOME for a member (or no organization), ADMIN_HOME for an owner or admin. */
+export const homeOf = (role: Role | null | undefined) => (role === 'owner' || role === 'admin' ? ADMIN_HOME : HOME);
 
 type CookieEvent = Pick<RequestEvent, 'platform'> & { cookies: Cookies };
 
@@ -19,22 +25,22 @@ export function clearSessionCookie(event: CookieEvent): void {
 
 /**
  * The path to send the user to after sign-in: `returnTo` resolved by the URL parser against our `origin`, when
- * it stays on that origin, else HOME. The answer is checked to resolve to the same place again, so that nothing
+ * it stays on that origin, else `home` (HOME unless given, see homeOf). The answer is checked to resolve to the same place again, so that nothing
  * the parser normalises into another host ('/.//evil.example' has the path '//evil.example', which a browser
  * reads as a host) can leave the site; and it never points back at the sign-in pages, which would loop.
  */
-export function safeReturnTo(returnTo: string | null | undefined, origin: string): string {
-	if (!returnTo) return HOME;
+export function safeReturnTo(returnTo: string | null | undefined, origin: string, home: string = HOME): string {
+	if (!returnTo) return home;
 	let url: URL;
 	try {
 		url = new URL(returnTo, origin);
 	} catch {
-		return HOME;
+		return home;
 	}
-	if (url.origin !== origin) return HOME;
-	if (url.pathname === '/login' || url.pathname === '/logout') return HOME;
+	if (url.origin !== origin) return home;
+	if (url.pathname === '/login' || url.pathname === '/logout') return home;
 	const path = url.pathname + url.search + url.hash;
-	if (!path.startsWith('/') || path.startsWith('//') || new URL(path, origin).href !== url.href) return HOME;
+	if (!path.startsWith('/') || path.startsWith('//') || new URL(path, origin).href !== url.href) return home;
 	return path;
 }
 

@@ -1,7 +1,7 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
-import { safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
+import { gql, type Role, type UserError } from '#lib/server/graphql.ts';
+import { homeOf, safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 const LOGIN = /* GraphQL */ `
@@ -14,7 +14,7 @@ const LOGIN = /* GraphQL */ `
 	}
 `;
 
-type LoginResult = { __typename: 'LoginPayload'; token: string; expiresAt: string } | UserError;
+type LoginResult = { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { role: Role } | null } | UserError;
 
 /** Where the visitor comes from, said above the form: the account pages send them here after a change. */
 const NOTICES = {
@@ -29,7 +29,7 @@ function noticeFor(url: URL): string | null {
 
 export const load: PageServerLoad = ({ locals, url }) => {
 	const returnTo = url.searchParams.get('return_to');
-	if (locals.user) redirect(303, safeReturnTo(returnTo, url.origin));
+	if (locals.user) redirect(303, safeReturnTo(returnTo, url.origin, homeOf(locals.role)));
 	// Sent by /oauth/authorize from the application's login_hint: untrusted text, only ever a field's value.
 	const loginHint = url.searchParams.get('login_hint')?.slice(0, 254) ?? null;
 	return { returnTo, loginHint, notice: noticeFor(url) };
@@ -56,6 +56,7 @@ export const actions: Actions = {
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { email, message: result.message });
 
 		setSessionCookie(event, result.token, result.expiresAt);
-		redirect(303, safeReturnTo(returnTo, event.url.origin));
+		// Owners and admins of the organization the session starts in land on its admin dashboard.
+		redirect(303, safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)));
 	}
 };
