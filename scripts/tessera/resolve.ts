@@ -20,14 +20,26 @@ export async function findProduct(api: Api, ref: string): Promise<any> {
   }
 }
 
+/** The most near misses an unknown organization name lists. */
+const NEAR_MISSES = 10;
+
 /**
  * The id of the organization `ref` names: an id as it is, else the one organization of the caller's (every one,
- * for platform admins) with exactly that name. None, or more than one, is an error; the latter lists them.
+ * for platform admins) with exactly that name. The list is asked for names containing `ref` in any case
+ * (?search=, up to 200 characters, as long as a name), every page of it, and filtered here to the exact name. None
+ * is an error that lists those near misses; more than one, an error that lists the namesakes.
  */
 export async function organizationId(api: Api, ref: string): Promise<string> {
   if (UUID.test(ref)) return ref.toLowerCase();
-  const named = (await api.all('/v1/organizations', 'organizations')).filter((o) => o.name === ref);
+  const found = await api.all(ref.length <= 200 ? `/v1/organizations?search=${encodeURIComponent(ref)}` : '/v1/organizations', 'organizations');
+  const named = found.filter((o) => o.name === ref);
   if (named.length === 1) return named[0].id;
-  if (!named.length) throw new ApiError(404, `no organization is named "${ref}": give its exact name or its id`);
-  throw new ApiError(409, `${named.length} organizations are named "${ref}": give one's id`, named.map((o) => ({ path: o.id, message: `created ${o.created_at}` })));
+  if (named.length > 1) {
+    throw new ApiError(409, `${named.length} organizations are named "${ref}": give one's id`, named.map((o) => ({ path: o.id, message: `created ${o.created_at}` })));
+  }
+  const near = found.filter((o) => o.name.toLowerCase().includes(ref.toLowerCase()));
+  if (!near.length) throw new ApiError(404, `no organization is named "${ref}": give its exact name or its id`);
+  const listed = near.slice(0, NEAR_MISSES).map((o) => ({ path: o.id, message: o.name }));
+  if (near.length > NEAR_MISSES) listed.push({ path: '…', message: `${near.length - NEAR_MISSES} more` });
+  throw new ApiError(404, `no organization is named exactly "${ref}"; these names contain it: give one exactly, or its id`, listed);
 }

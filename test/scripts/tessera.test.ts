@@ -374,8 +374,13 @@ describe('tessera', () => {
 
     const unknown = await tessera(['subscriptions', 'create', '--org', 'No Such Org', '--product', 'named', ...terms]);
     expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: 'error: no organization is named "No Such Org": give its exact name or its id\n' });
-    // A name differs from another by case: it is not that one.
-    expect((await tessera(['subscriptions', 'list', '--org', tenant.name.toUpperCase()])).code).toBe(1);
+    // Longer than any name (and than the list's search takes): simply no such name.
+    expect(await tessera(['subscriptions', 'list', '--org', 'x'.repeat(201)])).toMatchObject({ code: 1, stderr: `error: no organization is named "${'x'.repeat(201)}": give its exact name or its id\n` });
+    // A name is matched exactly: the names that contain it, in any case, are listed.
+    const upper = tenant.name.toUpperCase();
+    expect(await tessera(['subscriptions', 'list', '--org', upper])).toMatchObject({
+      code: 1, stdout: '', stderr: `error: no organization is named exactly "${upper}"; these names contain it: give one exactly, or its id\n  ${tenant.id}: ${tenant.name}\n`,
+    });
 
     const twin = `Twin ${randomBytes(3).toString('hex')}`;
     const twins = [];
