@@ -5,7 +5,9 @@ import type { Browser, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshPage as freshPageOf, launchChromium, signedInPage, signInOnPage } from '../helpers/browser.ts';
 import { addPerson, PASSWORD, signIn, type Person } from '../helpers/fixtures.ts';
+import { client } from '../helpers/http.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // /forgot-password and /reset-password: a person who forgot their password asks for a link, gets it by mail from a
 // real SMTP server, chooses a new password and signs in with it; the sessions signed in with the old one end.
@@ -146,6 +148,32 @@ describe('password reset by mail', { timeout: 90_000 }, () => {
 		const mails = await platformAdmin.get(`/api/v1/mails?to=${encodeURIComponent(nobody)}`);
 		expect(mails.status).toBe(200);
 		expect(mails.body.mails).toEqual([]);
+		await page.context().close();
+	});
+
+	test('the mail log shows a mail sent over SMTP by its envelope only: its bodies were erased', async () => {
+		// given a reset link mailed over SMTP
+		const person = await newPerson('logged');
+		const asked = await client(server.url).post('/api/v1/auth/password-reset', { email: person.email });
+		expect(asked.status).toBe(202);
+		await smtp.waitForMail(person.email, /Reset your/);
+		const { api: platformAdmin } = await signIn(server.url, ADMIN.email, ADMIN.password);
+		const sent = await waitFor(async () => {
+			const reply = await platformAdmin.get(`/api/v1/mails?to=${encodeURIComponent(person.email)}`);
+			return reply.body.mails.find((m: { kind: string; status: string }) => m.kind === 'password_reset' && m.status === 'sent');
+		});
+
+		// when the platform admin opens it in the mail log
+		const page = await signedInPage(browser, server.url, ADMIN);
+		await page.goto(`/admin/settings/mail/${sent.id}`);
+
+		// then its envelope is shown, and a note says why there is no body
+		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Reset your Tessera password');
+		await expect(page.getByTestId('mail-to').textContent()).resolves.toBe(person.email);
+		await expect(page.getByTestId('mail-status').textContent()).resolves.toBe('sent');
+		await expect(page.getByTestId('bodies-erased').textContent()).resolves.toContain('The bodies were erased once the mail was sent over SMTP');
+		await expect(page.getByTestId('mail-html').count()).resolves.toBe(0);
+		await expect(page.getByTestId('mail-text').count()).resolves.toBe(0);
 		await page.context().close();
 	});
 

@@ -1,4 +1,5 @@
 import { fail } from '@sveltejs/kit';
+import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type Role, type UserError } from '../settings.server.ts';
@@ -58,6 +59,25 @@ const CREATE_INVITATION = /* GraphQL */ `
 	}
 `;
 
+const RESEND_INVITATION = /* GraphQL */ `
+	mutation ResendInvitation($org: String!, $id: String!) {
+		resendInvitation(organizationId: $org, invitationId: $id) {
+			__typename
+			... on CreatedInvitation { acceptUrl invitation { id email role expiresAt } }
+			... on UserError { code message }
+		}
+	}
+`;
+
+const SEND_PASSWORD_RESET = /* GraphQL */ `
+	mutation SendPasswordReset($userId: ID!) {
+		sendPasswordReset(userId: $userId) {
+			__typename
+			... on UserError { code message }
+		}
+	}
+`;
+
 const REVOKE_INVITATION = /* GraphQL */ `
 	mutation RevokeInvitation($org: String!, $id: String!) {
 		revokeInvitation(organizationId: $org, invitationId: $id) {
@@ -90,7 +110,9 @@ type RemoveResult = { __typename: 'MutationRemoveMemberSuccess' } | UserError;
 type InviteResult =
 	| { __typename: 'CreatedInvitation'; acceptUrl: string; invitation: { id: string; email: string; role: Role; expiresAt: string } }
 	| UserError;
+type ResendResult = InviteResult;
 type RevokeResult = { __typename: 'Invitation'; id: string; email: string } | UserError;
+type SendResetResult = { __typename: 'MutationSendPasswordResetSuccess' } | UserError;
 
 /**
  * The pending invitations, newest first. The service lists every invitation oldest first, so the pending ones
@@ -128,6 +150,8 @@ export const load: PageServerLoad = async (event) => {
 		// The member whose removal is to be confirmed: one of this page's, never the caller.
 		removing: page.items.find((m) => m.userId === removing && m.userId !== event.locals.user?.id) ?? null,
 		me: event.locals.user?.id ?? null,
+		// Platform admins may mail anyone a reset link (nobody sets another person's password).
+		platformAdmin: event.locals.platformAdmin,
 		role,
 		grantable: grantable(role)
 	};
@@ -199,6 +223,37 @@ export const actions: Actions = {
 		// The accept link is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'invite' as const, invited: { ...result.invitation, acceptUrl: result.acceptUrl } };
+	},
+
+	resendInvitation: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const id = field(await event.request.formData(), 'invitationId');
+		if (!id) return fail(400, { action: 'resendInvitation' as const, message: 'Choose the invitation to send again.' });
+		let result: ResendResult;
+		try {
+			({ resendInvitation: result } = await gql<{ resendInvitation: ResendResult }>(event, RESEND_INVITATION, { org: organizationId, id }));
+		} catch (err) {
+			return refused(err, { action: 'resendInvitation' as const }, { not_found: 'That invitation no longer exists.' });
+		}
+		if (result.__typename === 'UserError') return fail(400, { action: 'resendInvitation' as const, message: result.message });
+		// The new accept link is in this response only: no cache may keep it.
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { action: 'resendInvitation' as const, resent: { ...result.invitation, acceptUrl: result.acceptUrl } };
+	},
+
+	sendPasswordReset: async (event) => {
+		requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const userId = field(form, 'userId');
+		if (!userId) return fail(400, { action: 'sendPasswordReset' as const, userId, message: 'Choose whom to mail a reset link.' });
+		let result: SendResetResult;
+		try {
+			({ sendPasswordReset: result } = await gql<{ sendPasswordReset: SendResetResult }>(event, SEND_PASSWORD_RESET, { userId }));
+		} catch (err) {
+			return refused(err, { action: 'sendPasswordReset' as const, userId }, { forbidden: 'Only platform administrators mail people reset links.' });
+		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'sendPasswordReset' as const, userId, message: result.message });
+		return { action: 'sendPasswordReset' as const, userId, resetSent: { email: field(form, 'email') || 'the member' } };
 	},
 
 	revokeInvitation: async (event) => {

@@ -1,0 +1,139 @@
+import { fail, type RequestEvent } from '@sveltejs/kit';
+import { refused, userErrorStatus } from '#lib/server/errors.ts';
+import { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
+import { setSessionCookie } from '#lib/server/session.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+const ME = /* GraphQL */ `
+	query Me {
+		me { id email emailVerified pendingEmail }
+	}
+`;
+
+const REQUEST_VERIFICATION = /* GraphQL */ `
+	mutation RequestEmailVerification {
+		requestEmailVerification {
+			__typename
+			... on VerificationSent { email }
+			... on UserError { code message }
+		}
+	}
+`;
+
+const UPDATE_ME = /* GraphQL */ `
+	mutation UpdateMe($input: UpdateMeInput!) {
+		updateMe(input: $input) {
+			__typename
+			... on UpdateMePayload { user { email pendingEmail } login { token expiresAt } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+interface Me {
+	id: string;
+	email: string;
+	emailVerified: boolean;
+	pendingEmail: string | null;
+}
+
+type VerificationResult = { __typename: 'VerificationSent'; email: string } | UserError;
+type UpdateResult =
+	| { __typename: 'UpdateMePayload'; user: { email: string; pendingEmail: string | null }; login: { token: string; expiresAt: string } | null }
+	| UserError;
+
+const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
+
+export const load: PageServerLoad = async (event) => {
+	// The layout's gate first: signed out goes to sign-in.
+	await event.parent();
+	const { me } = await gql<{ me: Me }>(event, ME);
+	return { me };
+};
+
+const field = (form: FormData, name: string) => {
+	const value = form.get(name);
+	return typeof value === 'string' ? value : '';
+};
+
+async function updateMe(event: RequestEvent, input: Record<string, string>): Promise<UpdateResult> {
+	const { updateMe: result } = await gql<{ updateMe: UpdateResult }>(event, UPDATE_ME, { input });
+	return result;
+}
+
+/**
+ * A refused change as the form shows it: a wrong current password (invalid_credentials, which carries no field) is
+ * that field's problem, and field problems come with a message pointing at them.
+ */
+function changeFailure<A extends string, T extends object>(action: A, result: UserError, data: T, known: string[]) {
+	const errors: FieldErrors = fieldErrors(result.details, known);
+	if (result.code === 'invalid_credentials') errors.currentPassword = ['is wrong'];
+	const marked = Object.keys(errors).some((key) => key !== 'form');
+	const message = marked ? 'Nothing was changed: correct the fields marked below.' : result.message;
+	return fail(userErrorStatus(result), { action, ...data, message, errors });
+}
+
+export const actions: Actions = {
+	sendVerification: async (event) => {
+		let result: VerificationResult;
+		try {
+			({ requestEmailVerification: result } = await gql<{ requestEmailVerification: VerificationResult }>(event, REQUEST_VERIFICATION));
+		} catch (err) {
+			return refused(err, { action: 'sendVerification' as const }, { rate_limited: 'Too many verification mails were asked for. Please try again later.' });
+		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'sendVerification' as const, message: result.message });
+		return { action: 'sendVerification' as const, sentTo: result.email };
+	},
+
+	changeEmail: async (event) => {
+		const form = await event.request.formData();
+		const email = field(form, 'email').trim();
+		const currentPassword = field(form, 'currentPassword');
+		const values = { email };
+		if (email.toLowerCase() === event.locals.user?.email.toLowerCase()) {
+			return fail(400, { action: 'changeEmail' as const, values, message: 'Nothing was changed: correct the fields marked below.', errors: { email: ['is already your address'] } as FieldErrors });
+		}
+		let result: UpdateResult;
+		try {
+			result = await updateMe(event, { email, currentPassword });
+		} catch (err) {
+			return refused(err, { action: 'changeEmail' as const, values, errors: {} as FieldErrors }, { rate_limited: RATE_LIMITED });
+		}
+		if (result.__typename === 'UserError') return changeFailure('changeEmail', result, { values }, ['email', 'currentPassword']);
+		return { action: 'changeEmail' as const, pendingEmail: result.user.pendingEmail ?? email };
+	},
+
+	/** Asking for the current address again withdraws the pending change: its link stops working. */
+	cancelEmailChange: async (event) => {
+		const form = await event.request.formData();
+		const pendingEmail = field(form, 'pendingEmail');
+		let result: UpdateResult;
+		try {
+			result = await updateMe(event, { email: event.locals.user?.email ?? '' });
+		} catch (err) {
+			return refused(err, { action: 'cancelEmailChange' as const }, { rate_limited: RATE_LIMITED });
+		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'cancelEmailChange' as const, message: result.message });
+		return { action: 'cancelEmailChange' as const, withdrawn: pendingEmail || 'the new address' };
+	},
+
+	changePassword: async (event) => {
+		const form = await event.request.formData();
+		const currentPassword = field(form, 'currentPassword');
+		const password = field(form, 'password');
+		if (password !== field(form, 'passwordRepeat')) {
+			return fail(400, { action: 'changePassword' as const, message: 'Nothing was changed: correct the fields marked below.', errors: { passwordRepeat: ['does not match the new password'] } as FieldErrors });
+		}
+		let result: UpdateResult;
+		try {
+			result = await updateMe(event, { currentPassword, password });
+		} catch (err) {
+			return refused(err, { action: 'changePassword' as const, errors: {} as FieldErrors }, { rate_limited: RATE_LIMITED });
+		}
+		if (result.__typename === 'UserError') return changeFailure('changePassword', result, {}, ['currentPassword', 'password']);
+		// The new password ended every session, this browser's too: it carries on with the one the change issued.
+		if (result.login) setSessionCookie(event, result.login.token, result.login.expiresAt);
+		return { action: 'changePassword' as const, passwordChanged: true };
+	}
+};
