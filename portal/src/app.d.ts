@@ -17,6 +17,8 @@ declare global {
 			/** The user's role in `organization`. */
 			role: Role | null;
 			platformAdmin: boolean;
+			/** Every organization the user belongs to, with the role there (the header's switcher). */
+			organizations: { id: string; name: string; role: Role }[];
 		}
 	}
 }

@@ -65,6 +65,7 @@ export const handle: Handle = async ({ event, resolve }) => {
 	event.locals.organization = null;
 	event.locals.role = null;
 	event.locals.platformAdmin = false;
+	event.locals.organizations = [];
 
 	const refused = await unreadableForm(event.request);
 	if (refused) return refused;
@@ -83,6 +84,7 @@ export const handle: Handle = async ({ event, resolve }) => {
 				event.locals.role = role;
 			}
 			event.locals.platformAdmin = viewer.platformAdmin;
+			event.locals.organizations = viewer.organizations;
 		} else {
 			// Expired or revoked: drop the stale cookie.
 			clearSessionCookie(event);

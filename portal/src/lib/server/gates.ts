@@ -14,3 +14,12 @@ export function requireOrgAdmin(event: Pick<RequestEvent, 'locals' | 'url'>, doW
 	}
 	return { organization: locals.organization, organizationId: locals.organization.id, role: locals.role };
 }
+
+/**
+ * The platform pages' gate (docs/architecture.md#tenancy-and-roles): a platform administrator, else sign-in or a
+ * 403 saying what only they can `doWhat`. Applied by the page's load and again by its actions.
+ */
+export function requirePlatformAdmin(event: Pick<RequestEvent, 'locals' | 'url'>, doWhat: string) {
+	if (!event.locals.user) redirect(303, loginUrl(event.url));
+	if (!event.locals.platformAdmin) error(403, `Only platform administrators can ${doWhat}.`);
+}

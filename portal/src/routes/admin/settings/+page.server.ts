@@ -1,8 +1,101 @@
-import { redirect } from '@sveltejs/kit';
-import type { PageServerLoad } from './$types.js';
+import { fail } from '@sveltejs/kit';
+import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
+import { gql } from '#lib/server/graphql.ts';
+import { field, refused, requireOrgAdmin, type Role, type UserError } from './settings.server.ts';
+import type { Actions, PageServerLoad } from './$types.js';
 
-/** The settings have no page of their own: the first of them stands in. */
-export const load: PageServerLoad = async ({ parent }) => {
-	await parent();
-	redirect(307, '/admin/settings/members');
+interface Member {
+	userId: string;
+	role: Role;
+	user: { id: string; name: string; email: string };
+}
+
+const ORGANIZATION = /* GraphQL */ `
+	query Organization($id: ID!) {
+		organization(id: $id) { id name createdAt }
+	}
+`;
+
+const MEMBERS = /* GraphQL */ `
+	query Members($org: String!) {
+		members(organizationId: $org, limit: 100) { items { userId role user { id name email } } nextCursor }
+	}
+`;
+
+const RENAME = /* GraphQL */ `
+	mutation UpdateOrganization($id: ID!, $name: String) {
+		updateOrganization(id: $id, input: { name: $name }) {
+			__typename
+			... on Organization { name }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const TRANSFER = /* GraphQL */ `
+	mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
+		transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
+			__typename
+			... on Membership { user { name email } }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+/**
+ * The organization itself: its id (for the API and the CLI), its name, and for its owners the transfer of
+ * ownership to another member (docs/architecture.md#tenancy-and-roles).
+ */
+export const load: PageServerLoad = async (event) => {
+	const { organization, role } = await event.parent();
+	try {
+		const [{ organization: org }, members] = await Promise.all([
+			gql<{ organization: { id: string; name: string; createdAt: string } }>(event, ORGANIZATION, { id: organization.id }),
+			role === 'owner'
+				? gql<{ members: { items: Member[]; nextCursor: string | null } }>(event, MEMBERS, { org: organization.id }).then((d) => d.members)
+				: null
+		]);
+		const self = event.locals.user?.id;
+		return {
+			organization: org,
+			owner: role === 'owner',
+			// Who could become owner: every other member; the first 100, as the members page lists them.
+			heirs: members?.items.filter((m) => m.userId !== self) ?? [],
+			moreMembers: members?.nextCursor != null
+		};
+	} catch (err) {
+		errorPage(err);
+	}
+};
+
+export const actions: Actions = {
+	rename: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const values = { name: field(await event.request.formData(), 'name') };
+		let result: { __typename: 'Organization'; name: string } | UserError;
+		try {
+			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, { id: organizationId, ...values }));
+		} catch (err) {
+			return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
+		}
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values });
+		return { action: 'rename' as const, done: `The organization is now called ${result.name}.` };
+	},
+
+	transfer: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const values = { userId: field(form, 'userId'), stepDown: form.get('stepDown') === 'yes' };
+		if (!values.userId) return fail(400, { action: 'transfer' as const, values, message: 'Choose the member who becomes owner.', problems: [] });
+		if (form.get('confirm') !== 'yes') return fail(400, { action: 'transfer' as const, values, message: 'Tick the box to confirm the transfer.', problems: [] });
+		let result: { __typename: 'Membership'; user: { name: string; email: string } } | UserError;
+		try {
+			({ transferOwnership: result } = await gql<{ transferOwnership: typeof result }>(event, TRANSFER, { org: organizationId, ...values }));
+		} catch (err) {
+			return refused(err, { action: 'transfer' as const, values, problems: [] as string[] });
+		}
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'transfer' as const, values });
+		const who = result.user.name || result.user.email;
+		return { action: 'transfer' as const, done: values.stepDown ? `${who} is now an owner, and you are an admin.` : `${who} is now an owner, as you are.` };
+	}
 };

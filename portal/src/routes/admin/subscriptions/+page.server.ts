@@ -48,7 +48,8 @@ export const load: PageServerLoad = async (event) => {
 		errorPage(err, { invalid_request: 'That page of subscriptions does not exist.', not_found: 'No such organization.' });
 	}
 	const choices = platform ? await gql<{ organizations: { items: { id: string; name: string }[] }; products: { items: { id: string; name: string; slug: string }[] } }>(event, CHOICES) : null;
-	// Seat assignment is for the current organization's subscriptions.
+	// Seats are assigned here for the current organization's subscriptions; another organization's (platform admins)
+	// on the subscription's page, which lists that organization's members.
 	const own = page.items.filter((s) => s.organization.id === organization.id);
 	const [members, seats] = await Promise.all([
 		gql<{ members: { items: Seat[] } }>(event, MEMBERS, { org: organization.id }).then((d) => d.members.items),

@@ -1,0 +1,42 @@
+import { refused, userErrorFailure } from '#lib/server/errors.ts';
+import { gql, type Role, type UserError } from '#lib/server/graphql.ts';
+import { listPage } from '#lib/server/paging.ts';
+import { field, rename, requirePlatformAdmin, USER_ERROR } from './organizations.server.ts';
+import type { Actions, PageServerLoad } from './$types.js';
+
+export interface OrganizationRow {
+	id: string;
+	name: string;
+	isOperator: boolean;
+	/** The platform admin's own role there; null where it is not a member. */
+	role: Role | null;
+	createdAt: string;
+}
+
+const LIST = `query($search: String, $cursor: String) {
+	organizations(search: $search, limit: 50, cursor: $cursor) { items { id name isOperator role createdAt } nextCursor } }`;
+const CREATE = `mutation($name: String!) { createOrganization(input: { name: $name }) { __typename ... on Organization { id name } ${USER_ERROR} } }`;
+
+export const load: PageServerLoad = async (event) => {
+	await event.parent();
+	requirePlatformAdmin(event);
+	const search = event.url.searchParams.get('search')?.trim() ?? '';
+	const page = await listPage<OrganizationRow>(event, LIST, 'organizations', { search: search || null }, 'organizations');
+	return { organizations: page.items, nextCursor: page.nextCursor, cursor: page.cursor, search };
+};
+
+export const actions: Actions = {
+	create: async (event) => {
+		requirePlatformAdmin(event);
+		const values = { name: field(await event.request.formData(), 'name') };
+		let result: { __typename: 'Organization'; id: string; name: string } | UserError;
+		try {
+			({ createOrganization: result } = await gql<{ createOrganization: typeof result }>(event, CREATE, values));
+		} catch (err) {
+			return refused(err, { action: 'create' as const, values, problems: [] as string[] });
+		}
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'create' as const, values });
+		return { action: 'create' as const, created: { id: result.id, name: result.name } };
+	},
+	rename
+};

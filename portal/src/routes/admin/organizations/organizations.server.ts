@@ -1,0 +1,36 @@
+// What the platform's organization pages share: their gate and renaming (an organization's own owners rename it
+// on /admin/settings).
+import { requirePlatformAdmin as platformGate } from '#lib/server/gates.ts';
+import { refused, userErrorFailure } from '#lib/server/errors.ts';
+import { gql, type UserError } from '#lib/server/graphql.ts';
+import type { RequestEvent } from '@sveltejs/kit';
+
+export const USER_ERROR = '... on UserError { code message details { path message } }';
+
+const RENAME = `mutation($id: ID!, $name: String) { updateOrganization(id: $id, input: { name: $name }) { __typename ... on Organization { id name } ${USER_ERROR} } }`;
+
+type GateEvent = Parameters<typeof platformGate>[0];
+
+/** Every organization is the platform's: its administrators only, in the load and again in each action. */
+export const requirePlatformAdmin = (event: GateEvent) => platformGate(event, 'manage every organization');
+
+/** A form field as one trimmed string. */
+export const field = (form: FormData, name: string) => {
+	const value = form.get(name);
+	return typeof value === 'string' ? value.trim() : '';
+};
+
+/** The rename form's action: `id` and `name`. */
+export async function rename(event: RequestEvent) {
+	requirePlatformAdmin(event);
+	const form = await event.request.formData();
+	const values = { id: field(form, 'id'), name: field(form, 'name') };
+	let result: { __typename: 'Organization'; name: string } | UserError;
+	try {
+		({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, values));
+	} catch (err) {
+		return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
+	}
+	if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values });
+	return { action: 'rename' as const, done: `Renamed to ${result.name}.` };
+}
