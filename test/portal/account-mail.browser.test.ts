@@ -202,6 +202,40 @@ describe('the development mailbox', { timeout: 90_000 }, () => {
 		await page.context().close();
 	});
 
+	test('the mail log pages 50 mails at a time, keeping the recipient filter', async () => {
+		// given 51 mails to one address (each new invitation replaces the last and is mailed)
+		const email = newEmail('paged');
+		for (let i = 0; i < 51; i++) {
+			const invited = await platformAdmin.post(`/v1/organizations/${organizationId}/invitations`, { email, role: 'member' });
+			expect(invited.status).toBe(201);
+		}
+		await waitFor(async () => {
+			const reply = await platformAdmin.get(`/api/v1/mails?to=${encodeURIComponent(email)}&limit=100`);
+			return reply.body.mails.filter((m: MailItem) => m.status === 'mailbox').length === 51 ? true : undefined;
+		}, 30_000);
+
+		// when the platform admin lists the mail to that address
+		const page = await signedInPage(browser, server.url, ADMIN);
+		await page.goto(`/admin/settings/mail?to=${encodeURIComponent(email)}`);
+
+		// then the newest 50 are shown, with a link to the older ones that keeps the filter
+		const rows = page.getByTestId('mail-row');
+		await expect(rows.count()).resolves.toBe(50);
+		const pager = page.getByRole('navigation', { name: 'Pages of the mail log' });
+		await expect(pager.getByRole('link', { name: 'Newest mail' }).count()).resolves.toBe(0);
+		await pager.getByRole('link', { name: 'Older mail' }).click();
+		await page.waitForURL((url) => url.searchParams.has('cursor') && url.searchParams.get('to') === email);
+		await expect(rows.count()).resolves.toBe(1);
+		await expect(pager.getByRole('link', { name: 'Older mail' }).count()).resolves.toBe(0);
+
+		// and the way back leads to the newest, still filtered
+		await pager.getByRole('link', { name: 'Newest mail' }).click();
+		await page.waitForURL((url) => !url.searchParams.has('cursor') && url.searchParams.get('to') === email);
+		await expect(rows.count()).resolves.toBe(50);
+		await expect(page.getByLabel('Recipient').inputValue()).resolves.toBe(email);
+		await page.context().close();
+	});
+
 	test('members, and owners and admins who are not platform admins, cannot open the mailbox', async () => {
 		// given an owner of an organization, who is no platform admin
 		const owner = await addPerson(server.url, platformAdmin, organizationId, 'owner', `owner-${randomBytes(2).toString('hex')}`);

@@ -151,6 +151,37 @@ describe('password reset by mail', { timeout: 90_000 }, () => {
 		await page.context().close();
 	});
 
+	test('a malformed address is marked on its field; too many requests for one address are told to wait', async () => {
+		// given the forgot-password page
+		const page = await freshPage();
+		await page.goto('/forgot-password');
+
+		// when an address the browser lets through but the service does not is given
+		await page.getByLabel('Email').fill('someone@localhost');
+		await submit(page, 'Send reset link');
+
+		// then the field says why, and keeps what was typed
+		const field = page.getByLabel('Email');
+		await expect(page.locator('#email-error').textContent()).resolves.toBe('Email must be an e-mail address');
+		await expect(field.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect(field.inputValue()).resolves.toBe('someone@localhost');
+		await expect(page.getByRole('status').count()).resolves.toBe(0);
+
+		// when an address has already been asked for as often as an hour allows
+		const busy = `busy-${randomBytes(4).toString('hex')}@example.test`;
+		for (let i = 0; i < 5; i++) {
+			const asked = await client(server.url).post('/api/v1/auth/password-reset', { email: busy });
+			expect(asked.status).toBe(202);
+		}
+		await field.fill(busy);
+		await submit(page, 'Send reset link');
+
+		// then the page says to wait, and not that a link is on its way
+		await expect(page.getByRole('alert').textContent()).resolves.toBe('Too many reset requests for this address. Please wait a while and try again.');
+		await expect(page.getByRole('status').count()).resolves.toBe(0);
+		await page.context().close();
+	});
+
 	test('the mail log shows a mail sent over SMTP by its envelope only: its bodies were erased', async () => {
 		// given a reset link mailed over SMTP
 		const person = await newPerson('logged');
