@@ -6,6 +6,7 @@ import type { Role } from '../prisma/generated/client/enums.ts';
 import type { KeyStore } from './keys/signing-keys.ts';
 import type { WebhookSettings } from './push/destination.ts';
 import type { RateLimitLeases } from './limits/leases.ts';
+import type { Metrics } from './metrics/metrics.ts';
 
 export type { Role };
 
@@ -76,6 +77,8 @@ export interface ContextBase {
   rememberedClients: ClientMemory;
   /** Its owners and admins are the platform administrators (null before the bootstrap). */
   operatorOrganizationId: () => Promise<string | null>;
+  /** What is counted for /metrics (the no-op one when nobody scrapes). */
+  metrics: Metrics;
 }
 
 /** One request's context: the base plus who is calling and from where. */

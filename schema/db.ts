@@ -164,3 +164,9 @@ export function onStatement(db: Db, listener: StatementListener): () => void {
 export function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'P2002';
 }
+
+/** The connections of `db`'s pool: open, idle, and requests waiting for one (for the metrics). */
+export function poolStats(db: Db): { total: number; idle: number; waiting: number } {
+  const pool = pools.get(db);
+  return pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 0, idle: 0, waiting: 0 };
+}

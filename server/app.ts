@@ -23,6 +23,7 @@ import { licenseCheckWithAccessToken } from './rest/licenses.ts';
 import { sendError } from './errors/http.ts';
 import { oidcRouter } from './oidc/router.ts';
 import openapi from '../openapi.json' with { type: 'json' };
+import { metricsEndpoint, requestMetrics } from './metrics.ts';
 
 export interface AppOptions {
   base: ContextBase;
@@ -33,22 +34,26 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** Request limits; the interface's values when not given. */
   rateLimits?: RateLimitOptions;
+  /** METRICS_TOKEN: /metrics answers on this port to a bearer of it; absent, it is not served here. */
+  metricsToken?: string;
 }
 
 const BODY_LIMIT = '100kb';
 
-export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {} }: AppOptions): Koa {
+export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {}, metricsToken }: AppOptions): Koa {
   const app = new Koa({ proxy: trustProxy });
   app.silent = true;
   const executor = createExecutor(schema);
   const cookie = { name: SESSION_COOKIE, secure: base.settings.issuer().startsWith('https:') };
   const yoga = createGraphqlServer(schema, { production: base.settings.production, logger });
 
+  app.use(requestMetrics(base.metrics));
   app.use(requestMiddleware(logger));
   app.use(securityHeaders());
   app.use(errorMiddleware(logger));
   // The licence check asked with an access token answers here, ahead of the routers (server/rest/licenses.ts).
   app.use(licenseCheckWithAccessToken(base, rateLimits));
+  app.use(metricsEndpoint(base.metrics, metricsToken));
 
   const ops = new Router();
   ops.get('/healthz', (ctx) => {

@@ -34,6 +34,10 @@ const env = z.object({
   // Outgoing mail (docs/architecture.md#mail). Without SMTP_URL mail stays in the development mailbox.
   SMTP_URL: z.string().regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL, credentials in it (smtps://user:password@smtp.example.com)').optional(),
   MAIL_FROM: z.string().max(320).regex(/^[^\r\n]+$/, 'must be one line, such as Tessera <no-reply@example.com>').optional(),
+  // /metrics (docs/architecture.md#metrics): on the public port only with a bearer token, or on a port of its own.
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (openssl rand -hex 32)').optional(),
+  METRICS_PORT: z.coerce.number({ message: 'must be a number' }).int().min(1).max(65535).optional(),
+  METRICS_HOST: z.string().default('127.0.0.1'),
   TRUST_PROXY: bool.default(false),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   NODE_ENV: z.string().default('development'),
@@ -58,6 +62,8 @@ export interface Config {
   webhookLimitPerOrganization: number;
   role: 'all' | 'api' | 'worker';
   mail: MailSettings;
+  /** Counted and served only when one of token or port is set. */
+  metrics: { token: string | undefined; port: number | undefined; host: string };
   rateLimits: RateLimitSettings;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
   trustProxy: boolean;
@@ -126,6 +132,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     webhookLimitPerOrganization: e.WEBHOOK_LIMIT_PER_ORGANIZATION,
     role: e.ROLE,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
+    metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     trustProxy: e.TRUST_PROXY,
     rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },
     production: e.NODE_ENV === 'production',

@@ -18,6 +18,8 @@ import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
+import { noMetrics, prometheusMetrics } from '../schema/metrics/metrics.ts';
+import { startMetricsServer } from './metrics.ts';
 import type { HostResolver } from '../schema/push/destination.ts';
 
 export interface StartOptions {
@@ -75,7 +77,9 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
   let db: Db | undefined;
   let worker: RunningWorker | undefined;
   let server: http.Server | undefined;
+  let metricsServer: http.Server | undefined;
   const stop = async () => {
+    metricsServer?.close();
     if (server?.listening) {
       // Stop accepting, let requests in flight finish, then close idle keep-alive connections.
       const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
@@ -118,6 +122,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       rateLimitLeases: new RateLimitLeases(),
       rememberedClients: new RememberedClients(),
       operatorOrganizationId: operatorOrganization(db),
+      metrics: config.metrics.token || config.metrics.port ? prometheusMetrics(db) : noMetrics,
     };
 
     if (config.role !== 'worker') {
@@ -128,11 +133,11 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     }
     // The worker before the port: once the port answers, the whole service is up.
     if (config.role !== 'api') {
-      const mail = { db, clock: base.clock, mailer: config.mail.smtpUrl ? smtpMailer(config.mail.smtpUrl) : null, from: config.mail.from, issuer: base.settings.issuer };
-      worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks, mail });
+      const mail = { db, clock: base.clock, mailer: config.mail.smtpUrl ? smtpMailer(config.mail.smtpUrl) : null, from: config.mail.from, issuer: base.settings.issuer, metrics: base.metrics };
+      worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks, mail, metrics: base.metrics });
     }
     if (config.role !== 'worker') {
-      const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits });
+      const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits, metricsToken: config.metrics.token });
       server = http.createServer(app.callback());
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve, reject) => {
@@ -145,6 +150,11 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     }
     // Said by the processes that send mail: an API process without SMTP_URL beside workers that have it sends none.
     if (!config.mail.smtpUrl && config.role !== 'api') log(`no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`);
+
+    if (config.metrics.port) {
+      metricsServer = await startMetricsServer(base.metrics, config.metrics.port, config.metrics.host);
+      log(`metrics on http://${config.metrics.host}:${(metricsServer.address() as { port: number }).port}/metrics`);
+    }
 
     let stopping: Promise<void> | undefined;
     const url = server ? `http://127.0.0.1:${(server.address() as { port: number }).port}` : '';

@@ -5,6 +5,7 @@ import type { Db } from '../schema/db.ts';
 import type { Clock } from '../schema/lib/clock.ts';
 import type { WebhookSettings } from '../schema/push/destination.ts';
 import type { MailDeps } from '../schema/modules/mail/delivery.service.ts';
+import type { Metrics } from '../schema/metrics/metrics.ts';
 
 export interface WorkerDeps {
   db: Db;
@@ -15,4 +16,5 @@ export interface WorkerDeps {
   webhooks?: WebhookSettings;
   /** Sends queued mail, or keeps it in the development mailbox. */
   mail: MailDeps;
+  metrics: Metrics;
 }

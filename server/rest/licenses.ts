@@ -64,6 +64,7 @@ export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateL
       report: (states) => reportLimits(ctx, states),
     });
     if (!check) return next();
+    ctx.state.route = LICENSE_CHECK_PATH;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = presentCheck(check);
   };

@@ -106,6 +106,8 @@ const running = await startTessera({
     DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'api', LOG_LEVEL: 'silent',
     SECRET_KEY: secretKey, BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password,
     RATE_LIMIT_API_KEY_PER_MINUTE: '1000000', RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    // BENCH_METRICS=1: the same paths with /metrics on, to measure what counting costs.
+    ...(process.env.BENCH_METRICS ? { METRICS_TOKEN: 'bench-metrics-token-0123456789' } : {}),
   },
   logger: pino({ level: 'silent' }),
 });

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { InvalidCredentialsError, NotFoundError } from '../../errors/index.ts';
+import { InvalidCredentialsError, NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { SessionRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -43,6 +43,18 @@ export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | '
 }
 
 export async function login(ctx: Context, input: unknown): Promise<LoginResult> {
+  try {
+    const result = await passwordLogin(ctx, input);
+    ctx.metrics.signIn('success', 'password');
+    return result;
+  } catch (error) {
+    if (error instanceof InvalidCredentialsError) ctx.metrics.signIn('failure', 'password');
+    if (error instanceof RateLimitedError) ctx.metrics.signIn('throttled', 'password');
+    throw error;
+  }
+}
+
+async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult> {
   const { email, password } = parseInput(loginInput, input);
   // A locked account or address is refused before the password is hashed; no transaction is open while it is.
   await admitPasswordAttempt(ctx, email);

@@ -5,6 +5,7 @@
 import type { Db } from '../../db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { defaultSender, type Mailer } from './transport.ts';
+import type { Metrics } from '../../metrics/metrics.ts';
 
 export const MAIL_SEND_TASK = 'mail_send';
 
@@ -15,6 +16,7 @@ export interface MailDeps {
   mailer: Mailer | null;
   from: string | undefined;
   issuer: () => string;
+  metrics: Metrics;
 }
 
 export interface MailJob {
@@ -40,10 +42,13 @@ export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { nu
     await deps.db.mail.update({ where: { id: mail.id }, data: { status: 'mailbox', attempts: { increment: 1 }, updatedAt: now() } });
     return 'mailbox';
   }
+  const started = performance.now();
   const outcome = await deps.mailer.send({
     from: deps.from ?? defaultSender(deps.issuer()), to: mail.toAddress, subject: mail.subject, text: mail.textBody ?? '', html: mail.htmlBody ?? '',
   });
+  const seconds = (performance.now() - started) / 1000;
   if (outcome.ok) {
+    deps.metrics.mailAttempt('sent', seconds);
     await deps.db.mail.update({
       where: { id: mail.id },
       data: { status: 'sent', attempts: { increment: 1 }, lastError: null, sentAt: now(), textBody: null, htmlBody: null, updatedAt: now() },
@@ -51,6 +56,7 @@ export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { nu
     return 'sent';
   }
   const giveUp = outcome.permanent || attempt.last;
+  deps.metrics.mailAttempt(giveUp ? 'failed' : 'retrying', seconds);
   await deps.db.mail.update({
     where: { id: mail.id },
     data: { status: giveUp ? 'failed' : 'retrying', attempts: { increment: 1 }, lastError: outcome.error, updatedAt: now(), ...(giveUp ? { textBody: null, htmlBody: null } : {}) },

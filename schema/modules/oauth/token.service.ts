@@ -24,6 +24,12 @@ const GRANTS: ReadonlyMap<string, Grant> = new Map<string, Grant>([...REDEEMING,
 
 export async function exchange(ctx: Context, params: Params): Promise<TokenResponse> {
   const grantType = parseGrantType(params);
+  const issued = await redeem(ctx, grantType, params);
+  ctx.metrics.tokenIssued(grantType);
+  return issued;
+}
+
+async function redeem(ctx: Context, grantType: string, params: Params): Promise<TokenResponse> {
   // A client this process remembers, for a grant whose statement confirms it: no statement of its own to read it.
   const redeeming = REDEEMING.get(grantType);
   const remembered = redeeming && rememberedClient(ctx, params.client_id, params.client_secret, grantType);

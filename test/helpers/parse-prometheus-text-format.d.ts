@@ -1,0 +1,4 @@
+// The package ships no types: what the metrics test reads of its output.
+declare module 'parse-prometheus-text-format' {
+  export default function parsePrometheusTextFormat(text: string): unknown[];
+}
