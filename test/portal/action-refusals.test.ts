@@ -1,6 +1,6 @@
 // Form actions refused by the service (an unknown or empty identifier, as a stale page or a hand-made post sends)
 // answer the form with a 4xx and the service's message, never the 500 error page: every action of the catalog,
-// subscription and app pages, posted as a browser without JavaScript posts it.
+// subscription, app, organization and settings pages, posted as a browser without JavaScript posts it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { signIn } from '../helpers/http.ts';
@@ -41,6 +41,15 @@ const cases: [string, string, Record<string, string>][] = [
   ['/admin/apps', 'delete', { id: UNKNOWN, confirm: 'yes' }],
   ['/admin/apps', 'install', { id: UNKNOWN }],
   ['/admin/apps', 'uninstall', { id: UNKNOWN }],
+  ['/admin/organizations', 'create', { name: '' }],
+  ['/admin/organizations', 'rename', { id: UNKNOWN, name: 'X' }],
+  ['/admin/organizations', 'rename', { id: '', name: 'X' }],
+  [`/admin/organizations/${UNKNOWN}`, 'rename', { id: UNKNOWN, name: 'X' }],
+  ['/admin/settings', 'rename', { name: '' }],
+  ['/admin/settings', 'transfer', { userId: UNKNOWN, confirm: 'yes' }],
+  ['/admin/settings', 'transfer', { userId: '', confirm: 'yes' }],
+  [`/admin/subscriptions/${UNKNOWN}`, 'assign', { userId: UNKNOWN }],
+  [`/admin/subscriptions/${UNKNOWN}`, 'unassign', { userId: '' }],
 ];
 
 describe('a form action the service refuses', () => {
