@@ -332,9 +332,18 @@ describe('the security page', { timeout: 90_000 }, () => {
 	});
 
 	test('a pending change can be withdrawn: the address stays, and the link mailed for it stops working', async () => {
-		// given a member who asked for a new address
+		// given a member on the security page
 		const { person, page } = await onSecurityPage('hesitant');
 		const form = page.getByRole('region', { name: 'Change e-mail address' });
+
+		// when they ask for an address another account uses, the field says so and nothing is pending
+		await form.getByLabel('New e-mail address').fill(ADMIN.email);
+		await form.getByLabel('Current password').fill(PASSWORD);
+		await submit(page, form.getByRole('button', { name: 'Change e-mail address' }));
+		await expect(page.locator('#new-email-error').textContent()).resolves.toBe('Email is used by another account');
+		await expect(page.getByTestId('pending-email').count()).resolves.toBe(0);
+
+		// when they ask for a new address
 		const newAddress = newEmail('maybe');
 		await form.getByLabel('New e-mail address').fill(newAddress);
 		await form.getByLabel('Current password').fill(PASSWORD);

@@ -63,12 +63,14 @@ async function updateMe(event: RequestEvent, input: Record<string, string>): Pro
 }
 
 /**
- * A refused change as the form shows it: a wrong current password (invalid_credentials, which carries no field) is
- * that field's problem, and field problems come with a message pointing at them.
+ * A refused change as the form shows it: a wrong current password (invalid_credentials) and an address another
+ * account uses (conflict) carry no field, but are that field's problem; field problems come with a message pointing
+ * at them.
  */
 function changeFailure<A extends string, T extends object>(action: A, result: UserError, data: T, known: string[]) {
 	const errors: FieldErrors = fieldErrors(result.details, known);
 	if (result.code === 'invalid_credentials') errors.currentPassword = ['is wrong'];
+	if (result.code === 'conflict' && known.includes('email')) errors.email = ['is used by another account'];
 	const marked = Object.keys(errors).some((key) => key !== 'form');
 	const message = marked ? 'Nothing was changed: correct the fields marked below.' : result.message;
 	return fail(userErrorStatus(result), { action, ...data, message, errors });
