@@ -158,6 +158,18 @@ describe('the development mailbox', { timeout: 90_000 }, () => {
 		const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: new URL(firstLink!).searchParams.get('token'), name: 'Late', password: PASSWORD });
 		expect(accepted.status).toBe(400);
 
+		// when the invitation is revoked elsewhere, and this page, still showing it, resends it
+		const invitationId = await page.getByTestId('invitation-row').filter({ hasText: email }).getAttribute('data-invitation-id');
+		const { body: orgs } = await platformAdmin.get('/api/v1/orgs');
+		const operator = orgs.find((o: { name: string }) => o.name === 'Operator');
+		const revoked = await platformAdmin.delete(`/v1/organizations/${operator.id}/invitations/${invitationId}`);
+		expect(revoked.status).toBeLessThan(300);
+		await submit(page, page.getByRole('button', { name: `Resend the invitation for ${email}` }));
+
+		// then the page says why it was not sent, and nothing more was mailed
+		await expect(page.getByRole('alert').textContent()).resolves.toContain('Only a pending invitation can be resent');
+		expect(await mailboxOf(email, 2)).toHaveLength(2);
+
 		// when they mail themselves a password reset link from their row
 		const me = await platformAdmin.get('/api/v1/users/me');
 		await submit(page, page.getByRole('button', { name: `Send password reset link to ${me.body.name}` }));

@@ -235,7 +235,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'resendInvitation' as const }, { not_found: 'That invitation no longer exists.' });
 		}
-		if (result.__typename === 'UserError') return fail(400, { action: 'resendInvitation' as const, message: result.message });
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'resendInvitation' as const, message: result.message });
 		// The new accept link is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'resendInvitation' as const, resent: { ...result.invitation, acceptUrl: result.acceptUrl } };
