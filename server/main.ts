@@ -1,10 +1,18 @@
 // `npm start`: run Tessera until SIGTERM or SIGINT, then shut down gracefully.
 // `npm start` runs node with --max-semi-space-size=16: V8 sizes the young generation from the machine's memory, and
 // under load it grew to 128 MB, almost all of it empty, and stayed resident.
-import { StartupError } from '../prisma/startup-error.ts';
-import { ConfigError } from './config.ts';
-import { startTessera } from './start.ts';
-import { welcomeLines } from './welcome.ts';
+import { startTracing } from './tracing.ts';
+
+// Tracing first, and only then the service's modules (dynamic imports, which static ones would run ahead of): the
+// pg instrumentation must see node-postgres load (docs/architecture.md#tracing). Without OTEL_EXPORTER_OTLP_ENDPOINT
+// this loads nothing.
+const tracing = await startTracing();
+const [{ StartupError }, { ConfigError }, { startTessera }, { welcomeLines }] = await Promise.all([
+  import('../prisma/startup-error.ts'),
+  import('./config.ts'),
+  import('./start.ts'),
+  import('./welcome.ts'),
+]);
 
 const starting = startTessera();
 
@@ -22,6 +30,8 @@ const shutdown = async (signal: string) => {
     running.logger.error({ err }, 'shutdown failed');
     process.exit(1);
   }
+  // The spans of the last requests, sent before the process ends.
+  await tracing?.shutdown().catch((err) => running.logger.warn({ err }, 'could not send the last traces'));
   running.logger.info('stopped');
   process.exit(0);
 };

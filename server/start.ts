@@ -20,6 +20,7 @@ import { startWorker, type RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
 import { noMetrics, prometheusMetrics } from '../schema/metrics/metrics.ts';
 import { startMetricsServer } from './metrics.ts';
+import { tracing } from './tracing.ts';
 import type { HostResolver } from '../schema/push/destination.ts';
 
 export interface StartOptions {
@@ -68,7 +69,9 @@ function defaultIssuer(host: string, port: number): string {
 
 export async function startTessera(options: StartOptions = {}): Promise<Running> {
   const config = await loadConfig(options.env);
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'tessera', role: config.role } }, logDestination());
+  // With tracing, a line written during a request carries its trace_id and span_id (docs/architecture.md#tracing).
+  const traceFields = tracing()?.logFields;
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'tessera', role: config.role }, ...(traceFields ? { mixin: traceFields } : {}) }, logDestination());
   const log = (msg: string) => logger.info(msg);
 
   // What has been started so far, stopped in reverse order: on shutdown, or when a later step of the start fails

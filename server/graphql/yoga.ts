@@ -10,6 +10,7 @@ import { textProblem, unstorableInput } from '../middleware/input-guard.ts';
 import { classifyError } from '../errors/classify.ts';
 import { withoutSuggestions } from './executor.ts';
 import type { Logger } from 'pino';
+import { tracing } from '../tracing.ts';
 
 /** The most a request body may hold, counted on the bytes read (a chunked body has no Content-Length). */
 export const GRAPHQL_BODY_LIMIT = 1_000_000;
@@ -68,6 +69,7 @@ const quietInProduction: Plugin<YogaServerContext> = {
 };
 
 export function createGraphqlServer(schema: GraphQLSchema, options: { production: boolean; logger: Logger }): YogaServerInstance<YogaServerContext, Context> {
+  const traced = tracing();
   return createYoga<YogaServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -122,6 +124,7 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
         costLimit: { maxCost: 5000 },
         blockFieldSuggestion: { enabled: options.production },
       }),
+      ...(traced ? [traced.graphqlPlugin] : []),
     ],
   });
 }

@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
+import { routeLabel } from '../metrics.ts';
+import { tracing } from '../tracing.ts';
 
 export interface RequestState {
   requestId: string;
@@ -12,6 +14,7 @@ export interface RequestState {
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 export function requestMiddleware(logger: Logger): Koa.Middleware {
+  const traced = tracing();
   return async (ctx, next) => {
     const given = ctx.get('X-Request-Id');
     const requestId = SAFE_ID.test(given) ? given : randomUUID();
@@ -21,6 +24,11 @@ export function requestMiddleware(logger: Logger): Koa.Middleware {
     try {
       await next();
     } finally {
+      // The span is named after the route's template, as the metrics label it; what no router matched keeps the method alone.
+      if (traced) {
+        const route = routeLabel(ctx);
+        if (!route.startsWith('(')) traced.nameRequest(route);
+      }
       const ms = Math.round((performance.now() - started) * 10) / 10;
       const level = ctx.status >= 500 ? 'error' : 'info';
       logger[level]({ requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms }, 'request');

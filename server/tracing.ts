@@ -1,0 +1,115 @@
+// OpenTelemetry tracing (docs/architecture.md#tracing), only when OTEL_EXPORTER_OTLP_ENDPOINT is set: a span per HTTP
+// request named after its route, a span per GraphQL operation, and a span per database statement, sent over OTLP/HTTP.
+// Without the variable nothing of OpenTelemetry is loaded here: every import below is a type or a dynamic import.
+import { createRequire } from 'node:module';
+import type { Plugin } from 'graphql-yoga';
+
+export interface Tracing {
+  /** `trace_id` and `span_id` of the span in progress, for pino's mixin: every log line written in a request carries them. */
+  logFields(): { trace_id?: string; span_id?: string };
+  /** Names the request's server span after its route's template (`POST /oauth/token`), never the raw path. */
+  nameRequest(route: string): void;
+  /** The yoga plugin that wraps each GraphQL operation's execution in a span. */
+  graphqlPlugin: Plugin;
+  /** Sends the spans still buffered; called once the server has stopped. */
+  shutdown(): Promise<void>;
+}
+
+/** Health probes and scrapes would be most of the traces and tell nothing. */
+const UNTRACED = /^\/(healthz|readyz|metrics)(\?|$)/;
+
+// Process-wide, like the OpenTelemetry API it wraps: set once by main.ts before the server's modules load, read
+// once by what builds the server (the logger, the request middleware, the GraphQL server).
+let active: Tracing | undefined;
+
+/** The process's tracing, or undefined when OTEL_EXPORTER_OTLP_ENDPOINT was not set. */
+export const tracing = (): Tracing | undefined => active;
+
+/**
+ * Starts the SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; does nothing otherwise. Must run before `pg` is loaded: the
+ * pg instrumentation patches `pg/lib/client.js` as node-postgres requires it. The exporter reads the other
+ * OTEL_EXPORTER_OTLP_* variables itself (headers, a traces-only endpoint, certificates).
+ */
+export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+  const [api, core, { AsyncLocalStorageContextManager }, resources, { TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { registerInstrumentations }, { HttpInstrumentation }, { PgInstrumentation }, { getOperationAST }] =
+    await Promise.all([
+      import('@opentelemetry/api'),
+      import('@opentelemetry/core'),
+      import('@opentelemetry/context-async-hooks'),
+      import('@opentelemetry/resources'),
+      import('@opentelemetry/sdk-trace'),
+      import('@opentelemetry/exporter-trace-otlp-http'),
+      import('@opentelemetry/instrumentation'),
+      import('@opentelemetry/instrumentation-http'),
+      import('@opentelemetry/instrumentation-pg'),
+      import('graphql'),
+    ]);
+
+  // OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES over our default name.
+  const resource = resources.defaultResource()
+    .merge(resources.resourceFromAttributes({ 'service.name': 'tessera' }))
+    .merge(resources.detectResources({ detectors: [resources.envDetector] }));
+  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] });
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  api.propagation.setGlobalPropagator(new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }));
+  api.trace.setGlobalTracerProvider(provider);
+
+  registerInstrumentations({
+    tracerProvider: provider,
+    instrumentations: [
+      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? ''), requireParentforOutgoingSpans: true }),
+      // Statements of a request only: the worker's polling would otherwise be a trace every few seconds. No values
+      // (enhancedDatabaseReporting): they hold codes, tokens and hashes.
+      // A prepared statement's span would be named by its hash (schema/db.ts statementName): named by its verb instead.
+      new PgInstrumentation({
+        requireParentSpan: true,
+        requestHook: (span, { query, connection }) => {
+          if (query.name) span.updateName(`pg.query:${query.text.trimStart().split(/\s/, 1)[0]!.toUpperCase()} ${connection.database ?? ''}`.trimEnd());
+        },
+      }),
+    ],
+  });
+  // The hooks above see `require` calls. The server imports node:http as an ES module, which never passes through
+  // them: requiring it here patches the one http.Server prototype both share. (pg is CommonJS and requires its
+  // client file, which the hooks see.)
+  createRequire(import.meta.url)('node:http');
+
+  const tracer = api.trace.getTracer('tessera');
+  const graphqlPlugin: Plugin = {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const operation = getOperationAST(args.document, args.operationName);
+      const type = operation?.operation ?? 'query';
+      const name = operation?.name?.value;
+      // Semantic conventions: "{type} {name}"; the document itself is left out (its literals may be secrets).
+      const span = tracer.startSpan(name ? `${type} ${name}` : type, {
+        attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) },
+      });
+      const spanContext = api.trace.setSpan(api.context.active(), span);
+      setExecuteFn((executeArgs) => api.context.with(spanContext, () => executeFn(executeArgs)));
+      return {
+        onExecuteDone({ result }) {
+          const errors = 'errors' in result ? result.errors : undefined;
+          if (errors?.length) span.setStatus({ code: api.SpanStatusCode.ERROR, message: errors[0]!.message });
+          span.end();
+        },
+      };
+    },
+  };
+
+  active = {
+    logFields() {
+      const span = api.trace.getActiveSpan();
+      if (!span) return {};
+      const { traceId, spanId } = span.spanContext();
+      return { trace_id: traceId, span_id: spanId };
+    },
+    nameRequest(route) {
+      const metadata = core.getRPCMetadata(api.context.active());
+      if (metadata?.type === core.RPCType.HTTP) metadata.route = route;
+    },
+    graphqlPlugin,
+    shutdown: () => provider.shutdown(),
+  };
+  return active;
+}
