@@ -68,7 +68,8 @@ async function installJobQueueWith(databaseUrl: string): Promise<void> {
   }
 }
 
-export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}): Promise<string[]> {
+/** `options.only`: apply only these migrations (a restore brings an empty database to its backup's schema first). */
+export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}, options: { only?: ReadonlySet<string> } = {}): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
   try {
@@ -91,6 +92,7 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
     );
     const known = new Map(done.rows.map((r) => [r.migration_name, r.checksum]));
     for (const m of await listMigrations()) {
+      if (options.only && !options.only.has(m.name)) continue;
       const previous = known.get(m.name);
       if (previous !== undefined) {
         if (previous !== m.checksum) log(`warning: migration ${m.name} changed after it was applied`);
