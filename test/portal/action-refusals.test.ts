@@ -32,7 +32,6 @@ const cases: [string, string, Record<string, string>][] = [
   ['/admin/products', 'update', { id: UNKNOWN, name: 'X', slug: 'x', features: '' }],
   ['/admin/products', 'delete', { id: UNKNOWN, confirm: 'yes' }],
   ['/admin/subscriptions', 'update', { id: UNKNOWN, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate: '' }],
-  ['/admin/subscriptions', 'cancel', { id: UNKNOWN, confirm: 'yes' }],
   ['/admin/subscriptions', 'assign', { id: '', userId: '' }],
   ['/admin/subscriptions', 'assign', { id: UNKNOWN, userId: UNKNOWN }],
   ['/admin/subscriptions', 'unassign', { id: UNKNOWN, userId: UNKNOWN }],
@@ -50,6 +49,8 @@ const cases: [string, string, Record<string, string>][] = [
   ['/admin/settings', 'transfer', { userId: '', confirm: 'yes' }],
   [`/admin/subscriptions/${UNKNOWN}`, 'assign', { userId: UNKNOWN }],
   [`/admin/subscriptions/${UNKNOWN}`, 'unassign', { userId: '' }],
+  [`/admin/subscriptions/${UNKNOWN}`, 'cancel', { confirm: 'yes' }],
+  [`/admin/subscriptions/${UNKNOWN}`, 'cancel', {}],
 ];
 
 describe('a form action the service refuses', () => {

@@ -4,6 +4,7 @@
 // the caller's (the service failing) goes on to the error page as a 500.
 import { error, fail } from '@sveltejs/kit';
 import { STATUS_BY_CODE } from '../../../../server/errors/http.ts';
+import { problemLines, type FieldLabels } from '../field-errors.ts';
 import { GraphQLRequestError, type UserError } from './graphql.ts';
 
 /** What a page says for some codes instead of the service's message (which is written to be shown). */
@@ -28,8 +29,11 @@ export function errorPage(err: unknown, messages: Messages = {}): never {
 /** The status the API gives a mutation's UserError: conflict 409, a wrong password 401, the rest 400. */
 export const userErrorStatus = (result: Pick<UserError, 'code'>) => STATUS_BY_CODE[result.code] ?? 400;
 
-/** A mutation's UserError as the form's failure: its status, its message, and each field problem as a line. */
-export function userErrorFailure<T extends object>(result: UserError, data: T) {
-	const problems = (result.details ?? []).map((d) => `${d.path}: ${d.message}`);
+/**
+ * A mutation's UserError as the form's failure: its status, its message, and each field problem as a line named by
+ * the form's label for it (`labels`, keyed as GraphQL names the fields), never by the GraphQL name.
+ */
+export function userErrorFailure<T extends object>(result: UserError, data: T, labels: FieldLabels = {}) {
+	const problems = problemLines(result.details, labels);
 	return fail(userErrorStatus(result), { ...data, message: result.message, problems });
 }

@@ -60,8 +60,11 @@ function readApp(form: FormData) {
 	};
 }
 
+/** The forms' labels, by the GraphQL names of the app's fields: a problem names the field as the form does. */
+const LABELS = { name: 'Name', description: 'Description', webhookUrl: 'Webhook URL', redirectUris: 'Redirect URIs', scopes: 'Scopes', homepageUrl: 'Homepage' };
+
 const failure = (result: { __typename: string }, values: Record<string, unknown> = {}) =>
-	result.__typename === 'UserError' ? userErrorFailure(result as UserError, { values }) : null;
+	result.__typename === 'UserError' ? userErrorFailure(result as UserError, { values }, LABELS) : null;
 
 export const actions: Actions = {
 	create: async (event) => {

@@ -2,7 +2,7 @@ import { fail } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import type { OAuthClient } from './client-form.ts';
+import { CLIENT_LABELS, type OAuthClient } from './client-form.ts';
 import {
 	CLIENT_FIELDS, clientInput, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
 } from './clients.server.ts';
@@ -55,7 +55,7 @@ export const actions: Actions = {
 			rethrowAccess(err);
 		}
 		if (result.__typename === 'UserError') {
-			const errors = fieldErrors(result.details, Object.keys(input), input);
+			const errors = fieldErrors(result.details, CLIENT_LABELS, input);
 			const message = result.code === 'invalid_request' ? 'The client was not registered: correct the fields marked below.' : result.message;
 			return fail(400, { values, message, errors });
 		}

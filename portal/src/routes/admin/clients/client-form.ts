@@ -37,6 +37,19 @@ export interface ClientFormValues {
 
 export type { FieldErrors } from '#lib/field-errors.ts';
 
+/** The form's labels, by the GraphQL names of the client's input fields: a problem names the field as the form does. */
+export const CLIENT_LABELS = {
+	name: 'Name',
+	description: 'Description',
+	redirectUris: 'Redirect URIs',
+	postLogoutRedirectUris: 'Post-logout redirect URIs',
+	allowedOrigins: 'Allowed origins',
+	allowedScopes: 'Allowed scopes',
+	grantTypes: 'Grant types',
+	idTokenSignedResponseAlg: 'ID token signing algorithm',
+	consentRequired: 'Require consent'
+} as const;
+
 export const STANDARD_SCOPES = [
 	{ value: 'openid', hint: 'sign users in (OpenID Connect)' },
 	{ value: 'profile', hint: 'name and picture' },

@@ -35,7 +35,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'create' as const, values, problems: [] as string[] });
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'create' as const, values });
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'create' as const, values }, { name: 'Name' });
 		return { action: 'create' as const, created: { id: result.id, name: result.name } };
 	},
 	rename

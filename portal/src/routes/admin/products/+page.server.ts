@@ -1,5 +1,6 @@
 import { error, fail, redirect } from '@sveltejs/kit';
-import { userErrorFailure } from '#lib/server/errors.ts';
+import { fieldErrors } from '#lib/field-errors.ts';
+import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { loginUrl } from '#lib/server/session.ts';
@@ -41,8 +42,19 @@ function readForm(form: FormData) {
 	return { name: String(form.get('name') ?? ''), slug: String(form.get('slug') ?? ''), description: String(form.get('description') ?? ''), features: features(form.get('features')) };
 }
 
+/** The form's labels, by the GraphQL names of the product's fields. */
+const PRODUCT_LABELS = { name: 'Name', slug: 'Slug', description: 'Description', features: 'Features' } as const;
+
+/**
+ * A UserError as the form's failure: the service's message above, each field's problem beside that field (the
+ * slug's rule, say), any other as a line of the message.
+ */
 function failure(result: { __typename: string }, values: Record<string, unknown>) {
-	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, { values }) : null;
+	if (result.__typename !== 'UserError') return null;
+	const refusal = result as UserError;
+	const { form: problems = [], ...errors } = fieldErrors(refusal.details, PRODUCT_LABELS, values);
+	const message = refusal.code === 'invalid_request' && Object.keys(errors).length ? 'The product was not saved: correct the fields marked below.' : refusal.message;
+	return fail(userErrorStatus(refusal), { values, message, problems, errors });
 }
 
 export const actions: Actions = {

@@ -78,7 +78,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values });
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values }, { name: 'Organization name' });
 		return { action: 'rename' as const, done: `The organization is now called ${result.name}.` };
 	},
 
@@ -94,7 +94,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'transfer' as const, values, problems: [] as string[] });
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'transfer' as const, values });
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'transfer' as const, values }, { userId: 'New owner' });
 		const who = result.user.name || result.user.email;
 		return { action: 'transfer' as const, done: values.stepDown ? `${who} is now an owner, and you are an admin.` : `${who} is now an owner, as you are.` };
 	}

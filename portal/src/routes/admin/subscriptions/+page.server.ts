@@ -30,7 +30,6 @@ const SEATS = `query($id: ID!) { subscriptionSeats(subscriptionId: $id, limit: 1
 const MEMBERS = 'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } } }';
 const CREATE = `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ${USER_ERROR} } }`;
 const UPDATE = `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ${USER_ERROR} } }`;
-const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ${USER_ERROR} } }`;
 const ASSIGN = `mutation($id: ID!, $user: ID!) { assignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
 const UNASSIGN = `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
 
@@ -77,10 +76,16 @@ function requireAdmin(event: RequestEvent, platformOnly: boolean) {
 	}
 }
 
+/** The forms' labels, by the GraphQL names of the subscription's fields: a problem names the field as the form does. */
+const LABELS = {
+	organizationId: 'Organization', productId: 'Product', totalSeats: 'Seats', pricePerSeat: 'Price per seat',
+	billingCycle: 'Billing cycle', status: 'Status', endDate: 'End date', userId: 'Member'
+};
+
 async function run(event: RequestEvent, document: string, variables: Record<string, unknown>, done: string) {
 	const data = await gql<Record<string, { __typename: string } | UserError>>(event, document, variables);
 	const result = Object.values(data)[0]!;
-	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}) : { done };
+	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}, LABELS) : { done };
 }
 
 const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
@@ -112,12 +117,6 @@ export const actions: Actions = {
 		if (!STATUSES.includes(status)) return fail(400, { message: 'Choose a status.', problems: [] });
 		const input = { totalSeats: seats, pricePerSeat: text(f, 'pricePerSeat'), status, endDate: endDate(text(f, 'endDate')) };
 		return run(event, UPDATE, { id: text(f, 'id'), input }, 'Subscription saved.');
-	},
-	cancel: async (event) => {
-		requireAdmin(event, true);
-		const f = await event.request.formData();
-		if (f.get('confirm') !== 'yes') return fail(400, { message: 'Tick the box to confirm the cancellation.', problems: [] });
-		return run(event, CANCEL, { id: text(f, 'id') }, 'Subscription cancelled.');
 	},
 	assign: async (event) => {
 		requireAdmin(event, false);

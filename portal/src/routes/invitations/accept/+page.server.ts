@@ -91,12 +91,12 @@ async function accept(event: RequestEvent, input: Record<string, string | undefi
 /** A used, expired or revoked invitation: no other name, password or account will make it valid. */
 const isInvalidInvitation = (result: UserError) => (result.details ?? []).some((d) => d.path === 'token');
 
-/** The fields of the forms; a problem of any other (the token) is the form's. */
-const FORM_FIELDS = ['name', 'password'];
+/** The fields of the forms, with their labels; a problem of any other (the token) is the form's. */
+const FORM_LABELS = { name: 'Name', password: 'Password' };
 
 /** The service's answer as the form shows it: a message, each field's problems, and whether retrying can help. */
 function failure(result: UserError, name?: string) {
-	const fields = fieldErrors(result.details, FORM_FIELDS);
+	const fields = fieldErrors(result.details, FORM_LABELS);
 	const invalidInvitation = isInvalidInvitation(result);
 	return fail(userErrorStatus(result), { code: result.code, message: result.message, fields, invalidInvitation, otherAccount: false, name });
 }

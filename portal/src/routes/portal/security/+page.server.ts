@@ -1,6 +1,6 @@
 import { fail, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
+import { fieldErrors, type FieldErrors, type FieldLabels } from '#lib/field-errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
@@ -62,15 +62,19 @@ async function updateMe(event: RequestEvent, input: Record<string, string>): Pro
 	return result;
 }
 
+/** Each form's labels, by the GraphQL name of its fields: the fields a problem is shown beside. */
+const EMAIL_LABELS: FieldLabels = { email: 'New e-mail address', currentPassword: 'Current password' };
+const PASSWORD_LABELS: FieldLabels = { currentPassword: 'Current password', password: 'New password' };
+
 /**
  * A refused change as the form shows it: a wrong current password (invalid_credentials) and an address another
  * account uses (conflict) carry no field, but are that field's problem; field problems come with a message pointing
  * at them.
  */
-function changeFailure<A extends string, T extends object>(action: A, result: UserError, data: T, known: string[]) {
-	const errors: FieldErrors = fieldErrors(result.details, known);
+function changeFailure<A extends string, T extends object>(action: A, result: UserError, data: T, labels: FieldLabels) {
+	const errors: FieldErrors = fieldErrors(result.details, labels);
 	if (result.code === 'invalid_credentials') errors.currentPassword = ['is wrong'];
-	if (result.code === 'conflict' && known.includes('email')) errors.email = ['is used by another account'];
+	if (result.code === 'conflict' && Object.hasOwn(labels, 'email')) errors.email = ['is used by another account'];
 	const marked = Object.keys(errors).some((key) => key !== 'form');
 	const message = marked ? 'Nothing was changed: correct the fields marked below.' : result.message;
 	return fail(userErrorStatus(result), { action, ...data, message, errors });
@@ -102,7 +106,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'changeEmail' as const, values, errors: {} as FieldErrors }, { rate_limited: RATE_LIMITED });
 		}
-		if (result.__typename === 'UserError') return changeFailure('changeEmail', result, { values }, ['email', 'currentPassword']);
+		if (result.__typename === 'UserError') return changeFailure('changeEmail', result, { values }, EMAIL_LABELS);
 		return { action: 'changeEmail' as const, pendingEmail: result.user.pendingEmail ?? email };
 	},
 
@@ -133,7 +137,7 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'changePassword' as const, errors: {} as FieldErrors }, { rate_limited: RATE_LIMITED });
 		}
-		if (result.__typename === 'UserError') return changeFailure('changePassword', result, {}, ['currentPassword', 'password']);
+		if (result.__typename === 'UserError') return changeFailure('changePassword', result, {}, PASSWORD_LABELS);
 		// The new password ended every session, this browser's too: it carries on with the one the change issued.
 		if (result.login) setSessionCookie(event, result.login.token, result.login.expiresAt);
 		return { action: 'changePassword' as const, passwordChanged: true };

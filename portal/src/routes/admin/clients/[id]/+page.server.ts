@@ -4,6 +4,7 @@ import { gql, type UserError } from '#lib/server/graphql.ts';
 import {
 	clientInput, loadOwnedClient, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
 } from '../clients.server.ts';
+import { CLIENT_LABELS } from '../client-form.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const UPDATE_CLIENT = /* GraphQL */ `
@@ -65,7 +66,7 @@ export const actions: Actions = {
 		const input = clientInput(values);
 		const result = await update(event, client.id, input);
 		if (result.__typename === 'UserError') {
-			const errors = fieldErrors(result.details, Object.keys(input), input);
+			const errors = fieldErrors(result.details, CLIENT_LABELS, input);
 			const message = result.code === 'invalid_request' ? 'The changes were not saved: correct the fields marked below.' : result.message;
 			return fail(400, { action: 'update' as const, values, message, errors });
 		}

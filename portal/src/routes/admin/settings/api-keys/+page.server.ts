@@ -140,7 +140,7 @@ export const actions: Actions = {
 			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			const errors = fieldErrors(result.details, ['name', 'role']);
+			const errors = fieldErrors(result.details, { name: 'Name', role: 'Role' });
 			const message = result.code === 'invalid_request' ? 'The key was not created: correct the fields marked below.' : result.message;
 			return fail(400, { action: 'create' as const, values, message, errors });
 		}

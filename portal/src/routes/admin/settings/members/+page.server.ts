@@ -216,7 +216,7 @@ export const actions: Actions = {
 			return refused(err, { action: 'invite' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			const errors = fieldErrors(result.details, ['email', 'role']);
+			const errors = fieldErrors(result.details, { email: 'Email', role: 'Role' });
 			const message = result.code === 'invalid_request' ? 'The invitation was not sent: correct the fields marked below.' : result.message;
 			return fail(400, { action: 'invite' as const, values, message, errors });
 		}

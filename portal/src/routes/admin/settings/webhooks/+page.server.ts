@@ -90,7 +90,8 @@ export interface WebhookFormValues {
 	events: string[];
 }
 
-const FORM_FIELDS = ['url', 'events', 'description'] as const;
+/** The form's fields, by their GraphQL names, with the labels the form shows. */
+const FORM_LABELS = { url: 'URL', events: 'Events', description: 'Description' } as const;
 
 function readForm(form: FormData): WebhookFormValues {
 	return {
@@ -104,7 +105,7 @@ function readForm(form: FormData): WebhookFormValues {
 function refusedInput(result: UserError, failed: string) {
 	return {
 		message: result.code === 'invalid_request' ? `${failed}: correct the fields marked below.` : result.message,
-		errors: fieldErrors(result.details, FORM_FIELDS)
+		errors: fieldErrors(result.details, FORM_LABELS)
 	};
 }
 

@@ -1,4 +1,4 @@
-import { error, redirect } from '@sveltejs/kit';
+import { error, fail, redirect } from '@sveltejs/kit';
 import { errorPage, refused, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
@@ -27,6 +27,7 @@ const MEMBERS = 'query($org: String!) { members(organizationId: $org, limit: 100
 const USER_ERROR = '... on UserError { code message details { path message } }';
 const ASSIGN = `mutation($id: ID!, $user: ID!) { assignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
 const UNASSIGN = `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
+const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ${USER_ERROR} } }`;
 
 /**
  * One subscription's seats, given to the members of its organization: that organization's owners and admins, and
@@ -69,10 +70,30 @@ async function seat(event: RequestEvent, document: string, done: string) {
 	} catch (err) {
 		return refused(err, { problems: [] as string[] });
 	}
-	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}) : { done };
+	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}, { userId: 'Member' }) : { done };
+}
+
+/**
+ * Cancelling is apart from every other form of the subscription, and asks for a confirmation: without the box
+ * ticked, nothing is sent to the API, whatever posted the form.
+ */
+async function cancel(event: RequestEvent) {
+	const { locals } = event;
+	if (!locals.user) redirect(303, loginUrl(event.url));
+	if (!locals.platformAdmin) error(403, 'Only platform administrators create and change subscriptions.');
+	const form = await event.request.formData();
+	if (form.get('confirm') !== 'yes') return fail(400, { message: 'Nothing was cancelled: tick the box to confirm the cancellation.', problems: [] as string[], confirmNeeded: true });
+	let result: { __typename: string } | UserError;
+	try {
+		({ cancelSubscription: result } = await gql<{ cancelSubscription: { __typename: string } | UserError }>(event, CANCEL, { id: event.params.id }));
+	} catch (err) {
+		return refused(err, { problems: [] as string[] });
+	}
+	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}) : { done: 'Subscription cancelled: its seats no longer give licenses.' };
 }
 
 export const actions: Actions = {
 	assign: (event) => seat(event, ASSIGN, 'Seat assigned.'),
-	unassign: (event) => seat(event, UNASSIGN, 'Seat freed.')
+	unassign: (event) => seat(event, UNASSIGN, 'Seat freed.'),
+	cancel
 };
