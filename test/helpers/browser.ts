@@ -2,7 +2,7 @@
 // OAuth application: a registered client plus a local HTTP server standing in for its redirect URI.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 import { expect, onTestFailed } from 'vitest';
 import { signIn as apiSignIn } from './http.ts';
 import { registerClient, type RegisteredClient } from './oauth.ts';
@@ -32,9 +32,9 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Browser>
  */
 export const BROWSER_WAIT_MS = 20_000;
 
-/** A page in a fresh browser context: no cookies from other tests. */
-export async function freshPage(browser: Browser, baseURL: string): Promise<Page> {
-	const context = await browser.newContext({ baseURL });
+/** A page in a fresh browser context: no cookies from other tests. `options`: a viewport, say. */
+export async function freshPage(browser: Browser, baseURL: string, options: BrowserContextOptions = {}): Promise<Page> {
+	const context = await browser.newContext({ ...options, baseURL });
 	context.setDefaultTimeout(BROWSER_WAIT_MS);
 	const page = await context.newPage();
 	reportOnFailure(page);
@@ -81,8 +81,13 @@ export async function signInOnPage(page: Page, email: string, password: string):
  * A fresh page signed in as `person` through the portal's form, on the dashboard where sign-in lands: the admin
  * dashboard for owners and admins, the portal's for members.
  */
-export async function signedInPage(browser: Browser, baseURL: string, person: { email: string; password: string }): Promise<Page> {
-	const page = await freshPage(browser, baseURL);
+export async function signedInPage(
+	browser: Browser,
+	baseURL: string,
+	person: { email: string; password: string },
+	options: BrowserContextOptions = {}
+): Promise<Page> {
+	const page = await freshPage(browser, baseURL, options);
 	await page.goto('/login');
 	await signInOnPage(page, person.email, person.password);
 	await page.waitForURL((url) => url.pathname === '/admin/dashboard' || url.pathname === '/portal/dashboard');
