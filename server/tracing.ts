@@ -27,11 +27,12 @@ export const tracing = (): Tracing | undefined => active;
 
 /**
  * Starts the SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; does nothing otherwise. Must run before `pg` is loaded: the
- * pg instrumentation patches `pg/lib/client.js` as node-postgres requires it. The exporter reads the other
- * OTEL_EXPORTER_OTLP_* variables itself (headers, a traces-only endpoint, certificates).
+ * pg instrumentation patches `pg/lib/client.js` as node-postgres requires it. The OpenTelemetry packages read their
+ * variables from the environment themselves: the exporter OTEL_EXPORTER_OTLP_* (the endpoint, headers, a traces-only
+ * endpoint, certificates), the resource OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES.
  */
-export async function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
-  if (!env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
+export async function startTracing(): Promise<Tracing | undefined> {
+  if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
   const [api, core, { AsyncLocalStorageContextManager }, resources, { TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { registerInstrumentations }, { HttpInstrumentation }, { PgInstrumentation }, { getOperationAST }] =
     await Promise.all([
       import('@opentelemetry/api'),

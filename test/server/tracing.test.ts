@@ -154,7 +154,7 @@ describe('tracing', () => {
     await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', () => resolve()));
     try {
       const endpoint = `http://127.0.0.1:${(receiver.server.address() as { port: number }).port}`;
-      const service = await startService({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+      const service = await startService({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test' });
       const { url } = service;
 
       // when a member goes through the code flow (the consent decided through GraphQL) and the client redeems the code
@@ -177,7 +177,7 @@ describe('tracing', () => {
       expect(packages).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/instrumentation-pg']));
       expect(registered).toBe(true);
       const spans = receiver.spans;
-      expect(receiver.resources[0]).toMatchObject({ 'service.name': 'tessera' });
+      expect(receiver.resources[0]).toMatchObject({ 'service.name': 'tessera', 'deployment.environment.name': 'tracing-test' });
       const byId = new Map(spans.map((s) => [s.spanId, s]));
       const under = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
         for (let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
