@@ -61,8 +61,8 @@ export async function startTracing(): Promise<Tracing | undefined> {
     instrumentations: [
       new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? ''), requireParentforOutgoingSpans: true }),
       // Statements of a request only: the worker's polling would otherwise be a trace every few seconds. No values
-      // (enhancedDatabaseReporting): they hold codes, tokens and hashes.
-      // A prepared statement's span would be named by its hash (schema/db.ts statementName): named by its verb instead.
+      // (enhancedDatabaseReporting): they hold codes, tokens and hashes. A prepared statement's span would be named
+      // by its hash (schema/db.ts statementName): it is named by its verb instead.
       new PgInstrumentation({
         requireParentSpan: true,
         requestHook: (span, { query, connection }) => {
