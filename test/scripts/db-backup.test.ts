@@ -2,15 +2,19 @@
 // the service runs, a restore into a fresh DATA_DIR (with the same secret.key) and over the old one with --force,
 // and a start on each that finds the users, clients, subscriptions and signing keys, and honours an access token
 // issued before the backup. And the refusals: a running service, a missing file, a file that is no backup, a
-// database that is not empty without --force.
+// database that is not empty without --force. With DATABASE_URL, one database copied into another row for row.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listTables, qualified } from '../../scripts/backup-archive.ts';
+import { createTestDatabase } from '../helpers/db.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { accessTokenOf, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
+import { ADMIN as TEST_ADMIN, startTestServer } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { cleanEnv, freePort, NODE, ROOT, runToEnd, type Ended } from '../e2e/process.ts';
 
@@ -185,5 +189,57 @@ describe('npm run db:backup and db:restore', () => {
     expectRefused(await npmRun(original, 'db:restore', '--', cut, '--force'), /^db:restore: .*cut\.backup is (cut short or )?damaged/);
     expectRefused(await npmRun(original, 'db:restore'), /^db:restore: usage: npm run db:restore -- FILE \[--force\]$/);
     expectRefused(await npmRun(path.join(work, 'empty'), 'db:backup', '--', path.join(work, 'x.backup')), /^db:backup: there is no embedded database in /);
+  });
+});
+
+/** Every table's rows, in their text form and a fixed order, by table name. */
+async function contents(url: string): Promise<Record<string, string[]>> {
+  const db = new pg.Client({ connectionString: url });
+  await db.connect();
+  try {
+    const found: Record<string, string[]> = {};
+    for (const { name } of await listTables(db)) {
+      found[name] = (await db.query<{ row: string }>(`select t::text as row from only ${qualified(name)} t order by 1`)).rows.map((r) => r.row);
+    }
+    return found;
+  } finally {
+    await db.end();
+  }
+}
+
+describe('npm run db:backup and db:restore with DATABASE_URL', () => {
+  it('copies one database into another, every row of every table the same', { timeout: 120_000 }, async () => {
+    // given a database that a service has written to, now stopped
+    const source = await createTestDatabase();
+    const target = await createTestDatabase();
+    try {
+      const server = await startTestServer({ databaseUrl: source.url });
+      try {
+        const platform = (await signIn(server.url, TEST_ADMIN.email, TEST_ADMIN.password)).api;
+        const tenant = await createTenant(server.url, platform);
+        await registerClient(tenant.admin.api, { name: 'App', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false });
+      } finally {
+        await server.stop();
+      }
+      const file = path.join(work, 'database-url.backup');
+      const runWith = (url: string, ...args: string[]) => runToEnd(['npm', 'run', '--silent', ...args], { DATABASE_URL: url, DATA_DIR: path.join(work, 'unused') });
+
+      // when it is backed up and restored into another database
+      const made = await runWith(source.url, 'db:backup', '--', file);
+      expect(made.code, made.stderr).toBe(0);
+      const restored = await runWith(target.url, 'db:restore', '--', file);
+      expect(restored.code, restored.stderr).toBe(0);
+      expect(restored.stdout).toContain('into the database at DATABASE_URL');
+
+      // then both hold the same rows, and a second restore needs --force
+      const [before, after] = [await contents(source.url), await contents(target.url)];
+      expect(Object.keys(after)).toEqual(Object.keys(before));
+      expect(before['public.users']!.length).toBeGreaterThan(3);
+      expect(after).toEqual(before);
+      expectRefused(await runWith(target.url, 'db:restore', '--', file), /^db:restore: the database at DATABASE_URL is not empty/);
+    } finally {
+      await source.drop();
+      await target.drop();
+    }
   });
 });
