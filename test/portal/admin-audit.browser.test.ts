@@ -82,6 +82,12 @@ async function trail(organizationId?: string): Promise<{ id: string; createdAt: 
 	return entries;
 }
 
+/** The texts of what describes the field labelled `label` (aria-describedby), joined. */
+const describedBy = (page: Page, label: string) =>
+	page.getByLabel(label, { exact: true }).evaluate((el) =>
+		(el.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean).map((id) => document.getElementById(id)?.textContent?.trim() ?? '').join(' ')
+	);
+
 /** A wrong password for `email`, sent with this user agent. */
 const failSignIn = (email: string, userAgent: string) =>
 	client(server.url).post('/api/v1/auth/login', { email, password: 'not the password' }, { 'user-agent': userAgent });
@@ -223,9 +229,10 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		expect(await rows(page)).toEqual([]);
 		await expect(page.getByText('No entries match these filters.').count()).resolves.toBe(1);
 
-		// when the filter is malformed, the form says which field
+		// when the filter is malformed, the form says which field, beside it
 		await page.goto('/admin/audit-logs?from=yesterday');
-		await expect(page.getByRole('alert').textContent()).resolves.toContain('From: must be an RFC 3339 date-time with a zone');
+		await expect(page.getByRole('alert').textContent()).resolves.toContain('correct the filters marked above');
+		await expect(describedBy(page, 'From (UTC)')).resolves.toMatch(/^From must be an RFC 3339 date-time with a zone/);
 		await page.context().close();
 
 		// while the platform admin sees the unknown e-mail as a platform event
@@ -283,6 +290,69 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		expect(expected.length).toBeGreaterThan(200);
 		expect(ids).toEqual(expected.map((e) => e.createdAt.slice(0, 24)));
 		await platformPage.context().close();
+	});
+
+	test('the organization filter lists every organization the viewer may read, by name, and a To before From is refused beside To', async () => {
+		// given every organization, as GraphQL lists them to the platform admin
+		const all: { id: string; name: string }[] = [];
+		let cursor: string | null = null;
+		do {
+			const reply: Reply = await admin.post('/graphql', { query: 'query($c: String) { organizations(limit: 100, cursor: $c) { items { id name } nextCursor } }', variables: { c: cursor } });
+			all.push(...reply.body.data.organizations.items);
+			cursor = reply.body.data.organizations.nextCursor;
+		} while (cursor);
+		expect(all.length).toBeGreaterThan(1);
+
+		// when the platform admin opens the audit logs
+		const page = await signedInPage(browser, server.url, ADMIN);
+		await page.goto('/admin/audit-logs');
+		// then the filter offers every organization by name, after "Every organization"
+		// (#f-organization: the header's organization switcher is labelled Organization too)
+		const filter = (p: Page) => p.locator('#f-organization');
+		const options = () => filter(page).locator('option').allTextContents();
+		const byName = (list: { name: string }[]) => list.map((o) => o.name).sort((a, b) => a.localeCompare(b, 'en', { sensitivity: 'base' }));
+		await expect(options()).resolves.toEqual(['Every organization', ...byName(all)]);
+
+		// when they choose the tenant and filter
+		await filter(page).selectOption({ label: tenant.name });
+		await page.getByRole('button', { name: 'Filter' }).click();
+		await page.waitForURL((url) => url.searchParams.get('organization_id') === tenant.id);
+		// then the filter names the tenant (not its id), and the entries are the tenant's
+		await expect(filter(page).locator('option:checked').textContent()).resolves.toBe(tenant.name);
+		await expect(page.locator('.intro').textContent()).resolves.toContain(tenant.name);
+		expect((await rows(page)).map((r) => r.id)).toEqual((await trail(tenant.id)).slice(0, 50).map((e) => e.id));
+
+		// when To is before From
+		await page.goto(`/admin/audit-logs?organization_id=${tenant.id}&from=2026-11-20&to=2026-11-19`);
+		// then nothing is listed, and the service's reason is beside To, which it describes
+		await expect(describedBy(page, 'To (UTC, inclusive)')).resolves.toBe('To must not be before from');
+		await expect(page.getByLabel('To (UTC, inclusive)').getAttribute('aria-invalid')).resolves.toBe('true');
+		expect(await rows(page)).toEqual([]);
+		await page.context().close();
+
+		// given the tenant's admin, who also owns an organization of their own
+		const own = await tenant.admin.api.post('/graphql', {
+			query: 'mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename ... on Organization { id name } } }',
+			variables: { i: { name: `Side project ${tenant.id.slice(-6)}` } }
+		});
+		const side = own.body.data.createOrganization;
+		expect(side.__typename).toBe('Organization');
+		// when they open the audit logs
+		const theirs = await signedInPage(browser, server.url, { email: tenant.admin.email, password: PASSWORD });
+		await theirs.goto('/admin/audit-logs');
+		// then the filter offers the organizations they administer, the current one chosen, and no other
+		await expect(filter(theirs).locator('option').allTextContents()).resolves.toEqual(byName([{ name: tenant.name }, side]));
+		await expect(filter(theirs).locator('option:checked').textContent()).resolves.toBe(tenant.name);
+		// and choosing their other organization shows its trail
+		await filter(theirs).selectOption({ label: side.name });
+		await theirs.getByRole('button', { name: 'Filter' }).click();
+		await theirs.waitForURL((url) => url.searchParams.get('organization_id') === side.id);
+		await expect(theirs.locator('.intro').textContent()).resolves.toContain(side.name);
+		expect((await rows(theirs)).map((r) => r.action)).toContain('organization.create');
+		// while the operator organization is not theirs to read
+		await theirs.goto(`/admin/audit-logs?organization_id=${operatorId}`);
+		await expect(filter(theirs).evaluate((el) => document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent?.trim())).resolves.toBe('Organization is unknown, or not yours to read');
+		await theirs.context().close();
 	});
 
 	test('a member is refused, a signed-out visitor is sent to sign in', async () => {

@@ -1,6 +1,6 @@
 // What the audit-log page and its CSV export share: the filters (the query parameters of GET /api/v1/audit-logs),
 // read from the URL, and one page of entries from GraphQL.
-import { gql } from '#lib/server/graphql.ts';
+import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
 
 /** URL parameter -> GraphQL argument. */
 export const FILTERS = {
@@ -73,4 +73,54 @@ export async function auditPage(
 	for (const [name, argument] of Object.entries(FILTERS)) variables[argument] = filters[name as FilterName] ?? null;
 	const { auditLogs } = await gql<{ auditLogs: { items: AuditEntry[]; nextCursor: string | null } }>(event, AUDIT_LOGS, variables);
 	return auditLogs;
+}
+
+export interface OrganizationChoice {
+	id: string;
+	name: string;
+}
+
+const ORGANIZATIONS = /* GraphQL */ `
+	query AuditOrganizations($cursor: String) {
+		organizations(limit: 100, cursor: $cursor) { items { id name role } nextCursor }
+	}
+`;
+const ORGANIZATION = /* GraphQL */ `
+	query AuditOrganization($id: ID!) {
+		organization(id: $id) { id name }
+	}
+`;
+
+/** How many organizations the filter lists at most (ten pages of the API); the one chosen is always among them. */
+const MAX_CHOICES = 1000;
+
+/**
+ * The organizations whose trail the viewer may filter by, by name: every organization for platform admins, else
+ * those where the viewer is an owner or admin (the service's rule). `selected`, when given and readable, is among
+ * them, so that the filter shows its name; `more` says that the list stopped at MAX_CHOICES.
+ */
+export async function organizationChoices(
+	event: Parameters<typeof gql>[0],
+	platformAdmin: boolean,
+	selected?: string
+): Promise<{ choices: OrganizationChoice[]; more: boolean }> {
+	const choices: OrganizationChoice[] = [];
+	let cursor: string | null = null;
+	do {
+		type Page = { items: { id: string; name: string; role: string | null }[]; nextCursor: string | null };
+		const { organizations }: { organizations: Page } = await gql<{ organizations: Page }>(event, ORGANIZATIONS, { cursor });
+		for (const o of organizations.items) if (platformAdmin || o.role === 'owner' || o.role === 'admin') choices.push({ id: o.id, name: o.name });
+		cursor = organizations.nextCursor;
+	} while (cursor && choices.length < MAX_CHOICES);
+	if (selected && !choices.some((o) => o.id === selected)) {
+		try {
+			const { organization } = await gql<{ organization: OrganizationChoice }>(event, ORGANIZATION, { id: selected });
+			if (platformAdmin) choices.push(organization);
+		} catch (err) {
+			// Gone, malformed or not the viewer's: the audit query says so, beside the filter.
+			if (!(err instanceof GraphQLRequestError) || err.status >= 500) throw err;
+		}
+	}
+	choices.sort((a, b) => a.name.localeCompare(b.name, 'en', { sensitivity: 'base' }) || a.id.localeCompare(b.id));
+	return { choices, more: cursor !== null };
 }
