@@ -80,15 +80,15 @@ export async function listSequences(client: pg.Client): Promise<string[]> {
 
 /** One line for a file that cannot be read as a backup: what it is instead, when we can tell. */
 async function checkReadable(file: string): Promise<void> {
-  let handle;
+  const start = Buffer.alloc(5);
+  let bytesRead: number;
   try {
-    handle = await open(file, 'r');
+    const handle = await open(file, 'r');
+    ({ bytesRead } = await handle.read(start, 0, 5, 0).finally(() => handle.close()));
   } catch (error) {
     const { code } = error as NodeJS.ErrnoException;
     throw new StartupError(code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file} (${code})`);
   }
-  const start = Buffer.alloc(5);
-  const { bytesRead } = await handle.read(start, 0, 5, 0).finally(() => handle.close());
   if (bytesRead === 0) throw new StartupError(`${file} is empty: not a Tessera backup`);
   if (start.toString('latin1') === 'PGDMP') throw new StartupError(`${file} is a pg_dump archive, not a Tessera backup: restore it with pg_restore`);
   if (start[0] !== 0x1f || start[1] !== 0x8b) throw new StartupError(`${file} is not a Tessera backup (made by npm run db:backup)`);
