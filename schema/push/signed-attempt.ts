@@ -119,8 +119,16 @@ export interface Attempted {
   now: Date;
 }
 
+/**
+ * Where an attempt stands: by default attempt n is the schedule's n-th, and should it fail the next is due the
+ * schedule's delay after it started. A manual attempt (a webhook's Retry now) is outside the schedule: should it fail,
+ * the next is the scheduled one still to come, at `next` (null: none is left).
+ */
+export type AttemptSlot = { scheduled: number } | { manual: true; next: Date | null };
+
 /** Sends attempt `attempt` of a message to `url`; a URL that the guard refuses now counts as a failed attempt. */
-export async function attemptSigned(deps: AttemptDeps, attempt: number, target: SignedMessage & { url: string; secretEncrypted: string }): Promise<Attempted> {
+export async function attemptSigned(deps: AttemptDeps, attempt: number, target: SignedMessage & { url: string; secretEncrypted: string },
+  slot: AttemptSlot = { scheduled: attempt }): Promise<Attempted> {
   const settings = deps.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const { at: startedAt, headers } = await signMessage(deps, target.secretEncrypted, target);
   let result: SendResult;
@@ -132,8 +140,8 @@ export async function attemptSigned(deps: AttemptDeps, attempt: number, target: 
     result = { statusCode: null, headers: null, body: null, error: `refused: the URL ${error.message}`, durationMs: 0 };
   }
   const success = isAccepted(result);
-  const delay = RETRY_DELAYS_SECONDS[attempt - 1];
-  const next = !success && delay !== undefined ? new Date(startedAt.getTime() + delay * 1000) : null;
+  const delay = 'scheduled' in slot ? RETRY_DELAYS_SECONDS[slot.scheduled - 1] : undefined;
+  const next = success ? null : 'scheduled' in slot ? (delay !== undefined ? new Date(startedAt.getTime() + delay * 1000) : null) : slot.next;
   const status = success ? 'delivered' : next ? 'pending' : 'failed';
   return { attempt, startedAt, headers, result, success, next, status, now: deps.clock.now() };
 }

@@ -5,7 +5,7 @@ import { onlyFields, page, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
 const WEBHOOK_FIELDS = 'id organizationId url events description isActive failing failingSince createdAt updatedAt';
-const ATTEMPT_FIELDS = 'attempt startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody';
+const ATTEMPT_FIELDS = 'attempt manual startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody';
 const DELIVERY_FIELDS = `id webhookId eventId event status attemptCount nextAttemptAt statusCode deliveredAt timestamp requestBody createdAt attempts { ${ATTEMPT_FIELDS} }`;
 
 const presentWebhook = (w: any) => ({
@@ -25,6 +25,7 @@ const presentWithSecret = (w: any) => ({ ...presentWebhook(w), secret: w.secret 
 
 const presentAttempt = (a: any) => ({
   attempt: a.attempt,
+  manual: a.manual,
   timestamp: a.startedAt,
   durationMs: a.durationMs,
   success: a.success,
@@ -63,6 +64,8 @@ function webhookInput(body: Record<string, unknown>, allowed: string[]) {
 
 const MUTATION = (name: string, args: string, params: string, fields: string) =>
   `mutation(${args}) { ${name}(${params}) { __typename ... on ${fields} ${USER_ERROR_FIELDS} } }`;
+
+const RETRY = MUTATION('retryWebhookDelivery', '$id: ID!, $webhookId: ID', 'id: $id, webhookId: $webhookId', `WebhookDelivery { ${DELIVERY_FIELDS} }`);
 
 export const webhookRoutes: RestRoute[] = [
   {
@@ -129,9 +132,15 @@ export const webhookRoutes: RestRoute[] = [
     respond: (d) => ({ body: presentPage('deliveries', d.webhookDeliveries, presentDelivery) }),
   },
   {
-    method: 'POST', path: '/webhooks/deliveries/:deliveryId/retry', summary: 'Send a failed delivery again (one more attempt)',
-    operation: MUTATION('retryWebhookDelivery', '$id: ID!', 'id: $id', `WebhookDelivery { ${DELIVERY_FIELDS} }`),
+    method: 'POST', path: '/webhooks/deliveries/:deliveryId/retry', summary: 'Retry now: send a delivery whose last attempt failed again at once (one more attempt)',
+    operation: RETRY,
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.deliveryId }),
+    respond: (d) => ({ status: 202, body: presentDelivery(unwrap(d.retryWebhookDelivery)) }),
+  },
+  {
+    method: 'POST', path: '/webhooks/:id/deliveries/:deliveryId/retry', summary: "Retry now: send one of this webhook's deliveries whose last attempt failed again at once",
+    operation: RETRY,
+    variables: ({ params, body }) => (onlyFields(body, []), { id: params.deliveryId, webhookId: params.id }),
     respond: (d) => ({ status: 202, body: presentDelivery(unwrap(d.retryWebhookDelivery)) }),
   },
 ];

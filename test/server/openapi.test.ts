@@ -751,6 +751,25 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(admin, 'DELETE', `/api/v1/webhooks/${id}`), 404);
   });
 
+  it("retries a delivery now through its webhook's path", async () => {
+    const admin = tenant.admin.api;
+    const hook = await admin.post('/api/v1/webhooks', { url: 'https://127.0.0.1:9/retry-now', events: ['user.created'] });
+    expectStatus(hook, 201);
+    const test = await admin.post(`/api/v1/webhooks/${hook.body.id}/test`, { event: 'user.created' });
+    expectStatus(test, 202);
+    const path = `/api/v1/webhooks/${hook.body.id}/deliveries/${test.body.id}/retry`;
+    // This server runs no worker: nothing has been attempted yet (409), so a failed first attempt is recorded by hand.
+    expectStatus(await call(admin, 'POST', path), 409);
+    await server.base.db.webhookDelivery.update({ where: { id: test.body.id }, data: { attempts: 1, lastStatusCode: 500 } });
+    const retried = await call(admin, 'POST', path);
+    expectStatus(retried, 202);
+    expect(retried.body).toMatchObject({ id: test.body.id, status: 'pending', attemptCount: 1 });
+    expectStatus(await call(admin, 'POST', path), 409);
+    expectStatus(await call(tenant.member.api, 'POST', path), 403);
+    expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${hook.body.id}/deliveries/no-such-delivery/retry`), 404);
+    expectStatus(await call(admin, 'POST', path, { now: true }), 400);
+  });
+
   it('registers, installs, lists and uninstalls marketplace apps', async () => {
     // An install needs an app that answers over trusted HTTPS: a server of its own, trusting the sample app's CA.
     const ca = makeTestCa(['app.test']);

@@ -1,11 +1,11 @@
 // Webhook deliveries on the shared signed-attempt schedule (schema/push/signed-attempt.ts): each attempt is recorded in
 // webhook_attempts; after the fifth failure the delivery is failed and its webhook marked failing, and a later
-// success clears that. Manual retries are single attempts after those five.
+// success clears that. A manual attempt (Retry now, webhooks.service.ts) is one more, outside the schedule.
 import { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import {
   advanceSql, assertAttemptJob, attemptSigned, nextJobSql, outcomeOf, recordAttempt, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
-  type AttemptDeps, type AttemptLane, type AttemptOutcome,
+  type AttemptDeps, type AttemptLane, type AttemptOutcome, type AttemptSlot,
 } from '../../push/signed-attempt.ts';
 
 // The job as the SQL function tessera_webhook_delivery_job defines it (docs/architecture.md#jobs), read back here.
@@ -23,15 +23,35 @@ export const deliverJobSql = (deliveryId: Prisma.Sql | string, webhookId: Prisma
     ${runAt?.toISOString() ?? null}::timestamptz)]) j)`;
 
 interface DeliveryRow {
-  id: string; status: string; attempts: number; kind: string; event_id: string; body: string;
-  webhook_id: string; url: string; is_active: boolean; secret_encrypted: string;
+  id: string; status: string; attempts: number; kind: string; event_id: string; body: string; next_attempt_ms: number | null;
+  manual: boolean; manual_before: number; webhook_id: string; url: string; is_active: boolean; secret_encrypted: string;
+}
+
+/**
+ * The schedule's place of attempt `attempt`, or, for a manual one, when the scheduled attempt still to come is due.
+ *
+ * Retry now moves the delivery's one job (webhook_delivery:<id>) to now and sets retry_requested_at: the attempt that
+ * job makes is manual. It takes the next number like any other (so advanceSql's `attempts = n - 1 and status =
+ * 'pending'` still lets a job record only the state it started in, and a duplicate records nothing), but not the
+ * schedule's next place: should it fail, next_attempt_at stays as it was and the next job is queued for then; should
+ * it succeed, the delivery is delivered and no job is queued. The place of a scheduled attempt is its number less
+ * the manual attempts before it. A retry of a failed delivery, whose schedule is spent, leaves it failed again.
+ */
+function slotOf(delivery: DeliveryRow, attempt: number): AttemptSlot {
+  if (!delivery.manual) return { scheduled: attempt - delivery.manual_before };
+  const scheduledMade = attempt - 1 - delivery.manual_before;
+  return { manual: true, next: scheduledMade < SCHEDULED_ATTEMPTS && delivery.next_attempt_ms !== null ? new Date(delivery.next_attempt_ms) : null };
 }
 
 export async function attemptDelivery(deps: AttemptDeps, job: { id: string; attempt: number }): Promise<AttemptOutcome> {
   // One statement: the delivery, its webhook and its event's body.
   const sql = sqlOf(deps);
   const [delivery] = await sql<DeliveryRow>(Prisma.sql`
-    select d.id, d.status, d.attempts, d.kind, d.event_id, e.body, w.id as webhook_id, w.url, w.is_active, w.secret_encrypted
+    select d.id, d.status, d.attempts, d.kind, d.event_id, e.body, d.retry_requested_at is not null as manual,
+           -- As milliseconds: a plain pg client would read a timestamp without time zone in the process's zone.
+           (extract(epoch from d.next_attempt_at) * 1000)::float8 as next_attempt_ms,
+           (select count(*) from webhook_attempts a where a.delivery_id = d.id and a.manual)::int as manual_before,
+           w.id as webhook_id, w.url, w.is_active, w.secret_encrypted
     from webhook_deliveries d join webhooks w on w.id = d.webhook_id join events e on e.id = d.event_id
     where d.id = ${job.id}::text`);
   // Already done (a job run twice), gone with its webhook, or paused: an inactive webhook gets nothing, and its
@@ -40,16 +60,16 @@ export async function attemptDelivery(deps: AttemptDeps, job: { id: string; atte
 
   const sent = await attemptSigned(deps, job.attempt, {
     url: delivery.url, secretEncrypted: delivery.secret_encrypted, eventId: delivery.event_id, deliveryId: delivery.id, kind: delivery.kind, body: delivery.body,
-  });
-  const exhausted = sent.status === 'failed' && job.attempt >= SCHEDULED_ATTEMPTS;
+  }, slotOf(delivery, job.attempt));
+  const exhausted = sent.status === 'failed';
   // One statement: the delivery's step, its attempt record, the webhook's failing mark, and the next attempt's job.
   await recordAttempt(sent, ({ result }) => sql(Prisma.sql`
-    with d as (${advanceSql('webhook_deliveries', delivery.id, sent)} returning id, webhook_id),
+    with d as (${advanceSql('webhook_deliveries', delivery.id, sent, Prisma.sql`, retry_requested_at = null`)} returning id, webhook_id),
     logged as (
-      insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, success, status_code, error, request_headers, response_headers, response_body)
+      insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, success, status_code, error, request_headers, response_headers, response_body, manual)
       select ${uuidv7()}::text, d.id, ${job.attempt}::int, ${sent.startedAt}::timestamp(3), ${result.durationMs}::int, ${sent.success}::boolean,
              ${result.statusCode}::int, ${result.error}::text, ${JSON.stringify(sent.headers)}::jsonb, ${result.headers ? JSON.stringify(result.headers) : null}::jsonb,
-             ${result.body}::text
+             ${result.body}::text, ${delivery.manual}::boolean
       from d
     ), marked as (
       update webhooks set failing_since = case when ${sent.success}::boolean then null else coalesce(failing_since, ${sent.now}::timestamp(3)) end

@@ -61,6 +61,7 @@ const WebhookAttemptRef = builder.objectRef<Attempt>('WebhookAttempt').implement
     requestHeaders: t.field({ type: 'JSON', resolve: (a) => a.requestHeaders }),
     responseHeaders: t.field({ type: 'JSON', nullable: true, resolve: (a) => a.responseHeaders }),
     responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first 4 KB of the answer.' }),
+    manual: t.exposeBoolean('manual', { description: 'Asked for by an admin (Retry now), outside the retry schedule.' }),
   }),
 });
 
@@ -173,5 +174,14 @@ builder.mutationField('sendTestWebhook', (t) =>
 );
 
 builder.mutationField('retryWebhookDelivery', (t) =>
-  t.field({ errors: {}, type: WebhookDeliveryRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => retryDelivery(ctx, String(id)) }),
+  t.field({
+    description: 'Retry now: one more attempt, made at once, of a delivery whose last attempt failed (pending with failures, or failed). ' +
+      'Its success ends the delivery; its failure leaves the scheduled attempts as they were. A UserError with code conflict for a ' +
+      'delivered delivery, one not attempted yet, one already being retried or whose attempt is being made, or an inactive webhook.',
+    errors: {},
+    type: WebhookDeliveryRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }), webhookId: t.arg.id({ description: 'The webhook the delivery must belong to (not found otherwise).' }) },
+    resolve: (_root, { id, webhookId }, ctx) => retryDelivery(ctx, String(id), webhookId == null ? null : String(webhookId)),
+  }),
 );

@@ -1,6 +1,6 @@
 // Webhooks of an organization (docs/architecture.md#events-webhooks-and-the-outbox): its admins and owners create them (an https URL that passes the SSRF
 // guard, events chosen from the catalog), edit, pause, delete them, regenerate the secret, send a test event, read
-// the delivery history and retry a failed delivery. Another tenant's webhook is not found. An organization has at
+// the delivery history and retry a delivery whose last attempt failed. Another tenant's webhook is not found. An organization has at
 // most WEBHOOK_LIMIT_PER_ORGANIZATION webhooks: every event goes to each of them, so their number bounds how many
 // requests one change makes Tessera send to third parties. The signing secret is in the answer of creation and
 // rotation only; afterwards an owner may reveal it again, and each reveal is audited.
@@ -16,6 +16,7 @@ import { EVENT_KINDS, eventTypeList, isEventKind, type EventKind } from '../../e
 import { emitTestEvent } from '../../events/emit.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from '../../push/destination.ts';
 import { decryptSecret, encryptSecret, newSecret } from '../../push/secret.ts';
+import { STUCK_AFTER_SECONDS } from '../../push/signed-attempt.ts';
 import { deliverJobSql } from './delivery.service.ts';
 import { WebhookLimitError } from './webhooks.errors.ts';
 
@@ -167,19 +168,54 @@ export async function listDeliveries(ctx: Context, webhookId: unknown, page?: Pa
   return toPage(await ctx.db.webhookDelivery.findMany({ ...args, include: deliveryDetail }), limit);
 }
 
-/** A failed delivery is sent again now: one more attempt, recorded like the others. */
-export async function retryDelivery(ctx: Context, deliveryId: unknown) {
+/**
+ * Retry now: a delivery whose last attempt failed is tried again at once, one more attempt recorded like the others,
+ * even while later attempts are scheduled (docs/architecture.md#events-webhooks-and-the-outbox). A delivery has one
+ * job at a time, keyed webhook_delivery:<id>: a pending delivery's scheduled job is moved to now, a failed one's is
+ * queued again, and retry_requested_at makes the attempt that job makes a manual one, outside the schedule (see
+ * delivery.service.ts): its success ends the delivery, and its failure leaves the next scheduled attempt where it
+ * was. Nothing is doubled: while a retry is on its way, or any attempt of the delivery is being made, another is
+ * refused (409) until that attempt is recorded. `webhookId`, when given, is the webhook the delivery must belong to.
+ */
+export async function retryDelivery(ctx: Context, deliveryId: unknown, webhookId?: unknown) {
   const id = parseInput(fields.id, deliveryId);
+  const ofWebhook = webhookId === undefined || webhookId === null ? null : parseInput(fields.id, webhookId);
   const delivery = await ctx.db.webhookDelivery.findUnique({ where: { id }, include: { webhook: { select: { organizationId: true, isActive: true } } } });
-  if (!delivery) throw new NotFoundError('Delivery');
+  if (!delivery || (ofWebhook !== null && delivery.webhookId !== ofWebhook)) throw new NotFoundError('Delivery');
   await requireOrgRole(ctx, delivery.webhook.organizationId, 'admin', 'Delivery');
-  if (delivery.status !== 'failed') throw new ConflictError('Only a failed delivery can be retried');
-  if (!delivery.webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to retry');
   const now = ctx.clock.now();
+  const jobKey = `webhook_delivery:${id}`;
   return ctx.db.$transaction(async (tx) => {
-    const claimed = await tx.webhookDelivery.updateMany({ where: { id, status: 'failed' }, data: { status: 'pending', nextAttemptAt: now, updatedAt: now } });
-    if (claimed.count !== 1) throw new ConflictError('Only a failed delivery can be retried');
-    await tx.$queryRaw`select (${deliverJobSql(id, delivery.webhookId, delivery.attempts + 1, null)}).id`;
+    // Retries of one delivery take turns on its row, and each sees the state the last attempt left.
+    const [row] = await tx.$queryRaw<{ status: string; attempts: number; asked: boolean }[]>`
+      select status, attempts, retry_requested_at > ${new Date(now.getTime() - STUCK_AFTER_SECONDS * 1000)}::timestamp(3) as asked
+      from webhook_deliveries where id = ${id} for update`;
+    if (!row) throw new NotFoundError('Delivery');
+    if (row.status === 'delivered') throw new ConflictError('The delivery was delivered: there is nothing to retry');
+    if (row.status === 'pending' && row.attempts === 0) throw new ConflictError('No attempt of this delivery has been made yet: the first is on its way');
+    if (!delivery.webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to retry');
+    // One manual attempt at a time; a request whose attempt never came (its worker died) may be made again.
+    if (row.asked) throw new ConflictError('A retry of this delivery is already on its way');
+    if (row.status === 'failed') {
+      // Its schedule is spent and its last job has ended (or is ending, past its record): queue the attempt anew.
+      await tx.$executeRaw`update webhook_deliveries set status = 'pending', next_attempt_at = ${now}::timestamp(3), retry_requested_at = ${now}::timestamp(3), updated_at = ${now}::timestamp(3)
+        where id = ${id}`;
+      await tx.$queryRaw`select (${deliverJobSql(id, delivery.webhookId, row.attempts + 1, null)}).id`;
+    } else {
+      // Its next attempt's job is waiting for its time: move it to now. reschedule_jobs leaves a locked job alone in
+      // the same statement, so a worker that took it first keeps it, and one that comes after finds it moved.
+      const moved = await tx.$queryRaw<unknown[]>`
+        select id from graphile_worker.reschedule_jobs(array(select id from graphile_worker.jobs where key = ${jobKey}), run_at => now())`;
+      if (!moved.length) {
+        const [job] = await tx.$queryRaw<{ running: boolean }[]>`
+          select locked_at > now() - make_interval(secs => ${STUCK_AFTER_SECONDS}::int) as running from graphile_worker.jobs where key = ${jobKey}`;
+        if (job?.running) throw new ConflictError('An attempt of this delivery is being made: retry once it has ended');
+        // No job (a paused webhook's attempt found nothing to do), or one whose worker died: queue it anew, as the
+        // sweep would.
+        await tx.$queryRaw`select (${deliverJobSql(id, delivery.webhookId, row.attempts + 1, null)}).id`;
+      }
+      await tx.$executeRaw`update webhook_deliveries set retry_requested_at = ${now}::timestamp(3), updated_at = ${now}::timestamp(3) where id = ${id}`;
+    }
     await recordAudit(ctx, { action: 'webhook.retry', organizationId: delivery.webhook.organizationId, targetType: 'webhook_delivery', targetId: id }, tx);
     return tx.webhookDelivery.findUniqueOrThrow({ where: { id }, include: deliveryDetail });
   });
