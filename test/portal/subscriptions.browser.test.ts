@@ -56,6 +56,12 @@ async function submit(page: Page, scope: ReturnType<Page['locator']>, button: st
 	await page.waitForLoadState('networkidle');
 }
 
+/** The texts of what describes `field` (aria-describedby), joined. */
+const description = (field: ReturnType<Page['locator']>) =>
+	field.evaluate((el) =>
+		(el.getAttribute('aria-describedby') ?? '').split(' ').filter(Boolean).map((id) => document.getElementById(id)?.textContent?.trim() ?? '').join(' ')
+	);
+
 describe('/admin/products', { timeout: 60_000 }, () => {
 	test('a platform admin lists, creates, edits and deletes (with confirmation) products', async () => {
 		const page = await adminPage('/admin/products');
@@ -75,6 +81,18 @@ describe('/admin/products', { timeout: 60_000 }, () => {
 		await submit(page, edit, 'Save');
 		await page.getByRole('status').filter({ hasText: 'saved' }).waitFor();
 		expect((await admin.get('/v1/products/browser-product')).body.description).toBe('Edited in the browser');
+
+		// The slug's rule is beside the field, and a slug the service refuses is said beside it too, in those words.
+		const slug = create.getByLabel('Slug');
+		await expect(description(slug)).resolves.toBe(
+			'1 to 63 lowercase letters, digits and hyphens, starting with a letter or digit; not a standard OAuth scope (openid, profile, email, organization, api).'
+		);
+		await create.getByLabel('Name').fill('Reserved');
+		await slug.fill('openid');
+		await submit(page, create, 'Add product');
+		await expect(slug.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect(description(slug)).resolves.toMatch(/^Slug is reserved \(a standard OAuth scope\) 1 to 63 lowercase/);
+		expect((await admin.get('/v1/products/openid')).status).toBe(404);
 
 		// A duplicate slug is refused with the service's message.
 		await create.getByLabel('Name').fill('Again');
@@ -123,6 +141,15 @@ describe('/admin/subscriptions and /portal/subscriptions', { timeout: 60_000 }, 
 		await row.waitFor();
 		await row.getByText('Change').click();
 		const change = row.locator('form[action="?/update"]');
+		// A refused price is named as the form labels it, not by the API's field name.
+		await change.getByLabel('Price per seat').fill('19.999');
+		await submit(page, change, 'Save');
+		const refusal = (await page.getByRole('alert').textContent())!;
+		expect(refusal).toContain('Price per seat: must be a non-negative amount with at most 2 decimals');
+		expect(refusal).not.toContain('pricePerSeat');
+		await change.getByLabel('Price per seat').fill('19.99');
+		// The change form saves, and nothing beside Save cancels the subscription.
+		await expect(row.getByRole('button', { name: /cancel/i }).count()).resolves.toBe(0);
 		await change.getByLabel('Seats').fill('5');
 		await change.getByLabel('Status').selectOption('active');
 		await submit(page, change, 'Save');
@@ -153,14 +180,20 @@ describe('/admin/subscriptions and /portal/subscriptions', { timeout: 60_000 }, 
 		expect(text).toContain('30 Jun 2030');
 		expect(text).toContain('Licensed');
 
-		// Cancelling needs the confirmation box; the record stays, cancelled.
-		await page.reload();
-		const again = page.locator(`[data-testid="subscription-row"][data-id="${sub.id}"]`);
-		await again.getByText('Cancel', { exact: true }).click();
-		const cancel = again.locator('form[action="?/cancel"]');
-		await cancel.getByLabel('Yes, cancel this subscription').check();
+		// Cancelling is apart, in its own section of the subscription's page, and needs the confirmation box: the action
+		// refuses a post without it, and the record stays, cancelled.
+		const unconfirmed = await page.request.post(`/admin/subscriptions/${sub.id}?/cancel`, { form: { id: sub.id }, headers: { origin: server.url, accept: 'application/json' } });
+		expect(unconfirmed.status()).toBe(400);
+		expect(await unconfirmed.text()).toContain('tick the box to confirm the cancellation');
+		expect((await admin.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('active');
+		await open(page, `/admin/subscriptions/${sub.id}`);
+		const danger = page.getByRole('region', { name: 'Cancel the subscription' });
+		await expect(danger.getAttribute('class')).resolves.toContain('danger-zone');
+		const cancel = danger.locator('form[action="?/cancel"]');
+		await cancel.getByLabel(`Yes, cancel Seated for ${tenant.name}`).check();
 		await submit(page, cancel, 'Cancel subscription');
-		await page.getByRole('status').filter({ hasText: 'Subscription cancelled.' }).waitFor();
+		await page.getByRole('status').filter({ hasText: 'Subscription cancelled' }).waitFor();
 		expect((await admin.get(`/v1/subscriptions/${sub.id}`)).body.status).toBe('cancelled');
+		await expect(page.getByRole('region', { name: 'Cancel the subscription' }).count()).resolves.toBe(0);
 	});
 });
