@@ -177,6 +177,7 @@ describe('npm run db:backup and db:restore', () => {
 
   it('refuses a missing file, a file that is not a backup, and a DATA_DIR without a database, each in one line', { timeout: 60_000 }, async () => {
     expectRefused(await npmRun(original, 'db:restore', '--', path.join(work, 'no-such.backup')), /^db:restore: .*no-such\.backup does not exist$/);
+    expectRefused(await npmRun(original, 'db:restore', '--', work), /^db:restore: cannot read .* \(EISDIR\)$/);
     const text = path.join(work, 'notes.txt');
     await writeFile(text, 'not a backup\n');
     expectRefused(await npmRun(original, 'db:restore', '--', text), /^db:restore: .*notes\.txt is not a Tessera backup/);
