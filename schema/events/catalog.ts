@@ -43,6 +43,17 @@ interface Definition<I, D> {
   data: (facts: I) => D;
   example: D;
 }
+// The groups: what a kind is about, as people name it (the picker's headings). Only for reading: a kind's name and
+// data do not depend on its group.
+const USERS = 'Users';
+const SESSIONS = 'Sessions';
+const ORGANIZATIONS = 'Organizations';
+const MEMBERS = 'Members & invitations';
+const OAUTH = 'OAuth clients & tokens';
+const TWO_FACTOR = 'Two-factor';
+const API_KEYS = 'API keys';
+const SUBSCRIPTIONS = 'Subscriptions';
+
 const kind = <I, D extends Record<string, unknown>>(group: string, lists: List[], description: string, data: (facts: I) => D, sample: NoInfer<I>): Definition<I, D> =>
   ({ group, lists, description, data, example: data(sample) });
 
@@ -96,47 +107,47 @@ const subscriptionChange = (f: SubscriptionChangeFacts) => ({
 
 export const EVENT_CATALOG = {
   // List A (and B for user.created, user.updated, user.deleted, organization.updated)
-  'user.created': kind('User', ['A', 'B'], 'An account was created (by accepting an invitation).', userData, { user: sUser }),
-  'user.updated': kind('User', ['A', 'B'], 'A profile changed (name, picture, e-mail, verification).', (f: { user: UserRecord; changes: string[] }) => ({ ...userData(f), changes: f.changes }), { user: sUser, changes: ['name'] }),
-  'user.deleted': kind('User', ['A', 'B'], 'An account was deleted.', userRefData, { user: sUser }),
-  'user.email.verified': kind('User', ['A'], 'An e-mail address was marked verified.', userData, { user: sUser }),
-  'user.password.changed': kind('User', ['A'], 'A password changed; every other session and token of the user ended.', userRefData, { user: sUser }),
-  'session.created': kind('Session', ['A'], 'A user signed in (or a new session replaced the current one).', sessionData, { session: sSession }),
-  'session.revoked': kind('Session', ['A'], 'A session was ended by signing out.', (f: { session: { id: string; userId: string } }) => ({ session: { id: f.session.id, userId: f.session.userId } }), { session: sSession }),
-  'session.expired': kind('Session', ['A'], 'A session reached its end of life while still signed in (announced by the worker within a minute or so).', sessionData, { session: sSession }),
-  'organization.created': kind('Organization', ['A'], 'An organization was created.', (f: { organization: OrganizationRef & { createdAt: Date } }) =>
+  'user.created': kind(USERS, ['A', 'B'], 'An account was created (by accepting an invitation).', userData, { user: sUser }),
+  'user.updated': kind(USERS, ['A', 'B'], 'A profile changed (name, picture, e-mail, verification).', (f: { user: UserRecord; changes: string[] }) => ({ ...userData(f), changes: f.changes }), { user: sUser, changes: ['name'] }),
+  'user.deleted': kind(USERS, ['A', 'B'], 'An account was deleted.', userRefData, { user: sUser }),
+  'user.email.verified': kind(USERS, ['A'], 'An e-mail address was marked verified.', userData, { user: sUser }),
+  'user.password.changed': kind(USERS, ['A'], 'A password changed; every other session and token of the user ended.', userRefData, { user: sUser }),
+  'session.created': kind(SESSIONS, ['A'], 'A user signed in (or a new session replaced the current one).', sessionData, { session: sSession }),
+  'session.revoked': kind(SESSIONS, ['A'], 'A session was ended by signing out.', (f: { session: { id: string; userId: string } }) => ({ session: { id: f.session.id, userId: f.session.userId } }), { session: sSession }),
+  'session.expired': kind(SESSIONS, ['A'], 'A session reached its end of life while still signed in (announced by the worker within a minute or so).', sessionData, { session: sSession }),
+  'organization.created': kind(ORGANIZATIONS, ['A'], 'An organization was created.', (f: { organization: OrganizationRef & { createdAt: Date } }) =>
     ({ organization: { ...orgRef(f.organization), createdAt: f.organization.createdAt.toISOString() } }), { organization: { ...sOrg, createdAt: at } }),
-  'organization.updated': kind('Organization', ['A', 'B'], 'An organization changed.', (f: { organization: OrganizationRef; changes: string[] }) => ({ organization: orgRef(f.organization), changes: f.changes }), { organization: sOrg, changes: ['name'] }),
-  'organization.deleted': kind('Organization', ['A'], 'An organization was deleted (with the account of its only member).', (f: { organization: OrganizationRef }) => ({ organization: orgRef(f.organization) }), { organization: sOrg }),
-  'member.added': kind('Member', ['A'], 'Someone joined the organization (creating it, or accepting an invitation).', memberA, sMember),
-  'member.removed': kind('Member', ['A'], 'Someone left or was removed from the organization (or deleted the account).', memberA, sMember),
-  'member.role.changed': kind('Member', ['A'], "A member's role changed.", (f: RoleChangeFacts) => ({ ...memberA(f), previousRole: f.previousRole }), { ...sMember, role: 'admin', previousRole: 'member' }),
-  'member.invitation.sent': kind('Member', ['A'], 'An invitation was made.', invitationData, { invitation: sInvitation }),
-  'member.invitation.accepted': kind('Member', ['A'], 'An invitation was accepted.', (f: { invitation: Omit<InvitationFacts, 'expiresAt'>; user: UserRef; organization: OrganizationRef }) =>
+  'organization.updated': kind(ORGANIZATIONS, ['A', 'B'], 'An organization changed.', (f: { organization: OrganizationRef; changes: string[] }) => ({ organization: orgRef(f.organization), changes: f.changes }), { organization: sOrg, changes: ['name'] }),
+  'organization.deleted': kind(ORGANIZATIONS, ['A'], 'An organization was deleted (with the account of its only member).', (f: { organization: OrganizationRef }) => ({ organization: orgRef(f.organization) }), { organization: sOrg }),
+  'member.added': kind(MEMBERS, ['A'], 'Someone joined the organization (creating it, or accepting an invitation). Also sent as organization.member.added, with snake_case data.', memberA, sMember),
+  'member.removed': kind(MEMBERS, ['A'], 'Someone left or was removed from the organization (or deleted the account). Also sent as organization.member.removed, with snake_case data.', memberA, sMember),
+  'member.role.changed': kind(MEMBERS, ['A'], "A member's role changed. Also sent as organization.member.role_changed, with snake_case data.", (f: RoleChangeFacts) => ({ ...memberA(f), previousRole: f.previousRole }), { ...sMember, role: 'admin', previousRole: 'member' }),
+  'member.invitation.sent': kind(MEMBERS, ['A'], 'An invitation was made.', invitationData, { invitation: sInvitation }),
+  'member.invitation.accepted': kind(MEMBERS, ['A'], 'An invitation was accepted.', (f: { invitation: Omit<InvitationFacts, 'expiresAt'>; user: UserRef; organization: OrganizationRef }) =>
     ({ invitation: invitationRef(f.invitation), user: userRef(f.user), organization: orgRef(f.organization) }), { invitation: sInvitation, user: sUser, organization: sOrg }),
-  'member.invitation.expired': kind('Member', ['A'], 'An invitation expired unanswered.', invitationData, { invitation: sInvitation }),
-  'oauth.client.created': kind('OAuth', ['A'], 'An OAuth client was registered (or an app installed).', clientA, { client: sClient }),
-  'oauth.client.deleted': kind('OAuth', ['A'], 'An OAuth client was deleted (or an app uninstalled).', clientA, { client: sClient }),
-  'oauth.authorization.granted': kind('OAuth', ['A'], 'A user authorized a client: an authorization code was issued (at authorize or on consent).', (f: { client: ClientRef; user: { id: string }; scope: string }) =>
+  'member.invitation.expired': kind(MEMBERS, ['A'], 'An invitation expired unanswered.', invitationData, { invitation: sInvitation }),
+  'oauth.client.created': kind(OAUTH, ['A'], 'An OAuth client was registered (or an app installed). Also sent as oauth_client.created, with snake_case data.', clientA, { client: sClient }),
+  'oauth.client.deleted': kind(OAUTH, ['A'], 'An OAuth client was deleted (or an app uninstalled). Also sent as oauth_client.deleted, with snake_case data.', clientA, { client: sClient }),
+  'oauth.authorization.granted': kind(OAUTH, ['A'], 'A user authorized a client: an authorization code was issued (at authorize or on consent).', (f: { client: ClientRef; user: { id: string }; scope: string }) =>
     ({ ...clientA(f), user: { id: f.user.id }, scope: f.scope }), { client: sClient, user: sUser, scope: 'openid email' }),
-  'oauth.token.issued': kind('OAuth', ['A'], 'Tokens were issued to a client (code exchange, refresh, client credentials).', (f: { client: Omit<ClientRef, 'name'>; user: { id: string } | null; scope: string; grantType: string }) =>
+  'oauth.token.issued': kind(OAUTH, ['A'], 'Tokens were issued to a client (code exchange, refresh, client credentials).', (f: { client: Omit<ClientRef, 'name'>; user: { id: string } | null; scope: string; grantType: string }) =>
     ({ client: { id: f.client.id, clientId: f.client.clientId }, user: f.user && { id: f.user.id }, scope: f.scope, grantType: f.grantType }),
   { client: sClient, user: sUser, scope: 'openid email', grantType: 'authorization_code' }),
-  '2fa.enabled': kind('Security', ['A'], 'Two-factor authentication was turned on (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
-  '2fa.disabled': kind('Security', ['A'], 'Two-factor authentication was turned off (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
-  'api_key.created': kind('Security', ['A'], 'An API key was created.', apiKeyData, { apiKey: sApiKey }),
-  'api_key.revoked': kind('Security', ['A'], 'An API key was revoked (by an admin, or because its creator left).', (f: { apiKey: { id: string; name: string } }) => ({ apiKey: { id: f.apiKey.id, name: f.apiKey.name } }), { apiKey: sApiKey }),
+  '2fa.enabled': kind(TWO_FACTOR, ['A'], 'Two-factor authentication was turned on (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
+  '2fa.disabled': kind(TWO_FACTOR, ['A'], 'Two-factor authentication was turned off (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
+  'api_key.created': kind(API_KEYS, ['A'], 'An API key was created.', apiKeyData, { apiKey: sApiKey }),
+  'api_key.revoked': kind(API_KEYS, ['A'], 'An API key was revoked (by an admin, or because its creator left).', (f: { apiKey: { id: string; name: string } }) => ({ apiKey: { id: f.apiKey.id, name: f.apiKey.name } }), { apiKey: sApiKey }),
   // List B
-  'organization.member.added': kind('Organization', ['B'], 'Someone joined the organization (creating it, or accepting an invitation).', memberB, sMember),
-  'organization.member.removed': kind('Organization', ['B'], 'Someone left or was removed from the organization (or deleted the account).', memberB, sMember),
-  'organization.member.role_changed': kind('Organization', ['B'], "A member's role changed.", (f: RoleChangeFacts) => ({ ...memberB(f), previous_role: f.previousRole }), { ...sMember, role: 'admin', previousRole: 'member' }),
-  'subscription.created': kind('Subscription', ['B'], 'A subscription was created.', (f: { subscription: SubscriptionFacts }) => ({ subscription: subscriptionData(f.subscription) }), { subscription: sSubscription }),
-  'subscription.updated': kind('Subscription', ['B'], 'A subscription changed (seats, price, status, end date), or expired at its end date.', subscriptionChange, sChange),
-  'subscription.cancelled': kind('Subscription', ['B'], 'A subscription was cancelled.', subscriptionChange, { ...sChange, subscription: { ...sSubscription, status: 'cancelled' }, changes: ['status'] }),
-  'subscription.renewed': kind('Subscription', ['B'], 'A subscription was renewed: its end date moved later.', subscriptionChange, { ...sChange, changes: ['end_date'], previousEndDate: at }),
-  'oauth_client.created': kind('OAuth', ['B'], 'An OAuth client was registered (or an app installed).', clientB, { client: sClient }),
-  'oauth_client.deleted': kind('OAuth', ['B'], 'An OAuth client was deleted (or an app uninstalled).', clientB, { client: sClient }),
-  'oauth_client.token_revoked': kind('OAuth', ['B'], "A client revoked one of its tokens (RFC 7009): the token's grant ended.", (f: { client: Omit<ClientRef, 'name'>; grantId: string }) =>
+  'organization.member.added': kind(MEMBERS, ['B'], 'Someone joined the organization (creating it, or accepting an invitation). Also sent as member.added, with camelCase data.', memberB, sMember),
+  'organization.member.removed': kind(MEMBERS, ['B'], 'Someone left or was removed from the organization (or deleted the account). Also sent as member.removed, with camelCase data.', memberB, sMember),
+  'organization.member.role_changed': kind(MEMBERS, ['B'], "A member's role changed. Also sent as member.role.changed, with camelCase data.", (f: RoleChangeFacts) => ({ ...memberB(f), previous_role: f.previousRole }), { ...sMember, role: 'admin', previousRole: 'member' }),
+  'subscription.created': kind(SUBSCRIPTIONS, ['B'], 'A subscription was created.', (f: { subscription: SubscriptionFacts }) => ({ subscription: subscriptionData(f.subscription) }), { subscription: sSubscription }),
+  'subscription.updated': kind(SUBSCRIPTIONS, ['B'], 'A subscription changed (seats, price, status, end date), or expired at its end date.', subscriptionChange, sChange),
+  'subscription.cancelled': kind(SUBSCRIPTIONS, ['B'], 'A subscription was cancelled.', subscriptionChange, { ...sChange, subscription: { ...sSubscription, status: 'cancelled' }, changes: ['status'] }),
+  'subscription.renewed': kind(SUBSCRIPTIONS, ['B'], 'A subscription was renewed: its end date moved later.', subscriptionChange, { ...sChange, changes: ['end_date'], previousEndDate: at }),
+  'oauth_client.created': kind(OAUTH, ['B'], 'An OAuth client was registered (or an app installed). Also sent as oauth.client.created, with camelCase data.', clientB, { client: sClient }),
+  'oauth_client.deleted': kind(OAUTH, ['B'], 'An OAuth client was deleted (or an app uninstalled). Also sent as oauth.client.deleted, with camelCase data.', clientB, { client: sClient }),
+  'oauth_client.token_revoked': kind(OAUTH, ['B'], "A client revoked one of its tokens (RFC 7009): the token's grant ended.", (f: { client: Omit<ClientRef, 'name'>; grantId: string }) =>
     ({ client: { id: f.client.id, client_id: f.client.clientId }, grant_id: f.grantId }), { client: sClient, grantId: '0195f3a0-0000-7000-8000-0000000000a2' }),
 };
 

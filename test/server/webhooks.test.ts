@@ -157,7 +157,7 @@ describe('/api/v1/webhooks', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.event_types.map((e: any) => e.kind)).toEqual(EVENT_KINDS);
     expect(reply.body.event_types.find((e: any) => e.kind === 'organization.member.added')).toEqual({
-      kind: 'organization.member.added', group: 'Organization', lists: ['B'], description: expect.any(String),
+      kind: 'organization.member.added', group: 'Members & invitations', lists: ['B'], description: expect.any(String),
       example: { organization_id: expect.any(String), member_id: expect.any(String), user: { id: expect.any(String), email: expect.any(String), name: expect.any(String) }, role: 'member' },
     });
     expect(reply.body.event_types.find((e: any) => e.kind === 'user.created').lists).toEqual(['A', 'B']);
