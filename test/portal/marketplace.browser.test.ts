@@ -81,8 +81,10 @@ describe('the marketplace in the portals', { timeout: 60_000 }, () => {
 		await expect(orgAdmin.getByRole('button', { name: 'Register app' }).count()).resolves.toBe(0);
 		sample.mode(500);
 		await row(orgAdmin, 'Sample CRM').getByRole('button', { name: 'Install' }).click();
-		// then the error says the app did not accept, and nothing is installed
-		await expect(orgAdmin.getByRole('alert').textContent()).resolves.toContain(`did not accept the installation at ${sample.url('/hooks')} (it answered HTTP 500)`);
+		// then the error says, in full, where the app did not accept and why, and that nothing is installed
+		await expect(orgAdmin.getByRole('alert').textContent()).resolves.toContain(
+			`The app did not accept the installation at ${sample.url('/hooks')} (it answered HTTP 500); nothing was installed`
+		);
 		await expect(row(orgAdmin, 'Sample CRM').textContent()).resolves.toContain('Not installed');
 
 		// when the app works again, the install succeeds and the app holds the organization's credentials
