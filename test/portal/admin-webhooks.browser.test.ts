@@ -321,7 +321,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		await expect(entry.getByTestId('delivery-code').textContent()).resolves.toBe('200');
 		await expect(entry.getByTestId('delivery-duration').textContent()).resolves.toMatch(/^\d+ ms$/);
 		await expect(entry.getByTestId('delivery-attempts').textContent()).resolves.toBe('1');
-		await expect(entry.getByRole('button', { name: 'Retry' }).count()).resolves.toBe(0);
+		await expect(entry.getByRole('button', { name: 'Retry now' }).count()).resolves.toBe(0);
 
 		// and its request and response can be opened: the exact body sent, the signed headers, the receiver's answer
 		const details = entry.getByTestId('delivery-details');
@@ -371,9 +371,9 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		// the answer is kept truncated
 		await expect(entry.getByTestId('response-body').first().textContent()).resolves.toHaveLength(4096);
 
-		// when the receiver is fixed (moved to an answering path) and Retry is pressed
+		// when the receiver is fixed (moved to an answering path) and Retry now is pressed
 		expect((await admin.patch(`/api/v1/webhooks/${id}`, { url: receiver.url('receiver.test', '/retry-fixed') })).status).toBe(200);
-		await submit(page, entry.getByRole('button', { name: 'Retry' }));
+		await submit(page, entry.getByRole('button', { name: 'Retry now' }));
 		await expect(page.getByRole('status').textContent()).resolves.toContain('is being sent again');
 
 		// then one more attempt reaches the receiver, with the same body, and the history shows it delivered, failing cleared
@@ -387,8 +387,53 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 			.toBe('delivered');
 		await expect(entry.getByTestId('delivery-attempts').textContent()).resolves.toBe('6');
 		await expect(entry.getByTestId('delivery-code').textContent()).resolves.toBe('200');
-		await expect(entry.getByRole('button', { name: 'Retry' }).count()).resolves.toBe(0);
+		await expect(entry.getByRole('button', { name: 'Retry now' }).count()).resolves.toBe(0);
 		await expect(page.getByTestId('webhook-status').textContent()).resolves.not.toContain('Failing');
+		await page.context().close();
+	});
+
+	test('Retry now sends a delivery whose first attempt failed at once, while its next attempts are still scheduled', async () => {
+		// given a webhook whose receiver fails, and a test event whose first attempt failed, the next one scheduled
+		const { id } = await hook(admin, '/fail/now', ['user.created']);
+		const sent = await admin.post(`/api/v1/webhooks/${id}/test`, { event: 'user.created' });
+		expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+		const first = await waitFor(async () => {
+			const [d] = (await admin.get(`/api/v1/webhooks/${id}/deliveries`)).body.deliveries;
+			return d?.attemptCount === 1 ? d : undefined;
+		});
+		expect(first).toMatchObject({ status: 'pending', nextAttemptAt: expect.any(String) });
+
+		// when the history is opened
+		const page = await signedInPage(browser, server.url, ADMIN);
+		await page.goto(`/admin/settings/webhooks/${id}`);
+
+		// then the pending delivery shows its next attempt and offers Retry now
+		const entry = delivery(page, sent.body.id);
+		await expect(entry.getAttribute('data-status')).resolves.toBe('pending');
+		await expect(entry.getByTestId('delivery-status').textContent()).resolves.toContain('next');
+		await expect(entry.getByTestId('delivery-attempts').textContent()).resolves.toBe('1');
+
+		// when the receiver is fixed and Retry now is pressed
+		expect((await admin.patch(`/api/v1/webhooks/${id}`, { url: receiver.url('receiver.test', '/now-fixed') })).status).toBe(200);
+		await submit(page, entry.getByRole('button', { name: 'Retry now' }));
+		await expect(page.getByRole('status').textContent()).resolves.toContain('The user.created delivery is being sent again');
+
+		// then the receiver gets it at once (not a minute later), and the history shows it delivered by a manual attempt
+		const fixed = await waitFor(() => receiver.received.find((r) => r.path === '/now-fixed'));
+		expect(fixed.headers['x-service-delivery']).toBe(sent.body.id);
+		await expect
+			.poll(async () => {
+				await page.reload();
+				return entry.getAttribute('data-status');
+			}, { timeout: 15_000 })
+			.toBe('delivered');
+		await expect(entry.getByTestId('delivery-attempts').textContent()).resolves.toBe('2');
+		await expect(entry.getByTestId('delivery-code').textContent()).resolves.toBe('200');
+		await expect(entry.getByRole('button', { name: 'Retry now' }).count()).resolves.toBe(0);
+		await entry.getByTestId('delivery-details').locator('summary').click();
+		const headings = (await entry.locator('[data-testid="attempt"] h3').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
+		expect(headings).toEqual([expect.stringMatching(/^Attempt 1 · .+ · 500 · \d+ ms$/), expect.stringMatching(/^Attempt 2 \(Retry now\) · .+ · 200 · \d+ ms$/)]);
+		expect(receiver.received.filter((r) => r.path === '/fail/now')).toHaveLength(1);
 		await page.context().close();
 	});
 

@@ -153,7 +153,8 @@ describe('webhook delivery', () => {
     expect(new Set(bodies).size).toBe(1);
     expect((await admin.get(`/api/v1/webhooks/${hook.id}`)).body).toMatchObject({ failing: true, failingSince: expect.any(String) });
 
-    // Only a failed delivery may be retried; the retry is one more attempt, and its success clears the mark.
+    // A failed delivery is retried now: one more attempt (a second retry while it is on its way is refused), and its
+    // success clears the mark.
     expect((await admin.patch(`/api/v1/webhooks/${hook.id}`, { url: receiver.url('receiver.test', '/fixed') })).status).toBe(200);
     const retried = await admin.post(`/api/v1/webhooks/deliveries/${delivery.id}/retry`);
     expect(retried.status, JSON.stringify(retried.body)).toBe(202);

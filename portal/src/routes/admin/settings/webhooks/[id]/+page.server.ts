@@ -4,7 +4,7 @@ import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { field, refused, requireOrgAdmin, type UserError } from '../../settings.server.ts';
 import { findOwnedWebhook, loadOwnedWebhook, NOT_FOUND } from '../webhooks.server.ts';
-import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+import type { Actions, PageServerLoad } from './$types.js';
 
 const PAGE_SIZE = 20;
 
@@ -13,25 +13,16 @@ const DELIVERIES = /* GraphQL */ `
 		webhookDeliveries(webhookId: $webhookId, limit: $limit, cursor: $cursor) {
 			items {
 				id event status attemptCount nextAttemptAt statusCode deliveredAt timestamp requestBody createdAt
-				attempts { attempt startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody }
+				attempts { attempt manual startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody }
 			}
 			nextCursor
 		}
 	}
 `;
 
-const DELIVERY_IDS = /* GraphQL */ `
-	query WebhookDeliveryIds($webhookId: ID!, $limit: Int, $cursor: String) {
-		webhookDeliveries(webhookId: $webhookId, limit: $limit, cursor: $cursor) {
-			items { id }
-			nextCursor
-		}
-	}
-`;
-
 const RETRY = /* GraphQL */ `
-	mutation RetryWebhookDelivery($id: ID!) {
-		retryWebhookDelivery(id: $id) {
+	mutation RetryWebhookDelivery($id: ID!, $webhookId: ID!) {
+		retryWebhookDelivery(id: $id, webhookId: $webhookId) {
 			__typename
 			... on WebhookDelivery { id event status }
 			... on UserError { code message }
@@ -41,6 +32,7 @@ const RETRY = /* GraphQL */ `
 
 export interface Attempt {
 	attempt: number;
+	manual: boolean;
 	startedAt: string;
 	durationMs: number;
 	success: boolean;
@@ -75,28 +67,6 @@ export const load: PageServerLoad = async (event) => {
 	return { webhook, deliveries: page.items, cursor: page.cursor, nextCursor: page.nextCursor };
 };
 
-/** How many pages of 100 a retry looks through, from the page it was shown on: newer deliveries push it down. */
-const SEARCH_PAGES = 5;
-
-/**
- * Whether delivery `id` is one of webhook `webhookId`'s. Retrying checks only the caller's role in the delivery's
- * organization, and a platform admin has one everywhere: this page retries its own webhook's deliveries only.
- */
-async function deliveryOf(event: RequestEvent, webhookId: string, id: string, from: string | null): Promise<boolean> {
-	let cursor = from;
-	for (let i = 0; i < SEARCH_PAGES; i++) {
-		const { webhookDeliveries: page }: { webhookDeliveries: { items: { id: string }[]; nextCursor: string | null } } = await gql(event, DELIVERY_IDS, {
-			webhookId,
-			limit: 100,
-			cursor
-		});
-		if (page.items.some((d) => d.id === id)) return true;
-		cursor = page.nextCursor;
-		if (!cursor) return false;
-	}
-	return false;
-}
-
 export const actions: Actions = {
 	retry: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
@@ -106,12 +76,12 @@ export const actions: Actions = {
 		try {
 			const webhook = await findOwnedWebhook(event, event.params.id, organizationId);
 			if (!webhook) return fail(404, { action: 'retry' as const, id, message: NOT_FOUND });
-			if (!id || !(await deliveryOf(event, webhook.id, id, field(form, 'cursor') || null))) {
-				return fail(404, { action: 'retry' as const, id, message: 'No such delivery of this webhook.' });
-			}
-			({ retryWebhookDelivery: result } = await gql<{ retryWebhookDelivery: typeof result }>(event, RETRY, { id }));
+			if (!id) return fail(404, { action: 'retry' as const, id, message: 'No such delivery of this webhook.' });
+			// Retrying checks the caller's role in the delivery's organization, and a platform admin has one everywhere:
+			// naming the webhook makes the service refuse a delivery of any other (not found).
+			({ retryWebhookDelivery: result } = await gql<{ retryWebhookDelivery: typeof result }>(event, RETRY, { id, webhookId: webhook.id }));
 		} catch (err) {
-			if (err instanceof GraphQLRequestError && err.code === 'invalid_request') {
+			if (err instanceof GraphQLRequestError && (err.code === 'invalid_request' || err.code === 'not_found')) {
 				return fail(404, { action: 'retry' as const, id, message: 'No such delivery of this webhook.' });
 			}
 			return refused(err, { action: 'retry' as const, id });
