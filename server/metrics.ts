@@ -2,7 +2,8 @@
 // (Authorization: Bearer, else 401), or on a port of its own (METRICS_PORT, loopback by default) with nothing else.
 import http from 'node:http';
 import type Koa from 'koa';
-import type { Metrics, PrometheusMetrics } from '../schema/metrics/metrics.ts';
+import type { Metrics } from '../schema/metrics/metrics.ts';
+import type { PrometheusMetrics } from '../schema/metrics/prometheus.ts';
 import { constantTimeEqual } from '../schema/lib/crypto.ts';
 
 const registryOf = (metrics: Metrics) => (metrics as Partial<PrometheusMetrics>).registry;

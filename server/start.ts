@@ -18,7 +18,7 @@ import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
-import { noMetrics, prometheusMetrics } from '../schema/metrics/metrics.ts';
+import { noMetrics } from '../schema/metrics/metrics.ts';
 import { startMetricsServer } from './metrics.ts';
 import { tracing } from './tracing.ts';
 import type { HostResolver } from '../schema/push/destination.ts';
@@ -125,7 +125,8 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       rateLimitLeases: new RateLimitLeases(),
       rememberedClients: new RememberedClients(),
       operatorOrganizationId: operatorOrganization(db),
-      metrics: config.metrics.token || config.metrics.port ? prometheusMetrics(db) : noMetrics,
+      // prom-client is loaded only when something scrapes.
+      metrics: config.metrics.token || config.metrics.port ? (await import('../schema/metrics/prometheus.ts')).prometheusMetrics(db) : noMetrics,
     };
 
     if (config.role !== 'worker') {
