@@ -24,6 +24,7 @@ import { sendError } from './errors/http.ts';
 import { oidcRouter } from './oidc/router.ts';
 import openapi from '../openapi.json' with { type: 'json' };
 import { metricsEndpoint, requestMetrics } from './metrics.ts';
+import type { Tracing } from './tracing.ts';
 
 export interface AppOptions {
   base: ContextBase;
@@ -36,19 +37,20 @@ export interface AppOptions {
   rateLimits?: RateLimitOptions;
   /** METRICS_TOKEN: /metrics answers on this port to a bearer of it; absent, it is not served here. */
   metricsToken?: string;
+  tracing?: Tracing;
 }
 
 const BODY_LIMIT = '100kb';
 
-export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {}, metricsToken }: AppOptions): Koa {
+export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {}, metricsToken, tracing }: AppOptions): Koa {
   const app = new Koa({ proxy: trustProxy });
   app.silent = true;
   const executor = createExecutor(schema);
   const cookie = { name: SESSION_COOKIE, secure: base.settings.issuer().startsWith('https:') };
-  const yoga = createGraphqlServer(schema, { production: base.settings.production, logger });
+  const yoga = createGraphqlServer(schema, { production: base.settings.production, logger, tracing });
 
   app.use(requestMetrics(base.metrics));
-  app.use(requestMiddleware(logger));
+  app.use(requestMiddleware(logger, tracing));
   app.use(securityHeaders());
   app.use(errorMiddleware(logger));
   // The licence check asked with an access token answers here, ahead of the routers (server/rest/licenses.ts).

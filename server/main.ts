@@ -14,7 +14,7 @@ const [{ StartupError }, { ConfigError }, { startTessera }, { welcomeLines }] = 
   import('./welcome.ts'),
 ]);
 
-const starting = startTessera();
+const starting = startTessera({ tracing });
 
 // Installed before start-up finishes: a signal then waits for the start to complete and stops what it
 // started (the embedded PostgreSQL above all), instead of killing the process with its database running.

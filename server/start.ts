@@ -20,7 +20,7 @@ import { startWorker, type RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
 import { noMetrics } from '../schema/metrics/metrics.ts';
 import { startMetricsServer } from './metrics.ts';
-import { tracing } from './tracing.ts';
+import type { Tracing } from './tracing.ts';
 import type { HostResolver } from '../schema/push/destination.ts';
 
 export interface StartOptions {
@@ -29,6 +29,8 @@ export interface StartOptions {
   logger?: Logger;
   /** Resolves webhook receivers' host names (tests); DNS when not given. */
   webhookResolver?: HostResolver;
+  /** OpenTelemetry, started by main.ts before anything else loads (docs/architecture.md#tracing). */
+  tracing?: Tracing;
 }
 
 export interface Running {
@@ -70,7 +72,7 @@ function defaultIssuer(host: string, port: number): string {
 export async function startTessera(options: StartOptions = {}): Promise<Running> {
   const config = await loadConfig(options.env);
   // With tracing, a line written during a request carries its trace_id and span_id (docs/architecture.md#tracing).
-  const traceFields = tracing()?.logFields;
+  const traceFields = options.tracing?.logFields;
   const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'tessera', role: config.role }, ...(traceFields ? { mixin: traceFields } : {}) }, logDestination());
   const log = (msg: string) => logger.info(msg);
 
@@ -141,7 +143,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks, mail, metrics: base.metrics });
     }
     if (config.role !== 'worker') {
-      const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits, metricsToken: config.metrics.token });
+      const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits, metricsToken: config.metrics.token, tracing: options.tracing });
       server = http.createServer(app.callback());
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve, reject) => {

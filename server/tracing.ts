@@ -18,13 +18,6 @@ export interface Tracing {
 /** Health probes and scrapes would be most of the traces and tell nothing. */
 const UNTRACED = /^\/(healthz|readyz|metrics)(\?|$)/;
 
-// Process-wide, like the OpenTelemetry API it wraps: set once by main.ts before the server's modules load, read
-// once by what builds the server (the logger, the request middleware, the GraphQL server).
-let active: Tracing | undefined;
-
-/** The process's tracing, or undefined when OTEL_EXPORTER_OTLP_ENDPOINT was not set. */
-export const tracing = (): Tracing | undefined => active;
-
 /**
  * Starts the SDK when OTEL_EXPORTER_OTLP_ENDPOINT is set; does nothing otherwise. Must run before `pg` is loaded: the
  * pg instrumentation patches `pg/lib/client.js` as node-postgres requires it. The OpenTelemetry packages read their
@@ -98,7 +91,7 @@ export async function startTracing(): Promise<Tracing | undefined> {
     },
   };
 
-  active = {
+  return {
     logFields() {
       const span = api.trace.getActiveSpan();
       if (!span) return {};
@@ -112,5 +105,4 @@ export async function startTracing(): Promise<Tracing | undefined> {
     graphqlPlugin,
     shutdown: () => provider.shutdown(),
   };
-  return active;
 }

@@ -10,7 +10,7 @@ import { textProblem, unstorableInput } from '../middleware/input-guard.ts';
 import { classifyError } from '../errors/classify.ts';
 import { withoutSuggestions } from './executor.ts';
 import type { Logger } from 'pino';
-import { tracing } from '../tracing.ts';
+import type { Tracing } from '../tracing.ts';
 
 /** The most a request body may hold, counted on the bytes read (a chunked body has no Content-Length). */
 export const GRAPHQL_BODY_LIMIT = 1_000_000;
@@ -68,8 +68,8 @@ const quietInProduction: Plugin<YogaServerContext> = {
   },
 };
 
-export function createGraphqlServer(schema: GraphQLSchema, options: { production: boolean; logger: Logger }): YogaServerInstance<YogaServerContext, Context> {
-  const traced = tracing();
+export function createGraphqlServer(schema: GraphQLSchema, options: { production: boolean; logger: Logger; tracing?: Tracing }): YogaServerInstance<YogaServerContext, Context> {
+  const traced = options.tracing;
   return createYoga<YogaServerContext, Context>({
     schema,
     graphqlEndpoint: '/graphql',

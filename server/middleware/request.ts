@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { routeLabel } from '../metrics.ts';
-import { tracing } from '../tracing.ts';
+import type { Tracing } from '../tracing.ts';
 
 export interface RequestState {
   requestId: string;
@@ -13,8 +13,7 @@ export interface RequestState {
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
-export function requestMiddleware(logger: Logger): Koa.Middleware {
-  const traced = tracing();
+export function requestMiddleware(logger: Logger, traced?: Tracing): Koa.Middleware {
   return async (ctx, next) => {
     const given = ctx.get('X-Request-Id');
     const requestId = SAFE_ID.test(given) ? given : randomUUID();
