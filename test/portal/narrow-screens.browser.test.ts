@@ -31,7 +31,9 @@ let platform: Client;
 let tenant: Tenant;
 let member: Person;
 /** What the pages with an id in their path are visited with, and the links of the anonymous pages. */
-const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken', string> = {
+const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member', string> = {
+	apiKey: '',
+	member: '',
 	subscription: '',
 	client: '',
 	organization: '',
@@ -68,8 +70,9 @@ beforeAll(async () => {
 		tenant = await createTenant(server.url, platform, 'Narrow Screens Tenant With A Long Name');
 		ids.organization = tenant.id;
 		member = await addPerson(server.url, platform, operatorId, 'member', 'narrow-member');
+		ids.member = member.id;
 		ids.invitationToken = ok(await platform.post(`/v1/organizations/${operatorId}/invitations`, { email: 'invitee-with-a-long-address@example.test', role: 'admin' }), 201).token;
-		ok(await platform.post('/api/v1/api-keys', { name: 'Billing server in the Frankfurt region', role: 'admin' }), 201);
+		ids.apiKey = ok(await platform.post('/api/v1/api-keys', { name: 'Billing server in the Frankfurt region', role: 'admin' }), 201).id;
 		const webhook = ok(
 			await platform.post('/api/v1/webhooks', {
 				url: sample.url('/hooks/a/rather/long/path/for/tessera/events'),
@@ -148,9 +151,13 @@ interface Visit {
 	as: Visitor;
 	/** Where the browser ends when the page is only ever a redirect. */
 	landsOn?: string;
+	/** What the visit shows besides the page itself (a panel it opens). */
+	showing?: string;
 }
 
 const visit = (route: string, as: Visitor, url: () => string = () => route, landsOn?: string): Visit => ({ route, url, as, landsOn });
+/** The page at `route` with a panel opened by its query (?edit=<id>): the panel's form is checked too. */
+const panel = (route: string, showing: string, query: () => string): Visit => ({ route, url: () => `${route}?${query()}`, as: 'admin', showing });
 
 const VISITS: Visit[] = [
 	visit('/admin/dashboard', 'admin'),
@@ -165,8 +172,13 @@ const VISITS: Visit[] = [
 	visit('/admin/organizations/[id]', 'admin', () => `/admin/organizations/${ids.organization}`),
 	visit('/admin/settings', 'admin'),
 	visit('/admin/settings/members', 'admin'),
+	panel('/admin/settings/members', 'removing a member', () => `remove=${ids.member}`),
 	visit('/admin/settings/api-keys', 'admin'),
+	panel('/admin/settings/api-keys', 'revoking a key', () => `revoke=${ids.apiKey}`),
 	visit('/admin/settings/webhooks', 'admin'),
+	panel('/admin/settings/webhooks', 'editing a webhook', () => `edit=${ids.webhook}`),
+	panel('/admin/settings/webhooks', 'sending a test event', () => `test=${ids.webhook}`),
+	panel('/admin/settings/webhooks', 'deleting a webhook', () => `delete=${ids.webhook}`),
 	visit('/admin/settings/webhooks/[id]', 'admin', () => `/admin/settings/webhooks/${ids.webhook}`),
 	visit('/admin/settings/mail', 'admin'),
 	visit('/admin/settings/mail/[id]', 'admin', () => `/admin/settings/mail/${ids.mail}`),
@@ -185,7 +197,7 @@ const VISITS: Visit[] = [
 	visit('/verify-email', 'anonymous', () => '/verify-email?token=x'),
 	visit('/invitations/accept', 'anonymous', () => '/invitations/accept?token=x'),
 	// The same page with an invitation that can be accepted: its form.
-	visit('/invitations/accept', 'anonymous', () => `/invitations/accept?token=${encodeURIComponent(ids.invitationToken)}`)
+	{ ...visit('/invitations/accept', 'anonymous', () => `/invitations/accept?token=${encodeURIComponent(ids.invitationToken)}`), showing: 'a pending invitation' }
 ];
 
 /** Every page of the portal: the folders under portal/src/routes holding a +page.svelte, groups left out. */
@@ -312,7 +324,7 @@ describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
 		expect([...new Set(VISITS.map((v) => v.route))].sort()).toEqual(await pageRoutes());
 	});
 
-	test.for(VISITS.map((v) => [`${v.route} (${v.as})`, v] as const))('%s', async ([, v]) => {
+	test.for(VISITS.map((v) => [`${v.route} (${v.as}${v.showing ? `, ${v.showing}` : ''})`, v] as const))('%s', async ([, v]) => {
 		// given the visitor's phone on the page
 		const page = await phone(v.as);
 		const response = await page.goto(v.url());
