@@ -235,7 +235,7 @@ function phone(as: Visitor): Promise<Page> {
  * outside a scrolling frame. Those inside one are marked, to be scrolled into view.
  */
 function overflowIn(width: number): { pageWidth: number; outside: string[]; inScroller: number } {
-	const describe = (el: Element) => `<${el.tagName.toLowerCase()}> “${(el.textContent || el.getAttribute('aria-label') || el.getAttribute('name') || '').trim().slice(0, 60)}”`;
+	const named = (el: Element) => `<${el.tagName.toLowerCase()}> “${(el.textContent || el.getAttribute('aria-label') || el.getAttribute('name') || '').trim().slice(0, 60)}”`;
 	const outside: string[] = [];
 	let inScroller = 0;
 	for (const el of document.querySelectorAll('main :is(a[href], button, input:not([type=hidden]), select, textarea, summary)')) {
@@ -252,10 +252,10 @@ function overflowIn(width: number): { pageWidth: number; outside: string[]; inSc
 		if (scroller && scroller !== document.body) {
 			// A frame that shows it scrolls: a border, or the shadows of .table-wrap at the edge with more.
 			const frame = getComputedStyle(scroller);
-			if (parseFloat(frame.borderLeftWidth) === 0 && frame.backgroundImage === 'none') outside.push(`${describe(el)} in a frame with no sign that it scrolls`);
+			if (parseFloat(frame.borderLeftWidth) === 0 && frame.backgroundImage === 'none') outside.push(`${named(el)} in a frame with no sign that it scrolls`);
 			el.setAttribute('data-narrow-scrolled', String(inScroller++));
 		} else {
-			outside.push(`${describe(el)} at ${Math.round(box.left)}..${Math.round(box.right)} px`);
+			outside.push(`${named(el)} at ${Math.round(box.left)}..${Math.round(box.right)} px`);
 		}
 	}
 	return { pageWidth: document.documentElement.scrollWidth, outside, inScroller };
