@@ -261,6 +261,25 @@ function overflowIn(width: number): { pageWidth: number; outside: string[]; inSc
 	return { pageWidth: document.documentElement.scrollWidth, outside, inScroller };
 }
 
+/**
+ * The cells that stack on a phone without their column's name: a cell of a named column (its header's words, an
+ * actions column aside) must carry it as data-label, which app.css shows above the cell.
+ */
+function unlabelledCells(): string[] {
+	const found: string[] = [];
+	for (const table of document.querySelectorAll('main table')) {
+		const headers = [...table.querySelectorAll('thead th')].map((th) => (th.querySelector('.visually-hidden') ? '' : (th.textContent ?? '').trim()));
+		for (const row of table.querySelectorAll('tbody tr')) {
+			[...row.children].forEach((cell, i) => {
+				const header = headers[i];
+				if (cell.tagName !== 'TD' || cell.hasAttribute('colspan') || !header || header === 'Actions') return;
+				if (!cell.getAttribute('data-label')) found.push(`a cell of “${header}” in ${table.closest('section')?.querySelector('h2')?.textContent ?? 'a table'}`);
+			});
+		}
+	}
+	return [...new Set(found)];
+}
+
 /** The page's axe-core violations of serious or critical impact, each with the elements it names. */
 async function seriousViolations(page: Page): Promise<string[]> {
 	await page.addScriptTag({ content: axe.source });
@@ -342,6 +361,7 @@ describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
 		const overflow = await page.evaluate(overflowIn, WIDTH);
 		expect(overflow.pageWidth, `${at} is wider than the screen`).toBeLessThanOrEqual(WIDTH);
 		expect(overflow.outside, `${at}: controls off the screen`).toEqual([]);
+		expect(await page.evaluate(unlabelledCells), `${at}: cells without their column's name`).toEqual([]);
 		for (let i = 0; i < overflow.inScroller; i++) {
 			const control = page.locator(`[data-narrow-scrolled="${i}"]`);
 			await control.scrollIntoViewIfNeeded();
