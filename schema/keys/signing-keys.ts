@@ -59,7 +59,16 @@ export class KeyStore {
     await this.#reload();
     const missing = SIGNING_ALGS.filter((alg) => !this.#keys.some((k) => k.alg === alg));
     if (missing.length) {
-      for (const alg of missing) await this.#create(alg);
+      // Several processes may start at once on an empty database: each makes its keys (slowly, outside any
+      // transaction), then under one lock only the first writes them and the others keep what it wrote. Two first
+      // keys of an algorithm would both look current, and the first rotation would retire the one still signing.
+      const made = await Promise.all(missing.map((alg) => this.#generate(alg)));
+      await this.#db.$transaction(async (tx) => {
+        await tx.$executeRaw`select pg_advisory_xact_lock(hashtext('tessera_signing_keys_init'))`;
+        const present = new Set((await tx.signingKey.findMany({ where: { retiredAt: null }, select: { alg: true } })).map((k) => k.alg));
+        const wanted = made.filter((row) => !present.has(row.alg));
+        if (wanted.length) await tx.signingKey.createMany({ data: wanted });
+      });
       await this.#reload();
     }
   }
@@ -191,14 +200,20 @@ export class KeyStore {
   }
 
   async #create(alg: SigningAlg): Promise<string> {
+    const row = await this.#generate(alg);
+    await this.#db.signingKey.create({ data: row });
+    return row.kid;
+  }
+
+  /** A new key pair of `alg`: its public JWK, and its private JWK encrypted with SECRET_KEY. */
+  async #generate(alg: SigningAlg): Promise<{ kid: string; alg: SigningAlg; publicJwk: Record<string, string>; privateJwe: string }> {
     const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
     const kid = crypto.randomUUID();
     const privateJwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(await exportJWK(privateKey))))
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' })
       .encrypt(this.#secret);
     const { kty, n, e, crv, x, y } = await exportJWK(publicKey);
-    const publicJwk = Object.fromEntries(Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined));
-    await this.#db.signingKey.create({ data: { kid, alg, publicJwk, privateJwe } });
-    return kid;
+    const publicJwk = Object.fromEntries(Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    return { kid, alg, publicJwk, privateJwe };
   }
 }

@@ -132,12 +132,10 @@ beforeAll(async () => {
   a = node('A', 'api', await freePort());
   b = node('B', 'api', await freePort());
   worker = node('worker', 'worker');
-  // A first, alone: it makes the first signing keys. KeyStore.init takes no lock, so two processes making the first
-  // keys of an empty database at once may each make a key per algorithm, and the first rotation then retires a key
-  // that signed tokens still in use. B and the worker start together once A is ready.
-  start(a);
+  // All three at once on the empty database, as a deployment starts: migrations, the bootstrap and the first signing
+  // keys are each made once between them.
+  for (const n of [a, b, worker]) start(n);
   await ready(a);
-  for (const n of [b, worker]) start(n);
   await ready(b);
 
   platform = (await signIn(a.url, ADMIN.email, ADMIN.password)).api;

@@ -1,6 +1,6 @@
 // Signing keys: the published key set (RS256, ES256, EdDSA; public parts only), ID tokens in the algorithm a
 // client registered, rotation that never breaks tokens in flight, and private keys encrypted at rest.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { compactDecrypt, createRemoteJWKSet, decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -8,6 +8,9 @@ import type { TestServer } from '../helpers/server.ts';
 import { client as restClient } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
 import { followRedirect, registerClient, relyingParty, startWithSignedInMember, type RegisteredClient } from '../helpers/oauth.ts';
+import { createTestDatabase } from '../helpers/db.ts';
+import { createDb } from '../../schema/db.ts';
+import { KeyStore } from '../../schema/keys/signing-keys.ts';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
@@ -206,5 +209,32 @@ describe('key rotation', () => {
     }
     expect(rotations).toBeGreaterThan(0);
     expect(await userinfoStatus(tokens.access_token)).toBe(401);
+  });
+});
+
+describe('processes starting together on an empty database', () => {
+  it('make one key per algorithm between them, so the first rotation retires none that signs', async () => {
+    // given an empty database and five processes' key stores
+    const database = await createTestDatabase();
+    const dbs = Array.from({ length: 5 }, () => createDb(database.url));
+    const secret = randomBytes(32);
+    try {
+      // when they all start at once
+      await Promise.all(dbs.map((db) => new KeyStore(db, secret).init()));
+
+      // then there is one key per algorithm, and a token signed by any of them survives a rotation by another
+      const keys = await dbs[0]!.signingKey.findMany({ where: { retiredAt: null } });
+      expect(keys.map((k) => k.alg).sort()).toEqual(['ES256', 'EdDSA', 'RS256']);
+      const signer = new KeyStore(dbs[1]!, secret);
+      await signer.init();
+      const token = await signer.sign({ sub: 'x', exp: Math.floor(Date.now() / 1000) + 3600 });
+      await new KeyStore(dbs[2]!, secret).rotate();
+      const verifier = new KeyStore(dbs[3]!, secret);
+      await verifier.init();
+      await expect(verifier.verify(token)).resolves.toMatchObject({ payload: { sub: 'x' } });
+    } finally {
+      await Promise.all(dbs.map((db) => db.$disconnect()));
+      await database.drop();
+    }
   });
 });
