@@ -60,9 +60,16 @@ export function prometheusMetrics(db: Db): PrometheusMetrics {
     },
   });
   registry.registerMetric(oldest);
+  const requestSeries = new Map<string, ReturnType<typeof requests.labels>>();
   return {
     registry,
-    request: (method, route, status, seconds) => requests.observe({ method, route, status: String(status) }, seconds),
+    request: (method, route, status, seconds) => {
+      // The series of a route, method and status is looked up once: prom-client hashes a label set on every observe.
+      const key = `${method} ${status} ${route}`;
+      let series = requestSeries.get(key);
+      if (!series) requestSeries.set(key, (series = requests.labels({ method, route, status: String(status) })));
+      series.observe(seconds);
+    },
     tokenIssued: (grantType) => tokens.inc({ grant_type: grantType }),
     signIn: (outcome, method) => signIns.inc({ outcome, method }),
     webhookAttempt: (outcome, seconds) => webhooks.observe({ outcome }, seconds),
