@@ -38,7 +38,25 @@ export async function freshPage(browser: Browser, baseURL: string, options: Brow
 	context.setDefaultTimeout(BROWSER_WAIT_MS);
 	const page = await context.newPage();
 	reportOnFailure(page);
+	waitForScriptsOnGoto(page, baseURL);
 	return page;
+}
+
+/**
+ * Makes `page.goto` to a portal page return once the page's scripts run (the root layout marks <html
+ * data-hydrated>): on a busy machine a test that typed into a text area before that saw it reset (a text area takes
+ * its value, not a default, when the page takes over). A test that asks for its own `waitUntil` (one that acts
+ * before the scripts on purpose) gets the page as soon as that is reached.
+ */
+function waitForScriptsOnGoto(page: Page, baseURL: string): void {
+	const goto = page.goto.bind(page);
+	page.goto = async (url, options) => {
+		const response = await goto(url, options);
+		if (options?.waitUntil === undefined && new URL(page.url()).origin === new URL(baseURL).origin && response?.headers()['content-type']?.startsWith('text/html')) {
+			await page.locator('html[data-hydrated]').waitFor({ state: 'attached' });
+		}
+		return response;
+	};
 }
 
 /**
