@@ -4,10 +4,13 @@ import { z } from 'zod';
 import { parseInput } from './input.ts';
 
 export const MAX_PAGE = 100;
+/** The ids lists page over (schema/lib/ids.ts), as written: lowercase hex. */
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const pageInput = z.object({
   limit: z.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_PAGE, `must be at most ${MAX_PAGE}`).nullish().transform((v) => v ?? 50),
-  cursor: z.string().max(100).nullish(),
+  // A cursor is an id from a previous page: anything else would be compared as text and answer a wrong page.
+  cursor: z.string().regex(ID, 'must be the cursor of a previous page').nullish(),
 });
 
 export interface Page<T> {

@@ -281,7 +281,7 @@ describe.each(GET_ROUTES.map((r) => [r.label, r] as const))('%s with a hostile q
 
 describe.each(PAGED_ROUTES.map((r) => [r.label, r] as const))('%s paging', (label, route) => {
   it('refuses limits outside 1..100 and cursors that are not cursors', async () => {
-    for (const query of ['limit=-1', 'limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'limit=', 'limit=1e3', 'limit=99999999999999999999', 'limit=%00', 'cursor=' + 'a'.repeat(5000)]) {
+    for (const query of ['limit=-1', 'limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'limit=', 'limit=1e3', 'limit=99999999999999999999', 'limit=%00', 'cursor=' + 'a'.repeat(5000), 'cursor=garbage']) {
       expectClientError(await send('GET', `${realPath(route)}?${query}`), `${label} ?${query}`, 400);
     }
     expect((await send('GET', `${realPath(route)}?limit=100`)).status).toBe(200);
