@@ -30,6 +30,17 @@ const presentAuditLog = (e: any) => ({
   created_at: e.createdAt,
 });
 
+const presentSession = (s: any) => ({
+  id: s.id,
+  created_at: s.createdAt,
+  last_used_at: s.lastUsedAt,
+  expires_at: s.expiresAt,
+  ip: s.ip,
+  user_agent: s.userAgent,
+  organization: s.organization,
+  current: s.current,
+});
+
 export const apiV1Routes: RestRoute[] = [
   {
     method: 'POST', path: '/auth/login', public: true, summary: 'Sign in with e-mail and password',
@@ -60,6 +71,22 @@ export const apiV1Routes: RestRoute[] = [
     method: 'POST', path: '/auth/logout', summary: 'End the current session', body: false,
     operation: 'mutation { logout }',
     respond: () => ({ status: 204, session: null }),
+  },
+  {
+    method: 'GET', path: '/auth/sessions', summary: "Where the caller is signed in: its live sessions, most recently used first",
+    operation: 'query { mySessions { id createdAt lastUsedAt expiresAt ip userAgent organization { id name } current } }',
+    respond: (d) => ({ body: { sessions: d.mySessions.map(presentSession) } }),
+  },
+  {
+    method: 'DELETE', path: '/auth/sessions/:id', summary: "End one of the caller's sessions (ending the current one signs out)",
+    operation: `mutation($id: ID!) { revokeSession(id: $id) { __typename ... on RevokedSession { id current } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => (unwrap(d.revokeSession).current ? { status: 204, session: null } : { status: 204 }),
+  },
+  {
+    method: 'DELETE', path: '/auth/sessions', summary: 'Sign out everywhere else: end every session but the current one',
+    operation: 'mutation { revokeOtherSessions }',
+    respond: (d) => ({ body: { revoked: d.revokeOtherSessions } }),
   },
   {
     method: 'GET', path: '/orgs', summary: "The caller's organizations with its role in each",

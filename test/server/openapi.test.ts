@@ -304,6 +304,26 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(session, 'POST', '/api/v1/auth/logout'), 401);
   });
 
+  it('lists where the caller is signed in, ends one session, and signs out everywhere else', async () => {
+    // Someone of their own: signing out everywhere else would end the sessions the rest of the tour uses.
+    const person = await newPerson();
+    const first = person.api;
+    const second = (await (await signIn(server.url, person.email, PASSWORD)).api.get('/api/v1/auth/session')).body.session.id;
+    const third = (await signIn(server.url, person.email, PASSWORD)).api;
+    const listed = await call(first, 'GET', '/api/v1/auth/sessions');
+    expectStatus(listed, 200);
+    expect(listed.body.sessions.filter((s: { current: boolean }) => s.current)).toHaveLength(1);
+    expectStatus(await call(anon, 'GET', '/api/v1/auth/sessions'), 401);
+
+    expectStatus(await call(first, 'DELETE', `/api/v1/auth/sessions/${second}`), 204);
+    expectStatus(await call(first, 'DELETE', `/api/v1/auth/sessions/${second}`), 404);
+
+    const others = await call(third, 'DELETE', '/api/v1/auth/sessions');
+    expectStatus(others, 200);
+    expect(others.body.revoked).toBeGreaterThanOrEqual(1);
+    expectStatus(await call(first, 'DELETE', '/api/v1/auth/sessions'), 401);
+  });
+
   it("reads, updates and deletes the caller's profile", async () => {
     expectStatus(await call(tenant.member.api, 'GET', '/api/v1/users/me'), 200);
     expectStatus(await call(anon, 'GET', '/api/v1/users/me'), 401);

@@ -1,10 +1,16 @@
 // Sessions: an opaque token (stored hashed) that works as a Bearer token and as the portal's cookie. Each
 // carries the user's session version; bumping the version ends every session and token at once.
+import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
+import { Prisma } from '../../db.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { emitUserEvent } from '../../events/emit.ts';
+import { requireFirstParty } from '../../auth/access.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { SessionRequiredError } from './auth.errors.ts';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export const SESSION_TOKEN_PREFIX = 'tss_';
@@ -41,6 +47,7 @@ export async function createSession(
       organizationId: organizationId === undefined ? await defaultOrganizationId(tx, userId) : organizationId,
       authTime: authTime ?? now,
       createdAt: now,
+      lastSeenAt: now,
       expiresAt: addSeconds(now, SESSION_TTL_SECONDS),
       ip: ctx.request.ip,
       userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
@@ -60,17 +67,30 @@ export interface LiveSession {
   expiresAt: Date;
 }
 
+/** A session's last use is written at most this often (docs/architecture.md#hot-paths). */
+export const LAST_SEEN_GRANULARITY_SECONDS = 60;
+
 /**
  * Finds the live session for a token, or null (unknown, revoked, expired, or older than the session version).
- * One statement: every authenticated request of a browser or a session token comes through here.
+ * One statement: every authenticated request of a browser or a session token comes through here. The same
+ * statement writes the last use, when the one recorded is a minute old.
  */
 export async function findLiveSession(ctx: Context, token: string): Promise<LiveSession | null> {
   if (!token.startsWith(SESSION_TOKEN_PREFIX) || token.length > 200) return null;
+  const now = ctx.clock.now();
   const [session] = await ctx.db.$queryRaw<LiveSession[]>`
-    select s.id, s.user_id as "userId", s.organization_id as "organizationId", s.session_version as "sessionVersion",
-           s.auth_time as "authTime", s.created_at as "createdAt", s.expires_at as "expiresAt"
-    from sessions s join users u on u.id = s.user_id and u.session_version = s.session_version
-    where s.token_hash = ${sha256(token)}::text and s.revoked_at is null and s.expires_at > ${ctx.clock.now()}::timestamp(3)`;
+    with s as (
+      select s.id, s.user_id, s.organization_id, s.session_version, s.auth_time, s.created_at, s.expires_at
+      from sessions s join users u on u.id = s.user_id and u.session_version = s.session_version
+      where s.token_hash = ${sha256(token)}::text and s.revoked_at is null and s.expires_at > ${now}::timestamp(3)
+    ), touched as (
+      update sessions set last_seen_at = ${now}::timestamp(3)
+      where id = (select id from s)
+        and last_seen_at < ${now}::timestamp(3) - make_interval(secs => ${LAST_SEEN_GRANULARITY_SECONDS}::int)
+    )
+    select id, user_id as "userId", organization_id as "organizationId", session_version as "sessionVersion",
+           auth_time as "authTime", created_at as "createdAt", expires_at as "expiresAt"
+    from s`;
   return session ?? null;
 }
 
@@ -81,6 +101,88 @@ export async function revokeSession(ctx: Context, sessionId: string): Promise<vo
       update sessions set revoked_at = ${now}::timestamp(3) where id = ${sessionId}::text and revoked_at is null returning id, user_id as "userId"`;
     if (ended) await emitUserEvent(tx, 'session.revoked', ended.userId, { session: ended }, { at: now });
   });
+}
+
+/** A live session as its person sees it in the list of where they are signed in. */
+export interface PersonSession {
+  id: string;
+  createdAt: Date;
+  lastUsedAt: Date;
+  expiresAt: Date;
+  ip: string | null;
+  userAgent: string | null;
+  organization: { id: string; name: string } | null;
+  /** The session this request came with. */
+  current: boolean;
+}
+
+/** How many sessions the list shows at most, most recently used first. */
+export const SESSION_LIST_LIMIT = 100;
+
+/** The person and session behind the request: only a session lists or ends sessions, never a key or a token. */
+function sessionActor(ctx: Context): { userId: string; sessionId: string } {
+  requireFirstParty(ctx, 'list or end sessions');
+  const actor = ctx.actor;
+  if (actor?.kind !== 'user') throw new SessionRequiredError('Managing sessions');
+  return actor;
+}
+
+/** The caller's live sessions (not revoked, not expired, of the current session version), newest use first. */
+export async function listMySessions(ctx: Context): Promise<PersonSession[]> {
+  const { userId, sessionId } = sessionActor(ctx);
+  const rows = await ctx.db.$queryRaw<(Omit<PersonSession, 'organization' | 'current'> & { organizationId: string | null; organizationName: string | null })[]>`
+    select s.id, s.created_at as "createdAt", s.last_seen_at as "lastUsedAt", s.expires_at as "expiresAt", s.ip,
+           s.user_agent as "userAgent", o.id as "organizationId", o.name as "organizationName"
+    from sessions s
+      join users u on u.id = s.user_id and u.session_version = s.session_version
+      left join organizations o on o.id = s.organization_id
+    where s.user_id = ${userId}::text and s.revoked_at is null and s.expires_at > ${ctx.clock.now()}::timestamp(3)
+    order by s.last_seen_at desc, s.id desc
+    limit ${SESSION_LIST_LIMIT}::int`;
+  return rows.map(({ organizationId, organizationName, ...row }) => ({
+    ...row,
+    organization: organizationId ? { id: organizationId, name: organizationName ?? '' } : null,
+    current: row.id === sessionId,
+  }));
+}
+
+/**
+ * Ends the caller's live sessions that `which` names, in one transaction with a session.revoked event and an audit
+ * entry for each. The conditional update decides: of two requests ending one session, one ends it.
+ */
+async function endSessions(ctx: Context, which: { id: string } | { allBut: string }, userId: string): Promise<string[]> {
+  const now = ctx.clock.now();
+  return ctx.db.$transaction(async (tx) => {
+    const ended = await tx.$queryRaw<{ id: string; userId: string }[]>`
+      update sessions s set revoked_at = ${now}::timestamp(3)
+      from users u
+      where u.id = s.user_id and u.session_version = s.session_version
+        and s.user_id = ${userId}::text and s.revoked_at is null and s.expires_at > ${now}::timestamp(3)
+        and ${'id' in which
+          ? Prisma.sql`s.id = ${which.id}::text`
+          : Prisma.sql`s.id <> ${which.allBut}::text`}
+      returning s.id, s.user_id as "userId"`;
+    for (const session of ended) {
+      await emitUserEvent(tx, 'session.revoked', userId, { session }, { at: now });
+      await recordAudit(ctx, { action: 'auth.session.revoke', targetType: 'session', targetId: session.id }, tx);
+    }
+    return ended.map((s) => s.id);
+  });
+}
+
+/** Ends one of the caller's sessions; another person's, an ended or an unknown one is not found. */
+export async function revokeMySession(ctx: Context, input: unknown): Promise<{ id: string; current: boolean }> {
+  const { id } = parseInput(z.object({ id: fields.id }), input);
+  const { userId, sessionId } = sessionActor(ctx);
+  const [ended] = await endSessions(ctx, { id }, userId);
+  if (!ended) throw new NotFoundError('Session');
+  return { id: ended, current: ended === sessionId };
+}
+
+/** Signs out everywhere else: ends every live session of the caller but the current one, and says how many. */
+export async function revokeOtherSessions(ctx: Context): Promise<number> {
+  const { userId, sessionId } = sessionActor(ctx);
+  return (await endSessions(ctx, { allBut: sessionId }, userId)).length;
 }
 
 /** How many ended sessions one run of the worker's expire_sessions task takes at most. */

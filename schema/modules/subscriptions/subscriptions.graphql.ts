@@ -2,16 +2,13 @@ import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
 import { pageType } from '../../page-type.ts';
 import { ProductRef } from '../products/products.graphql.ts';
+import { OrganizationSummaryRef } from '../auth/auth.graphql.ts';
 import { BILLING_CYCLES, SUBSCRIPTION_STATUSES, type SubscriptionView } from './subscriptions.service.ts';
 import { cancelSubscription, createSubscription, getSubscription, listSubscriptions, updateSubscription } from './subscriptions.service.ts';
 import { assignSeat, listSeats, unassignSeat } from './seats.service.ts';
 
 const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', { values: SUBSCRIPTION_STATUSES });
 const BillingCycleEnum = builder.enumType('BillingCycle', { values: BILLING_CYCLES });
-
-const OrganizationSummaryRef = builder.objectRef<{ id: string; name: string }>('OrganizationSummary').implement({
-  fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
-});
 
 export const SubscriptionRef = builder.objectRef<SubscriptionView>('Subscription').implement({
   fields: (t) => ({

@@ -1,13 +1,30 @@
-import { fail, type RequestEvent } from '@sveltejs/kit';
+import { fail, redirect, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { fieldErrors, type FieldErrors, type FieldLabels } from '#lib/field-errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
-import { setSessionCookie } from '#lib/server/session.ts';
+import { clearSessionCookie, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 const ME = /* GraphQL */ `
 	query Me {
 		me { id email emailVerified pendingEmail }
+		mySessions { id createdAt lastUsedAt expiresAt ip userAgent organization { id name } current }
+	}
+`;
+
+const REVOKE_SESSION = /* GraphQL */ `
+	mutation RevokeSession($id: ID!) {
+		revokeSession(id: $id) {
+			__typename
+			... on RevokedSession { id current }
+			... on UserError { code message }
+		}
+	}
+`;
+
+const REVOKE_OTHER_SESSIONS = /* GraphQL */ `
+	mutation RevokeOtherSessions {
+		revokeOtherSessions
 	}
 `;
 
@@ -38,6 +55,19 @@ interface Me {
 	pendingEmail: string | null;
 }
 
+export interface Session {
+	id: string;
+	createdAt: string;
+	lastUsedAt: string;
+	expiresAt: string;
+	ip: string | null;
+	userAgent: string | null;
+	organization: { id: string; name: string } | null;
+	current: boolean;
+}
+
+type RevokeSessionResult = { __typename: 'RevokedSession'; id: string; current: boolean } | UserError;
+
 type VerificationResult = { __typename: 'VerificationSent'; email: string } | UserError;
 type UpdateResult =
 	| { __typename: 'UpdateMePayload'; user: { email: string; pendingEmail: string | null }; login: { token: string; expiresAt: string } | null }
@@ -48,8 +78,8 @@ const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: signed out goes to sign-in.
 	await event.parent();
-	const { me } = await gql<{ me: Me }>(event, ME);
-	return { me };
+	const { me, mySessions } = await gql<{ me: Me; mySessions: Session[] }>(event, ME);
+	return { me, sessions: mySessions };
 };
 
 const field = (form: FormData, name: string) => {
@@ -122,6 +152,36 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'cancelEmailChange' as const, message: result.message });
 		return { action: 'cancelEmailChange' as const, withdrawn: pendingEmail || 'the new address' };
+	},
+
+	/** Ends one of the person's sessions; ending this browser's own signs out, as /logout does. */
+	revokeSession: async (event) => {
+		const form = await event.request.formData();
+		const id = field(form, 'id');
+		if (!id) return fail(400, { action: 'revokeSession' as const, message: 'Choose the session to sign out.' });
+		let result: RevokeSessionResult;
+		try {
+			({ revokeSession: result } = await gql<{ revokeSession: RevokeSessionResult }>(event, REVOKE_SESSION, { id }));
+		} catch (err) {
+			return refused(err, { action: 'revokeSession' as const }, { not_found: 'That session has already ended.' });
+		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'revokeSession' as const, message: result.message });
+		if (result.current) {
+			clearSessionCookie(event);
+			redirect(303, '/login');
+		}
+		return { action: 'revokeSession' as const, signedOut: result.id };
+	},
+
+	/** Signs out everywhere else: every session of the person but this browser's ends. */
+	revokeOtherSessions: async (event) => {
+		let ended: number;
+		try {
+			({ revokeOtherSessions: ended } = await gql<{ revokeOtherSessions: number }>(event, REVOKE_OTHER_SESSIONS));
+		} catch (err) {
+			return refused(err, { action: 'revokeOtherSessions' as const });
+		}
+		return { action: 'revokeOtherSessions' as const, ended };
 	},
 
 	changePassword: async (event) => {
