@@ -45,7 +45,7 @@ const BODY_LIMIT = '100kb';
 export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {}, metricsToken, tracing }: AppOptions): Koa {
   const app = new Koa({ proxy: trustProxy });
   app.silent = true;
-  const executor = createExecutor(schema);
+  const executor = createExecutor(schema, tracing);
   const cookie = { name: SESSION_COOKIE, secure: base.settings.issuer().startsWith('https:') };
   const yoga = createGraphqlServer(schema, { production: base.settings.production, logger, tracing });
 

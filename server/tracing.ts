@@ -2,6 +2,7 @@
 // request named after its route, a span per GraphQL operation, and a span per database statement, sent over OTLP/HTTP.
 // Without the variable nothing of OpenTelemetry is loaded here: every import below is a type or a dynamic import.
 import { createRequire } from 'node:module';
+import type { DocumentNode, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 export interface Tracing {
@@ -11,6 +12,8 @@ export interface Tracing {
   nameRequest(route: string): void;
   /** The yoga plugin that wraps each GraphQL operation's execution in a span. */
   graphqlPlugin: Plugin;
+  /** Runs an in-process operation (the REST shims' and the portal's, server/graphql/executor.ts) in the same span. */
+  traceOperation(document: DocumentNode, execute: () => Promise<ExecutionResult>): Promise<ExecutionResult>;
   /** Sends the spans still buffered; called once the server has stopped. */
   shutdown(): Promise<void>;
 }
@@ -70,25 +73,44 @@ export async function startTracing(): Promise<Tracing | undefined> {
   createRequire(import.meta.url)('node:http');
 
   const tracer = api.trace.getTracer('tessera');
+  /** An operation's span, under the request's: the context to execute in, and its end with the errors it answered. */
+  const operationSpan = (document: DocumentNode, operationName?: string | null) => {
+    const operation = getOperationAST(document, operationName);
+    const type = operation?.operation ?? 'query';
+    const name = operation?.name?.value;
+    // Semantic conventions: "{type} {name}"; the document itself is left out (its literals may be secrets).
+    const span = tracer.startSpan(name ? `${type} ${name}` : type, {
+      attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) },
+    });
+    return {
+      context: api.trace.setSpan(api.context.active(), span),
+      end(errors?: readonly { message: string }[]) {
+        if (errors?.length) span.setStatus({ code: api.SpanStatusCode.ERROR, message: errors[0]!.message });
+        span.end();
+      },
+    };
+  };
   const graphqlPlugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const operation = getOperationAST(args.document, args.operationName);
-      const type = operation?.operation ?? 'query';
-      const name = operation?.name?.value;
-      // Semantic conventions: "{type} {name}"; the document itself is left out (its literals may be secrets).
-      const span = tracer.startSpan(name ? `${type} ${name}` : type, {
-        attributes: { 'graphql.operation.type': type, ...(name ? { 'graphql.operation.name': name } : {}) },
-      });
-      const spanContext = api.trace.setSpan(api.context.active(), span);
-      setExecuteFn((executeArgs) => api.context.with(spanContext, () => executeFn(executeArgs)));
+      const span = operationSpan(args.document, args.operationName);
+      setExecuteFn((executeArgs) => api.context.with(span.context, () => executeFn(executeArgs)));
       return {
         onExecuteDone({ result }) {
-          const errors = 'errors' in result ? result.errors : undefined;
-          if (errors?.length) span.setStatus({ code: api.SpanStatusCode.ERROR, message: errors[0]!.message });
-          span.end();
+          span.end('errors' in result ? result.errors : undefined);
         },
       };
     },
+  };
+  const traceOperation = async (document: DocumentNode, execute: () => Promise<ExecutionResult>) => {
+    const span = operationSpan(document);
+    try {
+      const result = await api.context.with(span.context, execute);
+      span.end(result.errors);
+      return result;
+    } catch (error) {
+      span.end([{ message: error instanceof Error ? error.message : String(error) }]);
+      throw error;
+    }
   };
 
   return {
@@ -103,6 +125,7 @@ export async function startTracing(): Promise<Tracing | undefined> {
       if (metadata?.type === core.RPCType.HTTP) metadata.route = route;
     },
     graphqlPlugin,
+    traceOperation,
     shutdown: () => provider.shutdown(),
   };
 }

@@ -1,7 +1,7 @@
 // Tracing (docs/architecture.md#tracing): the real service as a child process, started as `npm start` starts it, sends
 // its spans over OTLP/HTTP (JSON) to a receiver in this file. A token request is one trace: its HTTP server span named
 // after the route, the database statements under it, and its log line carrying the trace id. A GraphQL request has an
-// operation span. And a service started without OTEL_EXPORTER_OTLP_ENDPOINT loads nothing of OpenTelemetry's SDK.
+// operation span, and so has a REST request, whose operation runs in-process. And a service started without OTEL_EXPORTER_OTLP_ENDPOINT loads nothing of OpenTelemetry's SDK.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import http from 'node:http';
@@ -169,6 +169,8 @@ describe('tracing', () => {
       expect(tokens.status).toBe(200);
       // and a named GraphQL query
       expect((await client(url).post('/graphql', { query: 'query TracingProbe { __typename }' })).body).toEqual({ data: { __typename: 'Query' } });
+      // and a REST request, which runs its operation in-process rather than through /graphql
+      expect((await admin.get('/api/v1/users/me')).status).toBe(200);
       const requestId = tokens.headers.get('x-request-id');
       const logLine = await waitFor(() => service.output().split('\n').find((l) => l.includes(`"requestId":"${requestId}"`)));
 
@@ -205,7 +207,8 @@ describe('tracing', () => {
       expect(JSON.parse(logLine)).toMatchObject({ path: '/oauth/token', status: 200, trace_id: token.traceId, span_id: token.spanId });
 
       // the consent decided through GraphQL: an operation span under the /graphql server span, its statements under it
-      const mutation = spans.find((s) => attribute(s, 'graphql.operation.type') === 'mutation');
+      // (REST's operations have spans too: the sign-in's mutation sits under POST /api/v1/auth/login)
+      const mutation = spans.find((s) => attribute(s, 'graphql.operation.type') === 'mutation' && byId.get(s.parentSpanId!)?.name === 'POST /graphql');
       expect(mutation).toBeDefined();
       const graphqlRequest = byId.get(mutation!.parentSpanId!)!;
       expect(graphqlRequest).toMatchObject({ kind: SERVER, name: 'POST /graphql' });
@@ -213,6 +216,12 @@ describe('tracing', () => {
       // a named operation is named so
       const probe = spans.find((s) => s.name === 'query TracingProbe');
       expect(probe && attribute(probe, 'graphql.operation.name')).toBe('TracingProbe');
+      // the REST request: its operation span under its server span, as /graphql's, with the statements under it
+      const me = spans.find((s) => s.kind === SERVER && s.name === 'GET /api/v1/users/me');
+      expect(me).toBeDefined();
+      const meOperations = spans.filter((s) => s.parentSpanId === me!.spanId && attribute(s, 'graphql.operation.type') === 'query');
+      expect(meOperations.map((s) => s.name)).toEqual(['query']);
+      expect(spans.filter((s) => isStatement(s) && under(s, meOperations[0]!)).length).toBeGreaterThan(0);
       // health probes are not traced
       expect(spans.filter((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('readyz'))).toEqual([]);
     } finally {
