@@ -63,6 +63,23 @@ async function loadPortal(logger: Logger): Promise<PortalHandler | undefined> {
  */
 const logDestination = () => pino.destination({ dest: 1, sync: false, minLength: 4096, periodicFlush: 250 });
 
+/**
+ * Responses that close their connection once `stopping()`: `Connection: close`, then Node ends the connection after
+ * the response. Without it a keep-alive connection whose request was in flight when the server stopped accepting
+ * stays open, idle, until its client lets go (the 10 s force in stop() being the backstop). Every response's
+ * headers pass through writeHead (Node's implicit headers call it too), the portal's as well as Koa's.
+ */
+function closingWhenStopping(stopping: () => boolean) {
+  return class extends http.ServerResponse {
+    override writeHead(statusCode: number, statusMessage?: string, headers?: http.OutgoingHttpHeaders | http.OutgoingHttpHeader[]): this;
+    override writeHead(statusCode: number, headers?: http.OutgoingHttpHeaders | http.OutgoingHttpHeader[]): this;
+    override writeHead(...args: [number, ...unknown[]]): this {
+      if (stopping()) this.shouldKeepAlive = false;
+      return (super.writeHead as (...a: unknown[]) => this).apply(this, args);
+    }
+  } as typeof http.ServerResponse;
+}
+
 /** Without BASE_URL: the address we listen on, or localhost when listening on every interface. */
 function defaultIssuer(host: string, port: number): string {
   const name = host === '0.0.0.0' || host === '::' ? 'localhost' : host.includes(':') ? `[${host}]` : host;
@@ -83,10 +100,13 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
   let worker: RunningWorker | undefined;
   let server: http.Server | undefined;
   let metricsServer: http.Server | undefined;
+  let draining = false;
   const stop = async () => {
+    draining = true;
     metricsServer?.close();
     if (server?.listening) {
-      // Stop accepting, let requests in flight finish, then close idle keep-alive connections.
+      // Stop accepting, close idle keep-alive connections, and each other one after the response to its request in
+      // flight (closingWhenStopping).
       const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
       server.closeIdleConnections();
       const force = setTimeout(() => server!.closeAllConnections(), 10_000);
@@ -144,7 +164,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     }
     if (config.role !== 'worker') {
       const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits, metricsToken: config.metrics.token, tracing: options.tracing });
-      server = http.createServer(app.callback());
+      server = http.createServer({ ServerResponse: closingWhenStopping(() => draining) }, app.callback());
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve, reject) => {
         server!.once('error', reject);
