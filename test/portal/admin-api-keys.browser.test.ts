@@ -137,7 +137,7 @@ describe('admin: API keys', { timeout: 60_000 }, () => {
 		// then the form says what is wrong, tied to the field, and keeps the role chosen
 		await expect(page.getByRole('alert').textContent()).resolves.toContain('The key was not created');
 		const name = page.getByLabel('Name', { exact: true });
-		await expect(name.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => name.getAttribute('aria-invalid')).toBe('true');
 		await expect(page.locator('#key-name-error').textContent()).resolves.toBe('Name must not be empty');
 		await expect(page.getByLabel('Role', { exact: true }).inputValue()).resolves.toBe('member');
 		await expect(page.getByTestId('api-key-secret-box').count()).resolves.toBe(0);

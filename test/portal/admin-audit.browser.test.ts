@@ -326,7 +326,7 @@ describe('admin: audit logs', { timeout: 60_000 }, () => {
 		await page.goto(`/admin/audit-logs?organization_id=${tenant.id}&from=2026-11-20&to=2026-11-19`);
 		// then nothing is listed, and the service's reason is beside To, which it describes
 		await expect(describedBy(page, 'To (UTC, inclusive)')).resolves.toBe('To must not be before from');
-		await expect(page.getByLabel('To (UTC, inclusive)').getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => page.getByLabel('To (UTC, inclusive)').getAttribute('aria-invalid')).toBe('true');
 		expect(await rows(page)).toEqual([]);
 		await page.context().close();
 

@@ -161,7 +161,7 @@ describe('admin: OAuth clients', { timeout: 60_000 }, () => {
 		// then the form says what is wrong, each problem under its field and tied to it
 		await expect(page.getByRole('alert').textContent()).resolves.toContain('correct the fields marked below');
 		const redirects = page.getByLabel('Redirect URIs', { exact: true });
-		await expect(redirects.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => redirects.getAttribute('aria-invalid')).toBe('true');
 		await expect(redirects.getAttribute('aria-describedby')).resolves.toContain('client-redirect-uris-error');
 		await expect(page.locator('#client-redirect-uris-error').textContent()).resolves.toContain('“http://example.com/cb” must be an absolute https URL');
 		await expect(page.locator('#client-scopes-error').textContent()).resolves.toContain('“Not_A_Scope” is not a known scope');

@@ -182,7 +182,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		await submit(page, page.getByRole('button', { name: 'Create webhook' }));
 
 		// then the URL is refused, tied to its field, and the pick stays
-		await expect(page.getByLabel('URL', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => page.getByLabel('URL', { exact: true }).getAttribute('aria-invalid')).toBe('true');
 		await expect(page.locator('#create-url-error').textContent()).resolves.toMatch(/^URL .*https/i);
 		await expect(picker(page, 'create').getByRole('checkbox', { name: /^user\.created/ }).isChecked()).resolves.toBe(true);
 		expect((await admin.get('/api/v1/webhooks')).body.webhooks.length).toBe(before);
@@ -498,7 +498,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		await page.locator('#edit-url').fill('http://receiver.test/plain');
 		await Promise.all([page.waitForLoadState('load'), page.getByRole('button', { name: 'Save changes' }).click()]);
 		await expect(page.locator('#edit-url').inputValue()).resolves.toBe('http://receiver.test/plain');
-		await expect(page.locator('#edit-url').getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => page.locator('#edit-url').getAttribute('aria-invalid')).toBe('true');
 
 		// when it is deleted through the confirmation
 		await page.goto(`/admin/settings/webhooks?delete=${id}`);

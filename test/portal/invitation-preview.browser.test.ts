@@ -148,7 +148,7 @@ describe('what an invitation link says before anything is typed', { timeout: 30_
 
 		// then the message names only the password, beside the password field; the name field is not marked
 		await expect(page.locator('#password-error').textContent()).resolves.toBe('Password must be 12 to 256 characters');
-		await expect(page.getByLabel('Password').getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => page.getByLabel('Password').getAttribute('aria-invalid')).toBe('true');
 		await expect(page.getByRole('alert').textContent()).resolves.toBe('The password must be 12 to 256 characters');
 		await expect(page.locator('#name-error').count()).resolves.toBe(0);
 		await expect(page.getByLabel('Name').getAttribute('aria-invalid')).resolves.toBeNull();

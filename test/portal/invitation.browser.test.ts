@@ -116,7 +116,7 @@ describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
 		// then the password field says why, the name is kept, and nobody joined
 		const password = page.getByLabel('Password');
 		await expect(page.locator('#password-error').textContent()).resolves.toBe('Password must be 12 to 256 characters');
-		await expect(password.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => password.getAttribute('aria-invalid')).toBe('true');
 		await expect(password.getAttribute('aria-describedby')).resolves.toContain('password-error');
 		await expect(page.getByLabel('Name').inputValue()).resolves.toBe('Sam Short');
 		expect(new URL(page.url()).pathname).toBe('/invitations/accept');

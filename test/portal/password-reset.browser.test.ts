@@ -95,7 +95,7 @@ describe('password reset by mail', { timeout: 90_000 }, () => {
 		await page.getByLabel('Repeat new password', { exact: true }).fill(`${NEW_PASSWORD}!`);
 		await submit(page, 'Save new password');
 		await expect(page.locator('#password-repeat-error').textContent()).resolves.toBe('The repeated password does not match the new password');
-		await expect(page.getByLabel('Repeat new password', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => page.getByLabel('Repeat new password', { exact: true }).getAttribute('aria-invalid')).toBe('true');
 		expect(new URL(page.url()).pathname).toBe('/reset-password');
 
 		// when they type it twice alike
@@ -163,7 +163,7 @@ describe('password reset by mail', { timeout: 90_000 }, () => {
 		// then the field says why, and keeps what was typed
 		const field = page.getByLabel('Email');
 		await expect(page.locator('#email-error').textContent()).resolves.toBe('Email must be an e-mail address');
-		await expect(field.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
 		await expect(field.inputValue()).resolves.toBe('someone@localhost');
 		await expect(page.getByRole('status').count()).resolves.toBe(0);
 

@@ -90,7 +90,7 @@ describe('/admin/products', { timeout: 60_000 }, () => {
 		await create.getByLabel('Name').fill('Reserved');
 		await slug.fill('openid');
 		await submit(page, create, 'Add product');
-		await expect(slug.getAttribute('aria-invalid')).resolves.toBe('true');
+		await expect.poll(() => slug.getAttribute('aria-invalid')).toBe('true');
 		await expect(description(slug)).resolves.toMatch(/^Slug is reserved \(a standard OAuth scope\) 1 to 63 lowercase/);
 		expect((await admin.get('/v1/products/openid')).status).toBe(404);
 
