@@ -17,8 +17,15 @@ export const SESSION_TOKEN_PREFIX = 'tss_';
 
 export interface IssuedSession {
   token: string;
-  session: { id: string; createdAt: Date; expiresAt: Date; organizationId: string | null; authTime: Date };
+  session: { id: string; createdAt: Date; expiresAt: Date; organizationId: string | null; authTime: Date; amr: string[] };
 }
+
+/**
+ * How a sign-in proved who the person is, as RFC 8176 amr values: a password; a TOTP or recovery code; a passkey
+ * (hwk bound to one device, swk synced) with user verification (user). A second factor, or a passkey with user
+ * verification, adds mfa.
+ */
+export type AuthMethod = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'mfa';
 
 type Tx = Prisma.TransactionClient;
 
@@ -33,9 +40,12 @@ async function defaultOrganizationId(tx: Tx, userId: string): Promise<string | n
   return (operator ?? rows[0])?.organizationId ?? null;
 }
 
-/** `authTime` is when the person last proved who they are: now, unless the session continues an earlier sign-in. */
+/**
+ * `authTime` is when the person last proved who they are: now, unless the session continues an earlier sign-in;
+ * `amr` how they did (a password alone unless said).
+ */
 export async function createSession(
-  ctx: Context, tx: Tx, userId: string, sessionVersion: number, organizationId?: string | null, authTime?: Date,
+  ctx: Context, tx: Tx, userId: string, sessionVersion: number, organizationId?: string | null, authTime?: Date, amr: AuthMethod[] = ['pwd'],
 ): Promise<IssuedSession> {
   const token = randomToken(SESSION_TOKEN_PREFIX);
   const now = ctx.clock.now();
@@ -46,6 +56,7 @@ export async function createSession(
       sessionVersion,
       organizationId: organizationId === undefined ? await defaultOrganizationId(tx, userId) : organizationId,
       authTime: authTime ?? now,
+      amr,
       createdAt: now,
       lastSeenAt: now,
       expiresAt: addSeconds(now, SESSION_TTL_SECONDS),
