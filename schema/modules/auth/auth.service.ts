@@ -7,7 +7,7 @@ import { SessionRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
-import { createSession, findLiveSession, revokeSession, type IssuedSession } from './sessions.service.ts';
+import { createSession, findLiveSession, revokeSession, type AuthMethod, type IssuedSession } from './sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
 
 export interface LoginResult {
@@ -66,12 +66,25 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult>
     throw new InvalidCredentialsError();
   }
   await passwordAccepted(ctx, email);
+  return signInWith(ctx, user, ['pwd']);
+}
+
+/**
+ * Ends a sign-in that has proved who the person is with `amr`: a new session, audited as auth.login with its
+ * methods, and the login payload. `use` runs first in the same transaction (consuming a code or a challenge),
+ * so that a sign-in that fails there leaves nothing behind.
+ */
+export async function signInWith(
+  ctx: Context, user: { id: string; sessionVersion: number }, amr: AuthMethod[], use?: (tx: Prisma.TransactionClient) => Promise<void>,
+): Promise<LoginResult> {
+  const userId = user.id;
   const issued = await ctx.db.$transaction(async (tx) => {
-    const issued = await createSession(ctx, tx, user.id, user.sessionVersion);
-    await recordAudit(ctx, { action: 'auth.login', actorId: user.id, targetType: 'user', targetId: user.id, organizationId: issued.session.organizationId }, tx);
+    await use?.(tx);
+    const issued = await createSession(ctx, tx, userId, user.sessionVersion, undefined, undefined, amr);
+    await recordAudit(ctx, { action: 'auth.login', actorId: userId, targetType: 'user', targetId: userId, organizationId: issued.session.organizationId, details: { amr } }, tx);
     return issued;
   });
-  return loginPayload(ctx.db, issued, user.id);
+  return loginPayload(ctx.db, issued, userId);
 }
 
 export async function logout(ctx: Context): Promise<boolean> {
