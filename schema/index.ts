@@ -16,5 +16,7 @@ import './modules/webhooks/webhooks.graphql.ts';
 import './modules/apps/apps.graphql.ts';
 import './modules/accounts/accounts.graphql.ts';
 import './modules/mail/mail.graphql.ts';
+import './modules/passkeys/passkeys.graphql.ts';
+import './modules/mfa/mfa.graphql.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

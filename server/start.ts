@@ -18,6 +18,7 @@ import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
+import { passkeysUnavailableReason } from '../schema/modules/passkeys/passkeys.service.ts';
 import { noMetrics } from '../schema/metrics/metrics.ts';
 import { startMetricsServer } from './metrics.ts';
 import type { Tracing } from './tracing.ts';
@@ -173,6 +174,9 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       const port = (server.address() as { port: number }).port;
       issuer ??= defaultIssuer(config.host, port);
       log(`tessera listening on ${issuer} (port ${port})`);
+      // Said once, by the processes that serve the portal and the API: without it the missing passkey buttons are a riddle.
+      const passkeysOff = passkeysUnavailableReason(base.settings.issuer());
+      if (passkeysOff) log(passkeysOff);
     }
     // Said by the processes that send mail: an API process without SMTP_URL beside workers that have it sends none.
     if (!config.mail.smtpUrl && config.role !== 'api') log(`no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`);

@@ -1,7 +1,17 @@
 // The one place that answers "what may this caller do in this organization". Scopes (scopes.ts) and services
 // both ask here. A caller with no role in an organization is told it does not exist (404, not 403).
 import type { Actor, Context, Role } from '../context.ts';
-import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
+import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
+
+/**
+ * The organization requires a second factor and the caller's person has none: everything in it is refused until one
+ * is set up, but the caller's own second-factor routes (docs/architecture.md#second-factors).
+ */
+export class MfaEnrollmentRequiredError extends DomainError {
+  constructor() {
+    super('mfa_enrollment_required', 'This organization requires a second factor: set one up at /portal/security first');
+  }
+}
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 
@@ -10,6 +20,11 @@ export const roleAtLeast = (role: Role | null | undefined, min: Role) => !!role 
 interface Memberships {
   roles: Map<string, Role>;
   operatorId: string | null;
+  /**
+   * Organizations that require a second factor of a session's person who has none: everything there is refused
+   * until one is set up (docs/architecture.md#second-factors). Tokens and API keys are not held back.
+   */
+  awaitingFactor: Set<string>;
 }
 
 async function memberships(ctx: Context): Promise<Memberships> {
@@ -18,7 +33,8 @@ async function memberships(ctx: Context): Promise<Memberships> {
   const load = (async (): Promise<Memberships> => {
     const actor = ctx.actor;
     const roles = new Map<string, Role>();
-    if (!actor) return { roles, operatorId: await ctx.operatorOrganizationId() };
+    const awaitingFactor = new Set<string>();
+    if (!actor) return { roles, operatorId: await ctx.operatorOrganizationId(), awaitingFactor };
     if (actor.kind === 'apiKey') {
       roles.set(actor.organizationId, actor.role);
     } else if (actor.userId) {
@@ -28,11 +44,13 @@ async function memberships(ctx: Context): Promise<Memberships> {
           // A token acts only within its client's organization.
           ...(actor.kind === 'oauth' ? { organizationId: actor.organizationId } : {}),
         },
-        select: { organizationId: true, role: true },
+        select: { organizationId: true, role: true, organization: { select: { requireMfa: true } } },
       });
       for (const r of rows) roles.set(r.organizationId, r.role);
+      const requiring = rows.filter((r) => r.organization.requireMfa).map((r) => r.organizationId);
+      if (actor.kind === 'user' && requiring.length && !(await hasSecondFactor(ctx, actor.userId))) for (const id of requiring) awaitingFactor.add(id);
     }
-    return { roles, operatorId: await ctx.operatorOrganizationId() };
+    return { roles, operatorId: await ctx.operatorOrganizationId(), awaitingFactor };
   })();
   ctx.cache.set('memberships', load);
   return load;
@@ -57,11 +75,19 @@ export async function requirePlatformAdmin(ctx: Context, Refusal: new () => Forb
   requireActor(ctx);
   const m = await memberships(ctx);
   if (!administersPlatform(m)) throw new Refusal();
+  if (m.awaitingFactor.has(m.operatorId!)) throw new MfaEnrollmentRequiredError();
   return m.operatorId!;
 }
 
 export async function organizationIdsOf(ctx: Context): Promise<string[]> {
   return [...(await memberships(ctx)).roles.keys()];
+}
+
+async function hasSecondFactor(ctx: Context, userId: string): Promise<boolean> {
+  const [row] = await ctx.db.$queryRaw<{ has: boolean }[]>`
+    select exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
+        or exists (select 1 from passkeys where user_id = ${userId}) as has`;
+  return row!.has;
 }
 
 /** Forget the memo after a change to the caller's own memberships within one request. */
@@ -75,6 +101,11 @@ export function forgetMemberships(ctx: Context): void {
  */
 export async function requireOrgRole(ctx: Context, organizationId: string, min: Role, what = 'Organization'): Promise<Role> {
   if (!ctx.actor) throw new UnauthenticatedError();
+  const m = await memberships(ctx);
+  // A platform admin's powers come from the operator organization, held back like any other.
+  if (m.awaitingFactor.has(organizationId) || (m.operatorId && m.awaitingFactor.has(m.operatorId) && administersPlatform(m))) {
+    throw new MfaEnrollmentRequiredError();
+  }
   const role = await roleIn(ctx, organizationId);
   if (await isPlatformAdmin(ctx)) {
     // Platform admins act as owners everywhere, but only where there is an organization.

@@ -133,8 +133,8 @@ export const EVENT_CATALOG = {
   'oauth.token.issued': kind(OAUTH, ['A'], 'Tokens were issued to a client (code exchange, refresh, client credentials).', (f: { client: Omit<ClientRef, 'name'>; user: { id: string } | null; scope: string; grantType: string }) =>
     ({ client: { id: f.client.id, clientId: f.client.clientId }, user: f.user && { id: f.user.id }, scope: f.scope, grantType: f.grantType }),
   { client: sClient, user: sUser, scope: 'openid email', grantType: 'authorization_code' }),
-  '2fa.enabled': kind(TWO_FACTOR, ['A'], 'Two-factor authentication was turned on (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
-  '2fa.disabled': kind(TWO_FACTOR, ['A'], 'Two-factor authentication was turned off (not emitted yet: no second factor exists).', userRefData, { user: sUser }),
+  '2fa.enabled': kind(TWO_FACTOR, ['A'], 'A first second factor (an authenticator app or a passkey) was set up.', userRefData, { user: sUser }),
+  '2fa.disabled': kind(TWO_FACTOR, ['A'], 'The last second factor was removed, by the person or by an owner resetting them.', userRefData, { user: sUser }),
   'api_key.created': kind(API_KEYS, ['A'], 'An API key was created.', apiKeyData, { apiKey: sApiKey }),
   'api_key.revoked': kind(API_KEYS, ['A'], 'An API key was revoked (by an admin, or because its creator left).', (f: { apiKey: { id: string; name: string } }) => ({ apiKey: { id: f.apiKey.id, name: f.apiKey.name } }), { apiKey: sApiKey }),
   // List B

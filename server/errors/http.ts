@@ -17,6 +17,7 @@ export const STATUS_BY_CODE: Record<string, number> = {
   access_denied: 403,
   forbidden: 403,
   insufficient_scope: 403,
+  mfa_enrollment_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,

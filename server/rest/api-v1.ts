@@ -11,6 +11,8 @@ import { licenseRoutes } from './licenses.ts';
 import { webhookRoutes } from './webhooks.ts';
 import { appRoutes } from './apps.ts';
 import { accountRoutes } from './accounts.ts';
+import { passkeyRoutes } from './passkeys.ts';
+import { MFA_CHALLENGE_FIELDS, mfaRoutes, presentMfaChallenge } from './mfa.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
 const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
@@ -44,10 +46,14 @@ const presentSession = (s: any) => ({
 export const apiV1Routes: RestRoute[] = [
   {
     method: 'POST', path: '/auth/login', public: true, summary: 'Sign in with e-mail and password',
-    operation: `mutation($input: LoginInput!) { login(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: `mutation($input: LoginInput!) {
+      login(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ... on MfaChallenge { ${MFA_CHALLENGE_FIELDS} } ${USER_ERROR_FIELDS} }
+    }`,
     variables: ({ body }) => ({ input: fromBody(body, ['email', 'password']) }),
     respond: (d) => {
       const login = unwrap(d.login);
+      // The password was right; no session until the second factor (POST /api/v1/auth/login/mfa).
+      if (login.__typename === 'MfaChallenge') return { body: presentMfaChallenge(login) };
       return { body: presentLogin(login), session: loginSession(login) };
     },
   },
@@ -163,6 +169,8 @@ export const apiV1Routes: RestRoute[] = [
     respond: (d) => ({ body: presentPage('audit_logs', d.auditLogs, presentAuditLog) }),
   },
   ...accountRoutes,
+  ...passkeyRoutes,
+  ...mfaRoutes,
   ...subscriptionRoutes,
   ...seatRoutes,
   ...licenseRoutes,

@@ -15,31 +15,34 @@ export const presentUser = (u: any) => ({
 export const ME_FIELDS = `${USER_FIELDS} pendingEmail`;
 export const presentMe = (u: any) => ({ ...presentUser(u), pending_email: u.pendingEmail ?? null });
 
-export const ORGANIZATION_FIELDS = 'id name role isOperator createdAt updatedAt';
+export const ORGANIZATION_FIELDS = 'id name role isOperator requireMfa createdAt updatedAt';
 export const presentOrganization = (o: any) => ({
   id: o.id,
   name: o.name,
   role: o.role ?? null,
   is_operator: o.isOperator,
+  require_mfa: o.requireMfa,
   created_at: o.createdAt,
   updated_at: o.updatedAt,
 });
 
-export const LOGIN_FIELDS = 'token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role }';
+export const LOGIN_FIELDS = 'token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role } mfaEnrollmentRequired';
 export const presentLogin = (l: any) => ({
   token: l.token,
   token_type: l.tokenType,
   expires_at: l.expiresAt,
   user: l.user,
   organization: l.organization ?? null,
+  ...(l.mfaEnrollmentRequired ? { mfa_enrollment_required: true } : {}),
 });
 
-export const MEMBER_FIELDS = `id organizationId userId role createdAt user { ${USER_FIELDS} }`;
+export const MEMBER_FIELDS = `id organizationId userId role createdAt mfaEnabled user { ${USER_FIELDS} }`;
 export const presentMember = (m: any) => ({
   user_id: m.userId,
   organization_id: m.organizationId,
   role: m.role,
   joined_at: m.createdAt,
+  mfa_enabled: m.mfaEnabled,
   user: { id: m.user.id, email: m.user.email, name: m.user.name, email_verified: m.user.emailVerified },
 });
 

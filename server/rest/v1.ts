@@ -31,7 +31,7 @@ export const v1Routes: RestRoute[] = [
   {
     method: 'PATCH', path: '/organizations/:id', summary: 'Update an organization (owners and admins)',
     operation: `mutation($id: ID!, $input: UpdateOrganizationInput!) { updateOrganization(id: $id, input: $input) { __typename ... on Organization { ${ORGANIZATION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
-    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['name']) }),
+    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['name', 'require_mfa']) }),
     respond: (d) => ({ body: presentOrganization(unwrap(d.updateOrganization)) }),
   },
   {
@@ -51,6 +51,12 @@ export const v1Routes: RestRoute[] = [
     operation: `mutation($id: String!, $user: String!) { removeMember(organizationId: $id, userId: $user) { __typename ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id, user: params.user_id }),
     respond: (d) => (unwrap(d.removeMember), { status: 204 }),
+  },
+  {
+    method: 'DELETE', path: '/organizations/:id/members/:user_id/mfa', summary: "Reset a member's second factors (owners; the member is mailed)",
+    operation: `mutation($id: ID!, $user: ID!) { resetMemberMfa(organizationId: $id, userId: $user) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params }) => ({ id: params.id, user: params.user_id }),
+    respond: (d) => (unwrap(d.resetMemberMfa), { status: 204 }),
   },
   {
     method: 'POST', path: '/organizations/:id/transfer-ownership', summary: 'Make a member owner, the calling owner stepping down to admin',

@@ -32,7 +32,7 @@ describe('GET /v1/organizations/{id}/members', () => {
     // The platform admin who set the tenant up has left: owner, admin and member remain, in joining order.
     expect(reply.body.members.map((m: any) => [m.user_id, m.role])).toEqual([[a.owner.id, 'owner'], [a.admin.id, 'admin'], [a.member.id, 'member']]);
     expect(reply.body.members[2]).toEqual({
-      user_id: a.member.id, organization_id: a.id, role: 'member', joined_at: expect.any(String),
+      user_id: a.member.id, organization_id: a.id, role: 'member', joined_at: expect.any(String), mfa_enabled: false,
       user: { id: a.member.id, email: a.member.email, name: 'member', email_verified: expect.any(Boolean) },
     });
   });

@@ -32,7 +32,7 @@ describe('POST /v1/organizations', () => {
 
     expect(reply.status).toBe(201);
     expect(reply.body).toEqual({
-      id: expect.any(String), name: 'Acme Labs', role: 'owner', is_operator: false,
+      id: expect.any(String), name: 'Acme Labs', role: 'owner', is_operator: false, require_mfa: false,
       created_at: expect.any(String), updated_at: expect.any(String),
     });
     const mine = await founder.api.get('/api/v1/orgs');

@@ -1,7 +1,8 @@
 // Sign-in and the caller: login, logout, switching organization, the viewer query, and where the caller is signed in.
 import { builder } from '../../builder.ts';
+import { UserError } from '../../errors/index.ts';
 import type { Role } from '../../context.ts';
-import { login, logout, switchOrganization, type LoginResult } from './auth.service.ts';
+import { login, logout, switchOrganization, type LoginResult, type MfaChallenge } from './auth.service.ts';
 import { listMySessions, revokeMySession, revokeOtherSessions, type PersonSession } from './sessions.service.ts';
 import { viewer, type ViewerShape } from './viewer.service.ts';
 
@@ -45,8 +46,38 @@ export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').im
     session: t.field({ type: SessionInfo, resolve: (p) => p.session }),
     user: t.field({ type: UserSummary, resolve: (p) => p.user }),
     organization: t.field({ type: OrganizationMembershipRef, nullable: true, resolve: (p) => p.organization }),
+    mfaEnrollmentRequired: t.exposeBoolean('mfaEnrollmentRequired', {
+      description: 'The organization requires a second factor and the person has none: set one up before anything else there.',
+    }),
   }),
 });
+
+const MfaChallengeRef = builder.objectRef<MfaChallenge>('MfaChallenge').implement({
+  description: 'The password was right and the account has a second factor: complete the sign-in with completeMfaLogin (or a passkey).',
+  fields: (t) => ({
+    mfaRequired: t.boolean({ resolve: () => true }),
+    mfaToken: t.exposeString('mfaToken', { description: 'Single use, for 5 minutes, for this person only.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+    methods: t.exposeStringList('methods', { description: 'totp, recovery_code, passkey.' }),
+  }),
+});
+
+// The errors plugin wraps only an object type directly, so login's result union (the session, the challenge, or a
+// problem the caller can correct) is spelled out under the name the plugin gave it before.
+const LoginResultRef = builder.unionType('MutationLoginResult', {
+  types: [LoginPayloadRef, MfaChallengeRef, UserError],
+  resolveType: (outcome) => (outcome instanceof UserError ? 'UserError' : 'mfaToken' in outcome ? MfaChallengeRef : LoginPayloadRef),
+});
+
+/** A UserError as a member of the result union, as the errors plugin does; anything else stays an error. */
+const userErrorAsResult = async <T,>(work: Promise<T>): Promise<T | UserError> => {
+  try {
+    return await work;
+  } catch (error) {
+    if (error instanceof UserError) return error;
+    throw error;
+  }
+};
 
 export const ViewerRef = builder.objectRef<ViewerShape>('Viewer').implement({
   description: 'The signed-in person, the organization the request acts in, and their role.',
@@ -65,11 +96,11 @@ const LoginInput = builder.inputType('LoginInput', {
 
 builder.mutationField('login', (t) =>
   t.field({
-    errors: {},
-    type: LoginPayloadRef,
-    description: 'Signs in with e-mail and password. Repeated failures for one account or address are slowed down.',
+    type: LoginResultRef,
+    description:
+      'Signs in with e-mail and password: a session, or for an account with a second factor an MfaChallenge. Repeated failures for one account or address are slowed down.',
     args: { input: t.arg({ type: LoginInput, required: true }) },
-    resolve: (_root, { input }, ctx) => login(ctx, input),
+    resolve: (_root, { input }, ctx) => userErrorAsResult(login(ctx, input)),
   }),
 );
 

@@ -9,6 +9,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { createSession, findLiveSession, revokeSession, type AuthMethod, type IssuedSession } from './sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
+import { newLinkToken, userIdQuery } from '../accounts/link-tokens.ts';
 
 export interface LoginResult {
   token: string;
@@ -16,6 +17,18 @@ export interface LoginResult {
   session: IssuedSession['session'];
   user: { id: string; email: string; name: string };
   organization: { id: string; name: string; role: Role } | null;
+  /** The organization the session starts in requires a second factor and the person has none yet. */
+  mfaEnrollmentRequired: boolean;
+}
+
+/** The second factors a sign-in can be completed with. */
+export type MfaMethod = 'totp' | 'recovery_code' | 'passkey';
+
+/** A right password of an account with a second factor: no session yet, a token to complete the sign-in with. */
+export interface MfaChallenge {
+  mfaToken: string;
+  expiresAt: Date;
+  methods: MfaMethod[];
 }
 
 const loginInput = z.object({
@@ -25,24 +38,29 @@ const loginInput = z.object({
 
 /** The login payload for a freshly issued session. */
 export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | 'membership'>, issued: IssuedSession, userId: string): Promise<LoginResult> {
-  const user = await db.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true } });
+  const user = await db.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { id: true, email: true, name: true, totpFactor: { select: { confirmedAt: true } }, _count: { select: { passkeys: true } } },
+  });
   const orgId = issued.session.organizationId;
   const membership = orgId
     ? await db.membership.findUnique({
         where: { userId_organizationId: { userId, organizationId: orgId } },
-        select: { role: true, organization: { select: { id: true, name: true } } },
+        select: { role: true, organization: { select: { id: true, name: true, requireMfa: true } } },
       })
     : null;
+  const hasFactor = !!user.totpFactor?.confirmedAt || user._count.passkeys > 0;
   return {
     token: issued.token,
     expiresAt: issued.session.expiresAt,
     session: issued.session,
-    user,
-    organization: membership ? { ...membership.organization, role: membership.role } : null,
+    user: { id: user.id, email: user.email, name: user.name },
+    organization: membership ? { id: membership.organization.id, name: membership.organization.name, role: membership.role } : null,
+    mfaEnrollmentRequired: !!membership?.organization.requireMfa && !hasFactor,
   };
 }
 
-export async function login(ctx: Context, input: unknown): Promise<LoginResult> {
+export async function login(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
   try {
     const result = await passwordLogin(ctx, input);
     ctx.metrics.signIn('success', 'password');
@@ -54,11 +72,23 @@ export async function login(ctx: Context, input: unknown): Promise<LoginResult> 
   }
 }
 
-async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult> {
+interface Account {
+  id: string;
+  passwordHash: string;
+  sessionVersion: number;
+  totp: boolean;
+  passkeys: boolean;
+}
+
+async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
   const { email, password } = parseInput(loginInput, input);
   // A locked account or address is refused before the password is hashed; no transaction is open while it is.
   await admitPasswordAttempt(ctx, email);
-  const user = await ctx.db.user.findUnique({ where: { email }, select: { id: true, passwordHash: true, sessionVersion: true } });
+  const [user] = await ctx.db.$queryRaw<Account[]>`
+    select u.id, u.password_hash as "passwordHash", u.session_version as "sessionVersion",
+           exists (select 1 from totp_factors t where t.user_id = u.id and t.confirmed_at is not null) as totp,
+           exists (select 1 from passkeys p where p.user_id = u.id) as passkeys
+    from users u where u.email = ${email}`;
   const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
   if (!user || !ok) {
     await passwordRejected(ctx, email);
@@ -66,7 +96,20 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult>
     throw new InvalidCredentialsError();
   }
   await passwordAccepted(ctx, email);
+  if (user.totp || user.passkeys) return mfaChallenge(ctx, user, email);
   return signInWith(ctx, user, ['pwd']);
+}
+
+/**
+ * The password was right and the account has a second factor: no session yet, but an mfa_token (5 minutes, single
+ * use, the person's) that POST /api/v1/auth/login/mfa completes with a code, or a passkey sign-in replaces.
+ */
+async function mfaChallenge(ctx: Context, user: Account, email: string): Promise<MfaChallenge> {
+  const now = ctx.clock.now();
+  const issued = newLinkToken('mfa', userIdQuery(user.id), email, now);
+  await ctx.db.$executeRaw`with ${issued.ctes} select 1`;
+  const methods: MfaMethod[] = [...(user.totp ? (['totp'] as const) : []), 'recovery_code', ...(user.passkeys ? (['passkey'] as const) : [])];
+  return { mfaToken: issued.token, expiresAt: issued.expiresAt, methods };
 }
 
 /**

@@ -21,19 +21,23 @@ const LIMITS = { account: 5, address: 20 } as const;
 const accountKey = (email: string) => `account:${email}`;
 const addressKey = (ip: string) => `address:${ip}`;
 
-function countersOf(ctx: Context, email: string) {
+/** `email` null: a sign-in that names no account until it is proved (a passkey), counted per address only. */
+function countersOf(ctx: Context, email: string | null) {
   const ip = ctx.request.ip;
-  return [{ key: accountKey(email), limit: LIMITS.account }, ...(ip ? [{ key: addressKey(ip), limit: LIMITS.address }] : [])];
+  return [...(email === null ? [] : [{ key: accountKey(email), limit: LIMITS.account }]), ...(ip ? [{ key: addressKey(ip), limit: LIMITS.address }] : [])];
 }
 
 /** Refuses with 429 and Retry-After, the refusal audited (aggregated per lock). */
-async function refuse(ctx: Context, email: string, key: string, until: Date, now: Date): Promise<never> {
-  await countThrottledAttempt(ctx, email, { key, since: addSeconds(until, -LOCK_SECONDS), until });
+async function refuse(ctx: Context, email: string | null, key: string, until: Date, now: Date): Promise<never> {
+  await countThrottledAttempt(ctx, email ?? '', { key, since: addSeconds(until, -LOCK_SECONDS), until });
   throw new RateLimitedError(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000)));
 }
 
-/** Before the password is checked (outside a transaction): a locked account or address is refused. One statement. */
-export async function admitPasswordAttempt(ctx: Context, email: string): Promise<void> {
+/**
+ * Before the password is checked (outside a transaction): a locked account or address is refused. One statement.
+ * A passkey sign-in asks too, with no account (null): its failures count against the address alone.
+ */
+export async function admitPasswordAttempt(ctx: Context, email: string | null): Promise<void> {
   const now = ctx.clock.now();
   const keys = countersOf(ctx, email).map((c) => c.key);
   const [locked] = await ctx.db.$queryRaw<{ key: string; locked_until: Date }[]>`
@@ -66,7 +70,7 @@ async function countFailure(ctx: Context, key: string, limit: number, now: Date)
  * The password was wrong: counts it, the account first. Returns when it is within the limits (the caller answers
  * 401); past a limit, refuses with 429, and a guess refused for its account is not counted against its address.
  */
-export async function passwordRejected(ctx: Context, email: string): Promise<void> {
+export async function passwordRejected(ctx: Context, email: string | null): Promise<void> {
   const now = ctx.clock.now();
   for (const { key, limit } of countersOf(ctx, email)) {
     const { failures, locked_until: lockedUntil } = await countFailure(ctx, key, limit, now);

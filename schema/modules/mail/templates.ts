@@ -69,6 +69,12 @@ export const MAIL_TEMPLATES = {
     lines: [`Hello ${f.name},`, `On ${when(f.at)} the address of your account was changed from this one to ${f.newEmail}. Mail about the account goes there from now on.`],
     after: ['If this was not you, tell your administrator at once.'],
   }),
+  second_factor_changed: (f: { name: string; change: string; at: Date; securityUrl: string }) => render({
+    subject: `A second factor of your ${PRODUCT} account changed`,
+    lines: [`Hello ${f.name},`, `On ${when(f.at)}: ${f.change}`],
+    action: { label: 'Review your security settings', url: f.securityUrl },
+    after: ['If this was not you, reset your password at once and tell your administrator.'],
+  }),
   invitation: (f: { organization: string; inviter: string | null; role: string; url: string; expiresAt: Date }) => render({
     subject: `You are invited to ${f.organization} on ${PRODUCT}`,
     lines: [`${f.inviter ?? 'An administrator'} invited you to join ${f.organization} as ${f.role === 'admin' ? 'an admin' : `a ${f.role}`}.`],

@@ -2,7 +2,7 @@ import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
-import { changeMemberRole, listMembers, removeMember, transferOwnership } from './members.service.ts';
+import { changeMemberRole, hasSecondFactor, listMembers, removeMember, transferOwnership } from './members.service.ts';
 import { acceptInvitation, createInvitation, invitationStatus, listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.service.ts';
 
 const MembershipRef = builder.prismaObject('Membership', {
@@ -13,6 +13,7 @@ const MembershipRef = builder.prismaObject('Membership', {
     role: t.expose('role', { type: RoleEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     user: t.relation('user'),
+    mfaEnabled: t.boolean({ description: 'The member has a second factor (an authenticator app or a passkey).', resolve: (m, _a, ctx) => hasSecondFactor(ctx, m) }),
   }),
 });
 

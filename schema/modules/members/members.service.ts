@@ -18,7 +18,18 @@ type Tx = Prisma.TransactionClient;
 export async function listMembers(ctx: Context, organizationId: string, page?: PageInput) {
   await requireOrgRole(ctx, organizationId, 'admin');
   const { limit, args } = paged(page, { organizationId });
-  return toPage(await ctx.db.membership.findMany({ ...args, include: { user: true } }), limit);
+  return toPage(await ctx.db.membership.findMany({ ...args, include: { user: { include: FACTORS } } }), limit);
+}
+
+/** What says whether a person has a second factor, read with the members list. */
+const FACTORS = { totpFactor: { select: { confirmedAt: true } }, _count: { select: { passkeys: true } } } as const;
+
+type WithFactors = { userId: string; user?: { totpFactor?: { confirmedAt: Date | null } | null; _count?: { passkeys: number } } };
+
+/** Whether the member has a second factor: from the list's own read, or looked up for a single membership. */
+export async function hasSecondFactor(ctx: Context, m: WithFactors): Promise<boolean> {
+  const user = m.user?._count ? m.user : await ctx.db.user.findUniqueOrThrow({ where: { id: m.userId }, select: FACTORS });
+  return !!user.totpFactor?.confirmedAt || (user._count?.passkeys ?? 0) > 0;
 }
 
 /**

@@ -10,6 +10,7 @@ export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organiza
     id: t.exposeID('id'),
     name: t.exposeString('name'),
     isOperator: t.exposeBoolean('isOperator', { description: 'The operator organization: its owners and admins administer the platform.' }),
+    requireMfa: t.exposeBoolean('requireMfa', { description: 'Members must sign in with a second factor; set by owners.' }),
     role: t.field({ type: RoleEnum, nullable: true, description: "The caller's role here.", resolve: (o) => o.role }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -51,7 +52,7 @@ const CreateOrganizationInput = builder.inputType('CreateOrganizationInput', {
   fields: (t) => ({ name: t.string({ required: true }) }),
 });
 const UpdateOrganizationInput = builder.inputType('UpdateOrganizationInput', {
-  fields: (t) => ({ name: t.string() }),
+  fields: (t) => ({ name: t.string(), requireMfa: t.boolean({ description: 'Owners only; needs a second factor of your own to turn on.' }) }),
 });
 
 builder.mutationField('createOrganization', (t) =>

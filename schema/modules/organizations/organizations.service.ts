@@ -7,11 +7,13 @@ import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { OrganizationNotFoundError } from './organizations.errors.ts';
+import { ConflictError } from '../../errors/index.ts';
 
 export interface OrganizationWithRole {
   id: string;
   name: string;
   isOperator: boolean;
+  requireMfa: boolean;
   createdAt: Date;
   updatedAt: Date;
   /** The caller's role there; null for a platform admin looking at a tenant it does not belong to. */
@@ -71,11 +73,29 @@ export async function getOrganization(ctx: Context, id: string) {
   return withRole(ctx, org);
 }
 
-const updateInput = z.object({ name: fields.name.optional() }).strict();
+const updateInput = z.object({ name: fields.name.optional(), requireMfa: z.boolean().optional() }).strict();
+
+/**
+ * Only owners set require_mfa (docs/architecture.md#second-factors), and an owner without a second factor cannot
+ * turn it on: they would shut themselves out of their own organization.
+ */
+async function allowMfaPolicyChange(ctx: Context, id: string, on: boolean): Promise<void> {
+  await requireOrgRole(ctx, id, 'owner');
+  if (!on) return;
+  const userId = requireUserId(ctx);
+  const factors = await ctx.db.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { totpFactor: { select: { confirmedAt: true } }, _count: { select: { passkeys: true } } },
+  });
+  if (!factors.totpFactor?.confirmedAt && !factors._count.passkeys) {
+    throw new ConflictError('Set up a second factor for yourself before requiring one of every member');
+  }
+}
 
 export async function updateOrganization(ctx: Context, id: string, input: unknown) {
   await requireOrgRole(ctx, id, 'admin');
   const data = parseInput(updateInput, input);
+  if (data.requireMfa !== undefined) await allowMfaPolicyChange(ctx, id, data.requireMfa);
   const org = await ctx.db.$transaction(async (tx) => {
     const org = await tx.organization.update({ where: { id }, data });
     await emitEvent(tx, 'organization.updated', org, { organization: org, changes: Object.keys(data) }, { at: ctx.clock.now() });

@@ -1,0 +1,41 @@
+// Refusals of the second factors (docs/architecture.md#second-factors).
+import { ConflictError, InvalidCredentialsError, ValidationError } from '../../errors/index.ts';
+
+/** A code that is wrong, from outside its window, or already used: the same answer for each. */
+export class InvalidCodeError extends InvalidCredentialsError {
+  constructor(what: 'code' | 'recovery code' | 'password' = 'code') {
+    super(`Invalid ${what}`);
+  }
+}
+
+/** An unknown mfa_token, or one used or past its 5 minutes: sign in again. */
+export class InvalidMfaTokenError extends ValidationError {
+  constructor() {
+    super('This sign-in has expired or was already completed: sign in again', [{ path: 'mfaToken', message: 'is not a valid sign-in in progress' }]);
+  }
+}
+
+export class TotpAlreadyEnabledError extends ConflictError {
+  constructor() {
+    super('An authenticator app is already set up: remove it first to set up another');
+  }
+}
+
+export class NoPendingTotpError extends ConflictError {
+  constructor() {
+    super('No authenticator app is being set up: start again');
+  }
+}
+
+export class NoSecondFactorError extends ConflictError {
+  constructor() {
+    super('Set up an authenticator app first: recovery codes stand in for it');
+  }
+}
+
+/** A change that removes a factor needs the password, or a code, given with it. */
+export class FreshProofRequiredError extends ValidationError {
+  constructor() {
+    super('Confirm with your password or a code from your authenticator app', [{ path: 'password', message: 'or a code is required' }]);
+  }
+}
