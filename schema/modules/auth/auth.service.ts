@@ -95,8 +95,13 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
     await recordFailedPasswordAttempt(ctx, email, { action: 'auth.login', reason: 'wrong_password' });
     throw new InvalidCredentialsError();
   }
+  if (user.totp || user.passkeys) {
+    // Half the proof: a locked account is refused, but the count (wrong codes too) is cleared only by the second
+    // factor (completeMfaLogin); else a password between guesses would let codes be guessed without end.
+    await admitPasswordAttempt(ctx, email);
+    return mfaChallenge(ctx, user, email);
+  }
   await passwordAccepted(ctx, email);
-  if (user.totp || user.passkeys) return mfaChallenge(ctx, user, email);
   return signInWith(ctx, user, ['pwd']);
 }
 

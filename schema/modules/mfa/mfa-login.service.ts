@@ -12,7 +12,7 @@ import { signInWith, type LoginResult } from '../auth/auth.service.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
 import { InvalidCodeError, InvalidMfaTokenError } from './mfa.errors.ts';
-import { useRecoveryCode } from './recovery-codes.ts';
+import { recoveryCodeHash, useRecoveryCode } from './recovery-codes.ts';
 import { matchingStep } from './totp.ts';
 import { takeTotpStep } from './mfa.service.ts';
 
@@ -48,7 +48,13 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
     const totp = user.totpFactor?.confirmedAt ? user.totpFactor : null;
     step = totp ? matchingStep(await decryptSecret(totp.secretEncrypted, ctx.settings.secretKey), code, now) : null;
     if (step === null) throw await refuse(new InvalidCodeError());
+  } else if (!(await ctx.db.recoveryCode.findFirst({ where: { userId: user.id, codeHash: recoveryCodeHash(recoveryCode!), usedAt: null }, select: { id: true } }))) {
+    throw await refuse(new InvalidCodeError('recovery code'));
   }
+  // The code is right (for now): the throttle's verdict comes before anything is used up, as for a password. Asked
+  // after the sign-in, a lock made meanwhile by concurrent wrong guesses answered 429 with the code spent and a
+  // session made that nobody received.
+  await passwordAccepted(ctx, pending.email);
   let refusal: InvalidCodeError | null = null;
   try {
     const result = await signInWith(ctx, user, PASSWORD_AND_CODE, async (tx) => {
@@ -56,7 +62,6 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
       const accepted = step !== null ? await takeTotpStep(tx, user.id, step, true) : await useRecoveryCode(tx, user.id, recoveryCode!, now);
       if (!accepted) throw (refusal = new InvalidCodeError(step !== null ? 'code' : 'recovery code'));
     });
-    await passwordAccepted(ctx, pending.email);
     ctx.metrics.signIn('success', 'second_factor');
     return result;
   } catch (error) {
