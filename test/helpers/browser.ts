@@ -89,7 +89,7 @@ export async function signInOnPage(page: Page, email: string, password: string):
 	await page.getByLabel('Password').fill(password);
 	const [response] = await Promise.all([
 		page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/login'),
-		page.getByRole('button', { name: 'Sign in' }).click()
+		page.getByRole('button', { name: 'Sign in', exact: true }).click()
 	]);
 	// A 403 here is SvelteKit's CSRF check: the portal must see the same origin as the browser.
 	if (response.status() === 403) expect.fail(`POST /login answered 403: ${await response.text()}`);

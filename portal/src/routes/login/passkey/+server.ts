@@ -1,0 +1,56 @@
+// The last step of a sign-in with a passkey on /login (PasskeySignIn.svelte): the browser's answer, posted as a form
+// field, is verified through the bridge like a password sign-in, and the session cookie set here. The answer says
+// where the page goes next, as the password form's redirect would.
+import { json, type RequestHandler } from '@sveltejs/kit';
+import { GraphQLRequestError, gql, sessionToken, type Role, type UserError } from '#lib/server/graphql.ts';
+import { userErrorStatus } from '#lib/server/errors.ts';
+import { homeOf, safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
+
+const PASSKEY_SIGN_IN = /* GraphQL */ `
+	mutation PasskeySignIn($input: PasskeySignInInput!) {
+		passkeySignIn(input: $input) {
+			__typename
+			... on LoginPayload { token expiresAt organization { role } }
+			... on UserError { code message }
+		}
+	}
+`;
+
+const LOGOUT = /* GraphQL */ `
+	mutation Logout {
+		logout
+	}
+`;
+
+type Result = { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { role: Role } | null } | UserError;
+
+const refusal = (status: number, message: string) => json({ message }, { status, headers: { 'cache-control': 'no-store' } });
+
+export const POST: RequestHandler = async (event) => {
+	const form = await event.request.formData();
+	const text = form.get('response');
+	const returnTo = typeof form.get('return_to') === 'string' ? (form.get('return_to') as string) || null : null;
+	let response: unknown;
+	try {
+		response = typeof text === 'string' && text.length <= 100_000 ? JSON.parse(text) : undefined;
+	} catch {
+		// refused below
+	}
+	if (typeof response !== 'object' || response === null) return refusal(400, 'The passkey answer could not be read.');
+
+	let result: Result;
+	try {
+		({ passkeySignIn: result } = await gql<{ passkeySignIn: Result }>(event, PASSKEY_SIGN_IN, { input: { response } }));
+	} catch (err) {
+		if (err instanceof GraphQLRequestError && err.status < 500) {
+			return refusal(err.status, err.code === 'rate_limited' ? 'Too many sign-in attempts. Please wait a moment and try again.' : err.message);
+		}
+		throw err;
+	}
+	if (result.__typename === 'UserError') return refusal(userErrorStatus(result), result.message);
+
+	// A session signed in again (a fresh sign-in an application asked for) ends, as after a password.
+	if (sessionToken(event)) await gql(event, LOGOUT).catch(() => undefined);
+	setSessionCookie(event, result.token, result.expiresAt);
+	return json({ location: safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)) }, { headers: { 'cache-control': 'no-store' } });
+};
