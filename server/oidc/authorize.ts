@@ -13,7 +13,13 @@ function location(outcome: AuthorizeOutcome): string {
   if (outcome.kind === 'redirect') return outcome.url;
   if (outcome.kind === 'consent') return `/consent?${new URLSearchParams({ request: outcome.request })}`;
   const back = `/oauth/authorize?${new URLSearchParams(outcome.params)}`;
-  return `/login?${new URLSearchParams({ return_to: back, ...(outcome.loginHint ? { login_hint: outcome.loginHint } : {}) })}`;
+  // A person the client's organization requires a second factor of sets one up first, then comes back.
+  if (outcome.again === 'enrol') return `/portal/security?${new URLSearchParams({ enrol: '1', return_to: back })}`;
+  const query = new URLSearchParams({ return_to: back });
+  if (outcome.loginHint) query.set('login_hint', outcome.loginHint);
+  // The portal's sign-in page then asks a signed-in person to sign in anew rather than sending them back.
+  if (outcome.again) query.set('reauth', '1');
+  return `/login?${query}`;
 }
 
 export function authorizeEndpoint(base: ContextBase): Koa.Middleware {

@@ -51,7 +51,7 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
       loginHint: p.login_hint ? p.login_hint.slice(0, 254) : null,
     };
     const hintedSubject = await checkIdTokenHint(ctx, request.idTokenHint, client.clientId);
-    const login = requireLogin(ctx, request, loaded.session, hintedSubject, p);
+    const login = requireLogin(ctx, request, loaded.session, hintedSubject, p, loaded);
     if (login) return login;
     const session = loaded.session!;
     requireMembership(loaded.member);
@@ -94,7 +94,7 @@ export async function decideConsent(ctx: Context, token: string, session: Browse
   const client = await findEnabledClient(ctx, request.clientId);
   if (!client.redirectUris.includes(request.redirectUri)) throw new InvalidRequest('redirect_uri not registered');
   // The sign-in the request was made under, not a newer one.
-  const signIn = { userId: session.userId, sessionId: session.sessionId, authTime: new Date(consent.auth_time * 1000) };
+  const signIn = { userId: session.userId, sessionId: session.sessionId, authTime: new Date(consent.auth_time * 1000), amr: consent.amr ?? [] };
   const back = (error: OAuthError) => errorRedirect(ctx, request.redirectUri, error, request.state);
   let answered: string | null;
   if (approve) {

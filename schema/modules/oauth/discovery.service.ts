@@ -1,5 +1,6 @@
 // Discovery (OIDC Discovery 1.0, RFC 8414) and which browser origins may call the OAuth endpoints.
 import type { Context, ContextBase } from '../../context.ts';
+import { ACR_VALUES } from './acr.ts';
 import type { Db } from '../../db.ts';
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 import { STANDARD_SCOPES } from './scopes.ts';
@@ -62,7 +63,8 @@ function buildDocument(issuer: string, products: string[]) {
     introspection_endpoint_auth_methods_supported: ['client_secret_post'],
     code_challenge_methods_supported: ['S256', 'plain'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'email', 'email_verified', 'name', 'picture', 'updated_at', 'organization_id', 'organizationId', 'organization_name', 'role', 'products', 'licenses', 'entitlements'],
+    acr_values_supported: [...ACR_VALUES],
+    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'amr', 'acr', 'email', 'email_verified', 'name', 'picture', 'updated_at', 'organization_id', 'organizationId', 'organization_name', 'role', 'products', 'licenses', 'entitlements'],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,

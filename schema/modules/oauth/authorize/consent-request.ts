@@ -14,13 +14,15 @@ export interface ConsentRequest {
   sub: string;
   sid: string;
   auth_time: number;
+  /** How that sign-in was made (RFC 8176); absent in a request signed before amr was kept. */
+  amr?: string[];
   req: AuthorizationRequest;
 }
 
 export async function signConsentRequest(ctx: Context, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
   const now = epochSeconds(ctx.clock.now());
   return ctx.keys.sign(
-    { iss: ctx.settings.issuer(), jti: randomUUID(), sub: session.userId, sid: session.sessionId, auth_time: epochSeconds(session.authTime), iat: now, exp: now + CONSENT_REQUEST_TTL_SECONDS, req: { ...request, prompt: [] } },
+    { iss: ctx.settings.issuer(), jti: randomUUID(), sub: session.userId, sid: session.sessionId, auth_time: epochSeconds(session.authTime), amr: session.amr, iat: now, exp: now + CONSENT_REQUEST_TTL_SECONDS, req: { ...request, prompt: [] } },
     'RS256',
     'consent+jwt',
   );

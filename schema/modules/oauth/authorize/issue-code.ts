@@ -38,10 +38,10 @@ export function codeInserts(ctx: Context, client: CodeClient, request: Authoriza
       SELECT ${uuidv7()}::text, ${client.id}::text, ${session.userId}::text, ${scope}::text, ${ts(now)} FROM gate RETURNING id),
     coded AS (
       INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, nonce,
-                                       code_challenge, code_challenge_method, auth_time, session_version, expires_at, created_at)
+                                       code_challenge, code_challenge_method, auth_time, amr, session_version, expires_at, created_at)
       SELECT ${uuidv7()}::text, ${sha256(code)}::text, granted.id, ${client.id}::text, ${session.userId}::text, ${client.organizationId}::text,
              ${request.redirectUri}::text, ${scope}::text, ${request.nonce}::text, ${request.codeChallenge}::text, ${request.codeChallengeMethod}::text,
-             ${ts(session.authTime)},
+             ${ts(session.authTime)}, ${session.amr}::text[],
              COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId}::text)),
              ${ts(addSeconds(now, CODE_TTL_SECONDS))}, ${ts(now)}
       FROM granted RETURNING id),

@@ -20,6 +20,10 @@ export interface Loaded {
   consentScopes: string[] | null;
   /** Of the product scopes asked for, those the session's user holds a license of in the client's organization. */
   licensed: string[];
+  /** The client's organization requires a second factor (docs/architecture.md#second-factors). */
+  requireMfa: boolean;
+  /** The session's user has a second factor to sign in with. */
+  hasFactor: boolean;
 }
 
 interface Row extends Omit<AuthorizeClient, 'id'> {
@@ -27,10 +31,13 @@ interface Row extends Omit<AuthorizeClient, 'id'> {
   sessionId: string | null;
   userId: string | null;
   authTime: Date | null;
+  amr: string[] | null;
   sessionVersion: number | null;
   member: boolean;
   consentScopes: string[] | null;
   licensed: string[];
+  requireMfa: boolean | null;
+  hasFactor: boolean | null;
 }
 
 /** What findEnabledClient and findLiveSession accept, checked before anything reaches the database. */
@@ -46,8 +53,11 @@ export async function loadAuthorization(ctx: Context, clientId: string | undefin
     SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
            c.consent_required AS "consentRequired",
-           s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.session_version AS "sessionVersion",
+           s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.amr, s.session_version AS "sessionVersion",
            (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes",
+           (SELECT o.require_mfa FROM organizations o WHERE o.id = c.organization_id) AS "requireMfa",
+           (s.id IS NOT NULL AND (EXISTS (SELECT 1 FROM totp_factors t WHERE t.user_id = s.user_id AND t.confirmed_at IS NOT NULL)
+                                  OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = s.user_id))) AS "hasFactor",
            ARRAY(SELECT p.slug FROM products p WHERE p.slug = ANY(${askedProducts(scope)}::text[]) AND ${holds}) AS licensed
     FROM (SELECT 1) AS one
     LEFT JOIN oauth_clients c ON c.client_id = ${plausibleClientId(clientId)}
@@ -62,9 +72,11 @@ export async function loadAuthorization(ctx: Context, clientId: string | undefin
       ? { id: r.id, clientId: r.clientId, organizationId: r.organizationId, name: r.name, enabled: r.enabled, redirectUris: r.redirectUris,
           allowedScopes: r.allowedScopes, grantTypes: r.grantTypes, consentRequired: r.consentRequired }
       : null,
-    session: r.sessionId ? { sessionId: r.sessionId, userId: r.userId!, authTime: r.authTime!, sessionVersion: r.sessionVersion! } : null,
+    session: r.sessionId ? { sessionId: r.sessionId, userId: r.userId!, authTime: r.authTime!, amr: r.amr ?? [], sessionVersion: r.sessionVersion! } : null,
     member: r.member,
     consentScopes: r.consentScopes,
     licensed: r.licensed,
+    requireMfa: r.requireMfa === true,
+    hasFactor: r.hasFactor === true,
   };
 }

@@ -12,6 +12,8 @@ export interface AuthorizationRequest {
   codeChallengeMethod: 'S256' | 'plain' | null;
   prompt: string[];
   maxAge: number | null;
+  /** The acr values asked for (OIDC Core 3.1.2.1), voluntary: those we know, in order of preference. */
+  acrValues: string[];
   idTokenHint: string | null;
   loginHint: string | null;
 }
@@ -21,6 +23,8 @@ export interface BrowserSession {
   userId: string;
   sessionId: string;
   authTime: Date;
+  /** How the sign-in was made (RFC 8176), carried into the code and from it into the ID token. */
+  amr: string[];
   /** The user's session version when known (it is bound into the code); else read when the code is written. */
   sessionVersion?: number;
 }
@@ -40,8 +44,12 @@ export interface AuthorizeClient {
 
 export type AuthorizeOutcome =
   | { kind: 'redirect'; url: string }
-  /** Send the browser to sign in, then back to the authorization endpoint with `params`. */
-  | { kind: 'login'; params: Record<string, string>; loginHint: string | null }
+  /**
+   * Send the browser to sign in, then back to the authorization endpoint with `params`: `again` when a signed-in
+   * person must sign in anew (prompt=login, max_age, a second factor asked for), `enrol` when they must first set
+   * up a second factor that the client's organization requires.
+   */
+  | { kind: 'login'; params: Record<string, string>; loginHint: string | null; again?: 'reauth' | 'enrol' }
   /** Send the browser to the consent page with this signed request. */
   | { kind: 'consent'; request: string };
 

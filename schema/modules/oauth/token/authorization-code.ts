@@ -82,9 +82,9 @@ async function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedem
       update authorization_codes set used_at = ${ts(now)}
       where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
         and ${clientUnchanged(client)}
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, session_version
+      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
-      select c.grant_id, c.nonce, c.auth_time, c.session_version,
+      select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
         c.redirect_uri = ${code.redirectUri}::text as redirect_ok,
         c.code_challenge is not null as has_challenge,
         case when c.code_challenge is null then not ${code.verifierGiven}::boolean

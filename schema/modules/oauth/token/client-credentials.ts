@@ -26,7 +26,7 @@ export const clientCredentials: Grant = {
     const granted = await recordClientCredentialsGrant(ctx, client, candidates, asked.length > 0);
     if (!granted) throw new InvalidScope();
     const { grantId, scope } = granted;
-    const subject: TokenSubject = { client, grantId, userId: null, organizationId: client.organizationId, scope, authTime: null, sessionVersion: 0 };
+    const subject: TokenSubject = { client, grantId, userId: null, organizationId: client.organizationId, scope, authTime: null, amr: [], sessionVersion: 0 };
     return signTokens(ctx, subject, {});
   },
 };

@@ -69,9 +69,9 @@ async function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: s
       update refresh_tokens set used_at = ${ts(now)}
       where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
         and ${clientUnchanged(client)}
-      returning grant_id, user_id, organization_id, scope, auth_time, session_version
+      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
-      select c.grant_id, null::text as nonce, c.auth_time, c.session_version,
+      select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
         string_to_array(c.scope, ' ') @> string_to_array(${askedText}::text, ' ') as scope_ok,
         ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}

@@ -7,6 +7,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Context } from '../../../context.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import type { SigningAlg } from '../../../keys/signing-keys.ts';
+import { acrOf } from '../acr.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const ID_TOKEN_TTL_SECONDS = 3600;
@@ -18,6 +19,8 @@ export interface TokenSubject {
   organizationId: string;
   scope: string[];
   authTime: Date | null;
+  /** How the sign-in behind the grant was made (RFC 8176); empty for a machine client, or a grant older than amr. */
+  amr: string[];
   sessionVersion: number;
 }
 
@@ -71,6 +74,7 @@ export async function mintIdToken(ctx: Context, s: TokenSubject, accessToken: st
       iat: epochSeconds(now),
       exp: epochSeconds(now) + ID_TOKEN_TTL_SECONDS,
       ...(s.authTime ? { auth_time: epochSeconds(s.authTime) } : {}),
+      ...(s.amr.length ? { amr: s.amr, acr: acrOf(s.amr) } : {}),
       ...(nonce ? { nonce } : {}),
       at_hash: atHash(accessToken, alg),
     },

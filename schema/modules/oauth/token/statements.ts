@@ -42,6 +42,7 @@ export interface Redeemed extends ClaimSource {
   scope: string;
   nonce: string | null;
   auth_time: Date;
+  amr: string[];
   session_version: number;
   redirect_ok: boolean;
   has_challenge: boolean;
@@ -78,8 +79,8 @@ export function issueAndEnd(ctx: Context, client: StatementClient, next: NextRef
     , issued as (
       select * from subject where redirect_ok and pkce_ok and scope_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, session_version, expires_at, created_at)
-      select ${uuidv7()}::text, ${next?.hash ?? null}::text, grant_id, ${client.id}::text, user_id, organization_id, scope, auth_time,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
+      select ${uuidv7()}::text, ${next?.hash ?? null}::text, grant_id, ${client.id}::text, user_id, organization_id, scope, auth_time, amr,
              session_version, ${next?.expiresAt ?? now}::timestamp(3), ${ts(now)}
       from issued where ${next !== null}::boolean
     ), ${event}, ${audit}, touched as (
