@@ -46,6 +46,8 @@ export interface AuthenticatorOptions {
   synced?: boolean;
   /** Whether the person was verified (PIN, biometrics). */
   userVerified?: boolean;
+  /** An authenticator without a signature counter (it always says 0, as synced passkeys do). */
+  counterless?: boolean;
 }
 
 /** One passkey on a software authenticator: its key, its id, its signature counter. */
@@ -59,7 +61,7 @@ export class SoftPasskey {
   readonly options: Required<AuthenticatorOptions>;
 
   constructor(options: AuthenticatorOptions) {
-    this.options = { synced: false, userVerified: true, ...options };
+    this.options = { synced: false, userVerified: true, counterless: false, ...options };
     ({ privateKey: this.privateKey, publicKey: this.publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' }));
   }
 
@@ -108,9 +110,9 @@ export class SoftPasskey {
     };
   }
 
-  /** What navigator.credentials.get answers to `options`; the counter grows by one first (set it to go back). */
+  /** What navigator.credentials.get answers to `options`; the counter grows by one first (set it to go back), if it has one. */
   authenticate(options: { challenge: string }, override: { origin?: string; type?: 'webauthn.get' | 'webauthn.create' } = {}): Record<string, any> {
-    this.counter += 1;
+    if (!this.options.counterless) this.counter += 1;
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(this.counter);
     const authData = Buffer.concat([this.rpIdHash, Buffer.from([this.flags(0)]), counter]);
