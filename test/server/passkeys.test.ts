@@ -12,6 +12,7 @@ import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../
 import { movableClock, MINUTE } from '../helpers/clock.ts';
 import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
 import { SoftPasskey, startPasskeyServer, type AuthenticatorOptions } from '../helpers/webauthn.ts';
+import { SIGN_IN_OPTIONS_PER_ADDRESS } from '../../schema/modules/passkeys/passkeys.service.ts';
 
 const clock = movableClock();
 let server: TestServer;
@@ -361,6 +362,26 @@ describe('signing in with a passkey', () => {
     expect(locked.headers.get('retry-after')).toBeTruthy();
     clock.advance(16 * MINUTE);
     expect((await verify(key.authenticate(await signInOptions()))).status).toBe(200);
+  });
+});
+
+describe('sign-in options', () => {
+  it(`are refused past ${SIGN_IN_OPTIONS_PER_ADDRESS} from one address in 5 minutes (each stores a challenge), and given again after`, async () => {
+    clock.advance(6 * MINUTE);
+    const statuses: number[] = [];
+    for (let i = 0; i < SIGN_IN_OPTIONS_PER_ADDRESS; i += 20) {
+      statuses.push(...(await Promise.all(Array.from({ length: 20 }, async () => (await anon.post('/api/v1/auth/passkeys/options')).status))));
+    }
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const over = await anon.post('/api/v1/auth/passkeys/options');
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBeTruthy();
+    // Five minutes later the window is over, and the new challenges clear the expired ones (100 each).
+    clock.advance(6 * MINUTE);
+    const expired = () => server.base.db.webauthnChallenge.count({ where: { expiresAt: { lt: clock.now() } } });
+    expect(await expired()).toBeGreaterThan(SIGN_IN_OPTIONS_PER_ADDRESS - 1);
+    for (let i = 0; i < 5; i++) expect((await anon.post('/api/v1/auth/passkeys/options')).status).toBe(200);
+    expect(await expired()).toBe(0);
   });
 });
 

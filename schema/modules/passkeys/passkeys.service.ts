@@ -17,6 +17,7 @@ import { NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
+import { countRequest } from '../../limits/request-throttle.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SessionRequiredError } from '../auth/auth.errors.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
@@ -32,6 +33,11 @@ type Tx = Prisma.TransactionClient;
 
 /** How long a ceremony's challenge (and the browser's prompt) lasts. */
 export const CHALLENGE_TTL_SECONDS = 5 * 60;
+/**
+ * Sign-in options one client address may ask for in CHALLENGE_TTL_SECONDS: each stores a challenge, and anyone may
+ * ask, so a flood from one place is refused (429) rather than written. Every /login visit asks once for autofill.
+ */
+export const SIGN_IN_OPTIONS_PER_ADDRESS = 300;
 /** Expired challenges one new challenge clears on its way: the table stays small without a scheduled task. */
 const CHALLENGES_CLEARED_PER_INSERT = 100;
 const RP_NAME = 'Tessera';
@@ -335,6 +341,7 @@ export async function removePasskey(ctx: Context, input: unknown): Promise<{ id:
 /** The WebAuthn request options of a sign-in with a discoverable passkey: no account named, any passkey of ours. */
 export async function passkeySignInOptions(ctx: Context): Promise<unknown> {
   const rp = relyingParty(ctx);
+  if (ctx.request.ip) await countRequest(ctx, [{ key: `passkey-options:${ctx.request.ip}`, limit: SIGN_IN_OPTIONS_PER_ADDRESS }], CHALLENGE_TTL_SECONDS);
   const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CHALLENGE_TTL_SECONDS * 1000 });
   await storeChallenge(ctx, options.challenge, 'authentication', null);
   return options;
