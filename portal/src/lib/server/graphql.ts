@@ -1,4 +1,4 @@
-import type { RequestEvent } from '@sveltejs/kit';
+import { redirect, type RequestEvent } from '@sveltejs/kit';
 import type { GraphQLResponse, TesseraBridge } from '../../../../server/portal-contract.ts';
 import { STATUS_BY_CODE } from '../../../../server/errors/http.ts';
 
@@ -49,9 +49,28 @@ export function sessionToken(event: BridgeEvent): string | undefined {
 	return event.cookies.get(bridge(event).cookie.name);
 }
 
+/** Where a person sets up a second factor: /portal/security with its section opened. */
+export const ENROL_PATH = '/portal/security';
+
+/** The page that sets up a second factor, opened, asking to come back to `returnTo` (a path of ours) afterwards. */
+export function enrolUrl(returnTo?: string | null): string {
+	const query = new URLSearchParams({ enrol: '1' });
+	if (returnTo) query.set('return_to', returnTo);
+	return `${ENROL_PATH}?${query}`;
+}
+
+/** The page a request is for: a form action's address (`?/rename`) is not one, its path alone is. */
+const pageOf = (event: Partial<Pick<RequestEvent, 'url' | 'request'>>) =>
+	event.url && (event.request?.method === 'GET' ? event.url.pathname + event.url.search : event.url.pathname);
+
 /**
  * Runs one GraphQL operation as the current session (or anonymously) and returns its `data`.
  * Top-level errors throw GraphQLRequestError; typed errors in a mutation's result are plain data.
+ *
+ * The one exception: an organization that requires a second factor refuses everything of a session whose person
+ * has none (mfa_enrollment_required, docs/architecture.md#second-factors). Every page and action of the portal is
+ * then sent, from here, to set one up (a redirect, which loads and actions pass on as Kit's own), and back after;
+ * the setup page's own operations are never refused so, so it never sends itself there.
  */
 export async function gql<TData>(
 	event: BridgeEvent,
@@ -61,7 +80,13 @@ export async function gql<TData>(
 	const result = await bridge(event).graphql(document, variables, {
 		sessionToken: sessionToken(event) ?? null
 	});
-	if (result.errors?.length) throw new GraphQLRequestError(result.errors);
+	if (result.errors?.length) {
+		const failure = new GraphQLRequestError(result.errors);
+		// Every caller passes its RequestEvent; the type asks only for what the call itself needs.
+		const page = event as Partial<Pick<RequestEvent, 'url' | 'request'>>;
+		if (failure.code === 'mfa_enrollment_required' && page.url && page.url.pathname !== ENROL_PATH) redirect(303, enrolUrl(pageOf(page)));
+		throw failure;
+	}
 	if (result.data == null) throw new Error('GraphQL response carried neither data nor errors');
 	return result.data as TData;
 }

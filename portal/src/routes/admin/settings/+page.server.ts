@@ -12,7 +12,7 @@ interface Member {
 
 const ORGANIZATION = /* GraphQL */ `
 	query Organization($id: ID!) {
-		organization(id: $id) { id name createdAt }
+		organization(id: $id) { id name createdAt requireMfa }
 	}
 `;
 
@@ -27,6 +27,16 @@ const RENAME = /* GraphQL */ `
 		updateOrganization(id: $id, input: { name: $name }) {
 			__typename
 			... on Organization { name }
+			... on UserError { code message details { path message } }
+		}
+	}
+`;
+
+const REQUIRE_MFA = /* GraphQL */ `
+	mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
+		updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
+			__typename
+			... on Organization { requireMfa }
 			... on UserError { code message details { path message } }
 		}
 	}
@@ -50,7 +60,7 @@ export const load: PageServerLoad = async (event) => {
 	const { organization, role } = await event.parent();
 	try {
 		const [{ organization: org }, members] = await Promise.all([
-			gql<{ organization: { id: string; name: string; createdAt: string } }>(event, ORGANIZATION, { id: organization.id }),
+			gql<{ organization: { id: string; name: string; createdAt: string; requireMfa: boolean } }>(event, ORGANIZATION, { id: organization.id }),
 			role === 'owner'
 				? gql<{ members: { items: Member[]; nextCursor: string | null } }>(event, MEMBERS, { org: organization.id }).then((d) => d.members)
 				: null
@@ -80,6 +90,25 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values }, { name: 'Organization name' });
 		return { action: 'rename' as const, done: `The organization is now called ${result.name}.` };
+	},
+
+	/** Owners switch the organization's second-factor policy; the service refuses an owner without a factor of their own. */
+	requireMfa: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const requireMfa = (await event.request.formData()).get('requireMfa') === 'on';
+		let result: { __typename: 'Organization'; requireMfa: boolean } | UserError;
+		try {
+			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, REQUIRE_MFA, { id: organizationId, requireMfa }));
+		} catch (err) {
+			return refused(err, { action: 'requireMfa' as const, problems: [] as string[] }, { forbidden: 'Only owners of the organization can change this.' });
+		}
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'requireMfa' as const }, { requireMfa: 'Require two-factor authentication' });
+		return {
+			action: 'requireMfa' as const,
+			done: result.requireMfa
+				? 'Two-factor authentication is now required: members without it set it up at their next step here.'
+				: 'Two-factor authentication is no longer required.'
+		};
 	},
 
 	transfer: async (event) => {

@@ -3,6 +3,7 @@ import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { fieldErrors, type FieldErrors, type FieldLabels } from '#lib/field-errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { clearSessionCookie, setSessionCookie } from '#lib/server/session.ts';
+import { twoFactorActions, twoFactorData } from './two-factor.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 const ME = /* GraphQL */ `
@@ -78,8 +79,8 @@ const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: signed out goes to sign-in.
 	await event.parent();
-	const { me, mySessions } = await gql<{ me: Me; mySessions: Session[] }>(event, ME);
-	return { me, sessions: mySessions };
+	const [{ me, mySessions }, twoFactor] = await Promise.all([gql<{ me: Me; mySessions: Session[] }>(event, ME), twoFactorData(event)]);
+	return { me, sessions: mySessions, twoFactor };
 };
 
 const field = (form: FormData, name: string) => {
@@ -111,6 +112,8 @@ function changeFailure<A extends string, T extends object>(action: A, result: Us
 }
 
 export const actions: Actions = {
+	...twoFactorActions,
+
 	sendVerification: async (event) => {
 		let result: VerificationResult;
 		try {

@@ -15,7 +15,7 @@ const ROLES = ['owner', 'admin', 'member'] as const satisfies readonly Role[];
 const MEMBERS = /* GraphQL */ `
 	query Members($org: String!, $limit: Int, $cursor: String) {
 		members(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { id userId role createdAt user { id name email } }
+			items { id userId role createdAt mfaEnabled user { id name email } }
 			nextCursor
 		}
 	}
@@ -78,6 +78,16 @@ const SEND_PASSWORD_RESET = /* GraphQL */ `
 	}
 `;
 
+const RESET_MEMBER_MFA = /* GraphQL */ `
+	mutation ResetMemberMfa($org: ID!, $userId: ID!) {
+		resetMemberMfa(organizationId: $org, userId: $userId) {
+			__typename
+			... on MfaStatus { totp passkeys }
+			... on UserError { code message }
+		}
+	}
+`;
+
 const REVOKE_INVITATION = /* GraphQL */ `
 	mutation RevokeInvitation($org: String!, $id: String!) {
 		revokeInvitation(organizationId: $org, invitationId: $id) {
@@ -93,6 +103,8 @@ export interface Member {
 	userId: string;
 	role: Role;
 	createdAt: string;
+	/** An authenticator app or a passkey. */
+	mfaEnabled: boolean;
 	user: { id: string; name: string; email: string };
 }
 
@@ -113,6 +125,7 @@ type InviteResult =
 type ResendResult = InviteResult;
 type RevokeResult = { __typename: 'Invitation'; id: string; email: string } | UserError;
 type SendResetResult = { __typename: 'MutationSendPasswordResetSuccess' } | UserError;
+type ResetMfaResult = { __typename: 'MfaStatus' } | UserError;
 
 /**
  * The pending invitations, newest first. The service lists every invitation oldest first, so the pending ones
@@ -149,6 +162,8 @@ export const load: PageServerLoad = async (event) => {
 		invitations: await pendingInvitations(event, organization.id),
 		// The member whose removal is to be confirmed: one of this page's, never the caller.
 		removing: page.items.find((m) => m.userId === removing && m.userId !== event.locals.user?.id) ?? null,
+		// The member whose second factors an owner is to confirm resetting: one of this page's who has one.
+		resettingMfa: role === 'owner' ? (page.items.find((m) => m.userId === event.url.searchParams.get('reset_mfa') && m.mfaEnabled) ?? null) : null,
 		me: event.locals.user?.id ?? null,
 		// Platform admins may mail anyone a reset link (nobody sets another person's password).
 		platformAdmin: event.locals.platformAdmin,
@@ -254,6 +269,22 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'sendPasswordReset' as const, userId, message: result.message });
 		return { action: 'sendPasswordReset' as const, userId, resetSent: { email: field(form, 'email') || 'the member' } };
+	},
+
+	/** An owner resets a member's second factors (a lost phone): the member is mailed, and signs in with the password. */
+	resetMfa: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const userId = field(form, 'userId');
+		if (!userId || form.get('confirm') !== 'yes') return fail(400, { action: 'resetMfa' as const, userId, message: 'Confirm whose two-factor authentication is to be reset.' });
+		let result: ResetMfaResult;
+		try {
+			({ resetMemberMfa: result } = await gql<{ resetMemberMfa: ResetMfaResult }>(event, RESET_MEMBER_MFA, { org: organizationId, userId }));
+		} catch (err) {
+			return refused(err, { action: 'resetMfa' as const, userId }, { forbidden: "Only owners reset a member's two-factor authentication." });
+		}
+		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'resetMfa' as const, userId, message: result.message });
+		return { action: 'resetMfa' as const, userId, mfaReset: { name: field(form, 'name') || 'The member' } };
 	},
 
 	revokeInvitation: async (event) => {
