@@ -64,7 +64,9 @@ export async function roleIn(ctx: Context, organizationId: string): Promise<Role
 const administersPlatform = ({ roles, operatorId }: Memberships) => !!operatorId && roleAtLeast(roles.get(operatorId), 'admin');
 
 export async function isPlatformAdmin(ctx: Context): Promise<boolean> {
-  return administersPlatform(await memberships(ctx));
+  const m = await memberships(ctx);
+  // The operator organization's powers are held back, like its own routes, until a second factor is set up.
+  return administersPlatform(m) && !m.awaitingFactor.has(m.operatorId!);
 }
 
 /**
@@ -81,6 +83,12 @@ export async function requirePlatformAdmin(ctx: Context, Refusal: new () => Forb
 
 export async function organizationIdsOf(ctx: Context): Promise<string[]> {
   return [...(await memberships(ctx)).roles.keys()];
+}
+
+/** The caller's organizations whose data it may read: all but those holding it back until it sets up a second factor. */
+export async function readableOrganizationIdsOf(ctx: Context): Promise<string[]> {
+  const m = await memberships(ctx);
+  return [...m.roles.keys()].filter((id) => !m.awaitingFactor.has(id));
 }
 
 async function hasSecondFactor(ctx: Context, userId: string): Promise<boolean> {

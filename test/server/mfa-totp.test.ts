@@ -2,7 +2,6 @@
 // confirms it, the secret stored encrypted), ten single-use recovery codes, codes accepted in their step and one on
 // each side and only once, the sign-in's second step (POST /api/v1/auth/login/mfa), removal and a new set of recovery
 // codes with a fresh proof. Codes are computed with otpauth at the server clock's time, which the tests move.
-import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
@@ -11,6 +10,8 @@ import { movableClock, MINUTE } from '../helpers/clock.ts';
 import { waitForMailRow } from '../helpers/mail.ts';
 import { accessTokenOf, authorize, codeFrom, exchangeCode, registerClient } from '../helpers/oauth.ts';
 import { waitFor } from '../helpers/wait.ts';
+import * as totp from '../helpers/totp.ts';
+import { PERIOD, type Enrolled } from '../helpers/totp.ts';
 
 const clock = movableClock();
 let server: TestServer;
@@ -27,48 +28,13 @@ afterAll(() => server?.stop());
 // the next: each test starts after the 15-minute window of those before it.
 beforeEach(() => clock.advance(16 * MINUTE));
 
-const PERIOD = 30;
-
 /** Someone new, so that a test's factors, codes and throttle touch no one else's. */
 const newPerson = (): Promise<Person> => addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'mfa');
 
-/**
- * Moves the server clock to the middle of a later 30-second step (`steps` on): a code computed now then stays in its
- * step for the next 15 s of real time, and no code of that step was used before.
- */
-function toMidStep(steps = 1): void {
-  const intoStep = (clock.now().getTime() / 1000) % PERIOD;
-  clock.advance((steps - 1) * PERIOD + (PERIOD - intoStep) + PERIOD / 2);
-}
-
-const totp = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: PERIOD });
-
-/** The code of the authenticator app at the server's time, moved by `offsetSeconds`. */
-const codeAt = (secret: string, offsetSeconds = 0) => totp(secret).generate({ timestamp: clock.now().getTime() + offsetSeconds * 1000 });
-
-/** Six digits that are not the code of the step now nor of one on either side. */
-function wrongCode(secret: string): string {
-  const near = new Set([-PERIOD, 0, PERIOD].map((o) => codeAt(secret, o)));
-  for (let n = Number(codeAt(secret)) + 1; ; n++) {
-    const candidate = String(n % 1_000_000).padStart(6, '0');
-    if (!near.has(candidate)) return candidate;
-  }
-}
-
-interface Enrolled {
-  secret: string;
-  recoveryCodes: string[];
-}
-
-/** Sets up the authenticator app of `person` through the routes, as the portal does. */
-async function enrol(api: Client): Promise<Enrolled> {
-  const started = await api.post('/api/v1/users/me/mfa/totp');
-  expect(started.status, JSON.stringify(started.body)).toBe(201);
-  toMidStep();
-  const confirmed = await api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(started.body.secret) });
-  expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
-  return { secret: started.body.secret, recoveryCodes: confirmed.body.recovery_codes };
-}
+const toMidStep = (steps = 1) => totp.toMidStep(clock, steps);
+const codeAt = (secret: string, offsetSeconds = 0) => totp.codeAt(clock, secret, offsetSeconds);
+const wrongCode = (secret: string) => totp.wrongCode(clock, secret);
+const enrol = (api: Client) => totp.enrolTotp(api, clock);
 
 /** A new person with the authenticator app set up. */
 async function enrolledPerson(): Promise<Person & Enrolled> {

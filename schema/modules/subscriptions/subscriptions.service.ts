@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Db, Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
+import { isPlatformAdmin, readableOrganizationIdsOf, requireActor, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
 import { snakeCase } from '../../lib/case.ts';
 import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -99,7 +99,7 @@ export async function listSubscriptions(ctx: Context, filters: unknown, page?: P
     await requireOrgRole(ctx, f.organizationId, 'member');
     organizations = { organizationId: f.organizationId };
   } else if (!(await isPlatformAdmin(ctx))) {
-    organizations = { organizationId: { in: await organizationIdsOf(ctx) } };
+    organizations = { organizationId: { in: await readableOrganizationIdsOf(ctx) } };
   }
   const where = { ...organizations, ...(f.status ? { status: f.status } : {}), ...(f.productId ? { productId: f.productId } : {}) };
   const { limit, args } = paged(page, where);

@@ -5,7 +5,7 @@ import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { CurrentPasswordRequiredError, EmailTakenError, UserAdminOnlyError, SoleOperatorOwnerError, SoleOwnerError, WrongCurrentPasswordError } from './users.errors.ts';
-import { isPlatformAdmin, requireActor, requireFirstParty, requireUserId } from '../../auth/access.ts';
+import { isPlatformAdmin, readableOrganizationIdsOf, requireActor, requireFirstParty, requireUserId } from '../../auth/access.ts';
 import { hashPassword } from '../../lib/crypto.ts';
 import { checkAccountPassword } from '../auth/throttle.service.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -35,8 +35,10 @@ async function visibleUsersWhere(ctx: Context): Promise<Prisma.UserWhereInput> {
             select: { organizationId: true },
           })
         ).map((m) => m.organizationId);
+  // Not those holding the caller back until it sets up a second factor.
+  const readable = new Set(await readableOrganizationIdsOf(ctx));
   const self = actor.kind === 'apiKey' ? [] : [{ id: actor.userId ?? '' }];
-  return { OR: [...self, { memberships: { some: { organizationId: { in: administered } } } }] };
+  return { OR: [...self, { memberships: { some: { organizationId: { in: administered.filter((id) => readable.has(id)) } } } }] };
 }
 
 export async function getMe(ctx: Context) {
