@@ -368,6 +368,10 @@ it('answers every documented route called with an access token without a 5xx, an
     // A passkey is a credential of the person: only their session adds one.
     'POST /api/v1/users/me/passkeys/options': {},
     'POST /api/v1/users/me/passkeys': { name: 'minted by a token', response: {} },
+    // Nor an authenticator app or recovery codes: valid bodies, so that the refusal is the token's.
+    'POST /api/v1/users/me/mfa/totp': {},
+    'POST /api/v1/users/me/mfa/totp/confirm': { code: '123456' },
+    'POST /api/v1/users/me/mfa/recovery-codes': { password: 'a long enough password' },
   };
   const answers: string[] = [];
   for (const target of OPENAPI_TARGETS) {
