@@ -1,6 +1,7 @@
+import axe from 'axe-core';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { freshPage, launchChromium, signInOnPage } from '../helpers/browser.ts';
 import { movableClock } from '../helpers/clock.ts';
@@ -240,6 +241,22 @@ describe('an authenticator app', { timeout: 60_000 }, () => {
 		await page.context().close();
 	});
 
+	test('a code step left for more than 5 minutes starts over at the password', async () => {
+		const page = await freshPage(browser, server.url);
+		await page.goto('/login');
+		await signInOnPage(page, traveller.email, PASSWORD);
+		await page.getByTestId('second-factor').waitFor();
+
+		clock.advance(6 * 60);
+		await answerSecondFactor(page, { code: nextCode(secret) });
+
+		await expect.poll(() => page.getByRole('alert').textContent()).toContain('This sign-in has expired');
+		await expect(page.getByLabel('Password').count()).resolves.toBe(1);
+		await expect(page.getByLabel('Email').inputValue()).resolves.toBe(traveller.email);
+		await expect(page.getByTestId('second-factor').count()).resolves.toBe(0);
+		await page.context().close();
+	});
+
 	test('new recovery codes with a code from the app; removed with the password', async () => {
 		const page = await signedInWithCode(traveller, secret, '/login?return_to=/portal/security');
 		const section = page.getByTestId('two-factor');
@@ -379,5 +396,55 @@ describe("the organization's policy", { timeout: 90_000 }, () => {
 		expect((await tenant.member.api.get('/api/v1/users/me/mfa')).body).toMatchObject({ totp: false });
 		expect(memberSecret).not.toBe('');
 		await page.context().close();
+	});
+});
+
+/** A phone's screen, as test/portal/narrow-screens.browser.test.ts checks every page on. */
+const PHONE: BrowserContextOptions = { viewport: { width: 375, height: 800 }, bypassCSP: true };
+
+/** What axe-core finds serious or critical on the page, and whether the page is wider than the screen. */
+async function problemsOn(page: Page): Promise<string[]> {
+	await page.addScriptTag({ content: axe.source });
+	const results = await page.evaluate(() => (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }));
+	const problems = results.violations
+		.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+		.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+	const width = await page.evaluate(() => document.documentElement.scrollWidth);
+	if (width > 375) problems.push(`the page is ${width} px wide`);
+	return problems;
+}
+
+describe('on a 375 px phone', { timeout: 90_000 }, () => {
+	test('the setup required by the organization, its recovery codes, and the code step of the sign-in pass axe-core', async () => {
+		// given a new member of the organization that requires a second factor
+		const newcomer = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'newcomer');
+		const page = await freshPage(browser, server.url, PHONE);
+		await page.goto('/login');
+		await signInOnPage(page, newcomer.email, PASSWORD);
+		await page.waitForURL((url) => url.pathname === '/portal/security' && url.searchParams.get('enrol') === '1');
+		const section = page.getByTestId('two-factor');
+
+		// the page that says why, the setup with its QR code, and the recovery codes
+		await section.getByTestId('enrol-required').waitFor();
+		expect(await problemsOn(page), 'the required setup').toEqual([]);
+		await submit(page, section.getByRole('button', { name: 'Set up an authenticator app' }));
+		const secret = (await section.getByTestId('totp-secret').textContent())!.trim();
+		expect(await problemsOn(page), 'the QR code and key').toEqual([]);
+		await section.getByLabel('Code from your authenticator app').fill(nextCode(secret));
+		await submit(page, section.getByRole('button', { name: 'Confirm' }));
+		await expect.poll(() => section.getByTestId('recovery-codes').locator('li').count()).toBe(10);
+		expect(await problemsOn(page), 'the recovery codes').toEqual([]);
+		await page.context().close();
+
+		// the code step of the sign-in, refused once
+		const phone = await freshPage(browser, server.url, PHONE);
+		await phone.goto('/login');
+		await signInOnPage(phone, newcomer.email, PASSWORD);
+		await phone.getByTestId('second-factor').waitFor();
+		expect(await problemsOn(phone), 'the code step').toEqual([]);
+		await answerSecondFactor(phone, { code: wrong(nextCode(secret)) });
+		await expect.poll(() => phone.getByRole('alert').textContent()).toContain('That code is wrong');
+		expect(await problemsOn(phone), 'the refused code').toEqual([]);
+		await phone.context().close();
 	});
 });
