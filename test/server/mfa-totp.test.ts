@@ -146,6 +146,24 @@ describe('POST /api/v1/users/me/mfa/totp/confirm', () => {
     expect(await eventsOf('2fa.enabled', person.id)).toBe(1);
   });
 
+  it('confirms once when 20 confirmations with the right code arrive at once: one set of codes, one event', async () => {
+    const person = await newPerson();
+    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp')).body;
+    toMidStep();
+    const code = codeAt(secret);
+    const replies = await Promise.all(Array.from({ length: 20 }, () => person.api.post('/api/v1/users/me/mfa/totp/confirm', { code })));
+    const counts = statusCounts(replies);
+    expect(counts[200], JSON.stringify(counts)).toBe(1);
+    expect(Object.keys(counts).every((s) => ['200', '401', '409'].includes(s)), JSON.stringify(counts)).toBe(true);
+    const issued = replies.find((r) => r.status === 200)!.body.recovery_codes;
+    const stored = await server.base.db.recoveryCode.count({ where: { userId: person.id } });
+    expect(stored).toBe(10);
+    expect(await eventsOf('2fa.enabled', person.id)).toBe(1);
+    expect(await auditsOf('mfa.totp.enable', person.id)).toBe(1);
+    // The codes answered are the ones that work.
+    expect((await completeLogin({ mfa_token: await challenge(person), recovery_code: issued[0] })).status).toBe(200);
+  });
+
   it('answers 409 when no app is being set up', async () => {
     const person = await newPerson();
     const reply = await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: '123456' });
@@ -428,6 +446,33 @@ describe('DELETE /api/v1/users/me/mfa/totp', () => {
     expect(removed.status, JSON.stringify(removed.body)).toBe(200);
     expect(removed.body.totp).toBe(false);
     expect(await eventsOf('2fa.disabled', person.id)).toBe(1);
+  });
+});
+
+describe('a code given as the proof of a change', () => {
+  it('counts wrong codes against the sign-in throttle: after 5, even the right code is refused with 429', async () => {
+    const person = await enrolledPerson();
+    toMidStep();
+    for (let i = 0; i < 5; i++) {
+      const reply = await person.api.delete('/api/v1/users/me/mfa/totp', { code: wrongCode(person.secret) });
+      expect(reply.status, `wrong code ${i + 1}`).toBe(401);
+    }
+    const right = await person.api.delete('/api/v1/users/me/mfa/totp', { code: codeAt(person.secret) });
+    expect(right.status, JSON.stringify(right.body)).toBe(429);
+    expect((await person.api.post('/api/v1/users/me/mfa/recovery-codes', { code: codeAt(person.secret, PERIOD) })).status).toBe(429);
+    expect((await person.api.get('/api/v1/users/me/mfa')).body.totp).toBe(true);
+    expect(await eventsOf('2fa.disabled', person.id)).toBe(0);
+  });
+});
+
+describe('removing the app 20 times at once', () => {
+  it('removes it once: 2fa.disabled and the audit entry once', async () => {
+    const person = await enrolledPerson();
+    const replies = await Promise.all(Array.from({ length: 20 }, () => person.api.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD })));
+    expect(replies.every((r) => r.status === 200), JSON.stringify(statusCounts(replies))).toBe(true);
+    expect(await eventsOf('2fa.disabled', person.id)).toBe(1);
+    expect(await auditsOf('mfa.totp.remove', person.id)).toBe(1);
+    expect(await server.base.db.totpFactor.count({ where: { userId: person.id } })).toBe(0);
   });
 });
 

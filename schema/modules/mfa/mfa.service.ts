@@ -11,7 +11,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { decryptSecret, encryptSecret } from '../../push/secret.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SessionRequiredError } from '../auth/auth.errors.ts';
-import { checkAccountPassword } from '../auth/throttle.service.ts';
+import { admitPasswordAttempt, checkAccountPassword, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { FreshProofRequiredError, InvalidCodeError, NoPendingTotpError, NoSecondFactorError, TotpAlreadyEnabledError } from './mfa.errors.ts';
 import { newRecoveryCodes } from './recovery-codes.ts';
@@ -143,9 +143,16 @@ async function requireFreshProof(ctx: Context, userId: string, input: unknown): 
     return;
   }
   if (!code) throw new FreshProofRequiredError();
+  // Counted like a code at sign-in: a session alone must not guess its way to removing the factor.
+  const { email } = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true } });
+  await admitPasswordAttempt(ctx, email);
   const factor = await totpOf(ctx, userId);
   const step = factor?.confirmed ? matchingStep(factor.secret, code, ctx.clock.now()) : null;
-  if (step === null || !(await takeTotpStep(ctx.db, userId, step, true))) throw new InvalidCodeError();
+  if (step === null || !(await takeTotpStep(ctx.db, userId, step, true))) {
+    await passwordRejected(ctx, email);
+    throw new InvalidCodeError();
+  }
+  await passwordAccepted(ctx, email);
 }
 
 /** Removes the authenticator app; with no passkey left, the recovery codes go too and 2fa.disabled is emitted. */
