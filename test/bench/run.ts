@@ -1,7 +1,7 @@
 // `npm run bench`: throughput and latency of the hot paths (docs/architecture.md#hot-paths) against a real PostgreSQL, over HTTP on
 // loopback: authorize with a session, the token endpoint (code exchange and refresh grant), userinfo, the licence
 // check, an API-key REST call and a session REST call, each with the SQL statements it sends per request (counted
-// through schema/db.ts onStatement); then webhook delivery: events delivered per second by one worker process to a
+// through schema/db.ts onStatement); sign-in with a password alone and with a TOTP code; then webhook delivery: events delivered per second by one worker process to a
 // fast local HTTPS receiver (another process).
 // Uses BENCH_DATABASE_URL or the local server's `postgres` database to create a throw-away database.
 import { spawn } from 'node:child_process';
@@ -15,6 +15,7 @@ import { startTessera } from '../../server/start.ts';
 import { onStatement } from '../../schema/db.ts';
 import { emitEvents } from '../../schema/events/emit.ts';
 import { makeTestCa } from '../helpers/https-receiver.ts';
+import { Secret, TOTP } from 'otpauth';
 
 let statements = 0;
 
@@ -101,7 +102,12 @@ const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-bench-'));
 const email = 'bench@tessera.test';
 const password = 'bench password 123';
 const secretKey = randomBytes(32).toString('hex');
+// A TOTP code is accepted once (RFC 6238 5.2), so the TOTP sign-in case moves this clock a 30-second step on
+// before each of its sign-ins; every other case runs at real time.
+let clockOffsetMs = 0;
+const clock = { now: () => new Date(Date.now() + clockOffsetMs) };
 const running = await startTessera({
+  clock,
   env: {
     DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'api', LOG_LEVEL: 'silent',
     SECRET_KEY: secretKey, BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password,
@@ -164,6 +170,7 @@ try {
   await measure('REST with API key', () => fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }));
   await measure('REST with session token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }));
   await measure('REST with access token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }));
+  await measureSignIns();
   if (wanted('webhook')) await measureDelivery(login.token);
   const mem = process.memoryUsage();
   console.log(`memory: rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB`);
@@ -172,6 +179,29 @@ try {
   await admin.query(`drop database "${dbName}" with (force)`);
   await admin.end();
   await rm(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Sign-in per second, one at a time: with the password alone (one argon2id hash), and with the password then a
+ * TOTP code (the same hash, the mfa_token's statement, the code's check and the session in one transaction). The
+ * second person is the admin's invitee, set up with TOTP here.
+ */
+async function measureSignIns() {
+  if (!wanted('sign-in')) return;
+  const admin = await (await fetch(`${base}/api/v1/auth/login`, json({ email, password }))).json();
+  await measure('sign-in (password)', () => fetch(`${base}/api/v1/auth/login`, json({ email, password })), 1);
+  const invited = await (await fetch(`${base}/v1/organizations/${admin.organization.id}/invitations`, json({ email: 'totp@tessera.test', role: 'member' }, admin.token))).json();
+  const joined = await (await fetch(`${base}/api/v1/invitations/accept`, json({ token: invited.token, name: 'TOTP', password }))).json();
+  const enrolment = await (await fetch(`${base}/api/v1/users/me/mfa/totp`, { method: 'POST', headers: { authorization: `Bearer ${joined.token}` } })).json();
+  const totp = new TOTP({ secret: Secret.fromBase32(enrolment.secret), algorithm: 'SHA1', digits: 6, period: 30 });
+  const confirmed = await fetch(`${base}/api/v1/users/me/mfa/totp/confirm`, json({ code: totp.generate({ timestamp: clock.now().getTime() }) }, joined.token));
+  if (!confirmed.ok) throw new Error(`TOTP confirmation: HTTP ${confirmed.status} ${await confirmed.text()}`);
+  await measure('sign-in (password + TOTP)', async () => {
+    clockOffsetMs += 30_000;
+    const challenge = await (await fetch(`${base}/api/v1/auth/login`, json({ email: 'totp@tessera.test', password }))).json();
+    return fetch(`${base}/api/v1/auth/login/mfa`, json({ mfa_token: challenge.mfa_token, code: totp.generate({ timestamp: clock.now().getTime() }) }));
+  }, 1);
+  clockOffsetMs = 0;
 }
 
 /**

@@ -9,8 +9,6 @@ export const LINK_TOKEN_PURPOSES = {
   password_reset: { prefix: 'tsr_', ttlSeconds: 3600 },
   email_verification: { prefix: 'tsv_', ttlSeconds: 24 * 3600 },
   email_change: { prefix: 'tsv_', ttlSeconds: 24 * 3600 },
-  // Not a mailed link: the mfa_token of a password sign-in waiting for its second factor (docs/architecture.md#second-factors).
-  mfa: { prefix: 'tsm_', ttlSeconds: 300 },
 } as const;
 
 export type LinkPurpose = keyof typeof LINK_TOKEN_PURPOSES;

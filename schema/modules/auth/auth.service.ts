@@ -4,12 +4,13 @@ import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { InvalidCredentialsError, NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { SessionRequiredError } from './auth.errors.ts';
-import { burnPasswordCheck, verifyPassword } from '../../lib/crypto.ts';
+import { burnPasswordCheck, sha256, verifyPassword } from '../../lib/crypto.ts';
+import { decryptSecret } from '../../push/secret.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { createSession, findLiveSession, revokeSession, type AuthMethod, type IssuedSession } from './sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
-import { newLinkToken, userIdQuery } from '../accounts/link-tokens.ts';
+import { issueMfaToken } from './mfa-token.ts';
 
 export interface LoginResult {
   token: string;
@@ -76,7 +77,8 @@ interface Account {
   id: string;
   passwordHash: string;
   sessionVersion: number;
-  totp: boolean;
+  /** The confirmed TOTP secret as stored (encrypted), if any. */
+  totp: string | null;
   passkeys: boolean;
 }
 
@@ -86,7 +88,7 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
   await admitPasswordAttempt(ctx, email);
   const [user] = await ctx.db.$queryRaw<Account[]>`
     select u.id, u.password_hash as "passwordHash", u.session_version as "sessionVersion",
-           exists (select 1 from totp_factors t where t.user_id = u.id and t.confirmed_at is not null) as totp,
+           (select t.secret_encrypted from totp_factors t where t.user_id = u.id and t.confirmed_at is not null) as totp,
            exists (select 1 from passkeys p where p.user_id = u.id) as passkeys
     from users u where u.email = ${email}`;
   const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
@@ -110,11 +112,10 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
  * use, the person's) that POST /api/v1/auth/login/mfa completes with a code, or a passkey sign-in replaces.
  */
 async function mfaChallenge(ctx: Context, user: Account, email: string): Promise<MfaChallenge> {
-  const now = ctx.clock.now();
-  const issued = newLinkToken('mfa', userIdQuery(user.id), email, now);
-  await ctx.db.$executeRaw`with ${issued.ctes} select 1`;
+  const totp = user.totp ? { secret: await decryptSecret(user.totp, ctx.settings.secretKey), stored: sha256(user.totp) } : null;
+  const { token, expiresAt } = await issueMfaToken(ctx, { userId: user.id, email, sessionVersion: user.sessionVersion, totp });
   const methods: MfaMethod[] = [...(user.totp ? (['totp'] as const) : []), 'recovery_code', ...(user.passkeys ? (['passkey'] as const) : [])];
-  return { mfaToken: issued.token, expiresAt: issued.expiresAt, methods };
+  return { mfaToken: token, expiresAt, methods };
 }
 
 /**

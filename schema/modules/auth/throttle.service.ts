@@ -6,6 +6,7 @@
 // completes once the counter is locked, so a burst learns no more than `limit` guesses. Right passwords are never
 // counted: any number of people may sign in to one account, or from one address, at once.
 import type { Context } from '../../context.ts';
+import { Prisma } from '../../db.ts';
 import { RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { verifyPassword } from '../../lib/crypto.ts';
@@ -94,6 +95,35 @@ export async function passwordAccepted(ctx: Context, email: string): Promise<voi
     )
     select key, locked_until from locked order by locked_until desc limit 1`;
   if (locked) await refuse(ctx, email, locked.key, locked.locked_until, now);
+}
+
+/** A lock found by acceptedCtes: refused as passwordAccepted refuses one. */
+export interface FoundLock {
+  key: string;
+  lockedUntil: Date;
+}
+
+/**
+ * passwordAccepted as CTEs, for a sign-in step that proves the person in the same statement (a second factor):
+ * `locked` (first) holds the lock of the account or address, if any; `cleared` (after the CTE named `proved`)
+ * clears the account's count when `proved` has a row. The statement selects the lock with lockOf.
+ */
+export function acceptedCtes(ctx: Context, email: string, proved: string): { locked: Prisma.Sql; cleared: Prisma.Sql } {
+  const keys = countersOf(ctx, email).map((c) => c.key);
+  return {
+    locked: Prisma.sql`locked as (
+      select key, locked_until from login_throttles where key = any(${keys}::text[]) and locked_until > ${ctx.clock.now()}::timestamp
+      order by locked_until desc limit 1)`,
+    cleared: Prisma.sql`cleared as (
+      delete from login_throttles where key = ${accountKey(email)} and exists (select 1 from ${Prisma.raw(proved)}))`,
+  };
+}
+
+/** The columns that read acceptedCtes' lock back. */
+export const lockOf = Prisma.sql`(select key from locked) as "lockedKey", (select locked_until from locked) as "lockedUntil"`;
+
+export async function refuseLocked(ctx: Context, email: string, lock: FoundLock): Promise<never> {
+  return refuse(ctx, email, lock.key, lock.lockedUntil, ctx.clock.now());
 }
 
 /**

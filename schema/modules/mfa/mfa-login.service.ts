@@ -1,24 +1,27 @@
 // The second step of a sign-in with a second factor (docs/architecture.md#second-factors): the mfa_token a right
-// password gave, with a code of the authenticator app or a recovery code. Wrong codes count against the same
-// throttle as wrong passwords. The token, the code and the session are taken in one transaction: a code that fails
-// there (used a moment ago) leaves the token for another try, and a token works once.
+// password gave (auth/mfa-token.ts, encrypted, carrying the person), with a code of the authenticator app or a
+// recovery code. Wrong codes count against the same throttle as wrong passwords. One statement, in the transaction
+// that makes the session, checks the throttle's lock, uses the token once (its id written as a used link token),
+// takes the code (its time step, or the recovery code) and clears the account's count: of concurrent uses of a
+// token or a recovery code exactly one signs in, and a code taken by another leaves the token for another try.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import { decryptSecret } from '../../push/secret.ts';
+import { Prisma } from '../../db.ts';
+import { sha256 } from '../../lib/crypto.ts';
+import { uuidv7 } from '../../lib/ids.ts';
 import { parseInput } from '../../lib/input.ts';
-import { claimLinkToken, findLiveLinkToken } from '../accounts/link-tokens.ts';
 import { recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
+import { readMfaToken, type PendingSignIn } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
-import { admitPasswordAttempt, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
+import { acceptedCtes, lockOf, passwordRejected, refuseLocked, type FoundLock } from '../auth/throttle.service.ts';
 import { InvalidCodeError, InvalidMfaTokenError } from './mfa.errors.ts';
-import { recoveryCodeHash, useRecoveryCode } from './recovery-codes.ts';
+import { recoveryCodeHash } from './recovery-codes.ts';
 import { matchingStep } from './totp.ts';
-import { takeTotpStep } from './mfa.service.ts';
 
 const mfaLoginInput = z
   .object({
-    mfaToken: z.string().min(1, 'is required').max(200),
+    mfaToken: z.string().min(1, 'is required').max(4096),
     code: z.string().trim().max(64).optional().nullable(),
     recoveryCode: z.string().trim().max(64).optional().nullable(),
   })
@@ -27,45 +30,76 @@ const mfaLoginInput = z
 /** RFC 8176: a password and a one-time code, two factors. */
 const PASSWORD_AND_CODE: AuthMethod[] = ['pwd', 'otp', 'mfa'];
 
+type Factor = { step: number } | { recoveryCode: string };
+
+/** Thrown inside the transaction, answered outside it: nothing is written while a 429 is recorded. */
+class Locked extends Error {
+  readonly lock: FoundLock;
+  constructor(lock: FoundLock) {
+    super('locked');
+    this.lock = lock;
+  }
+}
+
+/** The one statement of the step: the lock, the token's single use, the code's, the count cleared. */
+async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pending: PendingSignIn, factor: Factor) {
+  const now = ctx.clock.now();
+  const used = 'step' in factor
+    ? Prisma.sql`update totp_factors set last_used_step = ${factor.step}
+        where user_id = ${pending.userId} and encode(sha256(convert_to(secret_encrypted, 'UTF8')), 'hex') = ${pending.totp!.stored}
+          and confirmed_at is not null
+          and last_used_step < ${factor.step} and exists (select 1 from claimed) returning 1`
+    : Prisma.sql`update recovery_codes set used_at = ${now}::timestamp
+        where user_id = ${pending.userId} and code_hash = ${recoveryCodeHash(factor.recoveryCode)} and used_at is null
+          and exists (select 1 from claimed) returning 1`;
+  const throttle = acceptedCtes(ctx, pending.email, 'used');
+  const [row] = await tx.$queryRaw<{ lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]>`
+    with ${throttle.locked},
+    claimed as (
+      insert into link_tokens (id, user_id, purpose, token_hash, email, expires_at, ended_at, created_at)
+      select ${uuidv7()}, ${pending.userId}, 'mfa', ${sha256(pending.jti)}, ${pending.email}, ${pending.expiresAt}::timestamp, ${now}::timestamp, ${now}::timestamp
+      where not exists (select 1 from locked)
+      on conflict (token_hash) do nothing returning id
+    ), used as (${used}),
+    ${throttle.cleared}
+    select ${lockOf}, exists (select 1 from claimed) as claimed, exists (select 1 from used) as used`;
+  return row!;
+}
+
 export async function completeMfaLogin(ctx: Context, input: unknown): Promise<LoginResult> {
   const { mfaToken, code, recoveryCode } = parseInput(mfaLoginInput, input);
-  const now = ctx.clock.now();
-  const pending = await findLiveLinkToken(ctx.db, mfaToken, ['mfa'], now);
+  const pending = await readMfaToken(ctx, mfaToken);
   if (!pending) throw new InvalidMfaTokenError();
-  await admitPasswordAttempt(ctx, pending.email);
-  const user = await ctx.db.user.findUniqueOrThrow({
-    where: { id: pending.userId },
-    select: { id: true, sessionVersion: true, totpFactor: { select: { secretEncrypted: true, confirmedAt: true } } },
-  });
   const refuse = async (error: InvalidCodeError) => {
     await passwordRejected(ctx, pending.email);
     await recordFailedPasswordAttempt(ctx, pending.email, { action: 'auth.login.mfa', reason: code ? 'wrong_code' : 'wrong_recovery_code' });
     ctx.metrics.signIn('failure', 'second_factor');
     return error;
   };
-  let step: number | null = null;
+  let factor: Factor;
   if (code) {
-    const totp = user.totpFactor?.confirmedAt ? user.totpFactor : null;
-    step = totp ? matchingStep(await decryptSecret(totp.secretEncrypted, ctx.settings.secretKey), code, now) : null;
+    const step = pending.totp ? matchingStep(pending.totp.secret, code, ctx.clock.now()) : null;
     if (step === null) throw await refuse(new InvalidCodeError());
-  } else if (!(await ctx.db.recoveryCode.findFirst({ where: { userId: user.id, codeHash: recoveryCodeHash(recoveryCode!), usedAt: null }, select: { id: true } }))) {
-    throw await refuse(new InvalidCodeError('recovery code'));
+    factor = { step };
+  } else {
+    factor = { recoveryCode: recoveryCode! };
   }
-  // The code is right (for now): the throttle's verdict comes before anything is used up, as for a password. Asked
-  // after the sign-in, a lock made meanwhile by concurrent wrong guesses answered 429 with the code spent and a
-  // session made that nobody received.
-  await passwordAccepted(ctx, pending.email);
-  let refusal: InvalidCodeError | null = null;
+  const wrong = new InvalidCodeError('step' in factor ? 'code' : 'recovery code');
   try {
-    const result = await signInWith(ctx, user, PASSWORD_AND_CODE, async (tx) => {
-      if (!(await claimLinkToken(tx, mfaToken, ['mfa'], now))) throw new InvalidMfaTokenError();
-      const accepted = step !== null ? await takeTotpStep(tx, user.id, step, true) : await useRecoveryCode(tx, user.id, recoveryCode!, now);
-      if (!accepted) throw (refusal = new InvalidCodeError(step !== null ? 'code' : 'recovery code'));
+    const result = await signInWith(ctx, { id: pending.userId, sessionVersion: pending.sessionVersion }, PASSWORD_AND_CODE, async (tx) => {
+      const verdict = await useSecondFactor(tx, ctx, pending, factor);
+      if (verdict.lockedKey) throw new Locked({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
+      if (!verdict.claimed) throw new InvalidMfaTokenError();
+      if (!verdict.used) throw wrong;
     });
     ctx.metrics.signIn('success', 'second_factor');
     return result;
   } catch (error) {
-    if (error === refusal && refusal) throw await refuse(refusal);
+    if (error instanceof Locked) {
+      ctx.metrics.signIn('throttled', 'second_factor');
+      return refuseLocked(ctx, pending.email, error.lock);
+    }
+    if (error === wrong) throw await refuse(wrong);
     throw error;
   }
 }
