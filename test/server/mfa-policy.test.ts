@@ -242,6 +242,26 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
     expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: tenant.member.id } } })).toBe(0);
   });
 
+  it('resets once when 20 resets arrive at once: one 2fa.disabled, one mail', async () => {
+    const tenant = await createTenant(server.url, platform);
+    await enrolTotp(tenant.member.api, clock);
+    const replies = await Promise.all(Array.from({ length: 20 }, () => tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`)));
+    expect(replies.map((r) => r.status)).toEqual(Array(20).fill(204));
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: tenant.member.id } } })).toBe(1);
+    expect(await server.base.db.totpFactor.count({ where: { userId: tenant.member.id } })).toBe(0);
+    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: tenant.member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
+  });
+
+  it('is refused to an API key of the organization that is no owner (403)', async () => {
+    const tenant = await createTenant(server.url, platform);
+    await enrolTotp(tenant.member.api, clock);
+    const created = await tenant.owner.api.post('/api/v1/api-keys', { name: 'reset probe', role: 'admin' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
+    expect((await key.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`)).status).toBe(403);
+    expect(await server.base.db.totpFactor.count({ where: { userId: tenant.member.id, confirmedAt: { not: null } } })).toBe(1);
+  });
+
   it('of a member without factors answers 204 and emits nothing', async () => {
     const tenant = await createTenant(server.url, platform);
     const reply = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`);
