@@ -131,7 +131,7 @@ describe('asking for a second factor at the authorization endpoint', () => {
   it('prompt=login and a max_age the session is older than send a signed-in person to sign in anew', async () => {
     const person = await member(tenant, 'reauth');
     const session = await sessionOf(server.url, person);
-    for (const extra of [{ prompt: 'login' }, { max_age: '0' }]) {
+    for (const extra of [{ prompt: 'login' }, { max_age: '0' }] as Record<string, string>[]) {
       const login = await authorizeTo(rp, session, extra);
       expect(login.pathname).toBe('/login');
       expect(login.searchParams.get('reauth')).toBe('1');
