@@ -241,6 +241,38 @@ describe('an authenticator app', { timeout: 60_000 }, () => {
 		await page.context().close();
 	});
 
+	test('without scripts, the code step works too, and switches to a recovery code by a round trip', async () => {
+		const post = (body: Record<string, string>) =>
+			fetch(`${server.url}/login`, {
+				method: 'POST',
+				headers: { origin: new URL(server.url).origin, accept: 'text/html', 'content-type': 'application/x-www-form-urlencoded' },
+				body: new URLSearchParams(body),
+				redirect: 'manual'
+			});
+		const tokenIn = (html: string) => /name="mfaToken" value="([^"]+)"/.exec(html)?.[1];
+
+		// the password answers the code step, its token in the form
+		const step = await post({ email: traveller.email, password: PASSWORD });
+		expect(step.status).toBe(200);
+		const html = await step.text();
+		const mfaToken = tokenIn(html)!;
+		expect(mfaToken).toBeTruthy();
+		expect(html).toContain('Code from your authenticator app');
+
+		// "Use a recovery code" asks for one instead, the same sign-in going on
+		const switched = await post({ email: traveller.email, mfaToken, methods: 'totp,recovery_code', method: 'totp', use: 'recovery_code' });
+		expect(switched.status).toBe(200);
+		const recoveryHtml = await switched.text();
+		expect(recoveryHtml).toContain('for="recovery-code"');
+		expect(tokenIn(recoveryHtml)).toBe(mfaToken);
+
+		// and the code signs in: the session cookie, and on home
+		const done = await post({ email: traveller.email, mfaToken, methods: 'totp,recovery_code', method: 'totp', code: nextCode(secret) });
+		expect(done.status).toBe(303);
+		expect(done.headers.get('location')).toBe('/portal/dashboard');
+		expect(done.headers.get('set-cookie')).toContain('tessera_session=');
+	});
+
 	test('a code step left for more than 5 minutes starts over at the password', async () => {
 		const page = await freshPage(browser, server.url);
 		await page.goto('/login');

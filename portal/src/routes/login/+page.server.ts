@@ -115,6 +115,9 @@ async function secondFactorStep(event: RequestEvent, form: FormData, returnTo: s
 	const answer = field(form, recovery ? 'recoveryCode' : 'code').replace(/\s+/g, '');
 	const secondFactor = { mfaToken, methods, recovery };
 	const again = (status: number, message: string) => fail(status, { email, secondFactor, message });
+	// The switch between the app's code and a recovery code, on a page without scripts (with them it stays in the page).
+	const use = form.get('use');
+	if (use === 'recovery_code' || use === 'totp') return { email, secondFactor: { ...secondFactor, recovery: use === 'recovery_code' } };
 	if (!answer) return again(400, recovery ? 'Enter one of your recovery codes.' : 'Enter the 6-digit code from your authenticator app.');
 	let result: CompleteResult;
 	try {
