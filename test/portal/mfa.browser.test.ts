@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises';
 import axe from 'axe-core';
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -433,6 +434,11 @@ describe("the organization's policy", { timeout: 90_000 }, () => {
 
 /** A phone's screen, as test/portal/narrow-screens.browser.test.ts checks every page on. */
 const PHONE: BrowserContextOptions = { viewport: { width: 375, height: 800 }, bypassCSP: true };
+const screenshots = new URL('../.tmp/', import.meta.url);
+const screenshot = async (page: Page, name: string) => {
+	await mkdir(screenshots, { recursive: true });
+	await page.screenshot({ path: new URL(name, screenshots).pathname, fullPage: true });
+};
 
 /** What axe-core finds serious or critical on the page, and whether the page is wider than the screen. */
 async function problemsOn(page: Page): Promise<string[]> {
@@ -459,13 +465,19 @@ describe('on a 375 px phone', { timeout: 90_000 }, () => {
 		// the page that says why, the setup with its QR code, and the recovery codes
 		await section.getByTestId('enrol-required').waitFor();
 		expect(await problemsOn(page), 'the required setup').toEqual([]);
+		const required = page.url();
 		await submit(page, section.getByRole('button', { name: 'Set up an authenticator app' }));
 		const secret = (await section.getByTestId('totp-secret').textContent())!.trim();
+		// still the page the policy sent them to, saying why
+		expect(page.url()).toBe(required);
+		await expect(section.getByTestId('enrol-required').count()).resolves.toBe(1);
 		expect(await problemsOn(page), 'the QR code and key').toEqual([]);
+		await screenshot(page, 'mfa-setup.png');
 		await section.getByLabel('Code from your authenticator app').fill(nextCode(secret));
 		await submit(page, section.getByRole('button', { name: 'Confirm' }));
 		await expect.poll(() => section.getByTestId('recovery-codes').locator('li').count()).toBe(10);
 		expect(await problemsOn(page), 'the recovery codes').toEqual([]);
+		await screenshot(page, 'mfa-recovery-codes.png');
 		await page.context().close();
 
 		// the code step of the sign-in, refused once
@@ -477,6 +489,7 @@ describe('on a 375 px phone', { timeout: 90_000 }, () => {
 		await answerSecondFactor(phone, { code: wrong(nextCode(secret)) });
 		await expect.poll(() => phone.getByRole('alert').textContent()).toContain('That code is wrong');
 		expect(await problemsOn(phone), 'the refused code').toEqual([]);
+		await screenshot(phone, 'mfa-code-step.png');
 		await phone.context().close();
 	});
 });
