@@ -15,6 +15,7 @@ export async function deleteExpiredCredentials(db: Db, now = new Date()): Promis
     db.loginThrottle.deleteMany({ where: { windowStart: { lt: before } } }),
     db.consentAnswer.deleteMany({ where: { expiresAt: { lt: before } } }),
     db.linkToken.deleteMany({ where: { expiresAt: { lt: before } } }),
+    db.webauthnChallenge.deleteMany({ where: { expiresAt: { lt: before } } }),
     // A mail still queued or retrying is left to its job, however old.
     db.mail.deleteMany({ where: { createdAt: { lt: new Date(now.getTime() - MAIL_DAYS * 86_400_000) }, status: { in: ['sent', 'mailbox', 'failed'] } } }),
   ]);
