@@ -227,7 +227,7 @@ describe('POST /api/v1/auth/login for an account with a second factor', () => {
     const started = clock.now().getTime();
     const reply = await passwordLogin(person);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toEqual({ mfa_required: true, mfa_token: expect.stringMatching(/^tsm_/), methods: ['totp', 'recovery_code'], expires_at: expect.any(String) });
+    expect(reply.body).toEqual({ mfa_required: true, mfa_token: expect.stringMatching(/^\S{32,}$/), methods: ['totp', 'recovery_code'], expires_at: expect.any(String) });
     const expiresIn = Date.parse(reply.body.expires_at) - started;
     expect(expiresIn).toBeGreaterThan(5 * MINUTE * 1000 - 5000);
     expect(expiresIn).toBeLessThanOrEqual(5 * MINUTE * 1000 + 5000);
@@ -345,8 +345,9 @@ describe('POST /api/v1/auth/login/mfa', () => {
     const person = await enrolledPerson();
     const tokens: string[] = [];
     for (let i = 0; i < 20; i++) tokens.push(await challenge(person));
-    // Issuing an mfa_token voids the person's earlier ones; as 20 devices signing in at once would hold 20 live
-    // tokens, the earlier ones are made live again, so that the recovery code alone decides.
+    expect(new Set(tokens).size).toBe(20);
+    // 20 devices signing in at once hold 20 live tokens. Where issuing a token voids the person's earlier ones (a
+    // token stored as a link token), they are made live again, so that the recovery code alone decides.
     await server.base.db.linkToken.updateMany({ where: { userId: person.id, purpose: 'mfa' }, data: { endedAt: null } });
     const before = await sessionsOf(person.id);
     const code = person.recoveryCodes[0];
@@ -502,8 +503,9 @@ describe('POST /api/v1/users/me/mfa/recovery-codes', () => {
     expect((await completeLogin({ mfa_token: await challenge(person), recovery_code: fresh[1] })).status).toBe(401);
   });
 
-  it('answers 409 without a second factor', async () => {
+  it('answers 409 without a second factor (400 first without a proof)', async () => {
     const person = await newPerson();
+    expect((await person.api.post('/api/v1/users/me/mfa/recovery-codes', {})).status).toBe(400);
     const reply = await person.api.post('/api/v1/users/me/mfa/recovery-codes', { password: PASSWORD });
     expect(reply.status).toBe(409);
     expect(await server.base.db.recoveryCode.count({ where: { userId: person.id } })).toBe(0);

@@ -131,12 +131,20 @@ const proofInput = z.object({
   code: z.string().trim().max(64).optional().nullable(),
 });
 
+type Proof = z.output<typeof proofInput>;
+
+/** The proof as given, checked before anything else is looked at: neither a password nor a code is a 400. */
+function proofOf(input: unknown): Proof {
+  const proof = parseInput(proofInput, input);
+  if (!proof.password && !proof.code) throw new FreshProofRequiredError();
+  return proof;
+}
+
 /**
  * A fresh proof for a change that weakens the account: the password (counted against the sign-in throttle) or a
  * code of the authenticator app (used up, like at sign-in).
  */
-async function requireFreshProof(ctx: Context, userId: string, input: unknown): Promise<void> {
-  const { password, code } = parseInput(proofInput, input);
+async function requireFreshProof(ctx: Context, userId: string, { password, code }: Proof): Promise<void> {
   if (password) {
     const account = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true, passwordHash: true } });
     if (!(await checkAccountPassword(ctx, account, password))) throw new InvalidCodeError('password');
@@ -158,7 +166,7 @@ async function requireFreshProof(ctx: Context, userId: string, input: unknown): 
 /** Removes the authenticator app; with no passkey left, the recovery codes go too and 2fa.disabled is emitted. */
 export async function removeTotp(ctx: Context, input: unknown): Promise<MfaStatus> {
   const { userId } = sessionPerson(ctx);
-  await requireFreshProof(ctx, userId, input);
+  await requireFreshProof(ctx, userId, proofOf(input));
   return ctx.db.$transaction(async (tx) => {
     const [removed] = await tx.$queryRaw<{ confirmed: boolean }[]>`
       delete from totp_factors where user_id = ${userId} returning confirmed_at is not null as confirmed`;
@@ -175,9 +183,10 @@ export async function removeTotp(ctx: Context, input: unknown): Promise<MfaStatu
 /** A new set of ten recovery codes; the old ones stop working. */
 export async function regenerateRecoveryCodes(ctx: Context, input: unknown): Promise<{ codes: string[] }> {
   const { userId } = sessionPerson(ctx);
+  const proof = proofOf(input);
   const status = await statusOf(ctx.db, userId);
   if (!status.totp && !status.passkeys) throw new NoSecondFactorError();
-  await requireFreshProof(ctx, userId, input);
+  await requireFreshProof(ctx, userId, proof);
   const recovery = newRecoveryCodes(userId, ctx.clock.now());
   await ctx.db.$transaction(async (tx) => {
     await recovery.replace(tx);
