@@ -1,14 +1,14 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Browser, CDPSession, Page } from 'playwright-core';
+import type { Browser, CDPSession, Page, Route } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
+import { BROWSER_WAIT_MS, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, PASSWORD, signIn, type Person } from '../helpers/fixtures.ts';
 import { startPasskeyServer } from '../helpers/webauthn.ts';
 
 // Passkeys in the portal, in headless Chromium with DevTools' virtual authenticator (a platform authenticator that
-// verifies the person): add one on /portal/security, sign out, sign in on /login with "Sign in with a passkey" and
-// no password, then remove it with the password. BASE_URL is http://localhost:<port> (a relying party browsers
+// verifies the person): add one on /portal/security, sign out, complete a password sign-in's second step with it,
+// sign in on /login with "Sign in with a passkey" and no password, then remove it with the password. BASE_URL is http://localhost:<port> (a relying party browsers
 // accept); with an IP address the portal offers no passkey at all.
 
 let server: TestServer & { origin: string };
@@ -47,18 +47,51 @@ async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; auth
 
 const rows = (page: Page) => page.getByTestId('passkey-row');
 
+/** expect.poll with the browser tests' patience: a registration's ceremony and reload take seconds on a busy machine. */
+const poll = <T>(probe: () => T | Promise<T>) => expect.poll(probe, { timeout: BROWSER_WAIT_MS });
+
+/**
+ * Holds back the page's requests for sign-in options, but those let through (`allowNext`, `releaseLatest`): a sign-in
+ * page asks for them for its passkey autofill as it loads, and the virtual authenticator answers that conditional
+ * request at once, before any button could be pressed. A request held gets no answer until the page leaves.
+ */
+async function gateSignInOptions(page: Page) {
+	const held: Route[] = [];
+	let allowed = 0;
+	await page.route('**/api/v1/auth/passkeys/options', async (route: Route) => {
+		if (allowed === 0) return void held.push(route);
+		allowed -= 1;
+		await route.continue();
+	});
+	return {
+		/** How many requests were held so far. */
+		held: () => held.length,
+		/** Lets the next request through (a button's). */
+		allowNext: () => void (allowed += 1),
+		/** Answers the request held last (the current page's autofill). */
+		releaseLatest: () => held.at(-1)!.continue()
+	};
+}
+
+/** Opens /login and waits until its autofill has asked for options (held by `gate`). */
+async function openLogin(page: Page, gate: Awaited<ReturnType<typeof gateSignInOptions>>): Promise<void> {
+	const before = gate.held();
+	await page.goto('/login');
+	await poll(() => gate.held()).toBeGreaterThan(before);
+}
+
 describe('passkeys on /portal/security and /login', () => {
-	test('adds a passkey, signs out, signs in with it and no password, and removes it with the password', async () => {
+	test('adds a passkey, signs out, signs in with it and no password, and removes it with the password', { timeout: 120_000 }, async () => {
 		const page = await signedInPage(browser, server.origin, { email: person.email, password: PASSWORD });
 		const { cdp, authenticatorId } = await virtualAuthenticator(page);
 
 		await page.goto('/portal/security');
-		await expect.poll(() => page.getByTestId('no-passkeys').count()).toBe(1);
+		await poll(() => page.getByTestId('no-passkeys').count()).toBe(1);
 		await page.getByLabel('Passkey name').fill('Virtual laptop');
 		await page.getByRole('button', { name: 'Add a passkey' }).click();
-		await expect.poll(() => page.getByRole('status').textContent()).toContain('“Virtual laptop” was added');
-		await expect.poll(() => rows(page).count()).toBe(1);
-		await expect.poll(() => rows(page).first().textContent()).toContain('Never');
+		await poll(() => page.getByRole('status').textContent()).toContain('“Virtual laptop” was added');
+		await poll(() => rows(page).count()).toBe(1);
+		await poll(() => rows(page).first().textContent()).toContain('Never');
 		const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
 		expect(credentials).toHaveLength(1);
 		expect(credentials[0]!.isResidentCredential).toBe(true);
@@ -67,30 +100,56 @@ describe('passkeys on /portal/security and /login', () => {
 		await rows(page).first().getByRole('button', { name: /^Rename/ }).click();
 		await page.getByLabel('New name for Virtual laptop').fill('Desk laptop');
 		await page.getByRole('button', { name: 'Save name' }).click();
-		await expect.poll(() => rows(page).first().textContent()).toContain('Desk laptop');
+		await poll(() => rows(page).first().textContent()).toContain('Desk laptop');
+
+		// With a passkey the password alone no longer signs in: the second step offers the passkey, which completes it.
+		const gate = await gateSignInOptions(page);
+		const signOut = () => Promise.all([page.waitForURL((url) => url.pathname === '/login'), page.getByRole('button', { name: 'Sign out', exact: true }).click()]);
+		const atDashboard = () => page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await signOut();
+		await openLogin(page, gate);
+		await page.getByLabel('Email').fill(person.email);
+		await page.getByLabel('Password').fill(PASSWORD);
+		await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+		const step = page.getByTestId('second-factor');
+		await step.waitFor();
+		const afterStep = atDashboard();
+		gate.allowNext();
+		await step.getByRole('button', { name: 'Sign in with a passkey' }).click();
+		await afterStep;
 
 		// Signed out, the sign-in page offers the passkey; it signs in without an e-mail address or a password.
-		await Promise.all([page.waitForURL((url) => url.pathname === '/login'), page.getByRole('button', { name: 'Sign out', exact: true }).click()]);
-		await page.goto('/login');
-		await expect.poll(() => page.getByLabel('Email').getAttribute('autocomplete')).toBe('username webauthn');
-		const signedIn = page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await signOut();
+		await openLogin(page, gate);
+		expect(await page.getByLabel('Email').getAttribute('autocomplete')).toBe('username webauthn');
+		const signedIn = atDashboard();
+		gate.allowNext();
 		await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
 		await signedIn;
 		const session = await server.base.db.session.findFirstOrThrow({ where: { userId: person.id }, orderBy: { createdAt: 'desc' } });
 		expect(session.amr).toEqual(['hwk', 'user', 'mfa']);
 
+		// And through the e-mail field's autofill, no button pressed: the virtual authenticator answers the page's
+		// conditional request as a person choosing the passkey among the field's suggestions would.
+		await signOut();
+		await openLogin(page, gate);
+		const autofilled = atDashboard();
+		await gate.releaseLatest();
+		await autofilled;
+		expect(await server.base.db.session.count({ where: { userId: person.id, amr: { has: 'hwk' } } })).toBe(3);
+
 		// The list says it was used; a wrong password keeps it; the right one removes it.
 		await page.goto('/portal/security');
-		await expect.poll(() => rows(page).first().textContent()).not.toContain('Never');
+		await poll(() => rows(page).first().textContent()).not.toContain('Never');
 		await rows(page).first().getByRole('button', { name: /^Remove/ }).click();
 		await page.getByLabel('Password to remove Desk laptop').fill('not the password at all');
 		await page.getByRole('button', { name: 'Remove passkey' }).click();
-		await expect.poll(() => page.getByTestId('passkeys-error').textContent()).toContain('The password is wrong');
-		await expect.poll(() => rows(page).count()).toBe(1);
+		await poll(() => page.getByTestId('passkeys-error').textContent()).toContain('The password is wrong');
+		await poll(() => rows(page).count()).toBe(1);
 		await page.getByLabel('Password to remove Desk laptop').fill(PASSWORD);
 		await page.getByRole('button', { name: 'Remove passkey' }).click();
-		await expect.poll(() => page.getByRole('status').textContent()).toContain('“Desk laptop” was removed');
-		await expect.poll(() => rows(page).count()).toBe(0);
+		await poll(() => page.getByRole('status').textContent()).toContain('“Desk laptop” was removed');
+		await poll(() => rows(page).count()).toBe(0);
 		expect(await server.base.db.passkey.count({ where: { userId: person.id } })).toBe(0);
 		await page.context().close();
 	});
@@ -113,7 +172,7 @@ describe('passkeys on /portal/security and /login', () => {
 		expect(key).toBeDefined();
 		await page.goto('/login');
 		await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
-		await expect.poll(() => page.getByTestId('passkey-error').textContent()).toContain('not registered');
+		await poll(() => page.getByTestId('passkey-error').textContent()).toContain('not registered');
 		expect(new URL(page.url()).pathname).toBe('/login');
 		await page.context().close();
 	});
