@@ -210,6 +210,20 @@ describe('signing in with a passkey', () => {
     expect(listed.every((p) => p.last_used_at !== null)).toBe(true);
   });
 
+  it('completes a password sign-in that asked for a second factor: the mfa_token may come along, and is not needed', async () => {
+    const person = await newPerson();
+    const { key } = await register(person, 'Second step');
+    const password = await anon.post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
+    expect(password.status, JSON.stringify(password.body)).toBe(200);
+    expect(password.body).toMatchObject({ mfa_required: true, methods: expect.arrayContaining(['passkey']) });
+    expect(password.body.token).toBeUndefined();
+    const completed = await anon.post('/api/v1/auth/passkeys/verify', { response: key.authenticate(await signInOptions()), mfa_token: password.body.mfa_token });
+    expect(completed.status, JSON.stringify(completed.body)).toBe(200);
+    expect(completed.body.user.id).toBe(person.id);
+    const alone = await verify(key.authenticate(await signInOptions()));
+    expect(alone.status).toBe(200);
+  });
+
   it('GraphQL: passkeysAvailable, passkeySignInOptions and passkeySignIn answer the login payload', async () => {
     const person = await newPerson();
     const { key } = await register(person, 'Graph');

@@ -127,7 +127,7 @@ const removeInput = z.object({ id: fields.id, password: z.string().min(1, 'is re
 const signInInput = z.object({
   response: authenticationResponse,
   // The token of a password sign-in waiting for its second factor: a passkey alone signs in, so it is not needed.
-  mfaToken: z.string().max(200).optional().nullable(),
+  mfaToken: z.string().max(4096).optional().nullable(),
 });
 
 /** The challenge the authenticator signed, read from clientDataJSON (WebAuthn Level 3, 5.8.1). */
