@@ -1,6 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { Browser, CDPSession, Page, Route } from 'playwright-core';
+import axe from 'axe-core';
+import type { Browser, BrowserContextOptions, CDPSession, Page, Route } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { BROWSER_WAIT_MS, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, PASSWORD, signIn, type Person } from '../helpers/fixtures.ts';
@@ -174,6 +175,51 @@ describe('passkeys on /portal/security and /login', () => {
 		await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
 		await poll(() => page.getByTestId('passkey-error').textContent()).toContain('not registered');
 		expect(new URL(page.url()).pathname).toBe('/login');
+		await page.context().close();
+	});
+});
+
+const PHONE: BrowserContextOptions = { viewport: { width: 375, height: 800 }, bypassCSP: true };
+
+/** What axe-core finds serious or critical on the page, and whether the page is wider than the screen. */
+async function problemsOn(page: Page): Promise<string[]> {
+	await page.addScriptTag({ content: axe.source });
+	const results = await page.evaluate(() => (window as unknown as { axe: typeof axe }).axe.run(document, { resultTypes: ['violations'] }));
+	const problems = results.violations
+		.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+		.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+	const width = await page.evaluate(() => document.documentElement.scrollWidth);
+	if (width > 375) problems.push(`the page is ${width} px wide`);
+	return problems;
+}
+
+describe('on a 375 px phone', () => {
+	test('the passkeys section with its rename and remove forms, and the sign-in page, pass axe-core', { timeout: 120_000 }, async () => {
+		const page = await signedInPage(browser, server.origin, { email: person.email, password: PASSWORD }, PHONE);
+		await virtualAuthenticator(page);
+		await page.goto('/portal/security');
+		expect(await problemsOn(page), 'no passkeys yet').toEqual([]);
+		await page.getByLabel('Passkey name').fill('A phone with a rather long name for its passkey, to wrap');
+		await page.getByRole('button', { name: 'Add a passkey' }).click();
+		await poll(() => rows(page).count()).toBe(1);
+		expect(await problemsOn(page), 'one passkey').toEqual([]);
+		await rows(page).first().getByRole('button', { name: /^Rename/ }).click();
+		await page.getByRole('button', { name: 'Save name' }).waitFor();
+		expect(await problemsOn(page), 'the rename form').toEqual([]);
+		await rows(page).first().getByRole('button', { name: /^Remove/ }).click();
+		await page.getByRole('button', { name: 'Remove passkey' }).waitFor();
+		await page.getByLabel(/^Password to remove/).fill('not the password at all');
+		await page.getByRole('button', { name: 'Remove passkey' }).click();
+		await page.getByTestId('passkeys-error').waitFor();
+		expect(await problemsOn(page), 'the remove form, refused').toEqual([]);
+		await page.getByLabel(/^Password to remove/).fill(PASSWORD);
+		await page.getByRole('button', { name: 'Remove passkey' }).click();
+		await poll(() => rows(page).count()).toBe(0);
+
+		await page.context().clearCookies();
+		await page.goto('/login');
+		await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+		expect(await problemsOn(page), 'the sign-in page').toEqual([]);
 		await page.context().close();
 	});
 });
