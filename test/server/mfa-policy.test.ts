@@ -71,6 +71,21 @@ async function expectOpen(api: Client, routes: string[]) {
   }
 }
 
+describe('the last second factor of a member of an organization that requires one', () => {
+  it('cannot be removed: the owner who turned the requirement on is not shut out of it', async () => {
+    const tenant = await requiringTenant();
+    toMidStep(clock);
+    const removal = await tenant.owner.api.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD });
+    expect(removal.status, JSON.stringify(removal.body)).toBe(409);
+    expect(removal.body.error_description).toMatch(/requires a second factor/);
+    expect((await tenant.owner.api.get('/api/v1/users/me/mfa')).body).toMatchObject({ totp: true });
+    await expectOpen(tenant.owner.api, [`/v1/organizations/${tenant.id}`]);
+    // Once the requirement is off, the factor may go.
+    expect((await requireMfa(tenant.owner.api, tenant.id, false)).status).toBe(200);
+    expect((await tenant.owner.api.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD })).status).toBe(200);
+  });
+});
+
 describe('PATCH /v1/organizations/{id} {require_mfa}', () => {
   it('is for owners only: an admin 403, an owner without a factor 409, an owner with one 200', async () => {
     const tenant = await createTenant(server.url, platform);

@@ -27,6 +27,13 @@ export class NoPendingTotpError extends ConflictError {
   }
 }
 
+/** The last second factor of a member of an organization that requires one: removing it would shut them out. */
+export class FactorRequiredError extends ConflictError {
+  constructor(organization: string) {
+    super(`${organization} requires a second factor: set up another one before removing this one`);
+  }
+}
+
 export class NoSecondFactorError extends ConflictError {
   constructor() {
     super('Set up an authenticator app first: recovery codes stand in for it');

@@ -13,7 +13,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { SessionRequiredError } from '../auth/auth.errors.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
 import { queueMail } from '../mail/outbox.ts';
-import { FreshProofRequiredError, InvalidCodeError, NoPendingTotpError, NoSecondFactorError, TotpAlreadyEnabledError } from './mfa.errors.ts';
+import { FactorRequiredError, FreshProofRequiredError, InvalidCodeError, NoPendingTotpError, NoSecondFactorError, TotpAlreadyEnabledError } from './mfa.errors.ts';
 import { newRecoveryCodes } from './recovery-codes.ts';
 import { matchingStep, newTotpSecret, totpEnrolment } from './totp.ts';
 
@@ -172,12 +172,22 @@ export async function removeTotp(ctx: Context, input: unknown): Promise<MfaStatu
       delete from totp_factors where user_id = ${userId} returning confirmed_at is not null as confirmed`;
     if (removed?.confirmed) {
       const last = !(await otherFactors(tx, userId, 'totp'));
+      if (last) await keepRequiredFactor(tx, userId);
       if (last) await tx.recoveryCode.deleteMany({ where: { userId } });
       await recordAudit(ctx, { action: 'mfa.totp.remove', targetType: 'user', targetId: userId }, tx);
       await announce(ctx, tx, userId, 'the authenticator app was removed from your second factors.', last ? '2fa.disabled' : null);
     }
     return statusOf(tx, userId);
   });
+}
+
+/**
+ * Refuses to remove the last factor of a member of an organization that requires one: they would be shut out of
+ * it, and an owner could no longer even turn the requirement off. An owner's reset of a member stays possible.
+ */
+export async function keepRequiredFactor(tx: Pick<Tx, 'organization'>, userId: string): Promise<void> {
+  const requiring = await tx.organization.findFirst({ where: { requireMfa: true, memberships: { some: { userId } } }, select: { name: true } });
+  if (requiring) throw new FactorRequiredError(requiring.name);
 }
 
 /** A new set of ten recovery codes; the old ones stop working. */
