@@ -369,9 +369,13 @@ describe('paths and methods the tables do not have', () => {
     const shape = (r.prefix + r.path).replace(/:\w+/g, ':param');
     byPath.set(shape, [...(byPath.get(shape) ?? []), r]);
   }
+  // A literal path that a row with a parameter also matches is that row's too, for its methods: PATCH
+  // /api/v1/users/me/passkeys/options renames the passkey "options" (/users/me/passkeys/:id), which is not found.
+  const servedByParameter = (path: string, method: string) =>
+    !path.includes(':') && ROUTES.some((r) => r.method === method && r.path.includes(':') && new RegExp(`^${(r.prefix + r.path).replace(/:\w+/g, '[^/]+')}$`).test(path));
   it.each([...byPath.entries()])('%s answers 405 to the methods it lacks', async (path, routes) => {
     const concrete = path.replace(/:\w+/g, randomUUID());
-    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !routes.some((r) => r.method === m))) {
+    for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].filter((m) => !routes.some((r) => r.method === m) && !servedByParameter(path, m))) {
       const reply = await send(method, concrete, method === 'GET' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } });
       expectClientError(reply, `${method} ${path}`, 405);
       const allow = (reply.headers.get('allow') ?? '').split(', ');
