@@ -1,6 +1,7 @@
 // What `npm start` tells the person at the terminal once the service is up: where to go, in plain lines. The
 // JSON log (stdout) stays as it is for machines; these lines go to stderr.
 import type { Config } from './config.ts';
+import { relyingPartyOf } from '../schema/modules/passkeys/passkeys.service.ts';
 
 export function welcomeLines(issuer: string, config: Pick<Config, 'mail' | 'role'>): string[] {
   const mail = config.role === 'api'
@@ -15,6 +16,13 @@ export function welcomeLines(issuer: string, config: Pick<Config, 'mail' | 'role
     `  GraphQL:       ${issuer}/graphql`,
     `  OpenAPI:       ${issuer}/openapi.json`,
     `  Mail:          ${mail}`,
+    `  Passkeys:      ${passkeysLine(issuer)}`,
   );
   return lines;
+}
+
+/** Browsers refuse an IP address as a WebAuthn relying party: then no passkey is offered, and the person is told why. */
+function passkeysLine(issuer: string): string {
+  const rp = relyingPartyOf(issuer);
+  return rp ? `for ${rp.id}` : 'off: BASE_URL has an IP address for its host, which browsers refuse; set it to a domain name (localhost works)';
 }

@@ -13,6 +13,7 @@ import { movableClock, MINUTE } from '../helpers/clock.ts';
 import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
 import { SoftPasskey, startPasskeyServer, type AuthenticatorOptions } from '../helpers/webauthn.ts';
 import { SIGN_IN_OPTIONS_PER_ADDRESS } from '../../schema/modules/passkeys/passkeys.service.ts';
+import { welcomeLines } from '../../server/welcome.ts';
 
 const clock = movableClock();
 let server: TestServer;
@@ -413,6 +414,10 @@ describe('BASE_URL with an IP address', () => {
       expect((await admin.post('/api/v1/users/me/passkeys/options')).body.error).toBe('passkeys_unavailable');
       expect((await api.post('/graphql', { query: '{ passkeysAvailable }' })).body.data.passkeysAvailable).toBe(false);
       expect(lines.filter((l) => l.includes('passkeys are off'))).toHaveLength(1);
+      // And the lines `npm start` prints for the person at the terminal.
+      const mail = { smtpUrl: undefined, from: 'tessera@localhost' };
+      expect(welcomeLines(ip.base.settings.issuer(), { mail, role: 'all' })).toContainEqual(expect.stringMatching(/^ {2}Passkeys: +off: BASE_URL has an IP address/));
+      expect(welcomeLines(origin, { mail, role: 'all' })).toContainEqual(expect.stringMatching(/^ {2}Passkeys: +for localhost$/));
     } finally {
       await ip.stop();
     }
