@@ -10,7 +10,8 @@ import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { movableClock, MINUTE } from '../helpers/clock.ts';
-import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
+import { decodeJwt } from 'jose';
+import { accessTokenOf, authorize, codeFrom, exchangeCode, registerClient } from '../helpers/oauth.ts';
 import { SoftPasskey, startPasskeyServer, type AuthenticatorOptions } from '../helpers/webauthn.ts';
 import { SIGN_IN_OPTIONS_PER_ADDRESS } from '../../schema/modules/passkeys/passkeys.service.ts';
 import { welcomeLines } from '../../server/welcome.ts';
@@ -223,6 +224,19 @@ describe('signing in with a passkey', () => {
     expect(completed.body.user.id).toBe(person.id);
     const alone = await verify(key.authenticate(await signInOptions()));
     expect(alone.status).toBe(200);
+  });
+
+  it('an ID token after a passkey sign-in says so: amr hwk, user and mfa, acr mfa (RFC 8176, OIDC Core 2)', async () => {
+    const person = await newPerson();
+    const { key } = await register(person, 'For the app');
+    const app = await registerClient(tenant.owner.api, { name: 'amr app', redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid'], consent_required: false });
+    const signedIn = await verify(key.authenticate(await signInOptions()));
+    expect(signedIn.status).toBe(200);
+    const back = await authorize(server.url, signedIn.body.token, { client_id: app.client_id, redirect_uri: 'https://app.example.test/cb', response_type: 'code', scope: 'openid', nonce: 'n', state: 's' });
+    const tokens = await exchangeCode(server.url, app, codeFrom(back), 'https://app.example.test/cb');
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    const claims = decodeJwt(tokens.body.id_token);
+    expect(claims).toMatchObject({ sub: person.id, amr: ['hwk', 'user', 'mfa'], acr: 'urn:tessera:acr:mfa' });
   });
 
   it('GraphQL: passkeysAvailable, passkeySignInOptions and passkeySignIn answer the login payload', async () => {
