@@ -5,7 +5,7 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn } from '../helpers/http.ts';
-import { addPerson, createTenant, type Person, type Tenant } from '../helpers/fixtures.ts';
+import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { followRedirect, registerClient, relyingParty } from '../helpers/oauth.ts';
 import { SoftPasskey, startPasskeyServer, type AuthenticatorOptions } from '../helpers/webauthn.ts';
 
@@ -24,15 +24,25 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-/** A member with one passkey of this kind, signed in with it alone: the session token. */
-async function passkeySession(options: Partial<AuthenticatorOptions>): Promise<string> {
+/** A member with one passkey of this kind. */
+async function memberWithPasskey(options: Partial<AuthenticatorOptions>): Promise<{ person: Person; key: SoftPasskey }> {
   const person: Person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'amr-passkey');
   const key = new SoftPasskey({ origin: server.origin, ...options });
   const creation = await person.api.post('/api/v1/users/me/passkeys/options');
   expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'Key', response: key.register(creation.body) })).status).toBe(201);
+  return { person, key };
+}
+
+/** A passkey sign-in, with the mfa_token of a password sign-in when given. */
+async function passkeySignIn(key: SoftPasskey, mfaToken?: string) {
   const anon = client(server.url);
   const challenge = await anon.post('/api/v1/auth/passkeys/options');
-  const signedIn = await anon.post('/api/v1/auth/passkeys/verify', { response: key.authenticate(challenge.body) });
+  return anon.post('/api/v1/auth/passkeys/verify', { response: key.authenticate(challenge.body), ...(mfaToken ? { mfa_token: mfaToken } : {}) });
+}
+
+/** A member with one passkey of this kind, signed in with it alone: the session token. */
+async function passkeySession(options: Partial<AuthenticatorOptions>): Promise<string> {
+  const signedIn = await passkeySignIn((await memberWithPasskey(options)).key);
   expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
   return signedIn.body.token;
 }
@@ -57,5 +67,22 @@ describe('an ID token after a passkey sign-in', () => {
     expect(await idTokenClaims(await passkeySession({ synced: true, userVerified: false }))).toMatchObject({
       amr: ['swk'], acr: 'urn:tessera:acr:1fa',
     });
+  });
+
+  it('the password, then a passkey without user verification: amr [pwd, swk, mfa], two factors; the password counts once', async () => {
+    const { person, key } = await memberWithPasskey({ synced: true, userVerified: false });
+    const other = await memberWithPasskey({ synced: true, userVerified: false });
+    const challenge = await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
+    expect(challenge.body).toMatchObject({ mfa_required: true, methods: expect.arrayContaining(['passkey']) });
+    // Another person's passkey with this token: the password was not theirs, so the passkey alone.
+    const foreign = await passkeySignIn(other.key, challenge.body.mfa_token);
+    expect(foreign.status).toBe(200);
+    expect(await idTokenClaims(foreign.body.token)).toMatchObject({ amr: ['swk'], acr: 'urn:tessera:acr:1fa' });
+    const both = await passkeySignIn(key, challenge.body.mfa_token);
+    expect(both.status, JSON.stringify(both.body)).toBe(200);
+    expect(await idTokenClaims(both.body.token)).toMatchObject({ amr: ['pwd', 'swk', 'mfa'], acr: 'urn:tessera:acr:mfa' });
+    // The token has been used: a second passkey sign-in with it is refused, not given the password's half again.
+    const again = await passkeySignIn(key, challenge.body.mfa_token);
+    expect(again.status).toBe(400);
   });
 });

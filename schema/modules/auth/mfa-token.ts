@@ -7,6 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import { EncryptJWT, jwtDecrypt } from 'jose';
 import type { Context } from '../../context.ts';
+import { Prisma } from '../../db.ts';
+import { sha256 } from '../../lib/crypto.ts';
+import { uuidv7 } from '../../lib/ids.ts';
 import { addSeconds, epochSeconds } from '../../lib/clock.ts';
 
 export const MFA_TOKEN_TTL_SECONDS = 300;
@@ -22,6 +25,18 @@ export interface PendingSignIn {
   /** The TOTP secret (base32) and the SHA-256 of its stored form, or null without an authenticator app. */
   totp: { secret: string; stored: string } | null;
   expiresAt: Date;
+}
+
+/**
+ * The statement (or CTE body) that uses the token: its id written as a used `mfa` link token, when `gate` (SQL
+ * that is true or false) lets it. Of concurrent uses one inserts the row; the others find it and insert nothing.
+ */
+export function useMfaTokenSql(pending: PendingSignIn, now: Date, gate: Prisma.Sql = Prisma.sql`true`): Prisma.Sql {
+  return Prisma.sql`
+    insert into link_tokens (id, user_id, purpose, token_hash, email, expires_at, ended_at, created_at)
+    select ${uuidv7()}, ${pending.userId}, 'mfa', ${sha256(pending.jti)}, ${pending.email}, ${pending.expiresAt}::timestamp, ${now}::timestamp, ${now}::timestamp
+    where ${gate}
+    on conflict (token_hash) do nothing returning id`;
 }
 
 export async function issueMfaToken(ctx: Context, sign: Omit<PendingSignIn, 'jti' | 'expiresAt'>): Promise<{ token: string; expiresAt: Date }> {

@@ -7,12 +7,10 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
-import { sha256 } from '../../lib/crypto.ts';
-import { uuidv7 } from '../../lib/ids.ts';
 import { parseInput } from '../../lib/input.ts';
 import { recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
-import { readMfaToken, type PendingSignIn } from '../auth/mfa-token.ts';
+import { readMfaToken, useMfaTokenSql, type PendingSignIn } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
 import { acceptedCtes, lockOf, passwordRejected, refuseLocked, type FoundLock } from '../auth/throttle.service.ts';
 import { InvalidCodeError, InvalidMfaTokenError } from './mfa.errors.ts';
@@ -55,12 +53,8 @@ async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pendi
   const throttle = acceptedCtes(ctx, pending.email, 'used');
   const [row] = await tx.$queryRaw<{ lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]>`
     with ${throttle.locked},
-    claimed as (
-      insert into link_tokens (id, user_id, purpose, token_hash, email, expires_at, ended_at, created_at)
-      select ${uuidv7()}, ${pending.userId}, 'mfa', ${sha256(pending.jti)}, ${pending.email}, ${pending.expiresAt}::timestamp, ${now}::timestamp, ${now}::timestamp
-      where not exists (select 1 from locked)
-      on conflict (token_hash) do nothing returning id
-    ), used as (${used}),
+    claimed as (${useMfaTokenSql(pending, now, Prisma.sql`not exists (select 1 from locked)`)}),
+    used as (${used}),
     ${throttle.cleared}
     select ${lockOf}, exists (select 1 from claimed) as claimed, exists (select 1 from used) as used`;
   return row!;

@@ -21,9 +21,11 @@ import { countRequest } from '../../limits/request-throttle.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SessionRequiredError } from '../auth/auth.errors.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
+import { readMfaToken, useMfaTokenSql } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordRejected } from '../auth/throttle.service.ts';
 import { queueMail } from '../mail/outbox.ts';
+import { InvalidMfaTokenError } from '../mfa/mfa.errors.ts';
 import {
   InvalidChallengeError, InvalidPasskeyResponseError, PasskeyAlreadyRegisteredError, PasskeyCounterError, PasskeysUnavailableError,
   UnknownPasskeyError, WrongPasswordError,
@@ -374,7 +376,10 @@ async function refuseCredential(ctx: Context, error: Error, details: Record<stri
 
 async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> {
   const rp = relyingParty(ctx);
-  const { response } = parseInput(signInInput, input);
+  const { response, mfaToken } = parseInput(signInInput, input);
+  // A password proved a moment ago for the same person (the mfa_token of that sign-in) makes two factors with the
+  // passkey, whether or not it verified the person; another person's token, or an expired one, adds nothing.
+  const password = mfaToken ? await readMfaToken(ctx, mfaToken) : null;
   // A locked address is refused before anything is checked, as for passwords.
   await admitPasswordAttempt(ctx, null);
   const challenge = signedChallenge(response.response.clientDataJSON);
@@ -413,12 +418,20 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
     return refuseCredential(ctx, new InvalidPasskeyResponseError('the signature does not verify'), { reason: 'bad_signature', userId: passkey.userId, passkeyId: passkey.id });
   }
 
-  // RFC 8176: hwk for a key bound to one device, swk for a synced one; user verification adds user and mfa
-  // (something the person has, and is or knows).
-  const amr: AuthMethod[] = [info.credentialDeviceType === 'multiDevice' ? 'swk' : 'hwk', ...(info.userVerified ? (['user', 'mfa'] as const) : [])];
+  // RFC 8176: hwk for a key bound to one device, swk for a synced one; user verification adds user, and with it or
+  // with the password before it, mfa (something the person has, and is or knows).
+  const withPassword = password?.userId === passkey.userId ? password : null;
+  const amr: AuthMethod[] = [
+    ...(withPassword ? (['pwd'] as const) : []),
+    info.credentialDeviceType === 'multiDevice' ? 'swk' : 'hwk',
+    ...(info.userVerified ? (['user'] as const) : []),
+    ...(info.userVerified || withPassword ? (['mfa'] as const) : []),
+  ];
   const now = ctx.clock.now();
   return signInWith(ctx, passkey.user, amr, async (tx) => {
     await consumeChallenge(ctx, tx, challenge, 'authentication', null);
+    // The password's half counts once, like the token at /api/v1/auth/login/mfa.
+    if (withPassword && !(await tx.$queryRaw<unknown[]>`${useMfaTokenSql(withPassword, now)}`).length) throw new InvalidMfaTokenError();
     // The counter only grows (or stays 0 for authenticators without one): a concurrent sign-in with another
     // challenge that wrote a later count wins, and this one is refused like a replay.
     const counted = await tx.$executeRaw`
