@@ -26,6 +26,7 @@ import type { AuthMethod } from '../auth/sessions.service.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordRejected } from '../auth/throttle.service.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { InvalidMfaTokenError } from '../mfa/mfa.errors.ts';
+import { keepRequiredFactor } from '../mfa/mfa.service.ts';
 import {
   InvalidChallengeError, InvalidPasskeyResponseError, PasskeyAlreadyRegisteredError, PasskeyCounterError, PasskeysUnavailableError,
   UnknownPasskeyError, WrongPasswordError,
@@ -331,6 +332,7 @@ export async function removePasskey(ctx: Context, input: unknown): Promise<{ id:
     const [removed] = await tx.$queryRaw<{ name: string }[]>`delete from passkeys where id = ${id} and user_id = ${userId} returning name`;
     if (!removed) throw new NotFoundError('Passkey');
     const last = (await secondFactorCount(tx, userId)) === 0;
+    if (last) await keepRequiredFactor(tx, userId);
     if (last) await tx.recoveryCode.deleteMany({ where: { userId } });
     await recordAudit(ctx, { action: 'passkey.remove', targetType: 'passkey', targetId: id, details: { name: removed.name } }, tx);
     await announce(ctx, tx, userId, `the passkey "${removed.name}" was removed from your account.`, last ? '2fa.disabled' : null);
