@@ -359,7 +359,8 @@ describe('tessera', () => {
     expect(await tessera(['organizations', 'get', name], theirs)).toMatchObject({ code: 1, stderr: `error: no organization is named "${name}": give its exact name or its id\n` });
   });
 
-  it('takes --org as an id or a unique name, and refuses an unknown or ambiguous name', async () => {
+  // Many runs of the CLI, each a process of its own: slow on a busy 2-core machine.
+  it('takes --org as an id or a unique name, and refuses an unknown or ambiguous name', { timeout: 90_000 }, async () => {
     expect((await tessera(['products', 'create', '--name', 'Named', '--slug', 'named'])).code).toBe(0);
     const terms = ['--seats', '2', '--price', '5', '--cycle', 'monthly', '--status', 'active'];
     const created = await tessera(['subscriptions', 'create', '--org', tenant.name, '--product', 'named', ...terms, '--json']);
@@ -398,7 +399,8 @@ describe('tessera', () => {
     expect(JSON.parse(byId.stdout).organization_id).toBe(twins[1].id);
   });
 
-  it('names a product by its slug or its id in every command', async () => {
+  // Many runs of the CLI, each a process of its own: slow on a busy 2-core machine.
+  it('names a product by its slug or its id in every command', { timeout: 90_000 }, async () => {
     const create = async (slug: string) => JSON.parse((await tessera(['products', 'create', '--name', slug, '--slug', slug, '--json'])).stdout);
     const insights = await create('insights');
 
