@@ -91,7 +91,8 @@ export async function readableOrganizationIdsOf(ctx: Context): Promise<string[]>
   return [...m.roles.keys()].filter((id) => !m.awaitingFactor.has(id));
 }
 
-async function hasSecondFactor(ctx: Context, userId: string): Promise<boolean> {
+/** Whether the person has a second factor: a confirmed authenticator app or a passkey. One statement. */
+export async function hasSecondFactor(ctx: Pick<Context, 'db'>, userId: string): Promise<boolean> {
   const [row] = await ctx.db.$queryRaw<{ has: boolean }[]>`
     select exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
         or exists (select 1 from passkeys where user_id = ${userId}) as has`;

@@ -5,7 +5,7 @@ import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { LastOwnerError, OwnerOnlyError, RoleAboveYoursError, TransferToSelfError } from './members.errors.ts';
-import { forgetMemberships, isPlatformAdmin, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { forgetMemberships, hasSecondFactor as hasSecondFactorOf, isPlatformAdmin, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
@@ -28,8 +28,8 @@ type WithFactors = { userId: string; user?: { totpFactor?: { confirmedAt: Date |
 
 /** Whether the member has a second factor: from the list's own read, or looked up for a single membership. */
 export async function hasSecondFactor(ctx: Context, m: WithFactors): Promise<boolean> {
-  const user = m.user?._count ? m.user : await ctx.db.user.findUniqueOrThrow({ where: { id: m.userId }, select: FACTORS });
-  return !!user.totpFactor?.confirmedAt || (user._count?.passkeys ?? 0) > 0;
+  if (!m.user?._count) return hasSecondFactorOf(ctx, m.userId);
+  return !!m.user.totpFactor?.confirmedAt || m.user._count.passkeys > 0;
 }
 
 /**

@@ -94,8 +94,8 @@ export async function takeTotpStep(tx: Pick<Tx, '$executeRaw'>, userId: string, 
 const otherFactors = async (tx: Tx, userId: string, besides: 'totp' | 'passkeys') =>
   besides === 'totp' ? (await tx.passkey.count({ where: { userId } })) > 0 : !!(await tx.totpFactor.findFirst({ where: { userId, confirmedAt: { not: null } } }));
 
-/** The event, the mail and the person's facts that follow a change of their factors, in its transaction. */
-async function announce(ctx: Context, tx: Tx, userId: string, change: string, event: '2fa.enabled' | '2fa.disabled' | null): Promise<void> {
+/** The event (first factor set up, last removed) and the mail that follow a change of a person's factors, in its transaction. */
+export async function announceFactorChange(ctx: Context, tx: Tx, userId: string, change: string, event: '2fa.enabled' | '2fa.disabled' | null): Promise<void> {
   const now = ctx.clock.now();
   const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, emailVerified: true, createdAt: true } });
   if (event) await emitUserEvent(tx, event, userId, { user }, { at: now });
@@ -121,7 +121,7 @@ export async function confirmTotp(ctx: Context, input: unknown): Promise<{ codes
     await tx.$executeRaw`
       update sessions set amr = array(select distinct unnest(amr || array['otp', 'mfa']::text[])) where id = ${sessionId}`;
     await recordAudit(ctx, { action: 'mfa.totp.enable', targetType: 'user', targetId: userId }, tx);
-    await announce(ctx, tx, userId, 'an authenticator app was set up as a second factor.', first ? '2fa.enabled' : null);
+    await announceFactorChange(ctx, tx, userId, 'an authenticator app was set up as a second factor.', first ? '2fa.enabled' : null);
   });
   return { codes: recovery.codes };
 }
@@ -175,7 +175,7 @@ export async function removeTotp(ctx: Context, input: unknown): Promise<MfaStatu
       if (last) await keepRequiredFactor(tx, userId);
       if (last) await tx.recoveryCode.deleteMany({ where: { userId } });
       await recordAudit(ctx, { action: 'mfa.totp.remove', targetType: 'user', targetId: userId }, tx);
-      await announce(ctx, tx, userId, 'the authenticator app was removed from your second factors.', last ? '2fa.disabled' : null);
+      await announceFactorChange(ctx, tx, userId, 'the authenticator app was removed from your second factors.', last ? '2fa.disabled' : null);
     }
     return statusOf(tx, userId);
   });
@@ -201,7 +201,7 @@ export async function regenerateRecoveryCodes(ctx: Context, input: unknown): Pro
   await ctx.db.$transaction(async (tx) => {
     await recovery.replace(tx);
     await recordAudit(ctx, { action: 'mfa.recovery_codes.regenerate', targetType: 'user', targetId: userId }, tx);
-    await announce(ctx, tx, userId, 'a new set of recovery codes was made; the old ones no longer work.', null);
+    await announceFactorChange(ctx, tx, userId, 'a new set of recovery codes was made; the old ones no longer work.', null);
   });
   return { codes: recovery.codes };
 }
@@ -224,7 +224,7 @@ export async function resetMemberMfa(ctx: Context, input: unknown): Promise<MfaS
     await tx.recoveryCode.deleteMany({ where: { userId } });
     const had = !!totp?.confirmed || passkeys.count > 0;
     await recordAudit(ctx, { action: 'member.mfa.reset', organizationId, targetType: 'user', targetId: userId, details: { totp: !!totp?.confirmed, passkeys: passkeys.count } }, tx);
-    if (had) await announce(ctx, tx, userId, 'an owner of your organization reset your second factors. Set one up again.', '2fa.disabled');
+    if (had) await announceFactorChange(ctx, tx, userId, 'an owner of your organization reset your second factors. Set one up again.', '2fa.disabled');
     return statusOf(tx, userId);
   });
 }

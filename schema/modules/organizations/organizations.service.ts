@@ -1,7 +1,7 @@
 // Organizations: the operator organization (platform administrators) and customer tenants.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import { isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
+import { hasSecondFactor, isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents } from '../../events/emit.ts';
@@ -82,12 +82,7 @@ const updateInput = z.object({ name: fields.name.optional(), requireMfa: z.boole
 async function allowMfaPolicyChange(ctx: Context, id: string, on: boolean): Promise<void> {
   await requireOrgRole(ctx, id, 'owner');
   if (!on) return;
-  const userId = requireUserId(ctx);
-  const factors = await ctx.db.user.findUniqueOrThrow({
-    where: { id: userId },
-    select: { totpFactor: { select: { confirmedAt: true } }, _count: { select: { passkeys: true } } },
-  });
-  if (!factors.totpFactor?.confirmedAt && !factors._count.passkeys) {
+  if (!(await hasSecondFactor(ctx, requireUserId(ctx)))) {
     throw new ConflictError('Set up a second factor for yourself before requiring one of every member');
   }
 }

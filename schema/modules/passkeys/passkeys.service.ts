@@ -12,7 +12,6 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { requireFirstParty } from '../../auth/access.ts';
-import { emitUserEvent } from '../../events/emit.ts';
 import { NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -24,9 +23,8 @@ import { signInWith, type LoginResult } from '../auth/auth.service.ts';
 import { readMfaToken, useMfaTokenSql } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordRejected } from '../auth/throttle.service.ts';
-import { queueMail } from '../mail/outbox.ts';
 import { InvalidMfaTokenError } from '../mfa/mfa.errors.ts';
-import { keepRequiredFactor } from '../mfa/mfa.service.ts';
+import { announceFactorChange as announce, keepRequiredFactor } from '../mfa/mfa.service.ts';
 import {
   InvalidChallengeError, InvalidPasskeyResponseError, PasskeyAlreadyRegisteredError, PasskeyCounterError, PasskeysUnavailableError,
   UnknownPasskeyError, WrongPasswordError,
@@ -237,14 +235,6 @@ async function secondFactorCount(tx: Tx, userId: string): Promise<number> {
     select (select count(*)::int from passkeys where user_id = ${userId})
          + (select count(*)::int from totp_factors where user_id = ${userId} and confirmed_at is not null) as n`;
   return row!.n;
-}
-
-/** The 2fa event when the change made the first factor or removed the last, and the mail telling the person. */
-async function announce(ctx: Context, tx: Tx, userId: string, change: string, event: '2fa.enabled' | '2fa.disabled' | null): Promise<void> {
-  const now = ctx.clock.now();
-  const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, emailVerified: true, createdAt: true } });
-  if (event) await emitUserEvent(tx, event, userId, { user }, { at: now });
-  await queueMail(tx, 'second_factor_changed', user.email, { name: user.name, change, at: now, securityUrl: `${ctx.settings.issuer()}/portal/security` }, now);
 }
 
 /** Verifies the authenticator's answer to the caller's registration options and keeps the new passkey. */
