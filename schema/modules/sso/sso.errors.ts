@@ -1,0 +1,64 @@
+// Refusals of single sign-on (docs/architecture.md#single-sign-on): domains, connections and sign-ins through them.
+import { ConflictError, UserError, ValidationError } from '../../errors/index.ts';
+
+/** Another organization has already proven this domain. */
+export class DomainTakenError extends UserError {
+  constructor(domain: string) {
+    super('domain_taken', `${domain} is already verified by another organization`);
+  }
+}
+
+/** The TXT record was not found: the message says what was, so that a person can fix their DNS. */
+export class VerificationFailedError extends UserError {
+  readonly found: string[];
+  constructor(name: string, expected: string, found: string[], problem?: string) {
+    const saw = problem ?? (found.length ? `found ${found.map((v) => JSON.stringify(v)).join(', ')}` : 'found no TXT record');
+    super('verification_failed', `No TXT record ${JSON.stringify(expected)} at ${name}: ${saw}`, [{ path: 'domain', message: saw }]);
+    this.found = found;
+  }
+}
+
+/** A connection may serve only its organization's verified domains. */
+export class UnverifiedDomainError extends ValidationError {
+  constructor(domain: string) {
+    super(`${domain} is not a verified domain of this organization`, [{ path: 'domains', message: `${domain} is not verified here` }]);
+  }
+}
+
+export class DomainInUseError extends ConflictError {
+  constructor(domain: string) {
+    super(`${domain} is already served by another connection`);
+  }
+}
+
+/**
+ * A password (or a passkey) for an address whose organization requires single sign-on: the message says where to
+ * sign in instead; `connectionId` lets the sign-in page send the person there.
+ */
+export class SsoRequiredError extends UserError {
+  readonly connectionId: string;
+  constructor(connection: { id: string; name: string }) {
+    super('sso_required', `Your organization requires you to sign in with ${connection.name}`);
+    this.connectionId = connection.id;
+  }
+}
+
+/**
+ * A sign-in through an identity provider that did not succeed. `reason` is stable (the sign-in page words it):
+ * expired_request (unknown, used or expired state), wrong_browser, idp_error, invalid_response (a token or
+ * assertion that failed validation), no_email, unverified_email, disabled, account_exists.
+ */
+export class SsoSignInError extends UserError {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super('sso_failed', message, [{ path: 'reason', message: reason }]);
+    this.reason = reason;
+  }
+}
+
+/** The issuer could not be reached or gave no usable discovery document. */
+export class IssuerUnreachableError extends UserError {
+  constructor(detail: string) {
+    super('issuer_unreachable', `The identity provider could not be reached: ${detail}`, [{ path: 'issuer', message: detail }]);
+  }
+}
