@@ -18,5 +18,7 @@ import './modules/accounts/accounts.graphql.ts';
 import './modules/mail/mail.graphql.ts';
 import './modules/passkeys/passkeys.graphql.ts';
 import './modules/mfa/mfa.graphql.ts';
+import './modules/sso/domains.graphql.ts';
+import './modules/sso/sso.graphql.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -22,6 +22,7 @@ import { oauthClientRoutes } from './rest/oauth-clients.ts';
 import { licenseCheckWithAccessToken } from './rest/licenses.ts';
 import { sendError } from './errors/http.ts';
 import { oidcRouter } from './oidc/router.ts';
+import { ssoRouter } from './sso/router.ts';
 import openapi from '../openapi.json' with { type: 'json' };
 import { metricsEndpoint, requestMetrics } from './metrics.ts';
 import type { Tracing } from './tracing.ts';
@@ -73,6 +74,7 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   app.use(oidcRouter(base, cookie).routes());
 
   const limits = rateLimitMiddleware(rateLimits);
+  app.use(ssoRouter(base, executor.run, cookie, limits).routes());
   const methods = {
     throw: true,
     methodNotAllowed: () => new DomainError('method_not_allowed', 'This endpoint does not support that method'),

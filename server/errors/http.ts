@@ -18,9 +18,15 @@ export const STATUS_BY_CODE: Record<string, number> = {
   forbidden: 403,
   insufficient_scope: 403,
   mfa_enrollment_required: 403,
+  // A password for an address whose organization signs in through its identity provider (docs/architecture.md#single-sign-on).
+  sso_required: 403,
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  // Single sign-on's domain checks (docs/architecture.md#single-sign-on): the TXT record was not found, or another
+  // organization proved the domain first.
+  verification_failed: 409,
+  domain_taken: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -17,6 +17,8 @@ function location(outcome: AuthorizeOutcome): string {
   if (outcome.again === 'enrol') return `/portal/security?${new URLSearchParams({ enrol: '1', return_to: back })}`;
   const query = new URLSearchParams({ return_to: back });
   if (outcome.loginHint) query.set('login_hint', outcome.loginHint);
+  // The hinted address's organization signs in through its own identity provider: straight there.
+  if (outcome.sso) return `/sso/${encodeURIComponent(outcome.sso)}/start?${query}`;
   // The portal's sign-in page then asks a signed-in person to sign in anew rather than sending them back.
   if (outcome.again) query.set('reauth', '1');
   return `/login?${query}`;

@@ -13,6 +13,8 @@ import { appRoutes } from './apps.ts';
 import { accountRoutes } from './accounts.ts';
 import { passkeyRoutes } from './passkeys.ts';
 import { MFA_CHALLENGE_FIELDS, mfaRoutes, presentMfaChallenge } from './mfa.ts';
+import { domainRoutes } from './domains.ts';
+import { connectionRoutes } from './connections.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
 const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
@@ -171,6 +173,8 @@ export const apiV1Routes: RestRoute[] = [
   ...accountRoutes,
   ...passkeyRoutes,
   ...mfaRoutes,
+  ...domainRoutes,
+  ...connectionRoutes,
   ...subscriptionRoutes,
   ...seatRoutes,
   ...licenseRoutes,

@@ -11,6 +11,8 @@ import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service
 import { createSession, findLiveSession, revokeSession, type AuthMethod, type IssuedSession } from './sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
 import { issueMfaToken } from './mfa-token.ts';
+import { SsoRequiredError } from '../sso/sso.errors.ts';
+import { domainOf } from '../../lib/email.ts';
 
 export interface LoginResult {
   token: string;
@@ -86,11 +88,22 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
   const { email, password } = parseInput(loginInput, input);
   // A locked account or address is refused before the password is hashed; no transaction is open while it is.
   await admitPasswordAttempt(ctx, email);
-  const [user] = await ctx.db.$queryRaw<Account[]>`
+  // One statement: the account, and whether the address's domain must sign in through its identity provider.
+  const [row] = await ctx.db.$queryRaw<(Account & { ssoId: string | null; ssoName: string | null })[]>`
     select u.id, u.password_hash as "passwordHash", u.session_version as "sessionVersion",
            (select t.secret_encrypted from totp_factors t where t.user_id = u.id and t.confirmed_at is not null) as totp,
-           exists (select 1 from passkeys p where p.user_id = u.id) as passkeys
-    from users u where u.email = ${email}`;
+           exists (select 1 from passkeys p where p.user_id = u.id) as passkeys,
+           sso.id as "ssoId", sso.name as "ssoName"
+    from (select 1) one
+    left join users u on u.email = ${email}
+    left join lateral (
+      select c.id, c.name from domains d
+      join sso_connection_domains cd on cd.domain_id = d.id
+      join sso_connections c on c.id = cd.connection_id
+      where d.domain = ${domainOf(email)} and d.verified_at is not null and c.enabled and c.require_sso
+    ) sso on true`;
+  if (row?.ssoId) throw new SsoRequiredError({ id: row.ssoId, name: row.ssoName ?? 'your identity provider' });
+  const user = row?.id ? row : undefined;
   const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
   if (!user || !ok) {
     await passwordRejected(ctx, email);

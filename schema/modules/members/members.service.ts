@@ -8,7 +8,7 @@ import { LastOwnerError, OwnerOnlyError, RoleAboveYoursError, TransferToSelfErro
 import { forgetMemberships, hasSecondFactor as hasSecondFactorOf, isPlatformAdmin, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
-import { emitEvents } from '../../events/emit.ts';
+import { emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { revokeGrant } from '../oauth/revocation.service.ts';
@@ -158,5 +158,45 @@ export async function removeMember(ctx: Context, organizationId: string, userId:
     await endMembership(ctx, tx, m.organization, userId, 'creator_left');
   });
   forgetMemberships(ctx);
+  return true;
+}
+
+/**
+ * Adds a person to an organization on the word of its identity provider or directory (docs/architecture.md#single-sign-on),
+ * in the caller's transaction, with the events and audit entry an accepted invitation gives. `created`: the account
+ * is new, so user.created goes out once it belongs to the organization.
+ */
+export async function admitMember(
+  ctx: Context, tx: Tx, organization: { id: string; name: string }, userId: string, role: Role,
+  source: { via: string; connectionId?: string; created: boolean },
+) {
+  await tx.membership.create({ data: { userId, organizationId: organization.id, role } });
+  const user = await tx.user.findUniqueOrThrow({ where: { id: userId } });
+  const at = { at: ctx.clock.now() };
+  if (source.created) await emitUserEvent(tx, 'user.created', user.id, { user }, at);
+  await emitEvents(tx, ['member.added', 'organization.member.added'], organization, { organization, user, role }, at);
+  await recordAudit(ctx, {
+    action: 'member.add', organizationId: organization.id, actorId: user.id, targetType: 'user', targetId: user.id,
+    details: { role, via: source.via, ...(source.connectionId ? { connectionId: source.connectionId } : {}) },
+  }, tx);
+}
+
+/**
+ * Gives a member the role their identity provider or directory says, as an admin's change would (events, audit,
+ * API keys following). Never leaves the organization without an owner: that change is refused and audited, and
+ * false returned.
+ */
+export async function applyRoleFromUpstream(ctx: Context, tx: Tx, organizationId: string, userId: string, role: Role, via: string): Promise<boolean> {
+  await lockMemberships(tx, organizationId);
+  const m = await findMembership(tx, organizationId, userId);
+  if (m.role === role) return true;
+  if (m.role === 'owner' && (await tx.membership.count({ where: { organizationId, role: 'owner', userId: { not: userId } } })) === 0) {
+    await recordAudit(ctx, {
+      action: 'member.role.change', outcome: 'failure', organizationId, targetType: 'user', targetId: userId,
+      details: { from: m.role, to: role, via, reason: 'last_owner' },
+    }, tx);
+    return false;
+  }
+  await setRole(ctx, tx, m, role);
   return true;
 }

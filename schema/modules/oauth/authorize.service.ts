@@ -24,6 +24,8 @@ import { issueCode } from './authorize/issue-code.ts';
 import { readConsentRequest } from './authorize/consent-request.ts';
 import { recordApproval, recordDenial } from './authorize/record-decision.ts';
 import { splitParams, withParams, type AuthorizationRequest, type AuthorizeOutcome, type BrowserSession, type RawParams } from './authorize/request.ts';
+import { ssoRouteForDomain } from '../sso/home-realm.ts';
+import { domainOf } from '../../lib/email.ts';
 
 export { CODE_TTL_SECONDS } from './authorize/issue-code.ts';
 export { pkceMatches } from './authorize/check-pkce.ts';
@@ -52,7 +54,7 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     };
     const hintedSubject = await checkIdTokenHint(ctx, request.idTokenHint, client.clientId);
     const login = requireLogin(ctx, request, loaded.session, hintedSubject, p, loaded);
-    if (login) return login;
+    if (login) return login.again === 'enrol' ? login : homeRealm(ctx, login, p.domain_hint ?? request.loginHint);
     const session = loaded.session!;
     requireMembership(loaded.member);
     requireLicenses(request, loaded.licensed);
@@ -63,6 +65,15 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     if (error instanceof OAuthError) return { kind: 'redirect', url: errorRedirect(ctx, redirectUri, error, p.state ?? null) };
     throw error;
   }
+}
+
+/**
+ * Home-realm discovery: a login_hint (or domain_hint) whose domain an organization's connection serves goes
+ * straight to that identity provider (docs/architecture.md#single-sign-on).
+ */
+async function homeRealm(ctx: Context, login: Extract<AuthorizeOutcome, { kind: 'login' }>, hint: string | null | undefined) {
+  const route = hint ? await ssoRouteForDomain(ctx, domainOf(hint.slice(0, 254))) : null;
+  return route ? { ...login, sso: route.connectionId } : login;
 }
 
 function errorRedirect(ctx: Context, redirectUri: string, error: OAuthError, state: string | null): string {

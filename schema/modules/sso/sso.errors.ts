@@ -38,7 +38,7 @@ export class DomainInUseError extends ConflictError {
 export class SsoRequiredError extends UserError {
   readonly connectionId: string;
   constructor(connection: { id: string; name: string }) {
-    super('sso_required', `Your organization requires you to sign in with ${connection.name}`);
+    super('sso_required', `Your organization requires you to sign in with ${connection.name}`, [{ path: 'connection', message: connection.id }]);
     this.connectionId = connection.id;
   }
 }

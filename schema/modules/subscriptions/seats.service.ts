@@ -3,6 +3,7 @@
 // statement, so concurrent assignments take turns and the count each sees includes the ones before it.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { requireActor, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -36,32 +37,39 @@ export async function listSeats(ctx: Context, subscriptionId: string, page?: Pag
 export async function assignSeat(ctx: Context, input: unknown) {
   const { subscriptionId, userId } = parseInput(seatInput, input);
   const organizationId = await organizationOf(ctx, subscriptionId, 'admin');
-  const now = ctx.clock.now();
-  const seatId = await ctx.db.$transaction(async (tx) => {
-    const sub = await lockSubscription(tx, subscriptionId);
-    if (sub.status !== 'active' && sub.status !== 'trial') throw new SubscriptionNotLiveError(sub.status);
-    // A new statement after the lock: it sees every assignment committed before the lock was ours.
-    const [inserted] = await tx.$queryRaw<{ id: string }[]>`
-      insert into seat_assignments (id, subscription_id, organization_id, user_id, created_at)
-      select ${uuidv7(now.getTime())}, ${subscriptionId}, ${organizationId}, ${userId}, ${now}
-      where (select count(*) from seat_assignments where subscription_id = ${subscriptionId}) < ${sub.total_seats}
-        and exists (select 1 from memberships where user_id = ${userId} and organization_id = ${organizationId})
-      on conflict (subscription_id, user_id) do nothing
-      returning id`;
-    if (!inserted) {
-      const [why] = await tx.$queryRaw<{ member: boolean; seated: boolean }[]>`
-        select exists (select 1 from memberships where user_id = ${userId} and organization_id = ${organizationId}) as member,
-               exists (select 1 from seat_assignments where subscription_id = ${subscriptionId} and user_id = ${userId}) as seated`;
-      if (!why!.member) throw new NotAMemberError();
-      if (why!.seated) throw new AlreadySeatedError();
-      throw new NoSeatLeftError(sub.total_seats);
-    }
-    await recordAudit(ctx, { action: 'subscription.seat.assign', organizationId, targetType: 'subscription', targetId: subscriptionId, details: { userId } }, tx);
-    return inserted.id;
-  });
+  const seatId = await ctx.db.$transaction((tx) => takeSeat(ctx, tx, { organizationId, subscriptionId, userId }));
   const seat = await ctx.db.seatAssignment.findUniqueOrThrow({ where: { id: seatId }, include: { membership: { select: { user: USER } } } });
   const { membership, ...rest } = seat;
   return { ...rest, user: membership.user };
+}
+
+/**
+ * Gives a member a seat of the subscription, in the caller's transaction, never beyond total_seats; the seat's id.
+ * Also how a sign-in through a connection seats a person it adds (docs/architecture.md#single-sign-on).
+ */
+export async function takeSeat(ctx: Context, tx: Prisma.TransactionClient, seat: { organizationId: string; subscriptionId: string; userId: string }, via?: string) {
+  const { organizationId, subscriptionId, userId } = seat;
+  const now = ctx.clock.now();
+  const sub = await lockSubscription(tx, subscriptionId);
+  if (sub.status !== 'active' && sub.status !== 'trial') throw new SubscriptionNotLiveError(sub.status);
+  // A new statement after the lock: it sees every assignment committed before the lock was ours.
+  const [inserted] = await tx.$queryRaw<{ id: string }[]>`
+    insert into seat_assignments (id, subscription_id, organization_id, user_id, created_at)
+    select ${uuidv7(now.getTime())}, ${subscriptionId}, ${organizationId}, ${userId}, ${now}
+    where (select count(*) from seat_assignments where subscription_id = ${subscriptionId}) < ${sub.total_seats}
+      and exists (select 1 from memberships where user_id = ${userId} and organization_id = ${organizationId})
+    on conflict (subscription_id, user_id) do nothing
+    returning id`;
+  if (!inserted) {
+    const [why] = await tx.$queryRaw<{ member: boolean; seated: boolean }[]>`
+      select exists (select 1 from memberships where user_id = ${userId} and organization_id = ${organizationId}) as member,
+             exists (select 1 from seat_assignments where subscription_id = ${subscriptionId} and user_id = ${userId}) as seated`;
+    if (!why!.member) throw new NotAMemberError();
+    if (why!.seated) throw new AlreadySeatedError();
+    throw new NoSeatLeftError(sub.total_seats);
+  }
+  await recordAudit(ctx, { action: 'subscription.seat.assign', organizationId, targetType: 'subscription', targetId: subscriptionId, details: { userId, ...(via ? { via } : {}) } }, tx);
+  return inserted.id;
 }
 
 export async function unassignSeat(ctx: Context, input: unknown) {

@@ -49,7 +49,11 @@ export type AuthorizeOutcome =
    * person must sign in anew (prompt=login, max_age, a second factor asked for), `enrol` when they must first set
    * up a second factor that the client's organization requires.
    */
-  | { kind: 'login'; params: Record<string, string>; loginHint: string | null; again?: 'reauth' | 'enrol' }
+  | {
+      kind: 'login'; params: Record<string, string>; loginHint: string | null; again?: 'reauth' | 'enrol';
+      /** The connection that signs in the hinted address or domain (home-realm discovery): go there, not to /login. */
+      sso?: string;
+    }
   /** Send the browser to the consent page with this signed request. */
   | { kind: 'consent'; request: string };
 

@@ -1,0 +1,270 @@
+// Signing in through a connection (docs/architecture.md#single-sign-on): the browser leaves for the identity provider
+// with a request that is remembered once, comes back with an answer the protocol validates, and the person it names
+// is signed in, joining the connection's organization on their first visit (just-in-time membership).
+import { z } from 'zod';
+import type { Context, Role } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
+import { NotFoundError, UserError } from '../../errors/index.ts';
+import { requireOrgRole, requirePlatformAdmin, requireUserId, roleAtLeast } from '../../auth/access.ts';
+import { addSeconds } from '../../lib/clock.ts';
+import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
+import { uuidv7 } from '../../lib/ids.ts';
+import { domainOf } from '../../lib/email.ts';
+import { fields, parseInput } from '../../lib/input.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
+import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
+import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
+import { takeSeat } from '../subscriptions/seats.service.ts';
+import { loadConnection } from './connections.service.ts';
+import { PROTOCOLS } from './protocols.ts';
+import type { LoadedConnection, SsoRequestState, UpstreamProfile } from './protocol.ts';
+import { SsoSignInError } from './sso.errors.ts';
+
+type Tx = Prisma.TransactionClient;
+
+/** How long a sign-in may stay at the identity provider. */
+export const SSO_REQUEST_TTL_SECONDS = 10 * 60;
+/** The cookie value that binds a sign-in to the browser that started it. */
+const BROWSER_TOKEN_PREFIX = 'tsb_';
+
+/** The platform-wide connections, as buttons on /login. */
+export async function socialProviders(ctx: Context) {
+  return ctx.db.ssoConnection.findMany({ where: { organizationId: null, enabled: true }, orderBy: { createdAt: 'asc' }, select: { id: true, name: true, type: true } });
+}
+
+/** A path on this site to go on to after signing in, or nothing: never another origin. */
+const returnPath = z
+  .string()
+  .max(2000)
+  .optional()
+  .nullable()
+  .transform((v) => (v && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') && !/[\x00-\x1f\x7f]/.test(v) ? v : null));
+
+const startInput = z.object({
+  connectionId: fields.id,
+  returnTo: returnPath,
+  loginHint: z.string().max(254).optional().nullable(),
+  test: z.boolean().optional().nullable(),
+}).strict();
+
+export interface SsoStart {
+  url: string;
+  /** For the cookie that binds the sign-in to this browser (HttpOnly, for the callback path). */
+  browserToken: string;
+  expiresAt: Date;
+}
+
+/**
+ * Starts a sign-in through a connection: the identity provider's URL to send the browser to. A test sign-in (an
+ * admin checking a connection, also one that is switched off) shows the claims received and signs nobody in.
+ */
+export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoStart> {
+  const { connectionId, returnTo, loginHint, test } = parseInput(startInput, input);
+  const connection = await loadConnection(ctx, connectionId);
+  if (!connection) throw new NotFoundError('Connection');
+  let testedById: string | null = null;
+  if (test) {
+    if (connection.organizationId) await requireOrgRole(ctx, connection.organizationId, 'admin', 'Connection');
+    else await requirePlatformAdmin(ctx);
+    testedById = requireUserId(ctx);
+  } else if (!connection.enabled) {
+    throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
+  }
+  const state = randomToken('', 32);
+  const browserToken = randomToken(BROWSER_TOKEN_PREFIX);
+  const departure = await PROTOCOLS[connection.type].depart(ctx, connection, state, { loginHint: loginHint ?? undefined });
+  const now = ctx.clock.now();
+  const expiresAt = addSeconds(now, SSO_REQUEST_TTL_SECONDS);
+  await ctx.db.ssoRequest.create({
+    data: {
+      id: state, connectionId, browserHash: sha256(browserToken), codeVerifier: departure.codeVerifier, nonce: departure.nonce,
+      samlRequestId: departure.samlRequestId, returnTo, testedById, expiresAt, createdAt: now,
+    },
+  });
+  return { url: departure.url, browserToken, expiresAt };
+}
+
+const completeInput = z.object({
+  connectionId: fields.id,
+  state: z.string().max(200).optional().nullable(),
+  browserToken: z.string().max(200).optional().nullable(),
+  callbackUrl: z.string().max(20_000).optional().nullable(),
+  samlResponse: z.string().max(1_000_000).optional().nullable(),
+}).strict();
+
+export type SsoOutcome =
+  | { kind: 'signedIn'; login: LoginResult; returnTo: string | null }
+  | { kind: 'tested'; resultId: string };
+
+/**
+ * The browser is back from the identity provider. The request is used up first (one use, whatever follows), then
+ * the protocol validates the answer, then the person is signed in. OpenID Connect and GitHub answers must come to
+ * the browser that left (its cookie); a SAML answer is a cross-site POST that carries no Lax cookie, so it is
+ * bound by its single-use RelayState and the AuthnRequest id it answers instead.
+ */
+export async function completeSsoSignIn(ctx: Context, input: unknown): Promise<SsoOutcome> {
+  const data = parseInput(completeInput, input);
+  const request = data.state ? await claimRequest(ctx, data.connectionId, data.state) : null;
+  if (!request) throw new SsoSignInError('expired_request', 'This sign-in has expired or was already used: start again');
+  const connection = await loadConnection(ctx, data.connectionId);
+  if (!connection) throw new SsoSignInError('expired_request', 'This sign-in has expired or was already used: start again');
+  if (connection.type !== 'saml' && (!data.browserToken || sha256(data.browserToken) !== request.browserHash)) {
+    throw new SsoSignInError('wrong_browser', 'This sign-in was started in another browser: start again here');
+  }
+  if (!connection.enabled && !request.testedById) throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
+  const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, { callbackUrl: data.callbackUrl ?? undefined, samlResponse: data.samlResponse ?? undefined });
+  if (request.testedById) return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
+  const login = await signInAs(ctx, connection, profile);
+  return { kind: 'signedIn', login, returnTo: request.returnTo };
+}
+
+/** Uses the request up: of two callbacks with the same state, one finds it. */
+async function claimRequest(ctx: Context, connectionId: string, state: string): Promise<(SsoRequestState & { browserHash: string | null }) | null> {
+  const [row] = await ctx.db.$queryRaw<(SsoRequestState & { browserHash: string | null; expiresAt: Date })[]>`
+    delete from sso_requests where id = ${state} and connection_id = ${connectionId} and result is null
+    returning id, browser_hash as "browserHash", code_verifier as "codeVerifier", nonce, saml_request_id as "samlRequestId",
+              return_to as "returnTo", tested_by_id as "testedById", expires_at as "expiresAt"`;
+  return row && row.expiresAt > ctx.clock.now() ? row : null;
+}
+
+interface TestResult {
+  subject: string;
+  email: string | null;
+  emailVerified: boolean;
+  name: string | null;
+  role: Role | null;
+  claims: Record<string, unknown>;
+}
+
+/** What a test sign-in received, kept for the admin who made it to read for the request's lifetime. */
+async function keepTestResult(ctx: Context, connection: LoadedConnection, testedById: string, profile: UpstreamProfile) {
+  const now = ctx.clock.now();
+  const id = randomToken('', 24);
+  const result: TestResult = {
+    subject: profile.subject, email: profile.email, emailVerified: profile.emailVerified, name: profile.name,
+    role: connection.organizationId ? roleFrom(connection, profile) : null, claims: profile.claims,
+  };
+  await ctx.db.ssoRequest.create({
+    data: { id, connectionId: connection.id, testedById, result: JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue, expiresAt: addSeconds(now, SSO_REQUEST_TTL_SECONDS), createdAt: now },
+  });
+  await recordAudit(ctx, { action: 'sso_connection.test', organizationId: connection.organizationId, actorId: testedById, targetType: 'sso_connection', targetId: connection.id, details: { subject: profile.subject } });
+  return id;
+}
+
+/** A test sign-in's result, for the admin who made it. */
+export async function ssoTestResult(ctx: Context, id: string) {
+  const userId = requireUserId(ctx);
+  if (!id || id.length > 200) throw new NotFoundError('Test result');
+  const row = await ctx.db.ssoRequest.findFirst({
+    where: { id, testedById: userId, expiresAt: { gt: ctx.clock.now() } },
+    include: { connection: { select: { id: true, name: true, type: true } } },
+  });
+  if (!row?.result) throw new NotFoundError('Test result');
+  return { id: row.id, connection: row.connection, ...(row.result as unknown as TestResult) };
+}
+
+/**
+ * The role the identity provider gives: with role_claim, the highest role one of its values maps to (role_map, or a
+ * value that is a role's name), else the connection's default role.
+ */
+export function roleFrom(connection: Pick<LoadedConnection, 'roleClaim' | 'roleMap' | 'defaultRole'>, profile: Pick<UpstreamProfile, 'roleValues'>): Role {
+  if (!connection.roleClaim) return connection.defaultRole;
+  const roles = profile.roleValues
+    .map((v) => (connection.roleMap ? connection.roleMap[v] : (['owner', 'admin', 'member'] as const).find((r) => r === v)))
+    .filter((r): r is Role => !!r);
+  return roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null) ?? connection.defaultRole;
+}
+
+const KNOWN_AMR: readonly AuthMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'user', 'mfa'];
+
+/**
+ * Signs in the person the identity provider names. An organization's connection vouches for addresses of the
+ * domains it serves (the organization proved them), so such an address is verified and an existing account with
+ * it is linked; an address outside them is refused, so that one organization's IdP cannot sign in another's people.
+ * A platform-wide connection links an existing account only once the address is proven by mail (account_exists).
+ */
+async function signInAs(ctx: Context, connection: LoadedConnection, profile: UpstreamProfile): Promise<LoginResult> {
+  const email = profile.email?.trim().toLowerCase() ?? '';
+  if (!email || !fields.email.safeParse(email).success) {
+    throw new SsoSignInError('no_email', `${connection.name} did not give an e-mail address for this account`);
+  }
+  if (connection.organizationId ? !connection.domains.includes(domainOf(email)) : !profile.emailVerified) {
+    throw connection.organizationId
+      ? new SsoSignInError('email_outside_domains', `${connection.name} signs in addresses of ${connection.domains.join(', ') || 'no domain yet'} only`)
+      : new SsoSignInError('unverified_email', `${connection.name} has not verified ${email}: verify it there first`);
+  }
+  // Hashed before the transaction: nobody knows this password, the account signs in through its provider.
+  const unusablePassword = await hashPassword(randomToken('', 32));
+  const amr = profile.amr.filter((m): m is AuthMethod => (KNOWN_AMR as readonly string[]).includes(m));
+  const now = ctx.clock.now();
+  const issued = await ctx.db.$transaction(async (tx) => {
+    const user = await personFor(ctx, tx, connection, profile, email, unusablePassword);
+    if (connection.organizationId) await joinOrFollow(ctx, tx, connection, profile, user);
+    const session = await createSession(ctx, tx, user.id, user.sessionVersion, connection.organizationId ?? undefined, now, amr);
+    await recordAudit(ctx, {
+      action: 'auth.login', actorId: user.id, targetType: 'user', targetId: user.id, organizationId: session.session.organizationId,
+      details: { amr, via: 'sso', connectionId: connection.id },
+    }, tx);
+    return { session, userId: user.id };
+  });
+  return loginPayload(ctx.db, issued.session, issued.userId);
+}
+
+type Person = { id: string; email: string; name: string; sessionVersion: number; created: boolean };
+
+/** The account behind the upstream identity: linked before, linked now, or created. */
+async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, profile: UpstreamProfile, email: string, passwordHash: string): Promise<Person> {
+  const now = ctx.clock.now();
+  const linked = await tx.ssoIdentity.findUnique({
+    where: { connectionId_subject: { connectionId: connection.id, subject: profile.subject } },
+    select: { id: true, user: { select: { id: true, email: true, name: true, sessionVersion: true } } },
+  });
+  if (linked) {
+    await tx.ssoIdentity.update({ where: { id: linked.id }, data: { lastSignInAt: now } });
+    return { ...linked.user, created: false };
+  }
+  const existing = await tx.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, sessionVersion: true } });
+  if (existing && !connection.organizationId) {
+    throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} from your security settings`);
+  }
+  const user = existing ?? (await tx.user.create({
+    data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },
+    select: { id: true, email: true, name: true, sessionVersion: true },
+  }));
+  await tx.ssoIdentity.create({ data: { id: uuidv7(now.getTime()), connectionId: connection.id, subject: profile.subject, userId: user.id, createdAt: now, lastSignInAt: now } });
+  await recordAudit(ctx, {
+    action: 'sso.identity.link', organizationId: connection.organizationId, actorId: user.id, targetType: 'user', targetId: user.id,
+    details: { connectionId: connection.id, created: !existing },
+  }, tx);
+  return { ...user, created: !existing };
+}
+
+/**
+ * The first sign-in joins the organization with the role the provider gives and, when the connection says, a seat
+ * (never beyond the subscription's seats: without one the person is still signed in, and the audit log says why);
+ * later ones apply the provider's role again when the connection maps one.
+ */
+async function joinOrFollow(ctx: Context, tx: Tx, connection: LoadedConnection, profile: UpstreamProfile, user: Person) {
+  const organizationId = connection.organizationId!;
+  const role = roleFrom(connection, profile);
+  const member = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId } }, select: { id: true } });
+  if (member) {
+    if (connection.roleClaim) await applyRoleFromUpstream(ctx, tx, organizationId, user.id, role, 'sso');
+    return;
+  }
+  const organization = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { id: true, name: true } });
+  await admitMember(ctx, tx, organization, user.id, role, { via: 'sso', connectionId: connection.id, created: user.created });
+  if (!connection.seatSubscriptionId) return;
+  const seat = { organizationId, subscriptionId: connection.seatSubscriptionId, userId: user.id };
+  // A refusal here is a row count or a status read, no failed statement: the transaction goes on.
+  try {
+    await takeSeat(ctx, tx, seat, 'sso');
+  } catch (error) {
+    if (!(error instanceof UserError)) throw error;
+    await recordAudit(ctx, {
+      action: 'subscription.seat.assign', outcome: 'failure', organizationId, targetType: 'subscription', targetId: seat.subscriptionId,
+      details: { userId: user.id, via: 'sso', connectionId: connection.id, reason: error.code, message: error.message },
+    }, tx);
+  }
+}

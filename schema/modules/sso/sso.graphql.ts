@@ -1,0 +1,232 @@
+import { builder } from '../../builder.ts';
+import { UserError } from '../../errors/index.ts';
+import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
+import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
+import { createConnection, deleteConnection, getConnection, listConnections, loadConnection, updateConnection, type ConnectionView } from './connections.service.ts';
+import { serviceProviderMetadata } from './protocols.ts';
+import { completeSsoSignIn, socialProviders, ssoTestResult, startSsoSignIn, type SsoOutcome, type SsoStart } from './sign-in.service.ts';
+import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
+
+const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
+  description: 'An identity provider people sign in through: an organization\'s (oidc, saml) or platform-wide (oidc, github).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    organizationId: t.exposeString('organizationId', { nullable: true, description: 'Null for a platform-wide connection.' }),
+    type: t.exposeString('type', { description: 'oidc, saml or github.' }),
+    name: t.exposeString('name'),
+    enabled: t.exposeBoolean('enabled', { description: 'Switched off, its sign-ins stop at once.' }),
+    domains: t.exposeStringList('domains', { description: 'The verified domains whose addresses sign in here.' }),
+    defaultRole: t.expose('defaultRole', { type: RoleEnum }),
+    requireSso: t.exposeBoolean('requireSso', { description: 'Passwords stop working for addresses of its domains.' }),
+    seatSubscriptionId: t.exposeString('seatSubscriptionId', { nullable: true, description: 'A seat of this subscription on the first sign-in, while one is left.' }),
+    roleClaim: t.exposeString('roleClaim', { nullable: true, description: 'The claim (OIDC) or attribute (SAML) whose values give the role at each sign-in.' }),
+    roleMap: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.roleMap, description: '{"<value>": "owner" | "admin" | "member"}.' }),
+    issuer: t.exposeString('issuer', { nullable: true }),
+    clientId: t.exposeString('clientId', { nullable: true }),
+    hasClientSecret: t.exposeBoolean('hasClientSecret', { description: 'The secret itself is never shown.' }),
+    scopes: t.exposeStringList('scopes'),
+    entryPoint: t.exposeString('entryPoint', { nullable: true }),
+    idpEntityId: t.exposeString('idpEntityId', { nullable: true }),
+    idpCertificates: t.int({ resolve: (c) => c.idpCerts.length, description: 'How many signing certificates of the IdP are trusted.' }),
+    callbackUrl: t.string({ nullable: true, resolve: (c, _a, ctx) => (c.type === 'saml' ? null : callbackUrl(ctx, c.id)), description: 'The redirect URI to register with the provider.' }),
+    acsUrl: t.string({ nullable: true, resolve: (c, _a, ctx) => (c.type === 'saml' ? acsUrl(ctx, c.id) : null), description: 'SAML: the assertion consumer service.' }),
+    metadataUrl: t.string({ nullable: true, resolve: (c, _a, ctx) => (c.type === 'saml' ? metadataUrl(ctx, c.id) : null), description: 'SAML: the service provider metadata, also the entity id.' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+const ConnectionFields = (t: any) => ({
+  name: t.string(),
+  enabled: t.boolean(),
+  domains: t.stringList(),
+  defaultRole: t.field({ type: RoleEnum }),
+  requireSso: t.boolean(),
+  seatSubscriptionId: t.string(),
+  roleClaim: t.string(),
+  roleMap: t.field({ type: 'JSON' }),
+  issuer: t.string(),
+  clientId: t.string(),
+  clientSecret: t.string(),
+  scopes: t.stringList(),
+  metadataXml: t.string({ description: "SAML: the IdP's metadata (EntityDescriptor)." }),
+  entryPoint: t.string(),
+  idpCert: t.string(),
+  idpEntityId: t.string(),
+});
+
+const CreateSsoConnectionInput = builder.inputType('CreateSsoConnectionInput', {
+  fields: (t) => ({
+    type: t.string({ required: true, description: 'oidc, saml or github.' }),
+    organizationId: t.string({ description: "Defaults to the caller's current organization." }),
+    platform: t.boolean({ description: 'A platform-wide connection (platform admins): a button on /login.' }),
+    ...ConnectionFields(t),
+  }),
+});
+
+const UpdateSsoConnectionInput = builder.inputType('UpdateSsoConnectionInput', { fields: (t) => ConnectionFields(t) });
+
+/** GraphQL gives absent fields as absent and explicit nulls as null: the service tells them apart. */
+const given = (input: Record<string, unknown>) => Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+
+builder.queryField('ssoConnections', (t) =>
+  t.field({
+    type: [SsoConnectionRef],
+    authScopes: { authenticated: true },
+    args: { organizationId: t.arg.string(), platform: t.arg.boolean({ description: 'The platform-wide connections (platform admins).' }) },
+    resolve: (_root, args, ctx) => listConnections(ctx, args),
+  }),
+);
+
+builder.queryField('ssoConnection', (t) =>
+  t.field({ type: SsoConnectionRef, authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => getConnection(ctx, id) }),
+);
+
+builder.mutationField('createSsoConnection', (t) =>
+  t.field({
+    errors: {},
+    type: SsoConnectionRef,
+    authScopes: { authenticated: true },
+    args: { input: t.arg({ type: CreateSsoConnectionInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createConnection(ctx, given(input)),
+  }),
+);
+
+builder.mutationField('updateSsoConnection', (t) =>
+  t.field({
+    errors: {},
+    type: SsoConnectionRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateSsoConnectionInput, required: true }) },
+    resolve: (_root, { id, input }, ctx) => updateConnection(ctx, id, given(input)),
+  }),
+);
+
+builder.mutationField('deleteSsoConnection', (t) =>
+  t.boolean({ authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
+);
+
+const SsoRouteRef = builder.objectRef<SsoRoute>('SsoRoute').implement({
+  description: 'The connection an address or a domain signs in through.',
+  fields: (t) => ({
+    connectionId: t.exposeID('connectionId'),
+    name: t.exposeString('name'),
+    requireSso: t.exposeBoolean('requireSso', { description: 'Passwords do not work for this address.' }),
+  }),
+});
+
+builder.queryField('ssoRoute', (t) =>
+  t.field({
+    type: SsoRouteRef,
+    nullable: true,
+    description: 'Home-realm discovery: the connection serving the domain of `email` (or `domain`), if any.',
+    args: { email: t.arg.string(), domain: t.arg.string() },
+    resolve: (_root, { email, domain }, ctx) => (email ? ssoRouteFor(ctx, email.slice(0, 320)) : domain ? ssoRouteForDomain(ctx, domain) : null),
+  }),
+);
+
+const SocialProviderRef = builder.objectRef<{ id: string; name: string; type: string }>('SocialProvider').implement({
+  fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name'), type: t.exposeString('type') }),
+});
+
+builder.queryField('socialProviders', (t) =>
+  t.field({ type: [SocialProviderRef], description: 'The platform-wide connections, as buttons on /login.', resolve: (_root, _args, ctx) => socialProviders(ctx) }),
+);
+
+const SsoStartRef = builder.objectRef<SsoStart>('SsoStart').implement({
+  fields: (t) => ({
+    url: t.exposeString('url', { description: "The identity provider's URL to send the browser to." }),
+    browserToken: t.exposeString('browserToken', { description: 'Set as a cookie for the callback: the sign-in must come back to this browser.' }),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+  }),
+});
+
+const StartSsoSignInInput = builder.inputType('StartSsoSignInInput', {
+  fields: (t) => ({
+    connectionId: t.string({ required: true }),
+    returnTo: t.string({ description: 'A path on this site to go to afterwards.' }),
+    loginHint: t.string(),
+    test: t.boolean({ description: 'An admin\'s test: shows the claims received and signs nobody in.' }),
+  }),
+});
+
+builder.mutationField('startSsoSignIn', (t) =>
+  t.field({
+    errors: {},
+    type: SsoStartRef,
+    args: { input: t.arg({ type: StartSsoSignInInput, required: true }) },
+    resolve: (_root, { input }, ctx) => startSsoSignIn(ctx, given(input)),
+  }),
+);
+
+const SsoSignedInRef = builder.objectRef<Extract<SsoOutcome, { kind: 'signedIn' }>>('SsoSignedIn').implement({
+  fields: (t) => ({
+    login: t.field({ type: LoginPayloadRef, resolve: (o) => o.login }),
+    returnTo: t.exposeString('returnTo', { nullable: true }),
+  }),
+});
+
+const SsoTestedRef = builder.objectRef<Extract<SsoOutcome, { kind: 'tested' }>>('SsoTested').implement({
+  fields: (t) => ({ resultId: t.exposeString('resultId', { description: 'Read it with ssoTestResult.' }) }),
+});
+
+const SsoSignInResultRef = builder.unionType('SsoSignInResult', {
+  types: [SsoSignedInRef, SsoTestedRef, UserError],
+  resolveType: (o) => (o instanceof UserError ? 'UserError' : o.kind === 'tested' ? SsoTestedRef : SsoSignedInRef),
+});
+
+const CompleteSsoSignInInput = builder.inputType('CompleteSsoSignInInput', {
+  fields: (t) => ({
+    connectionId: t.string({ required: true }),
+    state: t.string({ description: 'OIDC state or SAML RelayState.' }),
+    browserToken: t.string(),
+    callbackUrl: t.string({ description: 'OIDC and GitHub: the callback URL as the browser requested it.' }),
+    samlResponse: t.string(),
+  }),
+});
+
+builder.mutationField('completeSsoSignIn', (t) =>
+  t.field({
+    type: SsoSignInResultRef,
+    args: { input: t.arg({ type: CompleteSsoSignInInput, required: true }) },
+    resolve: async (_root, { input }, ctx) => {
+      try {
+        return await completeSsoSignIn(ctx, given(input));
+      } catch (error) {
+        if (error instanceof UserError) return error;
+        throw error;
+      }
+    },
+  }),
+);
+
+const SsoTestResultRef = builder.objectRef<Awaited<ReturnType<typeof ssoTestResult>>>('SsoTestResult').implement({
+  description: 'What a test sign-in received from the identity provider.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    connectionId: t.string({ resolve: (r) => r.connection.id }),
+    connectionName: t.string({ resolve: (r) => r.connection.name }),
+    subject: t.exposeString('subject'),
+    email: t.exposeString('email', { nullable: true }),
+    emailVerified: t.exposeBoolean('emailVerified'),
+    name: t.exposeString('name', { nullable: true }),
+    role: t.field({ type: RoleEnum, nullable: true, resolve: (r) => r.role, description: 'The role this person would get.' }),
+    claims: t.field({ type: 'JSON', resolve: (r) => r.claims }),
+  }),
+});
+
+builder.queryField('ssoTestResult', (t) =>
+  t.field({ type: SsoTestResultRef, authScopes: { session: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => ssoTestResult(ctx, id) }),
+);
+
+builder.queryField('samlMetadata', (t) =>
+  t.string({
+    nullable: true,
+    description: "A SAML connection's service provider metadata (XML); null for another kind or an unknown id.",
+    args: { connectionId: t.arg.string({ required: true }) },
+    resolve: async (_root, { connectionId }, ctx) => {
+      const connection = await loadConnection(ctx, connectionId);
+      return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
+    },
+  }),
+);

@@ -1,0 +1,127 @@
+// /sso/{connection id}/*: the browser's way through an organization's identity provider (docs/architecture.md#single-sign-on).
+// start sends it to the provider, callback (OpenID Connect, GitHub) and acs (SAML) bring it back signed in, and
+// metadata is the SAML service provider's description. Each step parses, runs one operation and maps the result;
+// a refusal ends on /login with its reason, which the page words (never text from the request or the provider).
+import Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type Koa from 'koa';
+import type { ContextBase, Context } from '../../schema/context.ts';
+import { makeContext } from '../../schema/context.ts';
+import { DomainError } from '../../schema/errors/index.ts';
+import type { Executor } from '../graphql/executor.ts';
+import { actorMiddleware } from '../middleware/actor.ts';
+import type { RequestState } from '../middleware/request.ts';
+import { sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
+import { noStore } from '../oidc/responses.ts';
+
+/** Binds a sign-in to the browser that started it, for its connection's paths only. */
+const SSO_COOKIE = 'tessera_sso';
+
+const START = /* GraphQL */ `mutation($input: StartSsoSignInInput!) {
+  startSsoSignIn(input: $input) { __typename ... on SsoStart { url browserToken expiresAt } ... on UserError { code details { path message } } }
+}`;
+
+const COMPLETE = /* GraphQL */ `mutation($input: CompleteSsoSignInInput!) {
+  completeSsoSignIn(input: $input) {
+    __typename
+    ... on SsoSignedIn { returnTo login { token expiresAt mfaEnrollmentRequired } }
+    ... on SsoTested { resultId }
+    ... on UserError { code details { path message } }
+  }
+}`;
+
+const METADATA = /* GraphQL */ `query($id: String!) { samlMetadata(connectionId: $id) }`;
+
+type Problem = { __typename: 'UserError'; code: string; details?: { path: string; message: string }[] | null };
+
+/** The stable reason /login words: an sso_failed refusal's own, else the error's code. */
+const reasonOf = (problem: Problem) => problem.details?.find((d) => d.path === 'reason')?.message ?? problem.code;
+
+const ID = /^[A-Za-z0-9-]{1,100}$/;
+
+export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCookie, limits: Koa.Middleware): Router {
+  const router = new Router({ prefix: '/sso/:id' });
+  const form = bodyParser({ enableTypes: ['form'], formLimit: '1mb', encoding: 'utf-8' });
+  const anonymous = (ctx: Koa.Context): Context => makeContext(base, null, ctx.state.request as RequestState);
+  const cookiePath = (id: string) => `/sso/${id}`;
+
+  const failed = (ctx: Koa.Context, reason: string) => {
+    noStore(ctx);
+    ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
+    ctx.status = 303;
+    ctx.redirect(`/login?${new URLSearchParams({ sso_error: reason.replace(/[^a-z_]/g, '').slice(0, 40) || 'sso_failed' })}`);
+  };
+
+  /** A top-level error of the operation (input it cannot take, a rate limit) ends on /login like a refusal. */
+  const attempt = async (ctx: Koa.Context, work: () => Promise<Record<string, any>>) => {
+    try {
+      return await work();
+    } catch (error) {
+      if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
+      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error.code);
+      return null;
+    }
+  };
+
+  router.use(async (ctx, next) => {
+    if (!ID.test(ctx.params.id ?? '')) return failed(ctx, 'unknown_connection');
+    await next();
+  });
+
+  // An admin's test sign-in needs the admin's session: the only step that reads one.
+  router.get('/start', limits, actorMiddleware(base), async (ctx) => {
+    const id = ctx.params.id!;
+    const query = ctx.query;
+    const one = (v: unknown) => (typeof v === 'string' ? v : undefined);
+    const input = { connectionId: id, returnTo: one(query.return_to), loginHint: one(query.login_hint), test: query.test === '1' };
+    const data = await attempt(ctx, () => run(ctx.state.tessera as Context, START, { input }));
+    if (!data) return;
+    const result = data.startSsoSignIn;
+    if (result.__typename === 'UserError') return failed(ctx, result.code === 'not_found' ? 'unknown_connection' : reasonOf(result));
+    noStore(ctx);
+    ctx.cookies.set(SSO_COOKIE, result.browserToken, { ...sessionCookieAttributes(cookie, new Date(result.expiresAt)), path: cookiePath(id) });
+    ctx.status = 303;
+    ctx.redirect(result.url);
+  });
+
+  const complete = (answer: (ctx: Koa.Context) => Record<string, unknown>): Koa.Middleware => async (ctx) => {
+    const id = ctx.params.id!;
+    const input = { connectionId: id, browserToken: ctx.cookies.get(SSO_COOKIE) ?? null, ...answer(ctx) };
+    const data = await attempt(ctx, () => run(anonymous(ctx), COMPLETE, { input }));
+    if (!data) return;
+    const result = data.completeSsoSignIn;
+    if (result.__typename === 'UserError') return failed(ctx, reasonOf(result));
+    noStore(ctx);
+    ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(id) });
+    ctx.status = 303;
+    if (result.__typename === 'SsoTested') return ctx.redirect(`/admin/settings/sso/test/${encodeURIComponent(result.resultId)}`);
+    const { login, returnTo } = result;
+    ctx.cookies.set(cookie.name, login.token, { ...sessionCookieAttributes(cookie, new Date(login.expiresAt)), overwrite: true });
+    // Without a place to go, /login sends a signed-in person to their home; an organization that requires a second
+    // factor first has them set one up, as after a password.
+    const next = returnTo ?? '/login';
+    ctx.redirect(login.mfaEnrollmentRequired ? `/portal/security?${new URLSearchParams({ enrol: '1', return_to: next })}` : next);
+  };
+
+  router.get('/callback', limits, complete((ctx) => ({
+    state: typeof ctx.query.state === 'string' ? ctx.query.state : null,
+    callbackUrl: `${base.settings.issuer()}${ctx.originalUrl}`,
+  })));
+
+  router.post('/acs', limits, form, complete((ctx) => {
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    return {
+      state: typeof body.RelayState === 'string' ? body.RelayState : null,
+      samlResponse: typeof body.SAMLResponse === 'string' ? body.SAMLResponse : null,
+    };
+  }));
+
+  router.get('/metadata', limits, async (ctx) => {
+    const { samlMetadata } = await run(anonymous(ctx), METADATA, { id: ctx.params.id });
+    if (!samlMetadata) throw new DomainError('not_found', 'No SAML connection here');
+    ctx.type = 'application/samlmetadata+xml';
+    ctx.body = samlMetadata;
+  });
+
+  return router;
+}
