@@ -50,6 +50,8 @@ export interface Settings {
   webhooks?: WebhookSettings;
   /** The most webhooks an organization may have (WEBHOOK_LIMIT_PER_ORGANIZATION); 20 when absent. */
   webhookLimitPerOrganization?: number;
+  /** The resolvers that check domain ownership (DNS_SERVERS, e.g. 127.0.0.1:5353); the system's when absent. */
+  dnsServers?: string[];
 }
 
 /**

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { MailSettings } from '../schema/modules/mail/transport.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../schema/limits/rate-limits.ts';
@@ -38,6 +39,8 @@ const env = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (openssl rand -hex 32)').optional(),
   METRICS_PORT: z.coerce.number({ message: 'must be a number' }).int().min(1).max(65535).optional(),
   METRICS_HOST: z.string().default('127.0.0.1'),
+  // Resolvers for the DNS checks of verified domains (docs/architecture.md#single-sign-on); unset: the system's.
+  DNS_SERVERS: z.string().optional(),
   TRUST_PROXY: bool.default(false),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   NODE_ENV: z.string().default('development'),
@@ -67,6 +70,8 @@ export interface Config {
   rateLimits: RateLimitSettings;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
   trustProxy: boolean;
+  /** DNS_SERVERS: the resolvers that check domain ownership, as node:dns setServers takes them; the system's when absent. */
+  dnsServers: string[] | undefined;
   production: boolean;
   bootstrap: { email: string; password: string; orgName: string } | undefined;
 }
@@ -97,6 +102,29 @@ async function loadSecretKey(value: string | undefined, dataDir: string): Promis
     if (code !== 'EEXIST') throw new ConfigError(`cannot create ${file} (${code}): make DATA_DIR writable, or set SECRET_KEY`);
   }
   return decodeKey((await readFile(file, 'utf8')).trim());
+}
+
+const DNS_SERVER_FORMS = 'an IP address with an optional port: 1.1.1.1, 127.0.0.1:5353, ::1 or [::1]:53';
+
+/** One DNS_SERVERS entry, checked here because node:dns would throw on the first lookup instead of at start. */
+function dnsServer(entry: string): string {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
+  const withPort = /^([^:]+):(\d+)$/.exec(entry);
+  const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : withPort ? [withPort[1]!, withPort[2]] : [entry, undefined];
+  const family = isIP(address);
+  // A port follows IPv4 after a colon (1.1.1.1:53) and IPv6 only in brackets ([::1]:53), as node:dns setServers reads them.
+  const fits = bracketed ? family === 6 : withPort ? family === 4 : family !== 0;
+  if (!fits || (port !== undefined && (Number(port) < 1 || Number(port) > 65535))) {
+    throw new ConfigError(`DNS_SERVERS: ${JSON.stringify(entry)} is not ${DNS_SERVER_FORMS}`);
+  }
+  return entry;
+}
+
+function dnsServers(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const entries = value.split(',').map((s) => s.trim());
+  if (entries.some((s) => s === '')) throw new ConfigError(`DNS_SERVERS: separate the servers with single commas, each ${DNS_SERVER_FORMS}`);
+  return entries.map(dnsServer);
 }
 
 async function readCaFile(file: string): Promise<string> {
@@ -134,6 +162,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     trustProxy: e.TRUST_PROXY,
+    dnsServers: dnsServers(e.DNS_SERVERS),
     rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },
     production: e.NODE_ENV === 'production',
     bootstrap:
