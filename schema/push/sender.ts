@@ -37,7 +37,7 @@ const agents = new Map<string, https.Agent>();
  * the receiver closed it failed ("socket hang up"). Only idle connections are closed: `timeoutMs` bounds a request.
  */
 const IDLE_CONNECTION_MS = 4_000;
-function agentFor(ca: string | undefined): https.Agent {
+export function agentFor(ca: string | undefined): https.Agent {
   const key = ca ?? '';
   let agent = agents.get(key);
   if (!agent) {
@@ -49,13 +49,18 @@ function agentFor(ca: string | undefined): https.Agent {
   return agent;
 }
 
-export function send(destination: Destination, headers: Record<string, string>, body: string, options: { timeoutMs: number; ca?: string }): Promise<SendResult> {
-  const started = performance.now();
+/** A lookup that answers with the checked address only, whatever the host name: the request connects to it. */
+export function pinnedLookup(destination: Destination): LookupFunction {
   const { address, family } = destination.address;
-  const lookup: LookupFunction = (_hostname, opts, callback) => {
+  return (_hostname, opts, callback) => {
     if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
     else callback(null, address, family);
   };
+}
+
+export function send(destination: Destination, headers: Record<string, string>, body: string, options: { timeoutMs: number; ca?: string }): Promise<SendResult> {
+  const started = performance.now();
+  const lookup = pinnedLookup(destination);
   return new Promise<SendResult>((resolve) => {
     let settled = false;
     const finish = (result: Omit<SendResult, 'durationMs'>) => {
