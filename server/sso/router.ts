@@ -26,6 +26,7 @@ const COMPLETE = /* GraphQL */ `mutation($input: CompleteSsoSignInInput!) {
     __typename
     ... on SsoSignedIn { returnTo login { token expiresAt mfaEnrollmentRequired } }
     ... on SsoTested { resultId }
+    ... on SsoLinked { connectionName }
     ... on UserError { code details { path message } }
   }
 }`;
@@ -68,12 +69,12 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     await next();
   });
 
-  // An admin's test sign-in needs the admin's session: the only step that reads one.
+  // An admin's test sign-in and connecting a provider to an account need the session: the only step that reads one.
   router.get('/start', limits, actorMiddleware(base), async (ctx) => {
     const id = ctx.params.id!;
     const query = ctx.query;
     const one = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    const input = { connectionId: id, returnTo: one(query.return_to), loginHint: one(query.login_hint), test: query.test === '1' };
+    const input = { connectionId: id, returnTo: one(query.return_to), loginHint: one(query.login_hint), test: query.test === '1', link: query.link === '1' };
     const data = await attempt(ctx, () => run(ctx.state.tessera as Context, START, { input }));
     if (!data) return;
     const result = data.startSsoSignIn;
@@ -95,6 +96,7 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(id) });
     ctx.status = 303;
     if (result.__typename === 'SsoTested') return ctx.redirect(`/admin/settings/sso/test/${encodeURIComponent(result.resultId)}`);
+    if (result.__typename === 'SsoLinked') return ctx.redirect('/portal/security?linked=1');
     const { login, returnTo } = result;
     ctx.cookies.set(cookie.name, login.token, { ...sessionCookieAttributes(cookie, new Date(login.expiresAt)), overwrite: true });
     // Without a place to go, /login sends a signed-in person to their home; an organization that requires a second

@@ -81,7 +81,8 @@ ALTER TABLE "sso_identities" ADD CONSTRAINT "sso_identities_user_id_fkey" FOREIG
 -- A sign-in sent to an identity provider and not yet back: `id` is the OIDC state or the SAML RelayState, used
 -- once (deleted when it returns). `browser_hash` binds it to the browser that started it (a cookie), so that a
 -- callback cannot sign another browser in. `tested_by_id`: an admin's test sign-in, which shows the claims and
--- signs nobody in; `result` holds them.
+-- signs nobody in; `result` holds them. `link_user_id`: a signed-in person connecting a platform-wide provider to
+-- their account.
 CREATE TABLE "sso_requests" (
     "id" TEXT NOT NULL,
     "connection_id" TEXT NOT NULL,
@@ -91,6 +92,7 @@ CREATE TABLE "sso_requests" (
     "saml_request_id" TEXT,
     "return_to" TEXT,
     "tested_by_id" TEXT,
+    "link_user_id" TEXT,
     "result" JSONB,
     "expires_at" TIMESTAMP(3) NOT NULL,
     "created_at" TIMESTAMP(3) NOT NULL,

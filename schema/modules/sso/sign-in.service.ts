@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { NotFoundError, UserError } from '../../errors/index.ts';
+import { NotFoundError, UserError, ValidationError } from '../../errors/index.ts';
 import { requireOrgRole, requirePlatformAdmin, requireUserId, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
@@ -46,6 +46,7 @@ const startInput = z.object({
   returnTo: returnPath,
   loginHint: z.string().max(254).optional().nullable(),
   test: z.boolean().optional().nullable(),
+  link: z.boolean().optional().nullable(),
 }).strict();
 
 export interface SsoStart {
@@ -60,10 +61,14 @@ export interface SsoStart {
  * admin checking a connection, also one that is switched off) shows the claims received and signs nobody in.
  */
 export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoStart> {
-  const { connectionId, returnTo, loginHint, test } = parseInput(startInput, input);
+  const { connectionId, returnTo, loginHint, test, link } = parseInput(startInput, input);
   const connection = await loadConnection(ctx, connectionId);
   if (!connection) throw new NotFoundError('Connection');
   let testedById: string | null = null;
+  // Connecting a platform-wide provider to the signed-in person's account; an organization's connection links
+  // the addresses of its domains by itself.
+  const linkUserId = link ? requireUserId(ctx) : null;
+  if (link && connection.organizationId) throw new ValidationError('Only a platform-wide sign-in is connected to an account', [{ path: 'link', message: 'is for platform-wide connections' }]);
   if (test) {
     if (connection.organizationId) await requireOrgRole(ctx, connection.organizationId, 'admin', 'Connection');
     else await requirePlatformAdmin(ctx);
@@ -79,7 +84,7 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
   await ctx.db.ssoRequest.create({
     data: {
       id: state, connectionId, browserHash: sha256(browserToken), codeVerifier: departure.codeVerifier, nonce: departure.nonce,
-      samlRequestId: departure.samlRequestId, returnTo, testedById, expiresAt, createdAt: now,
+      samlRequestId: departure.samlRequestId, returnTo, testedById, linkUserId, expiresAt, createdAt: now,
     },
   });
   return { url: departure.url, browserToken, expiresAt };
@@ -95,7 +100,8 @@ const completeInput = z.object({
 
 export type SsoOutcome =
   | { kind: 'signedIn'; login: LoginResult; returnTo: string | null }
-  | { kind: 'tested'; resultId: string };
+  | { kind: 'tested'; resultId: string }
+  | { kind: 'linked'; connectionName: string };
 
 /**
  * The browser is back from the identity provider. The request is used up first (one use, whatever follows), then
@@ -115,16 +121,19 @@ export async function completeSsoSignIn(ctx: Context, input: unknown): Promise<S
   if (!connection.enabled && !request.testedById) throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
   const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, { callbackUrl: data.callbackUrl ?? undefined, samlResponse: data.samlResponse ?? undefined });
   if (request.testedById) return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
+  if (request.linkUserId) return linkIdentity(ctx, connection, request.linkUserId, profile);
   const login = await signInAs(ctx, connection, profile);
   return { kind: 'signedIn', login, returnTo: request.returnTo };
 }
 
 /** Uses the request up: of two callbacks with the same state, one finds it. */
-async function claimRequest(ctx: Context, connectionId: string, state: string): Promise<(SsoRequestState & { browserHash: string | null }) | null> {
-  const [row] = await ctx.db.$queryRaw<(SsoRequestState & { browserHash: string | null; expiresAt: Date })[]>`
+type ClaimedRequest = SsoRequestState & { browserHash: string | null; linkUserId: string | null };
+
+async function claimRequest(ctx: Context, connectionId: string, state: string): Promise<ClaimedRequest | null> {
+  const [row] = await ctx.db.$queryRaw<(ClaimedRequest & { expiresAt: Date })[]>`
     delete from sso_requests where id = ${state} and connection_id = ${connectionId} and result is null
     returning id, browser_hash as "browserHash", code_verifier as "codeVerifier", nonce, saml_request_id as "samlRequestId",
-              return_to as "returnTo", tested_by_id as "testedById", expires_at as "expiresAt"`;
+              return_to as "returnTo", tested_by_id as "testedById", link_user_id as "linkUserId", expires_at as "expiresAt"`;
   return row && row.expiresAt > ctx.clock.now() ? row : null;
 }
 
@@ -150,6 +159,42 @@ async function keepTestResult(ctx: Context, connection: LoadedConnection, tested
   });
   await recordAudit(ctx, { action: 'sso_connection.test', organizationId: connection.organizationId, actorId: testedById, targetType: 'sso_connection', targetId: connection.id, details: { subject: profile.subject } });
   return id;
+}
+
+/**
+ * Connects the provider's account to the person who started the link while signed in: they proved both. An
+ * account of the provider already connected to someone else stays theirs.
+ */
+async function linkIdentity(ctx: Context, connection: LoadedConnection, userId: string, profile: UpstreamProfile): Promise<SsoOutcome> {
+  const now = ctx.clock.now();
+  const linked = await ctx.db.$queryRaw<{ userId: string }[]>`
+    insert into sso_identities (id, connection_id, subject, user_id, created_at, last_sign_in_at)
+    values (${uuidv7(now.getTime())}, ${connection.id}, ${profile.subject}, ${userId}, ${now}, ${now})
+    on conflict (connection_id, subject) do update set last_sign_in_at = excluded.last_sign_in_at
+      where sso_identities.user_id = excluded.user_id
+    returning user_id as "userId"`;
+  if (!linked.length) throw new SsoSignInError('identity_in_use', `This ${connection.name} account is already connected to another Tessera account`);
+  await recordAudit(ctx, { action: 'sso.identity.link', actorId: userId, targetType: 'user', targetId: userId, details: { connectionId: connection.id, created: false } });
+  return { kind: 'linked', connectionName: connection.name };
+}
+
+/** The providers connected to the caller's account. */
+export async function myIdentities(ctx: Context) {
+  const userId = requireUserId(ctx);
+  return ctx.db.ssoIdentity.findMany({
+    where: { userId, connection: { organizationId: null } },
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, createdAt: true, lastSignInAt: true, connection: { select: { id: true, name: true, type: true } } },
+  });
+}
+
+/** Disconnects a provider from the caller's account; their password, passkeys and other providers stay. */
+export async function unlinkIdentity(ctx: Context, id: string) {
+  const userId = requireUserId(ctx);
+  const { count } = await ctx.db.ssoIdentity.deleteMany({ where: { id: typeof id === 'string' ? id.slice(0, 100) : '', userId } });
+  if (!count) throw new NotFoundError('Connected sign-in');
+  await recordAudit(ctx, { action: 'sso.identity.unlink', actorId: userId, targetType: 'user', targetId: userId, details: { identityId: id } });
+  return true;
 }
 
 /** A test sign-in's result, for the admin who made it. */
@@ -226,7 +271,7 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
   }
   const existing = await tx.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, sessionVersion: true } });
   if (existing && !connection.organizationId) {
-    throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} from your security settings`);
+    throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} under Security`);
   }
   const user = existing ?? (await tx.user.create({
     data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },

@@ -4,7 +4,7 @@ import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
 import { createConnection, deleteConnection, getConnection, listConnections, loadConnection, updateConnection, type ConnectionView } from './connections.service.ts';
 import { serviceProviderMetadata } from './protocols.ts';
-import { completeSsoSignIn, socialProviders, ssoTestResult, startSsoSignIn, type SsoOutcome, type SsoStart } from './sign-in.service.ts';
+import { completeSsoSignIn, myIdentities, socialProviders, ssoTestResult, startSsoSignIn, unlinkIdentity, type SsoOutcome, type SsoStart } from './sign-in.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
 
 const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
@@ -147,6 +147,7 @@ const StartSsoSignInInput = builder.inputType('StartSsoSignInInput', {
     returnTo: t.string({ description: 'A path on this site to go to afterwards.' }),
     loginHint: t.string(),
     test: t.boolean({ description: 'An admin\'s test: shows the claims received and signs nobody in.' }),
+    link: t.boolean({ description: "Connect a platform-wide provider to the signed-in person's account." }),
   }),
 });
 
@@ -170,9 +171,14 @@ const SsoTestedRef = builder.objectRef<Extract<SsoOutcome, { kind: 'tested' }>>(
   fields: (t) => ({ resultId: t.exposeString('resultId', { description: 'Read it with ssoTestResult.' }) }),
 });
 
+const SsoLinkedRef = builder.objectRef<Extract<SsoOutcome, { kind: 'linked' }>>('SsoLinked').implement({
+  description: "The provider's account is now connected to the signed-in person's: it signs them in from now on.",
+  fields: (t) => ({ connectionName: t.exposeString('connectionName') }),
+});
+
 const SsoSignInResultRef = builder.unionType('SsoSignInResult', {
-  types: [SsoSignedInRef, SsoTestedRef, UserError],
-  resolveType: (o) => (o instanceof UserError ? 'UserError' : o.kind === 'tested' ? SsoTestedRef : SsoSignedInRef),
+  types: [SsoSignedInRef, SsoTestedRef, SsoLinkedRef, UserError],
+  resolveType: (o) => (o instanceof UserError ? 'UserError' : o.kind === 'tested' ? SsoTestedRef : o.kind === 'linked' ? SsoLinkedRef : SsoSignedInRef),
 });
 
 const CompleteSsoSignInInput = builder.inputType('CompleteSsoSignInInput', {
@@ -229,4 +235,24 @@ builder.queryField('samlMetadata', (t) =>
       return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
     },
   }),
+);
+
+const SsoIdentityRef = builder.objectRef<Awaited<ReturnType<typeof myIdentities>>[number]>('SsoIdentity').implement({
+  description: 'A platform-wide provider connected to the caller\'s account.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    connectionId: t.string({ resolve: (i) => i.connection.id }),
+    name: t.string({ resolve: (i) => i.connection.name }),
+    type: t.string({ resolve: (i) => i.connection.type }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    lastSignInAt: t.expose('lastSignInAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryField('mySsoIdentities', (t) =>
+  t.field({ type: [SsoIdentityRef], authScopes: { session: true }, resolve: (_root, _args, ctx) => myIdentities(ctx) }),
+);
+
+builder.mutationField('unlinkSsoIdentity', (t) =>
+  t.boolean({ authScopes: { session: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => unlinkIdentity(ctx, id) }),
 );
