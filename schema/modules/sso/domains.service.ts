@@ -121,9 +121,10 @@ const auditFailure = (ctx: Context, record: Domain, details: Record<string, unkn
   }, tx);
 
 /**
- * Checks the TXT record. The lookup runs with no transaction open (docs/architecture.md#where-things-go); then one
- * conditional update marks the domain verified. Of organizations proving the same name at once, the partial unique
- * index lets exactly one commit: the others are told the domain is taken. An already verified domain answers as it is.
+ * Checks the TXT record. The lookup runs with no transaction open, since an answer may take seconds
+ * (docs/architecture.md#hot-paths: nothing slow while a transaction is open); then one conditional update marks the
+ * domain verified. Of organizations proving the same name at once, the partial unique index lets exactly one commit:
+ * the others are told the domain is taken. An already verified domain answers as it is.
  */
 export async function verifyDomain(ctx: Context, id: unknown): Promise<Domain> {
   const record = await ownDomain(ctx, id);
