@@ -434,7 +434,8 @@ export function parseIdpMetadata(xml: string): { entityId: string; entryPoint: s
   const redirect = childElements(idp, NS.metadata, 'SingleSignOnService').find((s) => attribute(s, 'Binding') === HTTP_REDIRECT);
   const entryPoint = attribute(redirect, 'Location')?.trim();
   if (!entryPoint) throw metadataProblem('it has no SingleSignOnService with the HTTP-Redirect binding');
-  if (!URL.canParse(entryPoint) || !/^https?:$/.test(new URL(entryPoint).protocol)) throw metadataProblem('its SingleSignOnService Location is not an http(s) URL');
+  // https only, as for an entry_point given by hand: the AuthnRequest and the person's credentials go there.
+  if (!URL.canParse(entryPoint) || new URL(entryPoint).protocol !== 'https:') throw metadataProblem('its SingleSignOnService Location is not an https URL');
   const certs: string[] = [];
   // A KeyDescriptor without `use` serves both signing and encryption (Metadata 2.4.1.1).
   for (const key of childElements(idp, NS.metadata, 'KeyDescriptor').filter((k) => (attribute(k, 'use') ?? 'signing') === 'signing')) {
