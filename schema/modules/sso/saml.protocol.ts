@@ -173,7 +173,8 @@ function checkAddressing(ctx: Context, connection: LoadedConnection, request: Ss
   if (response.destination !== null && response.destination !== acsUrl(ctx, connection.id)) {
     throw refuse("The SAML response was sent to another address than this connection's assertion consumer service");
   }
-  // Unsolicited responses (IdP-initiated sign-in) are not accepted: nothing ties them to this browser.
+  // Unsolicited responses (IdP-initiated sign-in) are not accepted: nothing ties one to a sign-in started here, so
+  // anyone holding a valid assertion could sign a victim's browser in as someone else (login CSRF).
   if (!request.samlRequestId) throw refuse('The SAML response answers no sign-in started here');
   if (response.inResponseTo !== null && response.inResponseTo !== request.samlRequestId) throw refuse('The SAML response answers another sign-in request');
   if (connection.idpEntityId && response.issuer !== null && response.issuer !== connection.idpEntityId) {
