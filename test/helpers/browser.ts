@@ -83,9 +83,12 @@ function reportOnFailure(page: Page): void {
 	}
 }
 
-/** Fills and submits the portal's sign-in form on the current page. */
+/**
+ * Signs in on the portal's sign-in page, open in `page`: the e-mail address first (unless the page already asks for
+ * this address's password, as after a login_hint), then the password.
+ */
 export async function signInOnPage(page: Page, email: string, password: string): Promise<void> {
-	await page.getByLabel('Email').fill(email);
+	await continueWithEmail(page, email);
 	await page.getByLabel('Password').fill(password);
 	const [response] = await Promise.all([
 		page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/login'),
@@ -93,6 +96,26 @@ export async function signInOnPage(page: Page, email: string, password: string):
 	]);
 	// A 403 here is SvelteKit's CSRF check: the portal must see the same origin as the browser.
 	if (response.status() === 403) expect.fail(`POST /login answered 403: ${await response.text()}`);
+}
+
+/**
+ * The sign-in page's first step: types `email` and continues, and waits for the password step. A page already at the
+ * password step of another address goes back to change it first.
+ */
+export async function continueWithEmail(page: Page, email: string): Promise<void> {
+	const field = page.getByLabel('Email');
+	await field.waitFor();
+	if (await page.getByLabel('Password').count()) {
+		if ((await field.inputValue()) === email) return;
+		await Promise.all([page.waitForURL((url) => url.searchParams.get('change') === '1'), page.getByRole('link', { name: /^Change/ }).click()]);
+	}
+	await field.fill(email);
+	const [response] = await Promise.all([
+		page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/login'),
+		page.getByRole('button', { name: 'Continue', exact: true }).click()
+	]);
+	if (response.status() === 403) expect.fail(`POST /login answered 403: ${await response.text()}`);
+	await page.getByLabel('Password').waitFor();
 }
 
 /**

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { BROWSER_WAIT_MS, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
+import { BROWSER_WAIT_MS, continueWithEmail, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 
@@ -197,9 +197,9 @@ describe('admin: API keys', { timeout: 60_000 }, () => {
 		context.setDefaultTimeout(BROWSER_WAIT_MS);
 		const page = await context.newPage();
 		await page.goto('/login');
-		await page.getByLabel('Email').fill(ADMIN.email);
+		await continueWithEmail(page, ADMIN.email);
 		await page.getByLabel('Password').fill(ADMIN.password);
-		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
+		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
 		await page.goto('/admin/settings/api-keys');
 
 		// when a key is created

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { BROWSER_WAIT_MS, launchChromium, signedInPage } from '../helpers/browser.ts';
+import { BROWSER_WAIT_MS, continueWithEmail, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { signIn, type Client } from '../helpers/http.ts';
 import { MINUTE, movableClock } from '../helpers/clock.ts';
@@ -465,9 +465,9 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
 		context.setDefaultTimeout(BROWSER_WAIT_MS);
 		const page = await context.newPage();
 		await page.goto('/login');
-		await page.getByLabel('Email').fill(ADMIN.email);
+		await continueWithEmail(page, ADMIN.email);
 		await page.getByLabel('Password').fill(ADMIN.password);
-		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in' }).click()]);
+		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
 		await page.goto('/admin/settings/webhooks');
 
 		// when a webhook is created

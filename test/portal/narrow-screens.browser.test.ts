@@ -5,7 +5,7 @@ import axe from 'axe-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
+import { continueWithEmail, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { signIn, type Client } from '../helpers/http.ts';
 import { authorize, decideConsent, registerClient, sessionOf, type RegisteredClient } from '../helpers/oauth.ts';
@@ -415,9 +415,9 @@ describe('a refused submission on a phone', { timeout: 60_000 }, () => {
 	test('on the sign-in page too', async () => {
 		const page = await freshPage(browser, server.url, PHONE);
 		await page.goto('/login');
-		await page.getByLabel('Email').fill(member.email);
+		await continueWithEmail(page, member.email);
 		await page.getByLabel('Password').fill('not the password');
-		await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Sign in' }).click()]);
+		await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
 		await page.waitForFunction(() => document.activeElement?.getAttribute('role') === 'alert');
 		await expect(focused(page)).resolves.toMatchObject({ role: 'alert', onScreen: true, text: expect.stringContaining('Invalid email or password') });
 		await page.context().close();

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import axe from 'axe-core';
 import type { Browser, BrowserContextOptions, CDPSession, Page, Route } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { BROWSER_WAIT_MS, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
+import { BROWSER_WAIT_MS, continueWithEmail, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, PASSWORD, signIn, type Person } from '../helpers/fixtures.ts';
 import { startPasskeyServer } from '../helpers/webauthn.ts';
 
@@ -109,7 +109,7 @@ describe('passkeys on /portal/security and /login', () => {
 		const atDashboard = () => page.waitForURL((url) => url.pathname === '/portal/dashboard');
 		await signOut();
 		await openLogin(page, gate);
-		await page.getByLabel('Email').fill(person.email);
+		await continueWithEmail(page, person.email);
 		await page.getByLabel('Password').fill(PASSWORD);
 		await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 		const step = page.getByTestId('second-factor');
@@ -241,7 +241,7 @@ describe('with an IP address for BASE_URL', () => {
 		expect(await page.getByTestId('passkeys').count()).toBe(0);
 		await page.context().clearCookies();
 		await page.goto('/login');
-		await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+		await page.getByRole('button', { name: 'Continue', exact: true }).waitFor();
 		expect(await page.getByTestId('passkey-sign-in').count()).toBe(0);
 		expect(await page.getByLabel('Email').getAttribute('autocomplete')).toBe('username');
 		await page.context().close();
