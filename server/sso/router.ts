@@ -7,7 +7,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type Koa from 'koa';
 import type { ContextBase, Context } from '../../schema/context.ts';
 import { makeContext } from '../../schema/context.ts';
-import { DomainError } from '../../schema/errors/index.ts';
+import { DomainError, UserError } from '../../schema/errors/index.ts';
 import type { Executor } from '../graphql/executor.ts';
 import { actorMiddleware } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
@@ -27,13 +27,12 @@ const COMPLETE = /* GraphQL */ `mutation($input: CompleteSsoSignInInput!) {
     ... on SsoSignedIn { returnTo login { token expiresAt mfaEnrollmentRequired } }
     ... on SsoTested { resultId }
     ... on SsoLinked { connectionName }
-    ... on UserError { code details { path message } }
   }
 }`;
 
 const METADATA = /* GraphQL */ `query($id: String!) { samlMetadata(connectionId: $id) }`;
 
-type Problem = { __typename: 'UserError'; code: string; details?: { path: string; message: string }[] | null };
+type Problem = { code: string; details?: readonly { path: string; message: string }[] | null };
 
 /** The stable reason /login words: an sso_failed refusal's own, else the error's code. */
 const reasonOf = (problem: Problem) => problem.details?.find((d) => d.path === 'reason')?.message ?? problem.code;
@@ -59,7 +58,7 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
       return await work();
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
-      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error.code);
+      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code);
       return null;
     }
   };
@@ -68,9 +67,14 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     if (!ID.test(ctx.params.id ?? '')) return failed(ctx, 'unknown_connection');
     await next();
   });
+  // The rate limits count by the request's context: anonymous but for the start, which reads the session.
+  const asAnonymous: Koa.Middleware = async (ctx, next) => {
+    ctx.state.tessera = anonymous(ctx);
+    await next();
+  };
 
   // An admin's test sign-in and connecting a provider to an account need the session: the only step that reads one.
-  router.get('/start', limits, actorMiddleware(base), async (ctx) => {
+  router.get('/start', actorMiddleware(base), limits, async (ctx) => {
     const id = ctx.params.id!;
     const query = ctx.query;
     const one = (v: unknown) => (typeof v === 'string' ? v : undefined);
@@ -91,7 +95,6 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     const data = await attempt(ctx, () => run(anonymous(ctx), COMPLETE, { input }));
     if (!data) return;
     const result = data.completeSsoSignIn;
-    if (result.__typename === 'UserError') return failed(ctx, reasonOf(result));
     noStore(ctx);
     ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(id) });
     ctx.status = 303;
@@ -105,12 +108,12 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     ctx.redirect(login.mfaEnrollmentRequired ? `/portal/security?${new URLSearchParams({ enrol: '1', return_to: next })}` : next);
   };
 
-  router.get('/callback', limits, complete((ctx) => ({
+  router.get('/callback', asAnonymous, limits, complete((ctx) => ({
     state: typeof ctx.query.state === 'string' ? ctx.query.state : null,
     callbackUrl: `${base.settings.issuer()}${ctx.originalUrl}`,
   })));
 
-  router.post('/acs', limits, form, complete((ctx) => {
+  router.post('/acs', asAnonymous, limits, form, complete((ctx) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     return {
       state: typeof body.RelayState === 'string' ? body.RelayState : null,
@@ -118,8 +121,8 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     };
   }));
 
-  router.get('/metadata', limits, async (ctx) => {
-    const { samlMetadata } = await run(anonymous(ctx), METADATA, { id: ctx.params.id });
+  router.get('/metadata', asAnonymous, limits, async (ctx) => {
+    const { samlMetadata } = await run(ctx.state.tessera as Context, METADATA, { id: ctx.params.id });
     if (!samlMetadata) throw new DomainError('not_found', 'No SAML connection here');
     ctx.type = 'application/samlmetadata+xml';
     ctx.body = samlMetadata;

@@ -1,5 +1,4 @@
 import { builder } from '../../builder.ts';
-import { UserError } from '../../errors/index.ts';
 import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
 import { createConnection, deleteConnection, getConnection, listConnections, loadConnection, updateConnection, type ConnectionView } from './connections.service.ts';
@@ -176,9 +175,11 @@ const SsoLinkedRef = builder.objectRef<Extract<SsoOutcome, { kind: 'linked' }>>(
   fields: (t) => ({ connectionName: t.exposeString('connectionName') }),
 });
 
+// A refusal is a top-level error whose code is sso_failed and whose details name the reason (expired_request,
+// wrong_browser, invalid_response...): graphql-js raises an Error a resolver returns, so it cannot be a member here.
 const SsoSignInResultRef = builder.unionType('SsoSignInResult', {
-  types: [SsoSignedInRef, SsoTestedRef, SsoLinkedRef, UserError],
-  resolveType: (o) => (o instanceof UserError ? 'UserError' : o.kind === 'tested' ? SsoTestedRef : o.kind === 'linked' ? SsoLinkedRef : SsoSignedInRef),
+  types: [SsoSignedInRef, SsoTestedRef, SsoLinkedRef],
+  resolveType: (o) => (o.kind === 'tested' ? SsoTestedRef : o.kind === 'linked' ? SsoLinkedRef : SsoSignedInRef),
 });
 
 const CompleteSsoSignInInput = builder.inputType('CompleteSsoSignInInput', {
@@ -195,14 +196,7 @@ builder.mutationField('completeSsoSignIn', (t) =>
   t.field({
     type: SsoSignInResultRef,
     args: { input: t.arg({ type: CompleteSsoSignInInput, required: true }) },
-    resolve: async (_root, { input }, ctx) => {
-      try {
-        return await completeSsoSignIn(ctx, given(input));
-      } catch (error) {
-        if (error instanceof UserError) return error;
-        throw error;
-      }
-    },
+    resolve: (_root, { input }, ctx) => completeSsoSignIn(ctx, given(input)),
   }),
 );
 
