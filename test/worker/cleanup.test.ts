@@ -1,5 +1,5 @@
 // The hourly cleanup task: credentials that can never be used again (sessions, authorization codes, refresh
-// tokens, answered consent requests, sign-in throttles, WebAuthn challenges) are deleted once a week past their end, through the real
+// tokens, answered consent requests, sign-in throttles, WebAuthn challenges, single sign-on requests and SAML assertion ids) are deleted once a week past their end, through the real
 // job queue and on the service's clock; anything still live stays.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
@@ -25,15 +25,17 @@ afterAll(() => server?.stop());
 /** How many rows of each kind the cleanup looks after. */
 async function counts() {
   const db = server.base.db;
-  const [sessions, codes, refreshTokens, consentAnswers, throttles, challenges] = await Promise.all([
+  const [sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions] = await Promise.all([
     db.session.count(),
     db.authorizationCode.count(),
     db.refreshToken.count(),
     db.consentAnswer.count(),
     db.loginThrottle.count(),
     db.webauthnChallenge.count(),
+    db.ssoRequest.count(),
+    db.samlAssertion.count(),
   ]);
-  return { sessions, codes, refreshTokens, consentAnswers, throttles, challenges };
+  return { sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions };
 }
 
 /** Runs the cleanup through the job queue, waits for the job to finish, and counts what is left. */
@@ -71,9 +73,16 @@ describe('the cleanup task', () => {
     await server.base.db.webauthnChallenge.create({
       data: { id: crypto.randomUUID(), challenge: crypto.randomUUID(), purpose: 'authentication', expiresAt: new Date(now.getTime() + 300_000), createdAt: now },
     });
+    // A sign-in that never came back from its identity provider, and the id of an assertion used (as the sign-in
+    // through a connection writes them).
+    const connection = await server.base.db.ssoConnection.create({
+      data: { id: crypto.randomUUID(), organizationId: tenant.id, type: 'saml', name: 'Cleanup IdP', createdAt: now, updatedAt: now },
+    });
+    await server.base.db.ssoRequest.create({ data: { id: crypto.randomUUID(), connectionId: connection.id, expiresAt: new Date(now.getTime() + 600_000), createdAt: now } });
+    await server.base.db.samlAssertion.create({ data: { connectionId: connection.id, assertionId: '_assertion', expiresAt: new Date(now.getTime() + 300_000) } });
 
     const before = await counts();
-    expect(before).toMatchObject({ codes: 2, refreshTokens: 1, consentAnswers: 1, challenges: 1 });
+    expect(before).toMatchObject({ codes: 2, refreshTokens: 1, consentAnswers: 1, challenges: 1, ssoRequests: 1, samlAssertions: 1 });
     expect(before.sessions).toBeGreaterThan(0);
     expect(before.throttles).toBeGreaterThan(0);
 
@@ -85,7 +94,7 @@ describe('the cleanup task', () => {
     clock.advance(40 * DAY);
     const fresh = await sessionOf(server.url, tenant.member);
     const after = await cleanupAndSettle();
-    expect(after).toEqual({ sessions: 1, codes: 0, refreshTokens: 0, consentAnswers: 0, throttles: 0, challenges: 0 });
+    expect(after).toEqual({ sessions: 1, codes: 0, refreshTokens: 0, consentAnswers: 0, throttles: 0, challenges: 0, ssoRequests: 0, samlAssertions: 0 });
     expect(await server.base.db.session.count({ where: { expiresAt: { gt: clock.now() } } })).toBe(1);
     expect((await client(server.url, { token: fresh }).get('/api/v1/auth/session')).status).toBe(200);
   });
