@@ -1,18 +1,20 @@
-// Platform-wide "Sign in with GitHub" (docs/architecture.md#single-sign-on), against a fake GitHub Enterprise Server
-// over HTTPS: only platform admins add it; /login lists it; a new person with a verified address gets an account of
-// no organization; an existing account is never merged by itself, only connected by its signed-in owner.
+// Platform-wide "Sign in with GitHub" and with an OpenID Connect provider (docs/architecture.md#single-sign-on),
+// against a fake GitHub Enterprise Server and a real oidc-provider over HTTPS: only platform admins add them; /login
+// lists them; a new person with a verified address gets an account of no organization; an existing account is never
+// merged by itself, only connected by its signed-in owner.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
 import { startGithubUpstream, type GithubUpstream } from '../helpers/github-upstream.ts';
-import { browserGet, type CookieJar } from '../helpers/oidc-upstream.ts';
+import { browserGet, startOidcUpstream, type CookieJar, type OidcUpstream } from '../helpers/oidc-upstream.ts';
 import { ssoSignInThroughOidc } from '../helpers/sso.ts';
 
 let server: TestServer;
 let ca: TestCa;
 let github: GithubUpstream;
+let google: OidcUpstream;
 let platform: Client;
 let tenant: Tenant;
 let connectionId: string;
@@ -22,8 +24,9 @@ const asSession = (token: string | null) => client(server.url, { token: token ??
 const withSession = (token: string): CookieJar => new Map([[new URL(server.url).host, new Map([['tessera_session', token]])]]);
 
 beforeAll(async () => {
-  ca = makeTestCa(['github.test']);
+  ca = makeTestCa(['github.test', 'accounts.test']);
   github = await startGithubUpstream(ca);
+  google = await startOidcUpstream(ca, { host: 'accounts.test' });
   server = await startTestServer({ env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   tenant = await createTenant(server.url, platform);
@@ -35,6 +38,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.stop();
   await github?.close();
+  await google?.close();
   ca?.remove();
 });
 
@@ -103,5 +107,27 @@ describe('an existing account', () => {
     const start = await browserGet(new URL(`${server.url}/sso/${connectionId}/start?link=1`), { ca: ca.caPem, jar: new Map() });
     expect(errorOf(start.location!)).toBe('unauthenticated');
     expect(start.location).not.toContain(github.origin);
+  });
+});
+
+describe('a platform-wide OpenID Connect provider', () => {
+  it('signs in a new person whose address the provider verified, and refuses one it did not', async () => {
+    const created = await platform.post('/api/v1/connections', { type: 'oidc', platform: true, name: 'Google', issuer: google.issuer, client_id: google.clientId, client_secret: google.clientSecret });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    google.redirectUris.add(created.body.callback_url);
+    try {
+      google.addAccount({ sub: 'g-1', email: 'ada@mail.test', email_verified: true, name: 'Ada' });
+      google.signInAs('g-1');
+      const result = await ssoSignInThroughOidc(server.url, created.body.id, ca);
+      expect((await asSession(result.session).get('/api/v1/users/me')).body).toMatchObject({ email: 'ada@mail.test', email_verified: true });
+
+      google.addAccount({ sub: 'g-2', email: 'bob@mail.test', email_verified: false, name: 'Bob' });
+      google.signInAs('g-2');
+      const refused = await ssoSignInThroughOidc(server.url, created.body.id, ca);
+      expect(errorOf(refused.location)).toBe('unverified_email');
+      expect(await server.base.db.user.count({ where: { email: 'bob@mail.test' } })).toBe(0);
+    } finally {
+      await platform.delete(`/api/v1/connections/${created.body.id}`);
+    }
   });
 });
