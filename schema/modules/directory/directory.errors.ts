@@ -1,0 +1,26 @@
+// Refusals of directory provisioning, each with the SCIM error type it answers with (RFC 7644 3.12).
+import { ConflictError, ValidationError } from '../../errors/index.ts';
+
+/** userName, externalId or a group's displayName already taken in this directory. */
+export class ScimUniquenessError extends ConflictError {
+  readonly scimType = 'uniqueness';
+  constructor(what: string) {
+    super(`${what} is already in use in this directory`);
+  }
+}
+
+/** A value the resource cannot take (RFC 7644 3.12 invalidValue). */
+export class ScimInvalidValueError extends ValidationError {
+  readonly scimType = 'invalidValue';
+  constructor(path: string, message: string) {
+    super(`${path} ${message}`, [{ path, message }]);
+  }
+}
+
+/** A change the organization cannot take: its last owner deactivated or removed. */
+export class ScimLastOwnerError extends ConflictError {
+  readonly scimType = 'mutability';
+  constructor() {
+    super('This person is the organization\'s last owner: make someone else owner in Tessera first');
+  }
+}
