@@ -20,5 +20,6 @@ import './modules/passkeys/passkeys.graphql.ts';
 import './modules/mfa/mfa.graphql.ts';
 import './modules/sso/domains.graphql.ts';
 import './modules/sso/sso.graphql.ts';
+import './modules/directory/directory.graphql.ts';
 
 export const schema = builder.toSchema({ sortSchema: true });

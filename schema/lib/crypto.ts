@@ -53,3 +53,11 @@ export async function burnPasswordCheck(password: string): Promise<void> {
   decoy ??= hashPassword(randomBytes(16).toString('hex'));
   await verifyPassword(await decoy, password);
 }
+
+// The password of accounts made by an identity provider or a directory: a hash of random bytes nobody knows, made
+// once per process. A sign-in with any password then costs what a wrong one costs, and says nothing.
+let unusable: Promise<string> | undefined;
+export function unusablePasswordHash(): Promise<string> {
+  unusable ??= hashPassword(randomBytes(32).toString('hex'));
+  return unusable;
+}

@@ -15,6 +15,7 @@ import { passkeyRoutes } from './passkeys.ts';
 import { MFA_CHALLENGE_FIELDS, mfaRoutes, presentMfaChallenge } from './mfa.ts';
 import { domainRoutes } from './domains.ts';
 import { connectionRoutes } from './connections.ts';
+import { directoryRoutes } from './directory.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
 const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
@@ -175,6 +176,7 @@ export const apiV1Routes: RestRoute[] = [
   ...mfaRoutes,
   ...domainRoutes,
   ...connectionRoutes,
+  ...directoryRoutes,
   ...subscriptionRoutes,
   ...seatRoutes,
   ...licenseRoutes,

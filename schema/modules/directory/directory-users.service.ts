@@ -1,20 +1,218 @@
-// Users from a directory (docs/architecture.md#directory-provisioning).
+// Users from a directory (docs/architecture.md#directory-provisioning). A directory user is a person and, while
+// active, their membership: made with the role `member` (or what a role group gives), their address verified since
+// the directory vouches for it. Deactivating or deleting ends the membership as an admin's removal does (sessions
+// there, tokens, API keys, seats); activating again makes a new one, with none of the old tokens.
+import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import type { DirectoryUser, DirectoryUserInput, ListPage, Listed, ScimCaller, UserWhere } from './directory.types.ts';
+import { isUniqueViolation, type Prisma } from '../../db.ts';
+import { NotFoundError } from '../../errors/index.ts';
+import { unusablePasswordHash } from '../../lib/crypto.ts';
+import { uuidv7 } from '../../lib/ids.ts';
+import { fields } from '../../lib/input.ts';
+import { emitUserEvent } from '../../events/emit.ts';
+import { recordAudit } from '../audit/audit.service.ts';
+import { admitMember, dismissMember } from '../members/members.service.ts';
+import { LastOwnerError } from '../members/members.errors.ts';
+import { followGroups } from './group-effects.ts';
+import { ScimInvalidValueError, ScimLastOwnerError, ScimUniquenessError, ScimVersionConflictError } from './directory.errors.ts';
+import type { DirectoryEmail, DirectoryUser, DirectoryUserInput, ListPage, Listed, ScimCaller, UserWhere } from './directory.types.ts';
 
-export async function listDirectoryUsers(_ctx: Context, _caller: ScimCaller, _page: ListPage<UserWhere>): Promise<Listed<DirectoryUser>> {
-  throw new Error('not yet');
+type Tx = Prisma.TransactionClient;
+
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters`);
+const userInput = z.object({
+  userName: text(254).trim().min(1, 'is required'),
+  externalId: text(500).nullish(),
+  active: z.boolean().optional(),
+  displayName: text(200).nullish(),
+  givenName: text(200).nullish(),
+  familyName: text(200).nullish(),
+  emails: z.array(z.object({ value: text(254), primary: z.boolean().optional(), type: text(50).optional() })).max(20, 'must hold at most 20 addresses').optional(),
+});
+
+/** The input checked, with the primary address the account gets: the primary e-mail, the first, or userName. */
+function checked(input: DirectoryUserInput) {
+  const parsed = userInput.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ScimInvalidValueError(issue.path.join('.') || 'User', issue.message);
+  }
+  const data = parsed.data;
+  const emails = (data.emails ?? []).map((e) => ({ ...e, value: e.value.trim().toLowerCase() }));
+  const candidate = emails.find((e) => e.primary)?.value ?? emails[0]?.value ?? data.userName.toLowerCase();
+  const email = fields.email.safeParse(candidate);
+  if (!email.success) throw new ScimInvalidValueError('emails', 'must hold an e-mail address (or userName must be one)');
+  return { ...data, emails, email: email.data };
 }
-export async function getDirectoryUser(_ctx: Context, _caller: ScimCaller, _id: string): Promise<DirectoryUser> {
-  throw new Error('not yet');
+
+const nameOf = (d: { displayName?: string | null; givenName?: string | null; familyName?: string | null }) =>
+  (d.displayName || [d.givenName, d.familyName].filter(Boolean).join(' ')).slice(0, 200);
+
+const VIEW = { groups: { select: { group: { select: { id: true, displayName: true } } } } } as const;
+type Row = Prisma.ScimUserGetPayload<{ include: typeof VIEW }>;
+
+const view = (row: Row): DirectoryUser => ({
+  id: row.id,
+  userName: row.userName,
+  externalId: row.externalId,
+  active: row.active,
+  displayName: row.displayName,
+  givenName: row.givenName,
+  familyName: row.familyName,
+  email: row.email,
+  emails: row.emails as unknown as DirectoryEmail[],
+  groups: row.groups.map((g) => g.group),
+  version: row.version,
+  createdAt: row.createdAt,
+  updatedAt: row.updatedAt,
+});
+
+export async function listDirectoryUsers(ctx: Context, caller: ScimCaller, page: ListPage<UserWhere>): Promise<Listed<DirectoryUser>> {
+  const where: UserWhere = { AND: [{ organizationId: caller.organizationId }, page.where] };
+  const [totalResults, rows] = await Promise.all([
+    ctx.db.scimUser.count({ where }),
+    page.count > 0
+      ? ctx.db.scimUser.findMany({ where, include: VIEW, orderBy: { id: 'asc' }, skip: Math.max(page.startIndex - 1, 0), take: page.count })
+      : Promise.resolve([]),
+  ]);
+  return { totalResults, resources: rows.map(view) };
 }
-export async function createDirectoryUser(_ctx: Context, _caller: ScimCaller, _input: DirectoryUserInput): Promise<DirectoryUser> {
-  throw new Error('not yet');
+
+async function findRow(db: Tx | Context['db'], caller: ScimCaller, id: string): Promise<Row> {
+  const row = id.length <= 100 ? await db.scimUser.findFirst({ where: { id, organizationId: caller.organizationId }, include: VIEW }) : null;
+  if (!row) throw new NotFoundError('User');
+  return row;
 }
-/** PUT, or a PATCH applied by the caller to the version it read: refused (409, retry) when the user changed since. */
-export async function replaceDirectoryUser(_ctx: Context, _caller: ScimCaller, _id: string, _input: DirectoryUserInput, _expectedVersion?: number): Promise<DirectoryUser> {
-  throw new Error('not yet');
+
+export async function getDirectoryUser(ctx: Context, caller: ScimCaller, id: string): Promise<DirectoryUser> {
+  return view(await findRow(ctx.db, caller, id));
 }
-export async function deleteDirectoryUser(_ctx: Context, _caller: ScimCaller, _id: string): Promise<void> {
-  throw new Error('not yet');
+
+/** Runs `work` in a transaction, turning the directory's unique indexes into uniqueness refusals. */
+async function writing<T>(ctx: Context, work: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await ctx.db.$transaction(work);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ScimUniquenessError('userName or externalId');
+    if (error instanceof LastOwnerError) throw new ScimLastOwnerError();
+    throw error;
+  }
+}
+
+async function refuseTaken(tx: Tx, caller: ScimCaller, data: { userName: string; externalId?: string | null }, self?: string) {
+  const taken = await tx.scimUser.findFirst({
+    where: {
+      organizationId: caller.organizationId,
+      id: self ? { not: self } : undefined,
+      OR: [{ userName: { equals: data.userName, mode: 'insensitive' } }, ...(data.externalId ? [{ externalId: data.externalId }] : [])],
+    },
+    select: { userName: true },
+  });
+  if (taken) throw new ScimUniquenessError(taken.userName.toLowerCase() === data.userName.toLowerCase() ? `userName ${data.userName}` : `externalId ${data.externalId}`);
+}
+
+/**
+ * A new directory user: the account with the primary address (an existing one, or a new one with a password nobody
+ * knows) and, unless inactive, the membership.
+ */
+export async function createDirectoryUser(ctx: Context, caller: ScimCaller, input: DirectoryUserInput): Promise<DirectoryUser> {
+  const data = checked(input);
+  const passwordHash = await unusablePasswordHash();
+  const now = ctx.clock.now();
+  const id = await writing(ctx, async (tx) => {
+    await refuseTaken(tx, caller, data);
+    const existing = await tx.user.findUnique({ where: { email: data.email }, select: { id: true } });
+    if (existing && (await tx.scimUser.findUnique({ where: { organizationId_userId: { organizationId: caller.organizationId, userId: existing.id } }, select: { id: true } }))) {
+      throw new ScimUniquenessError(`The person with ${data.email}`);
+    }
+    const user = existing ?? (await tx.user.create({ data: { email: data.email, emailVerified: true, name: nameOf(data), passwordHash }, select: { id: true } }));
+    const id = uuidv7(now.getTime());
+    await tx.scimUser.create({
+      data: {
+        id, organizationId: caller.organizationId, userId: user.id, userName: data.userName, externalId: data.externalId ?? null,
+        active: data.active ?? true, displayName: data.displayName ?? null, givenName: data.givenName ?? null, familyName: data.familyName ?? null,
+        email: data.email, emails: data.emails as unknown as Prisma.InputJsonValue, createdAt: now, updatedAt: now,
+      },
+    });
+    await recordAudit(ctx, { action: 'directory.user.create', organizationId: caller.organizationId, targetType: 'user', targetId: user.id, details: { userName: data.userName, tokenId: caller.tokenId } }, tx);
+    if (data.active ?? true) await join(ctx, tx, caller, user.id, !existing);
+    return id;
+  });
+  return view(await findRow(ctx.db, caller, id));
+}
+
+/** Makes the membership (kept as it is when the person is already a member), then what their groups give. */
+async function join(ctx: Context, tx: Tx, caller: ScimCaller, userId: string, created: boolean) {
+  const member = await tx.membership.findUnique({ where: { userId_organizationId: { userId, organizationId: caller.organizationId } }, select: { id: true } });
+  if (!member) {
+    const organization = await tx.organization.findUniqueOrThrow({ where: { id: caller.organizationId }, select: { id: true, name: true } });
+    await admitMember(ctx, tx, organization, userId, 'member', { via: 'scim', created });
+  }
+  await followGroups(ctx, tx, caller.organizationId, [userId]);
+}
+
+/**
+ * PUT, or a PATCH the caller applied to the version it read (refused with ScimVersionConflictError when the user
+ * changed since, for the caller to read again). The account's address follows the directory's, verified, unless
+ * the person belongs to another organization too: their address is then theirs, not this directory's, to change.
+ */
+export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id: string, input: DirectoryUserInput, expectedVersion?: number): Promise<DirectoryUser> {
+  const data = checked(input);
+  const now = ctx.clock.now();
+  await writing(ctx, async (tx) => {
+    const row = await findRow(tx, caller, id);
+    await refuseTaken(tx, caller, data, row.id);
+    const bumped = await tx.scimUser.updateMany({
+      where: { id: row.id, version: expectedVersion ?? row.version },
+      data: {
+        userName: data.userName, externalId: data.externalId ?? null, active: data.active ?? row.active, displayName: data.displayName ?? null,
+        givenName: data.givenName ?? null, familyName: data.familyName ?? null, email: data.email,
+        emails: data.emails as unknown as Prisma.InputJsonValue, version: { increment: 1 }, updatedAt: now,
+      },
+    });
+    if (bumped.count !== 1) throw new ScimVersionConflictError();
+    await followProfile(ctx, tx, caller, row, data);
+    const active = data.active ?? row.active;
+    if (active !== row.active) {
+      if (active) await join(ctx, tx, caller, row.userId, false);
+      else await leave(ctx, tx, caller, row.userId);
+      await recordAudit(ctx, {
+        action: active ? 'directory.user.activate' : 'directory.user.deactivate', organizationId: caller.organizationId,
+        targetType: 'user', targetId: row.userId, details: { userName: data.userName, tokenId: caller.tokenId },
+      }, tx);
+    }
+  });
+  return view(await findRow(ctx.db, caller, id));
+}
+
+/** The account's name and address as the directory says, when they changed and are the directory's to change. */
+async function followProfile(ctx: Context, tx: Tx, caller: ScimCaller, row: Row, data: ReturnType<typeof checked>) {
+  const user = await tx.user.findUniqueOrThrow({ where: { id: row.userId } });
+  const changes: Prisma.UserUpdateInput = {};
+  const name = nameOf(data);
+  if (name && name !== user.name) changes.name = name;
+  if (data.email !== user.email) {
+    const elsewhere = await tx.membership.count({ where: { userId: row.userId, organizationId: { not: caller.organizationId } } });
+    if (elsewhere > 0) throw new ScimInvalidValueError('emails', 'cannot change: this person belongs to another organization too, and their address is theirs to change');
+    if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new ScimUniquenessError(`The address ${data.email}`);
+    changes.email = data.email;
+    changes.emailVerified = true;
+  }
+  if (!Object.keys(changes).length) return;
+  const updated = await tx.user.update({ where: { id: row.userId }, data: changes });
+  await emitUserEvent(tx, 'user.updated', updated.id, { user: updated, changes: Object.keys(changes).filter((k) => k !== 'emailVerified') }, { at: ctx.clock.now() });
+}
+
+/** Ends the membership as an admin's removal does; the last owner stays (ScimLastOwnerError). */
+async function leave(ctx: Context, tx: Tx, caller: ScimCaller, userId: string) {
+  await dismissMember(ctx, tx, caller.organizationId, userId, 'scim');
+}
+
+export async function deleteDirectoryUser(ctx: Context, caller: ScimCaller, id: string): Promise<void> {
+  await writing(ctx, async (tx) => {
+    const row = await findRow(tx, caller, id);
+    if (row.active) await leave(ctx, tx, caller, row.userId);
+    await tx.scimUser.delete({ where: { id: row.id } });
+    await recordAudit(ctx, { action: 'directory.user.delete', organizationId: caller.organizationId, targetType: 'user', targetId: row.userId, details: { userName: row.userName, tokenId: caller.tokenId } }, tx);
+  });
 }

@@ -24,3 +24,25 @@ export class ScimLastOwnerError extends ConflictError {
     super('This person is the organization\'s last owner: make someone else owner in Tessera first');
   }
 }
+
+/** The user changed between the read a PATCH was applied to and its write: read again and apply again. */
+export class ScimVersionConflictError extends ConflictError {
+  readonly scimType = 'mutability';
+  constructor() {
+    super('The resource changed while this request was applied: send it again');
+  }
+}
+
+/**
+ * A group that gives a subscription's seats cannot take one more member: every seat is taken (or the subscription
+ * is not live). Nothing of the request is kept; the admins see the refusal in the audit log.
+ */
+export class ScimNoSeatError extends ConflictError {
+  readonly seat: { organizationId: string; subscriptionId: string; userId: string };
+  readonly reason: string;
+  constructor(reason: string, seat: { organizationId: string; subscriptionId: string; userId: string }) {
+    super(`No seat for this member: ${reason}`);
+    this.reason = reason;
+    this.seat = seat;
+  }
+}

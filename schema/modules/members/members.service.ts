@@ -150,14 +150,35 @@ export async function removeMember(ctx: Context, organizationId: string, userId:
     await lockMemberships(tx, organizationId);
     const m = await findMembership(tx, organizationId, userId);
     if (!leaving) assertMayManage(callerRole, m.role);
-    if (m.role === 'owner') await assertKeepsAnOwner(tx, organizationId, userId);
-    await tx.membership.delete({ where: { id: m.id } });
-    await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization,
-      { organization: m.organization, user: m.user, role: m.role }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'member.remove', organizationId, targetType: 'user', targetId: userId }, tx);
-    await endMembership(ctx, tx, m.organization, userId, 'creator_left');
+    await dismiss(ctx, tx, m);
   });
   forgetMemberships(ctx);
+  return true;
+}
+
+/** Ends a membership, keeping an owner: the events, the audit entry, and everything issued for it. */
+async function dismiss(ctx: Context, tx: Tx, m: FoundMembership, details?: Record<string, unknown>) {
+  if (m.role === 'owner') await assertKeepsAnOwner(tx, m.organizationId, m.userId);
+  await tx.membership.delete({ where: { id: m.id } });
+  await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization,
+    { organization: m.organization, user: m.user, role: m.role }, { at: ctx.clock.now() });
+  await recordAudit(ctx, { action: 'member.remove', organizationId: m.organizationId, targetType: 'user', targetId: m.userId, ...(details ? { details } : {}) }, tx);
+  await endMembership(ctx, tx, m.organization, m.userId, 'creator_left');
+}
+
+/**
+ * Removes a person on the word of the organization's directory (docs/architecture.md#directory-provisioning), in the
+ * caller's transaction, as an admin's removal does; false when they were no member. The last owner stays
+ * (LastOwnerError).
+ */
+export async function dismissMember(ctx: Context, tx: Tx, organizationId: string, userId: string, via: string): Promise<boolean> {
+  await lockMemberships(tx, organizationId);
+  const m = await tx.membership.findUnique({
+    where: { userId_organizationId: { userId, organizationId } },
+    include: { user: { select: { id: true, email: true, name: true } }, organization: { select: { id: true, name: true } } },
+  });
+  if (!m) return false;
+  await dismiss(ctx, tx, m, { via });
   return true;
 }
 

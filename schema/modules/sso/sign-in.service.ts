@@ -7,7 +7,7 @@ import type { Prisma } from '../../db.ts';
 import { NotFoundError, UserError, ValidationError } from '../../errors/index.ts';
 import { requireOrgRole, requirePlatformAdmin, requireUserId, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
-import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
+import { randomToken, sha256, unusablePasswordHash } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { domainOf } from '../../lib/email.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -239,8 +239,8 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
       ? new SsoSignInError('email_outside_domains', `${connection.name} signs in addresses of ${connection.domains.join(', ') || 'no domain yet'} only`)
       : new SsoSignInError('unverified_email', `${connection.name} has not verified ${email}: verify it there first`);
   }
-  // Hashed before the transaction: nobody knows this password, the account signs in through its provider.
-  const unusablePassword = await hashPassword(randomToken('', 32));
+  // Before the transaction: nobody knows this password, the account signs in through its provider.
+  const unusablePassword = await unusablePasswordHash();
   const amr = profile.amr.filter((m): m is AuthMethod => (KNOWN_AMR as readonly string[]).includes(m));
   const now = ctx.clock.now();
   const issued = await ctx.db.$transaction(async (tx) => {
