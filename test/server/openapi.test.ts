@@ -1002,6 +1002,24 @@ describe('a tour of every route, checked against openapi.json', () => {
     }
   });
 
+  it('makes and revokes a directory token, and maps directory groups', async () => {
+    const owner = tenant.owner.api;
+    const token = await call(owner, 'POST', '/api/v1/scim-tokens', { name: 'Tour directory' });
+    expectStatus(token, 201);
+    expectStatus(await call(owner, 'POST', '/api/v1/scim-tokens', { name: '' }), 400);
+    expectStatus(await call(owner, 'GET', '/api/v1/scim-tokens'), 200);
+    expectStatus(await call(tenant.member.api, 'GET', '/api/v1/scim-tokens'), 403);
+    expectStatus(await call(owner, 'DELETE', `/api/v1/scim-tokens/${token.body.id}`), 204);
+    expectStatus(await call(owner, 'DELETE', '/api/v1/scim-tokens/no-such-token'), 404);
+    const mapping = await call(owner, 'POST', '/api/v1/directory/group-mappings', { group: 'Tour admins', role: 'admin' });
+    expectStatus(mapping, 201);
+    expectStatus(await call(owner, 'POST', '/api/v1/directory/group-mappings', { group: 'Tour admins', role: 'member' }), 409);
+    expectStatus(await call(owner, 'GET', '/api/v1/directory/group-mappings'), 200);
+    expectStatus(await call(anon, 'GET', '/api/v1/directory/group-mappings'), 401);
+    expectStatus(await call(owner, 'DELETE', `/api/v1/directory/group-mappings/${mapping.body.id}`), 204);
+    expectStatus(await call(owner, 'DELETE', `/api/v1/directory/group-mappings/${mapping.body.id}`), 404);
+  });
+
   it('GET /api/v1/auth/session with an API key answers 403: a key has no session', async () => {
     const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'session probe' });
     const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
