@@ -98,4 +98,16 @@ describe('the cleanup task', () => {
     expect(await server.base.db.session.count({ where: { expiresAt: { gt: clock.now() } } })).toBe(1);
     expect((await client(server.url, { token: fresh }).get('/api/v1/auth/session')).status).toBe(200);
   });
+
+  it("keeps each organization's last 1,000 directory requests", async () => {
+    const now = clock.now();
+    const rows = Array.from({ length: 1005 }, (_, i) => ({
+      id: `0${String(i).padStart(6, '0')}`, organizationId: tenant.id, method: 'GET', path: '/scim/v2/Users', status: 200, createdAt: now,
+    }));
+    await server.base.db.scimRequest.createMany({ data: rows });
+    await cleanupAndSettle();
+    const left = await server.base.db.scimRequest.findMany({ where: { organizationId: tenant.id }, orderBy: { id: 'asc' }, select: { id: true } });
+    expect(left).toHaveLength(1000);
+    expect(left[0]!.id).toBe('0000005');
+  });
 });
