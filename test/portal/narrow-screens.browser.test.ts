@@ -11,6 +11,8 @@ import { signIn, type Client } from '../helpers/http.ts';
 import { authorize, decideConsent, registerClient, sessionOf, type RegisteredClient } from '../helpers/oauth.ts';
 import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
 import { startSampleApp, type SampleApp } from '../helpers/sample-app.ts';
+import { startOidcUpstream, type CookieJar, type OidcUpstream } from '../helpers/oidc-upstream.ts';
+import { ssoSignInThroughOidc } from '../helpers/sso.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 // Every page of the portals on a 375 px wide phone, in headless Chromium, with data on each: the page is never wider
@@ -26,12 +28,15 @@ const screenshots = new URL('../.tmp/narrow/', import.meta.url);
 let ca: TestCa;
 let server: TestServer;
 let sample: SampleApp;
+let upstream: OidcUpstream;
 let browser: Browser;
 let platform: Client;
 let tenant: Tenant;
 let member: Person;
 /** What the pages with an id in their path are visited with, and the links of the anonymous pages. */
-const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member', string> = {
+const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member' | 'ssoConnection' | 'ssoTest', string> = {
+	ssoConnection: '',
+	ssoTest: '',
 	apiKey: '',
 	member: '',
 	subscription: '',
@@ -50,15 +55,17 @@ function ok<T>(reply: { status: number; body: T }, status: number): T {
 }
 
 beforeAll(async () => {
-	ca = makeTestCa(['app.test']);
+	ca = makeTestCa(['app.test', 'idp.test']);
 	server = await startTestServer({
 		role: 'all',
 		env: { WEBHOOK_CA_FILE: ca.caFile },
-		// app.test, the sample app's name, is on this machine: it receives the app's notices and the webhook's events.
+		// app.test, the sample app's name, is on this machine: it receives the app's notices and the webhook's events;
+		// so is idp.test, the identity provider of the single sign-on connection.
 		webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }]
 	});
 	try {
 		sample = await startSampleApp(ca, server.url);
+		upstream = await startOidcUpstream(ca);
 		browser = await launchChromium();
 		const signedIn = await signIn(server.url, ADMIN.email, ADMIN.password);
 		platform = signedIn.api;
@@ -121,10 +128,24 @@ beforeAll(async () => {
 			return mails.find((m) => m.html !== null)?.id;
 		});
 		await waitFor(async () => (ok(await platform.get(`/api/v1/webhooks/${webhook.id}/deliveries`), 200).deliveries.length ? true : undefined));
+		// Single sign-on: a domain waiting for its TXT record, an OpenID Connect connection, and the result of the
+		// platform admin's test sign-in through it (for the admin who ran it only: their session's cookie).
+		ok(await platform.post('/api/v1/domains', { domain: 'a-rather-long-subdomain.narrow-screens-tenant.example' }), 201);
+		const connection = ok(
+			await platform.post('/api/v1/connections', { type: 'oidc', name: 'Operator Entra ID', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, domains: [] }),
+			201
+		);
+		ids.ssoConnection = connection.id;
+		upstream.redirectUris.add(connection.callback_url);
+		upstream.addAccount({ sub: 'narrow-1', email: 'someone-with-a-long-address@narrow-screens-tenant.example', email_verified: true, name: 'Someone', groups: ['a-rather-long-group-name-from-the-directory'] });
+		const jar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_session', signedIn.login.token]])]]);
+		const tested = await ssoSignInThroughOidc(server.url, connection.id, ca, { query: { test: '1' }, jar });
+		ids.ssoTest = new URL(tested.location, server.url).pathname.split('/').at(-1)!;
 	} catch (error) {
 		await browser?.close();
 		await server.stop();
 		await sample?.close();
+		await upstream?.close();
 		ca.remove();
 		throw error;
 	}
@@ -134,6 +155,7 @@ afterAll(async () => {
 	await browser?.close();
 	await server?.stop();
 	await sample?.close();
+	await upstream?.close();
 	ca?.remove();
 });
 
@@ -180,6 +202,10 @@ const VISITS: Visit[] = [
 	panel('/admin/settings/webhooks', 'sending a test event', () => `test=${ids.webhook}`),
 	panel('/admin/settings/webhooks', 'deleting a webhook', () => `delete=${ids.webhook}`),
 	visit('/admin/settings/webhooks/[id]', 'admin', () => `/admin/settings/webhooks/${ids.webhook}`),
+	visit('/admin/settings/sso', 'admin'),
+	panel('/admin/settings/sso', 'editing a connection', () => `edit=${ids.ssoConnection}`),
+	panel('/admin/settings/sso', 'deleting a connection', () => `delete=${ids.ssoConnection}`),
+	visit('/admin/settings/sso/test/[id]', 'admin', () => `/admin/settings/sso/test/${ids.ssoTest}`),
 	visit('/admin/settings/mail', 'admin'),
 	visit('/admin/settings/mail/[id]', 'admin', () => `/admin/settings/mail/${ids.mail}`),
 	visit('/logout', 'admin'),

@@ -1,6 +1,6 @@
 import { fail, redirect, type ActionFailure, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { enrolUrl, gql, sessionToken, type Role, type UserError } from '#lib/server/graphql.ts';
+import { enrolUrl, gql, GraphQLRequestError, sessionToken, type FieldProblem, type Role, type UserError } from '#lib/server/graphql.ts';
 import { homeOf, safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -215,6 +215,12 @@ async function passwordStep(event: RequestEvent, form: FormData, returnTo: strin
 	try {
 		({ login: result } = await gql<{ login: LoginResult }>(event, LOGIN, { email, password }));
 	} catch (err) {
+		// A UserError a resolver returns reaches the portal as a top-level error with its code and details (graphql-js
+		// raises an Error that a resolver returns), as sso_required does.
+		if (err instanceof GraphQLRequestError && err.code === 'sso_required') {
+			const details = err.errors[0]?.extensions?.details;
+			return ssoRequired(event, { __typename: 'UserError', code: err.code, message: err.message, details: Array.isArray(details) ? (details as FieldProblem[]) : [] }, email, returnTo);
+		}
 		return refused(err, { step: 'password' as const, email }, {
 			rate_limited: RATE_LIMITED,
 			// Input no account can have (a NUL character, say): the same answer as a wrong password.
