@@ -52,6 +52,8 @@ export interface Settings {
   webhookLimitPerOrganization?: number;
   /** The resolvers that check domain ownership (DNS_SERVERS, e.g. 127.0.0.1:5353); the system's when absent. */
   dnsServers?: string[];
+  /** AUDIT_TOKEN_ISSUANCE: an audit entry for every token issued; off when absent. */
+  auditTokenIssuance?: boolean;
 }
 
 /**

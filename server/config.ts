@@ -42,6 +42,10 @@ const env = z.object({
   // Resolvers for the DNS checks of verified domains (docs/architecture.md#single-sign-on); unset: the system's.
   DNS_SERVERS: z.string().optional(),
   TRUST_PROXY: bool.default(false),
+  // An audit entry for every token the token endpoint issues (docs/architecture.md#hot-paths): off, since refreshes
+  // alone write one per user per hour and drown the audit page; grants, consents, revocations, replays and failures
+  // are audited either way.
+  AUDIT_TOKEN_ISSUANCE: bool.default(false),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   NODE_ENV: z.string().default('development'),
   BOOTSTRAP_ADMIN_EMAIL: z.email({ message: 'must be an e-mail address' }).optional(),
@@ -62,6 +66,7 @@ export interface Config {
   webhookAllowPrivateNetworks: boolean;
   /** The PEM text of WEBHOOK_CA_FILE. */
   webhookCa: string | undefined;
+  auditTokenIssuance: boolean;
   webhookLimitPerOrganization: number;
   role: 'all' | 'api' | 'worker';
   mail: MailSettings;
@@ -158,6 +163,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     webhookAllowPrivateNetworks: e.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     webhookCa: e.WEBHOOK_CA_FILE ? await readCaFile(e.WEBHOOK_CA_FILE) : undefined,
     webhookLimitPerOrganization: e.WEBHOOK_LIMIT_PER_ORGANIZATION,
+    auditTokenIssuance: e.AUDIT_TOKEN_ISSUANCE,
     role: e.ROLE,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },

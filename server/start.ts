@@ -144,6 +144,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production,
         webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, ca: config.webhookCa, resolve: options.webhookResolver },
         webhookLimitPerOrganization: config.webhookLimitPerOrganization,
+        auditTokenIssuance: config.auditTokenIssuance,
         dnsServers: config.dnsServers,
       },
       rateLimitLeases: new RateLimitLeases(),

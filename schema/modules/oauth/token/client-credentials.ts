@@ -4,13 +4,12 @@ import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { auditRowCte } from '../../audit/audit-sql.ts';
 import { eventRowCte } from '../../../events/event-sql.ts';
 import { InvalidScope } from '../oauth.errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { Grant } from './grant.ts';
 import { signTokens, type TokenSubject } from './sign.ts';
-import type { StatementClient } from './statements.ts';
+import { tokenIssuanceAudit, type StatementClient } from './statements.ts';
 
 const sql = Prisma.sql;
 const USER_SCOPES = new Set(['openid', 'offline_access', 'profile', 'email']);
@@ -54,7 +53,7 @@ async function recordClientCredentialsGrant(
     ), ${eventRowCte(ctx, 'event', 'allowed', {
       kind: 'oauth.token.issued', organizationId: client.organizationId,
       facts: { client, user: null, scope: sql`allowed.scope`, grantType: 'client_credentials' },
-    })}, ${auditRowCte(ctx, 'audit', 'allowed', {
+    })}${tokenIssuanceAudit(ctx, 'allowed', {
       action: 'oauth.token.issue', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
       targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'client_credentials', 'scope', allowed.scope)`,
     })}

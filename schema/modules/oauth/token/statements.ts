@@ -12,7 +12,7 @@ import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { auditRowCte } from '../../audit/audit-sql.ts';
+import { auditRowCte, type AuditRow } from '../../audit/audit-sql.ts';
 import { eventRowCte } from '../../../events/event-sql.ts';
 import { CLAIM_COLUMNS, type ClaimSource } from '../claims.service.ts';
 import { revealedProducts, withoutLostLicenses } from '../product-scopes.ts';
@@ -71,7 +71,7 @@ export function issueAndEnd(ctx: Context, client: StatementClient, next: NextRef
     organizationId: sql`issued.organization_id`,
     facts: { client, user: { id: sql`issued.user_id` }, scope: sql`issued.scope`, grantType },
   });
-  const audit = auditRowCte(ctx, 'audit', 'issued', {
+  const audit = tokenIssuanceAudit(ctx, 'issued', {
     action: 'oauth.token.issue', organizationId: sql`issued.organization_id`, actorType: 'user', actorId: sql`issued.user_id`,
     targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'user', 'scope', issued.scope)`,
   });
@@ -83,7 +83,7 @@ export function issueAndEnd(ctx: Context, client: StatementClient, next: NextRef
       select ${uuidv7()}::text, ${next?.hash ?? null}::text, grant_id, ${client.id}::text, user_id, organization_id, scope, auth_time, amr,
              session_version, ${next?.expiresAt ?? now}::timestamp(3), ${ts(now)}
       from issued where ${next !== null}::boolean
-    ), ${event}, ${audit}, touched as (
+    ), ${event}${audit}, touched as (
       update oauth_consents set last_used_at = ${ts(now)}
       where user_id = (select user_id from issued) and client_id = ${client.id}::text
         and (last_used_at is null or last_used_at < ${ts(now)} - ${LAST_USED_GRANULARITY})
@@ -95,6 +95,14 @@ export function issueAndEnd(ctx: Context, client: StatementClient, next: NextRef
       where grant_id = (select grant_id from subject where grant_live and not (session_current and member)) and revoked_at is null
     )
     select * from subject`;
+}
+
+/**
+ * `, audit AS (...)` for a token issued, when the operator asks for one (AUDIT_TOKEN_ISSUANCE); nothing otherwise.
+ * Refreshes alone would write one per user per hour (docs/architecture.md#hot-paths).
+ */
+export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): Prisma.Sql {
+  return ctx.settings.auditTokenIssuance ? sql`, ${auditRowCte(ctx, 'audit', from, row)}` : Prisma.empty;
 }
 
 /**
