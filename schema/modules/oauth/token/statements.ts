@@ -3,8 +3,8 @@
 // (docs/architecture.md#hot-paths): redeeming a code or a refresh token consumes it with a conditional UPDATE ...
 // RETURNING, checks in the same statement that the grant stands, that the user's session version has not moved and
 // that the user is still a member of the grant's organization, and only then stores the next refresh token, the
-// oauth.token.issued event (when a webhook wants it) and the audit entry and touches the consent's last use (at
-// most once a minute). A redemption that fails those checks ends the grant in the same statement. No interactive
+// oauth.token.issued event (when a webhook wants it) and the audit entry (with AUDIT_TOKEN_ISSUANCE) and touches the
+// consent's last use (at most once a minute). A redemption that fails those checks ends the grant in the same statement. No interactive
 // transaction, and nothing is signed while a statement runs.
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
