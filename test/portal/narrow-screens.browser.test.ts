@@ -34,8 +34,10 @@ let platform: Client;
 let tenant: Tenant;
 let member: Person;
 /** What the pages with an id in their path are visited with, and the links of the anonymous pages. */
-const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member' | 'ssoConnection' | 'ssoTest', string> = {
+const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member' | 'ssoConnection' | 'ssoTest' | 'scimToken' | 'groupMapping', string> = {
 	ssoConnection: '',
+	scimToken: '',
+	groupMapping: '',
 	ssoTest: '',
 	apiKey: '',
 	member: '',
@@ -141,6 +143,12 @@ beforeAll(async () => {
 		const jar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_session', signedIn.login.token]])]]);
 		const tested = await ssoSignInThroughOidc(server.url, connection.id, ca, { query: { test: '1' }, jar });
 		ids.ssoTest = new URL(tested.location, server.url).pathname.split('/').at(-1)!;
+		// Directory provisioning: a token and a revoked one, and groups that give a role and the subscription's seats.
+		ids.scimToken = ok(await platform.post('/api/v1/scim-tokens', { name: 'Entra ID for the whole company, production tenant' }), 201).id;
+		const revoked = ok(await platform.post('/api/v1/scim-tokens', { name: 'Okta trial' }), 201);
+		ok(await platform.delete(`/api/v1/scim-tokens/${revoked.id}`), 204);
+		ok(await platform.post('/api/v1/directory/group-mappings', { group: 'Engineering leads of the platform team', role: 'admin' }), 201);
+		ids.groupMapping = ok(await platform.post('/api/v1/directory/group-mappings', { group: 'Analysts', subscription_id: subscription.id }), 201).id;
 	} catch (error) {
 		await browser?.close();
 		await server.stop();
@@ -206,6 +214,9 @@ const VISITS: Visit[] = [
 	panel('/admin/settings/sso', 'editing a connection', () => `edit=${ids.ssoConnection}`),
 	panel('/admin/settings/sso', 'deleting a connection', () => `delete=${ids.ssoConnection}`),
 	visit('/admin/settings/sso/test/[id]', 'admin', () => `/admin/settings/sso/test/${ids.ssoTest}`),
+	visit('/admin/settings/directory', 'admin'),
+	panel('/admin/settings/directory', 'revoking a token', () => `revoke=${ids.scimToken}`),
+	panel('/admin/settings/directory', 'deleting a group mapping', () => `delete=${ids.groupMapping}`),
 	visit('/admin/settings/mail', 'admin'),
 	visit('/admin/settings/mail/[id]', 'admin', () => `/admin/settings/mail/${ids.mail}`),
 	visit('/logout', 'admin'),
