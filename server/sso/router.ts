@@ -47,7 +47,8 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
 
   const failed = (ctx: Koa.Context, reason: string) => {
     noStore(ctx);
-    ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
+    // An id that is no id (a NUL, a slash) names no cookie path: there is then no cookie of ours to clear.
+    if (ID.test(ctx.params.id ?? '')) ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
     ctx.status = 303;
     ctx.redirect(`/login?${new URLSearchParams({ sso_error: reason.replace(/[^a-z_]/g, '').slice(0, 40) || 'sso_failed' })}`);
   };
