@@ -32,6 +32,8 @@ const env = z.object({
   WEBHOOK_LIMIT_PER_ORGANIZATION: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1).max(10_000).default(20),
   RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.apiKeyPerMinute),
   RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.organizationPerHour),
+  // A directory's SCIM token, apart from the API's limits (schema/limits/rate-limits.ts says why 6,000).
+  SCIM_RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1).default(DEFAULT_RATE_LIMITS.scimTokenPerMinute),
   // Outgoing mail (docs/architecture.md#mail). Without SMTP_URL mail stays in the development mailbox.
   SMTP_URL: z.string().regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL, credentials in it (smtps://user:password@smtp.example.com)').optional(),
   MAIL_FROM: z.string().max(320).regex(/^[^\r\n]+$/, 'must be one line, such as Tessera <no-reply@example.com>').optional(),
@@ -169,7 +171,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     trustProxy: e.TRUST_PROXY,
     dnsServers: dnsServers(e.DNS_SERVERS),
-    rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR },
+    rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR, scimTokenPerMinute: e.SCIM_RATE_LIMIT_PER_MINUTE },
     production: e.NODE_ENV === 'production',
     bootstrap:
       e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD

@@ -11,7 +11,7 @@
 
 /** A limit that applies to a caller (rate-limits.ts limitsOf): `limit` requests per window, counted under `key`. */
 export interface RateLimit {
-  name: 'api_key' | 'organization';
+  name: 'api_key' | 'organization' | 'scim_token';
   key: string;
   limit: number;
   windowSeconds: number;

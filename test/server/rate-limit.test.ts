@@ -62,10 +62,10 @@ describe('rate limits', () => {
 });
 
 describe('rate-limit defaults', () => {
-  it("are the interface's 100 a minute per API key and 1000 an hour per organization, from one place", async () => {
+  it("are the interface's 100 a minute per API key and 1000 an hour per organization (and 6,000 a minute per SCIM token), from one place", async () => {
     const { loadConfig } = await import('../../server/config.ts');
     const { DEFAULT_RATE_LIMITS } = await import('../../schema/limits/rate-limits.ts');
-    expect(DEFAULT_RATE_LIMITS).toEqual({ apiKeyPerMinute: 100, organizationPerHour: 1000 });
+    expect(DEFAULT_RATE_LIMITS).toEqual({ apiKeyPerMinute: 100, organizationPerHour: 1000, scimTokenPerMinute: 6000 });
     const config = await loadConfig({ SECRET_KEY: 'a'.repeat(64), DATA_DIR: '/tmp' });
     expect(config.rateLimits).toEqual(DEFAULT_RATE_LIMITS);
   });
