@@ -23,6 +23,7 @@ import { licenseCheckWithAccessToken } from './rest/licenses.ts';
 import { sendError } from './errors/http.ts';
 import { oidcRouter } from './oidc/router.ts';
 import { ssoRouter } from './sso/router.ts';
+import { scimEndpoint } from './scim/router.ts';
 import openapi from '../openapi.json' with { type: 'json' };
 import { metricsEndpoint, requestMetrics } from './metrics.ts';
 import type { Tracing } from './tracing.ts';
@@ -72,6 +73,7 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
   });
   app.use(ops.routes());
   app.use(oidcRouter(base, cookie).routes());
+  app.use(scimEndpoint(base, { logger, rateLimits }));
 
   const limits = rateLimitMiddleware(rateLimits);
   app.use(ssoRouter(base, executor.run, cookie, limits).routes());

@@ -1,0 +1,71 @@
+// /scim/v2/Groups (RFC 7644 3.3-3.6). Members are read only when the answer shows them: `excludedAttributes=members`
+// (as Entra ID asks) or `attributes` without members skips them. PUT replaces the member list; PATCH changes it as a
+// delta and answers 204, sparing a directory the whole list of a large group after each change.
+import type Koa from 'koa';
+import {
+  changeDirectoryGroup, createDirectoryGroup, deleteDirectoryGroup, getDirectoryGroup, listDirectoryGroups,
+} from '../../schema/modules/directory/directory-groups.service.ts';
+import { GROUP_SCHEMA, scimGroupWhere } from '../../schema/modules/directory/scim-filter.ts';
+import { groupInputFromScim } from '../../schema/modules/directory/scim-input.ts';
+import { patchGroup, readPatchBody } from '../../schema/modules/directory/scim-patch-ops.ts';
+import { readScimBody } from './body.ts';
+import { queryParams, resourceParams, searchParams, type ListParams } from './params.ts';
+import { groupResource, listResponse, project, projection, wants } from './resources.ts';
+import { sendScim } from './responses.ts';
+import { scimState } from './state.ts';
+
+async function list(ctx: Koa.Context, params: ListParams): Promise<void> {
+  const { context, caller, base } = scimState(ctx);
+  const where = params.filter === undefined ? {} : scimGroupWhere(params.filter);
+  const p = projection(params.attributes, params.excludedAttributes, GROUP_SCHEMA);
+  const withMembers = wants(p, 'members');
+  const listed = await listDirectoryGroups(context, caller, { where, startIndex: params.startIndex, count: params.count }, withMembers);
+  sendScim(ctx, 200, listResponse(listed.resources.map((g) => project(groupResource(g, base, withMembers), p)), listed.totalResults, params.startIndex));
+}
+
+function requested(ctx: Koa.Context) {
+  const { attributes, excludedAttributes } = resourceParams(ctx);
+  const p = projection(attributes, excludedAttributes, GROUP_SCHEMA);
+  return { p, withMembers: wants(p, 'members') };
+}
+
+export const listGroups: Koa.Middleware = (ctx) => list(ctx, queryParams(ctx));
+
+export const searchGroups: Koa.Middleware = async (ctx) => list(ctx, searchParams(await readScimBody(ctx)));
+
+export const createGroup: Koa.Middleware = async (ctx) => {
+  const { context, caller, base } = scimState(ctx);
+  const { p, withMembers } = requested(ctx);
+  const group = await createDirectoryGroup(context, caller, groupInputFromScim(await readScimBody(ctx)));
+  const resource = groupResource(group, base, withMembers);
+  ctx.set('Location', (resource.meta as { location: string }).location);
+  sendScim(ctx, 201, project(resource, p));
+};
+
+export const getGroup: Koa.Middleware = async (ctx) => {
+  const { context, caller, base } = scimState(ctx);
+  const { p, withMembers } = requested(ctx);
+  sendScim(ctx, 200, project(groupResource(await getDirectoryGroup(context, caller, ctx.params.id!, withMembers), base, withMembers), p));
+};
+
+export const replaceGroup: Koa.Middleware = async (ctx) => {
+  const { context, caller, base } = scimState(ctx);
+  const { p, withMembers } = requested(ctx);
+  const input = groupInputFromScim(await readScimBody(ctx));
+  // PUT replaces the resource (RFC 7644 3.5.1): an absent externalId or member list is none.
+  const group = await changeDirectoryGroup(context, caller, ctx.params.id!, { displayName: input.displayName, externalId: input.externalId ?? null, members: input.members ?? [] });
+  sendScim(ctx, 200, project(groupResource(group, base, withMembers), p));
+};
+
+export const patchGroupEndpoint: Koa.Middleware = async (ctx) => {
+  const { context, caller } = scimState(ctx);
+  const change = patchGroup(readPatchBody(await readScimBody(ctx)));
+  await changeDirectoryGroup(context, caller, ctx.params.id!, change);
+  ctx.status = 204;
+};
+
+export const deleteGroup: Koa.Middleware = async (ctx) => {
+  const { context, caller } = scimState(ctx);
+  await deleteDirectoryGroup(context, caller, ctx.params.id!);
+  ctx.status = 204;
+};
