@@ -7,7 +7,7 @@ import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { continueWithEmail, freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
-import { signIn, type Client } from '../helpers/http.ts';
+import { client, signIn, type Client } from '../helpers/http.ts';
 import { authorize, decideConsent, registerClient, sessionOf, type RegisteredClient } from '../helpers/oauth.ts';
 import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
 import { startSampleApp, type SampleApp } from '../helpers/sample-app.ts';
@@ -143,8 +143,14 @@ beforeAll(async () => {
 		const jar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_session', signedIn.login.token]])]]);
 		const tested = await ssoSignInThroughOidc(server.url, connection.id, ca, { query: { test: '1' }, jar });
 		ids.ssoTest = new URL(tested.location, server.url).pathname.split('/').at(-1)!;
-		// Directory provisioning: a token and a revoked one, and groups that give a role and the subscription's seats.
-		ids.scimToken = ok(await platform.post('/api/v1/scim-tokens', { name: 'Entra ID for the whole company, production tenant' }), 201).id;
+		// Directory provisioning: a token that provisioned someone (and was refused the same person again), a revoked
+		// one, and groups that give a role and the subscription's seats.
+		const scimToken = ok(await platform.post('/api/v1/scim-tokens', { name: 'Entra ID for the whole company, production tenant' }), 201);
+		ids.scimToken = scimToken.id;
+		const directory = client(server.url, { token: scimToken.token });
+		const scimUser = { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'someone-provisioned-with-a-long-address@narrow-screens-tenant.example', active: true };
+		ok(await directory.post('/scim/v2/Users', scimUser), 201);
+		ok(await directory.post('/scim/v2/Users', scimUser), 409);
 		const revoked = ok(await platform.post('/api/v1/scim-tokens', { name: 'Okta trial' }), 201);
 		ok(await platform.delete(`/api/v1/scim-tokens/${revoked.id}`), 204);
 		ok(await platform.post('/api/v1/directory/group-mappings', { group: 'Engineering leads of the platform team', role: 'admin' }), 201);
