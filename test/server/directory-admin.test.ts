@@ -61,6 +61,8 @@ describe('group mappings', () => {
     for (const body of [{ group: 'Both', role: 'admin', subscription_id: subscriptionId }, { group: 'Neither' }, { group: 'x', role: 'emperor' }, { group: '', role: 'admin' }]) {
       expect((await acme.owner.api.post('/api/v1/directory/group-mappings', body)).status, JSON.stringify(body)).toBe(400);
     }
+    // Only owners make a group that makes owners.
+    expect((await acme.admin.api.post('/api/v1/directory/group-mappings', { group: 'Owners', role: 'owner' })).status).toBe(403);
     // Another organization's subscription is not Acme's to give.
     expect((await other.owner.api.post('/api/v1/directory/group-mappings', { group: 'Steal', subscription_id: subscriptionId })).status).toBe(400);
     const listed = await acme.admin.api.get('/api/v1/directory/group-mappings');

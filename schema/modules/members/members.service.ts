@@ -35,9 +35,12 @@ export async function hasSecondFactor(ctx: Context, m: WithFactors): Promise<boo
 /**
  * Membership changes of one organization take turns: without this, two owners stepping down at once each see
  * the other still owner, and both succeed. Taken before the membership is read, so the reads see the winner.
+ * NO KEY UPDATE, not UPDATE: it does not wait for the key-share locks that inserting a membership (or an event)
+ * takes on the organization's row, so a transaction that added someone and then takes this lock cannot deadlock
+ * with another doing the same (a directory creating 50 people at once did).
  */
 async function lockMemberships(tx: Tx, organizationId: string) {
-  await tx.$executeRaw`select 1 from organizations where id = ${organizationId} for update`;
+  await tx.$executeRaw`select 1 from organizations where id = ${organizationId} for no key update`;
 }
 
 async function findMembership(tx: Tx, organizationId: string, userId: string) {
