@@ -135,6 +135,9 @@ describe('users', () => {
       expect(again.status).toBe(409);
       expect(again.body).toMatchObject({ status: '409', scimType: 'uniqueness' });
     }
+    // A _ in a name is a character, not a pattern.
+    expect((await newUser('a_b@acme.test')).status).toBe(201);
+    expect((await newUser('axb@acme.test')).status).toBe(201);
   });
 });
 

@@ -82,19 +82,14 @@ async function writing<T>(ctx: Context, work: (tx: Tx) => Promise<T>): Promise<T
   }
 }
 
+/** displayName (case-insensitively, as its unique index) or externalId used by another group; in SQL, as for users. */
 async function refuseTaken(tx: Tx, caller: ScimCaller, data: { displayName?: string; externalId?: string | null }, self?: string) {
   if (data.displayName === undefined && !data.externalId) return;
-  const taken = await tx.scimGroup.findFirst({
-    where: {
-      organizationId: caller.organizationId,
-      id: self ? { not: self } : undefined,
-      OR: [
-        ...(data.displayName !== undefined ? [{ displayName: { equals: data.displayName, mode: 'insensitive' as const } }] : []),
-        ...(data.externalId ? [{ externalId: data.externalId }] : []),
-      ],
-    },
-    select: { displayName: true },
-  });
+  const [taken] = await tx.$queryRaw<{ displayName: string }[]>`
+    select display_name as "displayName" from scim_groups
+    where organization_id = ${caller.organizationId} and id <> ${self ?? ''}
+      and (lower(display_name) = lower(${data.displayName ?? null}) or external_id = ${data.externalId ?? null})
+    limit 1`;
   if (taken) throw new ScimUniquenessError(data.displayName !== undefined && taken.displayName.toLowerCase() === data.displayName.toLowerCase() ? `displayName ${data.displayName}` : `externalId ${data.externalId}`);
 }
 

@@ -99,15 +99,16 @@ async function writing<T>(ctx: Context, work: (tx: Tx) => Promise<T>): Promise<T
   }
 }
 
+/**
+ * userName (case-insensitively, as its unique index) or externalId already used by another user of the directory. In
+ * SQL: Prisma's case-insensitive equals is an ILIKE, where a _ or % in a userName would match other names.
+ */
 async function refuseTaken(tx: Tx, caller: ScimCaller, data: { userName: string; externalId?: string | null }, self?: string) {
-  const taken = await tx.scimUser.findFirst({
-    where: {
-      organizationId: caller.organizationId,
-      id: self ? { not: self } : undefined,
-      OR: [{ userName: { equals: data.userName, mode: 'insensitive' } }, ...(data.externalId ? [{ externalId: data.externalId }] : [])],
-    },
-    select: { userName: true },
-  });
+  const [taken] = await tx.$queryRaw<{ userName: string }[]>`
+    select user_name as "userName" from scim_users
+    where organization_id = ${caller.organizationId} and id <> ${self ?? ''}
+      and (lower(user_name) = lower(${data.userName}) or external_id = ${data.externalId ?? null})
+    limit 1`;
   if (taken) throw new ScimUniquenessError(taken.userName.toLowerCase() === data.userName.toLowerCase() ? `userName ${data.userName}` : `externalId ${data.externalId}`);
 }
 

@@ -44,11 +44,13 @@ export async function createGroupMapping(ctx: Context, input: unknown) {
       }
       await tx.directoryGroupMapping.create({ data: { id, organizationId, groupName: data.group, role: data.role ?? null, subscriptionId: data.subscriptionId ?? null, createdAt: now } });
       await recordAudit(ctx, { action: 'directory.mapping.create', organizationId, targetType: 'directory_mapping', targetId: id, details: { group: data.group, role: data.role, subscriptionId: data.subscriptionId } }, tx);
-      const members = await tx.scimGroupMember.findMany({
-        where: { group: { organizationId, displayName: { equals: data.group, mode: 'insensitive' } } },
-        select: { scimUser: { select: { userId: true } } },
-      });
-      await followGroups(ctx, tx, organizationId, members.map((m) => m.scimUser.userId), { seatRefusal: 'audit' });
+      // The group's members, its name compared as its unique index does (an ILIKE would read _ and % as wildcards).
+      const members = await tx.$queryRaw<{ userId: string }[]>`
+        select u.user_id as "userId" from scim_groups g
+        join scim_group_members gm on gm.group_id = g.id
+        join scim_users u on u.id = gm.scim_user_id
+        where g.organization_id = ${organizationId} and lower(g.display_name) = lower(${data.group})`;
+      await followGroups(ctx, tx, organizationId, members.map((m) => m.userId), { seatRefusal: 'audit' });
     }, { timeout: 60_000 });
   } catch (error) {
     if (isUniqueViolation(error)) throw new ConflictError(`The group ${data.group} is already mapped`);
