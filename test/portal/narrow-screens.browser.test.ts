@@ -34,8 +34,9 @@ let platform: Client;
 let tenant: Tenant;
 let member: Person;
 /** What the pages with an id in their path are visited with, and the links of the anonymous pages. */
-const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member' | 'ssoConnection' | 'ssoTest' | 'scimToken' | 'groupMapping', string> = {
+const ids: Record<'subscription' | 'client' | 'organization' | 'webhook' | 'mail' | 'invitationToken' | 'apiKey' | 'member' | 'ssoConnection' | 'ssoTest' | 'ssoIdentity' | 'scimToken' | 'groupMapping', string> = {
 	ssoConnection: '',
+	ssoIdentity: '',
 	scimToken: '',
 	groupMapping: '',
 	ssoTest: '',
@@ -143,6 +144,16 @@ beforeAll(async () => {
 		const jar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_session', signedIn.login.token]])]]);
 		const tested = await ssoSignInThroughOidc(server.url, connection.id, ca, { query: { test: '1' }, jar });
 		ids.ssoTest = new URL(tested.location, server.url).pathname.split('/').at(-1)!;
+		// Platform-wide sign-in: the member connected one provider (its row on /portal/security) and not the other
+		// (its Connect link).
+		const social = ok(await platform.post('/api/v1/connections', { type: 'oidc', platform: true, name: 'Google Workspace', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret }), 201);
+		upstream.redirectUris.add(social.callback_url);
+		ok(await platform.post('/api/v1/connections', { type: 'github', platform: true, name: 'GitHub', client_id: 'Iv1.narrow-screens', client_secret: 'a GitHub client secret' }), 201);
+		upstream.addAccount({ sub: 'narrow-member', email: 'narrow-member-elsewhere@mail.example', email_verified: true, name: 'Narrow Member' });
+		upstream.signInAs('narrow-member');
+		const memberJar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_session', member.token]])]]);
+		await ssoSignInThroughOidc(server.url, social.id, ca, { query: { link: '1' }, jar: memberJar });
+		ids.ssoIdentity = ok(await member.api.post('/graphql', { query: '{ mySsoIdentities { id } }' }), 200).data.mySsoIdentities[0].id;
 		// Directory provisioning: a token that provisioned someone (and was refused the same person again), a revoked
 		// one, and groups that give a role and the subscription's seats.
 		const scimToken = ok(await platform.post('/api/v1/scim-tokens', { name: 'Entra ID for the whole company, production tenant' }), 201);
@@ -232,6 +243,9 @@ const VISITS: Visit[] = [
 	visit('/portal/apps', 'member'),
 	visit('/portal/oauth-clients', 'member'),
 	visit('/portal/security', 'member'),
+	// Back from connecting a provider: the notice; and a connected sign-in's disconnect confirmation.
+	{ ...visit('/portal/security', 'member', () => '/portal/security?linked=1'), showing: 'a provider just connected' },
+	{ ...visit('/portal/security', 'member', () => `/portal/security?disconnect=${ids.ssoIdentity}`), showing: 'disconnecting a connected sign-in' },
 	visit('/portal/subscriptions', 'member'),
 	visit('/consent', 'member', () => `/oauth/authorize?${new URLSearchParams(authorizeParams(consentClient))}`),
 	visit('/login', 'anonymous'),

@@ -91,7 +91,11 @@ const SSO_ERRORS: Record<string, string> = {
 	email_outside_domains: "Your identity provider signed you in with an e-mail address of a domain it does not serve here. Ask your administrator.",
 	unverified_email: 'Your e-mail address is not verified with that provider yet. Verify it there, then try again.',
 	disabled: 'Signing in through this identity provider is switched off. Ask your administrator.',
-	account_exists: 'An account with this e-mail address already exists. Sign in to it with its password or passkey instead.',
+	account_exists:
+		'An account with this e-mail address already exists, so this provider did not sign you in. Sign in with your password or passkey, then connect the provider under Security (Connected sign-ins): it signs you in from then on.',
+	identity_in_use:
+		'That account is already connected to another Tessera account. Sign in to that Tessera account and disconnect it under Security first, or connect a different account.',
+	unauthenticated: 'Sign in first, then connect the provider under Security (Connected sign-ins).',
 	unknown_connection: 'That sign-in link leads nowhere: the identity provider is not set up here. Enter your e-mail address to sign in.',
 	rate_limited: RATE_LIMITED,
 	invalid_request: 'That sign-in request could not be read. Please start again.',
@@ -140,7 +144,14 @@ export const load: PageServerLoad = async (event) => {
 	const { locals, url } = event;
 	const returnTo = url.searchParams.get('return_to');
 	const reauth = url.searchParams.get('reauth') === '1';
-	if (locals.user && !reauth) redirect(303, safeReturnTo(returnTo, url.origin, homeOf(locals.role)));
+	if (locals.user && !reauth) {
+		// A signed-in person is sent back here by /sso/* when connecting a provider to their account was refused (or an
+		// admin's test sign-in was: the reason alone does not tell them apart): the security page, where connecting
+		// starts, says why, rather than a sign-in form they do not need.
+		const ssoError = url.searchParams.get('sso_error');
+		if (ssoError !== null) redirect(303, `/portal/security?${new URLSearchParams({ link_error: ssoError.slice(0, 40) })}`);
+		redirect(303, safeReturnTo(returnTo, url.origin, homeOf(locals.role)));
+	}
 	// Sent by /oauth/authorize from the application's login_hint: untrusted text, only ever a field's value.
 	const loginHint = (locals.user && reauth ? locals.user.email : url.searchParams.get('login_hint')?.slice(0, 254)) ?? null;
 	const changing = url.searchParams.get('change') === '1';

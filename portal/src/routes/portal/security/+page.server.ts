@@ -13,6 +13,19 @@ const ME = /* GraphQL */ `
 	}
 `;
 
+const CONNECTED_SIGN_INS = /* GraphQL */ `
+	query ConnectedSignIns {
+		mySsoIdentities { id connectionId name type createdAt lastSignInAt }
+		socialProviders { id name type }
+	}
+`;
+
+const UNLINK_SSO_IDENTITY = /* GraphQL */ `
+	mutation UnlinkSsoIdentity($id: String!) {
+		unlinkSsoIdentity(id: $id)
+	}
+`;
+
 const REVOKE_SESSION = /* GraphQL */ `
 	mutation RevokeSession($id: ID!) {
 		revokeSession(id: $id) {
@@ -67,6 +80,23 @@ export interface Session {
 	current: boolean;
 }
 
+/** A platform-wide provider's account connected to the person's (docs/architecture.md#single-sign-on). */
+export interface ConnectedSignIn {
+	id: string;
+	connectionId: string;
+	name: string;
+	type: string;
+	createdAt: string;
+	lastSignInAt: string;
+}
+
+/** A platform-wide provider, as /login offers it. */
+interface SocialProvider {
+	id: string;
+	name: string;
+	type: string;
+}
+
 type RevokeSessionResult = { __typename: 'RevokedSession'; id: string; current: boolean } | UserError;
 
 type VerificationResult = { __typename: 'VerificationSent'; email: string } | UserError;
@@ -76,11 +106,64 @@ type UpdateResult =
 
 const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
 
+/**
+ * Why connecting a provider did not work, in the page's words. /sso/{id}/* ends a refusal on /login?sso_error=<reason>
+ * (docs/architecture.md#single-sign-on), which sends a signed-in person on here as ?link_error=<reason>; the
+ * address bar's text is never shown.
+ */
+const LINK_ERRORS: Record<string, string> = {
+	identity_in_use:
+		'That account is already connected to another Tessera account, so it was not connected to yours. Sign in to the other Tessera account and disconnect it there first, or connect a different account.',
+	expired_request: 'Connecting took too long or was already done. Please start again.',
+	wrong_browser: 'Connecting was started in another browser or window. Please start again here.',
+	idp_error: 'The provider did not sign you in, so nothing was connected. Please try again.',
+	invalid_response: "The provider's answer could not be verified, so nothing was connected. Please try again.",
+	disabled: 'Signing in with that provider is switched off, so it cannot be connected now.',
+	unknown_connection: 'That provider is not set up here any more, so nothing was connected.',
+	rate_limited: RATE_LIMITED,
+	link_failed: 'Connecting did not work, so nothing was connected. Please try again.'
+};
+
+const linkErrorOf = (url: URL): string | null => {
+	const reason = url.searchParams.get('link_error');
+	if (reason === null) return null;
+	return Object.hasOwn(LINK_ERRORS, reason) ? LINK_ERRORS[reason]! : LINK_ERRORS.link_failed!;
+};
+
+/** Where connecting a provider starts (a Koa route, not a page), to come back here. */
+const connectHref = (id: string) => `/sso/${encodeURIComponent(id)}/start?${new URLSearchParams({ link: '1', return_to: '/portal/security' })}`;
+
+/**
+ * The connected sign-ins section (ConnectedSignIns.svelte): the providers connected to the account, the platform's
+ * others to connect, the one whose disconnection is being confirmed (?disconnect=<id>), and how connecting ended
+ * (?linked=1 from /sso/{id}/callback, ?link_error=<reason> from /login). A provider not offered any more (switched
+ * off) stays listed, to be disconnected.
+ */
+async function connectedSignInsData(event: RequestEvent) {
+	const { mySsoIdentities: connected, socialProviders } = await gql<{ mySsoIdentities: ConnectedSignIn[]; socialProviders: SocialProvider[] }>(event, CONNECTED_SIGN_INS);
+	const params = event.url.searchParams;
+	const offered = new Set(socialProviders.map((p) => p.id));
+	const taken = new Set(connected.map((c) => c.connectionId));
+	// Connecting sets the time of last use: the latest is the one just connected.
+	const latest = connected.reduce<ConnectedSignIn | null>((a, c) => (!a || c.lastSignInAt > a.lastSignInAt ? c : a), null);
+	return {
+		connected: connected.map((c) => ({ ...c, offered: offered.has(c.connectionId) })),
+		toConnect: socialProviders.filter((p) => !taken.has(p.id)).map((p) => ({ id: p.id, name: p.name, href: connectHref(p.id) })),
+		disconnecting: connected.find((c) => c.id === params.get('disconnect')) ?? null,
+		linked: params.get('linked') === '1' ? (latest?.name ?? null) : null,
+		linkError: linkErrorOf(event.url)
+	};
+}
+
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: signed out goes to sign-in.
 	await event.parent();
-	const [{ me, mySessions }, twoFactor] = await Promise.all([gql<{ me: Me; mySessions: Session[] }>(event, ME), twoFactorData(event)]);
-	return { me, sessions: mySessions, twoFactor };
+	const [{ me, mySessions }, twoFactor, connectedSignIns] = await Promise.all([
+		gql<{ me: Me; mySessions: Session[] }>(event, ME),
+		twoFactorData(event),
+		connectedSignInsData(event)
+	]);
+	return { me, sessions: mySessions, twoFactor, connectedSignIns };
 };
 
 const field = (form: FormData, name: string) => {
@@ -155,6 +238,26 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'cancelEmailChange' as const, message: result.message });
 		return { action: 'cancelEmailChange' as const, withdrawn: pendingEmail || 'the new address' };
+	},
+
+	/**
+	 * Disconnects a provider from the account, once confirmed (?disconnect=<id> opens the confirmation): it no longer
+	 * signs the person in; their password, passkeys and other connected sign-ins stay.
+	 */
+	disconnectSignIn: async (event) => {
+		const form = await event.request.formData();
+		const id = field(form, 'id');
+		if (!id || form.get('confirm') !== 'yes') return fail(400, { action: 'disconnectSignIn' as const, message: 'Confirm which sign-in is to be disconnected.' });
+		const gone = 'That sign-in is no longer connected to your account.';
+		try {
+			const { mySsoIdentities } = await gql<{ mySsoIdentities: ConnectedSignIn[] }>(event, CONNECTED_SIGN_INS);
+			const identity = mySsoIdentities.find((c) => c.id === id);
+			if (!identity) return fail(404, { action: 'disconnectSignIn' as const, message: gone });
+			await gql<{ unlinkSsoIdentity: boolean }>(event, UNLINK_SSO_IDENTITY, { id });
+			return { action: 'disconnectSignIn' as const, disconnected: identity.name };
+		} catch (err) {
+			return refused(err, { action: 'disconnectSignIn' as const }, { not_found: gone, rate_limited: RATE_LIMITED });
+		}
 	},
 
 	/** Ends one of the person's sessions; ending this browser's own signs out, as /logout does. */
