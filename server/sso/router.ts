@@ -16,6 +16,16 @@ import { noStore } from '../oidc/responses.ts';
 
 /** Binds a sign-in to the browser that started it, for its connection's paths only. */
 const SSO_COOKIE = 'tessera_sso';
+/**
+ * What the sign-in is for, when not for signing in: `link` (connecting a provider to an account) or `test` (an
+ * admin's test). A refusal then ends where that started, the security page or the single sign-on settings, rather
+ * than on /login, which sends a signed-in person away before its message is read.
+ */
+const MODE_COOKIE = 'tessera_sso_mode';
+const REFUSAL_PAGES: Record<string, (reason: string) => string> = {
+  link: (reason) => `/portal/security?${new URLSearchParams({ link_error: reason })}`,
+  test: (reason) => `/admin/settings/sso?${new URLSearchParams({ test_error: reason })}`,
+};
 
 const START = /* GraphQL */ `mutation($input: StartSsoSignInInput!) {
   startSsoSignIn(input: $input) { __typename ... on SsoStart { url browserToken expiresAt } ... on UserError { code details { path message } } }
@@ -45,27 +55,33 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
   const anonymous = (ctx: Koa.Context): Context => makeContext(base, null, ctx.state.request as RequestState);
   const cookiePath = (id: string) => `/sso/${id}`;
 
-  const failed = (ctx: Koa.Context, reason: string) => {
-    noStore(ctx);
+  const clearCookies = (ctx: Koa.Context) => {
     // An id that is no id (a NUL, a slash) names no cookie path: there is then no cookie of ours to clear.
-    if (ID.test(ctx.params.id ?? '')) ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
+    if (!ID.test(ctx.params.id ?? '')) return;
+    for (const name of [SSO_COOKIE, MODE_COOKIE]) ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
+  };
+
+  const failed = (ctx: Koa.Context, reason: string, mode: string | null) => {
+    noStore(ctx);
+    clearCookies(ctx);
+    const word = reason.replace(/[^a-z_]/g, '').slice(0, 40) || 'sso_failed';
     ctx.status = 303;
-    ctx.redirect(`/login?${new URLSearchParams({ sso_error: reason.replace(/[^a-z_]/g, '').slice(0, 40) || 'sso_failed' })}`);
+    ctx.redirect(mode && Object.hasOwn(REFUSAL_PAGES, mode) ? REFUSAL_PAGES[mode]!(word) : `/login?${new URLSearchParams({ sso_error: word })}`);
   };
 
   /** A top-level error of the operation (input it cannot take, a rate limit) ends on /login like a refusal. */
-  const attempt = async (ctx: Koa.Context, work: () => Promise<Record<string, any>>) => {
+  const attempt = async (ctx: Koa.Context, work: () => Promise<Record<string, any>>, mode: string | null) => {
     try {
       return await work();
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
-      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code);
+      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code, mode);
       return null;
     }
   };
 
   router.use(async (ctx, next) => {
-    if (!ID.test(ctx.params.id ?? '')) return failed(ctx, 'unknown_connection');
+    if (!ID.test(ctx.params.id ?? '')) return failed(ctx, 'unknown_connection', null);
     await next();
   });
   // The rate limits count by the request's context: anonymous but for the start, which reads the session.
@@ -80,12 +96,15 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     const query = ctx.query;
     const one = (v: unknown) => (typeof v === 'string' ? v : undefined);
     const input = { connectionId: id, returnTo: one(query.return_to), loginHint: one(query.login_hint), test: query.test === '1', link: query.link === '1' };
-    const data = await attempt(ctx, () => run(ctx.state.tessera as Context, START, { input }));
+    const mode = input.link ? 'link' : input.test ? 'test' : null;
+    const data = await attempt(ctx, () => run(ctx.state.tessera as Context, START, { input }), mode);
     if (!data) return;
     const result = data.startSsoSignIn;
-    if (result.__typename === 'UserError') return failed(ctx, result.code === 'not_found' ? 'unknown_connection' : reasonOf(result));
+    if (result.__typename === 'UserError') return failed(ctx, result.code === 'not_found' ? 'unknown_connection' : reasonOf(result), mode);
     noStore(ctx);
-    ctx.cookies.set(SSO_COOKIE, result.browserToken, { ...sessionCookieAttributes(cookie, new Date(result.expiresAt)), path: cookiePath(id) });
+    const until = { ...sessionCookieAttributes(cookie, new Date(result.expiresAt)), path: cookiePath(id) };
+    ctx.cookies.set(SSO_COOKIE, result.browserToken, until);
+    ctx.cookies.set(MODE_COOKIE, mode, until);
     ctx.status = 303;
     ctx.redirect(result.url);
   });
@@ -93,11 +112,11 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
   const complete = (answer: (ctx: Koa.Context) => Record<string, unknown>): Koa.Middleware => async (ctx) => {
     const id = ctx.params.id!;
     const input = { connectionId: id, browserToken: ctx.cookies.get(SSO_COOKIE) ?? null, ...answer(ctx) };
-    const data = await attempt(ctx, () => run(anonymous(ctx), COMPLETE, { input }));
+    const data = await attempt(ctx, () => run(anonymous(ctx), COMPLETE, { input }), ctx.cookies.get(MODE_COOKIE) ?? null);
     if (!data) return;
     const result = data.completeSsoSignIn;
     noStore(ctx);
-    ctx.cookies.set(SSO_COOKIE, null, { ...sessionCookieAttributes(cookie), path: cookiePath(id) });
+    clearCookies(ctx);
     ctx.status = 303;
     if (result.__typename === 'SsoTested') return ctx.redirect(`/admin/settings/sso/test/${encodeURIComponent(result.resultId)}`);
     if (result.__typename === 'SsoLinked') return ctx.redirect('/portal/security?linked=1');

@@ -382,6 +382,17 @@ describe('a round trip through a real OpenID Connect provider', { timeout: 90_00
 		// and the way back leads to the settings
 		await page.getByRole('link', { name: 'Back to single sign-on' }).click();
 		await page.waitForURL((url) => url.pathname === '/admin/settings/sso');
+
+		// when a test sign-in fails: the provider signs its ID token with a key it does not publish
+		upstream.misbehave({ signWithOtherKey: true });
+		try {
+			await row.getByRole('link', { name: 'Test sign-in with Acme Labs ID' }).click();
+			// then the admin is back on the settings page, told in its words what to check
+			await page.waitForURL((url) => url.pathname === '/admin/settings/sso' && url.searchParams.get('test_error') === 'invalid_response');
+			await expect.poll(() => page.getByTestId('test-error').textContent()).toContain('did not pass the checks');
+		} finally {
+			upstream.misbehave(null);
+		}
 		await page.context().close();
 	});
 

@@ -200,7 +200,10 @@ describe('an admin\'s test sign-in', () => {
     for (const person of [other.owner, acme.member]) {
       const jar = new Map([[host, new Map([['tessera_session', person.token]])]]);
       const start = await browserGet(new URL(`${server.url}/sso/${connectionId}/start?test=1`), { ca: ca.caPem, jar });
-      expect(errorOf(start.location!), person.email).toMatch(/^(unknown_connection|forbidden)$/);
+      // A test's refusal goes back to the settings page it started from, with its reason.
+      const back = new URL(start.location!);
+      expect(back.pathname, person.email).toBe('/admin/settings/sso');
+      expect(back.searchParams.get('test_error'), person.email).toMatch(/^(unknown_connection|forbidden)$/);
     }
   });
 });

@@ -20,6 +20,11 @@ let tenant: Tenant;
 let connectionId: string;
 
 const errorOf = (location: string) => new URL(location, 'http://x').searchParams.get('sso_error');
+/** A refused connecting ends on the security page, where it started, with its reason. */
+const linkErrorOf = (location: string) => {
+  const url = new URL(location, 'http://x');
+  return url.pathname === '/portal/security' ? url.searchParams.get('link_error') : `(went to ${url.pathname})`;
+};
 const asSession = (token: string | null) => client(server.url, { token: token ?? undefined });
 const withSession = (token: string): CookieJar => new Map([[new URL(server.url).host, new Map([['tessera_session', token]])]]);
 
@@ -96,7 +101,7 @@ describe('an existing account', () => {
 
     // Another person cannot connect the same GitHub account to theirs.
     const taken = await ssoSignInThroughOidc(server.url, connectionId, ca, { query: { link: '1' }, jar: withSession(tenant.admin.token) });
-    expect(errorOf(taken.location)).toBe('identity_in_use');
+    expect(linkErrorOf(taken.location)).toBe('identity_in_use');
 
     const unlinked = await member.api.post('/graphql', { query: 'mutation($id: String!) { unlinkSsoIdentity(id: $id) }', variables: { id: identities.body.data.mySsoIdentities[0].id } });
     expect(unlinked.body.data.unlinkSsoIdentity).toBe(true);
@@ -105,7 +110,7 @@ describe('an existing account', () => {
 
   it('connecting needs a session', async () => {
     const start = await browserGet(new URL(`${server.url}/sso/${connectionId}/start?link=1`), { ca: ca.caPem, jar: new Map() });
-    expect(errorOf(start.location!)).toBe('unauthenticated');
+    expect(linkErrorOf(start.location!)).toBe('unauthenticated');
     expect(start.location).not.toContain(github.origin);
   });
 });

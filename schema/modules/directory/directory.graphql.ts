@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { present } from '../../lib/input.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createScimToken, listScimTokens, revokeScimToken } from './scim-tokens.service.ts';
 import { createGroupMapping, deleteGroupMapping, listGroupMappings, listScimRequests } from './group-mappings.service.ts';
@@ -91,7 +92,7 @@ builder.mutationField('createDirectoryGroupMapping', (t) =>
     type: DirectoryGroupMappingRef,
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateDirectoryGroupMappingInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createGroupMapping(ctx, Object.fromEntries(Object.entries(input).filter(([, v]) => v != null))),
+    resolve: (_root, { input }, ctx) => createGroupMapping(ctx, present(input)),
   }),
 );
 

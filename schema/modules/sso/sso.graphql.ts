@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { present } from '../../lib/input.ts';
 import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
 import { createConnection, deleteConnection, getConnection, listConnections, loadConnection, updateConnection, type ConnectionView } from './connections.service.ts';
@@ -65,9 +66,6 @@ const CreateSsoConnectionInput = builder.inputType('CreateSsoConnectionInput', {
 
 const UpdateSsoConnectionInput = builder.inputType('UpdateSsoConnectionInput', { fields: (t) => ConnectionFields(t) });
 
-/** GraphQL gives absent fields as absent and explicit nulls as null: the service tells them apart. */
-const given = (input: Record<string, unknown>) => Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
-
 builder.queryField('ssoConnections', (t) =>
   t.field({
     type: [SsoConnectionRef],
@@ -87,7 +85,7 @@ builder.mutationField('createSsoConnection', (t) =>
     type: SsoConnectionRef,
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateSsoConnectionInput, required: true }) },
-    resolve: (_root, { input }, ctx) => createConnection(ctx, given(input)),
+    resolve: (_root, { input }, ctx) => createConnection(ctx, present(input)),
   }),
 );
 
@@ -97,7 +95,7 @@ builder.mutationField('updateSsoConnection', (t) =>
     type: SsoConnectionRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateSsoConnectionInput, required: true }) },
-    resolve: (_root, { id, input }, ctx) => updateConnection(ctx, id, given(input)),
+    resolve: (_root, { id, input }, ctx) => updateConnection(ctx, id, present(input)),
   }),
 );
 
@@ -155,7 +153,7 @@ builder.mutationField('startSsoSignIn', (t) =>
     errors: {},
     type: SsoStartRef,
     args: { input: t.arg({ type: StartSsoSignInInput, required: true }) },
-    resolve: (_root, { input }, ctx) => startSsoSignIn(ctx, given(input)),
+    resolve: (_root, { input }, ctx) => startSsoSignIn(ctx, present(input)),
   }),
 );
 
@@ -196,7 +194,7 @@ builder.mutationField('completeSsoSignIn', (t) =>
   t.field({
     type: SsoSignInResultRef,
     args: { input: t.arg({ type: CompleteSsoSignInInput, required: true }) },
-    resolve: (_root, { input }, ctx) => completeSsoSignIn(ctx, given(input)),
+    resolve: (_root, { input }, ctx) => completeSsoSignIn(ctx, present(input)),
   }),
 );
 

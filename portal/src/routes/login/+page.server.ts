@@ -145,9 +145,9 @@ export const load: PageServerLoad = async (event) => {
 	const returnTo = url.searchParams.get('return_to');
 	const reauth = url.searchParams.get('reauth') === '1';
 	if (locals.user && !reauth) {
-		// A signed-in person is sent back here by /sso/* when connecting a provider to their account was refused (or an
-		// admin's test sign-in was: the reason alone does not tell them apart): the security page, where connecting
-		// starts, says why, rather than a sign-in form they do not need.
+		// A signed-in person sent here by /sso/* (a refusal the provider's cross-site answer carried no cookie for, so
+		// /sso/* could not tell it was a connecting or a test): the security page says why, rather than a sign-in form
+		// they do not need.
 		const ssoError = url.searchParams.get('sso_error');
 		if (ssoError !== null) redirect(303, `/portal/security?${new URLSearchParams({ link_error: ssoError.slice(0, 40) })}`);
 		redirect(303, safeReturnTo(returnTo, url.origin, homeOf(locals.role)));

@@ -127,6 +127,27 @@ async function openPanel(event: RequestEvent, organizationId: string, domains: D
 }
 
 /**
+ * Why an admin's test sign-in failed: /sso/* sends the admin back here as ?test_error=<reason> (the stable reasons of
+ * docs/architecture.md#single-sign-on), in the page's words, for an admin checking a connection.
+ */
+const TEST_ERRORS: Record<string, string> = {
+	idp_error: 'The identity provider refused the test sign-in or could not be reached. Check the issuer, client ID and secret, and the redirect URI registered there.',
+	invalid_response: "The identity provider's answer did not pass the checks (signature, issuer, audience, times or recipient). Check the certificate, the entity ID and the URLs given to the provider.",
+	no_email: 'The identity provider sent no e-mail address: release the email claim (or attribute) to this application.',
+	expired_request: 'The test took longer than 10 minutes or was already used. Start it again.',
+	wrong_browser: 'The test came back to another browser or window. Start it again here.',
+	unknown_connection: 'That connection is not there any more.',
+	forbidden: 'Only the owners and admins of the connection\'s organization can test it.',
+	rate_limited: 'Too many attempts. Please wait a moment and try again.'
+};
+
+const testErrorOf = (url: URL): string | null => {
+	const reason = url.searchParams.get('test_error');
+	if (reason === null) return null;
+	return Object.hasOwn(TEST_ERRORS, reason) ? TEST_ERRORS[reason]! : 'The test sign-in did not work. Check the connection\'s settings and try again.';
+};
+
+/**
  * An organization's single sign-on (docs/architecture.md#single-sign-on): its domains, proven by a DNS TXT record,
  * and its connections to identity providers for the verified ones; for platform admins also the platform-wide
  * providers offered on /login to everyone.
@@ -152,6 +173,7 @@ export const load: PageServerLoad = async (event) => {
 			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`
 		})),
 		platformConnections: platform,
+		testError: testErrorOf(event.url),
 		panel: panel?.kind === 'edit' ? { kind: 'edit' as const, connection: panel.connection, values: connectionFormValues(panel.connection) } : panel,
 		// An owner's power is handed out only by owners: admins offer admin and member.
 		roles: role === 'owner' || platformAdmin ? ROLES : ROLES.filter((r) => r !== 'owner')
