@@ -45,7 +45,8 @@ const noFilter: Koa.Middleware = async (ctx, next) => {
   await next();
 };
 
-function routes(): Router {
+/** The routes, without the token and the log around them: also what test/server/openapi.test.ts checks openapi.json against. */
+export function scimRouter(): Router {
   const router = new Router({ prefix: SCIM_PREFIX });
   const base = (ctx: Koa.Context) => (ctx.state.scim as ScimState).base;
   router.param('id', async (id, ctx, next) => {
@@ -97,7 +98,7 @@ export interface ScimOptions {
 }
 
 export function scimEndpoint(base: ContextBase, { logger, rateLimits = {} }: ScimOptions): Koa.Middleware {
-  const router = routes();
+  const router = scimRouter();
   const served = router.routes();
   const allowed = router.allowedMethods();
   // A path served for other methods is answered 405 with Allow by allowedMethods, which runs when no route took it.

@@ -1,6 +1,6 @@
-// The committed OpenAPI document (openapi.json) is honest: it lists exactly the routes of the route tables and the
-// OAuth 2.0 / OpenID Connect endpoints, it is a well-formed OpenAPI 3.0 document, and every route answers, on success
-// and on a typical failure, in the shape the document promises.
+// The committed OpenAPI document (openapi.json) is honest: it lists exactly the routes of the route tables, the
+// OAuth 2.0 / OpenID Connect endpoints and the SCIM 2.0 endpoints, it is a well-formed OpenAPI 3.0 document, and
+// every route answers, on success and on a typical failure, in the shape the document promises.
 import { Secret, TOTP } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiV1Routes } from '../../server/rest/api-v1.ts';
@@ -8,6 +8,7 @@ import { oauthClientRoutes } from '../../server/rest/oauth-clients.ts';
 import { v1Routes } from '../../server/rest/v1.ts';
 import type { RestRoute } from '../../server/rest/route.ts';
 import { oidcRouter } from '../../server/oidc/router.ts';
+import { scimRouter } from '../../server/scim/router.ts';
 import type { ContextBase } from '../../schema/context.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
@@ -43,6 +44,18 @@ const OAUTH_ENDPOINTS: { key: string; public: boolean }[] = [
   { key: 'GET /.well-known/jwks.json', public: true },
 ];
 const OAUTH_KEYS = OAUTH_ENDPOINTS.map((e) => e.key);
+
+/**
+ * The SCIM 2.0 endpoints of server/scim/router.ts (docs/architecture.md#directory-provisioning), listed by hand as the
+ * OAuth ones are. None is public: each takes a directory token (the scimToken scheme).
+ */
+const SCIM_ENDPOINTS = [
+  'GET /scim/v2/Users', 'POST /scim/v2/Users', 'POST /scim/v2/Users/.search',
+  'GET /scim/v2/Users/{id}', 'PUT /scim/v2/Users/{id}', 'PATCH /scim/v2/Users/{id}', 'DELETE /scim/v2/Users/{id}',
+  'GET /scim/v2/Groups', 'POST /scim/v2/Groups', 'POST /scim/v2/Groups/.search',
+  'GET /scim/v2/Groups/{id}', 'PUT /scim/v2/Groups/{id}', 'PATCH /scim/v2/Groups/{id}', 'DELETE /scim/v2/Groups/{id}',
+  'GET /scim/v2/ServiceProviderConfig', 'GET /scim/v2/ResourceTypes', 'GET /scim/v2/ResourceTypes/{id}', 'GET /scim/v2/Schemas', 'GET /scim/v2/Schemas/{id}',
+];
 /** Endpoints without a failure path: they answer every well-formed request the same way. */
 const NEVER_FAIL = [...OPS_ENDPOINTS, 'GET /.well-known/openid-configuration', 'GET /.well-known/oauth-authorization-server', 'GET /.well-known/jwks.json'];
 
@@ -61,14 +74,20 @@ const keyOf = (op: { method: string; path: string }) => `${op.method} ${op.path}
 describe('openapi.json and the route tables', () => {
   it('documents every route of /v1 and /api/v1 and nothing else', () => {
     const fromTables = routes.map((r) => r.key).sort();
-    const fromDocument = documented.map(keyOf).filter((k) => !OPS_ENDPOINTS.includes(k) && !OAUTH_KEYS.includes(k)).sort();
+    const fromDocument = documented.map(keyOf).filter((k) => !OPS_ENDPOINTS.includes(k) && !OAUTH_KEYS.includes(k) && !SCIM_ENDPOINTS.includes(k)).sort();
 
     expect(fromDocument).toEqual(fromTables);
   });
 
-  it('documents exactly the listed OAuth 2.0 / OpenID Connect endpoints outside the REST prefixes', () => {
+  it('documents exactly the listed OAuth 2.0 / OpenID Connect and SCIM endpoints outside the REST prefixes', () => {
     const outside = documented.map(keyOf).filter((k) => !OPS_ENDPOINTS.includes(k) && !/^\w+ \/(v1|api\/v1)\//.test(k));
-    expect(outside.sort()).toEqual([...OAUTH_KEYS].sort());
+    expect(outside.sort()).toEqual([...OAUTH_KEYS, ...SCIM_ENDPOINTS].sort());
+  });
+
+  it('lists every path and method of the SCIM router (server/scim/router.ts)', () => {
+    // HEAD comes with every GET; the router has no layer of its own for anything else.
+    const served = scimRouter().stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(l.path).replace(/:(\w+)/g, '{$1}')}`));
+    expect(served.sort()).toEqual([...SCIM_ENDPOINTS].sort());
   });
 
   it('lists every path and method of the OAuth router (server/oidc/router.ts)', () => {
@@ -196,25 +215,32 @@ describe('openapi.json is a well-formed OpenAPI 3.0 document', () => {
     };
     for (const op of documented) {
       if (op.operationId === 'getOpenApiDocument') continue;
+      // What /scim/v2 answers is as closed as REST's; what it takes is not (below).
       for (const [status, response] of Object.entries<any>(op.operation.responses)) {
         for (const [type, media] of Object.entries<any>(resolveRef(response).content ?? {})) check(media.schema, `${keyOf(op)} ${status} ${type}`);
       }
-      // OAuth endpoints ignore parameters they do not know (RFC 6749 3.1, 3.2): their request schemas stay open.
-      if (OAUTH_KEYS.includes(keyOf(op))) continue;
+      // OAuth endpoints ignore parameters they do not know (RFC 6749 3.1, 3.2): their request schemas stay open. So do
+      // SCIM's: attribute names are case-insensitive (RFC 7643 2.1), and a directory sends attributes Tessera does not
+      // keep (the enterprise extension, roles, password), which are accepted and ignored (RFC 7644 3.3;
+      // docs/architecture.md#directory-provisioning). A closed schema would call Entra ID's own requests wrong.
+      if (OAUTH_KEYS.includes(keyOf(op)) || SCIM_ENDPOINTS.includes(keyOf(op))) continue;
       for (const [type, media] of Object.entries<any>(resolveRef(op.operation.requestBody ?? {}).content ?? {})) check(media.schema, `${keyOf(op)} body ${type}`);
     }
     expect(open).toEqual([]);
   });
 
-  it('declares the rate-limit headers, optional, on every /v1 and /api/v1 response (and nowhere else), and Retry-After on every 429', () => {
+  it('declares the rate-limit headers, optional, on every /v1, /api/v1 and /scim/v2 response but a SCIM 401 (and nowhere else), and Retry-After on every 429', () => {
     const RATE_LIMIT = ['RateLimit-Policy', 'RateLimit', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'];
     for (const op of documented) {
       const rest = /^\/(v1|api\/v1)\//.test(op.path);
+      // SCIM reports its directory token's own limit (server/scim/router.ts), counted once the token is accepted: a
+      // 401 is answered before, without them.
+      const scim = SCIM_ENDPOINTS.includes(keyOf(op));
       for (const [status, response] of Object.entries<any>(op.operation.responses)) {
         const headers = resolveRef(response).headers ?? {};
         const where = `${keyOf(op)} ${status}`;
         for (const name of RATE_LIMIT) {
-          if (rest) expect(resolveRef(headers[name] ?? null)?.required, `${where} ${name}`).toBe(false);
+          if (rest || (scim && status !== '401')) expect(resolveRef(headers[name] ?? null)?.required, `${where} ${name}`).toBe(false);
           else expect(headers[name], `${where} ${name}`).toBeUndefined();
         }
         if (status === '429') expect(resolveRef(headers['Retry-After'] ?? null)?.required, where).toBe(true);
@@ -1020,6 +1046,92 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(owner, 'DELETE', `/api/v1/directory/group-mappings/${mapping.body.id}`), 404);
   });
 
+  it('provisions through /scim/v2 with a directory token: discovery, users and groups, and what SCIM refuses', async () => {
+    const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+    const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
+    const ENTERPRISE = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+    const PATCH_OP = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
+    const SEARCH = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
+    const made = await call(tenant.owner.api, 'POST', '/api/v1/scim-tokens', { name: 'Tour SCIM' });
+    expectStatus(made, 201);
+    const directory = client(server.url, { token: made.body.token });
+    const SCIM = { 'content-type': 'application/scim+json', accept: 'application/scim+json' };
+    const scim = (method: string, path: string, body?: unknown, as = directory) => call(as, method, `/scim/v2${path}`, body, SCIM);
+    const filter = (text: string) => `filter=${encodeURIComponent(text)}`;
+
+    // Discovery; a filter is refused there, and a session token is no directory token.
+    const config = await scim('GET', '/ServiceProviderConfig');
+    expectStatus(config, 200);
+    expect(config.headers.get('ratelimit-policy')).toMatch(/;w=60$/);
+    expectStatus(await scim('GET', `/ServiceProviderConfig?${filter('patch.supported eq true')}`), 403);
+    expectStatus(await scim('GET', '/ResourceTypes'), 200);
+    const refused = await scim('GET', '/ResourceTypes', undefined, tenant.owner.api);
+    expectStatus(refused, 401);
+    expect(refused.headers.get('ratelimit-policy')).toBeNull();
+    expectStatus(await scim('GET', '/ResourceTypes/User'), 200);
+    expectStatus(await scim('GET', '/ResourceTypes/Device'), 404);
+    expectStatus(await scim('GET', '/Schemas'), 200);
+    expectStatus(await scim('GET', `/Schemas?${filter('id eq "x"')}`), 403);
+    expectStatus(await scim('GET', `/Schemas/${USER}`), 200);
+    expectStatus(await scim('GET', `/Schemas/${ENTERPRISE}`), 404);
+
+    // A user as Entra ID sends one, with attributes Tessera does not keep.
+    const userName = 'tour.directory@example.test';
+    const entra = {
+      schemas: [USER, ENTERPRISE], externalId: 'tour-entra-1', userName, active: true, roles: [],
+      name: { givenName: 'Tour', familyName: 'Directory', formatted: 'Tour Directory' }, emails: [{ primary: true, type: 'work', value: userName }],
+      [ENTERPRISE]: { department: 'Sales', manager: { value: 'boss' } },
+    };
+    const created = await scim('POST', '/Users', entra);
+    expectStatus(created, 201);
+    expect(created.headers.get('location')).toBe(created.body.meta.location);
+    const userId = created.body.id;
+    expectStatus(await scim('POST', '/Users', { ...entra, externalId: 'tour-entra-2' }), 409);
+    const listed = await scim('GET', `/Users?${filter(`userName eq "${userName}"`)}&startIndex=1&count=10`);
+    expectStatus(listed, 200);
+    expect(listed.body.Resources.map((u: { id: string }) => u.id)).toEqual([userId]);
+    expectStatus(await scim('GET', `/Users?${filter('favouriteColour eq "blue"')}`), 400);
+    const searched = await scim('POST', '/Users/.search', { schemas: [SEARCH], filter: 'externalId eq "tour-entra-1"', attributes: ['userName'] });
+    expectStatus(searched, 200);
+    expect(searched.body.Resources).toEqual([{ schemas: [USER], id: userId, userName }]);
+    expectStatus(await scim('POST', '/Users/.search', [1]), 400);
+    expectStatus(await scim('GET', `/Users/${userId}`), 200);
+    expectStatus(await scim('GET', `/Users/${userId}?attributes=name.givenName,emails.value`), 200);
+    expectStatus(await scim('GET', '/Users/no-such-user'), 404);
+    const replaced = await scim('PUT', `/Users/${userId}`, { ...entra, displayName: 'Tour D.' });
+    expectStatus(replaced, 200);
+    expect(replaced.body.displayName).toBe('Tour D.');
+    expectStatus(await scim('PUT', `/Users/${userId}`, { userName: 5 }), 400);
+    const patched = await scim('PATCH', `/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: 'False' }, { op: 'Add', path: 'title', value: 'Director' }] });
+    expectStatus(patched, 200);
+    expect(patched.body.active).toBe(false);
+    expectStatus(await scim('PATCH', `/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'move', path: 'userName', value: 'x' }] }), 400);
+
+    // A group with the user, changed as a delta, replaced whole.
+    const group = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Tour directory group', externalId: 'tour-group', members: [{ value: userId }] });
+    expectStatus(group, 201);
+    expect(group.headers.get('location')).toBe(group.body.meta.location);
+    const groupId = group.body.id;
+    expectStatus(await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'TOUR DIRECTORY GROUP' }), 409);
+    expectStatus(await scim('GET', `/Groups?excludedAttributes=members&${filter('displayName eq "Tour directory group"')}`), 200);
+    expectStatus(await scim('GET', `/Groups?${filter('userName eq "x"')}`), 400);
+    expectStatus(await scim('POST', '/Groups/.search', { schemas: [SEARCH], filter: `members[value eq "${userId}"]`, startIndex: 1, count: 5 }), 200);
+    expectStatus(await scim('POST', '/Groups/.search', { count: 'many' }), 400);
+    expectStatus(await scim('GET', `/Groups/${groupId}`), 200);
+    expectStatus(await scim('GET', '/Groups/no-such-group'), 404);
+    expectStatus(await scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${userId}"]` }] }), 204);
+    expectStatus(await scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: 'nobody' }] }] }), 400);
+    const put = await scim('PUT', `/Groups/${groupId}`, { schemas: [GROUP], displayName: 'Tour directory group 2', members: [{ value: userId }] });
+    expectStatus(put, 200);
+    expect(put.body.members.map((m: { value: string }) => m.value)).toEqual([userId]);
+    expectStatus(await scim('PUT', `/Groups/${groupId}`, { schemas: [GROUP] }), 400);
+
+    expectStatus(await scim('DELETE', `/Groups/${groupId}`), 204);
+    expectStatus(await scim('DELETE', `/Groups/${groupId}`), 404);
+    expectStatus(await scim('DELETE', `/Users/${userId}`), 204);
+    expectStatus(await scim('DELETE', `/Users/${userId}`), 404);
+  });
+
   it('GET /api/v1/auth/session with an API key answers 403: a key has no session', async () => {
     const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'session probe' });
     const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
@@ -1047,8 +1159,8 @@ describe('a tour of every route, checked against openapi.json', () => {
 describe('rate limits, checked against openapi.json', () => {
   let limited: TestServer;
   beforeAll(async () => {
-    // An API key may make 2 requests a minute here, so that the third is a 429.
-    limited = await startTestServer({ env: { RATE_LIMIT_API_KEY_PER_MINUTE: '2' } });
+    // An API key, and a directory token, may make 2 requests a minute here, so that the third is a 429.
+    limited = await startTestServer({ env: { RATE_LIMIT_API_KEY_PER_MINUTE: '2', SCIM_RATE_LIMIT_PER_MINUTE: '2' } });
   });
   afterAll(() => limited?.stop());
 
@@ -1076,6 +1188,31 @@ describe('rate limits, checked against openapi.json', () => {
     expectMatchesOpenApi('GET', '/api/v1/oauth-clients', anonymous);
     expectStatus(anonymous, 401);
     for (const name of RATE_LIMIT) expect(anonymous.headers.get(name), name).toBeNull();
+  });
+
+  it('reports a directory token\'s own limit on SCIM answers, none on a refused token, and answers 429 with Retry-After past it', async () => {
+    const admin = (await signIn(limited.url, ADMIN.email, ADMIN.password)).api;
+    const made = await admin.post('/api/v1/scim-tokens', { name: 'limited' });
+    expectStatus(made, 201);
+    const directory = client(limited.url, { token: made.body.token });
+    const RATE_LIMIT = ['ratelimit-policy', 'ratelimit', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'];
+
+    for (const remaining of ['1', '0']) {
+      const reply = await directory.get('/scim/v2/Users');
+      expectMatchesOpenApi('GET', '/scim/v2/Users', reply);
+      expectStatus(reply, 200);
+      expect(reply.headers.get('ratelimit-policy')).toBe('2;w=60');
+      expect(reply.headers.get('ratelimit-remaining')).toBe(remaining);
+    }
+    const over = await directory.get('/scim/v2/Groups');
+    expectMatchesOpenApi('GET', '/scim/v2/Groups', over);
+    expectStatus(over, 429);
+    for (const name of RATE_LIMIT) expect(over.headers.get(name), name).not.toBeNull();
+
+    const unknown = await client(limited.url, { token: 'tsd_unknown' }).get('/scim/v2/Users');
+    expectMatchesOpenApi('GET', '/scim/v2/Users', unknown);
+    expectStatus(unknown, 401);
+    for (const name of RATE_LIMIT) expect(unknown.headers.get(name), name).toBeNull();
   });
 });
 
