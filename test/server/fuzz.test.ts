@@ -1,9 +1,10 @@
 // A seeded fuzzer: a few thousand hostile requests against every operation in openapi.json (a route added to the
-// document is covered without touching this file), /graphql, and every form action of the portal. Whatever is
-// sent, the answer is never a 5xx, and what the client got wrong is not logged at error level. The seed is
-// printed; FUZZ_SEED=<seed> replays a run, FUZZ_REQUESTS=<n> changes its length.
-// Then every documented route called with an OAuth access token (none answers with a first-party credential), and
-// webhook receivers that answer what no receiver should: NUL bytes, invalid UTF-8, 300 MB, a slow drip.
+// document is covered without touching this file; the SCIM endpoints with a directory token too), /graphql, and every
+// form action of the portal. Whatever is sent, the answer is never a 5xx, and what the client got wrong is not logged
+// at error level. The seed is printed; FUZZ_SEED=<seed> replays a run, FUZZ_REQUESTS=<n> changes its length.
+// Then every documented route called with an OAuth access token (none answers with a first-party credential, and
+// /scim/v2 with 401: it is no directory token), and webhook receivers that answer what no receiver should: NUL bytes,
+// invalid UTF-8, 300 MB, a slow drip.
 import { readdirSync, readFileSync } from 'node:fs';
 import http, { type ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -46,7 +47,7 @@ interface Target {
   method: string;
   /** A template: {name} is a path parameter. */
   path: string;
-  kind: 'rest' | 'oauth' | 'graphql' | 'portal';
+  kind: 'rest' | 'oauth' | 'scim' | 'graphql' | 'portal';
   fields: string[];
   query: string[];
   /** Ends the caller's session or account: sent without real credentials, so the run keeps its identities. */
@@ -60,7 +61,7 @@ const OPENAPI_TARGETS: Target[] = documentedOperations().map((op) => {
   const fields = [...new Set(Object.values(body?.content ?? {}).flatMap((media) => schemaFields(media.schema)))];
   const query = [...(op.pathItem.parameters ?? []), ...(op.operation.parameters ?? [])].map((p: unknown) => resolveRef<{ name: string; in: string }>(p)).filter((p) => p.in === 'query').map((p) => p.name);
   const ends = /\/(auth\/logout|oauth\/logout)$/.test(op.path) || (op.method === 'DELETE' && op.path === '/api/v1/users/me');
-  return { method: op.method, path: op.path, kind: op.path.startsWith('/oauth/') ? 'oauth' : 'rest', fields, query, ends };
+  return { method: op.method, path: op.path, kind: op.path.startsWith('/oauth/') ? 'oauth' : op.path.startsWith('/scim/') ? 'scim' : 'rest', fields, query, ends };
 });
 
 /** The portal's form actions, read from its routes: a new page with actions is fuzzed without touching this file. */
@@ -134,6 +135,58 @@ const withBadBytes = (rng: Rng, text: string) => {
   return Buffer.concat([Buffer.from(text.slice(0, cut)), Buffer.from(rng.pick(INVALID_UTF8)), Buffer.from(text.slice(cut))]);
 };
 
+const SCIM_USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
+const SCIM_SCHEMAS = [SCIM_USER, 'urn:ietf:params:scim:schemas:core:2.0:Group', 'urn:ietf:params:scim:api:messages:2.0:PatchOp', 'urn:ietf:params:scim:api:messages:2.0:SearchRequest'];
+/** Filters and PATCH paths (RFC 7644 3.4.2.2, 3.5.2) that parse, or nearly: past the first checks into the filter and patch code. */
+const SCIM_FILTERS = [
+  'userName eq "a@b.c"', 'emails[type eq "work"].value co "%"', 'members[value eq "x"]', 'not (active eq true) or displayName pr', 'externalId ne null',
+  `${'('.repeat(25)}id eq "x"${')'.repeat(25)}`, 'meta.created gt "yesterday"', 'meta.lastModified ge "2024-01-01T00:00:00Z"', 'userName eq "a\u0000"',
+  'name.givenName sw "_"', '__proto__.x eq 1', 'userName eq 1e400', 'displayName co "\ud800"', `userName eq "${'x'.repeat(2100)}"`, 'active eq "True"', 'userName',
+];
+const SCIM_PATHS = [
+  'displayName', 'name.givenName', 'active', 'emails[type eq "work"].value', 'emails[primary eq true]', 'members', 'members[value eq "x"]', 'groups', 'userName',
+  'externalId', '__proto__.polluted', 'constructor.prototype.x', 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department', `${SCIM_USER}:name.familyName`, ' ', 'title',
+];
+const SCIM_ATTRIBUTES = ['userName', 'members', 'emails.value', 'meta.location', 'name.givenName,__proto__', `${SCIM_USER}:displayName`, 'groups.$ref', 'id,schemas', ''];
+/** The list and projection parameters of a directory's query, or nearly. */
+const scimQuery = (rng: Rng, name: string): string | undefined => {
+  if (name === 'filter') return rng.pick(SCIM_FILTERS);
+  if (name === 'startIndex' || name === 'count') return rng.pick(['1', '0', '-5', '2', '1000000', '99999999999999999999', ' 3 ', '1.5']);
+  if (name === 'attributes' || name === 'excludedAttributes') return rng.pick(SCIM_ATTRIBUTES);
+  return undefined;
+};
+
+/**
+ * A value for a field of a SCIM body, mostly one a directory would send, so that requests get past the first check into
+ * the services; undefined for a field SCIM does not have. A Tessera user's id is no directory user's: a refused member.
+ */
+function scimValue(rng: Rng, field: string, ids: Identities): unknown {
+  /** Three times in four what a directory sends, else anything. */
+  const mostly = (...plausible: unknown[]) => (rng.chance(0.75) ? rng.pick(plausible) : value(rng));
+  const someone = () => mostly(`fuzz${rng.int(1e6)}@example.test`, `FUZZ${rng.int(1e6)}@Example.Test`, `fuzz_${rng.int(1e6)}%@example.test`);
+  switch (field) {
+    case 'schemas': return rng.chance(0.8) ? SCIM_SCHEMAS : [rng.pick(SCIM_SCHEMAS)];
+    case 'Operations':
+      return Array.from({ length: 1 + rng.int(3) }, () => {
+        const operation: Record<string, unknown> = { op: mostly('add', 'Replace', 'remove', 'REMOVE', 'move') };
+        if (rng.chance(0.8)) operation.path = rng.pick(SCIM_PATHS);
+        if (rng.chance(0.8)) operation.value = mostly('Fuzz', 'False', true, someone(), [{ value: ids.scimUserId }], { active: false, displayName: 'Fuzz' }, { [SCIM_USER]: { userName: someone() } });
+        return operation;
+      });
+    case 'userName': return someone();
+    case 'displayName': return mostly(`Fuzz group ${rng.int(1e6)}`, `FUZZ GROUP ${rng.int(10)}`);
+    case 'externalId': return mostly(`ext-${rng.int(1e6)}`);
+    case 'name': return mostly({ givenName: 'Fuzz', familyName: mostly('Test') }, { givenName: 'Ünï', [rng.pick(['middleName', 'honorificPrefix', 'GIVENNAME'])]: 'x' });
+    case 'emails': return [{ value: someone(), primary: mostly(true, false, 'True'), ...(rng.chance(0.5) ? { type: mostly('work', 'home') } : {}) }];
+    case 'members': return [{ value: mostly(ids.scimUserId, ids.tenant.member.id) }];
+    case 'filter': return rng.pick(SCIM_FILTERS);
+    case 'startIndex': case 'count': return mostly(1, 0, -5, 2, 1e9, 2 ** 53 + 1, '3', 0.5);
+    case 'attributes': case 'excludedAttributes': return [rng.pick(SCIM_ATTRIBUTES)];
+    case 'active': return mostly(true, false, 'False', 'yes');
+    default: return undefined;
+  }
+}
+
 // ---- building a request --------------------------------------------------------------------------------------
 
 interface Identities {
@@ -145,6 +198,10 @@ interface Identities {
   accessToken: string;
   cookie: string;
   origin: string;
+  /** A directory token of the tenant (`tsd_...`), and a user and a group it provisioned. */
+  scimToken: string;
+  scimUserId: string;
+  scimGroupId: string;
 }
 
 interface Fuzzed {
@@ -159,6 +216,11 @@ function pathFor(rng: Rng, target: Target, ids: Identities): string {
   return target.path.replace(/\{(\w+)\}/g, (_, name: string) => {
     if (rng.chance(0.45)) {
       const real: Record<string, string> = { id: target.path.includes('organizations') ? ids.tenant.id : target.path.includes('oauth-clients') ? ids.client.id : ids.tenant.member.id, user_id: ids.tenant.member.id, slug: 'no-such-product' };
+      // Not for a DELETE: the rest of the run would find the directory's user and group gone.
+      if (target.kind === 'scim' && target.method !== 'DELETE') {
+        const [, resource] = /^\/scim\/v2\/(\w+)/.exec(target.path)!;
+        real.id = ({ Users: ids.scimUserId, Groups: ids.scimGroupId, ResourceTypes: 'User', Schemas: SCIM_USER } as Record<string, string>)[resource!]!;
+      }
       if (real[name]) return real[name]!;
     }
     return rng.pick(['%00', 'a%00b', '..', '%2e%2e', 'x'.repeat(3000), '%E0%A4%A', '%ED%A0%80', '__proto__', '-1', 'null', encodeURIComponent("' OR 1=1 --"), `00000000-0000-4000-8000-${String(rng.int(1e12)).padStart(12, '0')}`, `r${rng.int(1e6)}`]);
@@ -168,9 +230,12 @@ function pathFor(rng: Rng, target: Target, ids: Identities): string {
 function fields(rng: Rng, target: Target, ids: Identities): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const field of target.fields) {
-    if (!rng.chance(0.6)) continue;
+    // A directory's request holds most of its resource's attributes, a plausible value more often than not.
+    if (!rng.chance(target.kind === 'scim' ? 0.85 : 0.6)) continue;
+    const scim = target.kind === 'scim' && rng.chance(0.8) ? scimValue(rng, field, ids) : undefined;
+    if (scim !== undefined) out[field] = scim;
     // Real OAuth client credentials now and then, so that requests get past client authentication.
-    if (field === 'client_id' && rng.chance(0.5)) out[field] = ids.client.client_id;
+    else if (field === 'client_id' && rng.chance(0.5)) out[field] = ids.client.client_id;
     else if (field === 'client_secret' && rng.chance(0.5)) out[field] = ids.client.client_secret;
     else out[field] = value(rng);
   }
@@ -201,8 +266,11 @@ function build(rng: Rng, target: Target, ids: Identities): Fuzzed {
   let url = pathFor(rng, target, ids);
 
   // Credentials: none, garbage, or one of the run's identities (never for a request that would end it).
-  const who = target.ends ? rng.pick(['none', 'garbage']) : rng.pick(['none', 'garbage', 'admin', 'admin', 'member', 'apiKey', 'cookie', 'token']);
-  if (who === 'garbage') headers.authorization = rng.pick(['Bearer', 'Bearer a b', 'Basic YWRtaW46YWRtaW4=', `Bearer tss_${'a'.repeat(5000)}`, 'Bearer %00', 'Bearer eyJhbGciOiJub25lIn0.e30.']);
+  // A directory token mostly where it belongs (/scim/v2), now and then elsewhere, where it opens nothing.
+  const identities = target.kind === 'scim' ? ['none', 'garbage', 'scim', 'scim', 'scim', 'admin', 'apiKey', 'token'] : ['none', 'garbage', 'admin', 'admin', 'member', 'apiKey', 'cookie', 'token', 'scim'];
+  const who = target.ends ? rng.pick(['none', 'garbage']) : rng.pick(identities);
+  if (who === 'garbage') headers.authorization = rng.pick(['Bearer', 'Bearer a b', 'Basic YWRtaW46YWRtaW4=', `Bearer tss_${'a'.repeat(5000)}`, 'Bearer %00', 'Bearer eyJhbGciOiJub25lIn0.e30.', `Bearer tsd_${'a'.repeat(43)}`]);
+  if (who === 'scim') headers.authorization = `${rng.pick(['Bearer', 'bearer', 'BEARER  '])} ${ids.scimToken}`;
   if (who === 'admin') headers.authorization = `Bearer ${ids.adminToken}`;
   if (who === 'member') headers.authorization = `Bearer ${ids.tenant.member.token}`;
   if (who === 'token') headers.authorization = `Bearer ${ids.accessToken}`;
@@ -212,7 +280,12 @@ function build(rng: Rng, target: Target, ids: Identities): Fuzzed {
   if (target.method !== 'GET' && rng.chance(0.8)) headers.origin = ids.origin;
 
   const query = [...target.query, ...(rng.chance(0.2) ? ['limit', 'cursor', 'x', '__proto__', '%00'] : [])].filter(() => rng.chance(0.5));
-  if (query.length) url += (url.includes('?') ? '&' : '?') + query.map((name) => `${name}=${wireValue(rng)}`).join('&');
+  // SCIM's list parameters mostly as a directory sends them, so that lists get past paging into the filters.
+  const queryValue = (name: string) => {
+    const plausible = target.kind === 'scim' && rng.chance(0.7) ? scimQuery(rng, name) : undefined;
+    return plausible === undefined ? wireValue(rng) : enc(plausible);
+  };
+  if (query.length) url += (url.includes('?') ? '&' : '?') + query.map((name) => `${name}=${queryValue(name)}`).join('&');
   if (rng.chance(0.05)) url += `${url.includes('?') ? '&' : '?'}limit=1&limit=2`;
 
   let body: Buffer | undefined;
@@ -290,7 +363,15 @@ beforeAll(async () => {
   const portal = await signIn(server.url, tenant.owner.email, 'a long enough password');
   const app = await registerClient(tenant.owner.api, { name: 'fuzz app', redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'api'], consent_required: false });
   const accessToken = await accessTokenOf(server.url, tenant.owner, app, APP_REDIRECT, 'openid api');
-  ids = { tenant, adminToken: admin.login.token, apiKey: { key: key.body.key, secret: key.body.secret }, client, accessToken, cookie: `tessera_session=${portal.login.token}`, origin: new URL(server.url).origin };
+  const scimToken = (await tenant.owner.api.post('/api/v1/scim-tokens', { name: 'fuzz directory' })).body.token as string;
+  const directory = tenant.owner.api.as({ token: scimToken });
+  const scimUser = await directory.post('/scim/v2/Users', { schemas: [SCIM_USER], userName: 'fuzz-directory-user@example.test', name: { givenName: 'Fuzz' } });
+  const scimGroup = await directory.post('/scim/v2/Groups', { schemas: [SCIM_SCHEMAS[1]], displayName: 'Fuzz directory group', members: [{ value: scimUser.body.id }] });
+  expect([scimUser.status, scimGroup.status]).toEqual([201, 201]);
+  ids = {
+    tenant, adminToken: admin.login.token, apiKey: { key: key.body.key, secret: key.body.secret }, client, accessToken, cookie: `tessera_session=${portal.login.token}`,
+    origin: new URL(server.url).origin, scimToken, scimUserId: scimUser.body.id, scimGroupId: scimGroup.body.id,
+  };
 }, 60_000);
 afterAll(() => server?.stop());
 
@@ -376,7 +457,7 @@ it('answers every documented route called with an access token without a 5xx, an
   const answers: string[] = [];
   for (const target of OPENAPI_TARGETS) {
     // Deleting would end the run's own identities; the fuzzer above sends those with bogus ids.
-    if (target.ends || target.method === 'DELETE' || target.kind !== 'rest') continue;
+    if (target.ends || target.method === 'DELETE' || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
     const route = `${target.method} ${target.path}`;
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
       name === 'id' && target.path.includes('organizations') ? ids.tenant.id : name === 'id' && target.path.includes('oauth-clients') ? app.id
@@ -384,6 +465,8 @@ it('answers every documented route called with an access token without a 5xx, an
     const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : bodies[route] ?? {});
     answers.push(`${route} ${reply.status}`);
     expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+    // /scim/v2 takes a directory token only.
+    if (target.kind === 'scim') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(401);
     expect(JSON.stringify(reply.body), route).not.toMatch(FIRST_PARTY_CREDENTIAL);
     if (route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
   }
