@@ -75,7 +75,9 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
       return await work();
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
-      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code, mode);
+      // The stored request's purpose, when the refusal came after it was found, is surer than the cookie's.
+      const purpose = error instanceof UserError ? error.details.find((d) => d.path === 'purpose')?.message : undefined;
+      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code, purpose ?? mode);
       return null;
     }
   };

@@ -142,6 +142,18 @@ describe('SAML sign-in over HTTP', () => {
       });
     }
 
+    it("an admin's test refused ends on the settings page with its reason, though the IdP's cross-site POST carries no cookie", async () => {
+      const started = await fetch(`${server.url}/sso/${connectionId}/start?test=1`, { redirect: 'manual', headers: { cookie: `tessera_session=${acme.owner.token}` } });
+      expect(started.status).toBe(303);
+      const request = await idp.readRequest(started.headers.get('location')!, spMetadata);
+      const answer = await idp.respond({ inResponseTo: request.id, acsUrl: request.acsUrl, spEntityId: request.issuer, nameId: `eve@${DOMAIN}`, sign: 'none' });
+      const reply = await post(answer.samlResponse, request.relayState);
+      const back = new URL(reply.headers.get('location')!, server.url);
+      expect(back.pathname).toBe('/admin/settings/sso');
+      expect(back.searchParams.get('test_error')).toBe('invalid_response');
+      expect(sessionCookie(reply)).toBeUndefined();
+    });
+
     it('the same answer twice: the first signs in, the second finds its sign-in used up', async () => {
       const { reply, answer, request } = await signInWith({ nameId: `twice@${DOMAIN}` });
       expect(sessionCookie(reply)).toBeDefined();

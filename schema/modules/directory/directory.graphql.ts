@@ -2,7 +2,8 @@ import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createScimToken, listScimTokens, revokeScimToken } from './scim-tokens.service.ts';
-import { createGroupMapping, deleteGroupMapping, listGroupMappings, listScimRequests } from './group-mappings.service.ts';
+import { createGroupMapping, deleteGroupMapping, listGroupMappings } from './group-mappings.service.ts';
+import { listScimRequests } from './scim-requests.service.ts';
 
 const ScimTokenRef = builder.prismaObject('ScimToken', {
   description: "A directory's SCIM bearer token; the token itself is shown only at creation.",

@@ -72,10 +72,3 @@ export async function deleteGroupMapping(ctx: Context, id: string) {
   });
   return true;
 }
-
-/** The directory's last requests, newest first, for the admins to see why someone did not arrive. */
-export async function listScimRequests(ctx: Context, organizationId?: string | null, limit = 100) {
-  const orgId = organizationInScope(ctx, organizationId);
-  await requireOrgRole(ctx, orgId, 'admin');
-  return ctx.db.scimRequest.findMany({ where: { organizationId: orgId }, orderBy: { id: 'desc' }, take: Math.min(Math.max(limit, 1), 100) });
-}

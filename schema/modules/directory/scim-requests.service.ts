@@ -2,6 +2,7 @@
 // One insert per request, never an update of a shared row (docs/architecture.md#hot-paths); the hourly clean-up
 // keeps the last ones.
 import type { Context } from '../../context.ts';
+import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import type { ScimCaller } from './directory.types.ts';
 
@@ -36,4 +37,11 @@ export async function recordScimRequest(ctx: Context, caller: ScimCaller, outcom
       createdAt: now,
     },
   });
+}
+
+/** The directory's last requests, newest first, for the admins to see why someone did not arrive. */
+export async function listScimRequests(ctx: Context, organizationId?: string | null, limit = 100) {
+  const orgId = organizationInScope(ctx, organizationId);
+  await requireOrgRole(ctx, orgId, 'admin');
+  return ctx.db.scimRequest.findMany({ where: { organizationId: orgId }, orderBy: { id: 'desc' }, take: Math.min(Math.max(limit, 1), 100) });
 }

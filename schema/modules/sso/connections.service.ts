@@ -12,7 +12,9 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { decryptSecret, encryptSecret } from '../../push/secret.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { DomainInUseError, UnverifiedDomainError } from './sso.errors.ts';
-import { checkIssuer, readIdpMetadata } from './protocols.ts';
+import { discoverIssuer } from './oidc.protocol.ts';
+import { parseIdpMetadata } from './saml.protocol.ts';
+import { domainOf } from '../../lib/email.ts';
 import type { LoadedConnection } from './protocol.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -85,11 +87,16 @@ export type ConnectionView = Awaited<ReturnType<typeof findConnection>>;
 
 const VIEW = { domains: { select: { domain: { select: { domain: true } } } } } as const;
 
-async function findConnection(db: Tx | Context['db'], id: string) {
-  const row = await db.ssoConnection.findUnique({ where: { id }, include: VIEW });
-  if (!row) return null;
+type ConnectionRow = Prisma.SsoConnectionGetPayload<{ include: typeof VIEW }>;
+
+function present(row: ConnectionRow) {
   const { domains, clientSecretEncrypted, ...rest } = row;
   return { ...rest, roleMap: row.roleMap as Record<string, Role> | null, domains: domains.map((d) => d.domain.domain).sort(), hasClientSecret: !!clientSecretEncrypted };
+}
+
+async function findConnection(db: Tx | Context['db'], id: string) {
+  const row = await db.ssoConnection.findUnique({ where: { id }, include: VIEW });
+  return row ? present(row) : null;
 }
 
 /** Who may manage a connection: its organization's owners and admins, or for a platform-wide one platform admins. */
@@ -102,8 +109,8 @@ async function requireManager(ctx: Context, organizationId: string | null) {
 export async function listConnections(ctx: Context, input: { organizationId?: string | null; platform?: boolean | null } = {}) {
   const organizationId = input.platform ? null : organizationInScope(ctx, input.organizationId);
   await requireManager(ctx, organizationId);
-  const rows = await ctx.db.ssoConnection.findMany({ where: { organizationId }, orderBy: { createdAt: 'asc' }, select: { id: true } });
-  return Promise.all(rows.map(async (r) => (await findConnection(ctx.db, r.id))!));
+  const rows = await ctx.db.ssoConnection.findMany({ where: { organizationId }, orderBy: { createdAt: 'asc' }, include: VIEW });
+  return rows.map(present);
 }
 
 export async function getConnection(ctx: Context, id: string) {
@@ -238,7 +245,7 @@ async function requireOwnSubscription(tx: Tx, organizationId: string, subscripti
  * (the unique index decides between two connections claiming one at once).
  */
 async function serveDomains(tx: Tx, organizationId: string, connectionId: string, names: string[]) {
-  const wanted = [...new Set(names.map((n) => n.trim().toLowerCase().replace(/\.$/, '')))];
+  const wanted = [...new Set(names.map(domainOf))];
   const rows = wanted.length
     ? await tx.domain.findMany({ where: { organizationId, domain: { in: wanted }, verifiedAt: { not: null } }, select: { id: true, domain: true } })
     : [];
@@ -261,7 +268,7 @@ type ProtocolInput = { type: LoadedConnection['type'] } & Partial<{
 async function protocolSettings(ctx: Context, data: ProtocolInput, current?: { issuer: string | null; entryPoint: string | null; idpCerts: string[] }) {
   const secret = data.clientSecret ? { clientSecretEncrypted: await encryptSecret(data.clientSecret, ctx.settings.secretKey) } : {};
   if (data.type === 'saml') {
-    const fromMetadata = data.metadataXml ? readIdpMetadata(data.metadataXml) : null;
+    const fromMetadata = data.metadataXml ? parseIdpMetadata(data.metadataXml) : null;
     const entryPoint = data.entryPoint ?? fromMetadata?.entryPoint;
     const certs = data.idpCert ? [data.idpCert] : fromMetadata?.certs;
     if (!current && (!entryPoint || !certs?.length)) {
@@ -272,7 +279,7 @@ async function protocolSettings(ctx: Context, data: ProtocolInput, current?: { i
     return { entryPoint, idpCerts: certs, idpEntityId: data.idpEntityId ?? fromMetadata?.entityId };
   }
   if (data.type === 'github') return { issuer: data.issuer ?? 'https://github.com', clientId: data.clientId, scopes: ['read:user', 'user:email'], ...secret };
-  if (data.issuer && data.issuer !== current?.issuer) await checkIssuer(ctx, data.issuer);
+  if (data.issuer && data.issuer !== current?.issuer) await discoverIssuer(ctx, data.issuer);
   const scopes = data.scopes ? [...new Set(['openid', ...data.scopes])] : current ? undefined : ['openid', 'email', 'profile'];
   return { issuer: data.issuer, clientId: data.clientId, scopes, ...secret };
 }

@@ -52,7 +52,7 @@ function normalizeDomain(raw: string): { domain: string } | { problem: string } 
   if (isIP(value) || isIP(value.replace(/^\[(.*)\]$/, '$1')) || /^(\d+|0x[0-9a-f]*)$/.test(lastLabel)) {
     return { problem: 'must be a domain name, not an IP address' };
   }
-  if (value.includes('*')) return { problem: 'must be a domain name without a wildcard (*): prove example.com, and its subdomains come with it' };
+  if (value.includes('*')) return { problem: 'must be a domain name without a wildcard (*): prove each domain the addresses use (example.com, eu.example.com)' };
   if (/[/?#\\]/.test(value)) return { problem: 'must be a domain name without a path' };
   if (value.includes(':')) return { problem: 'must be a domain name without a port' };
   // Percent-escapes would be decoded by domainToASCII; @ and spaces are parts of URLs and addresses, not names.

@@ -11,7 +11,7 @@ export interface SsoRoute {
 }
 
 export async function ssoRouteForDomain(ctx: Pick<Context, 'db'>, domain: string): Promise<SsoRoute | null> {
-  const name = domain.trim().toLowerCase().replace(/\.$/, '');
+  const name = domainOf(domain);
   if (!name || name.length > 253) return null;
   const [route] = await ctx.db.$queryRaw<SsoRoute[]>`
     select c.id as "connectionId", c.name, c.require_sso as "requireSso"

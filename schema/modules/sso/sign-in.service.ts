@@ -118,12 +118,17 @@ export async function completeSsoSignIn(ctx: Context, input: unknown): Promise<S
   if (connection.type !== 'saml' && (!data.browserToken || sha256(data.browserToken) !== request.browserHash)) {
     throw new SsoSignInError('wrong_browser', 'This sign-in was started in another browser: start again here');
   }
-  if (!connection.enabled && !request.testedById) throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
-  const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, { callbackUrl: data.callbackUrl ?? undefined, samlResponse: data.samlResponse ?? undefined });
-  if (request.testedById) return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
-  if (request.linkUserId) return linkIdentity(ctx, connection, request.linkUserId, profile);
-  const login = await signInAs(ctx, connection, profile);
-  return { kind: 'signedIn', login, returnTo: request.returnTo };
+  const purpose = request.testedById ? 'test' : request.linkUserId ? 'link' : null;
+  try {
+    if (!connection.enabled && !request.testedById) throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
+    const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, { callbackUrl: data.callbackUrl ?? undefined, samlResponse: data.samlResponse ?? undefined });
+    if (request.testedById) return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
+    if (request.linkUserId) return await linkIdentity(ctx, connection, request.linkUserId, profile);
+    const login = await signInAs(ctx, connection, profile);
+    return { kind: 'signedIn', login, returnTo: request.returnTo };
+  } catch (error) {
+    throw purpose && error instanceof SsoSignInError ? error.for(purpose) : error;
+  }
 }
 
 /** Uses the request up: of two callbacks with the same state, one finds it. */

@@ -50,9 +50,18 @@ export class SsoRequiredError extends UserError {
  */
 export class SsoSignInError extends UserError {
   readonly reason: string;
-  constructor(reason: string, message: string) {
-    super('sso_failed', message, [{ path: 'reason', message: reason }]);
+  /**
+   * `purpose`: what the sign-in was for when not for signing in (`link`, `test`), as its stored request says: the
+   * refusal then ends where that started, also for a SAML answer, whose cross-site POST carries no cookie to say so.
+   */
+  constructor(reason: string, message: string, purpose?: 'link' | 'test') {
+    super('sso_failed', message, [{ path: 'reason', message: reason }, ...(purpose ? [{ path: 'purpose', message: purpose }] : [])]);
     this.reason = reason;
+  }
+
+  /** The same refusal, saying what the sign-in was for. */
+  for(purpose: 'link' | 'test'): SsoSignInError {
+    return new SsoSignInError(this.reason, this.message, purpose);
   }
 }
 

@@ -3,7 +3,7 @@ import { present } from '../../lib/input.ts';
 import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
 import { createConnection, deleteConnection, getConnection, listConnections, loadConnection, updateConnection, type ConnectionView } from './connections.service.ts';
-import { serviceProviderMetadata } from './protocols.ts';
+import { serviceProviderMetadata } from './saml.protocol.ts';
 import { completeSsoSignIn, myIdentities, socialProviders, ssoTestResult, startSsoSignIn, unlinkIdentity, type SsoOutcome, type SsoStart } from './sign-in.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
 
