@@ -30,11 +30,12 @@ export function prometheusMetrics(db: Db): PrometheusMetrics {
     labelNames: ['outcome'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
   });
   new Gauge({
-    name: 'tessera_db_pool_connections', help: "The database pool's connections: open, idle, and requests waiting for one",
+    name: 'tessera_db_pool_connections', help: "The database pool's connections: open (the pool's size now), busy, idle, and requests waiting for one",
     labelNames: ['state'] as const, registers: [registry],
     collect() {
       const { total, idle, waiting } = poolStats(db);
       this.set({ state: 'open' }, total);
+      this.set({ state: 'busy' }, total - idle);
       this.set({ state: 'idle' }, idle);
       this.set({ state: 'waiting' }, waiting);
     },

@@ -1,10 +1,15 @@
 // /metrics: scraped as Prometheus would, parsed from the text format, and seen to move with the requests made.
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import os from 'node:os';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, signIn } from '../helpers/http.ts';
 import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
+import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { freePort } from '../e2e/process.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
@@ -52,12 +57,26 @@ function histogram({ text }: Scrape, family: string, labels: Record<string, stri
 
 let server: TestServer;
 let tenant: Tenant;
+let ca: TestCa;
+let receiver: HttpsReceiver;
 
 beforeAll(async () => {
-  server = await startTestServer({ role: 'all', env: { METRICS_TOKEN: TOKEN } });
+  ca = makeTestCa();
+  // A webhook receiver that answers 200 at /ok and 500 elsewhere.
+  receiver = await startHttpsReceiver(ca, (request, res) => void res.writeHead(request.path === '/ok' ? 200 : 500).end());
+  server = await startTestServer({
+    role: 'all', env: { METRICS_TOKEN: TOKEN, WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+  });
   tenant = await createTenant(server.url, (await signIn(server.url, ADMIN.email, ADMIN.password)).api);
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await receiver?.close();
+  ca?.remove();
+});
+
+/** The label sets of a family's series (a histogram's once each, from its _count lines). */
+const seriesOf = ({ text }: Scrape, family: string) => text.split('\n').filter((line) => line.startsWith(`${family}_count{`)).map((line) => line.slice(0, line.lastIndexOf(' ')));
 
 describe('GET /metrics on the public port', () => {
   it('answers only the bearer of METRICS_TOKEN', async () => {
@@ -90,6 +109,33 @@ describe('GET /metrics on the public port', () => {
     expect(series.sum).toBeGreaterThan(0);
   });
 
+  it('keeps one series per route template however many ids are requested: the label set does not grow', async () => {
+    const family = 'tessera_http_request_duration_seconds';
+    // Raw paths of every kind: an API route with an id (found or not), one nested under another id, a path no route
+    // has, and a portal page with an id in its path.
+    const paths = (id: string) => [
+      `/v1/users/${id}`, `/api/v1/webhooks/${id}/deliveries`, `/api/v1/no-such-collection/${id}`, `/no-such-page-${id}`, `/admin/settings/webhooks/${id}`,
+    ];
+    const visit = async (id: string) => {
+      for (const path of paths(id)) await fetch(`${server.url}${path}?q=${id}`, { headers: { authorization: `Bearer ${tenant.owner.token}` }, redirect: 'manual' }).then((r) => r.arrayBuffer());
+    };
+    // given each kind of path requested once, so that its series exists
+    await visit(randomUUID());
+    const before = await scrape(server.url);
+    // when each is requested with 40 more distinct ids
+    const ids = Array.from({ length: 40 }, () => randomUUID());
+    for (const id of ids) await visit(id);
+    const after = await scrape(server.url);
+    // then not one series was added, and no id is in any label
+    expect(seriesOf(after, family)).toEqual(seriesOf(before, family));
+    for (const id of ids) expect(after.text).not.toContain(id);
+    // and the requests were counted under their templates
+    const counted = (scraped: Scrape, labels: Record<string, string>) => histogram(scraped, family, labels).count;
+    expect(counted(after, { method: 'GET', route: '/v1/users/:id', status: '404' }) - counted(before, { method: 'GET', route: '/v1/users/:id', status: '404' })).toBe(40);
+    const unmatched = { method: 'GET', route: '(unmatched)', status: '404' };
+    expect(counted(after, unmatched) - counted(before, unmatched)).toBeGreaterThanOrEqual(80);
+  });
+
   it('counts sign-ins by outcome and tokens by grant type', async () => {
     const before = await scrape(server.url);
     const anonymous = client(server.url);
@@ -110,10 +156,40 @@ describe('GET /metrics on the public port', () => {
     expect(histogram(after, 'tessera_http_request_duration_seconds', token).count - histogram(before, 'tessera_http_request_duration_seconds', token).count).toBe(1);
   });
 
+  it('times webhook deliveries and mail by outcome', async () => {
+    const before = await scrape(server.url);
+    // given two webhooks of the tenant, one to a receiver that answers 200 and one to a receiver that answers 500
+    for (const path of ['/ok', '/down']) {
+      const hook = await tenant.admin.api.post('/api/v1/webhooks', { url: receiver.url('receiver.test', path), events: ['api_key.created'] });
+      expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+    }
+    // when an event is made for both, and a password reset is asked for (mailed to the development mailbox)
+    expect((await tenant.admin.api.post('/api/v1/api-keys', { name: 'metered' })).status).toBe(201);
+    expect((await client(server.url).post('/api/v1/auth/password-reset', { email: tenant.member.email })).status).toBe(202);
+
+    // then the worker's attempts are counted and timed: one delivered, one failed with attempts left, one mail kept
+    const webhook = 'tessera_webhook_attempt_duration_seconds';
+    const mail = 'tessera_mail_attempt_duration_seconds';
+    const moved = (scraped: Scrape, family: string, outcome: string) => histogram(scraped, family, { outcome }).count - histogram(before, family, { outcome }).count;
+    const after = await waitFor(async () => {
+      const scraped = await scrape(server.url);
+      return moved(scraped, webhook, 'delivered') >= 1 && moved(scraped, webhook, 'retrying') >= 1 && moved(scraped, mail, 'mailbox') >= 1 ? scraped : undefined;
+    });
+    expect([moved(after, webhook, 'delivered'), moved(after, webhook, 'retrying'), moved(after, mail, 'mailbox')]).toEqual([1, 1, 1]);
+    expect(after.families.get(webhook)!.type).toBe('HISTOGRAM');
+    const delivered = histogram(after, webhook, { outcome: 'delivered' });
+    expect(delivered.sum).toBeGreaterThan(histogram(before, webhook, { outcome: 'delivered' }).sum);
+    expect(Number(delivered.buckets['+Inf'])).toBe(delivered.count);
+    // and the failed delivery's next attempt waits in the queue
+    expect(sample(after, 'tessera_jobs_queued', { task: 'webhook_deliver' })).toBeGreaterThanOrEqual(1);
+  });
+
   it('shows the queue, the database pool and the process', async () => {
     const scraped = await scrape(server.url);
-    expect(scraped.families.get('tessera_db_pool_connections')!.metrics.map((m) => m.labels!.state).sort()).toEqual(['idle', 'open', 'waiting']);
+    expect(scraped.families.get('tessera_db_pool_connections')!.metrics.map((m) => m.labels!.state).sort()).toEqual(['busy', 'idle', 'open', 'waiting']);
     expect(sample(scraped, 'tessera_db_pool_connections', { state: 'open' })).toBeGreaterThan(0);
+    expect(sample(scraped, 'tessera_db_pool_connections', { state: 'busy' }) + sample(scraped, 'tessera_db_pool_connections', { state: 'idle' }))
+      .toBe(sample(scraped, 'tessera_db_pool_connections', { state: 'open' }));
     expect(scraped.families.has('tessera_jobs_queued')).toBe(true);
     expect(scraped.families.has('tessera_jobs_oldest_age_seconds')).toBe(true);
     expect(scraped.families.has('nodejs_eventloop_lag_seconds')).toBe(true);
@@ -130,6 +206,12 @@ describe('METRICS_PORT', () => {
       expect(scraped.families.has('tessera_http_request_duration_seconds')).toBe(true);
       expect((await fetch(`http://127.0.0.1:${port}/anything-else`)).status).toBe(404);
       expect((await fetch(`${own.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
+      // on loopback only (METRICS_HOST unset): the machine's other addresses refuse the connection
+      const outside = Object.values(os.networkInterfaces()).flat().filter((i) => i && !i.internal && i.family === 'IPv4').map((i) => i!.address);
+      for (const address of outside) {
+        await expect(new Promise((resolve, reject) => net.connect(port, address).once('connect', resolve).once('error', reject)), address)
+          .rejects.toMatchObject({ code: 'ECONNREFUSED' });
+      }
     } finally {
       await own.stop();
     }
