@@ -186,6 +186,8 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     if (config.metrics.port) {
       metricsServer = await startMetricsServer(base.metrics, config.metrics.port, config.metrics.host);
       log(`metrics on http://${config.metrics.host}:${(metricsServer.address() as { port: number }).port}/metrics`);
+    } else if (config.metrics.token && !server) {
+      logger.warn('METRICS_TOKEN serves /metrics on the public port, which a worker has none of: set METRICS_PORT to scrape this process');
     }
 
     let stopping: Promise<void> | undefined;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import os from 'node:os';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, signIn } from '../helpers/http.ts';
 import { accessTokenOf, registerClient } from '../helpers/oauth.ts';
@@ -215,6 +216,14 @@ describe('METRICS_PORT', () => {
     } finally {
       await own.stop();
     }
+  });
+
+  it('warns a worker given METRICS_TOKEN alone: it has no public port to serve them on', async () => {
+    const lines: string[] = [];
+    const worker = await startTestServer({ role: 'worker', env: { METRICS_TOKEN: TOKEN }, logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
+    await worker.stop();
+    expect(lines.map((line) => JSON.parse(line)).filter((l) => l.level === 40).map((l) => l.msg))
+      .toContain('METRICS_TOKEN serves /metrics on the public port, which a worker has none of: set METRICS_PORT to scrape this process');
   });
 
   it('is not served at all, nor counted, when neither is set', async () => {
