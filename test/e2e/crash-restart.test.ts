@@ -1,8 +1,9 @@
 // A crash kills every process of the service at once (an OOM kill, a power cut): the next start on the same
 // DATA_DIR comes back at once, with every committed write, although the dead PostgreSQL's processes are still
-// dying. And a start beside a live Tessera on that DATA_DIR is refused in one line, its server left alone.
+// dying. A crash of Tessera alone leaves its PostgreSQL running, orphaned: the next start stops it first. And a start
+// beside a live Tessera on that DATA_DIR is refused in one line, its server left alone.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,9 +22,15 @@ const env = () => ({
 });
 const url = () => `http://127.0.0.1:${port}`;
 
-/** The service in a process group of its own, so that one signal reaches it and its PostgreSQL alike. */
-function start(): ChildProcess {
-  running = spawn(NODE, ['server/main.ts'], { cwd: ROOT, env: env(), stdio: 'ignore', detached: true });
+/** What the service started last has written (stdout and stderr). */
+let output = '';
+
+/** The service as `npm start` runs it, in a process group of its own, so that one signal reaches it and its PostgreSQL alike. */
+function start(extra: Record<string, string> = {}): ChildProcess {
+  output = '';
+  running = spawn(NODE, ['--max-semi-space-size=16', 'server/main.ts'], { cwd: ROOT, env: { ...env(), ...extra }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  running.stdout!.on('data', (d) => (output += d));
+  running.stderr!.on('data', (d) => (output += d));
   return running;
 }
 
@@ -54,29 +61,63 @@ describe('a crash of every process of the service', () => {
     const written: string[] = [];
     for (let round = 0; round < 10; round++) {
       // given a running service with connections open and busy
-      const child = start();
+      const child = start({ LOG_LEVEL: 'info' });
       const startedAt = Date.now();
       await ready();
       expect(Date.now() - startedAt).toBeLessThan(30_000);
+      // after a crash, the start found the dead server's lock and removed it once none of its processes was left
+      if (round > 0) expect(output).toContain('removed the lock file of an embedded PostgreSQL that had stopped without cleaning up');
       const { api, login } = await signIn(url(), ADMIN.email, ADMIN.password);
       const organizations = (await api.get('/v1/organizations?limit=100')).body.organizations.map((o: { name: string }) => o.name);
       // then what every earlier round committed is there
       expect(organizations).toEqual(expect.arrayContaining(written));
-      const busy = Array.from({ length: 30 }, () => client(url(), { token: login.token }).get('/api/v1/users/me').catch(() => undefined));
-      await Promise.all(busy);
 
-      // when a write commits and every process dies right after
+      // when 30 connections are busy, a write commits, and every process dies while the 30 are still sending
+      let answered = 0;
+      let busy = true;
+      const loops = Array.from({ length: 30 }, async () => {
+        const caller = client(url(), { token: login.token });
+        while (busy) await caller.get('/api/v1/users/me').then(() => answered++, () => undefined);
+      });
+      await waitFor(() => (answered >= 60 ? true : undefined));
       const name = `Committed before crash ${round}`;
       const created = await api.post('/v1/organizations', { name });
       expect(created.status).toBe(201);
       written.push(name);
       killAll(child);
+      busy = false;
+      await Promise.all(loops);
     }
     const child = start();
     await ready();
     const { api } = await signIn(url(), ADMIN.email, ADMIN.password);
     expect((await api.get('/v1/organizations?limit=100')).body.organizations.map((o: { name: string }) => o.name)).toEqual(expect.arrayContaining(written));
     killAll(child);
+  });
+
+  it('stops the PostgreSQL a killed Tessera left running (orphaned), then starts with every committed write', { timeout: 120_000 }, async () => {
+    // given a running service with a committed write
+    const child = start({ LOG_LEVEL: 'info' });
+    await ready();
+    const { api } = await signIn(url(), ADMIN.email, ADMIN.password);
+    expect((await api.post('/v1/organizations', { name: 'Committed before the orphan' })).status).toBe(201);
+    const postmaster = Number((await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0]);
+    // when only the Tessera process is killed: its PostgreSQL lives on, serving DATA_DIR with no Tessera
+    process.kill(child.pid!, 'SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const parent = async () => Number((await readFile(`/proc/${postmaster}/stat`, 'utf8')).split(') ')[1]!.split(' ')[1]);
+    expect(await parent()).not.toBe(child.pid);
+    // and a start follows at once
+    const startedAt = Date.now();
+    const next = start({ LOG_LEVEL: 'info' });
+    await ready();
+    expect(Date.now() - startedAt).toBeLessThan(30_000);
+    // then it said it stopped the orphan, which is gone, and the write is there
+    expect(output).toContain(`stopping an orphaned embedded PostgreSQL (PID ${postmaster})`);
+    expect(await readFile(`/proc/${postmaster}/stat`, 'utf8').then((stat) => stat.split(') ')[1]![0], () => 'gone')).toMatch(/^(gone|Z)$/);
+    const again = await signIn(url(), ADMIN.email, ADMIN.password);
+    expect((await again.api.get('/v1/organizations?limit=100')).body.organizations.map((o: { name: string }) => o.name)).toContain('Committed before the orphan');
+    killAll(next);
   });
 
   it('never takes the database of a live Tessera: a second start on its DATA_DIR is refused in one line', { timeout: 120_000 }, async () => {
