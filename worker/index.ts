@@ -11,7 +11,9 @@ import { webhookDeliver } from './tasks/webhook-deliver.ts';
 import { webhookSweep, WEBHOOK_SWEEP_TASK } from './tasks/webhook-sweep.ts';
 import { appNotify } from './tasks/app-notify.ts';
 import { mailSend } from './tasks/mail-send.ts';
+import { passwordResetMail } from './tasks/password-reset-mail.ts';
 import { MAIL_SEND_TASK } from '../schema/modules/mail/delivery.service.ts';
+import { PASSWORD_RESET_TASK } from '../schema/modules/accounts/password-reset.service.ts';
 import { appSweep, APP_SWEEP_TASK } from './tasks/app-sweep.ts';
 import { DELIVER_TASK } from '../schema/modules/webhooks/delivery.service.ts';
 import { NOTIFY_TASK } from '../schema/modules/apps/notifications.service.ts';
@@ -49,7 +51,7 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
     [CLEANUP_TASK]: cleanup(deps), [EXPIRE_INVITATIONS_TASK]: expireInvitations(deps), [EXPIRE_SESSIONS_TASK]: expireSessions(deps),
     [EXPIRE_SUBSCRIPTIONS_TASK]: expireSubscriptions(deps), [DELIVER_TASK]: inFlight.capped(webhookDeliver(deps)),
     [WEBHOOK_SWEEP_TASK]: webhookSweep(deps), [NOTIFY_TASK]: appNotify(deps), [APP_SWEEP_TASK]: appSweep(deps),
-    [MAIL_SEND_TASK]: mailSend(deps),
+    [MAIL_SEND_TASK]: mailSend(deps), [PASSWORD_RESET_TASK]: passwordResetMail(deps),
   };
   // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
   // the console it took a tenth of a delivery's CPU.

@@ -1,7 +1,8 @@
 // A mail committed just before the process dies is sent after the restart, once: the real service runs as its own
-// process with ROLE=api (no worker, so the mail cannot go out before the kill), answers a password reset request and
-// is killed with SIGKILL; a new service with a worker on the same database then sends the reset mail to a real SMTP
-// server, and its link still works.
+// process with ROLE=api (no worker, so the mail cannot go out before the kill), answers an invitation (whose mail is
+// committed with it) and a password reset request (whose job, committed with the answer, writes the link and its
+// mail), and is killed with SIGKILL; a new service with a worker on the same database then sends both mails to a real
+// SMTP server, once each, and the reset link still works.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -10,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.ts';
-import { client } from '../helpers/http.ts';
+import { client, signIn } from '../helpers/http.ts';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { waitForSettledMail } from '../helpers/mail.ts';
@@ -52,6 +53,20 @@ async function outbox(to: string): Promise<{ status: string; jobs: number }[]> {
   }
 }
 
+/** Password reset requests still queued (password_reset_mail jobs), read straight from the database. */
+async function resetJobs(): Promise<number> {
+  const db = new pg.Client({ connectionString: database.url });
+  await db.connect();
+  try {
+    const { rows } = await db.query<{ n: number }>(
+      `select count(*)::int as n from graphile_worker.jobs where task_identifier = 'password_reset_mail'`,
+    );
+    return rows[0]!.n;
+  } finally {
+    await db.end();
+  }
+}
+
 describe('a mail committed just before a crash', () => {
   it('is sent once after the restart', { timeout: 120_000 }, async () => {
     // given the service running as an API process, with no worker, pointed at the SMTP server
@@ -73,24 +88,32 @@ describe('a mail committed just before a crash', () => {
       throw new Error(`the service did not become ready:\n${output}`);
     });
 
-    // when a password reset is asked for, and the process is killed as soon as it has answered
+    // when someone is invited, and a password reset is asked for, and the process is killed as soon as it has answered
+    const { api: admin } = await signIn(url, ADMIN.email, ADMIN.password);
+    const organizationId = (await admin.get('/api/v1/auth/session')).body.organization.id;
+    const invitee = `invitee-${randomBytes(3).toString('hex')}@example.test`;
+    const invited = await admin.post(`/v1/organizations/${organizationId}/invitations`, { email: invitee, role: 'member' });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     const asked = await client(url).post('/api/v1/auth/password-reset', { email: ADMIN.email });
     expect(asked.status, JSON.stringify(asked.body)).toBe(202);
     child.kill('SIGKILL');
     await exited;
 
-    // then nothing was sent, and the mail and its job are committed, waiting
+    // then nothing was sent; the invitation's mail and its job are committed, waiting, and so is the reset's job
     expect(smtp.received).toEqual([]);
-    expect(await outbox(ADMIN.email)).toEqual([{ status: 'queued', jobs: 1 }]);
+    expect(await outbox(invitee)).toEqual([{ status: 'queued', jobs: 1 }]);
+    expect(await resetJobs()).toBe(1);
 
     // when the service starts again on the same database, with a worker
     after = await startTestServer({ databaseUrl: database.url, role: 'all', env: { SECRET_KEY, SMTP_URL: smtp.url } });
 
-    // then the reset mail arrives, once, and its job is done
+    // then the invitation and the reset mail arrive, once each, and their jobs are done
+    await smtp.waitForMail(invitee, /You are invited/);
     const [mail] = await smtp.waitForMail(ADMIN.email, /Reset your Tessera password/);
-    const row = await waitForSettledMail(after.base.db, ADMIN.email, 'sent');
-    expect(row.attempts).toBe(1);
-    expect(smtp.received).toHaveLength(1);
+    expect((await waitForSettledMail(after.base.db, invitee, 'sent')).attempts).toBe(1);
+    expect((await waitForSettledMail(after.base.db, ADMIN.email, 'sent')).attempts).toBe(1);
+    expect(await resetJobs()).toBe(0);
+    expect(smtp.received.map((m) => m.to).sort()).toEqual([ADMIN.email, invitee].sort());
 
     // and the link it carries, made by the killed process, sets a new password on the new one
     const token = smtp.linkIn(mail!, '/reset-password').searchParams.get('token')!;

@@ -90,29 +90,43 @@ describe('POST /api/v1/auth/password-reset', () => {
   });
 
   describe('a known and an unknown address', () => {
-    // A service without the worker, so that only the requests' own statements are counted (a mail job run
-    // meanwhile would add its own); the bootstrap admin is the account that exists.
+    // A service without the worker, so that only the requests' own statements are counted (the job that writes the
+    // link runs later, in a worker); the bootstrap admin is the account that exists.
     let quiet: TestServer;
     beforeAll(async () => {
       quiet = await startTestServer({ role: 'api', env: { TRUST_PROXY: 'true' } });
     });
     afterAll(() => quiet?.stop());
 
-    /** The request as the wire carries it, and the SQL statements the service sent while it ran. */
+    /** What the request wrote: the rows of the tables a reset may write to. */
+    async function written() {
+      const [row] = await quiet.base.db.$queryRaw<{ jobs: number; mails: number; links: number; users: number }[]>`
+        select (select count(*)::int from graphile_worker.jobs where task_identifier = 'password_reset_mail') as jobs,
+               (select count(*)::int from mails) as mails, (select count(*)::int from link_tokens) as links,
+               (select count(*)::int from users) as users`;
+      return row!;
+    }
+
+    /** The request as the wire carries it, the SQL statements the service sent while it ran, and what it wrote. */
     async function measured(email: string) {
       const statements: string[] = [];
+      const before = await written();
       const stop = onStatement(quiet.base.db, (sql) => statements.push(sql));
       try {
         const res = await fetch(`${quiet.url}/api/v1/auth/password-reset`, {
           method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': freshIp() }, body: JSON.stringify({ email }),
         });
-        return { status: res.status, body: await res.text(), type: res.headers.get('content-type'), statements };
+        const reply = { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
+        stop();
+        const after = await written();
+        const wrote = { jobs: after.jobs - before.jobs, mails: after.mails - before.mails, links: after.links - before.links, users: after.users - before.users };
+        return { ...reply, statements, wrote };
       } finally {
         stop();
       }
     }
 
-    it('get the same status and bytes, from the same SQL statements, and only the known one gets a link', async () => {
+    it('get the same status and bytes, from the same SQL statements and the same writes, and only the known one gets a link', async () => {
       // given a service that has answered one request already (its caches are warm)
       const unknownEmail = 'nobody-at-all@example.test';
       await measured('warming-up@example.test');
@@ -126,15 +140,26 @@ describe('POST /api/v1/auth/password-reset', () => {
       // and the same statements ran, in the same order
       expect(runs[0]!.statements.length).toBeGreaterThan(0);
       for (const run of runs) expect(run.statements).toEqual(runs[0]!.statements);
-      // and the writes happened for the known address only
-      const rows = async (email: string) => ({
-        linkTokens: await quiet.base.db.linkToken.count({ where: { email } }),
-        mails: await quiet.base.db.mail.count({ where: { toAddress: email } }),
-      });
-      expect(await rows(ADMIN.email)).toEqual({ linkTokens: 2, mails: 2 });
-      expect(await rows(unknownEmail)).toEqual({ linkTokens: 0, mails: 0 });
-      // and of the admin's two links only the newer one is live
-      expect(await quiet.base.db.linkToken.count({ where: { email: ADMIN.email, endedAt: null } })).toBe(1);
+      // and each wrote the same: one job, and neither a link nor a mail while the request was being answered
+      for (const run of runs) expect(run.wrote).toEqual({ jobs: 1, mails: 0, links: 0, users: 0 });
+
+      // when a worker runs the jobs
+      const worker = await startTestServer({ databaseUrl: quiet.databaseUrl, role: 'worker' });
+      try {
+        // then the writes happened for the known address only
+        const rows = async (email: string) => ({
+          linkTokens: await quiet.base.db.linkToken.count({ where: { email } }),
+          mails: await quiet.base.db.mail.count({ where: { toAddress: email, kind: 'password_reset' } }),
+        });
+        await waitFor(async () => (await written()).jobs === 0 || undefined);
+        expect(await rows(ADMIN.email)).toEqual({ linkTokens: 2, mails: 2 });
+        expect(await rows(unknownEmail)).toEqual({ linkTokens: 0, mails: 0 });
+        expect(await rows('warming-up@example.test')).toEqual({ linkTokens: 0, mails: 0 });
+        // and of the admin's two links only the newer one is live
+        expect(await quiet.base.db.linkToken.count({ where: { email: ADMIN.email, endedAt: null } })).toBe(1);
+      } finally {
+        await worker.stop();
+      }
     });
   });
 

@@ -1,10 +1,13 @@
 // Password reset by a mailed link (docs/architecture.md#mail). Asking answers the same for known and unknown
-// addresses and does the same work for both (one statement that writes the token and the mail only where the
-// address has an account), so neither the answer nor its timing tells whether an account exists. Confirming sets
-// the password and bumps the session version: every session, access token and refresh token of the person ends.
+// addresses and does the same database work for both: after the throttle, one job (password_reset_mail) carrying the
+// address, whose run looks the address up and writes the token and its mail only where an account uses it. Neither
+// the answer nor its timing tells whether an account exists. Confirming sets the password and bumps the session
+// version: every session, access token and refresh token of the person ends.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import { Prisma } from '../../db.ts';
+import { Prisma, type Db } from '../../db.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { uuidv7 } from '../../lib/ids.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { requireFirstParty, requirePlatformAdmin } from '../../auth/access.ts';
 import { hashPassword } from '../../lib/crypto.ts';
@@ -22,22 +25,58 @@ import { forgotPasswordUrl, resetPasswordUrl } from './links.ts';
 const LIMITS = { address: 5, client: 20 } as const;
 const WINDOW_SECONDS = 3600;
 
-const requestInput = z.object({ email: fields.email }).strict();
+/** The job that answers a reset request: it writes the link and its mail if an account uses the address. */
+export const PASSWORD_RESET_TASK = 'password_reset_mail';
+
+export interface ResetRequestJob {
+  email: string;
+  /** Chosen when the request is taken, so that a job run again after a crash writes no second mail. */
+  mailId: string;
+}
+
+export function assertResetRequestJob(payload: unknown): ResetRequestJob {
+  const p = payload as Partial<ResetRequestJob> | null;
+  if (typeof p?.email !== 'string' || typeof p.mailId !== 'string') throw new Error(`${PASSWORD_RESET_TASK}: payload must be {email, mailId}`);
+  return { email: p.email, mailId: p.mailId };
+}
+
+/** What writing a reset link needs: the request's context has it, and so has the worker. */
+interface LinkDeps {
+  db: Pick<Db, '$executeRaw'>;
+  clock: Clock;
+  issuer: () => string;
+}
+
+const linkDepsOf = (ctx: Context): LinkDeps => ({ db: ctx.db, clock: ctx.clock, issuer: () => ctx.settings.issuer() });
 
 /** Writes a reset token and its mail for the account `account` (a query giving its id), if it gives one. */
-async function mailResetLink(ctx: Context, account: Prisma.Sql, email: string) {
-  const now = ctx.clock.now();
+async function mailResetLink(deps: LinkDeps, account: Prisma.Sql, email: string, mailId?: string) {
+  const now = deps.clock.now();
   const link = newLinkToken('password_reset', Prisma.sql`select id from account`, email, now);
-  const mail = queueMailSql('password_reset', email, { url: resetPasswordUrl(ctx, link.token), minutes: LINK_TOKEN_PURPOSES.password_reset.ttlSeconds / 60 }, now);
-  await ctx.db.$executeRaw`with account as (${account}), ${link.ctes} select ${mail} from account`;
+  const mail = queueMailSql('password_reset', email, { url: resetPasswordUrl(deps.issuer(), link.token), minutes: LINK_TOKEN_PURPOSES.password_reset.ttlSeconds / 60 }, now, mailId);
+  await deps.db.$executeRaw`with account as (${account}), ${link.ctes} select ${mail} from account`;
 }
+
+const requestInput = z.object({ email: fields.email }).strict();
 
 export async function requestPasswordReset(ctx: Context, input: unknown): Promise<true> {
   const { email } = parseInput(requestInput, input);
   const ip = ctx.request.ip;
   await countRequest(ctx, [{ key: `reset:${email}`, limit: LIMITS.address }, ...(ip ? [{ key: `reset-from:${ip}`, limit: LIMITS.client }] : [])], WINDOW_SECONDS);
-  await mailResetLink(ctx, Prisma.sql`select id from users where email = ${email}`, email);
+  // The same one insert whether or not an account uses the address: the lookup, and the writes that follow only for
+  // an account, happen in the job, after the answer has gone.
+  const job: ResetRequestJob = { email, mailId: uuidv7() };
+  await ctx.db.$executeRaw`select graphile_worker.add_job(${PASSWORD_RESET_TASK}::text, ${JSON.stringify(job)}::json, max_attempts := 5)`;
   return true;
+}
+
+/**
+ * The job's work: the link and its mail for the account that uses the address, if one does. Once: the mail's id
+ * came with the job, and a run after a crash that had committed it writes nothing.
+ */
+export async function mailRequestedResetLink(deps: LinkDeps, job: ResetRequestJob): Promise<void> {
+  const account = Prisma.sql`select id from users where email = ${job.email} and not exists (select 1 from mails where id = ${job.mailId})`;
+  await mailResetLink(deps, account, job.email, job.mailId);
 }
 
 /**
@@ -49,7 +88,7 @@ export async function sendPasswordResetLink(ctx: Context, userId: string): Promi
   requireFirstParty(ctx, 'send a password reset link');
   const user = await ctx.db.user.findUnique({ where: { id: userId }, select: { id: true, email: true } });
   if (!user) throw new NotFoundError('User');
-  await mailResetLink(ctx, userIdQuery(user.id), user.email);
+  await mailResetLink(linkDepsOf(ctx), userIdQuery(user.id), user.email);
   await recordAudit(ctx, { action: 'user.password_reset.send', targetType: 'user', targetId: user.id });
   return true;
 }

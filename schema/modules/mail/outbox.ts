@@ -7,10 +7,13 @@ import { renderMail, type MailFacts, type MailKind } from './templates.ts';
 
 type Tx = Pick<Prisma.TransactionClient, '$executeRaw'>;
 
-/** The call that queues a rendered mail, for statements that queue one only where a row exists (`from <cte>`). */
-export function queueMailSql<K extends MailKind>(kind: K, to: string | Prisma.Sql, facts: MailFacts<K>, at: Date): Prisma.Sql {
+/**
+ * The call that queues a rendered mail, for statements that queue one only where a row exists (`from <cte>`).
+ * `id` is the mail's id when the caller chose it beforehand (a job that must write its mail once, however often it runs).
+ */
+export function queueMailSql<K extends MailKind>(kind: K, to: string | Prisma.Sql, facts: MailFacts<K>, at: Date, id: string = uuidv7()): Prisma.Sql {
   const { subject, text, html } = renderMail(kind, facts);
-  return Prisma.sql`tessera_queue_mail(${uuidv7()}, ${kind}, ${to}, ${subject}, ${text}, ${html}, ${at}::timestamp)`;
+  return Prisma.sql`tessera_queue_mail(${id}, ${kind}, ${to}, ${subject}, ${text}, ${html}, ${at}::timestamp)`;
 }
 
 /** Queues one mail to `to` in the transaction `tx`. */
