@@ -25,8 +25,10 @@ export function eventBody(id: string, kind: string, at: Date, organization: Orga
 }
 
 /** The same envelope as an SQL text expression, for events whose id or organization is read in the statement. */
-export function eventBodySql(id: string | Prisma.Sql, kind: string, at: Date, organization: { id: Prisma.Sql; name: Prisma.Sql }, data: unknown): Prisma.Sql {
-  return jsonTextSql({ id, event: kind, timestamp: at.toISOString(), organization, data });
+export function eventBodySql(
+  id: string | Prisma.Sql, kind: string, timestamp: string | Prisma.Sql, organization: { id: Prisma.Sql; name: Prisma.Sql }, data: unknown,
+): Prisma.Sql {
+  return jsonTextSql({ id, event: kind, timestamp, organization, data });
 }
 
 /** Ids in the order of the kinds: one operation's events list in the order it emitted them. */
@@ -67,7 +69,7 @@ export async function emitUserEvent<K extends UserEventKind>(
   tx: Tx, kind: K, userId: string, facts: EventFacts<K>, options: EmitOptions = {},
 ): Promise<number> {
   const at = options.at ?? new Date();
-  const body = eventBodySql(Prisma.sql`x.id`, kind, at, { id: Prisma.sql`x.org_id`, name: Prisma.sql`x.org_name` }, buildEventData(kind, facts));
+  const body = eventBodySql(Prisma.sql`x.id`, kind, at.toISOString(), { id: Prisma.sql`x.org_id`, name: Prisma.sql`x.org_name` }, buildEventData(kind, facts));
   return tx.$executeRaw`
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT x.id, ${kind}::text, x.org_id, ${body}, ${at}::timestamp(3)

@@ -21,16 +21,26 @@ export interface EventRow<K extends OrganizationEventKind> {
   facts: SqlLeaves<EventFacts<K>>;
 }
 
+/** The event's id and time; a hot statement passes its placeholders for both (db.ts hotStatement). */
+export interface EventStamp {
+  id: string;
+  at: Date;
+}
+
+export const eventStamp = (ctx: Context): EventStamp => ({ id: uuidv7(), at: ctx.clock.now() });
+
 /**
  * `name AS (INSERT INTO events ...)`, one row for each row of `from` (a CTE name or a from-list written in code,
- * never input, yielding at most one row: the id is made here) whose organization exists and has a webhook that
- * wants the kind.
+ * never input, yielding at most one row: the id is the stamp's) whose organization exists and
+ * has a webhook that wants the kind.
  */
-export function eventRowCte<K extends OrganizationEventKind>(ctx: Context, name: string, from: string, e: EventRow<K>): Prisma.Sql {
-  const id = uuidv7();
-  const at = ctx.clock.now();
+export function eventRowCte<K extends OrganizationEventKind>(stamp: EventStamp, name: string, from: string, e: EventRow<K>): Prisma.Sql {
+  const { id, at } = stamp;
   const data = buildEventData(e.kind, e.facts as EventFacts<K>);
-  const body = eventBodySql(id, e.kind, at, { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` }, data);
+  // Concrete values go into the envelope's constant text; placeholders are read as SQL text (the same bytes).
+  const envelopeId = typeof id === 'string' ? id : Prisma.sql`${id}::text`;
+  const timestamp = at instanceof Date ? at.toISOString() : Prisma.sql`${at}::text`;
+  const body = eventBodySql(envelopeId, e.kind, timestamp, { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` }, data);
   return Prisma.sql`${Prisma.raw(name)} AS (
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3)

@@ -37,7 +37,9 @@ afterAll(async () => {
 });
 
 interface Emitted {
+  id: string;
   kind: string;
+  createdAt: Date;
   organizationId: string | null;
   body: string;
   envelope: { id: string; event: string; timestamp: string; organization: { id: string; name: string }; data: Record<string, any> };
@@ -50,7 +52,7 @@ async function emitted(operation: () => Promise<unknown>): Promise<Emitted[]> {
   const before = new Set((await server.base.db.event.findMany({ select: { id: true } })).map((e) => e.id));
   await operation();
   const rows = await server.base.db.event.findMany({ where: { id: { notIn: [...before] } }, orderBy: { id: 'asc' } });
-  const fresh = rows.filter((r) => !seen.has(r.id)).map((r) => ({ kind: r.kind, organizationId: r.organizationId, body: r.body, envelope: JSON.parse(r.body) }));
+  const fresh = rows.filter((r) => !seen.has(r.id)).map((r) => ({ id: r.id, kind: r.kind, organizationId: r.organizationId, createdAt: r.createdAt, body: r.body, envelope: JSON.parse(r.body) }));
   seen = new Set([...seen, ...fresh.map((e) => e.envelope.id)]);
   all.push(...fresh);
   return fresh;
@@ -267,6 +269,9 @@ describe('the event catalog', () => {
       // The row is the exact text sent: the envelope in emitEvent's order, compact, with its organization.
       expect(Object.keys(e.envelope)).toEqual(['id', 'event', 'timestamp', 'organization', 'data']);
       expect(JSON.stringify(e.envelope)).toBe(e.body);
+      // The envelope's id and time are the row's, whichever path (emitEvent or a hot statement's CTE) wrote it.
+      expect(e.envelope.id).toBe(e.id);
+      expect(e.envelope.timestamp).toBe(e.createdAt.toISOString());
       expect(e.envelope.event).toBe(e.kind);
       expect(e.envelope.organization).toEqual({ id: e.organizationId, name: expect.any(String) });
       sameKeys(e.envelope.data, entry.example, e.kind);

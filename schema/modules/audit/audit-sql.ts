@@ -18,16 +18,27 @@ export interface AuditRow {
   details: Record<string, unknown> | Prisma.Sql;
 }
 
+/** Who and when of an audit row: the request's; a hot statement passes its placeholders (db.ts hotStatement). */
+export interface AuditStamp {
+  id: string;
+  ip: string | null;
+  userAgent: string | null;
+  at: Date;
+}
+
+export const auditStamp = (ctx: Context): AuditStamp =>
+  ({ id: uuidv7(), ip: ctx.request.ip, userAgent: ctx.request.userAgent?.slice(0, 500) ?? null, at: ctx.clock.now() });
+
 /**
  * `name AS (INSERT INTO audit_logs ...)`, one row for each row of `from` (a CTE name or a from-list written in
- * code, never input); `from` null writes exactly one row. The request's ip and user agent are recorded.
+ * code, never input); `from` null writes exactly one row. The stamp gives its id, time, ip and user agent.
  */
-export function auditRowCte(ctx: Context, name: string, from: string | null, e: AuditRow): Prisma.Sql {
+export function auditRowCte(stamp: AuditStamp, name: string, from: string | null, e: AuditRow): Prisma.Sql {
   const details = e.details instanceof Prisma.Sql ? e.details : sqlJson(withoutSecrets(e.details) as Record<string, unknown>);
   return Prisma.sql`${Prisma.raw(name)} AS (
     INSERT INTO audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-    SELECT ${uuidv7()}::text, ${sqlText(e.organizationId)}, ${e.actorType}::text, ${sqlText(e.actorId)}, ${e.action}::text,
+    SELECT ${stamp.id}::text, ${sqlText(e.organizationId)}, ${e.actorType}::text, ${sqlText(e.actorId)}, ${e.action}::text,
            ${e.targetType}::text, ${sqlText(e.targetId)}, ${e.outcome ?? 'success'}::"AuditOutcome",
-           ${ctx.request.ip}::text, ${ctx.request.userAgent?.slice(0, 500) ?? null}::text, ${details}, ${ctx.clock.now()}::timestamp(3)
+           ${stamp.ip}::text, ${stamp.userAgent}::text, ${details}, ${stamp.at}::timestamp(3)
     ${from === null ? Prisma.empty : Prisma.sql`FROM ${Prisma.raw(from)}`})`;
 }

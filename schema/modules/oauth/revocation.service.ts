@@ -4,8 +4,8 @@ import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { sha256 } from '../../lib/crypto.ts';
 import { sqlTimestamp as ts } from '../../lib/sql-value.ts';
-import { auditRowCte } from '../audit/audit-sql.ts';
-import { eventRowCte } from '../../events/event-sql.ts';
+import { auditRowCte, auditStamp } from '../audit/audit-sql.ts';
+import { eventRowCte, eventStamp } from '../../events/event-sql.ts';
 import { authenticateClient } from './client-authentication.ts';
 import { InvalidRequest } from './oauth.errors.ts';
 import { REFRESH_TOKEN_PREFIX } from './token/refresh-token.ts';
@@ -46,10 +46,10 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
       update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from target) and revoked_at is null
     ), ended_tokens as (
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from target) and revoked_at is null
-    ), ${eventRowCte(ctx, 'event', 'target t', {
+    ), ${eventRowCte(eventStamp(ctx), 'event', 'target t', {
       kind: 'oauth_client.token_revoked', organizationId: client.organizationId,
       facts: { client, grantId: sql`t.grant_id` },
-    })}, ${auditRowCte(ctx, 'audit', 'target', {
+    })}, ${auditRowCte(auditStamp(ctx), 'audit', 'target', {
       action: 'oauth.token.revoke', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
       targetType: 'oauth_client', targetId: client.id, details: {},
     })}

@@ -8,8 +8,8 @@ import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { auditRowCte } from '../../audit/audit-sql.ts';
-import { eventRowCte } from '../../../events/event-sql.ts';
+import { auditRowCte, auditStamp } from '../../audit/audit-sql.ts';
+import { eventRowCte, eventStamp } from '../../../events/event-sql.ts';
 import type { AuthorizationRequest, AuthorizeClient, BrowserSession } from './request.ts';
 import { withParams } from './request.ts';
 
@@ -19,7 +19,7 @@ type CodeClient = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | '
 
 /** The audit CTE of a user acting on a client, one row per row of `gate`. */
 export function userAuditCte(ctx: Context, name: string, gate: string, e: { action: string; userId: string; client: CodeClient; details: Record<string, unknown> }): Prisma.Sql {
-  return auditRowCte(ctx, name, gate, {
+  return auditRowCte(auditStamp(ctx), name, gate, {
     action: e.action, organizationId: e.client.organizationId, actorType: 'user', actorId: e.userId,
     targetType: 'oauth_client', targetId: e.client.id, details: e.details,
   });
@@ -45,7 +45,7 @@ export function codeInserts(ctx: Context, client: CodeClient, request: Authoriza
              COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId}::text)),
              ${ts(addSeconds(now, CODE_TTL_SECONDS))}, ${ts(now)}
       FROM granted RETURNING id),
-    ${eventRowCte(ctx, 'announced', 'gate', {
+    ${eventRowCte(eventStamp(ctx), 'announced', 'gate', {
       kind: 'oauth.authorization.granted', organizationId: client.organizationId, facts: { client, user: { id: session.userId }, scope },
     })},
     ${userAuditCte(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;

@@ -3,9 +3,8 @@
 // that is not redeemed but was used already by this client ends its whole grant (OAuth 2.0 Security BCP 4.14).
 import { createHash } from 'node:crypto';
 import type { Context } from '../../../context.ts';
-import { hotQuery, Prisma } from '../../../db.ts';
+import { Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
-import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { claimsFor } from '../claims.service.ts';
 import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
 import { parseScope } from '../scopes.ts';
@@ -13,7 +12,8 @@ import { assertStillValid, redeemingGrant, required, subjectOf, type Params } fr
 import { nextRefresh } from './refresh-token.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, subjectColumns, SUBJECT_JOINS, type NextRefresh, type Redeemed, type RedeemingClient,
+  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemingStatement, subjectColumns, SUBJECT_JOINS,
+  type NextRefresh, type Redeemed, type RedeemingClient,
 } from './statements.ts';
 
 const sql = Prisma.sql;
@@ -75,25 +75,25 @@ interface CodeRedemption {
  * Consumes an authorization code and, when every check passes, issues from it. Null: no usable code, or a client
  * row that is no longer the version `client` was read at.
  */
-async function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
-  const now = ctx.clock.now();
-  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
+function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
+  return REDEEM_CODE(ctx, { ...issueValues(ctx, client, next), ...code });
+}
+
+const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, audit) => sql`
     with consumed as (
-      update authorization_codes set used_at = ${ts(now)}
-      where code_hash = ${code.hash}::text and client_id = ${client.id}::text and used_at is null and expires_at > ${ts(now)}
-        and ${clientUnchanged(client)}
+      update authorization_codes set used_at = ${p.now}::timestamp(3)
+      where code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null
+        and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)}
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
-        c.redirect_uri = ${code.redirectUri}::text as redirect_ok,
+        c.redirect_uri = ${p.redirectUri}::text as redirect_ok,
         c.code_challenge is not null as has_challenge,
-        case when c.code_challenge is null then not ${code.verifierGiven}::boolean
-             when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${code.s256}::text, false)
-             else coalesce(c.code_challenge = ${code.plain}::text, false) end as pkce_ok,
+        case when c.code_challenge is null then not ${p.verifierGiven}::boolean
+             when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${p.s256}::text, false)
+             else coalesce(c.code_challenge = ${p.plain}::text, false) end as pkce_ok,
         true as scope_ok,
-        ${subjectColumns(ctx, sql`c.scope`)}
+        ${subjectColumns(p.now, sql`c.scope`)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(ctx, client, next, 'authorization_code')}`);
-  return row ?? null;
-}
+    ${issueAndEnd(p, 'authorization_code', audit)}`);

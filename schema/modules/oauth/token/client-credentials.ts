@@ -4,7 +4,7 @@ import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { eventRowCte } from '../../../events/event-sql.ts';
+import { eventRowCte, eventStamp } from '../../../events/event-sql.ts';
 import { InvalidScope } from '../oauth.errors.ts';
 import { parseScope } from '../scopes.ts';
 import type { Grant } from './grant.ts';
@@ -50,7 +50,7 @@ async function recordClientCredentialsGrant(
     ), new_grant as (
       insert into oauth_grants (id, client_id, user_id, scope, created_at)
       select ${grantId}::text, ${client.id}::text, null, scope, ${ts(now)} from allowed
-    ), ${eventRowCte(ctx, 'event', 'allowed', {
+    ), ${eventRowCte(eventStamp(ctx), 'event', 'allowed', {
       kind: 'oauth.token.issued', organizationId: client.organizationId,
       facts: { client, user: null, scope: sql`allowed.scope`, grantType: 'client_credentials' },
     })}${tokenIssuanceAudit(ctx, 'allowed', {

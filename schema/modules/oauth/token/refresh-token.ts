@@ -3,17 +3,17 @@
 // scope asked, the grant, the session version, the membership) and stores the next one; a refresh token that is not
 // redeemed but was used already by this client ends its whole grant (OAuth 2.0 Security BCP 4.13).
 import type { Context } from '../../../context.ts';
-import { hotQuery, Prisma } from '../../../db.ts';
+import { Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
-import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { claimsFor } from '../claims.service.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope } from '../oauth.errors.ts';
 import { parseScope } from '../scopes.ts';
 import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, subjectColumns, SUBJECT_JOINS, type NextRefresh, type Redeemed, type RedeemingClient,
+  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemingStatement, subjectColumns, SUBJECT_JOINS,
+  type NextRefresh, type Redeemed, type RedeemingClient,
 } from './statements.ts';
 
 const sql = Prisma.sql;
@@ -61,22 +61,21 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
 });
 
 /** Consumes a refresh token and, when every check passes, issues from it with `asked` (a subset) or its scope. */
-async function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
-  const now = ctx.clock.now();
-  const askedText = asked.join(' ');
-  const [row] = await hotQuery<Redeemed>(ctx.db, sql`
+function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
+  return REDEEM_REFRESH_TOKEN(ctx, { ...issueValues(ctx, client, next), hash, asked: asked.join(' ') });
+}
+
+const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, audit) => sql`
     with consumed as (
-      update refresh_tokens set used_at = ${ts(now)}
-      where token_hash = ${hash}::text and client_id = ${client.id}::text and used_at is null and revoked_at is null and expires_at > ${ts(now)}
-        and ${clientUnchanged(client)}
+      update refresh_tokens set used_at = ${p.now}::timestamp(3)
+      where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null
+        and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)}
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        string_to_array(c.scope, ' ') @> string_to_array(${askedText}::text, ' ') as scope_ok,
-        ${subjectColumns(ctx, sql`case when ${askedText}::text = '' then c.scope else ${askedText}::text end`)}
+        string_to_array(c.scope, ' ') @> string_to_array(${p.asked}::text, ' ') as scope_ok,
+        ${subjectColumns(p.now, sql`case when ${p.asked}::text = '' then c.scope else ${p.asked}::text end`)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(ctx, client, next, 'refresh_token')}`);
-  return row ?? null;
-}
+    ${issueAndEnd(p, 'refresh_token', audit)}`);

@@ -5,14 +5,15 @@
 // that the user is still a member of the grant's organization, and only then stores the next refresh token, the
 // oauth.token.issued event (when a webhook wants it) and the audit entry (with AUDIT_TOKEN_ISSUANCE) and touches the
 // consent's last use (at most once a minute). A redemption that fails those checks ends the grant in the same statement. No interactive
-// transaction, and nothing is signed while a statement runs.
+// transaction, and nothing is signed while a statement runs. Both redeeming statements are composed once (db.ts
+// hotStatement): every value of the request, down to the ids and the time, travels as a parameter.
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
 import type { Context } from '../../../context.ts';
-import { Prisma } from '../../../db.ts';
+import { hotStatement, Prisma } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { auditRowCte, type AuditRow } from '../../audit/audit-sql.ts';
+import { auditRowCte, auditStamp, type AuditRow } from '../../audit/audit-sql.ts';
 import { eventRowCte } from '../../../events/event-sql.ts';
 import { CLAIM_COLUMNS, type ClaimSource } from '../claims.service.ts';
 import { revealedProducts, withoutLostLicenses } from '../product-scopes.ts';
@@ -33,8 +34,8 @@ export interface RedeemingClient extends StatementClient {
 }
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
-export const clientUnchanged = (client: RedeemingClient) =>
-  sql`exists (select 1 from oauth_clients k where k.id = ${client.id}::text and k.xmin = ${client.version}::xid)`;
+export const clientUnchanged = (p: IssueValues) =>
+  sql`exists (select 1 from oauth_clients k where k.id = ${p.clientRowId}::text and k.xmin = ${p.clientVersion}::xid)`;
 
 /** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
 export interface Redeemed extends ClaimSource {
@@ -60,57 +61,101 @@ export interface NextRefresh {
 }
 
 /**
+ * The values of a redeeming statement besides the grant's own: what the request made (the next refresh token, the
+ * ids of the rows it may write) and who asks. While the statement is composed they are placeholders.
+ */
+export interface IssueValues {
+  now: Date;
+  clientRowId: string;
+  clientPublicId: string;
+  clientVersion: string;
+  refreshId: string;
+  refreshHash: string | null;
+  refreshExpiresAt: Date;
+  issuesRefresh: boolean;
+  eventId: string;
+  auditId: string | null;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export function issueValues(ctx: Context, client: RedeemingClient, next: NextRefresh | null): IssueValues {
+  const now = ctx.clock.now();
+  return {
+    now, clientRowId: client.id, clientPublicId: client.clientId, clientVersion: client.version,
+    refreshId: uuidv7(), refreshHash: next?.hash ?? null, refreshExpiresAt: next?.expiresAt ?? now, issuesRefresh: next !== null,
+    eventId: uuidv7(), auditId: ctx.settings.auditTokenIssuance ? uuidv7() : null,
+    ip: ctx.request.ip, userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
+  };
+}
+
+/**
+ * A redeeming statement, composed once for each AUDIT_TOKEN_ISSUANCE setting (one process serves one setting;
+ * tests run servers of both). `build` gets the placeholders and whether the audit row is written.
+ */
+export function redeemingStatement<P extends object>(build: (p: { readonly [K in keyof (P & IssueValues)]: any }, audit: boolean) => Prisma.Sql) {
+  const plain = hotStatement<P & IssueValues, Redeemed>((p) => build(p, false));
+  const audited = hotStatement<P & IssueValues, Redeemed>((p) => build(p, true));
+  return async (ctx: Context, params: P & IssueValues): Promise<Redeemed | null> => {
+    const [row] = await (ctx.settings.auditTokenIssuance ? audited : plain)(ctx.db, params);
+    return row ?? null;
+  };
+}
+
+/**
  * The CTEs after `subject` (one row per redeemed token, with the check columns and ClaimSource): `issued` is the
  * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
  * touch. A grant whose user signed out everywhere or left the organization is ended, with its refresh tokens.
  */
-export function issueAndEnd(ctx: Context, client: StatementClient, next: NextRefresh | null, grantType: 'authorization_code' | 'refresh_token') {
-  const now = ctx.clock.now();
-  const event = eventRowCte(ctx, 'event', 'issued', {
+export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'refresh_token', audit: boolean) {
+  const now = sql`${p.now}::timestamp(3)`;
+  const event = eventRowCte({ id: p.eventId, at: p.now }, 'event', 'issued', {
     kind: 'oauth.token.issued',
     organizationId: sql`issued.organization_id`,
-    facts: { client, user: { id: sql`issued.user_id` }, scope: sql`issued.scope`, grantType },
+    facts: {
+      client: { id: sql`${p.clientRowId}::text`, clientId: sql`${p.clientPublicId}::text` },
+      user: { id: sql`issued.user_id` }, scope: sql`issued.scope`, grantType,
+    },
   });
-  const audit = tokenIssuanceAudit(ctx, 'issued', {
+  const auditRow = audit ? sql`, ${auditRowCte({ id: p.auditId!, ip: p.ip, userAgent: p.userAgent, at: p.now }, 'audit', 'issued', {
     action: 'oauth.token.issue', organizationId: sql`issued.organization_id`, actorType: 'user', actorId: sql`issued.user_id`,
-    targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'user', 'scope', issued.scope)`,
-  });
+    targetType: 'oauth_client', targetId: sql`${p.clientRowId}::text`, details: sql`jsonb_build_object('kind', 'user', 'scope', issued.scope)`,
+  })}` : Prisma.empty;
   return sql`
     , issued as (
       select * from subject where redirect_ok and pkce_ok and scope_ok and grant_live and session_current and member
     ), next_refresh as (
       insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select ${uuidv7()}::text, ${next?.hash ?? null}::text, grant_id, ${client.id}::text, user_id, organization_id, scope, auth_time, amr,
-             session_version, ${next?.expiresAt ?? now}::timestamp(3), ${ts(now)}
-      from issued where ${next !== null}::boolean
-    ), ${event}${audit}, touched as (
-      update oauth_consents set last_used_at = ${ts(now)}
-      where user_id = (select user_id from issued) and client_id = ${client.id}::text
-        and (last_used_at is null or last_used_at < ${ts(now)} - ${LAST_USED_GRANULARITY})
+      select ${p.refreshId}::text, ${p.refreshHash}::text, grant_id, ${p.clientRowId}::text, user_id, organization_id, scope, auth_time, amr,
+             session_version, ${p.refreshExpiresAt}::timestamp(3), ${now}
+      from issued where ${p.issuesRefresh}::boolean
+    ), ${event}${auditRow}, touched as (
+      update oauth_consents set last_used_at = ${now}
+      where user_id = (select user_id from issued) and client_id = ${p.clientRowId}::text
+        and (last_used_at is null or last_used_at < ${now} - ${LAST_USED_GRANULARITY})
     ), ended_grant as (
-      update oauth_grants set revoked_at = ${ts(now)}
+      update oauth_grants set revoked_at = ${now}
       where id = (select grant_id from subject where grant_live and not (session_current and member))
     ), ended_tokens as (
-      update refresh_tokens set revoked_at = ${ts(now)}
+      update refresh_tokens set revoked_at = ${now}
       where grant_id = (select grant_id from subject where grant_live and not (session_current and member)) and revoked_at is null
     )
     select * from subject`;
 }
 
 /**
- * `, audit AS (...)` for a token issued, when the operator asks for one (AUDIT_TOKEN_ISSUANCE); nothing otherwise.
- * Refreshes alone would write one per user per hour (docs/architecture.md#hot-paths).
+ * `, audit AS (...)` for a token issued to a machine client, when the operator asks for one (AUDIT_TOKEN_ISSUANCE);
+ * nothing otherwise. Refreshes alone would write one per user per hour (docs/architecture.md#hot-paths).
  */
 export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): Prisma.Sql {
-  return ctx.settings.auditTokenIssuance ? sql`, ${auditRowCte(ctx, 'audit', from, row)}` : Prisma.empty;
+  return ctx.settings.auditTokenIssuance ? sql`, ${auditRowCte(auditStamp(ctx), 'audit', from, row)}` : Prisma.empty;
 }
 
 /**
  * The scope issued from `scope` (the consumed row's, or the subset asked for) and the checks and claims shared by
  * both redemptions, over the consumed row `c`.
  */
-export function subjectColumns(ctx: Context, scope: Prisma.Sql): Prisma.Sql {
-  const now = ctx.clock.now();
+export function subjectColumns(now: Date, scope: Prisma.Sql): Prisma.Sql {
   const words = sql`string_to_array(${scope}, ' ')`;
   const products = revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now);
   return sql`${withoutLostLicenses(scope, sql`c.user_id`, sql`c.organization_id`, now)} as scope,
@@ -147,7 +192,7 @@ export async function endReplayedGrant(
       update oauth_grants set revoked_at = ${ts(now)} where id in (select grant_id from replayed) and revoked_at is null
     ), ended_tokens as (
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from replayed) and revoked_at is null
-    ), ${auditRowCte(ctx, 'audit', 'replayed', {
+    ), ${auditRowCte(auditStamp(ctx), 'audit', 'replayed', {
       action, organizationId: client.organizationId, actorType: 'anonymous', actorId: null, targetType: 'oauth_client', targetId: client.id,
       outcome: 'failure', details: {},
     })}
