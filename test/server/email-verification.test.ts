@@ -451,4 +451,27 @@ describe('time', () => {
     const token = await verificationLink(person);
     expect((await verify(token)).status).toBe(200);
   });
+
+  it('counts each new address asked for against the same 5 an hour, so that one address after another floods no inbox', async () => {
+    // given a person who asked for five new addresses in turn, each mailed a link
+    const person = await freshMember('hopper');
+    const asked = Array.from({ length: 6 }, () => newAddress('hop'));
+    for (const email of asked.slice(0, 5)) await changeLink(person, email);
+
+    // when they ask for a sixth
+    const refused = await askFor(person, asked[5]!);
+
+    // then it is refused with 429 and Retry-After, the sixth address is neither mailed nor pending, the fifth still is
+    expect(refused.status, JSON.stringify(refused.body)).toBe(429);
+    expect(refused.body.error).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    expectMatchesOpenApi('PATCH', '/api/v1/users/me', refused);
+    expect(await server.base.db.mail.count({ where: { toAddress: asked[5]! } })).toBe(0);
+    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: person.email, pending_email: asked[4] });
+    // and asking for the pending address's link again is refused too: one count for both
+    expect((await requestLink(person.api)).status).toBe(429);
+    // while withdrawing the pending change, which mails nothing, is not refused
+    expect((await askFor(person, person.email)).status).toBe(200);
+    expect((await person.api.get('/api/v1/users/me')).body.pending_email).toBeNull();
+  });
 });

@@ -307,6 +307,43 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
   });
 });
 
+describe('invitation mails to one address', () => {
+  it('are 10 an hour from one organization, created or resent (429 past them); other addresses and organizations go on', async () => {
+    // given an address an organization has invited 4 times and resent to 6 times
+    const email = newEmail('flooded');
+    let last = await invite(a.owner.api, a.id, { email, role: 'member' });
+    for (let i = 0; i < 3; i++) last = await invite(a.owner.api, a.id, { email, role: 'member' });
+    for (let i = 0; i < 6; i++) {
+      const resent = await resend(a.owner.api, a.id, last.body.id);
+      expect(resent.status, JSON.stringify(resent.body)).toBe(200);
+    }
+    expect(last.status).toBe(201);
+    await acceptLinksMailedTo(email, 10);
+
+    // when it invites the address again, or resends to it
+    const again = await invite(a.admin.api, a.id, { email, role: 'member' });
+    const resentAgain = await resend(a.owner.api, a.id, last.body.id);
+
+    // then both are refused with 429 and Retry-After, and nothing more is written for the address
+    for (const refused of [again, resentAgain]) {
+      expect(refused.status, JSON.stringify(refused.body)).toBe(429);
+      expect(refused.body.error).toBe('rate_limited');
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    expectMatchesOpenApi('POST', `/v1/organizations/${a.id}/invitations`, again);
+    expectMatchesOpenApi('POST', `/v1/organizations/${a.id}/invitations/${last.body.id}/resend`, resentAgain);
+    expect(await server.base.db.mail.count({ where: { toAddress: email, kind: 'invitation' } })).toBe(10);
+    expect(await server.base.db.invitation.count({ where: { organizationId: a.id, email } })).toBe(4);
+    // and the last link mailed still works
+    expect(await statusOf(a.id, last.body.id)).toBe('pending');
+
+    // while the organization invites another address, and another organization invites this one
+    expect((await invite(a.owner.api, a.id, { email: newEmail('next'), role: 'member' })).status).toBe(201);
+    expect((await invite(b.owner.api, b.id, { email, role: 'member' })).status).toBe(201);
+    await acceptLinksMailedTo(email, 11);
+  });
+});
+
 describe('POST /api/v1/invitations/accept', () => {
   it('needs a name and a 12+ character password to create the account, and leaves the invitation usable', async () => {
     const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });

@@ -17,10 +17,16 @@ import { verifyEmailUrl } from './links.ts';
 type Tx = Prisma.TransactionClient;
 type Person = { id: string; name: string; email: string };
 
-/** Verification mails one person may ask for in an hour. */
+/** Verification and address-change mails one person may be sent in an hour. */
 const RESEND_LIMIT = 5;
 const WINDOW_SECONDS = 3600;
 const HOURS = LINK_TOKEN_PURPOSES.email_verification.ttlSeconds / 3600;
+
+/**
+ * Counts a verification or address-change mail against the person's hourly limit (429 past it): neither asking again
+ * nor asking for one new address after another can flood an inbox.
+ */
+export const countVerificationMail = (ctx: Context, userId: string) => countRequest(ctx, [{ key: `verify:${userId}`, limit: RESEND_LIMIT }], WINDOW_SECONDS);
 
 /** Mails `address` a link of `purpose` for `person`, voiding their older ones; in the caller's transaction. */
 async function mailLink(ctx: Context, tx: Tx, purpose: 'email_verification' | 'email_change', person: Person, address: string) {
@@ -58,7 +64,7 @@ export async function requestEmailVerification(ctx: Context): Promise<{ email: s
   const user = await ctx.db.user.findUniqueOrThrow({ where: { id: userId } });
   const pending = await pendingEmailOf(ctx.db, userId, ctx.clock.now());
   if (!pending && user.emailVerified) throw new AlreadyVerifiedError();
-  await countRequest(ctx, [{ key: `verify:${userId}`, limit: RESEND_LIMIT }], WINDOW_SECONDS);
+  await countVerificationMail(ctx, userId);
   await ctx.db.$transaction((tx) => (pending ? mailEmailChangeLink(ctx, tx, user, pending) : mailVerificationLink(ctx, tx, user)));
   return { email: pending ?? user.email };
 }

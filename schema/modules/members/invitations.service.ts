@@ -15,6 +15,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload } from '../auth/auth.service.ts';
 import { checkAccountPassword } from '../auth/throttle.service.ts';
+import { countRequest } from '../../limits/request-throttle.ts';
 import { queueMail } from '../mail/outbox.ts';
 
 export const INVITATION_TTL_SECONDS = 7 * 24 * 3600;
@@ -28,6 +29,14 @@ export function invitationStatus(inv: { acceptedAt: Date | null; revokedAt: Date
   return inv.expiresAt <= now ? 'expired' : 'pending';
 }
 
+/**
+ * Invitation mails, created or resent, that one organization may send one address in an hour (429 past it): its
+ * admins cannot use the service to flood an inbox.
+ */
+const MAILS_PER_ADDRESS = { limit: 10, windowSeconds: 3600 } as const;
+const countInvitationMail = (ctx: Context, organizationId: string, email: string) =>
+  countRequest(ctx, [{ key: `invite:${organizationId}:${email}`, limit: MAILS_PER_ADDRESS.limit }], MAILS_PER_ADDRESS.windowSeconds);
+
 const acceptUrl = (ctx: Context, token: string) => `${ctx.settings.issuer()}/invitations/accept?token=${encodeURIComponent(token)}`;
 
 const createInput = z.object({ email: fields.email, role: fields.role.default('member') }).strict();
@@ -37,6 +46,7 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
   requireFirstParty(ctx, 'invite people');
   const { email, role } = parseInput(createInput, input);
   if (!roleAtLeast(callerRole, role)) throw new RoleAboveYoursError('invite with');
+  await countInvitationMail(ctx, organizationId, email);
   const token = randomToken(TOKEN_PREFIX);
   const now = ctx.clock.now();
   const invitedById = inviterOf(ctx);
@@ -87,11 +97,12 @@ async function inviterName(db: Tx | Context['db'], invitedById: string | null) {
 export async function resendInvitation(ctx: Context, organizationId: string, invitationId: string) {
   await requireOrgRole(ctx, organizationId, 'admin');
   requireFirstParty(ctx, 'invite people');
+  const found = await ctx.db.invitation.findFirst({ where: { id: invitationId, organizationId }, select: { email: true } });
+  if (!found) throw new NotFoundError('Invitation');
+  await countInvitationMail(ctx, organizationId, found.email);
   const token = randomToken(TOKEN_PREFIX);
   const now = ctx.clock.now();
   const invitation = await ctx.db.$transaction(async (tx) => {
-    const found = await tx.invitation.findFirst({ where: { id: invitationId, organizationId } });
-    if (!found) throw new NotFoundError('Invitation');
     // Only while pending: of a resend racing an accept or a revoke, one wins.
     const renewed = await tx.invitation.updateMany({
       where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },

@@ -15,7 +15,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
-import { cancelEmailChange, mailEmailChangeLink } from '../accounts/email-verification.service.ts';
+import { cancelEmailChange, countVerificationMail, mailEmailChangeLink } from '../accounts/email-verification.service.ts';
 import { forgotPasswordUrl } from '../accounts/links.ts';
 import { queueMail } from '../mail/outbox.ts';
 
@@ -96,6 +96,7 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
   }
   const passwordHash = data.password ? await hashPassword(data.password) : undefined;
   const newEmail = data.email && data.email !== user.email ? data.email : undefined;
+  if (newEmail) await countVerificationMail(ctx, userId);
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.user.update({
       where: { id: userId },
