@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN, startTestServer } from '../helpers/server.ts';
@@ -95,6 +96,30 @@ describe('what an invitation link says before anything is typed', { timeout: 30_
 		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('This invitation can no longer be used');
 		await expect(page.getByTestId('invitation-unusable').textContent()).resolves.toBe('It was withdrawn.');
 		await expect(main(page)).resolves.toContain('Ask the person who invited you for a new one.');
+		await expect(formsOf(page)).resolves.toBe(0);
+		await expect(page.getByLabel('Password').count()).resolves.toBe(0);
+		await page.context().close();
+	});
+
+	test('an expired invitation shows a page that says so and for how long one lasts, with no form', async () => {
+		// given an invitation whose seven days are over
+		const { id, link } = await invite(newEmail('expired'), 'member');
+		const db = new pg.Client({ connectionString: server.databaseUrl });
+		await db.connect();
+		try {
+			const { rowCount } = await db.query("update invitations set expires_at = now() - interval '1 minute' where id = $1", [id]);
+			expect(rowCount).toBe(1);
+		} finally {
+			await db.end();
+		}
+
+		// when the invitee opens the link
+		const page = await freshPage();
+		await page.goto(link);
+
+		// then the page says it has expired, and offers nothing to fill in
+		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('This invitation can no longer be used');
+		await expect(page.getByTestId('invitation-unusable').textContent()).resolves.toBe('It has expired: an invitation is valid for 7 days.');
 		await expect(formsOf(page)).resolves.toBe(0);
 		await expect(page.getByLabel('Password').count()).resolves.toBe(0);
 		await page.context().close();
