@@ -185,6 +185,8 @@ describe('POST /api/v1/auth/verify-email with an e-mail change link', () => {
     expect((await userRow(person.id)).email).toBe(person.email);
     expect(await eventsAbout('user.updated', person.id)).toEqual([]);
     expect(await auditAbout('user.email.change', person.id)).toEqual([]);
+    // and no notice to the old address was queued: no mail row, so nothing for the worker to send later
+    expect(await server.base.db.mail.count({ where: { toAddress: person.email, kind: 'email_changed' } })).toBe(0);
     expect(smtp.received.filter((m) => m.to === person.email && CHANGED.test(m.subject))).toEqual([]);
     // and the taken address no longer shows as pending, nor can a new link to it be asked for
     expect((await person.api.get('/api/v1/users/me')).body.pending_email).toBeNull();
