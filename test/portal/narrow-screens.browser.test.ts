@@ -18,7 +18,8 @@ import { waitFor } from '../helpers/wait.ts';
 // Every page of the portals on a 375 px wide phone, in headless Chromium, with data on each: the page is never wider
 // than the screen, each visible control in <main> is on screen (or in a frame that scrolls it into view), axe-core
 // finds nothing serious or critical, and Tab goes through each form's fields and button in order with the focus
-// visible. The pages come from the route folders, so a new page is not forgotten.
+// visible. axe-core checks each page at 1280 px too. The pages come from the route folders, so a new page is not
+// forgotten.
 
 const WIDTH = 375;
 const PHONE: BrowserContextOptions = { viewport: { width: WIDTH, height: 800 }, bypassCSP: true };
@@ -200,6 +201,8 @@ interface Visit {
 	landsOn?: string;
 	/** What the visit shows besides the page itself (a panel it opens). */
 	showing?: string;
+	/** An element only that state of the page has, to be sure the visit shows it. */
+	marker?: string;
 }
 
 const visit = (route: string, as: Visitor, url: () => string = () => route, landsOn?: string): Visit => ({ route, url, as, landsOn });
@@ -249,6 +252,8 @@ const VISITS: Visit[] = [
 	visit('/portal/subscriptions', 'member'),
 	visit('/consent', 'member', () => `/oauth/authorize?${new URLSearchParams(authorizeParams(consentClient))}`),
 	visit('/login', 'anonymous'),
+	// The second step, as an application's login_hint opens it: the password of an address no provider serves.
+	{ ...visit('/login', 'anonymous', () => `/login?${new URLSearchParams({ login_hint: member.email })}`), showing: 'the password step', marker: 'main input[type=password]' },
 	visit('/forgot-password', 'anonymous'),
 	visit('/reset-password', 'anonymous', () => '/reset-password?token=x'),
 	visit('/verify-email', 'anonymous', () => '/verify-email?token=x'),
@@ -271,21 +276,23 @@ async function pageRoutes(dir = routes): Promise<string[]> {
 	return found.sort();
 }
 
-/** One signed-in (or signed-out) phone per visitor, opened once. */
-const phones = new Map<Visitor, Promise<Page>>();
-function phone(as: Visitor): Promise<Page> {
-	let page = phones.get(as);
+/** One signed-in (or signed-out) browser per visitor and screen, opened once. */
+const opened = new Map<string, Promise<Page>>();
+function browserOf(as: Visitor, screen: BrowserContextOptions): Promise<Page> {
+	const key = `${as} ${screen.viewport?.width}`;
+	let page = opened.get(key);
 	if (!page) {
 		page =
 			as === 'admin'
-				? signedInPage(browser, server.url, ADMIN, PHONE)
+				? signedInPage(browser, server.url, ADMIN, screen)
 				: as === 'member'
-					? signedInPage(browser, server.url, { email: member.email, password: PASSWORD }, PHONE)
-					: freshPage(browser, server.url, PHONE);
-		phones.set(as, page);
+					? signedInPage(browser, server.url, { email: member.email, password: PASSWORD }, screen)
+					: freshPage(browser, server.url, screen);
+		opened.set(key, page);
 	}
 	return page;
 }
+const phone = (as: Visitor) => browserOf(as, PHONE);
 
 /**
  * What sticks out: a page wider than the screen, and each visible control of <main> off the screen sideways
@@ -352,6 +359,14 @@ async function seriousViolations(page: Page): Promise<string[]> {
  */
 async function keyboardProblems(page: Page): Promise<string[]> {
 	await page.evaluate(() => {
+		// Tab starts from the top of the page, not from a field the page focused on arrival (the password of the sign-in
+		// page's second step): a blurred element stays the browser's starting point, a focused one out of the Tab order
+		// at the very top moves it there.
+		const start = document.createElement('span');
+		start.tabIndex = -1;
+		document.body.prepend(start);
+		start.focus();
+		window.scrollTo(0, 0);
 		const w = window as unknown as { tabbed: string[]; outlines: string[] };
 		w.tabbed = [];
 		w.outlines = [];
@@ -364,8 +379,6 @@ async function keyboardProblems(page: Page): Promise<string[]> {
 			const outlined = (style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) > 0) || style.boxShadow !== 'none';
 			if (!outlined) w.outlines.push(`<${el.tagName.toLowerCase()}> “${(el.textContent || el.getAttribute('name') || '').trim().slice(0, 60)}”`);
 		});
-		(document.activeElement as HTMLElement | null)?.blur();
-		window.scrollTo(0, 0);
 	});
 	// Round the page until a stop comes again.
 	for (let pressed = 0; pressed < 600; pressed += 10) {
@@ -408,6 +421,7 @@ describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
 		await page.waitForLoadState('networkidle');
 		const at = new URL(page.url()).pathname;
 		expect(at).toBe(v.landsOn ?? v.route.replace('[id]', v.url().split('/').at(-1)!.split('?')[0]!));
+		if (v.marker) expect(await page.locator(v.marker).count(), `${at}: ${v.showing}`).toBeGreaterThan(0);
 		// every folded part opened, so that what it holds is checked too
 		await page.evaluate(() => document.querySelectorAll('main details').forEach((d) => ((d as HTMLDetailsElement).open = true)));
 
@@ -432,6 +446,23 @@ describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
 
 		// and Tab reaches every field and button of its forms in order, the focus outlined
 		expect(await keyboardProblems(page), `${at}: keyboard`).toEqual([]);
+	});
+});
+
+// The same pages on a desktop screen, where tables are tables again: axe-core finds nothing serious there either.
+const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 900 }, bypassCSP: true };
+
+describe('every page on a 1280 px wide screen', { timeout: 90_000 }, () => {
+	test.for(VISITS.map((v) => [`${v.route} (${v.as}${v.showing ? `, ${v.showing}` : ''})`, v] as const))('%s', async ([, v]) => {
+		const page = await browserOf(v.as, DESKTOP);
+		const response = await page.goto(v.url());
+		expect(response?.status(), `GET ${v.url()}`).toBeLessThan(400);
+		await page.waitForLoadState('networkidle');
+		const at = new URL(page.url()).pathname;
+		expect(at).toBe(v.landsOn ?? v.route.replace('[id]', v.url().split('/').at(-1)!.split('?')[0]!));
+		if (v.marker) expect(await page.locator(v.marker).count(), `${at}: ${v.showing}`).toBeGreaterThan(0);
+		await page.evaluate(() => document.querySelectorAll('main details').forEach((d) => ((d as HTMLDetailsElement).open = true)));
+		expect(await seriousViolations(page), `${at}: axe-core`).toEqual([]);
 	});
 });
 
