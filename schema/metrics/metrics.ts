@@ -2,7 +2,8 @@
 // prom-client one (prometheus.ts, loaded only when METRICS_TOKEN or METRICS_PORT is set), or the no-op one, so a
 // deployment that does not scrape pays nothing and loads nothing.
 
-export type SignInMethod = 'password' | 'second_factor' | 'passkey';
+/** `sso`: through an organization's or a platform-wide identity provider (OpenID Connect, SAML, GitHub). */
+export type SignInMethod = 'password' | 'second_factor' | 'passkey' | 'sso';
 export type DeliveryOutcome = 'delivered' | 'retrying' | 'failed';
 export type MailOutcome = 'sent' | 'mailbox' | 'retrying' | 'failed';
 

@@ -14,6 +14,16 @@ import { browserGet, followUntil, startOidcUpstream, type CookieJar, type Misbeh
 import { proveDomain, ssoSignInThroughOidc } from '../helpers/sso.ts';
 
 const DOMAIN = 'oidc-acme.test';
+const METRICS_TOKEN = 'sso-metrics-token-0123456789abcdef';
+
+/** tessera_sign_ins_total for single sign-on, by outcome, from /metrics. */
+async function ssoSignIns(): Promise<Record<string, number>> {
+  const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  expect(res.status).toBe(200);
+  const counts: Record<string, number> = {};
+  for (const m of (await res.text()).matchAll(/^tessera_sign_ins_total\{outcome="(\w+)",method="sso"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
+  return counts;
+}
 
 let server: TestServer;
 let dns: TestDnsServer;
@@ -30,7 +40,7 @@ beforeAll(async () => {
   upstream.addAccount({ sub: 'bob-2', email: `bob@${DOMAIN}`, email_verified: true, name: 'Bob', groups: ['engineering'] });
   upstream.addAccount({ sub: 'eve-3', email: 'eve@elsewhere.test', email_verified: true, name: 'Eve', groups: ['acme-admins'] });
   server = await startTestServer({
-    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile },
+    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile, METRICS_TOKEN },
     // The provider's host name is this machine (WEBHOOK_ALLOW_PRIVATE_NETWORKS is on in tests).
     webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
@@ -128,6 +138,17 @@ describe('signing in through the provider', () => {
     const result = await ssoSignInThroughOidc(server.url, connectionId, ca);
     expect(at(result.location)).toBe('/login?sso_error=email_outside_domains');
     expect(result.session).toBeNull();
+  });
+
+  it('is counted in /metrics as a sign-in by the sso method, by outcome', async () => {
+    const before = await ssoSignIns();
+    upstream.signInAs('ada-1');
+    expect((await ssoSignInThroughOidc(server.url, connectionId, ca)).session).toMatch(/^tss_/);
+    upstream.signInAs('eve-3');
+    expect((await ssoSignInThroughOidc(server.url, connectionId, ca)).session).toBeNull();
+    const after = await ssoSignIns();
+    expect((after.success ?? 0) - (before.success ?? 0)).toBe(1);
+    expect((after.failure ?? 0) - (before.failure ?? 0)).toBe(1);
   });
 });
 

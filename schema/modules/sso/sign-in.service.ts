@@ -125,8 +125,11 @@ export async function completeSsoSignIn(ctx: Context, input: unknown): Promise<S
     if (request.testedById) return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
     if (request.linkUserId) return await linkIdentity(ctx, connection, request.linkUserId, profile);
     const login = await signInAs(ctx, connection, profile);
+    ctx.metrics.signIn('success', 'sso');
     return { kind: 'signedIn', login, returnTo: request.returnTo };
   } catch (error) {
+    // An admin's test or a person connecting a provider is not a sign-in; a refused sign-in is counted as one.
+    if (!purpose && error instanceof SsoSignInError) ctx.metrics.signIn('failure', 'sso');
     throw purpose && error instanceof SsoSignInError ? error.for(purpose) : error;
   }
 }
