@@ -92,6 +92,8 @@ describe('npm start on a machine without a database', () => {
     // The person at the terminal is told where to go, in plain lines beside the JSON log.
     expect(first.output()).toContain(`Sign in:       http://localhost:${port}/login`);
     expect(first.output()).toContain(`Admin portal:  http://localhost:${port}/admin/dashboard`);
+    expect(first.output()).toContain(`GraphQL:       http://localhost:${port}/graphql`);
+    expect(first.output()).toContain(`OpenAPI:       http://localhost:${port}/openapi.json`);
     expect(first.output()).toMatch(/Mail: +not configured \(set SMTP_URL\)/);
 
     const health = await fetch(`http://127.0.0.1:${port}/healthz`);
