@@ -321,6 +321,33 @@ describe('POST /api/v1/users/me/email/verify-request', () => {
     expect((await userRow(person.id)).email).toBe(next);
   });
 
+  it('of 5 concurrent requests, leaves only one link live; of two new addresses asked for at once, only one is pending', async () => {
+    // given an unverified person who asks for a link five times at once
+    const person = await unverifiedMember('asks-at-once');
+    const replies = await Promise.all(Array.from({ length: 5 }, () => requestLink(person.api)));
+    expect(replies.map((r) => r.status)).toEqual([202, 202, 202, 202, 202]);
+
+    // then five links are mailed, and only one works
+    const mails = await smtp.waitForMail(person.email, VERIFY, 5);
+    expect(await server.base.db.linkToken.count({ where: { userId: person.id, purpose: 'email_verification', endedAt: null } })).toBe(1);
+    const used = await Promise.all(mails.map((m) => verify(smtp.linkIn(m, '/verify-email').searchParams.get('token'))));
+    expect(used.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
+
+    // and given a person who asks for two new addresses at once
+    const other = await freshMember('changes-at-once');
+    const wanted = [newAddress('either'), newAddress('or')];
+    expect((await Promise.all(wanted.map((email) => askFor(other, email)))).map((r) => r.status)).toEqual([200, 200]);
+    const tokens = await Promise.all(wanted.map(async (email) => smtp.linkIn((await smtp.waitForMail(email, CHANGE))[0]!, '/verify-email').searchParams.get('token')));
+
+    // then one address is pending, and only its link works
+    const live = await server.base.db.linkToken.findMany({ where: { userId: other.id, purpose: 'email_change', endedAt: null } });
+    expect(live).toHaveLength(1);
+    expect((await other.api.get('/api/v1/users/me')).body.pending_email).toBe(live[0]!.email);
+    const results = await Promise.all(tokens.map((token) => verify(token)));
+    expect(results.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect((await userRow(other.id)).email).toBe(live[0]!.email);
+  });
+
   it('mails the current address when it is unverified and nothing is pending', async () => {
     const person = await unverifiedMember();
     const before = smtp.received.length;

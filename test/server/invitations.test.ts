@@ -164,6 +164,15 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect(withSecond.status).toBe(200);
     expect(withSecond.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
   });
+
+  it('of 5 concurrent invitations of one address, leaves only one pending', async () => {
+    const email = newEmail('invited-at-once');
+    const replies = await Promise.all(Array.from({ length: 5 }, () => invite(a.admin.api, a.id, { email, role: 'member' })));
+    expect(replies.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+    const statuses = await Promise.all(replies.map((r) => statusOf(a.id, r.body.id)));
+    expect(statuses.filter((st) => st === 'pending')).toHaveLength(1);
+    expect(statuses.filter((st) => st === 'revoked')).toHaveLength(4);
+  });
 });
 
 describe('GET /v1/organizations/{id}/invitations', () => {

@@ -266,6 +266,22 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     expect(reply.body.details).toEqual([{ path: 'token', message: 'is not a valid link' }]);
   });
 
+  it('of 5 concurrent requests for one address, leaves only one link live', async () => {
+    // given a person
+    const person = await freshMember('asked-at-once');
+
+    // when five reset requests for their address arrive at once, from five client addresses
+    const replies = await Promise.all(Array.from({ length: 5 }, () => ask(person.email)));
+
+    // then all are answered 202, and five links are mailed
+    expect(statusCounts(replies)).toEqual({ 202: 5 });
+    const tokens = await Promise.all([1, 2, 3, 4, 5].map((n) => mailedToken(person.email, n)));
+    // but only one of them is live: each issuer voided what the one before it had committed
+    expect(await server.base.db.linkToken.count({ where: { userId: person.id, purpose: 'password_reset', endedAt: null } })).toBe(1);
+    const used = await Promise.all(tokens.map((token, i) => confirm(token, `concurrently asked password ${i}`)));
+    expect(statusCounts(used)).toEqual({ 204: 1, 400: 4 });
+  });
+
   it('voids the older link when a newer one is mailed', async () => {
     // given a person who asked twice
     const person = await freshMember('twice');

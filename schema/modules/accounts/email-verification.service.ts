@@ -11,7 +11,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
 import { EmailTakenError } from '../users/users.errors.ts';
 import { AlreadyVerifiedError, InvalidLinkError } from './accounts.errors.ts';
-import { claimLinkToken, findLiveLinkToken, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery, type LinkPurpose } from './link-tokens.ts';
+import { claimLinkToken, findLiveLinkToken, issuingLock, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery, type LinkPurpose } from './link-tokens.ts';
 import { verifyEmailUrl } from './links.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -33,6 +33,7 @@ async function mailLink(ctx: Context, tx: Tx, purpose: 'email_verification' | 'e
   const now = ctx.clock.now();
   const link = newLinkToken(purpose, userIdQuery(person.id), address, now);
   const mail = queueMailSql(purpose, address, { name: person.name, url: verifyEmailUrl(ctx, link.token), hours: HOURS }, now);
+  await tx.$executeRaw`${issuingLock(purpose, person.id)}`;
   await tx.$executeRaw`with ${link.ctes} select ${mail}`;
 }
 

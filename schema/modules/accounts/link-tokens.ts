@@ -20,6 +20,14 @@ export interface NewLinkToken {
   expiresAt: Date;
 }
 
+/**
+ * Holds, until the transaction ends, the right to issue links of `purpose` for `key` (a user id; for a reset, the
+ * address). Run before the statement that issues one: a statement's snapshot is taken when it starts, so the one that
+ * waited here sees the token a concurrent issuer committed and voids it, and of concurrent requests only the newest
+ * link stays live. Without it, each voided only what was committed before both began, and several stayed live.
+ */
+export const issuingLock = (purpose: LinkPurpose, key: string) => Prisma.sql`select pg_advisory_xact_lock(hashtextextended(${`link:${purpose}:${key}`}, 0))`;
+
 /** A query that gives one user id: `select id from <earlier CTE>`, or `select <id>::text`. */
 export const userIdQuery = (id: string) => Prisma.sql`select ${id}::text as id`;
 

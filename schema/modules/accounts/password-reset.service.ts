@@ -18,7 +18,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { forgetFailedSignIns } from '../auth/throttle.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
 import { InvalidLinkError } from './accounts.errors.ts';
-import { claimLinkToken, findLiveLinkToken, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery } from './link-tokens.ts';
+import { claimLinkToken, findLiveLinkToken, issuingLock, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery } from './link-tokens.ts';
 import { forgotPasswordUrl, resetPasswordUrl } from './links.ts';
 
 /** Reset mails one address may be sent, and one client address may ask for, in an hour. */
@@ -42,19 +42,22 @@ export function assertResetRequestJob(payload: unknown): ResetRequestJob {
 
 /** What writing a reset link needs: the request's context has it, and so has the worker. */
 interface LinkDeps {
-  db: Pick<Db, '$executeRaw'>;
+  db: Pick<Db, '$executeRaw' | '$transaction'>;
   clock: Clock;
   issuer: () => string;
 }
 
 const linkDepsOf = (ctx: Context): LinkDeps => ({ db: ctx.db, clock: ctx.clock, issuer: () => ctx.settings.issuer() });
 
-/** Writes a reset token and its mail for the account `account` (a query giving its id), if it gives one. */
+/** Writes a reset token and its mail for the account `account` (a query giving its id), if it gives one; one issuer at a time per address. */
 async function mailResetLink(deps: LinkDeps, account: Prisma.Sql, email: string, mailId?: string) {
   const now = deps.clock.now();
   const link = newLinkToken('password_reset', Prisma.sql`select id from account`, email, now);
   const mail = queueMailSql('password_reset', email, { url: resetPasswordUrl(deps.issuer(), link.token), minutes: LINK_TOKEN_PURPOSES.password_reset.ttlSeconds / 60 }, now, mailId);
-  await deps.db.$executeRaw`with account as (${account}), ${link.ctes} select ${mail} from account`;
+  await deps.db.$transaction([
+    deps.db.$executeRaw`${issuingLock('password_reset', email)}`,
+    deps.db.$executeRaw`with account as (${account}), ${link.ctes} select ${mail} from account`,
+  ]);
 }
 
 const requestInput = z.object({ email: fields.email }).strict();

@@ -51,6 +51,9 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
   const now = ctx.clock.now();
   const invitedById = inviterOf(ctx);
   const invitation = await ctx.db.$transaction(async (tx) => {
+    // One invitation at a time per organization and address: the one that waited here sees the other's pending
+    // invitation and replaces it, so that of concurrent invitations only the newest stays pending.
+    await tx.$executeRaw`select pg_advisory_xact_lock(hashtextextended(${`invite:${organizationId}:${email}`}, 0))`;
     const member = await tx.membership.findFirst({ where: { organizationId, user: { email } } });
     if (member) throw new AlreadyMemberError();
     // A new invitation replaces a pending one for the same address.
