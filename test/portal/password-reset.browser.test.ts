@@ -144,6 +144,11 @@ describe('password reset by mail', { timeout: 90_000 }, () => {
 
 		// then the answer is the same as for a known address, and nothing is mailed there
 		await expect(page.getByRole('status').textContent()).resolves.toContain('If an account uses this address, a link to choose a new password is on its way.');
+		// (once the job the request queued, which writes a link and its mail only for an account, has run)
+		await waitFor(async () => {
+			const [row] = await server.base.db.$queryRaw<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'password_reset_mail'`;
+			return row!.n === 0 || undefined;
+		});
 		const { api: platformAdmin } = await signIn(server.url, ADMIN.email, ADMIN.password);
 		const mails = await platformAdmin.get(`/api/v1/mails?to=${encodeURIComponent(nobody)}`);
 		expect(mails.status).toBe(200);
