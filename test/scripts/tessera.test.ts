@@ -109,9 +109,10 @@ afterAll(() => server?.stop());
 describe('tessera', () => {
   // npx is npm: under the whole suite's load its start took over 30 s once, so this test has more time. npm's
   // check for a newer npm (a registry request) is off: the tool's help must not wait on the network.
-  it('is the package bin: `npx tessera --help` lists the commands, and leaves the installed build alone', { timeout: 90_000 }, async () => {
-    // A cache of its own, as on a machine where npx has not run this package yet: npx then links the package into
-    // it and runs its install scripts, which must not rebuild the portal that the suite's services are serving.
+  it('is `npx tessera`: `--help` lists the commands, and leaves the installed build alone', { timeout: 90_000 }, async () => {
+    // A cache of its own, as on a machine where npx has not run this package yet: npx must run the link that
+    // postinstall made, not install the package into its cache and run its install scripts there, which would
+    // rebuild the portal that the suite's services are serving.
     const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
     const built = () => Promise.all(['portal/build/handler.js', 'prisma/generated/client/client.ts'].map(async (f) => (await stat(path.join(ROOT, f))).mtimeMs));
     const before = await built();
@@ -474,6 +475,27 @@ describe('tessera', () => {
     expect(JSON.parse(json.stdout).products).toContainEqual(product);
     const subsJson = await tessera(['subscriptions', 'list', '--json']);
     expect(JSON.parse(subsJson.stdout)).toEqual({ subscriptions: (await admin.api.get('/v1/subscriptions?limit=100')).body.subscriptions });
+  });
+
+  // The system's npx, run by its own older Node, as `npx tessera` runs on such a machine: it must find the link in
+  // node_modules/.bin (postinstall) and run it. A package "bin" made npx install the project into its cache first,
+  // checking package.json's engines, which printed ten lines of `npm warn EBADENGINE` before the tool's output.
+  it.skipIf(!OLDER_NODE || !existsSync(path.join(path.dirname(OLDER_NODE), 'npx')))('`npx tessera` under an older Node\'s npm prints no EBADENGINE warning', { timeout: 90_000 }, async () => {
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
+    const system = path.dirname(OLDER_NODE!);
+    // Nothing of the suite's npm (Node 24, node_modules/.bin first on the PATH) is passed on.
+    const outerNpm = Object.fromEntries(Object.keys(process.env).filter((k) => /^npm_/i.test(k)).map((k) => [k, undefined]));
+    try {
+      const run = await tessera(['products', 'list', '--json'], {
+        ...outerNpm, PATH: `${system}:/usr/bin:/bin`, npm_config_cache: cache, npm_config_update_notifier: 'false',
+      }, { command: [path.join(system, 'npx'), ['tessera']] });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain('EBADENGINE');
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toEqual({ products: (await admin.api.get('/v1/products?limit=100')).body.products });
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
   });
 
   // `node` in a shell may be the system's, older than the tool's Node 24: the bin then runs the project's own Node.
