@@ -477,29 +477,8 @@ describe('tessera', () => {
     expect(JSON.parse(subsJson.stdout)).toEqual({ subscriptions: (await admin.api.get('/v1/subscriptions?limit=100')).body.subscriptions });
   });
 
-  // The system's npx, run by its own older Node, as `npx tessera` runs on such a machine: it must find the link in
-  // node_modules/.bin (postinstall) and run it. A package "bin" made npx install the project into its cache first,
-  // checking package.json's engines, which printed ten lines of `npm warn EBADENGINE` before the tool's output.
-  it.skipIf(!OLDER_NODE || !existsSync(path.join(path.dirname(OLDER_NODE), 'npx')))('`npx tessera` under an older Node\'s npm prints no EBADENGINE warning', { timeout: 90_000 }, async () => {
-    const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
-    const system = path.dirname(OLDER_NODE!);
-    // Nothing of the suite's npm (Node 24, node_modules/.bin first on the PATH) is passed on.
-    const outerNpm = Object.fromEntries(Object.keys(process.env).filter((k) => /^npm_/i.test(k)).map((k) => [k, undefined]));
-    try {
-      const run = await tessera(['products', 'list', '--json'], {
-        ...outerNpm, PATH: `${system}:/usr/bin:/bin`, npm_config_cache: cache, npm_config_update_notifier: 'false',
-      }, { command: [path.join(system, 'npx'), ['tessera']] });
-      expect(run.code, run.stderr).toBe(0);
-      expect(run.stderr).not.toContain('EBADENGINE');
-      expect(run.stderr).toBe('');
-      expect(JSON.parse(run.stdout)).toEqual({ products: (await admin.api.get('/v1/products?limit=100')).body.products });
-    } finally {
-      await rm(cache, { recursive: true, force: true });
-    }
-  });
-
   // `node` in a shell may be the system's, older than the tool's Node 24: the bin then runs the project's own Node.
-  it.skipIf(!OLDER_NODE)('runs on the project\'s Node 24 when its bin is started by an older Node', async () => {
+  it.skipIf(!OLDER_NODE)('runs on the project\'s Node 24 when its bin is started by an older Node, also through that Node\'s npx', { timeout: 90_000 }, async () => {
     const bin: [string, string[]] = [OLDER_NODE!, ['scripts/tessera-bin.cjs']];
     const listed = await tessera(['products', 'list', '--json'], {}, { command: bin });
     expect(listed.code, listed.stderr).toBe(0);
@@ -520,6 +499,26 @@ describe('tessera', () => {
       expect(alone.stderr).toMatch(/^tessera: needs Node\.js 24 or newer, and this is Node\.js v\d+\.\d+\.\d+\. Install Node\.js 24, or run "npm install" /);
     } finally {
       await rm(elsewhere, { recursive: true, force: true });
+    }
+
+    // The system's npx, run by that older Node, as `npx tessera` runs on such a machine: it must find the link in
+    // node_modules/.bin (postinstall) and run it. A package "bin" made npx install the project into its cache first,
+    // checking package.json's engines, which printed ten lines of `npm warn EBADENGINE` before the tool's output.
+    const system = path.dirname(OLDER_NODE!);
+    expect(existsSync(path.join(system, 'npx')), `npx beside ${OLDER_NODE}`).toBe(true);
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
+    // Nothing of the suite's npm (Node 24, node_modules/.bin first on the PATH) is passed on.
+    const outerNpm = Object.fromEntries(Object.keys(process.env).filter((k) => /^npm_/i.test(k)).map((k) => [k, undefined]));
+    try {
+      const run = await tessera(['products', 'list', '--json'], {
+        ...outerNpm, PATH: `${system}:/usr/bin:/bin`, npm_config_cache: cache, npm_config_update_notifier: 'false',
+      }, { command: [path.join(system, 'npx'), ['tessera']] });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain('EBADENGINE');
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toEqual({ products: (await admin.api.get('/v1/products?limit=100')).body.products });
+    } finally {
+      await rm(cache, { recursive: true, force: true });
     }
   });
 });
