@@ -38,11 +38,12 @@ export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { nu
   const mail = await deps.db.mail.findUnique({ where: { id: job.mailId } });
   if (!mail || !['queued', 'retrying'].includes(mail.status)) return 'skipped';
   const now = () => deps.clock.now();
+  const started = performance.now();
   if (!deps.mailer) {
     await deps.db.mail.update({ where: { id: mail.id }, data: { status: 'mailbox', attempts: { increment: 1 }, updatedAt: now() } });
+    deps.metrics.mailAttempt('mailbox', (performance.now() - started) / 1000);
     return 'mailbox';
   }
-  const started = performance.now();
   const outcome = await deps.mailer.send({
     from: deps.from ?? defaultSender(deps.issuer()), to: mail.toAddress, subject: mail.subject, text: mail.textBody ?? '', html: mail.htmlBody ?? '',
   });
