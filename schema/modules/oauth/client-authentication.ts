@@ -2,7 +2,7 @@
 // 2.3.1). A client read here is remembered by the process (remembered-clients.ts), so that a code exchange or a
 // refresh needs no statement of its own to read it (docs/architecture.md#hot-paths).
 import type { Context } from '../../context.ts';
-import { hotQuery, Prisma } from '../../db.ts';
+import { hotStatement, Prisma } from '../../db.ts';
 import { constantTimeEqual, sha256 } from '../../lib/crypto.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { InvalidClient } from './oauth.errors.ts';
@@ -10,19 +10,19 @@ import { InvalidClient } from './oauth.errors.ts';
 /** A client row as client authentication read it, with the row's version (remembered-clients.ts). */
 export type AuthenticatedClient = Prisma.OAuthClientGetPayload<object> & { version: string };
 
-const CLIENT_BY_CLIENT_ID = (clientId: string) => Prisma.sql`
+const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClient>((p) => Prisma.sql`
   SELECT id, client_id AS "clientId", secret_hash AS "secretHash", organization_id AS "organizationId", created_by_id AS "createdById",
          name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
          allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
          id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired",
          created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
-  FROM oauth_clients WHERE client_id = ${clientId}::text`;
+  FROM oauth_clients WHERE client_id = ${p.clientId}::text`);
 
 /** Client authentication at the token, revocation and introspection endpoints (client_secret_post). */
 export async function authenticateClient(ctx: Context, clientId: unknown, clientSecret: unknown): Promise<AuthenticatedClient> {
   if (typeof clientId !== 'string' || !clientId || clientId.length > 200) throw new InvalidClient();
-  // Every token, revocation and introspection request reads this row: one prepared statement (hotQuery).
-  const [client] = await hotQuery<AuthenticatedClient>(ctx.db, CLIENT_BY_CLIENT_ID(clientId));
+  // Every token, revocation and introspection request reads this row: one prepared statement, composed once.
+  const [client] = await CLIENT_BY_CLIENT_ID(ctx.db, { clientId });
   if (!client || !client.enabled) {
     await recordAudit(ctx, { action: 'oauth.client_auth', outcome: 'failure', actorId: null, details: { clientId: clientId.slice(0, 100), reason: client ? 'disabled' : 'unknown' } });
     throw new InvalidClient();

@@ -3,13 +3,13 @@
 // and the audit entry in ONE statement (data-modifying CTEs): atomic without an interactive transaction, one
 // round trip on the hot path.
 import type { Context } from '../../../context.ts';
-import { hotQuery, Prisma } from '../../../db.ts';
+import { hotStatement, Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { auditRowCte, auditStamp } from '../../audit/audit-sql.ts';
-import { eventRowCte, eventStamp } from '../../../events/event-sql.ts';
+import { eventRowCte } from '../../../events/event-sql.ts';
 import type { AuthorizationRequest, AuthorizeClient, BrowserSession } from './request.ts';
 import { withParams } from './request.ts';
 
@@ -25,36 +25,82 @@ export function userAuditCte(ctx: Context, name: string, gate: string, e: { acti
   });
 }
 
+/** The values of codeInserts: what the request made (the ids, the code's hash, the time) and who asks. */
+export interface CodeValues {
+  now: Date;
+  expiresAt: Date;
+  grantId: string;
+  codeId: string;
+  codeHash: string;
+  clientRowId: string;
+  clientPublicId: string;
+  clientName: string;
+  organizationId: string;
+  userId: string;
+  redirectUri: string;
+  scope: string;
+  nonce: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: string | null;
+  authTime: Date;
+  amr: string[];
+  sessionVersion: number | null;
+  eventId: string;
+  auditId: string;
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export function codeValues(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession, code: string): CodeValues {
+  const now = ctx.clock.now();
+  const audit = auditStamp(ctx);
+  return {
+    now, expiresAt: addSeconds(now, CODE_TTL_SECONDS), grantId: uuidv7(), codeId: uuidv7(), codeHash: sha256(code),
+    clientRowId: client.id, clientPublicId: client.clientId, clientName: client.name, organizationId: client.organizationId,
+    userId: session.userId, redirectUri: request.redirectUri, scope: request.scope.join(' '), nonce: request.nonce,
+    codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
+    authTime: session.authTime, amr: session.amr, sessionVersion: session.sessionVersion ?? null,
+    eventId: uuidv7(), auditId: audit.id, ip: audit.ip, userAgent: audit.userAgent,
+  };
+}
+
 /**
  * The CTEs that write the grant, the code, the event and the audit entry, once for each row of the CTE named
- * "gate" (the caller's: always one row at authorize, none when a consent request was already answered).
+ * "gate" (the caller's: always one row at authorize, none when a consent request was already answered). `p` holds
+ * the values, or a hot statement's placeholders for them: nothing here branches on a value.
  */
-export function codeInserts(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession, code: string): Prisma.Sql {
-  const now = ctx.clock.now();
-  const scope = request.scope.join(' ');
+export function codeInserts(p: { readonly [K in keyof CodeValues]: any }): Prisma.Sql {
+  const text = (v: unknown) => Prisma.sql`${v}::text`;
   return Prisma.sql`
     granted AS (
       INSERT INTO oauth_grants (id, client_id, user_id, scope, created_at)
-      SELECT ${uuidv7()}::text, ${client.id}::text, ${session.userId}::text, ${scope}::text, ${ts(now)} FROM gate RETURNING id),
+      SELECT ${p.grantId}::text, ${p.clientRowId}::text, ${p.userId}::text, ${p.scope}::text, ${ts(p.now)} FROM gate RETURNING id),
     coded AS (
       INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, nonce,
                                        code_challenge, code_challenge_method, auth_time, amr, session_version, expires_at, created_at)
-      SELECT ${uuidv7()}::text, ${sha256(code)}::text, granted.id, ${client.id}::text, ${session.userId}::text, ${client.organizationId}::text,
-             ${request.redirectUri}::text, ${scope}::text, ${request.nonce}::text, ${request.codeChallenge}::text, ${request.codeChallengeMethod}::text,
-             ${ts(session.authTime)}, ${session.amr}::text[],
-             COALESCE(${session.sessionVersion ?? null}::int, (SELECT session_version FROM users WHERE id = ${session.userId}::text)),
-             ${ts(addSeconds(now, CODE_TTL_SECONDS))}, ${ts(now)}
+      SELECT ${p.codeId}::text, ${p.codeHash}::text, granted.id, ${p.clientRowId}::text, ${p.userId}::text, ${p.organizationId}::text,
+             ${p.redirectUri}::text, ${p.scope}::text, ${p.nonce}::text, ${p.codeChallenge}::text, ${p.codeChallengeMethod}::text,
+             ${ts(p.authTime)}, ${p.amr}::text[],
+             COALESCE(${p.sessionVersion}::int, (SELECT session_version FROM users WHERE id = ${p.userId}::text)),
+             ${ts(p.expiresAt)}, ${ts(p.now)}
       FROM granted RETURNING id),
-    ${eventRowCte(eventStamp(ctx), 'announced', 'gate', {
-      kind: 'oauth.authorization.granted', organizationId: client.organizationId, facts: { client, user: { id: session.userId }, scope },
+    ${eventRowCte({ id: p.eventId, at: p.now }, 'announced', 'gate', {
+      kind: 'oauth.authorization.granted', organizationId: text(p.organizationId),
+      facts: { client: { id: text(p.clientRowId), clientId: text(p.clientPublicId), name: text(p.clientName) }, user: { id: text(p.userId) }, scope: text(p.scope) },
     })},
-    ${userAuditCte(ctx, 'audited', 'gate', { action: 'oauth.authorize', userId: session.userId, client, details: { scope } })}`;
+    ${auditRowCte({ id: p.auditId, ip: p.ip, userAgent: p.userAgent, at: p.now }, 'audited', 'gate', {
+      action: 'oauth.authorize', organizationId: text(p.organizationId), actorType: 'user', actorId: text(p.userId),
+      targetType: 'oauth_client', targetId: text(p.clientRowId), details: Prisma.sql`jsonb_build_object('scope', ${p.scope}::text)`,
+    })}`;
 }
 
-/** Writes the code (one statement, on the hot path's direct pool: hotQuery) and returns the redirect back to the client with it. */
+/** issueCode's statement, composed once (db.ts hotStatement). */
+const ISSUE_CODE = hotStatement<CodeValues, unknown>((p) => Prisma.sql`WITH gate AS (SELECT 1), ${codeInserts(p)} SELECT 1`);
+
+/** Writes the code (one statement, on the hot path's direct pool) and returns the redirect back to the client with it. */
 export async function issueCode(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
   const code = randomToken('tsa_');
-  await hotQuery(ctx.db, Prisma.sql`WITH gate AS (SELECT 1), ${codeInserts(ctx, client, request, session, code)} SELECT 1`);
+  await ISSUE_CODE(ctx.db, codeValues(ctx, client, request, session, code));
   return codeRedirect(ctx, request, code);
 }
 

@@ -9,7 +9,7 @@ import { randomToken } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp } from '../../../lib/sql-value.ts';
 import type { ConsentRequest } from './consent-request.ts';
-import { codeInserts, codeRedirect, userAuditCte } from './issue-code.ts';
+import { codeInserts, codeRedirect, codeValues, userAuditCte } from './issue-code.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 
 type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
@@ -36,7 +36,7 @@ export async function recordApproval(
       ON CONFLICT (user_id, client_id) DO UPDATE SET updated_at = EXCLUDED.updated_at,
         scopes = ARRAY(SELECT x FROM unnest(oauth_consents.scopes || EXCLUDED.scopes) WITH ORDINALITY AS t(x, n) GROUP BY x ORDER BY min(n))),
     ${userAuditCte(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
-    ${codeInserts(ctx, client, request, session, code)}
+    ${codeInserts(codeValues(ctx, client, request, session, code))}
     SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member`);
   return { member: row!.member, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
 }
