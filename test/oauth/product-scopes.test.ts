@@ -190,6 +190,62 @@ describe('a refresh after the seat was removed', () => {
   });
 });
 
+describe('a client that may be granted plain scopes only', () => {
+  const redeeming = (statements: string[]) => statements.filter((sql) => /update (authorization_codes|refresh_tokens) set used_at/.test(sql));
+
+  it('authorizes, redeems its codes and refreshes without looking up licenses, with the same tokens', async () => {
+    const plain = await registerClient(admin, {
+      name: 'Plain app', redirect_uris: [REDIRECT], consent_required: false, organization_id: tenant.id,
+      allowed_scopes: ['openid', 'email', 'profile', 'offline_access'],
+    });
+    const statements: string[] = [];
+    const stop = onStatement(server.base.db, (sql) => statements.push(sql));
+    let tokens, refreshed;
+    try {
+      const code = codeFrom(await authorizeAs(session, 'openid email offline_access', plain));
+      tokens = await exchangeCode(server.url, plain, code, REDIRECT);
+      refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: plain.client_id, client_secret: plain.client_secret });
+    } finally {
+      stop();
+    }
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+    expect(redeeming(statements)).toHaveLength(2);
+    for (const sql of statements) expect(sql).not.toMatch(/seat_assignments|from products/);
+    expect(refreshed.body.scope).toBe('openid email offline_access');
+    const idToken = decodeJwt(refreshed.body.id_token);
+    expect(idToken.email).toBe(tenant.member.email);
+    expect(idToken).not.toHaveProperty('licenses');
+  });
+
+  it('a token granted before its scopes were narrowed is redeemed as before: the product scope and its license stay', async () => {
+    const narrowed = await registerClient(admin, {
+      name: 'Narrowed app', redirect_uris: [REDIRECT], consent_required: false, organization_id: tenant.id,
+      allowed_scopes: ['openid', 'email', 'offline_access', 'acme-analytics'],
+    });
+    const code = codeFrom(await authorizeAs(session, 'openid email offline_access acme-analytics', narrowed));
+    const first = await exchangeCode(server.url, narrowed, code, REDIRECT);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const later = codeFrom(await authorizeAs(session, 'openid acme-analytics', narrowed));
+    const patched = await tenant.admin.api.patch(`/api/v1/oauth-clients/${narrowed.id}`, { allowed_scopes: ['openid', 'email', 'offline_access'] });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+
+    const exchanged = await exchangeCode(server.url, narrowed, later, REDIRECT);
+    expect(exchanged.status, JSON.stringify(exchanged.body)).toBe(200);
+    expect(exchanged.body.scope).toBe('openid acme-analytics');
+    expect(decodeJwt(exchanged.body.id_token).licenses).toEqual(['acme-analytics']);
+    // Twice: the second request finds the client remembered with its plain scopes, misses, and is answered after a fresh read.
+    let token = first.body.refresh_token;
+    for (let i = 0; i < 2; i++) {
+      const refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, client_id: narrowed.client_id, client_secret: narrowed.client_secret });
+      expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
+      expect(refreshed.body.scope).toBe('openid email offline_access acme-analytics');
+      expect(decodeJwt(refreshed.body.id_token).licenses).toEqual(['acme-analytics']);
+      token = refreshed.body.refresh_token;
+    }
+  });
+});
+
 describe('client_credentials', () => {
   it('without a scope parameter: everything allowed but api; api only when asked for', async () => {
     const machine = await registerClient(admin, {

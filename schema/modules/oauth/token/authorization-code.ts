@@ -12,7 +12,7 @@ import { assertStillValid, redeemingGrant, required, subjectOf, type Params } fr
 import { nextRefresh } from './refresh-token.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemingStatement, subjectColumns, SUBJECT_JOINS,
+  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, SUBJECT_JOINS,
   type NextRefresh, type Redeemed, type RedeemingClient,
 } from './statements.ts';
 
@@ -38,9 +38,9 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
     };
   },
 
-  async issue(ctx, client, code) {
+  async issue(ctx, client, code, lastTry) {
     const refresh = nextRefresh(ctx, client);
-    const redeemed = await redeemCode(ctx, client, code, refresh?.stored ?? null);
+    const redeemed = await redeemCode(ctx, client, code, refresh?.stored ?? null, lastTry);
     if (!redeemed) return 'unredeemed';
     if (!redeemed.redirect_ok) throw new InvalidGrant('redirect_uri does not match the authorization request');
     if (!redeemed.pkce_ok) {
@@ -75,15 +75,15 @@ interface CodeRedemption {
  * Consumes an authorization code and, when every check passes, issues from it. Null: no usable code, or a client
  * row that is no longer the version `client` was read at.
  */
-function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null): Promise<Redeemed | null> {
-  return REDEEM_CODE(ctx, { ...issueValues(ctx, client, next), ...code });
+function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null, lastTry: boolean): Promise<Redeemed | null> {
+  return REDEEM_CODE(ctx, client, { ...issueValues(ctx, client, next), ...code }, lastTry);
 }
 
-const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, audit) => sql`
+const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
     with consumed as (
       update authorization_codes set used_at = ${p.now}::timestamp(3)
       where code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null
-        and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)}
+        and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)} and ${redeemable(how)}
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
@@ -93,7 +93,7 @@ const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, audit) => sql`
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${p.s256}::text, false)
              else coalesce(c.code_challenge = ${p.plain}::text, false) end as pkce_ok,
         true as scope_ok,
-        ${subjectColumns(p.now, sql`c.scope`)}
+        ${subjectColumns(p.now, sql`c.scope`, how)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(p, 'authorization_code', audit)}`);
+    ${issueAndEnd(p, 'authorization_code', how)}`);

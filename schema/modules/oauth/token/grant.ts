@@ -33,8 +33,11 @@ export interface RedeemingGrant extends Grant {
 interface RedeemingSteps<R> {
   /** The grant's parameters, or the invalid_request they earn (thrown only once the client is known). */
   read(params: Params): R | InvalidRequest;
-  /** Its one statement, then the checks it reported, then the signed tokens. */
-  issue(ctx: Context, client: AuthenticatedClient, request: R): Promise<Redemption>;
+  /**
+   * Its one statement, then the checks it reported, then the signed tokens. `lastTry`: the client was read afresh,
+   * and nothing redeemed is refused (a remembered client's miss is tried again after a fresh read).
+   */
+  issue(ctx: Context, client: AuthenticatedClient, request: R, lastTry: boolean): Promise<Redemption>;
   /** Nothing redeemed for a client read afresh: a replay ends its grant (endReplayedGrant), and the error says why. */
   refuse(ctx: Context, client: AuthenticatedClient, request: R): Promise<never>;
 }
@@ -44,7 +47,7 @@ export function redeemingGrant<R>(steps: RedeemingSteps<R>): RedeemingGrant {
     async redeem(ctx, client, params) {
       const request = steps.read(params);
       if (request instanceof InvalidRequest) throw request;
-      const outcome = await steps.issue(ctx, client, request);
+      const outcome = await steps.issue(ctx, client, request, true);
       return outcome === 'unredeemed' ? steps.refuse(ctx, client, request) : outcome;
     },
     // Not async: on the hot path the statement's promise is handed on as it is.
@@ -53,7 +56,7 @@ export function redeemingGrant<R>(steps: RedeemingSteps<R>): RedeemingGrant {
       // Refused for its parameters before anything was redeemed: whether the client or the request is at fault is for
       // the fresh read to say (a client disabled elsewhere gets invalid_client, as without the remembered client).
       if (request instanceof InvalidRequest) return Promise.resolve('unredeemed');
-      return steps.issue(ctx, client, request);
+      return steps.issue(ctx, client, request, false);
     },
   };
 }

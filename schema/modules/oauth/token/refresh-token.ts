@@ -12,7 +12,7 @@ import { parseScope } from '../scopes.ts';
 import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemingStatement, subjectColumns, SUBJECT_JOINS,
+  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, SUBJECT_JOINS,
   type NextRefresh, type Redeemed, type RedeemingClient,
 } from './statements.ts';
 
@@ -41,9 +41,9 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
     return { hash: sha256(token), asked: typeof params.scope === 'string' && params.scope ? parseScope(params.scope) : [] };
   },
 
-  async issue(ctx, client, request) {
+  async issue(ctx, client, request, lastTry) {
     const refresh = nextRefresh(ctx, client);
-    const redeemed = await redeemRefreshToken(ctx, client, request.hash, request.asked, refresh?.stored ?? null);
+    const redeemed = await redeemRefreshToken(ctx, client, request, refresh?.stored ?? null, lastTry);
     if (!redeemed) return 'unredeemed';
     if (!redeemed.scope_ok) throw new InvalidScope();
     assertStillValid(redeemed);
@@ -60,22 +60,22 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
   },
 });
 
-/** Consumes a refresh token and, when every check passes, issues from it with `asked` (a subset) or its scope. */
-function redeemRefreshToken(ctx: Context, client: RedeemingClient, hash: string, asked: string[], next: NextRefresh | null): Promise<Redeemed | null> {
-  return REDEEM_REFRESH_TOKEN(ctx, { ...issueValues(ctx, client, next), hash, asked: asked.join(' ') });
+/** Consumes a refresh token and, when every check passes, issues from it with the scope asked (a subset) or its own. */
+function redeemRefreshToken(ctx: Context, client: RedeemingClient, request: RefreshRequest, next: NextRefresh | null, lastTry: boolean): Promise<Redeemed | null> {
+  return REDEEM_REFRESH_TOKEN(ctx, client, { ...issueValues(ctx, client, next), hash: request.hash, asked: request.asked.join(' ') }, lastTry);
 }
 
-const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, audit) => sql`
+const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, how) => sql`
     with consumed as (
       update refresh_tokens set used_at = ${p.now}::timestamp(3)
       where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null
-        and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)}
+        and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)} and ${redeemable(how)}
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
         string_to_array(c.scope, ' ') @> string_to_array(${p.asked}::text, ' ') as scope_ok,
-        ${subjectColumns(p.now, sql`case when ${p.asked}::text = '' then c.scope else ${p.asked}::text end`)}
+        ${subjectColumns(p.now, sql`case when ${p.asked}::text = '' then c.scope else ${p.asked}::text end`, how)}
       ${SUBJECT_JOINS}
     )
-    ${issueAndEnd(p, 'refresh_token', audit)}`);
+    ${issueAndEnd(p, 'refresh_token', how)}`);

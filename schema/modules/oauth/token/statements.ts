@@ -17,6 +17,7 @@ import { auditRowCte, auditStamp, type AuditRow } from '../../audit/audit-sql.ts
 import { eventRowCte } from '../../../events/event-sql.ts';
 import { CLAIM_COLUMNS, type ClaimSource } from '../claims.service.ts';
 import { revealedProducts, withoutLostLicenses } from '../product-scopes.ts';
+import { STANDARD_SCOPES } from '../scopes.ts';
 
 const sql = Prisma.sql;
 const LAST_USED_GRANULARITY = Prisma.raw(`interval '1 minute'`);
@@ -31,6 +32,7 @@ export interface StatementClient {
 /** The client of a redemption, with the version of its row that client authentication read (remembered-clients.ts). */
 export interface RedeemingClient extends StatementClient {
   version: string;
+  allowedScopes: string[];
 }
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
@@ -89,15 +91,44 @@ export function issueValues(ctx: Context, client: RedeemingClient, next: NextRef
   };
 }
 
+/** The scopes whose tokens no license changes: the standard ones but `organization`, which shows every license. */
+const PLAIN_SCOPES = Object.keys(STANDARD_SCOPES).filter((s) => s !== 'organization');
+
+/** Whether every scope a client may be granted is plain (PLAIN_SCOPES): its tokens need no license looked up. */
+const plainClient = (client: RedeemingClient) => client.allowedScopes.every((s) => PLAIN_SCOPES.includes(s));
+
+/** How a redeeming statement is composed: with the audit row, and with the license lookups (`products`). */
+export interface Composition {
+  audit: boolean;
+  products: boolean;
+}
+
+/**
+ * SQL over the consumed row's `scope` column: true when the statement may redeem it as composed. Without the license
+ * lookups, only a token whose scopes are all plain.
+ */
+export const redeemable = (how: Composition): Prisma.Sql =>
+  how.products ? sql`true` : sql`string_to_array(scope, ' ') <@ ${PLAIN_SCOPES}::text[]`;
+
 /**
  * A redeeming statement, composed once for each AUDIT_TOKEN_ISSUANCE setting (one process serves one setting;
- * tests run servers of both). `build` gets the placeholders and whether the audit row is written.
+ * tests run servers of both), with and without the license lookups. `build` gets the placeholders and the
+ * composition. PostgreSQL sets up and locks every relation of a plan on each execution, even a lookup no row
+ * reaches: a client that may be granted plain scopes only is served without them. A token of such a client that
+ * still names a product or `organization` (granted before its scopes were narrowed) is left alone by that statement
+ * (redeemable) and redeemed by the full one, on the last try: for a remembered client a miss is tried again anyway,
+ * after a fresh read (grant.ts), so a guess costs no more statements than before.
  */
-export function redeemingStatement<P extends object>(build: (p: { readonly [K in keyof (P & IssueValues)]: any }, audit: boolean) => Prisma.Sql) {
-  const plain = hotStatement<P & IssueValues, Redeemed>((p) => build(p, false));
-  const audited = hotStatement<P & IssueValues, Redeemed>((p) => build(p, true));
-  return async (ctx: Context, params: P & IssueValues): Promise<Redeemed | null> => {
-    const [row] = await (ctx.settings.auditTokenIssuance ? audited : plain)(ctx.db, params);
+export function redeemingStatement<P extends object>(build: (p: { readonly [K in keyof (P & IssueValues)]: any }, how: Composition) => Prisma.Sql) {
+  const compose = (how: Composition) => hotStatement<P & IssueValues, Redeemed>((p) => build(p, how));
+  const statements = [false, true].map((audit) => ({ plain: compose({ audit, products: false }), full: compose({ audit, products: true }) }));
+  return async (ctx: Context, client: RedeemingClient, params: P & IssueValues, lastTry: boolean): Promise<Redeemed | null> => {
+    const { plain, full } = statements[ctx.settings.auditTokenIssuance ? 1 : 0]!;
+    if (plainClient(client)) {
+      const [row] = await plain(ctx.db, params);
+      if (row || !lastTry) return row ?? null;
+    }
+    const [row] = await full(ctx.db, params);
     return row ?? null;
   };
 }
@@ -107,7 +138,7 @@ export function redeemingStatement<P extends object>(build: (p: { readonly [K in
  * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
  * touch. A grant whose user signed out everywhere or left the organization is ended, with its refresh tokens.
  */
-export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'refresh_token', audit: boolean) {
+export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'refresh_token', { audit }: Composition) {
   const now = sql`${p.now}::timestamp(3)`;
   const event = eventRowCte({ id: p.eventId, at: p.now }, 'event', 'issued', {
     kind: 'oauth.token.issued',
@@ -153,12 +184,16 @@ export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): P
 
 /**
  * The scope issued from `scope` (the consumed row's, or the subset asked for) and the checks and claims shared by
- * both redemptions, over the consumed row `c`.
+ * both redemptions, over the consumed row `c`. Without the license lookups the scope is plain (redeemable): it
+ * stays as it is, and reveals no products.
  */
-export function subjectColumns(now: Date, scope: Prisma.Sql): Prisma.Sql {
+export function subjectColumns(now: Date, scope: Prisma.Sql, { products: lookups }: Composition): Prisma.Sql {
   const words = sql`string_to_array(${scope}, ' ')`;
-  const products = revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now);
-  return sql`${withoutLostLicenses(scope, sql`c.user_id`, sql`c.organization_id`, now)} as scope,
+  const products = lookups
+    ? revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now)
+    : sql`null::jsonb`;
+  const issued = lookups ? withoutLostLicenses(scope, sql`c.user_id`, sql`c.organization_id`, now) : scope;
+  return sql`${issued} as scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
