@@ -418,7 +418,6 @@ describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
 		const page = await phone(v.as);
 		const response = await page.goto(v.url());
 		expect(response?.status(), `GET ${v.url()}`).toBeLessThan(400);
-		await page.waitForLoadState('networkidle');
 		const at = new URL(page.url()).pathname;
 		expect(at).toBe(v.landsOn ?? v.route.replace('[id]', v.url().split('/').at(-1)!.split('?')[0]!));
 		if (v.marker) expect(await page.locator(v.marker).count(), `${at}: ${v.showing}`).toBeGreaterThan(0);
@@ -457,7 +456,6 @@ describe('every page on a 1280 px wide screen', { timeout: 90_000 }, () => {
 		const page = await browserOf(v.as, DESKTOP);
 		const response = await page.goto(v.url());
 		expect(response?.status(), `GET ${v.url()}`).toBeLessThan(400);
-		await page.waitForLoadState('networkidle');
 		const at = new URL(page.url()).pathname;
 		expect(at).toBe(v.landsOn ?? v.route.replace('[id]', v.url().split('/').at(-1)!.split('?')[0]!));
 		if (v.marker) expect(await page.locator(v.marker).count(), `${at}: ${v.showing}`).toBeGreaterThan(0);
