@@ -39,6 +39,8 @@ export interface RequestInfo {
   requestId: string;
   ip: string | null;
   userAgent: string | null;
+  /** The device cookie the request carries, as sent: unverified (auth/device-cookie.ts checks it). */
+  deviceCookie?: string | null;
 }
 
 export interface Settings {

@@ -1,5 +1,5 @@
 // Wrappers around node:crypto and argon2 so that every secret in Tessera is made and checked one way.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { hash, verify, type Algorithm } from '@node-rs/argon2';
 
 // Random bytes are drawn from a batch, as Node's randomUUID does: each randomBytes call enters OpenSSL (4-6 µs
@@ -26,6 +26,19 @@ export function randomToken(prefix: string, bytes = 32): string {
 /** Random secrets are high-entropy, so a plain SHA-256 is the right storage hash (no slow KDF needed). */
 export function sha256(value: string): string {
   return createHash('sha256').update(value).digest('hex');
+}
+
+/**
+ * A 256-bit key for one purpose, derived from SECRET_KEY by HKDF-SHA256 (RFC 5869) with the purpose as its info: a
+ * key that signs one kind of token never signs or decrypts another. Derived once per secret and purpose.
+ */
+const derived = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
+export function derivedKey(secretKey: Uint8Array, purpose: string): Uint8Array {
+  let keys = derived.get(secretKey);
+  if (!keys) derived.set(secretKey, (keys = new Map()));
+  let key = keys.get(purpose);
+  if (!key) keys.set(purpose, (key = new Uint8Array(hkdfSync('sha256', secretKey, new Uint8Array(0), `tessera ${purpose}`, 32))));
+  return key;
 }
 
 export function constantTimeEqual(a: string, b: string): boolean {

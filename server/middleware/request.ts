@@ -4,11 +4,14 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { routeLabel } from '../metrics.ts';
 import type { Tracing } from '../tracing.ts';
+import { DEVICE_COOKIE } from '../portal-contract.ts';
 
 export interface RequestState {
   requestId: string;
   ip: string | null;
   userAgent: string | null;
+  /** The device cookie as sent, for the sign-in throttle to check (schema/modules/auth/device-cookie.ts). */
+  deviceCookie: string | null;
 }
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,100}$/;
@@ -18,7 +21,9 @@ export function requestMiddleware(logger: Logger, traced?: Tracing): Koa.Middlew
     const given = ctx.get('X-Request-Id');
     const requestId = SAFE_ID.test(given) ? given : randomUUID();
     ctx.set('X-Request-Id', requestId);
-    ctx.state.request = { requestId, ip: ctx.ip || null, userAgent: ctx.get('User-Agent') || null } satisfies RequestState;
+    ctx.state.request = {
+      requestId, ip: ctx.ip || null, userAgent: ctx.get('User-Agent') || null, deviceCookie: ctx.cookies.get(DEVICE_COOKIE) ?? null,
+    } satisfies RequestState;
     const started = performance.now();
     try {
       await next();

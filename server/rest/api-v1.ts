@@ -4,7 +4,7 @@ import { ForbiddenError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import {
-  API_KEY_FIELDS, LOGIN_FIELDS, ME_FIELDS, presentApiKey, presentLogin, presentMe, presentPage,
+  API_KEY_FIELDS, LOGIN_FIELDS, ME_FIELDS, loginSession, presentApiKey, presentLogin, presentMe, presentPage,
 } from './presenters.ts';
 import { seatRoutes, subscriptionRoutes } from './subscriptions.ts';
 import { licenseRoutes } from './licenses.ts';
@@ -18,7 +18,6 @@ import { connectionRoutes } from './connections.ts';
 import { directoryRoutes } from './directory.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
-const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt });
 
 const AUDIT_LOG_FIELDS = 'id organizationId actor { type id name email } action targetType targetId outcome ip userAgent details createdAt';
 const presentAuditLog = (e: any) => ({

@@ -2,7 +2,7 @@
 // (docs/architecture.md#second-factors).
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, type RestRoute } from './route.ts';
-import { LOGIN_FIELDS, presentLogin } from './presenters.ts';
+import { LOGIN_FIELDS, loginSession, presentLogin } from './presenters.ts';
 
 export const MFA_CHALLENGE_FIELDS = 'mfaToken expiresAt methods';
 export const presentMfaChallenge = (c: any) => ({ mfa_required: true, mfa_token: c.mfaToken, expires_at: c.expiresAt, methods: c.methods });
@@ -20,7 +20,7 @@ export const mfaRoutes: RestRoute[] = [
     variables: ({ body }) => ({ input: fromBody(body, ['mfa_token', 'code', 'recovery_code']) }),
     respond: (d) => {
       const login = unwrap(d.completeMfaLogin);
-      return { body: presentLogin(login), session: { token: login.token, expiresAt: login.expiresAt } };
+      return { body: presentLogin(login), session: loginSession(login) };
     },
   },
   {

@@ -3,7 +3,7 @@
 // PublicKeyCredentialRequestOptionsJSON), and a `response` is the browser's answer as JSON, both in WebAuthn's names.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, type RestRoute } from './route.ts';
-import { LOGIN_FIELDS, presentLogin } from './presenters.ts';
+import { LOGIN_FIELDS, loginSession, presentLogin } from './presenters.ts';
 
 const PASSKEY_FIELDS = 'id name createdAt lastUsedAt deviceType backedUp transports';
 const presentPasskey = (p: any) => ({
@@ -56,7 +56,7 @@ export const passkeyRoutes: RestRoute[] = [
     variables: ({ body }) => ({ input: fromBody(body, ['response', 'mfa_token']) }),
     respond: (d) => {
       const login = unwrap(d.passkeySignIn);
-      return { body: presentLogin(login), session: { token: login.token, expiresAt: login.expiresAt } };
+      return { body: presentLogin(login), session: loginSession(login) };
     },
   },
 ];

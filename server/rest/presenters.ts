@@ -26,7 +26,9 @@ export const presentOrganization = (o: any) => ({
   updated_at: o.updatedAt,
 });
 
-export const LOGIN_FIELDS = 'token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role } mfaEnrollmentRequired';
+export const LOGIN_FIELDS = 'token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role } mfaEnrollmentRequired deviceCookie { value expiresAt }';
+/** The cookies a sign-in sets (mountRoutes): the session's, and the device cookie, which the body does not carry. */
+export const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt, device: l.deviceCookie });
 export const presentLogin = (l: any) => ({
   token: l.token,
   token_type: l.tokenType,

@@ -7,7 +7,7 @@ import { DomainError, UnauthenticatedError, UserError, ValidationError } from '.
 import { camelCase, snakeCase } from '../../schema/lib/case.ts';
 import type { Executor } from '../graphql/executor.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
-import { sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
+import { DEVICE_COOKIE, deviceCookieAttributes, sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
 
 export interface RestRequest {
   params: Record<string, string>;
@@ -20,8 +20,11 @@ export interface RestRequest {
 export interface RestResponse {
   status?: number;
   body?: unknown;
-  /** Sets the portal's session cookie to this session, or clears it (null). */
-  session?: { token: string; expiresAt: string } | null;
+  /**
+   * Sets the portal's session cookie to this session, or clears it (null); after a sign-in, the device cookie too
+   * (docs/architecture.md#identity-sessions-and-tokens).
+   */
+  session?: { token: string; expiresAt: string; device?: { value: string; expiresAt: string } } | null;
 }
 
 export interface RestRoute {
@@ -86,6 +89,7 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
         .catch(restFieldNames);
       if (session !== undefined) {
         ctx.cookies.set(cookie.name, session?.token ?? null, { ...sessionCookieAttributes(cookie, session ? new Date(session.expiresAt) : undefined), overwrite: true });
+        if (session?.device) ctx.cookies.set(DEVICE_COOKIE, session.device.value, { ...deviceCookieAttributes(cookie, new Date(session.device.expiresAt)), overwrite: true });
       }
       ctx.set('Cache-Control', 'no-store');
       ctx.status = status;

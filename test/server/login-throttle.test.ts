@@ -76,21 +76,5 @@ describe('parallel wrong passwords for one account', () => {
   });
 });
 
-describe('parallel wrong passwords from one address across many accounts', () => {
-  // A server of its own: the other tests here have spent some of this address's attempts.
-  let fresh: TestServer;
-  beforeAll(async () => {
-    fresh = await startTestServer();
-  });
-  afterAll(() => fresh?.stop());
-
-  it('lets at most 20 reach a password check', async () => {
-    const spray = (i: number) => client(fresh.url).post('/api/v1/auth/login', { email: `sprayed-${i}@example.test`, password: 'Winter2026!' });
-    const replies = await Promise.all(Array.from({ length: 40 }, (_, i) => spray(i)));
-    expect(statusCounts(replies)).toEqual({ 401: 20, 429: 20 });
-    const refused = replies.find((r) => r.status === 429)!;
-    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Each unknown e-mail refused is a platform event of its own.
-    expect(await fresh.base.db.auditLog.count({ where: { action: 'auth.login.throttled', organizationId: null, details: { path: ['reason'], equals: 'address_locked' } } })).toBe(20);
-  });
-});
+// Wrong passwords from one address across many accounts (100 an hour), and the device cookies that keep the people
+// behind that address signing in: device-cookie.test.ts.

@@ -5,6 +5,7 @@ import type { Role } from '../../context.ts';
 import { login, logout, switchOrganization, type LoginResult, type MfaChallenge } from './auth.service.ts';
 import { listMySessions, revokeMySession, revokeOtherSessions, type PersonSession } from './sessions.service.ts';
 import { viewer, type ViewerShape } from './viewer.service.ts';
+import { issueDeviceCookie, type DeviceCookie } from './device-cookie.ts';
 
 export const RoleEnum = builder.enumType('Role', { values: ['owner', 'admin', 'member'] as const });
 
@@ -37,6 +38,16 @@ export const OrganizationSummaryRef = builder.objectRef<{ id: string; name: stri
   fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
 });
 
+const DeviceCookieRef = builder.objectRef<DeviceCookie>('DeviceCookie').implement({
+  description:
+    'A signed token naming the account signed in to, kept by the browser as the cookie tessera_device (Tessera sets it on its own sign-ins). ' +
+    'While the client address is locked by wrong passwords, a sign-in to this account that carries it is still admitted.',
+  fields: (t) => ({
+    value: t.exposeString('value'),
+    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
+  }),
+});
+
 export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').implement({
   description: 'A new session: the token works as a Bearer token and as the portal cookie.',
   fields: (t) => ({
@@ -49,6 +60,7 @@ export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').im
     mfaEnrollmentRequired: t.exposeBoolean('mfaEnrollmentRequired', {
       description: 'The organization requires a second factor and the person has none: set one up before anything else there.',
     }),
+    deviceCookie: t.field({ type: DeviceCookieRef, resolve: (login, _args, ctx) => issueDeviceCookie(ctx, login.user.email) }),
   }),
 });
 

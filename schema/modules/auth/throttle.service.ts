@@ -5,42 +5,65 @@
 // 40 parallel guesses through a limit of 5); the rest are refused with 429, and so is a right password that
 // completes once the counter is locked, so a burst learns no more than `limit` guesses. Right passwords are never
 // counted: any number of people may sign in to one account, or from one address, at once.
+//
+// The address counter locks guesses, not people (docs/architecture.md#identity-sessions-and-tokens): a sign-in
+// that carries the device cookie of the account it is for (auth/device-cookie.ts, set by an earlier sign-in in that
+// browser) is not held by its address, neither refused by its lock nor counted against it. One office behind one
+// address keeps signing in while someone there sprays guesses at other accounts; the account counter holds for
+// every browser alike.
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { verifyPassword } from '../../lib/crypto.ts';
 import { countThrottledAttempt } from '../audit/audit.service.ts';
+import { deviceAccountOf } from './device-cookie.ts';
 
-/** Failures are counted in a window of this length from the first one. */
-const WINDOW_SECONDS = 15 * 60;
-/** How long a counter stays locked once it reaches its limit (OWASP: lock out for minutes, not seconds). */
-const LOCK_SECONDS = 15 * 60;
-/** Wrong passwords a window admits: per account, and per address (many accounts tried from one place). */
-const LIMITS = { account: 5, address: 20 } as const;
+/**
+ * Wrong passwords a window admits, how long the window runs from its first failure, and how long a counter stays
+ * locked once it reaches its limit (OWASP: lock out for minutes, not seconds). An account: 5 in 15 minutes, locked
+ * 15 minutes. An address (many accounts tried from one place): 100 in an hour, locked an hour, so that it admits at
+ * most 100 guesses an hour (Auth0 blocks an address after 100 by default), and a shared NAT's typos never reach it.
+ */
+const COUNTERS = {
+  account: { limit: 5, windowSeconds: 15 * 60, lockSeconds: 15 * 60 },
+  address: { limit: 100, windowSeconds: 60 * 60, lockSeconds: 60 * 60 },
+} as const;
+type Counter = { key: string } & (typeof COUNTERS)[keyof typeof COUNTERS];
 
 const accountKey = (email: string) => `account:${email}`;
 const addressKey = (ip: string) => `address:${ip}`;
+const lockSecondsOf = (key: string) => (key.startsWith('address:') ? COUNTERS.address : COUNTERS.account).lockSeconds;
 
-/** `email` null: a sign-in that names no account until it is proved (a passkey), counted per address only. */
-function countersOf(ctx: Context, email: string | null) {
+/**
+ * The counters of an attempt on `email` (null: a sign-in that names no account until it is proved, a passkey,
+ * counted per address only). The address is left out when the request carries the device cookie of `owner`, the
+ * account the attempt is for (`email`, or a passkey's owner once it is known).
+ */
+async function countersOf(ctx: Context, email: string | null, owner: string | null = email): Promise<Counter[]> {
   const ip = ctx.request.ip;
-  return [...(email === null ? [] : [{ key: accountKey(email), limit: LIMITS.account }]), ...(ip ? [{ key: addressKey(ip), limit: LIMITS.address }] : [])];
+  const known = owner !== null && !!ctx.request.deviceCookie && (await deviceAccountOf(ctx)) === owner;
+  return [
+    ...(email === null ? [] : [{ key: accountKey(email), ...COUNTERS.account }]),
+    ...(ip && !known ? [{ key: addressKey(ip), ...COUNTERS.address }] : []),
+  ];
 }
 
 /** Refuses with 429 and Retry-After, the refusal audited (aggregated per lock). */
 async function refuse(ctx: Context, email: string | null, key: string, until: Date, now: Date): Promise<never> {
-  await countThrottledAttempt(ctx, email ?? '', { key, since: addSeconds(until, -LOCK_SECONDS), until });
+  await countThrottledAttempt(ctx, email ?? '', { key, since: addSeconds(until, -lockSecondsOf(key)), until });
   throw new RateLimitedError(Math.max(1, Math.ceil((until.getTime() - now.getTime()) / 1000)));
 }
 
 /**
  * Before the password is checked (outside a transaction): a locked account or address is refused. One statement.
- * A passkey sign-in asks too, with no account (null): its failures count against the address alone.
+ * A passkey sign-in asks too, with no account (null): its failures count against the address alone, and once the
+ * passkey's owner is known, a device cookie of that owner lets it past the address's lock (`owner`).
  */
-export async function admitPasswordAttempt(ctx: Context, email: string | null): Promise<void> {
+export async function admitPasswordAttempt(ctx: Context, email: string | null, owner: string | null = email): Promise<void> {
   const now = ctx.clock.now();
-  const keys = countersOf(ctx, email).map((c) => c.key);
+  const keys = (await countersOf(ctx, email, owner)).map((c) => c.key);
+  if (!keys.length) return;
   const [locked] = await ctx.db.$queryRaw<{ key: string; locked_until: Date }[]>`
     select key, locked_until from login_throttles where key = any(${keys}::text[]) and locked_until > ${now}::timestamp
     order by locked_until desc limit 1`;
@@ -48,20 +71,20 @@ export async function admitPasswordAttempt(ctx: Context, email: string | null): 
 }
 
 /** Counts one failure against `key` in one upsert; reaching `limit` locks it. Returns the count and the lock. */
-async function countFailure(ctx: Context, key: string, limit: number, now: Date) {
-  // The window is over when the lock has run out, or, with no lock, when WINDOW_SECONDS have passed.
+async function countFailure(ctx: Context, { key, limit, windowSeconds, lockSeconds }: Counter, now: Date) {
+  // The window is over when the lock has run out, or, with no lock, when windowSeconds have passed.
   const [row] = await ctx.db.$queryRaw<{ failures: number; locked_until: Date | null }[]>`
     insert into login_throttles as t (key, failures, window_start, locked_until)
-    values (${key}, 1, ${now}::timestamp, case when ${limit}::int <= 1 then ${addSeconds(now, LOCK_SECONDS)}::timestamp end)
+    values (${key}, 1, ${now}::timestamp, case when ${limit}::int <= 1 then ${addSeconds(now, lockSeconds)}::timestamp end)
     on conflict (key) do update set
-      failures = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${WINDOW_SECONDS})) <= ${now}::timestamp
+      failures = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${windowSeconds})) <= ${now}::timestamp
                       then 1 else t.failures + 1 end,
-      window_start = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${WINDOW_SECONDS})) <= ${now}::timestamp
+      window_start = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${windowSeconds})) <= ${now}::timestamp
                       then ${now}::timestamp else t.window_start end,
-      locked_until = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${WINDOW_SECONDS})) <= ${now}::timestamp
+      locked_until = case when coalesce(t.locked_until, t.window_start + make_interval(secs => ${windowSeconds})) <= ${now}::timestamp
                           then null
                           when t.locked_until is null and t.failures + 1 >= ${limit}::int
-                          then ${addSeconds(now, LOCK_SECONDS)}::timestamp
+                          then ${addSeconds(now, lockSeconds)}::timestamp
                           else t.locked_until end
     returning failures, locked_until`;
   return row!;
@@ -69,13 +92,14 @@ async function countFailure(ctx: Context, key: string, limit: number, now: Date)
 
 /**
  * The password was wrong: counts it, the account first. Returns when it is within the limits (the caller answers
- * 401); past a limit, refuses with 429, and a guess refused for its account is not counted against its address.
+ * 401); past a limit, refuses with 429, and a guess refused for its account is not counted against its address. A
+ * browser with the account's device cookie is counted against the account alone.
  */
 export async function passwordRejected(ctx: Context, email: string | null): Promise<void> {
   const now = ctx.clock.now();
-  for (const { key, limit } of countersOf(ctx, email)) {
-    const { failures, locked_until: lockedUntil } = await countFailure(ctx, key, limit, now);
-    if (failures > limit) await refuse(ctx, email, key, lockedUntil ?? addSeconds(now, LOCK_SECONDS), now);
+  for (const counter of await countersOf(ctx, email)) {
+    const { failures, locked_until: lockedUntil } = await countFailure(ctx, counter, now);
+    if (failures > counter.limit) await refuse(ctx, email, counter.key, lockedUntil ?? addSeconds(now, counter.lockSeconds), now);
   }
 }
 
@@ -86,7 +110,7 @@ export async function passwordRejected(ctx: Context, email: string | null): Prom
  */
 export async function passwordAccepted(ctx: Context, email: string): Promise<void> {
   const now = ctx.clock.now();
-  const keys = countersOf(ctx, email).map((c) => c.key);
+  const keys = (await countersOf(ctx, email)).map((c) => c.key);
   const [locked] = await ctx.db.$queryRaw<{ key: string; locked_until: Date }[]>`
     with locked as (
       select key, locked_until from login_throttles where key = any(${keys}::text[]) and locked_until > ${now}::timestamp
@@ -108,8 +132,8 @@ export interface FoundLock {
  * `locked` (first) holds the lock of the account or address, if any; `cleared` (after the CTE named `proved`)
  * clears the account's count when `proved` has a row. The statement selects the lock with lockOf.
  */
-export function acceptedCtes(ctx: Context, email: string, proved: string): { locked: Prisma.Sql; cleared: Prisma.Sql } {
-  const keys = countersOf(ctx, email).map((c) => c.key);
+export async function acceptedCtes(ctx: Context, email: string, proved: string): Promise<{ locked: Prisma.Sql; cleared: Prisma.Sql }> {
+  const keys = (await countersOf(ctx, email)).map((c) => c.key);
   return {
     locked: Prisma.sql`locked as (
       select key, locked_until from login_throttles where key = any(${keys}::text[]) and locked_until > ${ctx.clock.now()}::timestamp

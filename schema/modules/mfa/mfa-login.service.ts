@@ -50,7 +50,7 @@ async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pendi
     : Prisma.sql`update recovery_codes set used_at = ${now}::timestamp
         where user_id = ${pending.userId} and code_hash = ${recoveryCodeHash(factor.recoveryCode)} and used_at is null
           and exists (select 1 from claimed) returning 1`;
-  const throttle = acceptedCtes(ctx, pending.email, 'used');
+  const throttle = await acceptedCtes(ctx, pending.email, 'used');
   const [row] = await tx.$queryRaw<{ lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]>`
     with ${throttle.locked},
     claimed as (${useMfaTokenSql(pending, now, Prisma.sql`not exists (select 1 from locked)`)}),
