@@ -1,5 +1,5 @@
 import type { Cookies, RequestEvent } from '@sveltejs/kit';
-import { sessionCookieAttributes } from '../../../../server/portal-contract.ts';
+import { DEVICE_COOKIE, deviceCookieAttributes, sessionCookieAttributes } from '../../../../server/portal-contract.ts';
 import { bridge, type Role } from './graphql.ts';
 
 /** Where a signed-in user lands when there is no (acceptable) return_to. */
@@ -16,6 +16,21 @@ type CookieEvent = Pick<RequestEvent, 'platform'> & { cookies: Cookies };
 export function setSessionCookie(event: CookieEvent, token: string, expiresAt: string): void {
 	const cookie = bridge(event).cookie;
 	event.cookies.set(cookie.name, token, sessionCookieAttributes(cookie, new Date(expiresAt)));
+}
+
+/** What a sign-in answers for the device cookie (LoginPayload.deviceCookie). */
+export interface DeviceCookie {
+	value: string;
+	expiresAt: string;
+}
+
+/**
+ * The device cookie of the account just signed in to: while this browser's address is locked by wrong passwords for
+ * many accounts, it still signs in to that account (docs/architecture.md#identity-sessions-and-tokens). Never cleared
+ * at sign-out: it says the browser signed in before, not that it is signed in.
+ */
+export function setDeviceCookie(event: CookieEvent, device: DeviceCookie): void {
+	event.cookies.set(DEVICE_COOKIE, device.value, deviceCookieAttributes(bridge(event).cookie, new Date(device.expiresAt)));
 }
 
 export function clearSessionCookie(event: CookieEvent): void {

@@ -1,10 +1,10 @@
 import { fail, redirect, type ActionFailure, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { enrolUrl, gql, GraphQLRequestError, sessionToken, type FieldProblem, type Role, type UserError } from '#lib/server/graphql.ts';
-import { homeOf, safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
+import { homeOf, safeReturnTo, setDeviceCookie, setSessionCookie, type DeviceCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const LOGIN_PAYLOAD = 'token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role }';
+const LOGIN_PAYLOAD = 'token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role } deviceCookie { value expiresAt }';
 
 const LOGIN = /* GraphQL */ `
 	mutation Login($email: String!, $password: String!) {
@@ -46,7 +46,7 @@ const LOGOUT = /* GraphQL */ `
 `;
 
 type SsoRoute = { connectionId: string; name: string; requireSso: boolean };
-type LoginPayload = { __typename: 'LoginPayload'; token: string; expiresAt: string; mfaEnrollmentRequired: boolean; organization: { role: Role } | null };
+type LoginPayload = { __typename: 'LoginPayload'; token: string; expiresAt: string; mfaEnrollmentRequired: boolean; organization: { role: Role } | null; deviceCookie: DeviceCookie };
 type MfaChallenge = { __typename: 'MfaChallenge'; mfaToken: string; expiresAt: string; methods: string[] };
 type LoginResult = LoginPayload | MfaChallenge | UserError;
 type CompleteResult = LoginPayload | UserError;
@@ -178,12 +178,14 @@ const field = (form: FormData, name: string) => {
 };
 
 /**
- * The sign-in is done: the session cookie (replacing the one of a session signed in again, which ends), and on to
- * where the visitor was going, or to set up a second factor first when the organization requires one.
+ * The sign-in is done: the session cookie (replacing the one of a session signed in again, which ends) and the
+ * device cookie, and on to where the visitor was going, or to set up a second factor first when the organization
+ * requires one.
  */
 async function signedIn(event: RequestEvent, result: LoginPayload, returnTo: string | null): Promise<never> {
 	if (sessionToken(event)) await gql(event, LOGOUT).catch(() => undefined);
 	setSessionCookie(event, result.token, result.expiresAt);
+	setDeviceCookie(event, result.deviceCookie);
 	// Owners and admins of the organization the session starts in land on its admin dashboard.
 	const next = safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role));
 	if (result.mfaEnrollmentRequired) redirect(303, enrolUrl(next));

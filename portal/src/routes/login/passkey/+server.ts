@@ -4,13 +4,13 @@
 import { json, type RequestHandler } from '@sveltejs/kit';
 import { GraphQLRequestError, gql, sessionToken, type Role, type UserError } from '#lib/server/graphql.ts';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { homeOf, safeReturnTo, setSessionCookie } from '#lib/server/session.ts';
+import { homeOf, safeReturnTo, setDeviceCookie, setSessionCookie, type DeviceCookie } from '#lib/server/session.ts';
 
 const PASSKEY_SIGN_IN = /* GraphQL */ `
 	mutation PasskeySignIn($input: PasskeySignInInput!) {
 		passkeySignIn(input: $input) {
 			__typename
-			... on LoginPayload { token expiresAt organization { role } }
+			... on LoginPayload { token expiresAt organization { role } deviceCookie { value expiresAt } }
 			... on UserError { code message }
 		}
 	}
@@ -22,7 +22,7 @@ const LOGOUT = /* GraphQL */ `
 	}
 `;
 
-type Result = { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { role: Role } | null } | UserError;
+type Result = { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { role: Role } | null; deviceCookie: DeviceCookie } | UserError;
 
 const refusal = (status: number, message: string) => json({ message }, { status, headers: { 'cache-control': 'no-store' } });
 
@@ -52,5 +52,6 @@ export const POST: RequestHandler = async (event) => {
 	// A session signed in again (a fresh sign-in an application asked for) ends, as after a password.
 	if (sessionToken(event)) await gql(event, LOGOUT).catch(() => undefined);
 	setSessionCookie(event, result.token, result.expiresAt);
+	setDeviceCookie(event, result.deviceCookie);
 	return json({ location: safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)) }, { headers: { 'cache-control': 'no-store' } });
 };
