@@ -47,7 +47,7 @@ describe('the sign-in form while the address is locked', () => {
     const first = await known.signIn(ADMIN.email, ADMIN.password);
     expect(first.status).toBe(303);
     const device = first.headers.getSetCookie().find((c) => c.startsWith('tessera_device='));
-    expect(device).toMatch(/^tessera_device=tsd_[^;]+;/);
+    expect(device).toMatch(/^tessera_device=tsdc_[^;]+;/);
     for (const attribute of [/; Path=\/(;|$)/, /; HttpOnly(;|$)/, /; SameSite=Strict(;|$)/, /; Expires=[^;]+/]) expect(device).toMatch(attribute);
     expect(device).not.toMatch(/; Secure/);
     known.jar.delete('tessera_session'); // signed out since

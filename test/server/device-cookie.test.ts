@@ -57,7 +57,7 @@ describe('a client address locked by wrong passwords for many accounts', () => {
       // then the answer sets the session cookie and the device cookie, which the body does not carry
       expect(reply.headers.get('set-cookie')).toMatch(/^tessera_session=tss_/);
       const set = deviceSetCookie(reply)!;
-      expect(set).toMatch(/^tessera_device=tsd_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+;/);
+      expect(set).toMatch(/^tessera_device=tsdc_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+;/);
       expect(set).toMatch(/; path=\/(;|$)/);
       expect(set).toMatch(/; httponly/i);
       expect(set).toMatch(/; samesite=strict/i);
@@ -136,7 +136,7 @@ describe('a client address locked by wrong passwords for many accounts', () => {
 
   it('refuses a forged cookie, an expired one, and one of another account', async () => {
     const real = cookies[colleague.email]!;
-    const [header, payload, signature] = real.slice('tsd_'.length).split('.');
+    const [header, payload, signature] = real.slice('tsdc_'.length).split('.');
     const flipped = signature!.startsWith('A') ? `B${signature!.slice(1)}` : `A${signature!.slice(1)}`;
     const json = (part: object) => Buffer.from(JSON.stringify(part)).toString('base64url');
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
@@ -144,12 +144,12 @@ describe('a client address locked by wrong passwords for many accounts', () => {
     const { issueDeviceCookie } = await import('../../schema/modules/auth/device-cookie.ts');
     const expired = await issueDeviceCookie({ ...server.base, clock: { now: () => new Date(clock.now().getTime() - 366 * DAY * 1000) } }, colleague.email);
     const forgeries = {
-      'a wrong signature': `tsd_${header}.${payload}.${flipped}`,
-      'another account named under the signature': `tsd_${header}.${json({ ...claims, sub: typist.email })}.${signature}`,
-      'alg none': `tsd_${json({ alg: 'none', typ: 'device+jwt' })}.${payload}.`,
+      'a wrong signature': `tsdc_${header}.${payload}.${flipped}`,
+      'another account named under the signature': `tsdc_${header}.${json({ ...claims, sub: typist.email })}.${signature}`,
+      'alg none': `tsdc_${json({ alg: 'none', typ: 'device+jwt' })}.${payload}.`,
       'no prefix': `${header}.${payload}.${signature}`,
       'expired a day ago': expired.value,
-      'junk': 'tsd_%00;,x'.repeat(300),
+      'junk': 'tsdc_%00;,x'.repeat(300),
       'the cookie of another account': cookies[typist.email]!,
     };
     for (const [what, cookie] of Object.entries(forgeries)) {

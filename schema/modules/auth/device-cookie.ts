@@ -14,8 +14,8 @@ import { derivedKey } from '../../lib/crypto.ts';
 /** A year: a person who signs in from a browser now and then stays known to it; each sign-in renews it. */
 export const DEVICE_COOKIE_TTL_SECONDS = 365 * 24 * 3600;
 const TYP = 'device+jwt';
-/** Like every token of ours, it says what it is (tss_ a session, tsm_ an mfa_token...). */
-const PREFIX = 'tsd_';
+/** Like every token of ours, it says what it is (tss_ a session, tsm_ an mfa_token...; tsd_ is a directory token). */
+const PREFIX = 'tsdc_';
 /** Longer than any we make: a longer value is not ours and is not parsed. */
 const MAX_LENGTH = 1024;
 
