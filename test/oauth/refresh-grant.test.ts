@@ -59,6 +59,12 @@ describe('a refused refresh spends nothing', () => {
       expect(refused.status, JSON.stringify(refused.body)).toBe(400);
       expect(refused.body.error, scope).toBe('invalid_scope');
     }
+    // Hostile scopes are refused as scopes (or requests), never a 500, and spend nothing either.
+    for (const scope of ['openid\u0000', 'openid\tapi', '\ud800', 'x'.repeat(5000)]) {
+      const refused = await refresh(first.refresh_token, { scope });
+      expect(refused.status, `${JSON.stringify(scope)} ${JSON.stringify(refused.body)}`).toBe(400);
+      expect(['invalid_scope', 'invalid_request']).toContain(refused.body.error);
+    }
     // Nothing was spent: the retry is no replay, and the grant's earlier access token still stands.
     const retried = await refresh(first.refresh_token);
     expect(retried.status, JSON.stringify(retried.body)).toBe(200);
