@@ -3,6 +3,8 @@
 // tokens stop at once (invalid_grant) and its access tokens at their next use (401 at userinfo, REST and GraphQL),
 // while a grant authorized by another, still live session of the same person keeps working.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeContext } from '../../schema/context.ts';
+import { endSessions } from '../../schema/modules/auth/sessions.service.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { client, type Client } from '../helpers/http.ts';
 import { addPerson, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
@@ -169,6 +171,26 @@ describe('signing out', () => {
 
     await expectEnded(idToken);
     await expectStanding(kept);
+  });
+});
+
+describe('endSessions for every session of a person', () => {
+  it("ends them all and every grant they authorized (what a directory's deactivation calls), and no one else's", async () => {
+    const person = await newPerson();
+    const browsers = [await signInAs(person), await signInAs(person)];
+    const theirs = [await tokensFrom(browsers[0]!), await tokensFrom(browsers[1]!)];
+    const someone = await signInAs(await newPerson());
+    const untouched = await tokensFrom(someone);
+
+    const ctx = makeContext(server.base, null, { requestId: 'session-end', ip: '127.0.0.1', userAgent: 'vitest' });
+    const ended = await server.base.db.$transaction((tx) => endSessions(ctx, tx, { userId: person.id }));
+    // The two sign-ins, and the session the person got when accepting the invitation.
+    expect(ended).toHaveLength(3);
+    expect(ended.map((s) => s.id)).toEqual(expect.arrayContaining(browsers.map((b) => b.id)));
+
+    for (const api of [...browsers.map((b) => b.api), person.api]) expect((await api.get('/api/v1/auth/session')).status).toBe(401);
+    for (const tokens of theirs) await expectEnded(tokens);
+    await expectStanding(untouched);
   });
 });
 
