@@ -1,5 +1,6 @@
 // Sessions: an opaque token (stored hashed) that works as a Bearer token and as the portal's cookie. Each
-// carries the user's session version; bumping the version ends every session and token at once.
+// carries the user's session version; bumping the version ends every session and token at once. Ending a session
+// ends what came from it: the OAuth grants it authorized (docs/architecture.md#identity-sessions-and-tokens).
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
@@ -105,13 +106,51 @@ export async function findLiveSession(ctx: Context, token: string): Promise<Live
   return session ?? null;
 }
 
+/**
+ * Which live sessions an ending names: one session (only if it is `userId`'s, when given), or the sessions of
+ * `userId` (all but `allBut`, when given).
+ */
+export type SessionsToEnd = { id: string; userId?: string } | { userId: string; allBut?: string };
+
+/**
+ * Ends the live sessions `which` names, and what came from them, in the caller's transaction: a session.revoked
+ * event each, and the OAuth grants they authorized with the grants' refresh tokens (access tokens stop at their next
+ * use: verify-access-token.ts checks that the grant stands). The locked, conditional update decides: of two endings
+ * of one session, one ends it. Two statements, not one: authorizing holds the session's row (KEY SHARE) while it
+ * writes a grant (issue-code.ts liveSession); the first statement's FOR UPDATE waits for it, and only the second,
+ * which reads afresh, sees that grant. An authorization that comes second waits instead, and then finds the session
+ * ended. Sign-out, the person's own endings and a directory's deactivation all end sessions here.
+ */
+export async function endSessions(ctx: Context, tx: Tx, which: SessionsToEnd): Promise<{ id: string; userId: string }[]> {
+  const now = ctx.clock.now();
+  const sql = Prisma.sql;
+  const named = 'id' in which
+    ? sql`s.id = ${which.id}::text ${which.userId === undefined ? Prisma.empty : sql`and s.user_id = ${which.userId}::text`}`
+    : sql`s.user_id = ${which.userId}::text ${which.allBut === undefined ? Prisma.empty : sql`and s.id <> ${which.allBut}::text`}`;
+  const ended = await tx.$queryRaw<{ id: string; userId: string }[]>`
+    with named as (
+      select s.id from sessions s join users u on u.id = s.user_id and u.session_version = s.session_version
+      where s.revoked_at is null and s.expires_at > ${now}::timestamp(3) and ${named}
+      for update of s
+    )
+    update sessions s set revoked_at = ${now}::timestamp(3) from named where s.id = named.id
+    returning s.id, s.user_id as "userId"`;
+  if (ended.length === 0) return ended;
+  await tx.$executeRaw`
+    with ended_grants as (
+      update oauth_grants set revoked_at = ${now}::timestamp(3)
+      where session_id = any(${ended.map((s) => s.id)}::text[]) and revoked_at is null
+      returning id
+    )
+    update refresh_tokens set revoked_at = ${now}::timestamp(3)
+    where grant_id in (select id from ended_grants) and revoked_at is null`;
+  for (const session of ended) await emitUserEvent(tx, 'session.revoked', session.userId, { session }, { at: now });
+  return ended;
+}
+
+/** Ends one session (sign-out) and the grants it authorized. */
 export async function revokeSession(ctx: Context, sessionId: string): Promise<void> {
-  await ctx.db.$transaction(async (tx) => {
-    const now = ctx.clock.now();
-    const [ended] = await tx.$queryRaw<{ id: string; userId: string }[]>`
-      update sessions set revoked_at = ${now}::timestamp(3) where id = ${sessionId}::text and revoked_at is null returning id, user_id as "userId"`;
-    if (ended) await emitUserEvent(tx, 'session.revoked', ended.userId, { session: ended }, { at: now });
-  });
+  await ctx.db.$transaction((tx) => endSessions(ctx, tx, { id: sessionId }));
 }
 
 /** A live session as its person sees it in the list of where they are signed in. */
@@ -157,24 +196,11 @@ export async function listMySessions(ctx: Context): Promise<PersonSession[]> {
   }));
 }
 
-/**
- * Ends the caller's live sessions that `which` names, in one transaction with a session.revoked event and an audit
- * entry for each. The conditional update decides: of two requests ending one session, one ends it.
- */
-async function endSessions(ctx: Context, which: { id: string } | { allBut: string }, userId: string): Promise<string[]> {
-  const now = ctx.clock.now();
+/** Ends the caller's sessions that `which` names (endSessions), in one transaction with an audit entry for each. */
+async function endMySessions(ctx: Context, which: SessionsToEnd): Promise<string[]> {
   return ctx.db.$transaction(async (tx) => {
-    const ended = await tx.$queryRaw<{ id: string; userId: string }[]>`
-      update sessions s set revoked_at = ${now}::timestamp(3)
-      from users u
-      where u.id = s.user_id and u.session_version = s.session_version
-        and s.user_id = ${userId}::text and s.revoked_at is null and s.expires_at > ${now}::timestamp(3)
-        and ${'id' in which
-          ? Prisma.sql`s.id = ${which.id}::text`
-          : Prisma.sql`s.id <> ${which.allBut}::text`}
-      returning s.id, s.user_id as "userId"`;
+    const ended = await endSessions(ctx, tx, which);
     for (const session of ended) {
-      await emitUserEvent(tx, 'session.revoked', userId, { session }, { at: now });
       await recordAudit(ctx, { action: 'auth.session.revoke', targetType: 'session', targetId: session.id }, tx);
     }
     return ended.map((s) => s.id);
@@ -185,7 +211,7 @@ async function endSessions(ctx: Context, which: { id: string } | { allBut: strin
 export async function revokeMySession(ctx: Context, input: unknown): Promise<{ id: string; current: boolean }> {
   const { id } = parseInput(z.object({ id: fields.id }), input);
   const { userId, sessionId } = sessionActor(ctx);
-  const [ended] = await endSessions(ctx, { id }, userId);
+  const [ended] = await endMySessions(ctx, { id, userId });
   if (!ended) throw new NotFoundError('Session');
   return { id: ended, current: ended === sessionId };
 }
@@ -193,7 +219,7 @@ export async function revokeMySession(ctx: Context, input: unknown): Promise<{ i
 /** Signs out everywhere else: ends every live session of the caller but the current one, and says how many. */
 export async function revokeOtherSessions(ctx: Context): Promise<number> {
   const { userId, sessionId } = sessionActor(ctx);
-  return (await endSessions(ctx, { allBut: sessionId }, userId)).length;
+  return (await endMySessions(ctx, { userId, allBut: sessionId })).length;
 }
 
 /** How many ended sessions one run of the worker's expire_sessions task takes at most. */

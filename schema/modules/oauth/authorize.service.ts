@@ -26,6 +26,7 @@ import { recordApproval, recordDenial } from './authorize/record-decision.ts';
 import { splitParams, withParams, type AuthorizationRequest, type AuthorizeOutcome, type BrowserSession, type RawParams } from './authorize/request.ts';
 import { ssoRouteForDomain } from '../sso/home-realm.ts';
 import { domainOf } from '../../lib/email.ts';
+import { UnauthenticatedError } from '../../errors/index.ts';
 
 export { CODE_TTL_SECONDS } from './authorize/issue-code.ts';
 export { pkceMatches } from './authorize/check-pkce.ts';
@@ -60,7 +61,10 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     requireLicenses(request, loaded.licensed);
     const consent = await requireConsent(ctx, client, request, session, loaded.consentScopes);
     if (consent) return consent;
-    return { kind: 'redirect', url: await issueCode(ctx, client, request, session) };
+    const url = await issueCode(ctx, client, request, session);
+    if (url) return { kind: 'redirect', url };
+    // The session ended since it was read: answered as without one.
+    return homeRealm(ctx, requireLogin(ctx, request, null, hintedSubject, p, loaded)!, p.domain_hint ?? request.loginHint);
   } catch (error) {
     if (error instanceof OAuthError) return { kind: 'redirect', url: errorRedirect(ctx, redirectUri, error, p.state ?? null) };
     throw error;
@@ -110,6 +114,8 @@ export async function decideConsent(ctx: Context, token: string, session: Browse
   let answered: string | null;
   if (approve) {
     const approval = await recordApproval(ctx, client, consent, signIn);
+    // Ended while the request ran (the session was checked when it came in): nothing was written.
+    if (!approval.live) throw new UnauthenticatedError('Your session has ended: sign in again');
     // Left the organization since the page was shown: as at the authorization endpoint (require-membership).
     answered = approval.member ? approval.redirect : back(new InvalidClient());
   } else {

@@ -1,7 +1,10 @@
 // Step 13: a single-use code bound to the client, redirect URI, PKCE challenge, nonce and the user's session
 // version, written with its grant, the oauth.authorization.granted event (when a webhook wants it, event-sql.ts)
 // and the audit entry in ONE statement (data-modifying CTEs): atomic without an interactive transaction, one
-// round trip on the hot path.
+// round trip on the hot path. The grant records the session that authorized it, so that ending the session ends
+// the grant (docs/architecture.md#identity-sessions-and-tokens); the statement writes nothing unless that session
+// is still live, and holds its row until it commits, so that an ending running at the same time either comes first
+// (and nothing is written) or waits and then finds the grant (sessions.service.ts endSessions).
 import type { Context } from '../../../context.ts';
 import { hotStatement, Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
@@ -37,6 +40,7 @@ export interface CodeValues {
   clientName: string;
   organizationId: string;
   userId: string;
+  sessionId: string;
   redirectUri: string;
   scope: string;
   nonce: string | null;
@@ -57,7 +61,7 @@ export function codeValues(ctx: Context, client: CodeClient, request: Authorizat
   return {
     now, expiresAt: addSeconds(now, CODE_TTL_SECONDS), grantId: uuidv7(), codeId: uuidv7(), codeHash: sha256(code),
     clientRowId: client.id, clientPublicId: client.clientId, clientName: client.name, organizationId: client.organizationId,
-    userId: session.userId, redirectUri: request.redirectUri, scope: request.scope.join(' '), nonce: request.nonce,
+    userId: session.userId, sessionId: session.sessionId, redirectUri: request.redirectUri, scope: request.scope.join(' '), nonce: request.nonce,
     codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
     authTime: session.authTime, amr: session.amr, sessionVersion: session.sessionVersion ?? null,
     eventId: uuidv7(), auditId: audit.id, ip: audit.ip, userAgent: audit.userAgent,
@@ -66,15 +70,16 @@ export function codeValues(ctx: Context, client: CodeClient, request: Authorizat
 
 /**
  * The CTEs that write the grant, the code, the event and the audit entry, once for each row of the CTE named
- * "gate" (the caller's: always one row at authorize, none when a consent request was already answered). `p` holds
+ * "gate" (the caller's: one row while the session is live, none when it has ended or a consent request was already
+ * answered; the gate holds the session's row, liveSession). `p` holds
  * the values, or a hot statement's placeholders for them: nothing here branches on a value.
  */
 export function codeInserts(p: { readonly [K in keyof CodeValues]: any }): Prisma.Sql {
   const text = (v: unknown) => Prisma.sql`${v}::text`;
   return Prisma.sql`
     granted AS (
-      INSERT INTO oauth_grants (id, client_id, user_id, scope, created_at)
-      SELECT ${p.grantId}::text, ${p.clientRowId}::text, ${p.userId}::text, ${p.scope}::text, ${ts(p.now)} FROM gate RETURNING id),
+      INSERT INTO oauth_grants (id, client_id, user_id, session_id, scope, created_at)
+      SELECT ${p.grantId}::text, ${p.clientRowId}::text, ${p.userId}::text, ${p.sessionId}::text, ${p.scope}::text, ${ts(p.now)} FROM gate RETURNING id),
     coded AS (
       INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, nonce,
                                        code_challenge, code_challenge_method, auth_time, amr, session_version, expires_at, created_at)
@@ -94,14 +99,26 @@ export function codeInserts(p: { readonly [K in keyof CodeValues]: any }): Prism
     })}`;
 }
 
-/** issueCode's statement, composed once (db.ts hotStatement). */
-const ISSUE_CODE = hotStatement<CodeValues, unknown>((p) => Prisma.sql`WITH gate AS (SELECT 1), ${codeInserts(p)} SELECT 1`);
+/**
+ * SQL: one row while the session is live, holding its row until the statement's transaction ends. KEY SHARE, the
+ * lock the grant's foreign key takes anyway: it lets the session's last use be written meanwhile, and conflicts only
+ * with the FOR UPDATE of an ending (endSessions), so that one waits for the other and this re-reads the row after.
+ */
+export const liveSession = (sessionId: unknown): Prisma.Sql =>
+  Prisma.sql`SELECT 1 FROM sessions WHERE id = ${sessionId}::text AND revoked_at IS NULL FOR KEY SHARE`;
 
-/** Writes the code (one statement, on the hot path's direct pool) and returns the redirect back to the client with it. */
-export async function issueCode(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
+/** issueCode's statement, composed once (db.ts hotStatement). */
+const ISSUE_CODE = hotStatement<CodeValues, { issued: number }>((p) =>
+  Prisma.sql`WITH gate AS (${liveSession(p.sessionId)}), ${codeInserts(p)} SELECT count(*)::int AS issued FROM gate`);
+
+/**
+ * Writes the code (one statement, on the hot path's direct pool) and returns the redirect back to the client with it;
+ * null when the session ended since it was read (nothing was written).
+ */
+export async function issueCode(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession): Promise<string | null> {
   const code = randomToken('tsa_');
-  await ISSUE_CODE(ctx.db, codeValues(ctx, client, request, session, code));
-  return codeRedirect(ctx, request, code);
+  const [row] = await ISSUE_CODE(ctx.db, codeValues(ctx, client, request, session, code));
+  return row?.issued ? codeRedirect(ctx, request, code) : null;
 }
 
 export function codeRedirect(ctx: Context, request: AuthorizationRequest, code: string): string {

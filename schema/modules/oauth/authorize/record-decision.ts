@@ -2,33 +2,35 @@
 // not answered before are the consent remembered (merged with the scopes already allowed), the audit entry
 // written and, on Allow, the code issued. A failure anywhere leaves none of it behind, so the request can be
 // answered again and nothing is remembered that the application never got. An approval also re-checks, in the
-// same statement, that the user is still a member of the client's organization: the page may be minutes old.
+// same statement, that the user is still a member of the client's organization (the page may be minutes old) and
+// that the session is still live, holding its row as issue-code.ts does.
 import type { Context } from '../../../context.ts';
 import { hotQuery, Prisma } from '../../../db.ts';
 import { randomToken } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp } from '../../../lib/sql-value.ts';
 import type { ConsentRequest } from './consent-request.ts';
-import { codeInserts, codeRedirect, codeValues, userAuditCte } from './issue-code.ts';
+import { codeInserts, codeRedirect, codeValues, liveSession, userAuditCte } from './issue-code.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 
 type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
 
 /**
- * `member` false: the user has left the client's organization, and nothing was written. Else the redirect with a
- * code, or null when the request had already been answered.
+ * `member` false: the user has left the client's organization, `live` false: the session has ended; either way
+ * nothing was written. Else the redirect with a code, or null when the request had already been answered.
  */
 export async function recordApproval(
   ctx: Context, client: Client, consent: ConsentRequest, session: BrowserSession,
-): Promise<{ member: boolean; redirect: string | null }> {
+): Promise<{ member: boolean; live: boolean; redirect: string | null }> {
   const code = randomToken('tsa_');
   const request = consent.req;
   const now = ctx.clock.now();
-  const [row] = await hotQuery<{ answered: number; member: boolean }>(ctx.db, Prisma.sql`
+  const [row] = await hotQuery<{ answered: number; member: boolean; live: boolean }>(ctx.db, Prisma.sql`
     WITH still_member AS (
       SELECT 1 FROM memberships WHERE user_id = ${session.userId}::text AND organization_id = ${client.organizationId}::text),
+    signed_in AS (${liveSession(session.sessionId)}),
     gate AS (
-      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}::text, ${sqlTimestamp(new Date(consent.exp * 1000))} FROM still_member
+      INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}::text, ${sqlTimestamp(new Date(consent.exp * 1000))} FROM still_member, signed_in
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     remembered AS (
       INSERT INTO oauth_consents (id, user_id, client_id, scopes, created_at, updated_at)
@@ -37,8 +39,8 @@ export async function recordApproval(
         scopes = ARRAY(SELECT x FROM unnest(oauth_consents.scopes || EXCLUDED.scopes) WITH ORDINALITY AS t(x, n) GROUP BY x ORDER BY min(n))),
     ${userAuditCte(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
     ${codeInserts(codeValues(ctx, client, request, session, code))}
-    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member`);
-  return { member: row!.member, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
+    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member, EXISTS (SELECT 1 FROM signed_in) AS live`);
+  return { member: row!.member, live: row!.live, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
 }
 
 /** Whether the denial was recorded (false when the request had already been answered). */

@@ -12,7 +12,7 @@ import { assertStillValid, redeemingGrant, required, subjectOf, type Params } fr
 import { nextRefresh } from './refresh-token.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, SUBJECT_JOINS,
+  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, subjectFrom,
   type NextRefresh, type Redeemed, type RedeemingClient,
 } from './statements.ts';
 
@@ -92,8 +92,7 @@ const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
         case when c.code_challenge is null then not ${p.verifierGiven}::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${p.s256}::text, false)
              else coalesce(c.code_challenge = ${p.plain}::text, false) end as pkce_ok,
-        true as scope_ok,
-        ${subjectColumns(p.now, sql`c.scope`, how)}
-      ${SUBJECT_JOINS}
+        ${subjectColumns(p.now, null, how)}
+      ${subjectFrom(p.now, how)}
     )
     ${issueAndEnd(p, 'authorization_code', how)}`);

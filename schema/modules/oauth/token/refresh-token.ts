@@ -1,7 +1,10 @@
 // The refresh_token grant (RFC 6749 6), and what a refresh token is: opaque, prefixed, stored as SHA-256, rotated on
 // every use (docs/architecture.md#identity-sessions-and-tokens). One statement consumes the token, checks it (the
-// scope asked, the grant, the session version, the membership) and stores the next one; a refresh token that is not
-// redeemed but was used already by this client ends its whole grant (OAuth 2.0 Security BCP 4.13).
+// grant, the session version, the membership) and stores the next one; a refresh token that is not redeemed but was
+// used already by this client ends its whole grant (OAuth 2.0 Security BCP 4.13). A refusal that is the client's to
+// correct spends nothing: the consuming UPDATE itself refuses a scope beyond the token's (and another client's token),
+// so the client's retry is no replay. A narrower scope narrows this response's tokens only: the next refresh token
+// keeps the scope of the one presented (RFC 6749 6).
 import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
@@ -12,7 +15,7 @@ import { parseScope } from '../scopes.ts';
 import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, SUBJECT_JOINS,
+  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, subjectFrom,
   type NextRefresh, type Redeemed, type RedeemingClient,
 } from './statements.ts';
 
@@ -45,7 +48,6 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
     const refresh = nextRefresh(ctx, client);
     const redeemed = await redeemRefreshToken(ctx, client, request, refresh?.stored ?? null, lastTry);
     if (!redeemed) return 'unredeemed';
-    if (!redeemed.scope_ok) throw new InvalidScope();
     assertStillValid(redeemed);
     const scope = parseScope(redeemed.scope);
     return signTokens(ctx, subjectOf(client, redeemed, scope), {
@@ -55,7 +57,9 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
   },
 
   async refuse(ctx, client, request) {
-    await endReplayedGrant(ctx, client, 'refresh_token', request.hash);
+    const seen = await endReplayedGrant(ctx, client, 'refresh_token', request.hash, request.asked);
+    // Refused before anything was spent: the same token still works for a scope within its own.
+    if (seen.beyondScope) throw new InvalidScope();
     throw new InvalidGrant('Refresh token is invalid, expired or revoked');
   },
 });
@@ -70,12 +74,12 @@ const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>
       update refresh_tokens set used_at = ${p.now}::timestamp(3)
       where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null
         and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)} and ${redeemable(how)}
+        and string_to_array(scope, ' ') @> string_to_array(${p.asked}::text, ' ')
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        string_to_array(c.scope, ' ') @> string_to_array(${p.asked}::text, ' ') as scope_ok,
-        ${subjectColumns(p.now, sql`case when ${p.asked}::text = '' then c.scope else ${p.asked}::text end`, how)}
-      ${SUBJECT_JOINS}
+        ${subjectColumns(p.now, sql`${p.asked}::text`, how)}
+      ${subjectFrom(p.now, how)}
     )
     ${issueAndEnd(p, 'refresh_token', how)}`);

@@ -42,7 +42,10 @@ export const clientUnchanged = (p: IssueValues) =>
 /** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
 export interface Redeemed extends ClaimSource {
   grant_id: string;
+  /** The scope issued now: the refresh's narrower one, or all the consumed row kept. */
   scope: string;
+  /** The scope the next refresh token keeps: the consumed row's, whatever was asked (RFC 6749 6). */
+  refresh_scope: string;
   nonce: string | null;
   auth_time: Date;
   amr: string[];
@@ -50,7 +53,6 @@ export interface Redeemed extends ClaimSource {
   redirect_ok: boolean;
   has_challenge: boolean;
   pkce_ok: boolean;
-  scope_ok: boolean;
   grant_live: boolean;
   session_current: boolean;
   member: boolean;
@@ -154,10 +156,10 @@ export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'r
   })}` : Prisma.empty;
   return sql`
     , issued as (
-      select * from subject where redirect_ok and pkce_ok and scope_ok and grant_live and session_current and member
+      select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
       insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select ${p.refreshId}::text, ${p.refreshHash}::text, grant_id, ${p.clientRowId}::text, user_id, organization_id, scope, auth_time, amr,
+      select ${p.refreshId}::text, ${p.refreshHash}::text, grant_id, ${p.clientRowId}::text, user_id, organization_id, refresh_scope, auth_time, amr,
              session_version, ${p.refreshExpiresAt}::timestamp(3), ${now}
       from issued where ${p.issuesRefresh}::boolean
     ), ${event}${auditRow}, touched as (
@@ -183,44 +185,65 @@ export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): P
 }
 
 /**
- * The scope issued from `scope` (the consumed row's, or the subset asked for) and the checks and claims shared by
- * both redemptions, over the consumed row `c`. Without the license lookups the scope is plain (redeemable): it
- * stays as it is, and reveals no products.
+ * The rows a redemption's subject is read from, over the consumed row `c`, and `k.scope`: the scope the consumed row
+ * keeps. With the license lookups that is without the product scopes whose license is gone (product-scopes.ts);
+ * without them the scope is plain (redeemable) and stays as it is.
  */
-export function subjectColumns(now: Date, scope: Prisma.Sql, { products: lookups }: Composition): Prisma.Sql {
-  const words = sql`string_to_array(${scope}, ' ')`;
-  const products = lookups
+export function subjectFrom(now: Date, { products: lookups }: Composition): Prisma.Sql {
+  const kept = lookups ? withoutLostLicenses(sql`c.scope`, sql`c.user_id`, sql`c.organization_id`, now) : sql`c.scope`;
+  return sql`
+  from consumed c
+  cross join lateral (select ${kept} as scope) k
+  join oauth_grants g on g.id = c.grant_id
+  left join users u on u.id = c.user_id
+  left join organizations o on o.id = c.organization_id
+  left join memberships m on m.user_id = c.user_id and m.organization_id = c.organization_id`;
+}
+
+/**
+ * The scopes, checks and claims shared by both redemptions, over subjectFrom's rows. `asked` is a refresh's
+ * narrower scope ('' when none was asked; null for a code): it narrows only the tokens of this response, in the order
+ * asked, and the next refresh token keeps k.scope (RFC 6749 6: "identical to that of the refresh token included").
+ * The consuming statement has already refused a scope beyond the consumed row's, so `asked` is within it.
+ */
+export function subjectColumns(now: Date, asked: Prisma.Sql | null, how: Composition): Prisma.Sql {
+  const narrowed = how.products
+    ? sql`array_to_string(array(select x from unnest(string_to_array(${asked}, ' ')) with ordinality as t(x, n)
+        where x = any(string_to_array(k.scope, ' ')) order by n), ' ')`
+    : asked;
+  const issued = asked === null ? sql`k.scope` : sql`(case when ${asked} = '' then k.scope else ${narrowed} end)`;
+  // The products shown are those of the scope issued; revealedProducts checks each license itself, so the scope
+  // before the lost ones were dropped reveals the same.
+  const words = sql`string_to_array(${asked === null ? sql`c.scope` : sql`(case when ${asked} = '' then c.scope else ${asked} end)`}, ' ')`;
+  const products = how.products
     ? revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now)
     : sql`null::jsonb`;
-  const issued = lookups ? withoutLostLicenses(scope, sql`c.user_id`, sql`c.organization_id`, now) : scope;
-  return sql`${issued} as scope,
+  return sql`${issued} as scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, ${Prisma.raw(CLAIM_COLUMNS)}, ${products} as products`;
 }
 
-/** The rows a redemption's subject is read from, over the consumed row `c`. */
-export const SUBJECT_JOINS = Prisma.raw(`
-  from consumed c
-  join oauth_grants g on g.id = c.grant_id
-  left join users u on u.id = c.user_id
-  left join organizations o on o.id = c.organization_id
-  left join memberships m on m.user_id = c.user_id and m.organization_id = c.organization_id`);
-
 /**
  * A code or refresh token that could not be consumed: if it was already used by this client it is a replay, and
- * the whole grant ends (OAuth 2.0 Security BCP 4.13, 4.14) with an audit entry. Says what was found.
+ * the whole grant ends (OAuth 2.0 Security BCP 4.13, 4.14) with an audit entry. Says what was found, and for a
+ * refresh token whether it was left unspent only because `asked` goes beyond its scope (the consuming statement
+ * refuses that before it spends anything, RFC 6749 6).
  */
 export async function endReplayedGrant(
-  ctx: Context, client: StatementClient, kind: 'code' | 'refresh_token', hash: string,
-): Promise<{ found: boolean; otherClient: boolean; replayed: boolean }> {
+  ctx: Context, client: StatementClient, kind: 'code' | 'refresh_token', hash: string, asked: string[] = [],
+): Promise<{ found: boolean; otherClient: boolean; replayed: boolean; beyondScope: boolean }> {
   const now = ctx.clock.now();
   const source = kind === 'code' ? Prisma.raw('authorization_codes where code_hash') : Prisma.raw('refresh_tokens where token_hash');
+  const beyond = kind === 'code'
+    ? sql`false`
+    : sql`(used_at is null and revoked_at is null and expires_at > ${ts(now)}
+        and not string_to_array(scope, ' ') @> string_to_array(${asked.join(' ')}::text, ' '))`;
   const action = kind === 'code' ? 'oauth.code.replay' : 'oauth.refresh_token.replay';
-  const [row] = await ctx.db.$queryRaw<{ client_id: string; used: boolean }[]>`
+  const [row] = await ctx.db.$queryRaw<{ client_id: string; used: boolean; beyond: boolean }[]>`
     with seen as (
-      select grant_id, client_id, used_at is not null as used from ${source} = ${hash}::text
+      select grant_id, client_id, used_at is not null as used, ${beyond} as beyond from ${source} = ${hash}::text
     ), replayed as (
       select grant_id from seen where used and client_id = ${client.id}::text
     ), ended_grant as (
@@ -231,8 +254,8 @@ export async function endReplayedGrant(
       action, organizationId: client.organizationId, actorType: 'anonymous', actorId: null, targetType: 'oauth_client', targetId: client.id,
       outcome: 'failure', details: {},
     })}
-    select client_id, used from seen`;
-  if (!row) return { found: false, otherClient: false, replayed: false };
+    select client_id, used, beyond from seen`;
+  if (!row) return { found: false, otherClient: false, replayed: false, beyondScope: false };
   const otherClient = row.client_id !== client.id;
-  return { found: true, otherClient, replayed: row.used && !otherClient };
+  return { found: true, otherClient, replayed: row.used && !otherClient, beyondScope: row.beyond && !otherClient };
 }
