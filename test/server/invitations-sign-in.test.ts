@@ -247,3 +247,26 @@ describe('which link proves the address (T5)', () => {
     expect((await client(server.url, { token: reply.body.token }).get('/api/v1/users/me')).body.email_verified).toBe(false);
   });
 });
+
+describe('joining an organization that requires a second factor', () => {
+  it('tells a member without one to set one up first, whether the account is new or signs in with its password', async () => {
+    const strict = await createTenant(server.url, platform, 'Strict');
+    await enrolTotp(strict.owner.api, clock);
+    expect((await strict.owner.api.patch(`/v1/organizations/${strict.id}`, { require_mfa: true })).status).toBe(200);
+    const inviteTo = (email: string) => strict.owner.api.post(`/v1/organizations/${strict.id}/invitations`, { email, role: 'member' });
+    const email = newEmail('strict');
+    await inviteTo(email);
+    const existing = await addPerson(server.url, home.owner.api, home.id, 'member', 'plain');
+    const toExisting = await inviteTo(existing.email);
+
+    const made = await accept({ token: await mailedToken(email), name: 'Strict', password: PASSWORD });
+    const signedIn = await accept({ token: toExisting.body.token, password: PASSWORD });
+
+    for (const reply of [made, signedIn]) {
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body).toMatchObject({ organization: { id: strict.id }, mfa_enrollment_required: true });
+      const session = client(server.url, { token: reply.body.token });
+      expect((await session.get('/api/v1/auth/session')).body.organization.id).toBe(strict.id);
+    }
+  });
+});
