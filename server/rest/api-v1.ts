@@ -151,11 +151,15 @@ export const apiV1Routes: RestRoute[] = [
   },
   {
     method: 'POST', path: '/invitations/accept', public: true,
-    summary: 'Accept an invitation: creates the account (name, password) or joins with the signed-in one',
-    operation: `mutation($input: AcceptInvitationInput!) { acceptInvitation(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    summary: 'Accept an invitation: creates the account (name, password), joins with the signed-in one, or signs in with the password as login does (mfa_required for an account with a second factor)',
+    operation: `mutation($input: AcceptInvitationInput!) {
+      acceptInvitation(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ... on MfaChallenge { ${MFA_CHALLENGE_FIELDS} } ${USER_ERROR_FIELDS} }
+    }`,
     variables: ({ body }) => ({ input: fromBody(body, ['token', 'name', 'password']) }),
     respond: (d) => {
       const login = unwrap(d.acceptInvitation);
+      // As at login: no session until the second factor; the invitation stays pending, accepted then signed in.
+      if (login.__typename === 'MfaChallenge') return { body: presentMfaChallenge(login) };
       return { body: presentLogin(login), session: loginSession(login) };
     },
   },

@@ -74,7 +74,7 @@ export const v1Routes: RestRoute[] = [
     respond: (d) => ({ body: presentPage('invitations', d.invitations, presentInvitation) }),
   },
   {
-    method: 'POST', path: '/organizations/:id/invitations', summary: 'Invite an e-mail address; returns the token and accept link once',
+    method: 'POST', path: '/organizations/:id/invitations', summary: 'Invite an e-mail address; returns a link to pass on, once',
     operation: `mutation($id: String!, $input: CreateInvitationInput!) { createInvitation(organizationId: $id, input: $input) { __typename ... on CreatedInvitation { token acceptUrl invitation { ${INVITATION_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['email', 'role']) }),
     respond: (d) => {
@@ -84,7 +84,7 @@ export const v1Routes: RestRoute[] = [
   },
   {
     method: 'POST', path: '/organizations/:id/invitations/:invitation_id/resend', body: false,
-    summary: 'Mail a pending invitation again with a new link (valid 7 days); the old link stops working',
+    summary: 'Mail a pending invitation again with a new link (valid 7 days); the old links stop working',
     operation: `mutation($id: String!, $inv: String!) { resendInvitation(organizationId: $id, invitationId: $inv) { __typename ... on CreatedInvitation { token acceptUrl invitation { ${INVITATION_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id, inv: params.invitation_id }),
     respond: (d) => {

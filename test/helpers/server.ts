@@ -44,6 +44,12 @@ const testLogger = () =>
         },
       });
 
+/** Each running test service's database, by its URL: its outgoing mail is the invitees' mailboxes (fixtures.ts). */
+const mailboxes = new Map<string, Running['base']['db']>();
+
+/** The database of the test service at `baseUrl`, if startTestServer started it. */
+export const databaseOf = (baseUrl: string) => mailboxes.get(baseUrl);
+
 export const ADMIN = { email: 'admin@tessera.test', password: 'correct horse battery staple' };
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -74,10 +80,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     webhookResolver: options.webhookResolver,
     logger: options.logger ?? testLogger(),
   });
+  mailboxes.set(running.url, running.base.db);
   return {
     ...running,
     databaseUrl: database.url,
     async stop() {
+      mailboxes.delete(running.url);
       await running.stop();
       await database.drop();
       await rm(dataDir, { recursive: true, force: true });

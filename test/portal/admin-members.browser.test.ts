@@ -83,7 +83,8 @@ describe('admin: members', { timeout: 60_000 }, () => {
 		// then the accept link is shown, with a copy button and the warning
 		const box = page.getByTestId('invitation-box');
 		await box.waitFor();
-		await expect(box.textContent()).resolves.toContain('Send this link to the person now: it will not be shown again.');
+		await expect(box.textContent()).resolves.toContain('send this link now: it will not be shown again.');
+		await expect(box.textContent()).resolves.toContain('It does not confirm their address: the link mailed to them does.');
 		await expect(box.getByRole('button', { name: 'Copy accept link' }).count()).resolves.toBe(1);
 		const acceptUrl = new URL((await box.getByTestId('shown-accept-url').textContent())!);
 		expect(acceptUrl.origin).toBe(new URL(server.url).origin);

@@ -59,7 +59,7 @@ describe('what an invitation link says before anything is typed', { timeout: 30_
 		await page.context().close();
 	});
 
-	test('for an address with an account, it asks only for that account’s password, and the password joins', async () => {
+	test('for an address with an account, it asks for no password but to sign in, and joining follows the sign-in', async () => {
 		// given an invitation to Initech for a person who has an account elsewhere
 		const other = await createTenant(server.url, (await signIn(server.url, ADMIN.email, ADMIN.password)).api, 'Elsewhere');
 		const { link } = await invite(other.member.email, 'member');
@@ -68,18 +68,22 @@ describe('what an invitation link says before anything is typed', { timeout: 30_
 		const page = await freshPage();
 		await page.goto(link);
 
-		// then the page asks for that account's password, not for a name
+		// then the page asks for neither a name nor a password, but to sign in to that account
 		await expect(main(page)).resolves.toContain(`${other.member.email} has a Tessera account already`);
 		await expect(page.getByLabel('Name').count()).resolves.toBe(0);
-		await expect(page.getByLabel('Password').getAttribute('autocomplete')).resolves.toBe('current-password');
+		await expect(page.getByLabel('Password').count()).resolves.toBe(0);
 
-		// when they give it
-		await page.getByLabel('Password').fill(PASSWORD);
-		await page.getByRole('button', { name: 'Sign in and join' }).click();
+		// when they sign in from there, as /login asks (the address filled in)
+		await page.getByTestId('sign-in-to-accept').click();
+		await page.waitForURL((url) => url.pathname === '/login' && url.searchParams.get('login_hint') === other.member.email);
+		await signInOnPage(page, other.member.email, PASSWORD);
 
-		// then they are signed in, away from the invitation
+		// then they are back on the invitation, signed in, and join with one click
+		await page.waitForURL((url) => url.pathname === '/invitations/accept');
+		await page.getByRole('button', { name: 'Join the organization' }).click();
 		await page.waitForURL((url) => url.pathname !== '/invitations/accept');
 		await expect(page.getByTestId('user-email').textContent()).resolves.toBe(other.member.email);
+		await expect(page.locator('main').textContent()).resolves.toContain('Initech');
 		await page.context().close();
 	});
 

@@ -4,20 +4,24 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ADMIN, startTestServer } from '../helpers/server.ts';
 import { freshPage as freshPageOf, launchChromium, signInOnPage } from '../helpers/browser.ts';
-import { createTenant, PASSWORD, signIn, type Tenant } from '../helpers/fixtures.ts';
+import { addPerson, createTenant, mailedInvitationToken, PASSWORD, signIn, type Tenant } from '../helpers/fixtures.ts';
 import type { Client } from '../helpers/http.ts';
+import { movableClock } from '../helpers/clock.ts';
+import { codeAt, enrolTotp, toMidStep } from '../helpers/totp.ts';
 
-// /invitations/accept: the invitee follows the link an admin passed on and joins, in headless Chromium.
+// /invitations/accept: the invitee follows the link mailed to them and joins, in headless Chromium. An address that
+// has an account signs in first on /login (its second factor there), then joins in that session.
 
 const screenshots = new URL('../.tmp/', import.meta.url);
 
+const clock = movableClock();
 let server: Awaited<ReturnType<typeof startTestServer>>;
 let browser: Browser;
 let acme: Tenant;
 let globex: Tenant;
 
 beforeAll(async () => {
-	server = await startTestServer();
+	server = await startTestServer({ clock });
 	browser = await launchChromium();
 	const { api: platformAdmin } = await signIn(server.url, ADMIN.email, ADMIN.password);
 	acme = await createTenant(server.url, platformAdmin, 'Acme Corp');
@@ -32,14 +36,14 @@ afterAll(async () => {
 const freshPage = () => freshPageOf(browser, server.url);
 const newEmail = (label: string) => `${label}-${randomBytes(4).toString('hex')}@example.test`;
 
-/** Invites `email` through the REST API and returns the accept link's path and query, as given to the invitee. */
+/** Invites `email` through the REST API and returns the mailed accept link's path and query, as the invitee has it. */
 async function invite(inviter: Client, organizationId: string, email: string, role: 'admin' | 'member'): Promise<string> {
 	const reply = await inviter.post(`/v1/organizations/${organizationId}/invitations`, { email, role });
 	expect(reply.status).toBe(201);
 	const link = new URL(reply.body.accept_url);
 	expect(link.origin).toBe(new URL(server.url).origin);
 	expect(link.pathname).toBe('/invitations/accept');
-	return link.pathname + link.search;
+	return `${link.pathname}?${new URLSearchParams({ token: (await mailedInvitationToken(server.url, email))! })}`;
 }
 
 async function submitForm(page: Page, name: string, password: string): Promise<void> {
@@ -201,6 +205,62 @@ describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
 		await page.waitForURL((url) => url.pathname === '/invitations/accept' && url.search === search);
 		await expect(page.getByRole('button', { name: 'Create account and join' }).count()).resolves.toBe(1);
 		expect((await page.context().cookies()).find((c) => c.name === 'tessera_session')).toBeUndefined();
+		await page.context().close();
+	});
+
+	test('an existing account with a second factor, signed out, signs in with it on /login first, then joins', async () => {
+		// given a Globex admin with an authenticator app, invited by e-mail to Acme
+		const person = await addPerson(server.url, globex.owner.api, globex.id, 'admin', 'guarded');
+		const { secret } = await enrolTotp(person.api, clock);
+		const link = await invite(acme.owner.api, acme.id, person.email, 'admin');
+
+		// when they open the link in a signed-out browser
+		const page = await freshPage();
+		await page.goto(link);
+
+		// then there is no password to give here, only the way to sign in
+		await expect(page.getByLabel('Password').count()).resolves.toBe(0);
+		await expect(page.locator('main').textContent()).resolves.toContain(`${person.email} has a Tessera account already: sign in to it, then join.`);
+		await page.getByTestId('sign-in-to-accept').click();
+
+		// when they sign in there with the password and then a code
+		await page.waitForURL((url) => url.pathname === '/login');
+		await signInOnPage(page, person.email, PASSWORD);
+		const step = page.getByTestId('second-factor');
+		await step.waitFor();
+		expect((await organizationsOf(person)).map((o) => o.id)).toEqual([globex.id]);
+		toMidStep(clock);
+		await step.getByLabel('Code from your authenticator app').fill(codeAt(clock, secret));
+		await step.getByRole('button', { name: 'Verify' }).click();
+
+		// then they are back on the invitation, signed in, and join with one click
+		await page.waitForURL((url) => url.pathname === '/invitations/accept');
+		await expect(page.locator('main').textContent()).resolves.toContain(`You are signed in as ${person.email}`);
+		await page.getByRole('button', { name: 'Join the organization' }).click();
+		await page.waitForURL((url) => url.pathname === '/portal/dashboard');
+		await expect(page.locator('main').textContent()).resolves.toContain('Acme Corp');
+		expect((await organizationsOf(person)).map((o) => o.id).sort()).toEqual([acme.id, globex.id].sort());
+		await page.context().close();
+	});
+
+	test('a new member of an organization that requires a second factor is sent to set one up first', async () => {
+		// given an organization that requires a second factor, and an invitation to it for a new address
+		const strict = await createTenant(server.url, (await signIn(server.url, ADMIN.email, ADMIN.password)).api, 'Strict');
+		await enrolTotp(strict.owner.api, clock);
+		const on = await strict.owner.api.patch(`/v1/organizations/${strict.id}`, { require_mfa: true });
+		expect(on.status, JSON.stringify(on.body)).toBe(200);
+		const email = newEmail('strict');
+		const link = await invite(strict.owner.api, strict.id, email, 'member');
+
+		// when the invitee creates the account from the link
+		const page = await freshPage();
+		await page.goto(link);
+		await submitForm(page, 'Nell New', PASSWORD);
+
+		// then they land on setting up a second factor, not on a dashboard
+		await page.waitForURL((url) => url.pathname === '/portal/security');
+		expect(new URL(page.url()).searchParams.get('enrol')).toBe('1');
+		await expect(page.getByTestId('enrol-required').count()).resolves.toBe(1);
 		await page.context().close();
 	});
 

@@ -44,7 +44,7 @@ const acceptLinksMailedTo = async (email: string, count = 1) =>
   (await smtp.waitForMail(email, /^You are invited to /, count)).map((mail) => smtp.linkIn(mail, '/invitations/accept'));
 
 describe('POST /v1/organizations/{id}/invitations', () => {
-  it('returns 201 with the token, an accept link and an expiry 7 days out', async () => {
+  it('returns 201 with a link to pass on (its token) and an expiry 7 days out', async () => {
     const email = newEmail('New.Person');
     const before = clock.now().getTime();
 
@@ -131,7 +131,7 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect((await invite(anonymous, a.id, { email: newEmail() })).status).toBe(401);
   });
 
-  it('mails the invitee the accept link, absolute from the issuer, and the link makes a verified account', async () => {
+  it('mails the invitee an accept link of its own, absolute from the issuer, and that link makes a verified account', async () => {
     const email = newEmail('mailed');
 
     const reply = await invite(a.admin.api, a.id, { email, role: 'admin' });
@@ -141,7 +141,10 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect(mail!.text).toContain('admin invited you to join Tenant A as an admin.');
     const link = smtp.linkIn(mail!, '/invitations/accept');
     expect(link.origin).toBe(server.base.settings.issuer());
-    expect(link.href).toBe(reply.body.accept_url);
+    expect(link.pathname).toBe(new URL(reply.body.accept_url).pathname);
+    // The inviter never sees the mailed link: only the mailbox can prove the address.
+    expect(link.searchParams.get('token')).not.toBe(reply.body.token);
+    expect(mail!.text).not.toContain(reply.body.token);
     expect(mail!.html).toContain(`href="${link.href}"`);
     const accepted = await accept({ token: link.searchParams.get('token'), name: 'From The Mail', password: PASSWORD });
     expect(accepted.status).toBe(200);
@@ -245,15 +248,19 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
     });
     expect(reply.body.token).not.toBe(created.body.token);
     expect(new URL(reply.body.accept_url).searchParams.get('token')).toBe(reply.body.token);
-    const [, link] = await acceptLinksMailedTo(email, 2);
-    expect(link!.href).toBe(reply.body.accept_url);
+    const [first, link] = await acceptLinksMailedTo(email, 2);
+    expect(link!.searchParams.get('token')).not.toBe(reply.body.token);
+    expect(link!.href).not.toBe(first!.href);
     expect(link!.origin).toBe(server.base.settings.issuer());
     expect((await eventsOf(a.id, 'member.invitation.sent')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(2);
     expect(await auditOf(a.id, 'invitation.resend')).toContainEqual(expect.objectContaining({ actorId: a.owner.id, targetId: created.body.id, details: { email } }));
 
-    const withOld = await accept({ token: created.body.token, name: 'Old Link', password: PASSWORD });
-    expect(withOld.status).toBe(400);
-    expect(withOld.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
+    // Both old links stop working: the one mailed and the one passed on.
+    for (const old of [first!.searchParams.get('token'), created.body.token]) {
+      const withOld = await accept({ token: old, name: 'Old Link', password: PASSWORD });
+      expect(withOld.status).toBe(400);
+      expect(withOld.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
+    }
     const withNew = await accept({ token: link!.searchParams.get('token'), name: 'New Link', password: PASSWORD });
     expect(withNew.status).toBe(200);
     expect(withNew.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
@@ -477,7 +484,7 @@ describe('POST /api/v1/invitations/accept', () => {
     expect(orgs.body).toEqual(expect.arrayContaining([{ id: b.id, name: 'Tenant B', role: 'member' }, { id: a.id, name: 'Tenant A', role: 'member' }]));
   });
 
-  it('slows down password guessing through an invitation like a sign-in, and audits the failures', async () => {
+  it('slows down password guessing through an invitation like a sign-in, and audits the failures as sign-ins', async () => {
     // Whoever invites an address holds the token: without this, an admin could guess any account's password.
     const victim = await addPerson(server.url, b.owner.api, b.id, 'member', 'victim');
     const created = await invite(a.admin.api, a.id, { email: victim.email, role: 'member' });
@@ -492,9 +499,12 @@ describe('POST /api/v1/invitations/accept', () => {
     // The same account lock as sign-in: a lock earned here holds there too.
     expect((await anonymous.post('/api/v1/auth/login', { email: victim.email, password: PASSWORD })).status).toBe(429);
     expect(await statusOf(a.id, created.body.id)).toBe('pending');
-    const failures = await server.base.db.auditLog.findMany({ where: { action: 'invitation.accept', outcome: 'failure', targetId: victim.id } });
+    // Accepting with a password is signing in: the failures are the account's failed sign-ins, in its own
+    // organization's audit log, and never in the log of the organization that invited.
+    const failures = await server.base.db.auditLog.findMany({ where: { outcome: 'failure', targetId: victim.id } });
     expect(failures.length).toBeGreaterThanOrEqual(4);
-    expect(failures[0]).toMatchObject({ organizationId: a.id, targetType: 'user', details: { email: victim.email, reason: 'wrong_password' } });
+    expect(failures[0]).toMatchObject({ action: 'auth.login', organizationId: b.id, targetType: 'user', details: { email: victim.email, reason: 'wrong_password' } });
+    expect(failures.filter((f) => f.organizationId === a.id)).toEqual([]);
   });
 
   it('lets the signed-in invitee accept with the token alone, but not someone else signed in', async () => {

@@ -7,7 +7,7 @@ import { pino, type Logger } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { createTenant } from '../helpers/fixtures.ts';
+import { createTenant, mailedInvitationToken } from '../helpers/fixtures.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { mailJobs, waitForMailRow, waitForSettledMail } from '../helpers/mail.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -207,12 +207,15 @@ describe('mail without SMTP_URL', () => {
     const mail = await waitForSettledMail(server.base.db, to, 'mailbox');
     expect(mail).toMatchObject({ attempts: 1, sentAt: null, lastError: null });
 
-    // and the platform admin reads it, with the link, through the REST interface
+    // and the platform admin reads it, with the link mailed (not the one the inviter was shown), through the REST interface
     const listed = await admin.get(`/api/v1/mails?to=${encodeURIComponent(to)}`);
     expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    const link = new URL(invited.accept_url);
+    link.searchParams.set('token', (await mailedInvitationToken(server.url, to))!);
+    expect(link.href).not.toBe(invited.accept_url);
     expect(listed.body.mails).toEqual([{
-      id: mail.id, kind: 'invitation', to, subject: expect.stringContaining('You are invited to'), text: expect.stringContaining(invited.accept_url),
-      html: expect.stringContaining(`href="${invited.accept_url}"`), status: 'mailbox', attempts: 1, last_error: null, sent_at: null, created_at: expect.any(String),
+      id: mail.id, kind: 'invitation', to, subject: expect.stringContaining('You are invited to'), text: expect.stringContaining(link.href),
+      html: expect.stringContaining(`href="${link.href}"`), status: 'mailbox', attempts: 1, last_error: null, sent_at: null, created_at: expect.any(String),
     }]);
     const one = await admin.get(`/api/v1/mails/${mail.id}`);
     expect(one.status).toBe(200);

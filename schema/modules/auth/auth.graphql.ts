@@ -64,7 +64,7 @@ export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').im
   }),
 });
 
-const MfaChallengeRef = builder.objectRef<MfaChallenge>('MfaChallenge').implement({
+export const MfaChallengeRef = builder.objectRef<MfaChallenge>('MfaChallenge').implement({
   description: 'The password was right and the account has a second factor: complete the sign-in with completeMfaLogin (or a passkey).',
   fields: (t) => ({
     mfaRequired: t.boolean({ resolve: () => true }),

@@ -1,5 +1,8 @@
-// Invitations: an admin invites an e-mail address with a role; the accept link is mailed there (and shown to the
-// admin once), and whoever holds its token joins within 7 days. Resending mails a new link and voids the old one.
+// Invitations: an admin invites an e-mail address with a role, and whoever holds a link joins within 7 days. There
+// are two links (docs/architecture.md#invitations): the one mailed to the address, which proves it, and one shown
+// to the admin once to pass on, which joins but proves nothing (whoever invites could accept it themselves).
+// Resending mails a new link, shows a new one, and voids both old ones. For an address that has an account,
+// accepting is signing in to it: inside its session, or with its password under login's every rule.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
@@ -12,9 +15,11 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { createSession } from '../auth/sessions.service.ts';
-import { loginPayload } from '../auth/auth.service.ts';
-import { checkAccountPassword } from '../auth/throttle.service.ts';
+import { createSession, revokeSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
+import { login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
+import { mailVerificationLink } from '../accounts/email-verification.service.ts';
+import { ssoRouteFor } from '../sso/home-realm.ts';
+import { SsoRequiredError } from '../sso/sso.errors.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
 import { queueMail } from '../mail/outbox.ts';
 
@@ -47,7 +52,7 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
   const { email, role } = parseInput(createInput, input);
   if (!roleAtLeast(callerRole, role)) throw new RoleAboveYoursError('invite with');
   await countInvitationMail(ctx, organizationId, email);
-  const token = randomToken(TOKEN_PREFIX);
+  const { mailed, copy } = newLinks();
   const now = ctx.clock.now();
   const invitedById = inviterOf(ctx);
   const invitation = await ctx.db.$transaction(async (tx) => {
@@ -62,15 +67,24 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
       data: { revokedAt: now },
     });
     const invitation = await tx.invitation.create({
-      data: { organizationId, email, role, tokenHash: sha256(token), createdAt: now, invitedById, expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
+      data: {
+        organizationId, email, role, tokenHash: sha256(mailed), copyTokenHash: sha256(copy), createdAt: now, invitedById,
+        expiresAt: addSeconds(now, INVITATION_TTL_SECONDS),
+      },
       include: { organization: { select: { id: true, name: true } } },
     });
-    await announce(ctx, tx, invitation, token);
+    await announce(ctx, tx, invitation, mailed);
     await recordAudit(ctx, { action: 'invitation.create', organizationId, targetType: 'invitation', targetId: invitation.id, details: { email, role } }, tx);
     return invitation;
   });
-  return { ...invitation, token, acceptUrl: acceptUrl(ctx, token) };
+  return shown(ctx, invitation, copy);
 }
+
+/** A new invitation's two tokens: the mailed link's, and the one its inviter is shown (never the mailed one). */
+const newLinks = () => ({ mailed: randomToken(TOKEN_PREFIX), copy: randomToken(TOKEN_PREFIX) });
+
+/** What the inviter is answered: the invitation and the link to copy, which joins but proves no address. */
+const shown = <T extends object>(ctx: Context, invitation: T, copy: string) => ({ ...invitation, token: copy, acceptUrl: acceptUrl(ctx, copy) });
 
 /** Who invites: the person signed in, or the one who made the API key. */
 const inviterOf = (ctx: Context) => {
@@ -103,21 +117,21 @@ export async function resendInvitation(ctx: Context, organizationId: string, inv
   const found = await ctx.db.invitation.findFirst({ where: { id: invitationId, organizationId }, select: { email: true } });
   if (!found) throw new NotFoundError('Invitation');
   await countInvitationMail(ctx, organizationId, found.email);
-  const token = randomToken(TOKEN_PREFIX);
+  const { mailed, copy } = newLinks();
   const now = ctx.clock.now();
   const invitation = await ctx.db.$transaction(async (tx) => {
     // Only while pending: of a resend racing an accept or a revoke, one wins.
     const renewed = await tx.invitation.updateMany({
       where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
-      data: { tokenHash: sha256(token), expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
+      data: { tokenHash: sha256(mailed), copyTokenHash: sha256(copy), expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
     });
     if (renewed.count !== 1) throw new InvitationNotPendingError('resent');
     const invitation = await tx.invitation.findUniqueOrThrow({ where: { id: invitationId }, include: { organization: { select: { id: true, name: true } } } });
-    await announce(ctx, tx, invitation, token);
+    await announce(ctx, tx, invitation, mailed);
     await recordAudit(ctx, { action: 'invitation.resend', organizationId, targetType: 'invitation', targetId: invitationId, details: { email: invitation.email } }, tx);
     return invitation;
   });
-  return { ...invitation, token, acceptUrl: acceptUrl(ctx, token) };
+  return shown(ctx, invitation, copy);
 }
 
 export async function listInvitations(ctx: Context, organizationId: string, page?: PageInput) {
@@ -149,7 +163,7 @@ export async function revokeInvitation(ctx: Context, organizationId: string, inv
  */
 export async function previewInvitation(ctx: Context, token: string) {
   if (!token || token.length > 200) return null;
-  const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { name: true } } } });
+  const { invitation } = (await invitationOf(ctx.db, token)) ?? {};
   if (!invitation) return null;
   const status = invitationStatus(invitation, ctx.clock.now());
   if (status !== 'pending') return { status };
@@ -168,6 +182,21 @@ export async function previewInvitation(ctx: Context, token: string) {
   };
 }
 
+/**
+ * The invitation a link is for, and whether it is the mailed link (which proves the address) or the one the inviter
+ * was shown. Either hash is unique; tokens are 256-bit random, so no token is both.
+ */
+async function invitationOf(db: Context['db'], token: string) {
+  const hash = sha256(token);
+  const invitation = await db.invitation.findFirst({
+    where: { OR: [{ tokenHash: hash }, { copyTokenHash: hash }] },
+    include: { organization: { select: { id: true, name: true } } },
+  });
+  return invitation && { invitation, hash, mailed: invitation.tokenHash === hash };
+}
+
+type FoundInvitation = NonNullable<Awaited<ReturnType<typeof invitationOf>>>;
+
 const acceptInput = z
   .object({ token: z.string().min(1, 'is required').max(200), name: fields.name.optional(), password: z.string().max(256).optional() })
   .strict();
@@ -175,28 +204,13 @@ const acceptInput = z
 type Tx = Prisma.TransactionClient;
 
 /**
- * An existing account accepts when it is the one signed in, or with its password. Whoever invites an address
- * holds the token, so these password attempts are throttled and audited like sign-ins; they are checked before
- * the transaction so that a failure's record is kept.
+ * A new account for the invited address needs a name and a password: checked, and the password hashed, before any
+ * transaction opens. An address whose domain must sign in through its identity provider gets no password: it signs
+ * in there (which makes the account), then accepts signed in.
  */
-async function provenAccount(ctx: Context, organizationId: string, email: string, password?: string) {
-  const existing = await ctx.db.user.findUnique({ where: { email } });
-  if (!existing) return null;
-  const actor = ctx.actor;
-  if (actor?.kind === 'user' && actor.userId === existing.id) return existing;
-  if (password) {
-    if (await checkAccountPassword(ctx, existing, password)) return existing;
-    await recordAudit(ctx, {
-      action: 'invitation.accept', outcome: 'failure', organizationId, targetType: 'user', targetId: existing.id,
-      details: { email, reason: 'wrong_password' },
-    });
-  }
-  throw new InviteeNotProvenError();
-}
-
-/** A new account for the invited address needs a name and a password: checked, and the password hashed, before
- *  any transaction opens. */
-async function newAccountFields(name?: string, password?: string) {
+async function newAccountFields(ctx: Context, email: string, name?: string, password?: string) {
+  const route = await ssoRouteFor(ctx, email);
+  if (route?.requireSso) throw new SsoRequiredError({ id: route.connectionId, name: route.name });
   const problems = [
     ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
     ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
@@ -205,47 +219,103 @@ async function newAccountFields(name?: string, password?: string) {
   return { name: name!, passwordHash: await hashPassword(password!) };
 }
 
-export async function acceptInvitation(ctx: Context, input: unknown) {
-  // Accepting signs in: with the invitee's own session, with the password, or by creating the account. An access
-  // token proves none of these, and must not become a session in another organization.
+/**
+ * Accepting is signing in (docs/architecture.md#invitations). An address without an account gets one. An account
+ * accepts inside its own session; or with its password, which is login itself (the throttle, require-SSO, and for
+ * an account with a second factor an MfaChallenge and no session): the invitation stays pending until the person,
+ * signed in with the factor, accepts in that session, so that a wrong or absent factor joins nothing.
+ */
+export async function acceptInvitation(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
+  // An access token proves none of these, and must not become a session in another organization.
   requireFirstParty(ctx, 'accept invitations');
   const { token, name, password } = parseInput(acceptInput, input);
+  const found = await invitationOf(ctx.db, token);
+  if (!found || invitationStatus(found.invitation, ctx.clock.now()) !== 'pending') throw new InvalidInvitationError();
+  const email = found.invitation.email;
+  const existing = await ctx.db.user.findUnique({ where: { email }, select: { id: true } });
+  if (!existing) return join(ctx, found, { create: await newAccountFields(ctx, email, name, password) });
+  const actor = ctx.actor;
+  if (actor?.kind === 'user' && actor.userId === existing.id) return join(ctx, found, { userId: existing.id, continues: actor.sessionId });
+  if (!password) throw new InviteeNotProvenError();
+  const signedIn = await login(ctx, { email, password });
+  if ('mfaToken' in signedIn) return signedIn;
+  // The sign-in stands on its own; a join that loses a race (an accept, a revoke, a resend) must not leave a
+  // session nobody was given.
+  return join(ctx, found, { userId: existing.id, signedIn }).catch(async (error: unknown) => {
+    await revokeSession(ctx, signedIn.session.id);
+    throw error;
+  });
+}
+
+/** Who joins: a new account; an account in its current session; or one that has just signed in with its password. */
+type Joiner =
+  | { create: { name: string; passwordHash: string } }
+  | { userId: string; continues: string }
+  | { userId: string; signedIn: LoginResult };
+
+async function join(ctx: Context, { invitation, hash, mailed }: FoundInvitation, joiner: Joiner): Promise<LoginResult> {
   const now = ctx.clock.now();
-  const invitation = await ctx.db.invitation.findUnique({ where: { tokenHash: sha256(token) }, include: { organization: { select: { id: true, name: true } } } });
-  if (!invitation || invitationStatus(invitation, now) !== 'pending') throw new InvalidInvitationError();
-  const existing = await provenAccount(ctx, invitation.organizationId, invitation.email, password);
-  const account = existing ? null : await newAccountFields(name, password);
+  const org = invitation.organization;
+  const at = { at: now };
   return ctx.db.$transaction(async (tx) => {
-    // Claim it while it is still pending and still this token's: of two accepts, or an accept and a revoke or a
-    // resend (which replaces the token), racing, one wins.
+    // Claim it while it is still pending and still this link's: of two accepts, or an accept and a revoke or a
+    // resend (which replaces both links), racing, one wins.
     const claimed = await tx.invitation.updateMany({
-      where: { id: invitation.id, tokenHash: invitation.tokenHash, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+      where: { id: invitation.id, ...(mailed ? { tokenHash: hash } : { copyTokenHash: hash }), acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
       data: { acceptedAt: now },
     });
     if (claimed.count !== 1) throw new InvalidInvitationError();
-    // The link reached the address: a new account starts verified.
-    const user = existing ?? (await tx.user.create({ data: { email: invitation.email, ...account!, emailVerified: true } }));
-    const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: invitation.organizationId } } });
-    if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: invitation.organizationId, role: invitation.role } });
-    const org = invitation.organization;
-    const at = { at: now };
+    const user = 'create' in joiner
+      ? await tx.user.create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } })
+      : await proveAddress(ctx, tx, joiner.userId, invitation.email, mailed);
+    const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: org.id } } });
+    if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: org.id, role: invitation.role } });
     // Once the account belongs to the organization, so that the organization that invited hears of it.
-    if (!existing) await emitUserEvent(tx, 'user.created', user.id, { user }, at);
+    if ('create' in joiner) {
+      await emitUserEvent(tx, 'user.created', user.id, { user }, at);
+      // The link passed on by the inviter reached someone, not necessarily the address: it is asked to prove itself.
+      if (!mailed) await mailVerificationLink(ctx, tx, user);
+    }
     await emitEvent(tx, 'member.invitation.accepted', org, {
       invitation: { id: invitation.id, email: invitation.email, role: invitation.role, invitedBy: invitation.invitedById },
       user,
       organization: org,
     }, at);
     if (!already) await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization: org, user, role: invitation.role }, at);
-    await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id }, tx);
-    // A signed-in invitee proved nothing new: the new session keeps the sign-in time of the current one.
-    const actor = ctx.actor;
-    const continued = actor?.kind === 'user' && actor.userId === user.id
-      ? (await tx.session.findUnique({ where: { id: actor.sessionId }, select: { authTime: true } }))?.authTime
-      : undefined;
-    const issued = await createSession(ctx, tx, user.id, user.sessionVersion, org.id, continued);
-    return loginPayload(tx, issued, user.id);
+    await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id, details: { mailed } }, tx);
+    return loginPayload(tx, await sessionIn(ctx, tx, user, org.id, joiner), user.id);
   });
+}
+
+/**
+ * The existing account that joins; the mailed link, used by the account itself, proves an address not yet proven
+ * (the address it was sent to, if the account still has it).
+ */
+async function proveAddress(ctx: Context, tx: Tx, userId: string, email: string, mailed: boolean) {
+  const user = await tx.user.findUniqueOrThrow({ where: { id: userId } });
+  if (!mailed || user.emailVerified || user.email !== email) return user;
+  const verified = await tx.user.update({ where: { id: userId }, data: { emailVerified: true } });
+  await emitUserEvent(tx, 'user.email.verified', userId, { user: verified }, { at: ctx.clock.now() });
+  await recordAudit(ctx, { action: 'user.email.verify', actorId: userId, targetType: 'user', targetId: userId, details: { by: 'invitation' } }, tx);
+  return verified;
+}
+
+/**
+ * The session that acts in the organization joined: the one a password sign-in has just made, moved there; for a
+ * person accepting in a session, a new one that is no fresher or stronger a sign-in than it (its time and methods);
+ * for a new account, its first.
+ */
+async function sessionIn(ctx: Context, tx: Tx, user: { id: string; sessionVersion: number }, organizationId: string, joiner: Joiner): Promise<IssuedSession> {
+  if ('signedIn' in joiner) {
+    const { token, session } = joiner.signedIn;
+    await tx.session.update({ where: { id: session.id }, data: { organizationId } });
+    return { token, session: { ...session, organizationId } };
+  }
+  if ('continues' in joiner) {
+    const current = await tx.session.findUniqueOrThrow({ where: { id: joiner.continues }, select: { authTime: true, amr: true } });
+    return createSession(ctx, tx, user.id, user.sessionVersion, organizationId, current.authTime, current.amr as AuthMethod[]);
+  }
+  return createSession(ctx, tx, user.id, user.sessionVersion, organizationId);
 }
 
 /**

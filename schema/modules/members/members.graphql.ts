@@ -1,7 +1,8 @@
 import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
-import { RoleEnum, LoginPayloadRef } from '../auth/auth.graphql.ts';
+import { RoleEnum, LoginPayloadRef, MfaChallengeRef } from '../auth/auth.graphql.ts';
+import { UserError } from '../../errors/index.ts';
 import { changeMemberRole, hasSecondFactor, listMembers, removeMember, transferOwnership } from './members.service.ts';
 import { acceptInvitation, createInvitation, invitationStatus, listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.service.ts';
 
@@ -34,11 +35,12 @@ const InvitationRef = builder.prismaObject('Invitation', {
 
 type Created = Awaited<ReturnType<typeof createInvitation>>;
 const CreatedInvitationRef = builder.objectRef<Created>('CreatedInvitation').implement({
-  description: 'A new invitation with its token and accept link (shown only now; the link is also mailed to the invitee).',
+  description:
+    'A new invitation with a link to pass on (shown only now). The invitee is mailed a link of their own; this one joins too, but does not prove the address.',
   fields: (t) => ({
     invitation: t.field({ type: InvitationRef, resolve: (c) => c }),
-    token: t.exposeString('token'),
-    acceptUrl: t.exposeString('acceptUrl'),
+    token: t.exposeString('token', { description: "The pass-on link's token: accepting with it does not verify the address." }),
+    acceptUrl: t.exposeString('acceptUrl', { description: 'The link to pass on: it joins, but does not verify the address (the mailed link does).' }),
   }),
 });
 
@@ -156,11 +158,20 @@ const AcceptInput = builder.inputType('AcceptInvitationInput', {
   fields: (t) => ({ token: t.string({ required: true }), name: t.string(), password: t.string() }),
 });
 
+// A session, or for an account with a second factor the login's MfaChallenge, or a problem the caller can correct.
+// The errors plugin wraps only an object type, so the union is spelled out; pothosErrorTypes has the plugin turn
+// a thrown UserError into a member of it, as it does for its own unions.
+const AcceptResultRef = builder.unionType('MutationAcceptInvitationResult', {
+  types: [LoginPayloadRef, MfaChallengeRef, UserError],
+  extensions: { pothosErrorTypes: [UserError] },
+  resolveType: (outcome) => ('mfaToken' in outcome ? MfaChallengeRef : 'session' in outcome && 'token' in outcome ? LoginPayloadRef : UserError),
+});
+
 builder.mutationField('acceptInvitation', (t) =>
   t.field({
-    errors: {},
-    type: LoginPayloadRef,
-    description: 'Joins with an invitation token: creates the account (name and password) or uses the signed-in one.',
+    type: AcceptResultRef,
+    description:
+      "Joins with an invitation token: creates the account (name and password), or joins in the invitee's session. With the password of an existing account it signs in as login does: an MfaChallenge for an account with a second factor (complete it with completeMfaLogin, then accept signed in).",
     args: { input: t.arg({ type: AcceptInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
       acceptInvitation(ctx, { token: input.token, name: input.name ?? undefined, password: input.password ?? undefined }),

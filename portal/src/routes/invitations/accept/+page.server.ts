@@ -1,7 +1,7 @@
 import { error, fail, redirect, type RequestEvent } from '@sveltejs/kit';
 import { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
 import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, GraphQLRequestError, type Role, type UserError } from '#lib/server/graphql.ts';
+import { enrolUrl, gql, GraphQLRequestError, type Role, type UserError } from '#lib/server/graphql.ts';
 import { clearSessionCookie, HOME, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -15,7 +15,8 @@ const ACCEPT = /* GraphQL */ `
 	mutation Accept($input: AcceptInvitationInput!) {
 		acceptInvitation(input: $input) {
 			__typename
-			... on LoginPayload { token expiresAt user { id email name } organization { id name role } }
+			... on LoginPayload { token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role } }
+			... on MfaChallenge { mfaToken }
 			... on UserError { code message details { path message } }
 		}
 	}
@@ -43,7 +44,8 @@ type Preview =
 	| null;
 
 type AcceptResult =
-	| { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { id: string; name: string } | null }
+	| { __typename: 'LoginPayload'; token: string; expiresAt: string; mfaEnrollmentRequired: boolean; organization: { id: string; name: string } | null }
+	| { __typename: 'MfaChallenge'; mfaToken: string }
 	| UserError;
 
 /** The invitation's secret, from the link the invitee was given; the page can do nothing without it. */
@@ -55,6 +57,17 @@ function invitationToken(url: URL): string {
 
 /** This page again, for the same invitation. */
 const pageFor = (token: string) => `/invitations/accept?${new URLSearchParams({ token })}`;
+
+/**
+ * Accepting is signing in (docs/architecture.md#invitations): an invited address that has an account signs in on
+ * /login as always (its second factor, its identity provider when its organization requires one, a passkey), and
+ * comes back here to join in that session.
+ */
+const signInFor = (token: string, email: string) =>
+	`/login?${new URLSearchParams({ return_to: pageFor(token), ...(email ? { login_hint: email } : {}) })}`;
+
+/** Joined: on to the dashboard, or first to set up a second factor when the organization joined requires one. */
+const joined = (result: { mfaEnrollmentRequired: boolean }): never => redirect(303, result.mfaEnrollmentRequired ? enrolUrl(HOME) : HOME);
 
 export const load: PageServerLoad = async (event) => {
 	const { url, setHeaders } = event;
@@ -74,7 +87,8 @@ export const load: PageServerLoad = async (event) => {
 	} catch (err) {
 		errorPage(err);
 	}
-	return { token, invitation };
+	const signInHref = invitation?.status === 'pending' ? signInFor(token, invitation.email) : null;
+	return { token, invitation, signInHref };
 };
 
 /** Runs the mutation; a top-level rate limit becomes a 429 for the form, anything else is unexpected. */
@@ -118,6 +132,8 @@ const rateLimited = (name?: string) =>
 async function join(event: RequestEvent, token: string) {
 	const result = await accept(event, { token });
 	if (!result) return rateLimited();
+	// The service answers a challenge only to a password, which this form never sends.
+	if (result.__typename === 'MfaChallenge') error(500, 'The invitation asked for a second factor without a password');
 	if (result.__typename === 'UserError') {
 		if (isInvalidInvitation(result)) return failure(result);
 		// Not the invited address. When that address has an account the service asks for its password
@@ -129,13 +145,13 @@ async function join(event: RequestEvent, token: string) {
 	if (result.organization) {
 		await gql(event, SWITCH_ORGANIZATION, { organizationId: result.organization.id });
 	}
-	redirect(303, HOME);
+	joined(result);
 }
 
 export const actions: Actions = {
 	/**
-	 * Signed out: create the account (name, password) or prove the existing one (password), then sign in.
-	 * Signed in: join with the current account.
+	 * Signed out: create the account (name, password), then sign in. An address that has an account, or must sign in
+	 * through its identity provider, signs in on /login first. Signed in: join with the current account.
 	 */
 	accept: async (event) => {
 		const token = invitationToken(event.url);
@@ -144,12 +160,18 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const name = String(form.get('name') ?? '').trim();
 		const password = String(form.get('password') ?? '');
+		const email = String(form.get('email') ?? '');
 		const result = await accept(event, { token, name: name || undefined, password: password || undefined });
 		if (!result) return rateLimited(name);
+		// A password for an account with a second factor (a form sent before the account existed, say): the sign-in
+		// page asks for the factor; nothing was joined. So for an address that must use its identity provider.
+		if (result.__typename === 'MfaChallenge' || (result.__typename === 'UserError' && result.code === 'sso_required')) {
+			redirect(303, signInFor(token, email));
+		}
 		if (result.__typename === 'UserError') return failure(result, name);
 
 		setSessionCookie(event, result.token, result.expiresAt);
-		redirect(303, HOME);
+		joined(result);
 	},
 
 	/** Signed in with another account than the invited one: sign out and come back to this invitation. */
