@@ -15,9 +15,11 @@ import { SoftPasskey, startPasskeyServer } from '../helpers/webauthn.ts';
 import { movableClock } from '../helpers/clock.ts';
 import { enrolTotp } from '../helpers/totp.ts';
 import { authorize, codeFrom, exchangeCode, registerClient, tokenRequest, type RegisteredClient } from '../helpers/oauth.ts';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 
 const clock = movableClock();
 let server: TestServer & { origin: string };
+let smtp: TestSmtp;
 let dns: TestDnsServer;
 let ca: TestCa;
 let acmeIdp: OidcUpstream;
@@ -37,12 +39,15 @@ const login = (email: string, password = PASSWORD) => client(server.url).post('/
 
 beforeAll(async () => {
   dns = await startDnsServer();
+  smtp = await startTestSmtp();
   ca = makeTestCa(['idp.test', 'accounts.test']);
   acmeIdp = await startOidcUpstream(ca);
   social = await startOidcUpstream(ca, { host: 'accounts.test' });
   server = await startPasskeyServer({
     clock,
-    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile },
+    // The worker too: it sends the reset links.
+    role: 'all',
+    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile, SMTP_URL: smtp.url, MAIL_FROM: 'Tessera Test <id@tessera.test>' },
     webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
@@ -58,6 +63,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await server?.stop();
+  await smtp?.close();
   await acmeIdp?.close();
   await social?.close();
   await dns?.stop();
@@ -160,14 +166,45 @@ describe('an account whose address was never proven', () => {
 
     // The connection vouched for the address: it is proven now.
     expect((await session(result.session).get('/api/v1/users/me')).body.email_verified).toBe(true);
-    const audit = await server.base.db.auditLog.findMany({ where: { targetId: ceoId, action: 'sso.account.take_over' } });
+    const audit = await server.base.db.auditLog.findMany({ where: { targetId: ceoId, action: 'account.take_over' } });
     expect(audit).toHaveLength(1);
-    expect(audit[0]!.details).toMatchObject({ connectionId: acmeConnection, passkeys: 1, totp: true, apiKeys: 1, identities: 1 });
+    expect(audit[0]!.details).toMatchObject({ via: 'sso', connectionId: acmeConnection, passkeys: 1, totp: true, apiKeys: 1, identities: 1 });
 
     // The next sign-in is an ordinary one: the same account, nothing more removed.
     const again = await ssoSignInThroughOidc(server.origin, acmeConnection, ca);
     expect((await session(again.session).get('/api/v1/users/me')).body.id).toBe(ceoId);
     expect((await session(result.session).get('/api/v1/auth/session')).status).toBe(200);
+  });
+});
+
+describe('a reset link to an unproven account\'s address', () => {
+  it('gives the mailbox\'s holder the account only once what the attacker set up is gone', async () => {
+    // given an account an attacker made for an address that is not theirs, armed as before
+    const hijack = await preHijacked('founder@startup.test');
+    const id = hijack.person.id;
+
+    // when the address's real holder asks for a reset link and uses it
+    expect((await client(server.url).post('/api/v1/auth/password-reset', { email: 'founder@startup.test' })).status).toBe(202);
+    const [mail] = await smtp.waitForMail('founder@startup.test', /Reset your/);
+    const token = smtp.linkIn(mail!, '/reset-password').searchParams.get('token')!;
+    const confirmed = await client(server.url).post('/api/v1/auth/password-reset/confirm', { token, password: 'the real founder\'s password' });
+    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
+
+    // then the attacker's session, passkey, password, API key and tokens open nothing
+    expect((await hijack.person.api.get('/api/v1/auth/session')).status).toBe(401);
+    expect((await passkeySignIn(hijack.passkey)).status).not.toBe(200);
+    expect((await login('founder@startup.test')).status).toBe(401);
+    expect((await client(server.url, { apiKey: hijack.apiKey }).get('/api/v1/users/me')).status).toBe(401);
+    expect((await client(server.url, { token: hijack.tokens.access_token }).get('/api/v1/users/me')).status).toBe(401);
+    expect((await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: hijack.tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret })).body.error).toBe('invalid_grant');
+    expect(await server.base.db.ssoIdentity.count({ where: { userId: id } })).toBe(0);
+    // and the new password signs in with no second factor left to ask for: the attacker's app is gone too
+    const signedIn = await login('founder@startup.test', 'the real founder\'s password');
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
+    expect(signedIn.body.token).toMatch(/^tss_/);
+    expect((await session(signedIn.body.token).get('/api/v1/users/me')).body).toMatchObject({ id, email_verified: true });
+    const audit = await server.base.db.auditLog.findMany({ where: { targetId: id, action: 'account.take_over' } });
+    expect(audit.map((a) => a.details)).toEqual([expect.objectContaining({ via: 'password_reset', passkeys: 1, totp: true, apiKeys: 1, identities: 1 })]);
   });
 });
 
@@ -187,7 +224,7 @@ describe('an account whose address was proven', () => {
     expect((await person.api.get('/api/v1/auth/session')).status).toBe(200);
     expect(await server.base.db.passkey.count({ where: { userId: person.id } })).toBe(1);
     expect((await passkeySignIn(passkey)).status).toBe(200);
-    expect(await server.base.db.auditLog.count({ where: { targetId: person.id, action: 'sso.account.take_over' } })).toBe(0);
+    expect(await server.base.db.auditLog.count({ where: { targetId: person.id, action: 'account.take_over' } })).toBe(0);
   });
 });
 

@@ -15,8 +15,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
-import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
-import { revokeGrant } from '../oauth/revocation.service.ts';
+import { takeOverUnproven } from '../accounts/take-over.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
@@ -284,7 +283,8 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
   if (found && !connection.organizationId) {
     throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} under Security`);
   }
-  const existing = found && !found.emailVerified ? await takeOverUnproven(ctx, tx, connection, found.id, passwordHash) : found;
+  // The connection vouches for the address, not for whoever made the account: an unproven one is taken over first.
+  const existing = found && !found.emailVerified ? await takeOver(ctx, tx, connection, found.id, passwordHash) : found;
   const user = existing ?? (await tx.user.create({
     data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },
     select: { id: true, email: true, name: true, sessionVersion: true },
@@ -297,43 +297,10 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
   return { ...user, created: !existing };
 }
 
-/**
- * An account whose address nobody proved may have been made by someone else before its owner came (account
- * pre-hijacking, Sudhodanan and Paverd 2022): the organization's connection vouches for the address, not for
- * whoever holds the account. So before it is linked, everything that signs in to it or acts for it goes: the
- * password (replaced by one nobody knows), passkeys, the authenticator app and recovery codes, the providers
- * connected to it, sessions, OAuth grants with their tokens and remembered consents, pending mailed links (an
- * address change among them), WebAuthn challenges, and the API keys it made, which act in its organizations in its
- * name. Memberships stay: they give nobody a way in. The conditional update makes one sign-in of two at once do
- * it; the other finds the address proven and links as usual.
- */
-async function takeOverUnproven(ctx: Context, tx: Tx, connection: LoadedConnection, userId: string, passwordHash: string) {
-  const now = ctx.clock.now();
-  const [user] = await tx.$queryRaw<{ id: string; email: string; name: string; sessionVersion: number }[]>`
-    update users set password_hash = ${passwordHash}, email_verified = true, session_version = session_version + 1, updated_at = ${now}::timestamp(3)
-    where id = ${userId} and not email_verified
-    returning id, email, name, session_version as "sessionVersion"`;
-  if (!user) return tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, sessionVersion: true } });
-  const [totp] = await tx.$queryRaw<{ confirmed: boolean }[]>`
-    delete from totp_factors where user_id = ${userId} returning confirmed_at is not null as confirmed`;
-  const passkeys = await tx.passkey.deleteMany({ where: { userId } });
-  await tx.recoveryCode.deleteMany({ where: { userId } });
-  await tx.webauthnChallenge.deleteMany({ where: { userId } });
-  const identities = await tx.ssoIdentity.deleteMany({ where: { userId } });
-  const sessions = await tx.session.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } });
-  const grants = await tx.oAuthGrant.findMany({ where: { userId, revokedAt: null }, select: { id: true } });
-  for (const grant of grants) await revokeGrant(ctx, tx, grant.id);
-  await tx.oAuthConsent.deleteMany({ where: { userId } });
-  await tx.linkToken.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now } });
-  const keys = await tx.apiKey.findMany({ where: { createdById: userId, revokedAt: null }, select: { organization: { select: { id: true, name: true } } } });
-  const organizations = new Map(keys.map((k) => [k.organization.id, k.organization]));
-  for (const organization of organizations.values()) await apiKeysFollowCreator(ctx, tx, organization, userId, null, 'account_taken_over');
-  await emitUserEvent(tx, 'user.password.changed', userId, { user }, { at: now });
-  if (totp?.confirmed || passkeys.count) await emitUserEvent(tx, '2fa.disabled', userId, { user }, { at: now });
-  await recordAudit(ctx, {
-    action: 'sso.account.take_over', organizationId: connection.organizationId, actorId: userId, targetType: 'user', targetId: userId,
-    details: { connectionId: connection.id, passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants: grants.length, apiKeys: keys.length },
-  }, tx);
+/** An unproven account, taken over (accounts/take-over.ts): its password is now one nobody knows. */
+async function takeOver(ctx: Context, tx: Tx, connection: LoadedConnection, userId: string, passwordHash: string) {
+  const { user, takenOver } = await takeOverUnproven(ctx, tx, userId, passwordHash, { via: 'sso', organizationId: connection.organizationId, connectionId: connection.id });
+  if (takenOver) await emitUserEvent(tx, 'user.password.changed', userId, { user }, { at: ctx.clock.now() });
   return user;
 }
 
