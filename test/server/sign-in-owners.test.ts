@@ -169,5 +169,9 @@ describe('directory tokens and group mappings', () => {
     const asOwner = await acme.owner.api.post('/api/v1/directory/group-mappings', { group: 'Board', role: 'owner' });
     expect(asOwner.status, JSON.stringify(asOwner.body)).toBe(201);
     expect(await roleOf()).toBe('owner');
+    // Nor does an admin remove the owner's mapping, which would take the role from the group's owners at the next change.
+    expectForbidden(await acme.admin.api.delete(`/api/v1/directory/group-mappings/${asOwner.body.id}`), 'admin removes owner mapping');
+    expect(await server.base.db.directoryGroupMapping.count({ where: { id: asOwner.body.id } })).toBe(1);
+    expect((await acme.admin.api.delete(`/api/v1/directory/group-mappings/${asAdmin.body.id}`)).status).toBe(204);
   });
 });

@@ -1,5 +1,5 @@
 // Which directory groups give a role or a subscription's seats (docs/architecture.md#directory-provisioning): set by an
-// organization's owners and admins. A new mapping applies at once to the group's current members (seats while some
+// organization's owners and admins, never to a role above their own (nor removed when it gives one). A new mapping applies at once to the group's current members (seats while some
 // are left, the rest audited); removing one takes nothing back.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
@@ -63,8 +63,10 @@ export async function deleteGroupMapping(ctx: Context, id: string) {
   const { id: mappingId } = parseInput(z.object({ id: fields.id }), { id });
   const found = await ctx.db.directoryGroupMapping.findUnique({ where: { id: mappingId } });
   if (!found) throw new NotFoundError('Group mapping');
-  await requireOrgRole(ctx, found.organizationId, 'admin', 'Group mapping');
+  const callerRole = await requireOrgRole(ctx, found.organizationId, 'admin', 'Group mapping');
   requireFirstParty(ctx, 'map directory groups');
+  // Without it the group's owners would lose the role at the directory's next change: only owners act on owners.
+  if (!mapsWithin(callerRole, [found.role])) throw new RoleAboveYoursError('remove the mapping of');
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.directoryGroupMapping.deleteMany({ where: { id: mappingId } });
     if (!count) throw new NotFoundError('Group mapping');
