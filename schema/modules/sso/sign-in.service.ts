@@ -236,7 +236,8 @@ const KNOWN_AMR: readonly AuthMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'user', 'm
 /**
  * Signs in the person the identity provider names. An organization's connection vouches for addresses of the
  * domains it serves (the organization proved them), so such an address is verified and an existing account with
- * it is linked; an address outside them is refused, so that one organization's IdP cannot sign in another's people.
+ * it is linked (one whose address was never proven only once what its maker set up is gone: accounts/take-over.ts);
+ * an address outside them is refused, so that one organization's IdP cannot sign in another's people.
  * A platform-wide connection links an existing account only once the address is proven by mail (account_exists).
  */
 async function signInAs(ctx: Context, connection: LoadedConnection, profile: UpstreamProfile): Promise<LoginResult> {
