@@ -126,6 +126,21 @@ export async function requireOrgRole(ctx: Context, organizationId: string, min: 
   return role;
 }
 
+/**
+ * Passes for an owner of the organization (platform admins act as owners everywhere); an admin or member is refused
+ * with `Refusal`, the domain's words for what only owners do. With no role at all the organization does not exist.
+ */
+export async function requireOwner(ctx: Context, organizationId: string, Refusal: new () => ForbiddenError, what = 'Organization'): Promise<void> {
+  if ((await requireOrgRole(ctx, organizationId, 'admin', what)) !== 'owner') throw new Refusal();
+}
+
+/**
+ * No mapping gives a role above its author's (docs/architecture.md#authorization): a connection's role map and
+ * default role, a directory group's role. Whoever may write a mapping would otherwise grant through it what they
+ * may not grant by hand.
+ */
+export const mapsWithin = (author: Role, given: Iterable<Role | null | undefined>) => [...given].every((role) => !role || roleAtLeast(author, role));
+
 export function requireActor(ctx: Context) {
   if (!ctx.actor) throw new UnauthenticatedError();
   return ctx.actor;

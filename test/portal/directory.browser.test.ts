@@ -47,6 +47,7 @@ afterAll(async () => {
 });
 
 const ADMIN_OF_TENANT = () => ({ email: tenant.admin.email, password: PASSWORD });
+const OWNER_OF_TENANT = () => ({ email: tenant.owner.email, password: PASSWORD });
 
 /** The directory's side: SCIM requests with `token` as the Bearer value. */
 const scim = (token: string) => client(server.url, { token });
@@ -81,8 +82,8 @@ const mappingRow = (page: Page, group: string) => page.getByTestId('mapping-row'
 
 describe('admin: directory', { timeout: 90_000 }, () => {
 	test('a token is shown once, provisions people over SCIM, and the page lists each request with its outcome', async () => {
-		// given the tenant's admin, who opens Directory from the settings navigation
-		const page = await signedInPage(browser, server.url, ADMIN_OF_TENANT());
+		// given the tenant's owner, who opens Directory from the settings navigation
+		const page = await signedInPage(browser, server.url, OWNER_OF_TENANT());
 		await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
 		const nav = page.getByRole('navigation', { name: 'Administration' });
 		await nav.getByRole('list', { name: 'Settings' }).getByRole('link', { name: 'Directory' }).click();
@@ -254,14 +255,39 @@ describe('admin: directory', { timeout: 90_000 }, () => {
 		await page.context().close();
 	});
 
+	test('an admin sees the tokens but makes and revokes none: the forms are not offered, and a forged one is refused', async () => {
+		// given a token the owner made, and the tenant's admin on the page
+		const made = await tenant.owner.api.post('/api/v1/scim-tokens', { name: 'Owner made' });
+		expect(made.status, JSON.stringify(made.body)).toBe(201);
+		const page = await signedInPage(browser, server.url, ADMIN_OF_TENANT());
+		await page.goto('/admin/settings/directory');
+
+		// then it is listed, with no way to revoke it or make another
+		await expect(tokenRow(page, 'Owner made').getByTestId('token-status').textContent()).resolves.toContain('Active');
+		await expect(tokenRow(page, 'Owner made').getByRole('link', { name: 'Revoke Owner made' }).count()).resolves.toBe(0);
+		await expect(page.getByRole('button', { name: 'Create token' }).count()).resolves.toBe(0);
+		await expect(page.getByTestId('owners-only').textContent()).resolves.toContain('Only the organization\'s owners');
+
+		// when the forms are sent anyway, the service's refusal is the answer and nothing changes
+		const created = await page.request.post('/admin/settings/directory?/createToken', { form: { name: 'Shadow' }, headers: { origin: server.url } });
+		expect(JSON.stringify(await created.json())).toContain('Only owners change how people sign in');
+		const revoked = await page.request.post('/admin/settings/directory?/revokeToken', { form: { id: made.body.id, confirm: 'yes' }, headers: { origin: server.url } });
+		expect(JSON.stringify(await revoked.json())).toContain('Only owners change how people sign in');
+		const listed = (await tenant.owner.api.get('/api/v1/scim-tokens')).body.scim_tokens as { id: string; name: string; revoked_at: string | null }[];
+		expect(listed.find((t) => t.id === made.body.id)?.revoked_at).toBeNull();
+		expect(listed.map((t) => t.name)).not.toContain('Shadow');
+		await tenant.owner.api.delete(`/api/v1/scim-tokens/${made.body.id}`);
+		await page.context().close();
+	});
+
 	test('Revoke asks for confirmation, and the revoked token is refused at once', async () => {
 		// given a token the directory uses
-		const made = await tenant.admin.api.post('/api/v1/scim-tokens', { name: 'Okta' });
+		const made = await tenant.owner.api.post('/api/v1/scim-tokens', { name: 'Okta' });
 		expect(made.status, JSON.stringify(made.body)).toBe(201);
 		const { token } = made.body;
 		const works = await scim(token).get('/scim/v2/Users?filter=userName%20eq%20%22nobody%40acme.test%22');
 		expect(works.status, JSON.stringify(works.body)).toBe(200);
-		const page = await signedInPage(browser, server.url, ADMIN_OF_TENANT());
+		const page = await signedInPage(browser, server.url, OWNER_OF_TENANT());
 		await page.goto('/admin/settings/directory');
 
 		// when Revoke is chosen in its row, then cancelled
@@ -299,7 +325,7 @@ describe('admin: directory', { timeout: 90_000 }, () => {
 
 	test("another organization's token is neither listed nor revoked here, even by a platform admin", async () => {
 		// given a token of the tenant
-		const made = await tenant.admin.api.post('/api/v1/scim-tokens', { name: 'Tenant directory' });
+		const made = await tenant.owner.api.post('/api/v1/scim-tokens', { name: 'Tenant directory' });
 		expect(made.status).toBe(201);
 
 		// when the platform admin, in the operator organization, opens the page and posts its revocation
@@ -321,7 +347,7 @@ describe('admin: directory', { timeout: 90_000 }, () => {
 		context.setDefaultTimeout(BROWSER_WAIT_MS);
 		const page = await context.newPage();
 		await page.goto('/login');
-		await continueWithEmail(page, tenant.admin.email);
+		await continueWithEmail(page, tenant.owner.email);
 		await page.getByLabel('Password').fill(PASSWORD);
 		await Promise.all([page.waitForURL((url) => url.pathname === '/admin/dashboard'), page.getByRole('button', { name: 'Sign in', exact: true }).click()]);
 		await page.goto('/admin/settings/directory');

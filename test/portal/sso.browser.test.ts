@@ -1,5 +1,5 @@
 // Single sign-on in the portal (docs/architecture.md#single-sign-on), in headless Chromium against the whole service:
-// an admin proves a domain on /admin/settings/sso through a real DNS server (test/helpers/dns.ts) and connects
+// an owner proves a domain on /admin/settings/sso through a real DNS server (test/helpers/dns.ts) and connects
 // identity providers for it; /login asks for the address first and sends one of that domain to its provider; and the
 // whole round trip through a real OpenID Connect provider over HTTPS (test/helpers/oidc-upstream.ts) lands a new
 // person in the organization with the mapped role and a seat, for the portal and for an application's login_hint.
@@ -96,9 +96,9 @@ async function phoneProblems(page: Page): Promise<{ violations: string[]; width:
 }
 
 describe('the single sign-on settings', { timeout: 60_000 }, () => {
-	test('an admin adds a domain and sees its TXT record; a check fails saying what it found, and passes once the record is published', async () => {
-		// given the organization's admin on the settings page, reached from the settings navigation
-		const page = await signedInPage(browser, server.url, { email: acme.admin.email, password: PASSWORD });
+	test('an owner adds a domain and sees its TXT record; a check fails saying what it found, and passes once the record is published', async () => {
+		// given the organization's owner on the settings page, reached from the settings navigation
+		const page = await signedInPage(browser, server.url, { email: acme.owner.email, password: PASSWORD });
 		await page.getByRole('navigation', { name: 'Administration' }).getByRole('link', { name: 'Single sign-on' }).click();
 		await page.waitForURL((url) => url.pathname === '/admin/settings/sso');
 		await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toBe('Single sign-on');
@@ -136,9 +136,9 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
 		await page.context().close();
 	});
 
-	test('an admin adds a SAML connection for the verified domain, with the URLs to give the provider', async () => {
-		// given the admin on the settings page, acme.test verified
-		const page = await signedInPage(browser, server.url, { email: acme.admin.email, password: PASSWORD });
+	test('an owner adds a SAML connection for the verified domain, with the URLs to give the provider', async () => {
+		// given the owner on the settings page, acme.test verified
+		const page = await signedInPage(browser, server.url, { email: acme.owner.email, password: PASSWORD });
 		await settings(page);
 		const form = page.getByRole('region', { name: 'Add a connection' });
 
@@ -175,6 +175,32 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
 		await expect(row.getByRole('link', { name: 'Test sign-in with Acme Okta' }).getAttribute('href')).resolves.toBe(`/sso/${id}/start?test=1`);
 		const stored = await acme.owner.api.get(`/api/v1/connections/${id}`);
 		expect(stored.body).toMatchObject({ type: 'saml', require_sso: true, role_claim: 'groups', role_map: { 'acme-admins': 'admin' }, idp_certificates: 1 });
+		await page.context().close();
+	});
+
+	test('an admin sees the domains and connections, and may test one, but has no form to change them; a forged form is refused', async () => {
+		// given the organization's admin on the settings page
+		const page = await signedInPage(browser, server.url, { email: acme.admin.email, password: PASSWORD });
+		await settings(page);
+
+		// then the domain and the connection are listed, with the way to test it, and nothing that changes them
+		await expect(page.getByTestId('owners-only').textContent()).resolves.toContain('Only the organization\'s owners');
+		await expect(domainRow(page, 'acme.test').getByTestId('domain-status').textContent()).resolves.toContain('Verified');
+		const row = connectionRow(page, 'Acme Okta');
+		await expect(row.getByRole('link', { name: 'Test sign-in with Acme Okta' }).count()).resolves.toBe(1);
+		for (const name of ['Edit Acme Okta', 'Delete Acme Okta', 'Remove acme.test']) await expect(page.getByRole('link', { name }).count(), name).resolves.toBe(0);
+		await expect(page.getByRole('button', { name: /^Disable/ }).count()).resolves.toBe(0);
+		await expect(page.getByRole('region', { name: 'Add a connection' }).count()).resolves.toBe(0);
+		await expect(page.getByRole('button', { name: 'Add domain' }).count()).resolves.toBe(0);
+
+		// when they send the forms anyway, the service's refusal is the answer and nothing changes
+		const id = (await row.getAttribute('data-connection-id'))!;
+		const forged = await page.request.post('/admin/settings/sso?/setEnabled', { form: { id, enabled: 'false' }, headers: { origin: server.url } });
+		expect(JSON.stringify(await forged.json())).toContain('Only owners change how people sign in');
+		const added = await page.request.post('/admin/settings/sso?/addDomain', { form: { domain: 'admin.acme.test' }, headers: { origin: server.url } });
+		expect(JSON.stringify(await added.json())).toContain('Only owners change how people sign in');
+		expect((await acme.owner.api.get(`/api/v1/connections/${id}`)).body.enabled).toBe(true);
+		expect((await acme.owner.api.get('/api/v1/domains')).body.domains.map((d: { domain: string }) => d.domain)).toEqual(['acme.test']);
 		await page.context().close();
 	});
 });
@@ -331,7 +357,7 @@ describe('a round trip through a real OpenID Connect provider', { timeout: 90_00
 		upstream.signInAs('ada-1');
 	});
 
-	test('an admin connects the provider from the settings page, and a test sign-in shows what it sends', async () => {
+	test('an owner connects the provider from the settings page, and a test sign-in shows what it sends', async () => {
 		// given the owner on the settings page
 		const page = await signedInPage(browser, server.url, { email: acme.owner.email, password: PASSWORD });
 		await settings(page);

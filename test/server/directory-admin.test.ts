@@ -1,5 +1,5 @@
-// Directory settings over REST (docs/architecture.md#directory-provisioning): an organization's owners and admins make
-// and revoke SCIM tokens (shown once, never again) and map directory groups to a role or a subscription's seats;
+// Directory settings over REST (docs/architecture.md#directory-provisioning): an organization's owners make and revoke
+// SCIM tokens (shown once, never again; admins read them), owners and admins map directory groups to a role or a subscription's seats;
 // members, access tokens and other organizations cannot.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
@@ -27,7 +27,7 @@ const scim = (token: string) => client(server.url, { token });
 
 describe('SCIM tokens', () => {
   it('are shown once, listed without the token, and stop working when revoked', async () => {
-    const created = await acme.admin.api.post('/api/v1/scim-tokens', { name: 'Entra ID' });
+    const created = await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Entra ID' });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body.token).toMatch(/^tsd_/);
     const listed = await acme.owner.api.get('/api/v1/scim-tokens');
@@ -39,7 +39,9 @@ describe('SCIM tokens', () => {
     expect((await acme.owner.api.get('/api/v1/scim-tokens')).body.scim_tokens[0].revoked_at).not.toBeNull();
   });
 
-  it('are not for members, other organizations, or anyone without a name', async () => {
+  it('are not for admins (who read them), members, other organizations, or anyone without a name', async () => {
+    expect((await acme.admin.api.post('/api/v1/scim-tokens', { name: 'x' })).status).toBe(403);
+    expect((await acme.admin.api.get('/api/v1/scim-tokens')).status).toBe(200);
     expect((await acme.member.api.post('/api/v1/scim-tokens', { name: 'x' })).status).toBe(403);
     expect((await acme.member.api.get('/api/v1/scim-tokens')).status).toBe(403);
     const created = await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Okta' });

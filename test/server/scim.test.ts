@@ -31,7 +31,7 @@ beforeAll(async () => {
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   acme = await createTenant(server.url, platform, 'Acme');
   other = await createTenant(server.url, platform, 'Other');
-  acmeToken = (await acme.admin.api.post('/api/v1/scim-tokens', { name: 'Entra ID' })).body;
+  acmeToken = (await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Entra ID' })).body;
   otherToken = (await other.owner.api.post('/api/v1/scim-tokens', { name: 'Okta' })).body;
   expect(acmeToken.token).toMatch(/^tsd_/);
 });

@@ -1,5 +1,5 @@
-// Sign-in connections over REST (docs/architecture.md#single-sign-on): an organization's owners and admins add SAML and
-// OpenID Connect connections for their verified domains, never another organization's; secrets never come back;
+// Sign-in connections over REST (docs/architecture.md#single-sign-on): an organization's owners add SAML and
+// OpenID Connect connections (admins read them) for their verified domains, never another organization's; secrets never come back;
 // home-realm discovery finds the connection of an address or a domain, /oauth/authorize follows a login_hint there,
 // and require_sso stops passwords for those addresses.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,8 +42,8 @@ const saml = (extra: Record<string, unknown> = {}) => ({
 });
 
 describe('an organization\'s connections', () => {
-  it('an admin adds a SAML connection for a verified domain; it shows its service provider URLs and never a secret', async () => {
-    const created = await acme.admin.api.post('/api/v1/connections', saml({ name: 'Acme SAML', domains: ['ACME-LABS.test'], default_role: 'member', role_claim: 'groups', role_map: { 'acme-admins': 'admin' } }));
+  it('an owner adds a SAML connection for a verified domain; it shows its service provider URLs and never a secret', async () => {
+    const created = await acme.owner.api.post('/api/v1/connections', saml({ name: 'Acme SAML', domains: ['ACME-LABS.test'], default_role: 'member', role_claim: 'groups', role_map: { 'acme-admins': 'admin' } }));
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const c = created.body;
     expect(c).toMatchObject({ type: 'saml', name: 'Acme SAML', organization_id: acme.id, enabled: true, domains: ['acme-labs.test'], default_role: 'member', require_sso: false, role_claim: 'groups', role_map: { 'acme-admins': 'admin' }, idp_certificates: 1 });

@@ -117,8 +117,8 @@ describe('the first sign-in', () => {
   it('links an account that already has the address instead of making a second one', async () => {
     const invited = await addPerson(server.url, acme.owner.api, acme.id, 'member', 'invited');
     const [local] = invited.email.split('@');
-    // addPerson's addresses are on example.test: give this one an address of the connection's domain.
-    await server.base.db.user.update({ where: { id: invited.id }, data: { email: `${local}@acme.test` } });
+    // addPerson's addresses are on example.test: give this one an address of the connection's domain, proven.
+    await server.base.db.user.update({ where: { id: invited.id }, data: { email: `${local}@acme.test`, emailVerified: true } });
     upstream.addAccount({ sub: 'invited-4', email: `${local}@acme.test`, email_verified: true, name: 'Invited' });
     upstream.signInAs('invited-4');
     const result = await ssoSignInThroughOidc(server.url, connectionId, ca);

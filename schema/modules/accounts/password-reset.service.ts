@@ -14,6 +14,7 @@ import { hashPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
 import { emitUserEvent } from '../../events/emit.ts';
+import { takeOverUnproven } from './take-over.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { forgetFailedSignIns } from '../auth/throttle.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
@@ -109,7 +110,9 @@ export async function confirmPasswordReset(ctx: Context, input: unknown): Promis
     const before = claimed && (await tx.user.findUnique({ where: { id: claimed.userId } }));
     // A link mailed to an address the account no longer uses is void.
     if (!claimed || !before || before.email !== claimed.email) throw new InvalidLinkError('reset');
-    // The link reached the address, which proves it.
+    // The link reached the address, which proves it. An account whose address was never proven may have been made
+    // by someone else (pre-hijacking): what they set up goes before the mailbox's holder gets it (take-over.ts).
+    if (!before.emailVerified) await takeOverUnproven(ctx, tx, before.id, passwordHash, { via: 'password_reset' });
     const user = await tx.user.update({ where: { id: before.id }, data: { passwordHash, sessionVersion: { increment: 1 }, emailVerified: true } });
     const at = { at: now };
     await emitUserEvent(tx, 'user.password.changed', user.id, { user }, at);

@@ -79,7 +79,7 @@ export async function apiKeysFollowCreator(
   organization: { id: string; name: string },
   creatorId: string,
   role: Role | null,
-  reason: 'creator_left' | 'creator_deleted' | 'creator_demoted',
+  reason: 'creator_left' | 'creator_deleted' | 'creator_demoted' | 'account_taken_over',
 ) {
   const keys = await tx.apiKey.findMany({ where: { organizationId: organization.id, createdById: creatorId, revokedAt: null } });
   for (const key of keys) {

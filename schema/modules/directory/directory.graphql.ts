@@ -59,6 +59,7 @@ builder.queryField('scimTokens', (t) =>
 
 builder.mutationField('createScimToken', (t) =>
   t.field({
+    description: 'Owners only: a directory decides who joins and with what role.',
     errors: {},
     type: CreatedScimTokenRef,
     authScopes: { authenticated: true },
@@ -68,7 +69,7 @@ builder.mutationField('createScimToken', (t) =>
 );
 
 builder.mutationField('revokeScimToken', (t) =>
-  t.field({ type: ScimTokenRef, authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => revokeScimToken(ctx, id) }),
+  t.field({ type: ScimTokenRef, description: 'Owners only.', authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => revokeScimToken(ctx, id) }),
 );
 
 builder.queryField('directoryGroupMappings', (t) =>

@@ -1,9 +1,10 @@
 // A directory's bearer tokens (docs/architecture.md#directory-provisioning): made and revoked by an organization's
-// owners and admins, shown once, stored as SHA-256; each provisions its own organization only.
+// owners (a directory decides who joins and with what role; admins see the tokens), shown once, stored as SHA-256; each provisions its own organization only.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireFirstParty, requireOrgRole, requireOwner } from '../../auth/access.ts';
+import { SignInOwnersOnlyError } from '../sso/sso.errors.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -19,7 +20,7 @@ const createInput = z.object({ name: fields.name, organizationId: fields.id.opti
 export async function createScimToken(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
-  await requireOrgRole(ctx, organizationId, 'admin');
+  await requireOwner(ctx, organizationId, SignInOwnersOnlyError);
   requireFirstParty(ctx, 'create directory tokens');
   const token = randomToken(SCIM_TOKEN_PREFIX);
   const now = ctx.clock.now();
@@ -45,7 +46,7 @@ export async function revokeScimToken(ctx: Context, id: string) {
   const { id: tokenId } = parseInput(z.object({ id: fields.id }), { id });
   const found = await ctx.db.scimToken.findUnique({ where: { id: tokenId } });
   if (!found) throw new NotFoundError('Directory token');
-  await requireOrgRole(ctx, found.organizationId, 'admin', 'Directory token');
+  await requireOwner(ctx, found.organizationId, SignInOwnersOnlyError, 'Directory token');
   requireFirstParty(ctx, 'revoke directory tokens');
   const now = ctx.clock.now();
   await ctx.db.$transaction(async (tx) => {

@@ -1,17 +1,19 @@
 // Connections: the identity providers an organization's people sign in through (OpenID Connect, SAML 2.0), and the
-// platform-wide ones shown as "Sign in with ..." on /login (OpenID Connect, GitHub). An organization's owners and
-// admins manage its connections; platform admins the platform-wide ones (docs/architecture.md#single-sign-on).
+// platform-wide ones shown as "Sign in with ..." on /login (OpenID Connect, GitHub). An organization's owners manage
+// its connections and its admins read them; platform admins manage the platform-wide ones
+// (docs/architecture.md#single-sign-on).
 import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError, ValidationError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
+import { mapsWithin, organizationInScope, requireFirstParty, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
+import { RoleAboveYoursError } from '../members/members.errors.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { decryptSecret, encryptSecret } from '../../push/secret.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { DomainInUseError, UnverifiedDomainError } from './sso.errors.ts';
+import { DomainInUseError, SignInOwnersOnlyError, UnverifiedDomainError } from './sso.errors.ts';
 import { discoverIssuer } from './oidc.protocol.ts';
 import { parseIdpMetadata } from './saml.protocol.ts';
 import { domainOf } from '../../lib/email.ts';
@@ -99,16 +101,34 @@ async function findConnection(db: Tx | Context['db'], id: string) {
   return row ? present(row) : null;
 }
 
-/** Who may manage a connection: its organization's owners and admins, or for a platform-wide one platform admins. */
-async function requireManager(ctx: Context, organizationId: string | null) {
+/**
+ * Who may read (`admin`) or change (`owner`) a connection: its organization's admins read it and only its owners
+ * change it; a platform-wide one is platform admins'. The caller's role in the organization comes back, for the
+ * ceiling of the roles the connection gives.
+ */
+async function requireManager(ctx: Context, organizationId: string | null, min: 'admin' | 'owner'): Promise<Role> {
   requireFirstParty(ctx, 'manage sign-in connections');
-  if (organizationId) await requireOrgRole(ctx, organizationId, 'admin');
-  else await requirePlatformAdmin(ctx);
+  if (!organizationId) {
+    await requirePlatformAdmin(ctx);
+    return 'owner';
+  }
+  const role = await requireOrgRole(ctx, organizationId, 'admin');
+  if (min === 'owner' && role !== 'owner') throw new SignInOwnersOnlyError();
+  return role;
+}
+
+/**
+ * The roles a connection gives at sign-in: its default role and, with a role claim, its role map's roles (without a
+ * map, a value that is a role's name is that role, owner included). None may be above its author's.
+ */
+function requireRolesWithin(author: Role, connection: { defaultRole?: Role | null; roleClaim?: string | null; roleMap?: Record<string, Role> | null }) {
+  const mapped = connection.roleClaim ? (connection.roleMap ? Object.values(connection.roleMap) : (['owner', 'admin', 'member'] as const)) : [];
+  if (!mapsWithin(author, [connection.defaultRole, ...mapped])) throw new RoleAboveYoursError('map sign-ins to');
 }
 
 export async function listConnections(ctx: Context, input: { organizationId?: string | null; platform?: boolean | null } = {}) {
   const organizationId = input.platform ? null : organizationInScope(ctx, input.organizationId);
-  await requireManager(ctx, organizationId);
+  await requireManager(ctx, organizationId, 'admin');
   const rows = await ctx.db.ssoConnection.findMany({ where: { organizationId }, orderBy: { createdAt: 'asc' }, include: VIEW });
   return rows.map(present);
 }
@@ -117,14 +137,14 @@ export async function getConnection(ctx: Context, id: string) {
   const { id: connectionId } = parseInput(z.object({ id: fields.id }), { id });
   const found = await ctx.db.ssoConnection.findUnique({ where: { id: connectionId }, select: { organizationId: true } });
   if (!found) throw new NotFoundError('Connection');
-  await requireManagerOr404(ctx, found.organizationId);
+  await requireManagerOr404(ctx, found.organizationId, 'admin');
   return (await findConnection(ctx.db, connectionId))!;
 }
 
 /** Another organization's connection is not found, not forbidden: existence is never revealed across tenants. */
-async function requireManagerOr404(ctx: Context, organizationId: string | null) {
+async function requireManagerOr404(ctx: Context, organizationId: string | null, min: 'admin' | 'owner'): Promise<Role> {
   try {
-    await requireManager(ctx, organizationId);
+    return await requireManager(ctx, organizationId, min);
   } catch (error) {
     if (!organizationId && error instanceof Error && (error as { code?: string }).code === 'forbidden') throw new NotFoundError('Connection');
     throw error;
@@ -151,7 +171,8 @@ export async function createConnection(ctx: Context, input: unknown) {
   const platform = data.type === 'github' || (data.type === 'oidc' && !!data.platform);
   const organizationId = platform ? null : organizationInScope(ctx, 'organizationId' in data ? data.organizationId : undefined);
   if (platform && 'organizationId' in data && data.organizationId) throw new ValidationError('A platform-wide connection belongs to no organization', [{ path: 'organizationId', message: 'must be absent with platform: true' }]);
-  await requireManager(ctx, organizationId);
+  const author = await requireManager(ctx, organizationId, 'owner');
+  if (!platform) requireRolesWithin(author, data as UpdateInput);
   const settings = await protocolSettings(ctx, data);
   if (platform) refuseOrganizationFields(data);
   const now = ctx.clock.now();
@@ -175,10 +196,17 @@ export async function updateConnection(ctx: Context, id: string, input: unknown)
   const { id: connectionId } = parseInput(z.object({ id: fields.id }), { id });
   const found = await ctx.db.ssoConnection.findUnique({ where: { id: connectionId } });
   if (!found) throw new NotFoundError('Connection');
-  await requireManagerOr404(ctx, found.organizationId);
+  const author = await requireManagerOr404(ctx, found.organizationId, 'owner');
   refuseOtherKinds(found.type, input);
   const data = parseInput(updateInput, input);
   if (!found.organizationId) refuseOrganizationFields(data);
+  else {
+    const pick = <T>(given: T | undefined, stored: T) => (given === undefined ? stored : given);
+    requireRolesWithin(author, {
+      defaultRole: pick(data.defaultRole, found.defaultRole), roleClaim: pick(data.roleClaim, found.roleClaim),
+      roleMap: pick(data.roleMap, found.roleMap as Record<string, Role> | null),
+    });
+  }
   const settings = await protocolSettings(ctx, { ...data, type: found.type as LoadedConnection['type'] }, found);
   await write(ctx, async (tx) => {
     if (found.organizationId && data.seatSubscriptionId) await requireOwnSubscription(tx, found.organizationId, data.seatSubscriptionId);
@@ -199,7 +227,7 @@ export async function deleteConnection(ctx: Context, id: string) {
   const { id: connectionId } = parseInput(z.object({ id: fields.id }), { id });
   const found = await ctx.db.ssoConnection.findUnique({ where: { id: connectionId }, select: { organizationId: true, name: true, type: true } });
   if (!found) throw new NotFoundError('Connection');
-  await requireManagerOr404(ctx, found.organizationId);
+  await requireManagerOr404(ctx, found.organizationId, 'owner');
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.ssoConnection.deleteMany({ where: { id: connectionId } });
     if (!count) throw new NotFoundError('Connection');

@@ -47,7 +47,7 @@ builder.mutationField('addDomain', (t) =>
   t.field({
     errors: {},
     type: DomainRef,
-    description: 'Claims a domain; prove it by publishing its verification record, then verifyDomain.',
+    description: 'Claims a domain (owners only); prove it by publishing its verification record, then verifyDomain.',
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: AddDomainInput, required: true }) },
     resolve: (_root, { input }, ctx) => addDomain(ctx, input.organizationId, { domain: input.domain }),
@@ -58,7 +58,7 @@ builder.mutationField('verifyDomain', (t) =>
   t.field({
     errors: {},
     type: DomainRef,
-    description: 'Looks up the TXT record: found, the domain is verified; not found, verification_failed says what was; domain_taken when another organization proved it.',
+    description: 'Owners only. Looks up the TXT record: found, the domain is verified; not found, verification_failed says what was; domain_taken when another organization proved it.',
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => verifyDomain(ctx, String(id)),
@@ -69,7 +69,7 @@ builder.mutationField('deleteDomain', (t) =>
   t.field({
     errors: {},
     type: DomainRef,
-    description: 'Removes the domain; connections stop serving it.',
+    description: 'Removes the domain (owners only); connections stop serving it.',
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => deleteDomain(ctx, String(id)),

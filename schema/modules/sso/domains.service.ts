@@ -1,5 +1,5 @@
-// Domains an organization proves it controls, for single sign-on (docs/architecture.md#single-sign-on): its owners and
-// admins add a domain, publish the TXT record `_tessera-verification.<domain>` = `tessera-verification=<token>`, and
+// Domains an organization proves it controls, for single sign-on (docs/architecture.md#single-sign-on): its owners
+// add a domain (admins see them), publish the TXT record `_tessera-verification.<domain>` = `tessera-verification=<token>`, and
 // ask Tessera to check it. Several organizations may claim a name while it is unproven; once one proves it, nobody
 // else can (the partial unique index on verified domains decides a race). Another tenant's domain is not found.
 import { isIP } from 'node:net';
@@ -8,14 +8,14 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { ConflictError, NotFoundError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireFirstParty, requireOrgRole, requireOwner } from '../../auth/access.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { lookupTxt, printable, SHOWN_VALUES, shownValues } from './dns.ts';
-import { DomainTakenError, VerificationFailedError } from './sso.errors.ts';
+import { DomainTakenError, SignInOwnersOnlyError, VerificationFailedError } from './sso.errors.ts';
 
 export type Domain = Prisma.DomainGetPayload<object>;
 
@@ -79,12 +79,12 @@ const domainField = z.string({ message: 'must be a string' }).transform((raw, ct
 
 const addInput = z.object({ domain: domainField });
 
-/** The domain, if the caller is an owner or admin of its organization; with no role there it does not exist. */
+/** The domain, to change, if the caller is an owner of its organization; with no role there it does not exist. */
 async function ownDomain(ctx: Context, id: unknown): Promise<Domain> {
   const domainId = parseInput(fields.id, id);
   const record = await ctx.db.domain.findUnique({ where: { id: domainId } });
   if (!record) throw new NotFoundError('Domain');
-  await requireOrgRole(ctx, record.organizationId, 'admin', 'Domain');
+  await requireOwner(ctx, record.organizationId, SignInOwnersOnlyError, 'Domain');
   requireFirstParty(ctx, 'change the domains people sign in through');
   return record;
 }
@@ -99,7 +99,7 @@ export async function listDomains(ctx: Context, organizationId?: string | null, 
 export async function addDomain(ctx: Context, organizationId: string | null | undefined, input: unknown): Promise<Domain> {
   const { domain } = parseInput(addInput, input);
   const orgId = organizationInScope(ctx, organizationId);
-  await requireOrgRole(ctx, orgId, 'admin');
+  await requireOwner(ctx, orgId, SignInOwnersOnlyError);
   // A proven domain decides whose identity provider signs people in: changed by a session or an API key only.
   requireFirstParty(ctx, 'change the domains people sign in through');
   try {

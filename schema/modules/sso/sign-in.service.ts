@@ -15,6 +15,8 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
+import { takeOverUnproven } from '../accounts/take-over.ts';
+import { emitUserEvent } from '../../events/emit.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
 import { PROTOCOLS } from './protocols.ts';
@@ -234,7 +236,8 @@ const KNOWN_AMR: readonly AuthMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'user', 'm
 /**
  * Signs in the person the identity provider names. An organization's connection vouches for addresses of the
  * domains it serves (the organization proved them), so such an address is verified and an existing account with
- * it is linked; an address outside them is refused, so that one organization's IdP cannot sign in another's people.
+ * it is linked (one whose address was never proven only once what its maker set up is gone: accounts/take-over.ts);
+ * an address outside them is refused, so that one organization's IdP cannot sign in another's people.
  * A platform-wide connection links an existing account only once the address is proven by mail (account_exists).
  */
 async function signInAs(ctx: Context, connection: LoadedConnection, profile: UpstreamProfile): Promise<LoginResult> {
@@ -277,10 +280,12 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
     await tx.ssoIdentity.update({ where: { id: linked.id }, data: { lastSignInAt: now } });
     return { ...linked.user, created: false };
   }
-  const existing = await tx.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, sessionVersion: true } });
-  if (existing && !connection.organizationId) {
+  const found = await tx.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, sessionVersion: true, emailVerified: true } });
+  if (found && !connection.organizationId) {
     throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} under Security`);
   }
+  // The connection vouches for the address, not for whoever made the account: an unproven one is taken over first.
+  const existing = found && !found.emailVerified ? await takeOver(ctx, tx, connection, found.id, passwordHash) : found;
   const user = existing ?? (await tx.user.create({
     data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },
     select: { id: true, email: true, name: true, sessionVersion: true },
@@ -291,6 +296,13 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
     details: { connectionId: connection.id, created: !existing },
   }, tx);
   return { ...user, created: !existing };
+}
+
+/** An unproven account, taken over (accounts/take-over.ts): its password is now one nobody knows. */
+async function takeOver(ctx: Context, tx: Tx, connection: LoadedConnection, userId: string, passwordHash: string) {
+  const { user, takenOver } = await takeOverUnproven(ctx, tx, userId, passwordHash, { via: 'sso', organizationId: connection.organizationId, connectionId: connection.id });
+  if (takenOver) await emitUserEvent(tx, 'user.password.changed', userId, { user }, { at: ctx.clock.now() });
+  return user;
 }
 
 /**

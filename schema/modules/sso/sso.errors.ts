@@ -1,5 +1,15 @@
 // Refusals of single sign-on (docs/architecture.md#single-sign-on): domains, connections and sign-ins through them.
-import { ConflictError, UserError, ValidationError } from '../../errors/index.ts';
+import { ConflictError, ForbiddenError, UserError, ValidationError } from '../../errors/index.ts';
+
+/**
+ * Who controls sign-in controls the organization (docs/architecture.md#single-sign-on): a domain, a connection or a
+ * directory token decides who signs in as whom, so only owners make, change or delete them; admins read them.
+ */
+export class SignInOwnersOnlyError extends ForbiddenError {
+  constructor() {
+    super('Only owners change how people sign in: domains, connections and directory tokens');
+  }
+}
 
 /** Another organization has already proven this domain. */
 export class DomainTakenError extends UserError {

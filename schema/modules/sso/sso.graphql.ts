@@ -81,6 +81,7 @@ builder.queryField('ssoConnection', (t) =>
 
 builder.mutationField('createSsoConnection', (t) =>
   t.field({
+    description: "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
     errors: {},
     type: SsoConnectionRef,
     authScopes: { authenticated: true },
@@ -91,6 +92,7 @@ builder.mutationField('createSsoConnection', (t) =>
 
 builder.mutationField('updateSsoConnection', (t) =>
   t.field({
+    description: "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
     errors: {},
     type: SsoConnectionRef,
     authScopes: { authenticated: true },
@@ -100,7 +102,7 @@ builder.mutationField('updateSsoConnection', (t) =>
 );
 
 builder.mutationField('deleteSsoConnection', (t) =>
-  t.boolean({ authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
+  t.boolean({ description: 'Owners of the organization only (platform admins for a platform-wide one).', authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
 );
 
 const SsoRouteRef = builder.objectRef<SsoRoute>('SsoRoute').implement({

@@ -146,10 +146,13 @@ export const load: PageServerLoad = async (event) => {
 	const subscriptions = new Map(data.subscriptions.items.map((s) => [s.id, s]));
 	const mappings = data.directoryGroupMappings.map((m) => ({ ...m, gives: givesLabel(m, subscriptions) }));
 	const params = event.url.searchParams;
-	const revoking = data.scimTokens.find((t) => t.id === params.get('revoke') && !t.revokedAt) ?? null;
+	// A directory decides who joins and with what role: only owners make and revoke its tokens; admins see them.
+	const canChangeTokens = role === 'owner' || event.locals.platformAdmin;
+	const revoking = canChangeTokens ? (data.scimTokens.find((t) => t.id === params.get('revoke') && !t.revokedAt) ?? null) : null;
 	const deleting = mappings.find((m) => m.id === params.get('delete')) ?? null;
 	return {
 		scimUrl: `${event.url.origin}/scim/v2`,
+		canChangeTokens,
 		tokens: data.scimTokens,
 		mappings,
 		requests: data.scimRequests,

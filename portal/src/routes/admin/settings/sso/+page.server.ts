@@ -161,8 +161,11 @@ export const load: PageServerLoad = async (event) => {
 		gql<{ ssoConnections: Connection[]; subscriptions: { items: Subscription[] } }>(event, CONNECTIONS, { org: organization.id }),
 		platformAdmin ? gql<{ ssoConnections: Connection[] }>(event, PLATFORM_CONNECTIONS).then((d) => d.ssoConnections) : null
 	]);
-	const panel = await openPanel(event, organization.id, domains.items);
+	// Who controls sign-in controls the organization: only owners change these (docs/architecture.md#single-sign-on).
+	const canChange = role === 'owner' || platformAdmin;
+	const panel = canChange ? await openPanel(event, organization.id, domains.items) : null;
 	return {
+		canChange,
 		domains: domains.items,
 		cursor: domains.cursor,
 		nextCursor: domains.nextCursor,
@@ -225,7 +228,7 @@ async function create(event: RequestEvent, platform: boolean): FormAnswer<Connec
 	try {
 		({ createSsoConnection: result } = await gql<{ createSsoConnection: typeof result }>(event, CREATE_CONNECTION, { input }));
 	} catch (err) {
-		return refused(err, { action, values, errors: {} as FieldErrors }, { forbidden: 'Only platform administrators can add sign-in for the whole platform.' });
+		return refused(err, { action, values, errors: {} as FieldErrors }, platform ? { forbidden: 'Only platform administrators can add sign-in for the whole platform.' } : {});
 	}
 	if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action, values, ...refusedConnection(result, 'The connection was not added') });
 	return { action, saved: { id: result.id, name: result.name } };
