@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
@@ -83,7 +84,7 @@ builder.mutationField('createSsoConnection', (t) =>
   t.field({
     errors: {},
     type: SsoConnectionRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: CreateSsoConnectionInput, required: true }) },
     resolve: (_root, { input }, ctx) => createConnection(ctx, present(input)),
   }),
@@ -93,14 +94,14 @@ builder.mutationField('updateSsoConnection', (t) =>
   t.field({
     errors: {},
     type: SsoConnectionRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateSsoConnectionInput, required: true }) },
     resolve: (_root, { id, input }, ctx) => updateConnection(ctx, id, present(input)),
   }),
 );
 
 builder.mutationField('deleteSsoConnection', (t) =>
-  t.boolean({ authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
+  t.boolean({ authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
 );
 
 const SsoRouteRef = builder.objectRef<SsoRoute>('SsoRoute').implement({
