@@ -8,7 +8,8 @@ import type PrismaTypes from '../prisma/generated/pothos-types.ts';
 import { getDatamodel } from '../prisma/generated/pothos-types.ts';
 import type { Context, Role } from './context.ts';
 import { ForbiddenError, InsufficientScopeError, UnauthenticatedError, UserError } from './errors/index.ts';
-import { API_SCOPE, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
+import { FirstPartyOnlyError } from './auth/access.ts';
+import { API_SCOPE, failedFirstParty, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
 import { fields, TIMESTAMP_RULE } from './lib/input.ts';
 
 export interface AuthScopes {
@@ -18,6 +19,11 @@ export interface AuthScopes {
   person: boolean;
   /** A browser or bearer session (not an API key or an OAuth token): for account-level changes. */
   session: boolean;
+  /**
+   * No OAuth access token: a session, an API key, or a caller not signed in yet (a way in). Declared with
+   * `firstParty()` (auth/scopes.ts) on what mints, changes or ends a credential or a way to sign in.
+   */
+  firstParty: boolean;
   /** Sessions and API keys pass; an OAuth access token only with this scope (docs/architecture.md#authorization). */
   tokenScope: string;
   /** The caller's own profile, organizations and session: an access token needs openid, profile, email or api. */
@@ -44,6 +50,10 @@ export const builder = new SchemaBuilder<{
     unauthorizedError: (_parent, ctx, _info, result) => {
       const scope = missingTokenScope(result.failure);
       if (scope) return new InsufficientScopeError(scope);
+      if (ctx.actor?.kind === 'oauth') {
+        const kind = failedFirstParty(result.failure);
+        if (kind) return new FirstPartyOnlyError('do this', kind === 'session' ? 'sign in' : 'use a session or an API key');
+      }
       return ctx.actor ? new ForbiddenError() : new UnauthenticatedError();
     },
   },

@@ -147,12 +147,29 @@ export function requireActor(ctx: Context) {
 }
 
 /**
+ * An OAuth access token refused for what is first-party only (docs/architecture.md#authorization). `reason` tells
+ * it apart from a role's refusal: the same person with a session may well be allowed.
+ */
+export class FirstPartyOnlyError extends ForbiddenError {
+  constructor(what = 'do this', remedy = 'use a session or an API key') {
+    super(`An access token cannot ${what}: ${remedy}`, { reason: 'first_party_only' });
+  }
+}
+
+/**
  * Refuses an OAuth access token: what outlives the token (a session, an API key, a client secret, an invitation's
- * link) is minted only for a first-party caller, a session or an API key. Otherwise an app holding an `api` token
- * could turn it into a credential that survives the token's expiry, its revocation and its client's deletion.
+ * link) and what changes how the person signs in is done only by a first-party caller, a session or an API key.
+ * Otherwise an app holding an `api` token could turn it into a credential that survives the token's expiry, its
+ * revocation and its client's deletion. The `firstParty` scope (scopes.ts) declares the same on the fields.
  */
 export function requireFirstParty(ctx: Context, what: string): void {
-  if (ctx.actor?.kind === 'oauth') throw new ForbiddenError(`An access token cannot ${what}: use a session or an API key`);
+  if (ctx.actor?.kind === 'oauth') throw new FirstPartyOnlyError(what);
+}
+
+/** The person behind a session, for what only they do themselves: an access token and an API key are refused. */
+export function requireSessionUser(ctx: Context, what: string): string {
+  if (ctx.actor?.kind === 'oauth') throw new FirstPartyOnlyError(what, 'sign in');
+  return requireUserId(ctx);
 }
 
 /** The signed-in human behind the request (a session or an OAuth token with a user). */

@@ -15,6 +15,13 @@ export const PROFILE_SCOPES = ['openid', 'profile', 'email', API_SCOPE] as const
 /** Field options for what any valid token may read: the caller's own licenses and entitlements. */
 export const ANY_TOKEN = { skipTypeScopes: true, authScopes: { authenticated: true } } as const;
 
+/**
+ * The gate of what only a first-party caller does (docs/architecture.md#authorization): no OAuth access token, and
+ * `map` (any credential by default). `firstParty` is checked first, so an app's token is refused as such whatever
+ * the arguments name. The service still calls requireFirstParty where the rule depends on the input.
+ */
+export const firstParty = <M extends object = { authenticated: true }>(map: M = { authenticated: true } as M) => ({ $all: { firstParty: true as const, ...map } });
+
 /** Sessions and API keys are not limited by OAuth scopes; an access token holds one of `scopes` or is refused. */
 const tokenAllows = (actor: Actor | null, scopes: readonly string[]) =>
   actor?.kind !== 'oauth' || scopes.some((s) => actor.scope.includes(s));
@@ -25,6 +32,7 @@ export function scopeInitializer(ctx: Context) {
     authenticated: !!actor,
     person: !!actor && actor.kind !== 'apiKey' && !!actor.userId,
     session: actor?.kind === 'user',
+    firstParty: actor?.kind !== 'oauth',
     tokenScope: (scope: string) => tokenAllows(actor, [scope]),
     profileRead: tokenAllows(actor, PROFILE_SCOPES),
     platformAdmin: () => isPlatformAdmin(ctx),
@@ -33,6 +41,23 @@ export function scopeInitializer(ctx: Context) {
       return true;
     },
   };
+}
+
+/** Which first-party scope (`session` or `firstParty`) a failed check was refused by, else null. */
+export function failedFirstParty(failure: AuthFailure): 'session' | 'firstParty' | null {
+  switch (failure.kind) {
+    case AuthScopeFailureType.AuthScope:
+      return failure.scope === 'session' || failure.scope === 'firstParty' ? failure.scope : null;
+    case AuthScopeFailureType.AnyAuthScopes:
+    case AuthScopeFailureType.AllAuthScopes:
+      for (const inner of failure.failures) {
+        const kind = failedFirstParty(inner);
+        if (kind) return kind;
+      }
+      return null;
+    default:
+      return null;
+  }
 }
 
 /** The OAuth scope a failed check was missing when a token-scope check failed it, else null (role or kind). */

@@ -22,8 +22,8 @@ export class UnauthenticatedError extends DomainError {
   }
 }
 export class ForbiddenError extends DomainError {
-  constructor(message = 'Your role does not allow this') {
-    super('forbidden', message);
+  constructor(message = 'Your role does not allow this', extensions: Record<string, unknown> = {}) {
+    super('forbidden', message, extensions);
   }
 }
 /**

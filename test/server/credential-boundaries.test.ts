@@ -8,10 +8,17 @@ import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { accessTokenOf, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
+import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
+import { startGithubUpstream, type GithubUpstream } from '../helpers/github-upstream.ts';
+import { browserGet, followUntil, type CookieJar } from '../helpers/oidc-upstream.ts';
+import { ssoSignInThroughOidc } from '../helpers/sso.ts';
 
 const REDIRECT = 'https://app.example.test/callback';
 
 let server: TestServer;
+let ca: TestCa;
+/** The platform's "Sign in with GitHub", with the attacker's own GitHub account on it. */
+let github: GithubUpstream;
 let platform: Client;
 let a: Tenant;
 let b: Tenant;
@@ -19,7 +26,9 @@ let b: Tenant;
 let app: RegisteredClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  ca = makeTestCa(['github.test']);
+  github = await startGithubUpstream(ca);
+  server = await startTestServer({ env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   a = await createTenant(server.url, platform, 'Tenant A');
   b = await createTenant(server.url, platform, 'Tenant B');
@@ -27,7 +36,11 @@ beforeAll(async () => {
     name: 'App of A', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'api'], consent_required: false,
   });
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await github?.close();
+  ca?.remove();
+});
 
 const tokenOf = async (person: Person) => client(server.url, { token: await accessTokenOf(server.url, person, app, REDIRECT, 'openid api') });
 const graphql = (api: Client, query: string, variables?: Record<string, unknown>) => api.post('/graphql', { query, variables });
@@ -124,6 +137,41 @@ describe('an access token with the api scope mints no credential', () => {
     expect((await signIn(server.url, owner.email, PASSWORD)).login.user.email).toBe(owner.email);
     // The profile is still the token's to change.
     expect((await api.patch('/api/v1/users/me', { name: 'Renamed by the app' })).status).toBe(200);
+  });
+});
+
+describe('an access token and platform sign-in providers', () => {
+  it("cannot connect the app's own GitHub account to its user: refused, nothing linked, and GitHub signs in nobody's account as the user", async () => {
+    const connection = await platform.post('/api/v1/connections', { type: 'github', platform: true, name: 'GitHub', issuer: github.origin, client_id: github.clientId, client_secret: github.clientSecret });
+    expect(connection.status, JSON.stringify(connection.body)).toBe(201);
+    const victim = await addPerson(server.url, a.owner.api, a.id, 'admin', 'sso-victim');
+    const api = await tokenOf(victim);
+    github.addUser({ id: 9001, login: 'app-operator', name: 'App operator', email: null, emails: [{ email: 'operator@apps.test', primary: true, verified: true }] });
+    github.signInAs('app-operator');
+
+    // The report: the app starts a link for its token's user over GraphQL, then walks the browser part itself with
+    // its own GitHub account.
+    const start = await graphql(api, 'mutation($input: StartSsoSignInInput!) { startSsoSignIn(input: $input) { __typename ... on SsoStart { url browserToken } } }',
+      { input: { connectionId: connection.body.id, link: true } });
+    const departure = start.body.data?.startSsoSignIn;
+    if (departure?.browserToken) {
+      const jar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_sso', departure.browserToken]])]]);
+      const callback = await followUntil(departure.url, (u) => u.pathname === `/sso/${connection.body.id}/callback`, { ca: ca.caPem, jar });
+      await browserGet(new URL(callback), { ca: ca.caPem, jar });
+    }
+    // The browser route reads a Bearer credential too.
+    const viaRoute = await api.get(`/sso/${connection.body.id}/start?link=1`);
+    const signedIn = await ssoSignInThroughOidc(server.url, connection.body.id, ca);
+    const signedInAs = signedIn.session ? (await client(server.url, { token: signedIn.session }).get('/api/v1/users/me')).body.id : null;
+
+    // Nothing links the app's GitHub account to the victim, and signing in with it is not the victim's session.
+    expect(await server.base.db.ssoIdentity.count({ where: { userId: victim.id } })).toBe(0);
+    expect(signedInAs).not.toBe(victim.id);
+    expect(start.body.errors?.[0]?.extensions.code, JSON.stringify(start.body)).toBe('forbidden');
+    expect(start.body.data).toBeNull();
+    expect(viaRoute.status).toBe(303);
+    expect(viaRoute.headers.get('location')).toBe('/portal/security?link_error=forbidden');
+    expect(await server.base.db.ssoRequest.count({ where: { linkUserId: victim.id } })).toBe(0);
   });
 });
 

@@ -11,6 +11,8 @@ import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
+import { getNamedType, isCompositeType, isEnumType, isInputObjectType, isListType, isNonNullType, type GraphQLInputType } from 'graphql';
+import { schema } from '../../schema/index.ts';
 import { documentedOperations, resolveRef } from '../helpers/openapi.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
@@ -422,6 +424,8 @@ it(`answers ${REQUESTS} hostile requests without a 5xx and logs none of them as 
 
 /** A first-party credential in an answer: a session, an API key or its secret, a client secret, an invitation link. */
 const FIRST_PARTY_CREDENTIAL = /\b(tss|tsk|tsks|tscs|tsi)_[A-Za-z0-9_-]{16,}/;
+/** An id no record has. */
+const PLACEHOLDER_ID = '01930000-0000-7000-8000-000000000000';
 
 it('answers every documented route called with an access token without a 5xx, and never with a first-party credential', async () => {
   const platform = client(server.url, { token: ids.adminToken });
@@ -453,27 +457,159 @@ it('answers every documented route called with an access token without a 5xx, an
     'POST /api/v1/users/me/mfa/totp': {},
     'POST /api/v1/users/me/mfa/totp/confirm': { code: '123456' },
     'POST /api/v1/users/me/mfa/recovery-codes': { password: 'a long enough password' },
+    'PATCH /api/v1/users/me/passkeys/{id}': { name: 'renamed by a token' },
+    // What decides who signs in to the organization, and how.
+    'POST /api/v1/domains': { domain: 'minted-by-a-token.example.test' },
+    'POST /api/v1/domains/{id}/verify': {},
+    'POST /api/v1/connections': { type: 'oidc', name: 'Minted by a token', issuer: 'https://idp.example.test', client_id: 'x', client_secret: 'y' },
+    'PATCH /api/v1/connections/{id}': { name: 'changed by a token' },
+    'PATCH /v1/organizations/{id}': { require_mfa: false },
+    // Credentials of the organization, and what outlives the token.
+    'POST /api/v1/scim-tokens': { name: 'minted by a token' },
+    'POST /api/v1/directory/group-mappings': { group: 'Minted by a token', role: 'member' },
+    'PATCH /api/v1/oauth-clients/{id}': { redirect_uris: ['https://evil.example.test/cb'] },
+    'POST /api/v1/webhooks': { url: 'https://hooks.example.test/minted', events: ['user.created'] },
+    'PATCH /api/v1/webhooks/{id}': { url: 'https://hooks.example.test/redirected' },
+    'POST /api/v1/webhooks/{id}/rotate-secret': {},
+    'POST /api/v1/apps/{id}/install': {},
+    'POST /v1/organizations': { name: 'Minted by a token' },
+  };
+  // Deletions that end a credential or a way to sign in, sent for ids that do not exist: refused before the lookup.
+  const firstPartyDeletes: Record<string, unknown> = {
+    'DELETE /api/v1/apps/{id}': undefined, 'DELETE /api/v1/installations/{id}': undefined, 'DELETE /api/v1/auth/sessions': undefined,
+    'DELETE /api/v1/auth/sessions/{id}': undefined, 'DELETE /api/v1/users/me/passkeys/{id}': { password: 'a long enough password' },
+    'DELETE /api/v1/users/me/mfa/totp': { password: 'a long enough password' }, 'DELETE /api/v1/api-keys': { id: PLACEHOLDER_ID },
+    'DELETE /api/v1/api-keys/{id}': undefined, 'DELETE /api/v1/oauth-clients/{id}': undefined, 'DELETE /v1/organizations/{id}/members/{user_id}/mfa': undefined,
+    'DELETE /api/v1/domains/{id}': undefined, 'DELETE /api/v1/connections/{id}': undefined, 'DELETE /api/v1/scim-tokens/{id}': undefined,
+    'DELETE /api/v1/directory/group-mappings/{id}': undefined,
   };
   const answers: string[] = [];
   for (const target of OPENAPI_TARGETS) {
-    // Deleting would end the run's own identities; the fuzzer above sends those with bogus ids.
-    if (target.ends || target.method === 'DELETE' || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
+    // Ending the caller's session or account would end the run's own identities; the fuzzer above sends those with
+    // bogus credentials. Other deletions name ids that do not exist (but the organization's), so nothing is deleted.
+    if (target.ends || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
     const route = `${target.method} ${target.path}`;
+    const deleting = target.method === 'DELETE';
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : name === 'id' && target.path.includes('oauth-clients') ? app.id
-        : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
-    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : bodies[route] ?? {});
+      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : deleting ? PLACEHOLDER_ID
+        : name === 'id' && target.path.includes('oauth-clients') ? app.id : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
+    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? firstPartyDeletes[route] : bodies[route] ?? {});
     answers.push(`${route} ${reply.status}`);
     expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBeLessThan(500);
     // /scim/v2 takes a directory token only.
     if (target.kind === 'scim') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(401);
     expect(JSON.stringify(reply.body), route).not.toMatch(FIRST_PARTY_CREDENTIAL);
-    if (route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
+    if ((route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') || route in firstPartyDeletes) {
+      expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
+    }
   }
+  expect(Object.keys(firstPartyDeletes).filter((r) => !answers.some((a) => a.startsWith(`${r} `))), 'listed deletions not documented').toEqual([]);
   expect(answers.length).toBeGreaterThan(30);
   // The invitation was not renewed: its link is still the one first mailed, and no other mail went to it.
   expect(await server.base.db.mail.count({ where: { toAddress: 'pending-resend@example.test' } })).toBe(1);
   expect(await server.base.db.membership.count({ where: { organizationId: other.body.id, userId: ids.tenant.owner.id } })).toBe(0);
+});
+
+// ---- every mutation with an access token ---------------------------------------------------------------------
+
+/**
+ * What mints, changes, reveals or ends a credential or a way to sign in, or would outlive the token, is first-party
+ * (docs/architecture.md#authorization): an app's access token is refused with 403 `forbidden`, reason
+ * `first_party_only`, whatever the arguments. Some are so only for some arguments, given here.
+ */
+const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
+  // Ways to sign in, and proof of the person: their own session only.
+  startSsoSignIn: { input: { connectionId: 'placeholder', link: true } },
+  unlinkSsoIdentity: null, passkeyRegistrationOptions: null, registerPasskey: null, renamePasskey: null, removePasskey: null,
+  enrollTotp: null, confirmTotp: null, removeTotp: null, regenerateRecoveryCodes: null, resetMemberMfa: null,
+  updateMe: { input: { currentPassword: 'a long enough password', password: 'another long enough password' } },
+  requestEmailVerification: null, sendPasswordReset: null,
+  // Sessions and grants, and what a session alone decides.
+  logout: null, revokeSession: null, revokeOtherSessions: null, switchOrganization: null, decideConsent: null, deleteMe: null, revokeConnectedApp: null,
+  // Credentials of an organization.
+  createApiKey: null, revokeApiKey: null, createOAuthClient: null, updateOAuthClient: null, deleteOAuthClient: null, rotateOAuthClientSecret: null,
+  createScimToken: null, revokeScimToken: null, createDirectoryGroupMapping: null, deleteDirectoryGroupMapping: null,
+  createWebhook: null, updateWebhook: null, rotateWebhookSecret: null, revealWebhookSecret: null,
+  createApp: null, updateApp: null, deleteApp: null, rotateAppSecret: null, installApp: null, uninstallApp: null,
+  // Who signs in to an organization, and how.
+  addDomain: null, verifyDomain: null, deleteDomain: null, createSsoConnection: null, updateSsoConnection: null, deleteSsoConnection: null,
+  // Its name is the token's to change; whether members need a second factor is not (the tenant's own id, since the
+  // owner's role is checked first).
+  updateOrganization: { id: 'tenant', input: { requireMfa: false } },
+  // Memberships beyond the token's organization, and links that outlive it.
+  createOrganization: null, createInvitation: null, resendInvitation: null, acceptInvitation: null,
+};
+
+/** What an app's token may call, and why. */
+const APP_MUTATIONS: Record<string, string> = {
+  login: 'a way in with its own proof (the password); the token adds nothing',
+  completeMfaLogin: 'a way in with its own proof (the challenge and a code)',
+  passkeySignInOptions: 'anonymous: a challenge for any passkey',
+  passkeySignIn: 'a way in with its own proof (a passkey)',
+  completeSsoSignIn: 'a way in with its own proof (the provider\'s answer, bound to the browser that started it)',
+  requestPasswordReset: 'anonymous, mails the address only, and answers the same either way',
+  confirmPasswordReset: 'a way in with its own proof (the mailed link)',
+  verifyEmail: 'its own proof (the mailed link)',
+  assignSeat: 'a seat of its organization\'s subscription: no credential',
+  unassignSeat: 'a seat of its organization\'s subscription: no credential',
+  createSubscription: 'subscriptions are what `api` is for; no credential',
+  updateSubscription: 'subscriptions are what `api` is for; no credential',
+  cancelSubscription: 'subscriptions are what `api` is for; no credential',
+  createProduct: 'the catalog (platform admins): no credential',
+  updateProduct: 'the catalog (platform admins): no credential',
+  deleteProduct: 'the catalog (platform admins): no credential',
+  changeMemberRole: 'its organization\'s membership, bounded by the user\'s role',
+  transferOwnership: 'its organization\'s membership, bounded by the user\'s role',
+  removeMember: 'its organization\'s membership: ends what was issued for it',
+  revokeInvitation: 'ends a pending link; mints none',
+  updateUser: 'a member\'s profile: no credential',
+  deleteUser: 'ends an account: mints nothing',
+  deleteWebhook: 'ends a webhook and its secret: mints nothing',
+  sendTestWebhook: 'a delivery to the webhook\'s own address, signed with its secret, which it does not show',
+  retryWebhookDelivery: 'a delivery again, as sent before',
+};
+
+/** A value of `type` that graphql accepts, so that what answers is the resolver's gate and not variable coercion. */
+function placeholder(type: GraphQLInputType): unknown {
+  if (isNonNullType(type)) return placeholder(type.ofType);
+  if (isListType(type)) return [];
+  if (isEnumType(type)) return type.getValues()[0]!.value;
+  if (isInputObjectType(type)) {
+    return Object.fromEntries(Object.values(type.getFields()).filter((f) => isNonNullType(f.type)).map((f) => [f.name, placeholder(f.type)]));
+  }
+  return ({ Boolean: false, Int: 1, Float: 1, DateTime: '2030-01-01T00:00:00Z', JSON: {} } as Record<string, unknown>)[getNamedType(type).name] ?? PLACEHOLDER_ID;
+}
+
+it('answers every GraphQL mutation called with an access token: the first-party ones refused as such, the others never with a credential', async () => {
+  const platform = client(server.url, { token: ids.adminToken });
+  const app = await registerClient(platform, { name: 'mutation sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
+  const token = client(server.url, { token: await accessTokenOf(server.url, ids.tenant.owner, app, APP_REDIRECT, 'openid api') });
+  // Read from the executable schema: a mutation added later is swept without touching this file, and fails it until
+  // it is placed in one of the lists.
+  const mutations = Object.values(schema.getMutationType()!.getFields());
+  const names = mutations.map((m) => m.name);
+  expect(names.filter((n) => !(n in FIRST_PARTY_MUTATIONS) && !(n in APP_MUTATIONS)), 'mutations in neither list').toEqual([]);
+  expect([...Object.keys(FIRST_PARTY_MUTATIONS), ...Object.keys(APP_MUTATIONS)].filter((n) => !names.includes(n)), 'listed mutations that do not exist').toEqual([]);
+  expect(Object.keys(FIRST_PARTY_MUTATIONS).filter((n) => n in APP_MUTATIONS), 'in both lists').toEqual([]);
+
+  const wrong: string[] = [];
+  for (const mutation of mutations) {
+    const given = FIRST_PARTY_MUTATIONS[mutation.name] ?? {};
+    const variables = Object.fromEntries(mutation.args.map((a) => [a.name, a.name in given ? (given[a.name] === 'tenant' ? ids.tenant.id : given[a.name]) : placeholder(a.type)]));
+    const declared = mutation.args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
+    const call = mutation.args.map((a) => `${a.name}: $${a.name}`).join(', ');
+    const selection = isCompositeType(getNamedType(mutation.type)) ? ' { __typename }' : '';
+    const query = `mutation${declared ? `(${declared})` : ''} { ${mutation.name}${call ? `(${call})` : ''}${selection} }`;
+    const reply = await token.post('/graphql', { query, variables });
+    const error = reply.body.errors?.[0];
+    const refused = error?.extensions?.code === 'forbidden' && error.extensions.reason === 'first_party_only' && reply.body.data?.[mutation.name] == null;
+    const answer = `${mutation.name}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
+    expect(reply.status, answer).toBeLessThan(500);
+    expect(JSON.stringify(reply.body), answer).not.toMatch(FIRST_PARTY_CREDENTIAL);
+    // Refused by the first-party rule, not by the arguments, a role or a missing record; and the others are not.
+    if ((mutation.name in FIRST_PARTY_MUTATIONS) !== refused) wrong.push(answer);
+  }
+  expect(wrong).toEqual([]);
 });
 
 // ---- hostile webhook receivers -----------------------------------------------------------------------------------

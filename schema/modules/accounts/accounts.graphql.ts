@@ -1,5 +1,6 @@
 // Accounts that look after themselves: password reset and address verification by mailed links.
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { confirmPasswordReset, requestPasswordReset, sendPasswordResetLink } from './password-reset.service.ts';
 import { requestEmailVerification, verifyEmail } from './email-verification.service.ts';
 
@@ -41,7 +42,7 @@ builder.mutationField('sendPasswordReset', (t) =>
   t.boolean({
     errors: { directResult: false },
     description: 'Mails a person a password reset link (platform admins). Nobody can set another person\'s password.',
-    authScopes: { platformAdmin: true },
+    authScopes: firstParty({ platformAdmin: true }),
     args: { userId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => sendPasswordResetLink(ctx, String(args.userId)),
   }),
@@ -52,7 +53,7 @@ builder.mutationField('requestEmailVerification', (t) =>
     errors: {},
     type: VerificationSent,
     description: 'Mails the caller a verification link: for the new address it asked for, else for its own unverified one.',
-    authScopes: { person: true },
+    authScopes: firstParty({ person: true }),
     resolve: (_root, _args, ctx) => requestEmailVerification(ctx),
   }),
 );

@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createApiKey, keyPrefix, listApiKeys, revokeApiKey } from './api-keys.service.ts';
@@ -50,7 +51,7 @@ builder.mutationField('createApiKey', (t) =>
   t.field({
     errors: {},
     type: CreatedApiKeyRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: CreateApiKeyInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
       createApiKey(ctx, { name: input.name, role: input.role ?? undefined, organizationId: input.organizationId ?? undefined }),
@@ -61,7 +62,7 @@ builder.mutationField('revokeApiKey', (t) =>
   t.prismaField({
     errors: {},
     type: 'ApiKey',
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, args, ctx) => revokeApiKey(ctx, { id: String(args.id) }),
   }),

@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { pageType } from '../../page-type.ts';
 import {
@@ -91,7 +92,7 @@ builder.mutationField('createApp', (t) =>
   t.field({
     errors: {},
     type: AppWithSecretRef,
-    authScopes: { platformAdmin: true },
+    authScopes: firstParty({ platformAdmin: true }),
     args: { input: t.arg({ type: CreateAppInput, required: true }) },
     resolve: (_root, { input }, ctx) => createApp(ctx, present(input)),
   }),
@@ -101,7 +102,7 @@ builder.mutationField('updateApp', (t) =>
   t.field({
     errors: {},
     type: AppRef,
-    authScopes: { platformAdmin: true },
+    authScopes: firstParty({ platformAdmin: true }),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAppInput, required: true }) },
     resolve: (_root, { id, input }, ctx) => updateApp(ctx, String(id), present(input)),
   }),
@@ -110,7 +111,7 @@ builder.mutationField('updateApp', (t) =>
 builder.mutationField('deleteApp', (t) =>
   t.boolean({
     errors: { directResult: false },
-    authScopes: { platformAdmin: true },
+    authScopes: firstParty({ platformAdmin: true }),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => deleteApp(ctx, String(id)),
   }),
@@ -120,7 +121,7 @@ builder.mutationField('rotateAppSecret', (t) =>
   t.field({
     errors: {},
     type: AppWithSecretRef,
-    authScopes: { platformAdmin: true },
+    authScopes: firstParty({ platformAdmin: true }),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => rotateAppSecret(ctx, String(id)),
   }),
@@ -131,7 +132,7 @@ builder.mutationField('installApp', (t) =>
     errors: {},
     type: InstallationRef,
     description: "Installs the app (an organization's admins): makes its OAuth client and pushes the credentials to the app.",
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { appId: t.arg.id({ required: true }), organizationId: t.arg.string({ description: "Defaults to the caller's current organization." }) },
     resolve: (_root, { appId, organizationId }, ctx) => installApp(ctx, String(appId), present({ organizationId })),
   }),
@@ -142,7 +143,7 @@ builder.mutationField('uninstallApp', (t) =>
     errors: {},
     type: InstallationRef,
     description: 'Removes an installation: its client and every token of it end at once; the app is told through the worker.',
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => uninstallApp(ctx, String(id)),
   }),

@@ -1,5 +1,6 @@
 // OAuth clients as their organization's admins manage them, and the apps a user has connected (remembered consents).
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { createClient, deleteClient, getClient, listClients, rotateClientSecret, updateClient } from './clients.service.ts';
@@ -75,7 +76,7 @@ builder.mutationField('createOAuthClient', (t) =>
   t.field({
     errors: {},
     type: ClientWithSecretRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: CreateClientInput, required: true }) },
     resolve: (_root, { input }, ctx) => createClient(ctx, present(input)),
   }),
@@ -85,7 +86,7 @@ builder.mutationField('updateOAuthClient', (t) =>
   t.prismaField({
     errors: {},
     type: 'OAuthClient',
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateClientInput, required: true }) },
     resolve: (_q, _root, args, ctx) => updateClient(ctx, String(args.id), present(args.input)),
   }),
@@ -95,7 +96,7 @@ builder.mutationField('rotateOAuthClientSecret', (t) =>
   t.field({
     errors: {},
     type: ClientWithSecretRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => rotateClientSecret(ctx, String(args.id)),
   }),
@@ -104,7 +105,7 @@ builder.mutationField('rotateOAuthClientSecret', (t) =>
 builder.mutationField('deleteOAuthClient', (t) =>
   t.boolean({
     errors: { directResult: false },
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => deleteClient(ctx, String(args.id)),
   }),
@@ -130,7 +131,7 @@ builder.queryField('connectedApps', (t) =>
 builder.mutationField('revokeConnectedApp', (t) =>
   t.boolean({
     errors: { directResult: false },
-    authScopes: { person: true },
+    authScopes: firstParty({ person: true }),
     args: { clientId: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => revokeConnectedApp(ctx, args.clientId),
   }),

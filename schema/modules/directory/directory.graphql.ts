@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createScimToken, listScimTokens, revokeScimToken } from './scim-tokens.service.ts';
@@ -62,14 +63,14 @@ builder.mutationField('createScimToken', (t) =>
     description: 'Owners only: a directory decides who joins and with what role.',
     errors: {},
     type: CreatedScimTokenRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { name: t.arg.string({ required: true }), organizationId: t.arg.string() },
     resolve: (_root, { name, organizationId }, ctx) => createScimToken(ctx, { name, ...(organizationId ? { organizationId } : {}) }),
   }),
 );
 
 builder.mutationField('revokeScimToken', (t) =>
-  t.field({ type: ScimTokenRef, description: 'Owners only.', authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => revokeScimToken(ctx, id) }),
+  t.field({ type: ScimTokenRef, description: 'Owners only.', authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => revokeScimToken(ctx, id) }),
 );
 
 builder.queryField('directoryGroupMappings', (t) =>
@@ -92,14 +93,14 @@ builder.mutationField('createDirectoryGroupMapping', (t) =>
   t.field({
     errors: {},
     type: DirectoryGroupMappingRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: CreateDirectoryGroupMappingInput, required: true }) },
     resolve: (_root, { input }, ctx) => createGroupMapping(ctx, present(input)),
   }),
 );
 
 builder.mutationField('deleteDirectoryGroupMapping', (t) =>
-  t.boolean({ authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteGroupMapping(ctx, id) }),
+  t.boolean({ authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteGroupMapping(ctx, id) }),
 );
 
 builder.queryField('scimRequests', (t) =>

@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum, LoginPayloadRef, MfaChallengeRef } from '../auth/auth.graphql.ts';
@@ -45,6 +46,8 @@ const CreatedInvitationRef = builder.objectRef<Created>('CreatedInvitation').imp
 });
 
 const orgAdmin = (_p: unknown, args: { organizationId: string }) => ({ orgRole: { organizationId: args.organizationId, role: 'admin' as const } });
+/** An invitation's link outlives the token that would ask for it (docs/architecture.md#authorization). */
+const orgAdminFirstParty = (p: unknown, args: { organizationId: string }) => firstParty(orgAdmin(p, args));
 
 builder.queryField('members', (t) =>
   t.field({
@@ -103,7 +106,7 @@ builder.mutationField('createInvitation', (t) =>
   t.field({
     errors: {},
     type: CreatedInvitationRef,
-    authScopes: orgAdmin,
+    authScopes: orgAdminFirstParty,
     args: { organizationId: t.arg.string({ required: true }), input: t.arg({ type: InvitationInput, required: true }) },
     resolve: (_root, args, ctx) => createInvitation(ctx, args.organizationId, { email: args.input.email, role: args.input.role ?? undefined }),
   }),
@@ -114,7 +117,7 @@ builder.mutationField('resendInvitation', (t) =>
     errors: {},
     type: CreatedInvitationRef,
     description: 'Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working.',
-    authScopes: orgAdmin,
+    authScopes: orgAdminFirstParty,
     args: { organizationId: t.arg.string({ required: true }), invitationId: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => resendInvitation(ctx, args.organizationId, args.invitationId),
   }),
@@ -172,6 +175,7 @@ builder.mutationField('acceptInvitation', (t) =>
     type: AcceptResultRef,
     description:
       "Joins with an invitation token: creates the account (name and password), or joins in the invitee's session. With the password of an existing account it signs in as login does: an MfaChallenge for an account with a second factor (complete it with completeMfaLogin, then accept signed in).",
+    authScopes: { firstParty: true },
     args: { input: t.arg({ type: AcceptInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
       acceptInvitation(ctx, { token: input.token, name: input.name ?? undefined, password: input.password ?? undefined }),

@@ -1,5 +1,6 @@
 // A person's second factors: the authenticator app, recovery codes, the sign-in's second step, an owner's reset.
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { completeMfaLogin } from './mfa-login.service.ts';
 import { confirmTotp, enrollTotp, myMfa, regenerateRecoveryCodes, removeTotp, resetMemberMfa, type MfaStatus, type TotpEnrolment } from './mfa.service.ts';
@@ -101,6 +102,7 @@ builder.mutationField('resetMemberMfa', (t) =>
     errors: {},
     type: MfaStatusRef,
     description: "An owner removes a member's second factors (a lost phone). Audited; the member is mailed.",
+    authScopes: firstParty(),
     args: { organizationId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
     resolve: (_r, args, ctx) => resetMemberMfa(ctx, args),
   }),

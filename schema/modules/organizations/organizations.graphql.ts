@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { present } from '../../lib/input.ts';
@@ -60,7 +61,7 @@ builder.mutationField('createOrganization', (t) =>
     errors: {},
     type: OrganizationRef,
     description: 'Creates an organization owned by the caller.',
-    authScopes: { person: true },
+    authScopes: firstParty({ person: true }),
     args: { input: t.arg({ type: CreateOrganizationInput, required: true }) },
     resolve: (_root, { input }, ctx) => createOrganization(ctx, input),
   }),

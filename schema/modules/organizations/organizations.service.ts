@@ -1,7 +1,7 @@
 // Organizations: the operator organization (platform administrators) and customer tenants.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import { hasSecondFactor, isPlatformAdmin, organizationIdsOf, requireActor, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
+import { hasSecondFactor, isPlatformAdmin, organizationIdsOf, requireActor, requireFirstParty, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents } from '../../events/emit.ts';
@@ -80,6 +80,8 @@ const updateInput = z.object({ name: fields.name.optional(), requireMfa: z.boole
  * turn it on: they would shut themselves out of their own organization.
  */
 async function allowMfaPolicyChange(ctx: Context, id: string, on: boolean): Promise<void> {
+  // Whether a second factor is required is how the members sign in: never an app's to change.
+  requireFirstParty(ctx, 'change whether the organization requires a second factor');
   await requireOrgRole(ctx, id, 'owner');
   if (!on) return;
   if (!(await hasSecondFactor(ctx, requireUserId(ctx)))) {

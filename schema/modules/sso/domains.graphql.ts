@@ -1,5 +1,6 @@
 // An organization's domains for single sign-on, proven by a DNS TXT record (docs/architecture.md#single-sign-on).
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { addDomain, deleteDomain, listDomains, verificationOf, verifyDomain } from './domains.service.ts';
 
@@ -48,7 +49,7 @@ builder.mutationField('addDomain', (t) =>
     errors: {},
     type: DomainRef,
     description: 'Claims a domain (owners only); prove it by publishing its verification record, then verifyDomain.',
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: AddDomainInput, required: true }) },
     resolve: (_root, { input }, ctx) => addDomain(ctx, input.organizationId, { domain: input.domain }),
   }),
@@ -59,7 +60,7 @@ builder.mutationField('verifyDomain', (t) =>
     errors: {},
     type: DomainRef,
     description: 'Owners only. Looks up the TXT record: found, the domain is verified; not found, verification_failed says what was; domain_taken when another organization proved it.',
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => verifyDomain(ctx, String(id)),
   }),
@@ -70,7 +71,7 @@ builder.mutationField('deleteDomain', (t) =>
     errors: {},
     type: DomainRef,
     description: 'Removes the domain (owners only); connections stop serving it.',
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => deleteDomain(ctx, String(id)),
   }),

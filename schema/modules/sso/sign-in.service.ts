@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError, UserError, ValidationError } from '../../errors/index.ts';
-import { requireOrgRole, requirePlatformAdmin, requireUserId, roleAtLeast } from '../../auth/access.ts';
+import { requireOrgRole, requirePlatformAdmin, requireSessionUser, requireUserId, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256, unusablePasswordHash } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -64,12 +64,13 @@ export interface SsoStart {
  */
 export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoStart> {
   const { connectionId, returnTo, loginHint, test, link } = parseInput(startInput, input);
+  // Connecting a platform-wide provider to the signed-in person's account adds a way to sign in: their own session
+  // only, never an app's token (docs/architecture.md#authorization), and refused before the connection is looked up.
+  // An organization's connection links the addresses of its domains by itself.
+  const linkUserId = link ? requireSessionUser(ctx, 'connect a sign-in to an account') : null;
   const connection = await loadConnection(ctx, connectionId);
   if (!connection) throw new NotFoundError('Connection');
   let testedById: string | null = null;
-  // Connecting a platform-wide provider to the signed-in person's account; an organization's connection links
-  // the addresses of its domains by itself.
-  const linkUserId = link ? requireUserId(ctx) : null;
   if (link && connection.organizationId) throw new ValidationError('Only a platform-wide sign-in is connected to an account', [{ path: 'link', message: 'is for platform-wide connections' }]);
   if (test) {
     if (connection.organizationId) await requireOrgRole(ctx, connection.organizationId, 'admin', 'Connection');

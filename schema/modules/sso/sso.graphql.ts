@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
@@ -84,7 +85,7 @@ builder.mutationField('createSsoConnection', (t) =>
     description: "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
     errors: {},
     type: SsoConnectionRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: CreateSsoConnectionInput, required: true }) },
     resolve: (_root, { input }, ctx) => createConnection(ctx, present(input)),
   }),
@@ -95,14 +96,14 @@ builder.mutationField('updateSsoConnection', (t) =>
     description: "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
     errors: {},
     type: SsoConnectionRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateSsoConnectionInput, required: true }) },
     resolve: (_root, { id, input }, ctx) => updateConnection(ctx, id, present(input)),
   }),
 );
 
 builder.mutationField('deleteSsoConnection', (t) =>
-  t.boolean({ description: 'Owners of the organization only (platform admins for a platform-wide one).', authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
+  t.boolean({ description: 'Owners of the organization only (platform admins for a platform-wide one).', authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
 );
 
 const SsoRouteRef = builder.objectRef<SsoRoute>('SsoRoute').implement({

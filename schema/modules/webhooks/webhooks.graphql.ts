@@ -1,4 +1,5 @@
 import { builder } from '../../builder.ts';
+import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import {
   createWebhook, deleteWebhook, eventTypes, getWebhook, listDeliveries, listWebhooks, retryDelivery, revealWebhookSecret,
@@ -128,7 +129,7 @@ builder.mutationField('createWebhook', (t) =>
     description: 'At most WEBHOOK_LIMIT_PER_ORGANIZATION (20) per organization: past it, a UserError with code conflict.',
     errors: {},
     type: WebhookRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
     resolve: (_root, { input }, ctx) => createWebhook(ctx, input),
   }),
@@ -138,7 +139,7 @@ builder.mutationField('updateWebhook', (t) =>
   t.field({
     errors: {},
     type: WebhookRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookInput, required: true }) },
     resolve: (_root, { id, input }, ctx) => updateWebhook(ctx, String(id), input),
   }),
@@ -149,7 +150,7 @@ builder.mutationField('deleteWebhook', (t) =>
 );
 
 builder.mutationField('rotateWebhookSecret', (t) =>
-  t.field({ errors: {}, type: WebhookRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => rotateWebhookSecret(ctx, String(id)) }),
+  t.field({ errors: {}, type: WebhookRef, authScopes: firstParty(), args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => rotateWebhookSecret(ctx, String(id)) }),
 );
 
 builder.mutationField('revealWebhookSecret', (t) =>
@@ -157,7 +158,7 @@ builder.mutationField('revealWebhookSecret', (t) =>
     description: "The current signing secret, for the organization's owners (and platform admins), never an OAuth access token; each reveal is audited (webhook.secret.reveal).",
     errors: {},
     type: WebhookSecretRef,
-    authScopes: { authenticated: true },
+    authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => revealWebhookSecret(ctx, String(id)),
   }),
