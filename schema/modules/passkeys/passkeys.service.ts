@@ -379,7 +379,7 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
 
   const passkey = await ctx.db.passkey.findUnique({
     where: { credentialId: response.id },
-    select: { id: true, userId: true, credentialId: true, publicKey: true, counter: true, transports: true, user: { select: { id: true, sessionVersion: true } } },
+    select: { id: true, userId: true, credentialId: true, publicKey: true, counter: true, transports: true, user: { select: { id: true, email: true, sessionVersion: true } } },
   });
   if (!passkey) return refuseCredential(ctx, new UnknownPasskeyError(), { reason: 'unknown_credential' });
 
@@ -420,7 +420,7 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
     ...(info.userVerified || withPassword ? (['mfa'] as const) : []),
   ];
   const now = ctx.clock.now();
-  return signInWith(ctx, passkey.user, amr, async (tx) => {
+  return signInWith(ctx, passkey.user, amr, { via: 'passkey' }, async (tx) => {
     await consumeChallenge(ctx, tx, challenge, 'authentication', null);
     // The password's half counts once, like the token at /api/v1/auth/login/mfa.
     if (withPassword && !(await tx.$queryRaw<unknown[]>`${useMfaTokenSql(withPassword, now)}`).length) throw new InvalidMfaTokenError();
