@@ -166,7 +166,7 @@ describe('the event catalog', () => {
     // Second factors: starting to set up an authenticator app emits nothing; confirming the first factor emits
     // 2fa.enabled, removing the last 2fa.disabled, to both organizations of the person.
     let enrolment: any;
-    events = await emitted(async () => (enrolment = await ok(person.api.post('/api/v1/users/me/mfa/totp'), 201)));
+    events = await emitted(async () => (enrolment = await ok(person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD }), 201)));
     expect(events).toEqual([]);
     events = await emitted(() => ok(person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, enrolment.secret) })));
     expect(kindsOf(events)).toEqual(['2fa.enabled', '2fa.enabled']);
