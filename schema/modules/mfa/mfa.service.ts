@@ -222,9 +222,12 @@ export async function keepRequiredFactor(tx: Pick<Tx, 'organization'>, userId: s
 export async function regenerateRecoveryCodes(ctx: Context, input: unknown): Promise<{ codes: string[] }> {
   const { userId } = sessionPerson(ctx);
   const proof = proofOf(input);
+  // No proof at all is refused before anything else is looked at; a proof given is checked once there is a factor.
+  const given = !!proof.password || !!proof.code;
+  if (!given) await requireFreshProof(ctx, userId, proof);
   const status = await statusOf(ctx.db, userId);
   if (!status.totp && !status.passkeys) throw new NoSecondFactorError();
-  await requireFreshProof(ctx, userId, proof);
+  if (given) await requireFreshProof(ctx, userId, proof);
   const recovery = newRecoveryCodes(userId, ctx.clock.now());
   await ctx.db.$transaction(async (tx) => {
     await recovery.replace(tx);
