@@ -202,10 +202,11 @@ export async function deleteMe(ctx: Context, input: unknown = {}) {
 }
 
 export async function deleteUser(ctx: Context, id: string, input: unknown = {}) {
+  const proof = proofOf(input);
   await getUser(ctx, id);
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
   if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('delete other users');
   // One's own account asks the same proof by either route; a platform administrator's deletion of another does not.
-  if (self) await requireFreshProof(ctx, id, proofOf(input));
+  if (self) await requireFreshProof(ctx, id, proof);
   return deleteAccount(ctx, id);
 }
