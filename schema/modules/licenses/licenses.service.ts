@@ -50,7 +50,8 @@ export async function myLicenses(ctx: Context): Promise<Licenses> {
   const userId = requireUserId(ctx);
   const organizationId = actingOrganizationId(ctx);
   // A session of an organization that requires a second factor its person lacks reads nothing there
-  // (docs/architecture.md#second-factors); a statement more, for sessions only.
+  // (docs/architecture.md#second-factors): for sessions only, the request's memo of memberships (one read, and one of
+  // the factors when an organization of theirs requires one); tokens and API keys read nothing more.
   await refuseAwaitingFactor(ctx, organizationId);
   return toLicenses(await licensedProducts(ctx.db, userId, organizationId, ctx.clock.now()));
 }
