@@ -96,10 +96,11 @@ export const requiredConnectionSql = (domain: string) => Prisma.sql`
   where d.domain = ${domain} and d.verified_at is not null and c.enabled and c.require_sso`;
 
 /**
- * How a sign-in proved the person, as the policy sees it: the password step has asked requiredConnectionSql in its
- * own statement already; a connection may sign in the addresses it is required for.
+ * How a sign-in proved the person, as the policy sees it: the password step of /login has asked
+ * requiredConnectionSql in its own statement already; a connection may sign in the addresses it is required for;
+ * every other way in (the second step, a passkey, an accepted invitation) is asked here.
  */
-export type WayIn = { via: 'password' } | { via: 'second_factor' | 'passkey' } | { via: 'sso'; connectionId: string };
+export type WayIn = { via: 'password' } | { via: 'second_factor' | 'passkey' | 'invitation' } | { via: 'sso'; connectionId: string };
 
 /**
  * The organizations' sign-in policy, one rule for every way in: an address whose domain requires single sign-on
