@@ -17,6 +17,11 @@ declare global {
 			/** The user's role in `organization`. */
 			role: Role | null;
 			platformAdmin: boolean;
+			/**
+			 * The current organization requires a second factor and the person has none: every page but the one that
+			 * sets it up sends them there (docs/architecture.md#second-factors).
+			 */
+			mfaEnrollmentRequired: boolean;
 			/** Every organization the user belongs to, with the role there (the header's switcher). */
 			organizations: { id: string; name: string; role: Role }[];
 		}

@@ -9,6 +9,7 @@ const VIEWER = /* GraphQL */ `
 			user { id email name }
 			organization { id name role }
 			platformAdmin
+			mfaEnrollmentRequired
 			organizations { id name role }
 		}
 	}
@@ -19,6 +20,7 @@ interface ViewerData {
 		user: { id: string; email: string; name: string | null };
 		organization: { id: string; name: string; role: Role } | null;
 		platformAdmin: boolean;
+		mfaEnrollmentRequired: boolean;
 		organizations: { id: string; name: string; role: Role }[];
 	} | null;
 }
@@ -65,6 +67,7 @@ export const handle: Handle = async ({ event, resolve }) => {
 	event.locals.organization = null;
 	event.locals.role = null;
 	event.locals.platformAdmin = false;
+	event.locals.mfaEnrollmentRequired = false;
 	event.locals.organizations = [];
 
 	const refused = await unreadableForm(event.request);
@@ -84,6 +87,7 @@ export const handle: Handle = async ({ event, resolve }) => {
 				event.locals.role = role;
 			}
 			event.locals.platformAdmin = viewer.platformAdmin;
+			event.locals.mfaEnrollmentRequired = viewer.mfaEnrollmentRequired;
 			event.locals.organizations = viewer.organizations;
 		} else {
 			// Expired or revoked: drop the stale cookie.

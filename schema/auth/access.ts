@@ -1,6 +1,7 @@
 // The one place that answers "what may this caller do in this organization". Scopes (scopes.ts) and services
 // both ask here. A caller with no role in an organization is told it does not exist (404, not 403).
 import type { Actor, Context, Role } from '../context.ts';
+import { Prisma } from '../db.ts';
 import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
 
 /**
@@ -91,12 +92,36 @@ export async function readableOrganizationIdsOf(ctx: Context): Promise<string[]>
   return [...m.roles.keys()].filter((id) => !m.awaitingFactor.has(id));
 }
 
+/** SQL, whether the person `userId` has a second factor: a confirmed authenticator app or a passkey. */
+const hasFactorSql = (userId: Prisma.Sql) => Prisma.sql`(exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
+        or exists (select 1 from passkeys where user_id = ${userId}))`;
+
+/**
+ * SQL, whether `organizationId` holds the person `userId` back until they set up a second factor (awaitingFactor),
+ * for a statement that answers a session in one go (the licence check).
+ */
+export const awaitingFactorSql = (userId: Prisma.Sql, organizationId: Prisma.Sql) =>
+  Prisma.sql`(exists (select 1 from organizations o where o.id = ${organizationId} and o.require_mfa) and not ${hasFactorSql(userId)})`;
+
 /** Whether the person has a second factor: a confirmed authenticator app or a passkey. One statement. */
 export async function hasSecondFactor(ctx: Pick<Context, 'db'>, userId: string): Promise<boolean> {
-  const [row] = await ctx.db.$queryRaw<{ has: boolean }[]>`
-    select exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
-        or exists (select 1 from passkeys where user_id = ${userId}) as has`;
+  const [row] = await ctx.db.$queryRaw<{ has: boolean }[]>`select ${hasFactorSql(Prisma.sql`${userId}::text`)} as has`;
   return row!.has;
+}
+
+/**
+ * Refuses a session whose organization `organizationId` holds its person back until they set up a second factor
+ * (awaitingFactor): for what a service reads of that organization without asking requireOrgRole (the caller's own
+ * licences there). Tokens and API keys are not held back.
+ */
+export async function refuseAwaitingFactor(ctx: Context, organizationId: string | null): Promise<void> {
+  if (ctx.actor?.kind === 'user' && organizationId && (await memberships(ctx)).awaitingFactor.has(organizationId)) throw new MfaEnrollmentRequiredError();
+}
+
+/** Whether the session's current organization holds its person back until they set up a second factor. */
+export async function awaitsFactor(ctx: Context): Promise<boolean> {
+  const organizationId = actingOrganizationId(ctx);
+  return ctx.actor?.kind === 'user' && !!organizationId && (await memberships(ctx)).awaitingFactor.has(organizationId);
 }
 
 /** Forget the memo after a change to the caller's own memberships within one request. */

@@ -118,8 +118,9 @@ export const apiV1Routes: RestRoute[] = [
     },
   },
   {
-    method: 'DELETE', path: '/users/me', summary: 'Delete the account',
-    operation: `mutation { deleteMe { __typename ${USER_ERROR_FIELDS} } }`,
+    method: 'DELETE', path: '/users/me', summary: 'Delete the account (with your password or a code)', body: true,
+    operation: `mutation($input: FreshProofInput) { deleteMe(input: $input) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: fromBody(body, ['password', 'code']) }),
     respond: (d) => (unwrap(d.deleteMe), { status: 204, session: null }),
   },
   {

@@ -29,8 +29,9 @@ export const mfaRoutes: RestRoute[] = [
     respond: (d) => ({ body: presentStatus(d.myMfa) }),
   },
   {
-    method: 'POST', path: '/users/me/mfa/totp', summary: 'Start setting up an authenticator app (pending until confirmed)', body: false,
-    operation: `mutation { enrollTotp { __typename ... on TotpEnrolment { secret otpauthUrl qrSvg } ${USER_ERROR_FIELDS} } }`,
+    method: 'POST', path: '/users/me/mfa/totp', summary: 'Start setting up an authenticator app (pending until confirmed; as the first factor, with your password)',
+    operation: `mutation($input: FreshProofInput) { enrollTotp(input: $input) { __typename ... on TotpEnrolment { secret otpauthUrl qrSvg } ${USER_ERROR_FIELDS} } }`,
+    variables: ({ body }) => ({ input: fromBody(body, PROOF) }),
     respond: (d) => {
       const e = unwrap(d.enrollTotp);
       return { status: 201, body: { secret: e.secret, otpauth_url: e.otpauthUrl, qr_svg: e.qrSvg } };

@@ -18,8 +18,9 @@ const presentPasskey = (p: any) => ({
 
 export const passkeyRoutes: RestRoute[] = [
   {
-    method: 'POST', path: '/users/me/passkeys/options', summary: 'WebAuthn creation options for a new passkey (they work once, for 5 minutes)', body: false,
-    operation: 'mutation { passkeyRegistrationOptions }',
+    method: 'POST', path: '/users/me/passkeys/options', summary: 'WebAuthn creation options for a new passkey (they work once, for 5 minutes; as the first factor, with your password)',
+    operation: 'mutation($input: FreshProofInput) { passkeyRegistrationOptions(input: $input) }',
+    variables: ({ body }) => ({ input: fromBody(body, ['password', 'code']) }),
     respond: (d) => ({ body: d.passkeyRegistrationOptions }),
   },
   {

@@ -126,9 +126,9 @@ export const v1Routes: RestRoute[] = [
     respond: (d) => (unwrap(d.sendPasswordReset), { status: 202, body: { message: 'A password reset link is on its way to the user.' } }),
   },
   {
-    method: 'DELETE', path: '/users/:id', summary: 'Delete a user (platform admins, or the user itself)',
-    operation: `mutation($id: ID!) { deleteUser(id: $id) { __typename ${USER_ERROR_FIELDS} } }`,
-    variables: ({ params }) => ({ id: params.id }),
+    method: 'DELETE', path: '/users/:id', summary: 'Delete a user (platform admins, or the user itself with your password or a code)', body: true,
+    operation: `mutation($id: ID!, $input: FreshProofInput) { deleteUser(id: $id, input: $input) { __typename ${USER_ERROR_FIELDS} } }`,
+    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['password', 'code']) }),
     respond: (d) => (unwrap(d.deleteUser), { status: 204 }),
   },
   ...productRoutes,

@@ -5,6 +5,7 @@ import { Secret, TOTP } from 'otpauth';
 import { expect } from 'vitest';
 import type { MovableClock } from './clock.ts';
 import type { Client } from './http.ts';
+import { PASSWORD } from './fixtures.ts';
 
 export const PERIOD = 30;
 
@@ -37,9 +38,12 @@ export interface Enrolled {
   recoveryCodes: string[];
 }
 
-/** Sets up the authenticator app of the session `api` through the routes, as the portal does. */
-export async function enrolTotp(api: Client, clock: MovableClock): Promise<Enrolled> {
-  const started = await api.post('/api/v1/users/me/mfa/totp');
+/**
+ * Sets up the authenticator app of the session `api` through the routes, as the portal does: as the first factor
+ * it needs the account's password again.
+ */
+export async function enrolTotp(api: Client, clock: MovableClock, password: string = PASSWORD): Promise<Enrolled> {
+  const started = await api.post('/api/v1/users/me/mfa/totp', { password });
   expect(started.status, JSON.stringify(started.body)).toBe(201);
   toMidStep(clock);
   const confirmed = await api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, started.body.secret) });

@@ -42,7 +42,7 @@ const codeOf = (secret: string, steps = 0) =>
 
 /** Sets up TOTP for the session `api` signs in with; answers the secret. */
 async function enrolTotp(api: Client): Promise<string> {
-  const enrolment = await api.post('/api/v1/users/me/mfa/totp');
+  const enrolment = await api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
   expect(enrolment.status, JSON.stringify(enrolment.body)).toBe(201);
   const confirmed = await api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeOf(enrolment.body.secret) });
   expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(200);
@@ -157,7 +157,7 @@ describe('asking for a second factor at the authorization endpoint', () => {
 
     // Setting up TOTP with that session proves the factor: the same session now goes through, with amr saying so.
     const api = client(server.url, { token: session });
-    const enrolment = await api.post('/api/v1/users/me/mfa/totp');
+    const enrolment = await api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect((await api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeOf(enrolment.body.secret) })).status).toBe(200);
     clock.advance(30);
     const tokens = await codeFlow(strictRp, session);

@@ -28,7 +28,7 @@ afterAll(() => server?.stop());
 async function memberWithPasskey(options: Partial<AuthenticatorOptions>): Promise<{ person: Person; key: SoftPasskey }> {
   const person: Person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'amr-passkey');
   const key = new SoftPasskey({ origin: server.origin, ...options });
-  const creation = await person.api.post('/api/v1/users/me/passkeys/options');
+  const creation = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
   expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'Key', response: key.register(creation.body) })).status).toBe(201);
   return { person, key };
 }

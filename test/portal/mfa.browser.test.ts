@@ -85,9 +85,16 @@ async function signedInWithCode(person: { email: string }, secret: string, path 
 	return page;
 }
 
+/** A first second factor needs the password again: the setup form asks for it then. */
+async function proveFirstFactor(page: Page, password = PASSWORD) {
+	const field = page.getByTestId('two-factor').getByLabel('Your password');
+	if (await field.count()) await field.fill(password);
+}
+
 /** Sets up the authenticator app on /portal/security of `page`: its key, from the page, and the recovery codes. */
 async function setUpApp(page: Page): Promise<{ secret: string; recoveryCodes: string[] }> {
 	const section = page.getByTestId('two-factor');
+	await proveFirstFactor(page);
 	await submit(page, section.getByRole('button', { name: 'Set up an authenticator app' }));
 	const secret = (await section.getByTestId('totp-secret').textContent())!.trim();
 	expect(secret).toMatch(/^[A-Z2-7]{16,}=*$/);
@@ -112,7 +119,8 @@ describe('an authenticator app', { timeout: 60_000 }, () => {
 		const section = page.getByTestId('two-factor');
 		await expect(section.getByTestId('totp-status').textContent()).resolves.toContain('Off');
 
-		// when they start setting up an app and give a wrong code
+		// when they start setting up an app (with their password again) and give a wrong code
+		await proveFirstFactor(page);
 		await submit(page, section.getByRole('button', { name: 'Set up an authenticator app' }));
 		secret = (await section.getByTestId('totp-secret').textContent())!.trim();
 		await section.getByLabel('Code from your authenticator app').fill(wrong(nextCode(secret)));
@@ -466,6 +474,7 @@ describe('on a 375 px phone', { timeout: 90_000 }, () => {
 		await section.getByTestId('enrol-required').waitFor();
 		expect(await problemsOn(page), 'the required setup').toEqual([]);
 		const required = page.url();
+		await proveFirstFactor(page);
 		await submit(page, section.getByRole('button', { name: 'Set up an authenticator app' }));
 		const secret = (await section.getByTestId('totp-secret').textContent())!.trim();
 		// still the page the policy sent them to, saying why

@@ -89,6 +89,8 @@ describe('passkeys on /portal/security and /login', () => {
 		await page.goto('/portal/security');
 		await poll(() => page.getByTestId('no-passkeys').count()).toBe(1);
 		await page.getByLabel('Passkey name').fill('Virtual laptop');
+		// The first second factor needs the password again.
+		await page.getByLabel('Password to add your first passkey').fill(PASSWORD);
 		await page.getByRole('button', { name: 'Add a passkey' }).click();
 		await poll(() => page.getByRole('status').textContent()).toContain('“Virtual laptop” was added');
 		await poll(() => rows(page).count()).toBe(1);
@@ -200,6 +202,7 @@ describe('on a 375 px phone', () => {
 		await page.goto('/portal/security');
 		expect(await problemsOn(page), 'no passkeys yet').toEqual([]);
 		await page.getByLabel('Passkey name').fill('A phone with a rather long name for its passkey, to wrap');
+		await page.getByLabel('Password to add your first passkey').fill(PASSWORD);
 		await page.getByRole('button', { name: 'Add a passkey' }).click();
 		await poll(() => rows(page).count()).toBe(1);
 		expect(await problemsOn(page), 'one passkey').toEqual([]);

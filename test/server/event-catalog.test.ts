@@ -170,7 +170,7 @@ describe('the event catalog', () => {
     // Second factors: starting to set up an authenticator app emits nothing; confirming the first factor emits
     // 2fa.enabled, removing the last 2fa.disabled, to both organizations of the person.
     let enrolment: any;
-    events = await emitted(async () => (enrolment = await ok(person.api.post('/api/v1/users/me/mfa/totp'), 201)));
+    events = await emitted(async () => (enrolment = await ok(person.api.post('/api/v1/users/me/mfa/totp', { password }), 201)));
     expect(events).toEqual([]);
     events = await emitted(() => ok(person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, enrolment.secret) })));
     expect(kindsOf(events)).toEqual(['2fa.enabled', '2fa.enabled']);
@@ -249,7 +249,7 @@ describe('the event catalog', () => {
     events = await emitted(() => ok(person.api.delete(`/v1/organizations/${b.id}/members/${person.id}`), 204));
     expect(kindsOf(events)).toEqual(['member.removed', 'organization.member.removed']);
     const own = await ok(person.api.post('/v1/organizations', { name: 'Catalog solo' }), 201);
-    events = await emitted(() => ok(person.api.delete('/api/v1/users/me'), 204));
+    events = await emitted(() => ok(person.api.delete('/api/v1/users/me', { password }), 204));
     expect(kindsOf(events)).toEqual(['member.removed', 'member.removed', 'organization.deleted', 'organization.member.removed', 'organization.member.removed', 'user.deleted', 'user.deleted']);
     expect(events.filter((e) => e.kind === 'user.deleted').map((e) => e.organizationId).sort()).toEqual([a.id, own.id].sort());
 

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { addPerson, createTenant, type Person, type Tenant } from '../helpers/fixtures.ts';
+import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import {
   authorize, codeFrom, decideConsent, exchangeCode, registerClient, sessionOf, tokenRequest, type RegisteredClient,
 } from '../helpers/oauth.ts';
@@ -110,7 +110,7 @@ describe('deleting an account', () => {
     });
     expect(await rowsOf()).toEqual({ codes: 1, refreshTokens: 1 });
 
-    expect((await creator.api.delete('/api/v1/users/me')).status).toBe(204);
+    expect((await creator.api.delete('/api/v1/users/me', { password: PASSWORD })).status).toBe(204);
     // Gone with the user's grants, their only foreign key.
     expect(await rowsOf()).toEqual({ codes: 0, refreshTokens: 0 });
 

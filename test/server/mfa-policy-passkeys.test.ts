@@ -19,7 +19,7 @@ describe("removing the owner's only passkey while the organization requires a se
   it('is refused with 409 naming the organization; once the requirement is off, it goes', async () => {
     const owner = tenant.owner.api;
     const key = new SoftPasskey({ origin: server.origin });
-    const creation = await owner.post('/api/v1/users/me/passkeys/options');
+    const creation = await owner.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     const registered = await owner.post('/api/v1/users/me/passkeys', { name: 'Only key', response: key.register(creation.body) });
     expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     expect((await owner.patch(`/v1/organizations/${tenant.id}`, { require_mfa: true })).status).toBe(200);

@@ -144,7 +144,7 @@ describe('a member without a second factor, where one is required', () => {
     expect((await member.get('/api/v1/auth/session')).status).toBe(200);
 
     // A pending app is no factor yet.
-    const started = await member.post('/api/v1/users/me/mfa/totp');
+    const started = await member.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect(started.status).toBe(201);
     await expectHeldBack(member, routes.slice(0, 2));
     toMidStep(clock);
@@ -193,7 +193,7 @@ describe('the operator organization requiring a second factor', () => {
     expect((await colleague.api.get('/v1/users')).status).toBe(200);
     expect(await listedSubscriptions(colleague.api)).toContain(tenant.subscriptionId);
 
-    await enrolTotp(platform, clock);
+    await enrolTotp(platform, clock, ADMIN.password);
     expect((await requireMfa(platform, operatorId, true)).status).toBe(200);
     try {
       await expectHeldBack(colleague.api, [`/v1/organizations/${operatorId}/members`, `/v1/organizations/${tenant.id}`, `/api/v1/subscriptions?organization_id=${tenant.id}`]);

@@ -62,7 +62,7 @@ const statusCounts = (replies: Reply[]) => replies.reduce<Record<number, number>
 describe('POST /api/v1/users/me/mfa/totp', () => {
   it('answers the secret, its otpauth URL and a QR code; stores the secret encrypted, pending until confirmed', async () => {
     const person = await newPerson();
-    const reply = await person.api.post('/api/v1/users/me/mfa/totp');
+    const reply = await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     const { secret, otpauth_url: url, qr_svg: svg } = reply.body;
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
@@ -90,8 +90,8 @@ describe('POST /api/v1/users/me/mfa/totp', () => {
 
   it('starts again with a new secret while pending; the old secret confirms nothing', async () => {
     const person = await newPerson();
-    const first = (await person.api.post('/api/v1/users/me/mfa/totp')).body.secret;
-    const second = await person.api.post('/api/v1/users/me/mfa/totp');
+    const first = (await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).body.secret;
+    const second = await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect(second.status).toBe(201);
     expect(second.body.secret).not.toBe(first);
     toMidStep();
@@ -104,7 +104,7 @@ describe('POST /api/v1/users/me/mfa/totp', () => {
 
   it('answers 409 once an authenticator app is set up, and leaves it as it is', async () => {
     const person = await enrolledPerson();
-    const again = await person.api.post('/api/v1/users/me/mfa/totp');
+    const again = await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('conflict');
     toMidStep();
@@ -115,7 +115,7 @@ describe('POST /api/v1/users/me/mfa/totp', () => {
 describe('POST /api/v1/users/me/mfa/totp/confirm', () => {
   it('refuses a wrong code with 401, then takes the right one: ten distinct recovery codes, 2fa.enabled once, audited and mailed', async () => {
     const person = await newPerson();
-    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp')).body;
+    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).body;
     toMidStep();
 
     const wrong = await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: wrongCode(secret) });
@@ -148,7 +148,7 @@ describe('POST /api/v1/users/me/mfa/totp/confirm', () => {
 
   it('confirms once when 20 confirmations with the right code arrive at once: one set of codes, one event', async () => {
     const person = await newPerson();
-    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp')).body;
+    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).body;
     toMidStep();
     const code = codeAt(secret);
     const replies = await Promise.all(Array.from({ length: 20 }, () => person.api.post('/api/v1/users/me/mfa/totp/confirm', { code })));
@@ -173,7 +173,7 @@ describe('POST /api/v1/users/me/mfa/totp/confirm', () => {
 
   it('the code that confirmed the app does not sign in', async () => {
     const person = await newPerson();
-    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp')).body;
+    const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).body;
     toMidStep();
     const code = codeAt(secret);
     expect((await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code })).status).toBe(200);
@@ -527,7 +527,7 @@ describe('only a session manages second factors', () => {
     for (const [who, as] of [['API key', key], ['access token', token], ['access token of a person without a factor', tokenOfNewcomer]] as const) {
       const replies = {
         status: await as.get('/api/v1/users/me/mfa'),
-        enrol: await as.post('/api/v1/users/me/mfa/totp'),
+        enrol: await as.post('/api/v1/users/me/mfa/totp', { password: PASSWORD }),
         confirm: await as.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(person.secret) }),
         remove: await as.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD }),
         regenerate: await as.post('/api/v1/users/me/mfa/recovery-codes', { password: PASSWORD }),
@@ -541,7 +541,7 @@ describe('only a session manages second factors', () => {
 
     const anon = client(server.url);
     expect((await anon.get('/api/v1/users/me/mfa')).status).toBe(401);
-    expect((await anon.post('/api/v1/users/me/mfa/totp')).status).toBe(401);
+    expect((await anon.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).status).toBe(401);
   });
 });
 

@@ -303,7 +303,7 @@ const totpNow = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret)
 
 /** Sets up an authenticator app for the session `api`, outside the tour's records. */
 async function enrolNow(api: Client): Promise<void> {
-  const { secret } = (await api.post('/api/v1/users/me/mfa/totp')).body;
+  const { secret } = (await api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).body;
   expectStatus(await api.post('/api/v1/users/me/mfa/totp/confirm', { code: totpNow(secret) }), 200);
 }
 
@@ -384,9 +384,12 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(fresh, 'PATCH', '/api/v1/users/me', { nickname: 'x' }), 400);
     expectStatus(await call(fresh, 'PATCH', '/api/v1/users/me', { email: tenant.admin.email, current_password: 'another long password' }), 409);
 
-    expectStatus(await call(fresh, 'DELETE', '/api/v1/users/me'), 204);
+    // Deleting the account needs the password again (or a code): the session alone is not enough.
+    expectStatus(await call(fresh, 'DELETE', '/api/v1/users/me'), 400);
+    expectStatus(await call(fresh, 'DELETE', '/api/v1/users/me', { password: 'not the password' }), 401);
+    expectStatus(await call(fresh, 'DELETE', '/api/v1/users/me', { password: 'another long password' }), 204);
     // The only owner of an organization with other members cannot go.
-    expectStatus(await call(tenant.owner.api, 'DELETE', '/api/v1/users/me'), 409);
+    expectStatus(await call(tenant.owner.api, 'DELETE', '/api/v1/users/me', { password: PASSWORD }), 409);
   });
 
   it('creates, lists, uses and revokes API keys', async () => {
@@ -907,7 +910,9 @@ describe('a tour of every route, checked against openapi.json', () => {
       const nobody = client(local.url);
       const me = (await signIn(local.url, ADMIN.email, ADMIN.password)).api;
       const key = new SoftPasskey({ origin: local.origin });
-      const options = await call(me, 'POST', '/api/v1/users/me/passkeys/options');
+      // The first factor needs the password again.
+      expectStatus(await call(me, 'POST', '/api/v1/users/me/passkeys/options'), 400);
+      const options = await call(me, 'POST', '/api/v1/users/me/passkeys/options', { password: ADMIN.password });
       expectStatus(options, 200);
       expectStatus(await call(nobody, 'POST', '/api/v1/users/me/passkeys/options'), 401);
       const registered = await call(me, 'POST', '/api/v1/users/me/passkeys', { name: 'Tour key', response: key.register(options.body) });
@@ -937,14 +942,16 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(me, 'GET', '/api/v1/users/me/mfa'), 200);
     expectStatus(await call(anon, 'GET', '/api/v1/users/me/mfa'), 401);
 
-    const enrolment = await call(me, 'POST', '/api/v1/users/me/mfa/totp');
+    expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp'), 400);
+    expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp', { password: 'not the password' }), 401);
+    const enrolment = await call(me, 'POST', '/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expectStatus(enrolment, 201);
     expectStatus(await call(anon, 'POST', '/api/v1/users/me/mfa/totp'), 401);
     expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp/confirm', { code: 'not a code' }), 401);
     // The tour's server keeps real time: the code of now.
     const confirmed = await call(me, 'POST', '/api/v1/users/me/mfa/totp/confirm', { code: totpNow(enrolment.body.secret) });
     expectStatus(confirmed, 200);
-    expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp'), 409);
+    expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp', { password: PASSWORD }), 409);
 
     // The password answers an MFA challenge, which a recovery code completes, once.
     const challenge = await call(anon, 'POST', '/api/v1/auth/login', { email: person.email, password: PASSWORD });

@@ -36,7 +36,7 @@ const newPerson = (): Promise<Person> => addPerson(server.url, tenant.owner.api,
 /** Registers a new passkey on a software authenticator for `person`, through both REST steps. */
 async function register(person: Person, name: string, options: Partial<AuthenticatorOptions> = {}) {
   const key = new SoftPasskey({ origin, ...options });
-  const creation = await person.api.post('/api/v1/users/me/passkeys/options');
+  const creation = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
   expect(creation.status, JSON.stringify(creation.body)).toBe(200);
   const reply = await person.api.post('/api/v1/users/me/passkeys', { name, response: key.register(creation.body) });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
@@ -62,7 +62,7 @@ const listOf = async (person: Person) => {
 describe('registering, listing, renaming', () => {
   it('registers two passkeys, lists them oldest first, renames one; the first emits 2fa.enabled and each is mailed and audited', async () => {
     const person = await newPerson();
-    const options = await person.api.post('/api/v1/users/me/passkeys/options');
+    const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     expect(options.status).toBe(200);
     expect(options.body).toMatchObject({
       rp: { id: 'localhost', name: 'Tessera' },
@@ -77,7 +77,7 @@ describe('registering, listing, renaming', () => {
     expect(phone.passkey).toMatchObject({ name: 'Phone', device_type: 'multiDevice', backed_up: true });
 
     // The next options exclude both, so an authenticator does not register twice.
-    const again = await person.api.post('/api/v1/users/me/passkeys/options');
+    const again = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     expect(again.body.excludeCredentials.map((c: { id: string }) => c.id).sort()).toEqual([laptop.key.id, phone.key.id].sort());
 
     expect((await listOf(person)).map((p) => [p.id, p.name, p.transports])).toEqual([[laptop.passkey.id, 'Laptop', ['internal']], [phone.passkey.id, 'Phone', ['internal']]]);
@@ -100,18 +100,18 @@ describe('registering, listing, renaming', () => {
     const other = await newPerson();
     for (const name of ['', '   ', 'x'.repeat(101), 'tab\there', 'bell\u0007']) {
       const key = new SoftPasskey({ origin });
-      const options = await person.api.post('/api/v1/users/me/passkeys/options');
+      const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
       const reply = await person.api.post('/api/v1/users/me/passkeys', { name, response: key.register(options.body) });
       expect(reply.status, JSON.stringify(name)).toBe(400);
       expect(reply.body.details?.[0]?.path).toBe('name');
     }
     const { key } = await register(person, 'Once');
-    const options = await person.api.post('/api/v1/users/me/passkeys/options');
+    const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     const twice = await person.api.post('/api/v1/users/me/passkeys', { name: 'Twice', response: key.register(options.body) });
     expect(twice.status).toBe(409);
 
     // Another person's registration challenge, and a sign-in challenge, do not register.
-    const theirs = await other.api.post('/api/v1/users/me/passkeys/options');
+    const theirs = await other.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     const stolen = await person.api.post('/api/v1/users/me/passkeys', { name: 'Theirs', response: new SoftPasskey({ origin }).register(theirs.body) });
     expect(stolen.status).toBe(400);
     expect(stolen.body.error).toBe('invalid_challenge');
@@ -133,13 +133,13 @@ describe('registering, listing, renaming', () => {
     const someone = await newPerson();
     const { passkey } = await register(someone, 'Target');
     for (const [who, as] of [['API key', key], ['access token', token]] as const) {
-      expect((await as.post('/api/v1/users/me/passkeys/options')).status, who).toBe(403);
+      expect((await as.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).status, who).toBe(403);
       expect((await as.post('/api/v1/users/me/passkeys', { name: 'x', response: {} })).status, who).toBe(403);
       expect((await as.get('/api/v1/users/me/passkeys')).status, who).toBe(403);
       expect((await as.patch(`/api/v1/users/me/passkeys/${passkey.id}`, { name: 'x' })).status, who).toBe(403);
       expect((await as.delete(`/api/v1/users/me/passkeys/${passkey.id}`, { password: PASSWORD })).status, who).toBe(403);
     }
-    expect((await anon.post('/api/v1/users/me/passkeys/options')).status).toBe(401);
+    expect((await anon.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).status).toBe(401);
     expect((await anon.get('/api/v1/users/me/passkeys')).status).toBe(401);
     expect((await listOf(someone)).map((p) => p.name)).toEqual(['Target']);
   });
@@ -280,7 +280,7 @@ describe('signing in with a passkey', () => {
   it('refuses a registration challenge, an expired challenge, another origin and a bad signature', async () => {
     const person = await newPerson();
     const { key } = await register(person, 'Checks');
-    const registration = await person.api.post('/api/v1/users/me/passkeys/options');
+    const registration = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     const wrongPurpose = await verify(key.authenticate(registration.body));
     expect(wrongPurpose.status).toBe(400);
     expect(wrongPurpose.body.error).toBe('invalid_challenge');
@@ -367,7 +367,7 @@ describe('signing in with a passkey', () => {
       const reply = await person.api.post('/api/v1/users/me/passkeys', { name: 'Bad', response });
       expect(reply.status).toBe(400);
     }
-    const live = await person.api.post('/api/v1/users/me/passkeys/options');
+    const live = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     const broken = new SoftPasskey({ origin }).register(live.body);
     broken.response.attestationObject = Buffer.from('not cbor').toString('base64url');
     expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'Broken', response: broken })).status).toBe(400);
@@ -436,7 +436,7 @@ describe('BASE_URL with an IP address', () => {
       expect(options.status).toBe(400);
       expect(options.body.error).toBe('passkeys_unavailable');
       const { api: admin } = await signIn(ip.url, ADMIN.email, ADMIN.password);
-      expect((await admin.post('/api/v1/users/me/passkeys/options')).body.error).toBe('passkeys_unavailable');
+      expect((await admin.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).body.error).toBe('passkeys_unavailable');
       expect((await api.post('/graphql', { query: '{ passkeysAvailable }' })).body.data.passkeysAvailable).toBe(false);
       expect(lines.filter((l) => l.includes('passkeys are off'))).toHaveLength(1);
       // And the lines `npm start` prints for the person at the terminal.

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { addPerson, createTenant, type Tenant } from '../helpers/fixtures.ts';
+import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
 
 let server: TestServer;
@@ -152,7 +152,7 @@ describe('seats follow memberships', () => {
     const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'deleted');
     const s = await subscription();
     expect((await tenant.admin.api.post(seatsPath(s.id), { user_id: person.id })).status).toBe(201);
-    expect((await person.api.delete('/api/v1/users/me')).status).toBe(204);
+    expect((await person.api.delete('/api/v1/users/me', { password: PASSWORD })).status).toBe(204);
     expect((await tenant.admin.api.get(seatsPath(s.id))).body.seats).toEqual([]);
   });
 });

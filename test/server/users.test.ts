@@ -208,7 +208,7 @@ describe('PATCH /api/v1/users/me', () => {
 describe('DELETE /api/v1/users/me', () => {
   it('deletes the account: 204, then its token and its password stop working', async () => {
     const person = await freshMember();
-    const reply = await person.api.delete('/api/v1/users/me');
+    const reply = await person.api.delete('/api/v1/users/me', { password: PASSWORD });
     expect(reply.status).toBe(204);
     expect(reply.headers.get('set-cookie') ?? '').toMatch(/^tessera_session=;/);
     const after = await person.api.get('/api/v1/users/me');
@@ -223,7 +223,7 @@ describe('DELETE /api/v1/users/me', () => {
   });
 
   it('refuses the sole owner of an organization with other members: 409', async () => {
-    const reply = await tenant.owner.api.delete('/api/v1/users/me');
+    const reply = await tenant.owner.api.delete('/api/v1/users/me', { password: PASSWORD });
     expect(reply.status).toBe(409);
     expect(reply.body.error).toBe('conflict');
     expect(await server.base.db.user.findUnique({ where: { id: tenant.owner.id } })).not.toBeNull();
@@ -231,7 +231,7 @@ describe('DELETE /api/v1/users/me', () => {
   });
 
   it('refuses the only owner of the operator organization: the platform would have no administrator', async () => {
-    const reply = await admin.delete('/api/v1/users/me');
+    const reply = await admin.delete('/api/v1/users/me', { password: ADMIN.password });
     expect(reply.status).toBe(409);
     expect(reply.body.error_description).toMatch(/operator organization/);
     expect((await admin.get('/api/v1/users/me')).status).toBe(200);
@@ -241,7 +241,7 @@ describe('DELETE /api/v1/users/me', () => {
     const founder = await freshMember('founder');
     const created = await founder.api.post('/v1/organizations', { name: 'Solo' });
     expect(created.status).toBe(201);
-    expect((await founder.api.delete('/api/v1/users/me')).status).toBe(204);
+    expect((await founder.api.delete('/api/v1/users/me', { password: PASSWORD })).status).toBe(204);
     expect(await server.base.db.organization.findUnique({ where: { id: created.body.id } })).toBeNull();
     const deleted = await server.base.db.event.findMany({ where: { kind: 'organization.deleted', organizationId: created.body.id } });
     expect(deleted).toHaveLength(1);
@@ -250,7 +250,7 @@ describe('DELETE /api/v1/users/me', () => {
   it('lets an owner go once the organization has another owner', async () => {
     const shared = await createTenant(server.url, admin);
     await addPerson(server.url, shared.owner.api, shared.id, 'owner', 'second-owner');
-    expect((await shared.owner.api.delete('/api/v1/users/me')).status).toBe(204);
+    expect((await shared.owner.api.delete('/api/v1/users/me', { password: PASSWORD })).status).toBe(204);
   });
 
   it('is not for API keys', async () => {
@@ -391,9 +391,10 @@ describe('DELETE /v1/users/{id}', () => {
     expect((await admin.delete(`/v1/users/${person.id}`)).status).toBe(404);
   });
 
-  it('lets users delete themselves', async () => {
+  it('lets users delete themselves, with their password again', async () => {
     const person = await freshMember();
-    expect((await person.api.delete(`/v1/users/${person.id}`)).status).toBe(204);
+    expect((await person.api.delete(`/v1/users/${person.id}`)).status).toBe(400);
+    expect((await person.api.delete(`/v1/users/${person.id}`, { password: PASSWORD })).status).toBe(204);
     expect(await server.base.db.user.findUnique({ where: { id: person.id } })).toBeNull();
   });
 

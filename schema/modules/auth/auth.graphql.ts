@@ -98,6 +98,9 @@ export const ViewerRef = builder.objectRef<ViewerShape>('Viewer').implement({
     organization: t.field({ type: OrganizationMembershipRef, nullable: true, resolve: (v) => v.organization }),
     organizations: t.field({ type: [OrganizationMembershipRef], resolve: (v) => v.organizations }),
     platformAdmin: t.exposeBoolean('platformAdmin'),
+    mfaEnrollmentRequired: t.exposeBoolean('mfaEnrollmentRequired', {
+      description: 'The current organization requires a second factor and this session\'s person has none: everything there is refused until one is set up.',
+    }),
     session: t.field({ type: SessionInfo, nullable: true, resolve: (v) => v.session }),
   }),
 });

@@ -1,7 +1,7 @@
 // Signing in and out, the current session, and switching the organization a session acts in.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
+import { Prisma } from '../../db.ts';
 import { InvalidCredentialsError, NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { SessionRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, sha256, verifyPassword } from '../../lib/crypto.ts';
@@ -84,6 +84,36 @@ interface Account {
   passkeys: boolean;
 }
 
+/**
+ * SQL, the enabled connection that must sign in the addresses of `domain` (require_sso on a verified domain it
+ * serves), as rows (id, name): none, or one, since a domain is served by one connection at most. Every way in asks
+ * it (docs/architecture.md#single-sign-on): the password inside its own statement, the others through signInWith.
+ */
+export const requiredConnectionSql = (domain: string) => Prisma.sql`
+  select c.id, c.name from domains d
+  join sso_connection_domains cd on cd.domain_id = d.id
+  join sso_connections c on c.id = cd.connection_id
+  where d.domain = ${domain} and d.verified_at is not null and c.enabled and c.require_sso`;
+
+/**
+ * How a sign-in proved the person, as the policy sees it: the password step of /login has asked
+ * requiredConnectionSql in its own statement already; a connection may sign in the addresses it is required for;
+ * every other way in (the second step, a passkey, an accepted invitation) is asked here.
+ */
+export type WayIn = { via: 'password' } | { via: 'second_factor' | 'passkey' | 'invitation' } | { via: 'sso'; connectionId: string };
+
+/**
+ * The organizations' sign-in policy, one rule for every way in: an address whose domain requires single sign-on
+ * gets a session only from the connection that serves it (403 sso_required otherwise). require_mfa needs nothing
+ * here: a person with a factor always meets it at the password, and one without is flagged (loginPayload) and held
+ * back in the organization at every request (awaitingFactor, auth/access.ts), whichever way they came in.
+ */
+export async function admitSignIn(db: Pick<Prisma.TransactionClient, '$queryRaw'>, email: string, way: WayIn): Promise<void> {
+  if (way.via === 'password') return;
+  const [required] = await db.$queryRaw<{ id: string; name: string }[]>`${requiredConnectionSql(domainOf(email))}`;
+  if (required && !(way.via === 'sso' && way.connectionId === required.id)) throw new SsoRequiredError(required);
+}
+
 async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
   const { email, password } = parseInput(loginInput, input);
   // A locked account or address is refused before the password is hashed; no transaction is open while it is.
@@ -96,12 +126,7 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
            sso.id as "ssoId", sso.name as "ssoName"
     from (select 1) one
     left join users u on u.email = ${email}
-    left join lateral (
-      select c.id, c.name from domains d
-      join sso_connection_domains cd on cd.domain_id = d.id
-      join sso_connections c on c.id = cd.connection_id
-      where d.domain = ${domainOf(email)} and d.verified_at is not null and c.enabled and c.require_sso
-    ) sso on true`;
+    left join lateral (${requiredConnectionSql(domainOf(email))}) sso on true`;
   if (row?.ssoId) throw new SsoRequiredError({ id: row.ssoId, name: row.ssoName ?? 'your identity provider' });
   const user = row?.id ? row : undefined;
   const ok = user ? await verifyPassword(user.passwordHash, password) : (await burnPasswordCheck(password), false);
@@ -117,7 +142,7 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
     return mfaChallenge(ctx, user, email);
   }
   await passwordAccepted(ctx, email);
-  return signInWith(ctx, user, ['pwd']);
+  return signInWith(ctx, { ...user, email }, ['pwd'], { via: 'password' });
 }
 
 /**
@@ -132,15 +157,17 @@ async function mfaChallenge(ctx: Context, user: Account, email: string): Promise
 }
 
 /**
- * Ends a sign-in that has proved who the person is with `amr`: a new session, audited as auth.login with its
- * methods, and the login payload. `use` runs first in the same transaction (consuming a code or a challenge),
- * so that a sign-in that fails there leaves nothing behind.
+ * Ends a sign-in that has proved who the person is with `amr`: the sign-in policy (admitSignIn), a new session,
+ * audited as auth.login with its methods, and the login payload. The policy is asked first, so that a refused way
+ * in uses up nothing; `use` runs next in the same transaction (consuming a code or a challenge), so that a sign-in
+ * that fails there leaves nothing behind.
  */
 export async function signInWith(
-  ctx: Context, user: { id: string; sessionVersion: number }, amr: AuthMethod[], use?: (tx: Prisma.TransactionClient) => Promise<void>,
+  ctx: Context, user: { id: string; email: string; sessionVersion: number }, amr: AuthMethod[], way: WayIn, use?: (tx: Prisma.TransactionClient) => Promise<void>,
 ): Promise<LoginResult> {
   const userId = user.id;
   const issued = await ctx.db.$transaction(async (tx) => {
+    await admitSignIn(tx, user.email, way);
     await use?.(tx);
     const issued = await createSession(ctx, tx, userId, user.sessionVersion, undefined, undefined, amr);
     await recordAudit(ctx, { action: 'auth.login', actorId: userId, targetType: 'user', targetId: userId, organizationId: issued.session.organizationId, details: { amr } }, tx);

@@ -1,5 +1,5 @@
 import type { Context, Role } from '../../context.ts';
-import { isPlatformAdmin } from '../../auth/access.ts';
+import { awaitsFactor, isPlatformAdmin } from '../../auth/access.ts';
 import { myOrganizations } from '../organizations/organizations.service.ts';
 import type { LoginResult } from './auth.service.ts';
 
@@ -8,6 +8,8 @@ export interface ViewerShape {
   organization: { id: string; name: string; role: Role | null } | null;
   organizations: { id: string; name: string; role: Role | null }[];
   platformAdmin: boolean;
+  /** The current organization holds the session back until its person sets up a second factor. */
+  mfaEnrollmentRequired: boolean;
   session: LoginResult['session'] | null;
 }
 
@@ -23,6 +25,7 @@ export async function viewer(ctx: Context): Promise<ViewerShape | null> {
     organizations,
     organization: organizations.find((o) => o.id === actor.organizationId) ?? null,
     platformAdmin: await isPlatformAdmin(ctx),
+    mfaEnrollmentRequired: await awaitsFactor(ctx),
     session,
   };
 }

@@ -80,7 +80,7 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
   }
   const wrong = new InvalidCodeError('step' in factor ? 'code' : 'recovery code');
   try {
-    const result = await signInWith(ctx, { id: pending.userId, sessionVersion: pending.sessionVersion }, PASSWORD_AND_CODE, async (tx) => {
+    const result = await signInWith(ctx, { id: pending.userId, email: pending.email, sessionVersion: pending.sessionVersion }, PASSWORD_AND_CODE, { via: 'second_factor' }, async (tx) => {
       const verdict = await useSecondFactor(tx, ctx, pending, factor);
       if (verdict.lockedKey) throw new Locked({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
       if (!verdict.claimed) throw new InvalidMfaTokenError();

@@ -40,9 +40,14 @@ export class NoSecondFactorError extends ConflictError {
   }
 }
 
-/** A change that removes a factor needs the password, or a code, given with it. */
+/**
+ * A change at the account's level (removing a factor, a first factor, deleting the account) needs the password, or a
+ * code, given with it; an account that signs in through its identity provider may sign in again instead.
+ */
 export class FreshProofRequiredError extends ValidationError {
   constructor() {
-    super('Confirm with your password or a code from your authenticator app', [{ path: 'password', message: 'or a code is required' }]);
+    super('Confirm with your password or a code from your authenticator app (if you sign in through your organization, sign in again first)', [
+      { path: 'password', message: 'or a code is required' },
+    ]);
   }
 }

@@ -27,8 +27,9 @@ const RecoveryCodesRef = builder.objectRef<{ codes: string[] }>('RecoveryCodes')
 
 const CodeInput = builder.inputType('TotpCodeInput', { fields: (t) => ({ code: t.string({ required: true }) }) });
 
-const FreshProofInput = builder.inputType('FreshProofInput', {
-  description: 'The password, or a code of the authenticator app, given again for a change that weakens the account.',
+export const FreshProofInput = builder.inputType('FreshProofInput', {
+  description:
+    'The password, or a code of the authenticator app, given again for a change at the account\'s level (removing a factor, a first factor, deleting the account). An account that signs in through its identity provider may leave both out within five minutes of a sign-in.',
   fields: (t) => ({ password: t.string(), code: t.string() }),
 });
 
@@ -48,9 +49,10 @@ builder.mutationField('enrollTotp', (t) =>
   t.field({
     errors: {},
     type: TotpEnrolmentRef,
-    description: 'Starts setting up an authenticator app; it is pending until confirmTotp. Needs a session.',
+    description: 'Starts setting up an authenticator app; it is pending until confirmTotp. Needs a session, and as the first factor a fresh proof.',
     authScopes: { session: true },
-    resolve: (_r, _a, ctx) => enrollTotp(ctx),
+    args: { input: t.arg({ type: FreshProofInput, required: false }) },
+    resolve: (_r, { input }, ctx) => enrollTotp(ctx, input ?? {}),
   }),
 );
 

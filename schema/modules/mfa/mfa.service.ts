@@ -54,11 +54,17 @@ export interface TotpEnrolment {
   qrSvg: string;
 }
 
-/** Starts (or restarts) setting up an authenticator app: a new secret, pending until confirmTotp. */
-export async function enrollTotp(ctx: Context): Promise<TotpEnrolment> {
+/**
+ * Starts (or restarts) setting up an authenticator app: a new secret, pending until confirmTotp. As the first
+ * factor it needs a fresh proof: a session alone (a stolen one) must not make itself a second factor, whose sign-ins
+ * would then say acr mfa. Asked here, where the secret is shown; a confirmation needs the pending secret.
+ */
+export async function enrollTotp(ctx: Context, input: unknown = {}): Promise<TotpEnrolment> {
   const { userId } = sessionPerson(ctx);
+  const proof = proofOf(input);
   const user = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true, totpFactor: { select: { confirmedAt: true } } } });
   if (user.totpFactor?.confirmedAt) throw new TotpAlreadyEnabledError();
+  if ((await statusOf(ctx.db, userId)).passkeys === 0) await requireFreshProof(ctx, userId, proof);
   const secret = newTotpSecret();
   const secretEncrypted = await encryptSecret(secret, ctx.settings.secretKey);
   const now = ctx.clock.now();
@@ -133,18 +139,40 @@ const proofInput = z.object({
 
 type Proof = z.output<typeof proofInput>;
 
-/** The proof as given, checked before anything else is looked at: neither a password nor a code is a 400. */
-function proofOf(input: unknown): Proof {
-  const proof = parseInput(proofInput, input);
-  if (!proof.password && !proof.code) throw new FreshProofRequiredError();
-  return proof;
+/** The proof as given (a password, a code, or neither), read before anything else is looked at. */
+export function proofOf(input: unknown): Proof {
+  return parseInput(proofInput, input ?? {});
+}
+
+/** How recent a sign-in through an identity provider stands in for the password (see requireFreshProof). */
+export const RECENT_SIGN_IN_SECONDS = 5 * 60;
+
+/**
+ * Whether the caller's session was signed in less than RECENT_SIGN_IN_SECONDS ago and its person has an identity of a
+ * connection: such an account may have no password anyone knows (a connection makes its accounts so), and signing in
+ * again through the provider is then the fresh proof.
+ */
+async function signedInRecentlyThroughProvider(ctx: Context, userId: string): Promise<boolean> {
+  const actor = ctx.actor;
+  if (actor?.kind !== 'user') return false;
+  const since = new Date(ctx.clock.now().getTime() - RECENT_SIGN_IN_SECONDS * 1000);
+  const [row] = await ctx.db.$queryRaw<{ recent: boolean }[]>`
+    select exists (select 1 from sessions where id = ${actor.sessionId} and user_id = ${userId} and auth_time > ${since}::timestamp(3))
+       and exists (select 1 from sso_identities where user_id = ${userId}) as recent`;
+  return row!.recent;
 }
 
 /**
- * A fresh proof for a change that weakens the account: the password (counted against the sign-in throttle) or a
- * code of the authenticator app (used up, like at sign-in).
+ * A fresh proof for a change at the account's level (docs/architecture.md#second-factors): removing a factor, new
+ * recovery codes, setting up a first factor, deleting the account. The password (counted against the sign-in
+ * throttle) or a code of the authenticator app (used up, like at sign-in); for an account that signs in through an
+ * identity provider, also a sign-in of the last RECENT_SIGN_IN_SECONDS. Neither: 400 with `password` named.
  */
-async function requireFreshProof(ctx: Context, userId: string, { password, code }: Proof): Promise<void> {
+export async function requireFreshProof(ctx: Context, userId: string, { password, code }: Proof): Promise<void> {
+  if (!password && !code) {
+    if (await signedInRecentlyThroughProvider(ctx, userId)) return;
+    throw new FreshProofRequiredError();
+  }
   if (password) {
     const account = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true, passwordHash: true } });
     if (!(await checkAccountPassword(ctx, account, password))) throw new InvalidCodeError('password');
@@ -194,9 +222,12 @@ export async function keepRequiredFactor(tx: Pick<Tx, 'organization'>, userId: s
 export async function regenerateRecoveryCodes(ctx: Context, input: unknown): Promise<{ codes: string[] }> {
   const { userId } = sessionPerson(ctx);
   const proof = proofOf(input);
+  // No proof at all is refused before anything else is looked at; a proof given is checked once there is a factor.
+  const given = !!proof.password || !!proof.code;
+  if (!given) await requireFreshProof(ctx, userId, proof);
   const status = await statusOf(ctx.db, userId);
   if (!status.totp && !status.passkeys) throw new NoSecondFactorError();
-  await requireFreshProof(ctx, userId, proof);
+  if (given) await requireFreshProof(ctx, userId, proof);
   const recovery = newRecoveryCodes(userId, ctx.clock.now());
   await ctx.db.$transaction(async (tx) => {
     await recovery.replace(tx);

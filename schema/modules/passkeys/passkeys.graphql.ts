@@ -1,6 +1,7 @@
 // Passkeys: the caller's own (options, register, list, rename, remove; a session only) and signing in with one.
 import { builder } from '../../builder.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
+import { FreshProofInput } from '../mfa/mfa.graphql.ts';
 import {
   myPasskeys, passkeyRegistrationOptions, passkeySignIn, passkeySignInOptions, passkeysAvailable, registerPasskey, removePasskey, renamePasskey,
   type PasskeyView,
@@ -56,9 +57,11 @@ builder.queryField('myPasskeys', (t) =>
 builder.mutationField('passkeyRegistrationOptions', (t) =>
   t.field({
     type: 'JSON',
-    description: 'WebAuthn creation options for a new passkey of the caller (for navigator.credentials.create); they work once, for 5 minutes.',
+    description:
+      'WebAuthn creation options for a new passkey of the caller (for navigator.credentials.create); they work once, for 5 minutes. As the first factor, a fresh proof is needed.',
     authScopes: { session: true },
-    resolve: (_root, _args, ctx) => passkeyRegistrationOptions(ctx),
+    args: { input: t.arg({ type: FreshProofInput, required: false }) },
+    resolve: (_root, { input }, ctx) => passkeyRegistrationOptions(ctx, input ?? {}),
   }),
 );
 

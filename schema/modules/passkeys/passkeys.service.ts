@@ -24,7 +24,7 @@ import { readMfaToken, useMfaTokenSql } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordRejected } from '../auth/throttle.service.ts';
 import { InvalidMfaTokenError } from '../mfa/mfa.errors.ts';
-import { announceFactorChange as announce, keepRequiredFactor } from '../mfa/mfa.service.ts';
+import { announceFactorChange as announce, keepRequiredFactor, proofOf, requireFreshProof } from '../mfa/mfa.service.ts';
 import {
   InvalidChallengeError, InvalidPasskeyResponseError, PasskeyAlreadyRegisteredError, PasskeyCounterError, PasskeysUnavailableError,
   UnknownPasskeyError, WrongPasswordError,
@@ -204,10 +204,16 @@ function sessionPerson(ctx: Context): { userId: string; sessionId: string } {
   return actor;
 }
 
-/** The WebAuthn creation options for a new passkey of the caller; its challenge is kept 5 minutes, for them only. */
-export async function passkeyRegistrationOptions(ctx: Context): Promise<unknown> {
+/**
+ * The WebAuthn creation options for a new passkey of the caller; its challenge is kept 5 minutes, for them only. As
+ * the first factor it needs a fresh proof (requireFreshProof): a session alone must not make itself a second factor.
+ * Asked here, since only these options' challenge registers a passkey.
+ */
+export async function passkeyRegistrationOptions(ctx: Context, input: unknown = {}): Promise<unknown> {
   const { userId } = sessionPerson(ctx);
+  const proof = proofOf(input);
   const rp = relyingParty(ctx);
+  if ((await secondFactorCount(ctx.db, userId)) === 0) await requireFreshProof(ctx, userId, proof);
   const user = await ctx.db.user.findUniqueOrThrow({
     where: { id: userId },
     select: { email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },
@@ -230,7 +236,7 @@ export async function passkeyRegistrationOptions(ctx: Context): Promise<unknown>
 }
 
 /** Whether the person has a second factor besides what `tx` has just changed: a confirmed authenticator app or a passkey. */
-async function secondFactorCount(tx: Tx, userId: string): Promise<number> {
+async function secondFactorCount(tx: Pick<Tx, '$queryRaw'>, userId: string): Promise<number> {
   const [row] = await tx.$queryRaw<{ n: number }[]>`
     select (select count(*)::int from passkeys where user_id = ${userId})
          + (select count(*)::int from totp_factors where user_id = ${userId} and confirmed_at is not null) as n`;
@@ -423,7 +429,7 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
     ...(info.userVerified || withPassword ? (['mfa'] as const) : []),
   ];
   const now = ctx.clock.now();
-  return signInWith(ctx, passkey.user, amr, async (tx) => {
+  return signInWith(ctx, passkey.user, amr, { via: 'passkey' }, async (tx) => {
     await consumeChallenge(ctx, tx, challenge, 'authentication', null);
     // The password's half counts once, like the token at /api/v1/auth/login/mfa.
     if (withPassword && !(await tx.$queryRaw<unknown[]>`${useMfaTokenSql(withPassword, now)}`).length) throw new InvalidMfaTokenError();

@@ -12,7 +12,7 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { domainOf } from '../../lib/email.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
+import { admitSignIn, loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
@@ -21,7 +21,7 @@ import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
 import { PROTOCOLS } from './protocols.ts';
 import type { LoadedConnection, SsoRequestState, UpstreamProfile } from './protocol.ts';
-import { SsoSignInError } from './sso.errors.ts';
+import { SsoRequiredError, SsoSignInError } from './sso.errors.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -256,7 +256,15 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
   const amr = profile.amr.filter((m): m is AuthMethod => (KNOWN_AMR as readonly string[]).includes(m));
   const now = ctx.clock.now();
   const issued = await ctx.db.$transaction(async (tx) => {
+    // The sign-in policy first (docs/architecture.md#single-sign-on): a platform-wide provider signs in no address
+    // whose domain requires its own organization's connection, neither a new account nor one linked before.
+    const admit = (address: string) => admitSignIn(tx, address, { via: 'sso', connectionId: connection.id }).catch((error: unknown) => {
+      throw error instanceof SsoRequiredError ? new SsoSignInError('sso_required', error.message) : error;
+    });
+    await admit(email);
     const user = await personFor(ctx, tx, connection, profile, email, unusablePassword);
+    // A linked account may have another address than the provider gives now: its own decides too.
+    if (user.email !== email) await admit(user.email);
     if (connection.organizationId) await joinOrFollow(ctx, tx, connection, profile, user);
     const session = await createSession(ctx, tx, user.id, user.sessionVersion, connection.organizationId ?? undefined, now, amr);
     await recordAudit(ctx, {

@@ -56,7 +56,8 @@ export class SsoRequiredError extends UserError {
 /**
  * A sign-in through an identity provider that did not succeed. `reason` is stable (the sign-in page words it):
  * expired_request (unknown, used or expired state), wrong_browser, idp_error, invalid_response (a token or
- * assertion that failed validation), no_email, unverified_email, disabled, account_exists.
+ * assertion that failed validation), no_email, unverified_email, disabled, account_exists, sso_required (a platform-wide provider for an address whose
+ * domain requires its organization's connection).
  */
 export class SsoSignInError extends UserError {
   readonly reason: string;

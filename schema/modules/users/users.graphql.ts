@@ -4,6 +4,7 @@ import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { pendingEmailOf } from '../accounts/email-verification.service.ts';
+import { FreshProofInput } from '../mfa/mfa.graphql.ts';
 import { deleteMe, deleteUser, getMe, getUser, listUsers, updateMe, updateUser, type UpdateMeResult } from './users.service.ts';
 
 const UserRef = builder.prismaObject('User', {
@@ -86,7 +87,13 @@ builder.mutationField('updateMe', (t) =>
 );
 
 builder.mutationField('deleteMe', (t) =>
-  t.boolean({ errors: { directResult: false }, authScopes: { session: true }, resolve: async (_root, _args, ctx) => !!(await deleteMe(ctx)) }),
+  t.boolean({
+    errors: { directResult: false },
+    description: 'Deletes the caller\'s account; needs a fresh proof (the password or a code).',
+    authScopes: { session: true },
+    args: { input: t.arg({ type: FreshProofInput, required: false }) },
+    resolve: async (_root, { input }, ctx) => !!(await deleteMe(ctx, input ?? {})),
+  }),
 );
 
 builder.mutationField('updateUser', (t) =>
@@ -102,8 +109,9 @@ builder.mutationField('updateUser', (t) =>
 builder.mutationField('deleteUser', (t) =>
   t.boolean({
     errors: { directResult: false },
+    description: 'Deletes a user (platform admins); one\'s own account needs a fresh proof (the password or a code), as deleteMe.',
     authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: async (_root, args, ctx) => !!(await deleteUser(ctx, String(args.id))),
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: FreshProofInput, required: false }) },
+    resolve: async (_root, args, ctx) => !!(await deleteUser(ctx, String(args.id), args.input ?? {})),
   }),
 );

@@ -18,6 +18,7 @@ import { endMembership } from '../members/members.service.ts';
 import { cancelEmailChange, countVerificationMail, mailEmailChangeLink } from '../accounts/email-verification.service.ts';
 import { forgotPasswordUrl } from '../accounts/links.ts';
 import { queueMail } from '../mail/outbox.ts';
+import { proofOf, requireFreshProof } from '../mfa/mfa.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -190,13 +191,22 @@ async function deleteAccount(ctx: Context, userId: string) {
   });
 }
 
-export async function deleteMe(ctx: Context) {
-  return deleteAccount(ctx, requireUserId(ctx));
+/**
+ * Deletes the caller's own account, with a fresh proof (requireFreshProof: the password or a code, counted by the
+ * sign-in throttle): a session alone, a stolen one say, must not end the account.
+ */
+export async function deleteMe(ctx: Context, input: unknown = {}) {
+  const userId = requireUserId(ctx);
+  await requireFreshProof(ctx, userId, proofOf(input));
+  return deleteAccount(ctx, userId);
 }
 
-export async function deleteUser(ctx: Context, id: string) {
+export async function deleteUser(ctx: Context, id: string, input: unknown = {}) {
+  const proof = proofOf(input);
   await getUser(ctx, id);
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
   if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('delete other users');
+  // One's own account asks the same proof by either route; a platform administrator's deletion of another does not.
+  if (self) await requireFreshProof(ctx, id, proof);
   return deleteAccount(ctx, id);
 }

@@ -1,5 +1,15 @@
 import { error, redirect, type RequestEvent } from '@sveltejs/kit';
 import { loginUrl } from './session.ts';
+import { ENROL_PATH, enrolUrl } from './graphql.ts';
+
+/**
+ * An organization that requires a second factor of a person who has none shows them nothing but the page that sets
+ * one up (docs/architecture.md#second-factors): also pages that ask the API nothing that would refuse them (the
+ * dashboard), so they are sent there from the layouts, and back after.
+ */
+export function requireFactorIfRequired(event: Pick<RequestEvent, 'locals' | 'url'>) {
+	if (event.locals.mfaEnrollmentRequired && event.url.pathname !== ENROL_PATH) redirect(303, enrolUrl(event.url.pathname + event.url.search));
+}
 
 /**
  * The admin pages' gate: an owner or admin of the session's current organization, else sign-in or a 403 saying
@@ -12,6 +22,7 @@ export function requireOrgAdmin(event: Pick<RequestEvent, 'locals' | 'url'>, doW
 	if (!locals.organization || (locals.role !== 'owner' && locals.role !== 'admin')) {
 		error(403, `Only owners and admins of the organization can ${doWhat}.`);
 	}
+	requireFactorIfRequired(event);
 	return { organization: locals.organization, organizationId: locals.organization.id, role: locals.role };
 }
 

@@ -91,6 +91,7 @@ const SSO_ERRORS: Record<string, string> = {
 	email_outside_domains: "Your identity provider signed you in with an e-mail address of a domain it does not serve here. Ask your administrator.",
 	unverified_email: 'Your e-mail address is not verified with that provider yet. Verify it there, then try again.',
 	disabled: 'Signing in through this identity provider is switched off. Ask your administrator.',
+	sso_required: "Your organization requires you to sign in through its own identity provider: enter your e-mail address to be sent there.",
 	account_exists:
 		'An account with this e-mail address already exists, so this provider did not sign you in. Sign in with your password or passkey, then connect the provider under Security (Connected sign-ins): it signs you in from then on.',
 	identity_in_use:

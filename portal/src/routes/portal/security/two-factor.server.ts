@@ -14,8 +14,8 @@ const MY_MFA = /* GraphQL */ `
 `;
 
 const ENROLL_TOTP = /* GraphQL */ `
-	mutation EnrollTotp {
-		enrollTotp {
+	mutation EnrollTotp($input: FreshProofInput) {
+		enrollTotp(input: $input) {
 			__typename
 			... on TotpEnrolment { secret otpauthUrl qrSvg }
 			... on UserError { code message }
@@ -131,7 +131,9 @@ export const twoFactorActions = {
 		const returnTo = field(form, 'return_to') || null;
 		let result: EnrolResult;
 		try {
-			({ enrollTotp: result } = await gql<{ enrollTotp: EnrolResult }>(event, ENROLL_TOTP));
+			// A first factor needs the password again (the service asks only then); empty, it is left out.
+			const password = field(form, 'password');
+			({ enrollTotp: result } = await gql<{ enrollTotp: EnrolResult }>(event, ENROLL_TOTP, { input: password ? { password } : {} }));
 		} catch (err) {
 			return refused(err, { action: 'enrollTotp' as const, returnTo }, { rate_limited: RATE_LIMITED });
 		}
