@@ -196,6 +196,27 @@ export async function revokeOtherSessions(ctx: Context): Promise<number> {
   return (await endSessions(ctx, { allBut: sessionId }, userId)).length;
 }
 
+/**
+ * Ends every session of a person and all that came from them (grants, codes, refresh and access tokens) at once,
+ * by moving the session version on: for the organization that manages the account (docs/architecture.md#managed-accounts),
+ * as a directory's deactivation does. Each live session is marked ended too, with its session.revoked event, and one
+ * audit entry in that organization says how many.
+ */
+export async function endEverySession(ctx: Context, tx: Tx, userId: string, by: { organizationId: string; via: string }): Promise<number> {
+  const now = ctx.clock.now();
+  const ended = await tx.$queryRaw<{ id: string; userId: string }[]>`
+    with bumped as (
+      update users set session_version = session_version + 1 where id = ${userId}::text
+      returning id, session_version - 1 as previous)
+    update sessions s set revoked_at = ${now}::timestamp(3)
+    from bumped b
+    where s.user_id = b.id and s.session_version = b.previous and s.revoked_at is null and s.expires_at > ${now}::timestamp(3)
+    returning s.id, s.user_id as "userId"`;
+  for (const session of ended) await emitUserEvent(tx, 'session.revoked', userId, { session }, { at: now });
+  await recordAudit(ctx, { action: 'auth.sessions.end_all', organizationId: by.organizationId, targetType: 'user', targetId: userId, details: { via: by.via, sessions: ended.length } }, tx);
+  return ended.length;
+}
+
 /** How many ended sessions one run of the worker's expire_sessions task takes at most. */
 const EXPIRY_BATCH = 500;
 

@@ -9,6 +9,17 @@ export class ScimUniquenessError extends ConflictError {
   }
 }
 
+/**
+ * An account already has the address, and this organization does not manage it (docs/architecture.md#managed-accounts):
+ * to this directory the address is taken. The person can still be invited, and accept.
+ */
+export class ScimAccountNotManagedError extends ConflictError {
+  readonly scimType = 'uniqueness';
+  constructor() {
+    super('An account outside this organization\'s verified domains has this address: invite the person instead');
+  }
+}
+
 /** A value the resource cannot take (RFC 7644 3.12 invalidValue). */
 export class ScimInvalidValueError extends ValidationError {
   readonly scimType = 'invalidValue';
