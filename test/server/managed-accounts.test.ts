@@ -199,6 +199,21 @@ describe('T2: an account in no organization is nobody else\'s to take', () => {
   });
 });
 
+describe("a domain another organization verified", () => {
+  it("is not a directory's to provision into, even for an address with no account yet", async () => {
+    // given an attacker's directory, and acme.test verified by Acme
+    const attacker = await attackerOrganization();
+    const address = `ceo-${tag()}@acme.test`;
+
+    // when it provisions an address of acme.test that has no account
+    const reply = await postUser(attacker.scim, address);
+
+    // then it is refused, and no account waits for Acme's person with the attacker's organization around it
+    expectUniqueness(reply);
+    expect(await server.base.db.user.findUnique({ where: { email: address } })).toBeNull();
+  });
+});
+
 describe('the managing organization', () => {
   it('links an existing account of its domain that belongs elsewhere too, changes its address and name, and resets its factors', async () => {
     // given a person of acme.test who made an account through another organization's invitation and has an app
@@ -226,6 +241,34 @@ describe('the managing organization', () => {
     expect((await elsewhere.owner.api.delete(`/v1/organizations/${elsewhere.id}/members/${userId}/mfa`)).status).toBe(403);
     expect(await hasTotp(userId)).toBe(true);
     expect((await acme.owner.api.delete(`/v1/organizations/${acme.id}/members/${userId}/mfa`)).status).toBe(204);
+    expect(await hasTotp(userId)).toBe(false);
+  });
+
+  it('takes over an account of its domain whose address nobody proved only after removing every credential it held', async () => {
+    // given an account made for ceo@later.test before anyone proved the domain, by someone who holds its password,
+    // an authenticator app and a session (account pre-hijacking, Sudhodanan and Paverd 2022)
+    const squatter = await attackerOrganization();
+    const email = `ceo-${tag()}@later-${tag()}.test`;
+    const invitation = await squatter.owner.api.post(`/v1/organizations/${squatter.id}/invitations`, { email });
+    const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: invitation.body.token, name: 'Squatter', password: PASSWORD });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    const userId = accepted.body.user.id as string;
+    // (the inviter accepted it, not the mailbox: nothing proved the address)
+    await server.base.db.user.update({ where: { id: userId }, data: { emailVerified: false } });
+    const squatterSession = client(server.url, { token: accepted.body.token });
+    await enrolTotp(squatterSession, clock);
+
+    // when the domain's real organization proves it and its directory provisions the address
+    const later = await createTenant(server.url, platform);
+    await proveDomain(later.owner.api, dns, email.split('@')[1]!);
+    const created = await postUser(await directoryOf(later.owner.api, later.id), email);
+
+    // then the person has the account, with none of what the squatter held
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(await membership(userId, later.id)).not.toBeNull();
+    expect((await accountOf(userId)).emailVerified).toBe(true);
+    expect((await squatterSession.get('/api/v1/auth/session')).status).toBe(401);
+    expect((await passwordLogin(email)).status).toBe(401);
     expect(await hasTotp(userId)).toBe(false);
   });
 

@@ -11,7 +11,7 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { fields } from '../../lib/input.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { manages } from '../../auth/managed.ts';
+import { managerOf, manages } from '../../auth/managed.ts';
 import { endEverySession } from '../auth/sessions.service.ts';
 import { admitMember, dismissMember } from '../members/members.service.ts';
 import { LastOwnerError } from '../members/members.errors.ts';
@@ -124,13 +124,16 @@ export async function createDirectoryUser(ctx: Context, caller: ScimCaller, inpu
   const now = ctx.clock.now();
   const id = await writing(ctx, async (tx) => {
     await refuseTaken(tx, caller, data);
-    const existing = await tx.user.findUnique({ where: { email: data.email }, select: { id: true } });
-    const managed = await manages(tx, caller.organizationId, data.email);
-    // An existing account is linked only by the organization that manages it: to anyone else its address is taken.
-    if (existing && !managed) throw new ScimAccountNotManagedError();
+    const existing = await tx.user.findUnique({ where: { email: data.email }, select: { id: true, emailVerified: true } });
+    const manager = await managerOf(tx, data.email);
+    const managed = manager === caller.organizationId;
+    // An existing account is linked only by the organization that manages it, and an address of a domain another
+    // organization verified is that one's to provision: to anyone else the address is taken.
+    if ((existing || manager) && !managed) throw new ScimAccountNotManagedError();
     if (existing && (await tx.scimUser.findUnique({ where: { organizationId_userId: { organizationId: caller.organizationId, userId: existing.id } }, select: { id: true } }))) {
       throw new ScimUniquenessError(`The person with ${data.email}`);
     }
+    if (existing && !existing.emailVerified) await takeOver(ctx, tx, caller, existing.id, passwordHash);
     // Only a managing organization's directory vouches for the address; another's makes an account still to prove it.
     const user = existing ?? (await tx.user.create({ data: { email: data.email, emailVerified: managed, name: nameOf(data), passwordHash }, select: { id: true } }));
     const id = uuidv7(now.getTime());
@@ -146,6 +149,24 @@ export async function createDirectoryUser(ctx: Context, caller: ScimCaller, inpu
     return id;
   });
   return view(await findRow(ctx.db, caller, id));
+}
+
+/**
+ * An account of the organization's domain whose address nobody proved may have been made by someone else before the
+ * domain was verified (account pre-hijacking, Sudhodanan and Paverd 2022). The directory vouches for the address, so
+ * the account becomes the person's, but only with nothing left of what its maker held: the password (replaced by one
+ * nobody knows), second factors, passkeys, provider links and pending mailed links go, and the session version moves
+ * on, ending every session and token.
+ */
+async function takeOver(ctx: Context, tx: Tx, caller: ScimCaller, userId: string, passwordHash: string) {
+  await tx.user.update({ where: { id: userId }, data: { passwordHash, emailVerified: true, sessionVersion: { increment: 1 } } });
+  await tx.totpFactor.deleteMany({ where: { userId } });
+  await tx.recoveryCode.deleteMany({ where: { userId } });
+  await tx.passkey.deleteMany({ where: { userId } });
+  await tx.ssoIdentity.deleteMany({ where: { userId } });
+  // A used mfa_token's record stays: it is what keeps that token from working twice.
+  await tx.linkToken.deleteMany({ where: { userId, purpose: { not: 'mfa' } } });
+  await recordAudit(ctx, { action: 'directory.user.take_over', organizationId: caller.organizationId, targetType: 'user', targetId: userId, details: { tokenId: caller.tokenId } }, tx);
 }
 
 /** Makes the membership (kept as it is when the person is already a member), then what their groups give. */
