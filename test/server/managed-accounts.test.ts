@@ -272,6 +272,17 @@ describe('the managing organization', () => {
     expect(await hasTotp(userId)).toBe(false);
   });
 
+  it("tells its owners which members' accounts it manages", async () => {
+    const person = await acmePerson('listed');
+    const query = `query($o: String!) { members(organizationId: $o, limit: 100) { items { userId managed } } }`;
+    const reply = await acme.owner.api.post('/graphql', { query, variables: { o: acme.id } });
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+    const managed = new Map(reply.body.data.members.items.map((m: { userId: string; managed: boolean }) => [m.userId, m.managed]));
+    expect(managed.get(person.userId)).toBe(true);
+    // Acme's founding members were invited at example.test, which nobody verified.
+    expect(managed.get(acme.member.id)).toBe(false);
+  });
+
   it('does not move an account out of its domains', async () => {
     const person = await acmePerson('stays');
     const put = await putUser(acmeScim, person.scimId, `stays-${tag()}@elsewhere.test`);
