@@ -197,10 +197,10 @@ export async function revokeOtherSessions(ctx: Context): Promise<number> {
 }
 
 /**
- * Ends every session of a person and all that came from them (grants, codes, refresh and access tokens) at once,
- * by moving the session version on: for the organization that manages the account (docs/architecture.md#managed-accounts),
- * as a directory's deactivation does. Each live session is marked ended too, with its session.revoked event, and one
- * audit entry in that organization says how many.
+ * Ends every session of a person and all that came from them (grants, codes, refresh and access tokens) at once, by
+ * moving the session version on. Only for the organization that manages the account, as its directory's
+ * deactivation does (docs/architecture.md#managed-accounts). Each live session is marked ended too, with its
+ * session.revoked event, and one audit entry in that organization says how many.
  */
 export async function endEverySession(ctx: Context, tx: Tx, userId: string, by: { organizationId: string; via: string }): Promise<number> {
   const now = ctx.clock.now();

@@ -10,13 +10,14 @@ export class ScimUniquenessError extends ConflictError {
 }
 
 /**
- * An account already has the address, and this organization does not manage it (docs/architecture.md#managed-accounts):
- * to this directory the address is taken. The person can still be invited, and accept.
+ * An address of an existing account, or of a domain another organization verified, that this organization does not
+ * manage (docs/architecture.md#managed-accounts): to this directory it is taken. The person can still be invited,
+ * and accept.
  */
 export class ScimAccountNotManagedError extends ConflictError {
   readonly scimType = 'uniqueness';
   constructor() {
-    super('An account outside this organization\'s verified domains has this address: invite the person instead');
+    super('This address is outside this organization\'s verified domains and already taken: invite the person instead');
   }
 }
 
