@@ -8,32 +8,39 @@ import { freshPage, launchChromium, signInOnPage } from '../helpers/browser.ts';
 import { movableClock } from '../helpers/clock.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { signIn } from '../helpers/http.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
+import { proveDomain } from '../helpers/sso.ts';
 
 // Second factors in the portal, in headless Chromium against the real service: setting up an authenticator app on
 // /portal/security (its key read from the page, its codes computed here), signing in with a code or a recovery code,
 // the organization's policy (an owner requires a second factor; a member without one is sent to set one up and
-// held there), and the members page's 2FA column and an owner's reset.
+// held there), and the members page's 2FA column and an owner's reset (Globex verified example.test, so it manages its
+// people's accounts: docs/architecture.md#managed-accounts).
 //
 // A code is accepted once (and no older one after it): the service runs on a clock the test moves, and each code is
 // computed for the next 30-second step of that clock, which no code used before belongs to.
 
 const clock = movableClock();
 let server: TestServer;
+let dns: TestDnsServer;
 let browser: Browser;
 let tenant: Tenant;
 /** Sets up an app on the page and signs in with it. */
 let traveller: Person;
 
 beforeAll(async () => {
-	server = await startTestServer({ clock });
+	dns = await startDnsServer();
+	server = await startTestServer({ clock, env: { DNS_SERVERS: dns.address } });
 	try {
 		browser = await launchChromium();
 		const { api: platformAdmin } = await signIn(server.url, ADMIN.email, ADMIN.password);
 		tenant = await createTenant(server.url, platformAdmin, 'Globex');
+		await proveDomain(tenant.owner.api, dns, 'example.test');
 		traveller = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'traveller');
 	} catch (error) {
 		await browser?.close();
 		await server.stop();
+		await dns.stop();
 		throw error;
 	}
 }, 120_000);
@@ -41,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await browser?.close();
 	await server?.stop();
+	await dns?.stop();
 });
 
 /** The code of the authenticator app holding `secret`, for the service clock's next step (never used before). */

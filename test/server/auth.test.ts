@@ -52,10 +52,11 @@ describe('POST /api/v1/auth/login', () => {
 
   it('records failed sign-ins in the audit log', async () => {
     await client(server.url).post('/api/v1/auth/login', { email: tenant.owner.email, password: 'wrong password here' });
-    const { api } = await signIn(server.url, tenant.owner.email, PASSWORD);
-    const gql = await api.post('/graphql', { query: `query($o: String!) { auditLogs(organizationId: $o) { items { action outcome } } }`, variables: { o: tenant.id } });
+    const { api } = await signIn(server.url, ADMIN.email, ADMIN.password);
+    const gql = await api.post('/graphql', { query: `query($t: String!) { auditLogs(targetId: $t) { items { action outcome } } }`, variables: { t: tenant.owner.id } });
     expect(gql.status).toBe(200);
-    // The failed sign-in is in the organization's trail, where its admins see it (test/server/audit-logs.test.ts).
+    // No organization manages the account, so the failed sign-in is a platform event that platform admins see
+    // (test/server/audit-logs.test.ts, test/server/managed-accounts.test.ts).
     expect(gql.body.data.auditLogs.items).toContainEqual({ action: 'auth.login', outcome: 'failure' });
     const row = await server.base.db.auditLog.findFirst({ where: { action: 'auth.login', outcome: 'failure', actorId: tenant.owner.id } });
     expect(row).not.toBeNull();

@@ -1,29 +1,44 @@
 // An organization that requires a second factor (docs/architecture.md#second-factors): only its owners turn it on,
 // and only with a factor of their own; a member without one is told so at sign-in and refused everywhere in that
 // organization (403 mfa_enrollment_required) but at their own second-factor routes until they set one up; API keys are
-// unaffected; members show mfa_enabled; an owner resets a member's factors.
+// unaffected; members show mfa_enabled; an owner resets the factors of a member whose account the organization manages
+// (its verified domain, docs/architecture.md#managed-accounts), and only then.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
+import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { movableClock, MINUTE } from '../helpers/clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { codeAt, enrolTotp, toMidStep } from '../helpers/totp.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
+import { proveDomain } from '../helpers/sso.ts';
 
 const clock = movableClock();
 let server: TestServer;
 let platform: Client;
+let dns: TestDnsServer;
 
 beforeAll(async () => {
-  server = await startTestServer({ clock });
+  dns = await startDnsServer();
+  server = await startTestServer({ clock, env: { DNS_SERVERS: dns.address } });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await dns?.stop();
+});
 
 // Every request comes from 127.0.0.1: each test starts after the sign-in throttle's window of those before it.
 beforeEach(() => clock.advance(16 * MINUTE));
 
 const requireMfa = (as: Client, organizationId: string, on: boolean) => as.patch(`/v1/organizations/${organizationId}`, { require_mfa: on });
+
+/** A member of the tenant whose account it manages: the tenant verifies a domain of its own, and invites an address there. */
+async function managedMember(tenant: Tenant): Promise<Person> {
+  const domain = `${tenant.id.slice(-12).toLowerCase()}.test`;
+  await proveDomain(tenant.owner.api, dns, domain);
+  return addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'managed', domain);
+}
 
 const passwordLogin = (person: { email: string }) => client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
 
@@ -213,37 +228,40 @@ describe('the operator organization requiring a second factor', () => {
 describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
   it("an owner resets a member's factors: 204, the factors gone, audited, mailed, 2fa.disabled, held back again", async () => {
     const tenant = await requiringTenant();
-    const { recoveryCodes } = await enrolTotp(tenant.member.api, clock);
-    await expectOpen(tenant.member.api, [`/v1/organizations/${tenant.id}`]);
+    const member = await managedMember(tenant);
+    const { recoveryCodes } = await enrolTotp(member.api, clock);
+    await expectOpen(member.api, [`/v1/organizations/${tenant.id}`]);
 
-    const reply = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`);
+    const reply = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${member.id}/mfa`);
     expect(reply.status, JSON.stringify(reply.body)).toBe(204);
-    expect(await server.base.db.totpFactor.count({ where: { userId: tenant.member.id } })).toBe(0);
-    expect(await server.base.db.recoveryCode.count({ where: { userId: tenant.member.id } })).toBe(0);
-    expect(await server.base.db.passkey.count({ where: { userId: tenant.member.id } })).toBe(0);
-    const audits = await server.base.db.auditLog.findMany({ where: { action: 'member.mfa.reset', organizationId: tenant.id, targetId: tenant.member.id } });
+    expect(await server.base.db.totpFactor.count({ where: { userId: member.id } })).toBe(0);
+    expect(await server.base.db.recoveryCode.count({ where: { userId: member.id } })).toBe(0);
+    expect(await server.base.db.passkey.count({ where: { userId: member.id } })).toBe(0);
+    const audits = await server.base.db.auditLog.findMany({ where: { action: 'member.mfa.reset', organizationId: tenant.id, targetId: member.id } });
     expect(audits).toHaveLength(1);
     expect(audits[0]).toMatchObject({ actorId: tenant.owner.id, details: { totp: true, passkeys: 0 } });
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: tenant.member.id } } })).toBe(1);
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(1);
     // Mailed twice: the app set up, then reset by the owner.
-    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: tenant.member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
+    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
 
     // The member signs in with the password alone, and is held back until a factor is set up again.
-    const login = await passwordLogin(tenant.member);
+    const login = await passwordLogin(member);
     expect(login.body).toMatchObject({ token: expect.any(String), mfa_enrollment_required: true });
-    await expectHeldBack(tenant.member.api, [`/v1/organizations/${tenant.id}`]);
+    await expectHeldBack(member.api, [`/v1/organizations/${tenant.id}`]);
     const members = (await tenant.owner.api.get(`/v1/organizations/${tenant.id}/members`)).body.members;
-    expect(members.find((m: any) => m.user_id === tenant.member.id).mfa_enabled).toBe(false);
+    expect(members.find((m: any) => m.user_id === member.id).mfa_enabled).toBe(false);
     // The old recovery codes are gone with it.
     expect(recoveryCodes).toHaveLength(10);
-    expect((await tenant.member.api.get('/api/v1/users/me/mfa')).body.recovery_codes_left).toBe(0);
+    expect((await member.api.get('/api/v1/users/me/mfa')).body.recovery_codes_left).toBe(0);
   });
 
-  it('is refused to an admin (403) and to the owner of another organization (404), and resets nothing', async () => {
+  it('is refused to an admin (403), to the owner of another organization (404) and to an owner who does not manage the account (403), and resets nothing', async () => {
     const tenant = await createTenant(server.url, platform);
     const other = await createTenant(server.url, platform);
+    const member = await managedMember(tenant);
+    await enrolTotp(member.api, clock);
     await enrolTotp(tenant.member.api, clock);
-    const path = `/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`;
+    const path = `/v1/organizations/${tenant.id}/members/${member.id}/mfa`;
     const byAdmin = await tenant.admin.api.delete(path);
     expect(byAdmin.status).toBe(403);
     expect(byAdmin.body.error).toBe('forbidden');
@@ -251,20 +269,27 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
     expect(byStranger.status).toBe(404);
     expect(byStranger.body.error).toBe('not_found');
     // Nor can an owner reset someone who is not their member.
-    expect((await other.owner.api.delete(`/v1/organizations/${other.id}/members/${tenant.member.id}/mfa`)).status).toBe(404);
-    expect(await server.base.db.totpFactor.count({ where: { userId: tenant.member.id, confirmedAt: { not: null } } })).toBe(1);
-    expect(await server.base.db.auditLog.count({ where: { action: 'member.mfa.reset', targetId: tenant.member.id } })).toBe(0);
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: tenant.member.id } } })).toBe(0);
+    expect((await other.owner.api.delete(`/v1/organizations/${other.id}/members/${member.id}/mfa`)).status).toBe(404);
+    // Nor a member whose address is outside the organization's verified domains: the factors are the account's.
+    const unmanaged = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`);
+    expect(unmanaged.status, JSON.stringify(unmanaged.body)).toBe(403);
+    expect(unmanaged.body.error).toBe('forbidden');
+    for (const id of [member.id, tenant.member.id]) {
+      expect(await server.base.db.totpFactor.count({ where: { userId: id, confirmedAt: { not: null } } })).toBe(1);
+      expect(await server.base.db.auditLog.count({ where: { action: 'member.mfa.reset', targetId: id } })).toBe(0);
+      expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: id } } })).toBe(0);
+    }
   });
 
   it('resets once when 20 resets arrive at once: one 2fa.disabled, one mail', async () => {
     const tenant = await createTenant(server.url, platform);
-    await enrolTotp(tenant.member.api, clock);
-    const replies = await Promise.all(Array.from({ length: 20 }, () => tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`)));
+    const member = await managedMember(tenant);
+    await enrolTotp(member.api, clock);
+    const replies = await Promise.all(Array.from({ length: 20 }, () => tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${member.id}/mfa`)));
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(204));
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: tenant.member.id } } })).toBe(1);
-    expect(await server.base.db.totpFactor.count({ where: { userId: tenant.member.id } })).toBe(0);
-    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: tenant.member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(1);
+    expect(await server.base.db.totpFactor.count({ where: { userId: member.id } })).toBe(0);
+    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
   });
 
   it('is refused to an API key of the organization that is no owner (403)', async () => {
@@ -279,8 +304,9 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
 
   it('of a member without factors answers 204 and emits nothing', async () => {
     const tenant = await createTenant(server.url, platform);
-    const reply = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`);
+    const member = await managedMember(tenant);
+    const reply = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${member.id}/mfa`);
     expect(reply.status).toBe(204);
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: tenant.member.id } } })).toBe(0);
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(0);
   });
 });

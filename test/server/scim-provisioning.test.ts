@@ -1,13 +1,17 @@
-// What provisioning does to people, seats and access (docs/architecture.md#directory-provisioning), over real HTTP:
-// a directory user becomes a verified member; an existing account joins rather than being duplicated; deactivating
-// ends the membership at once (sessions there, refresh tokens, API keys, seats) and activating again gives none of
-// it back; seat groups never give more seats than bought, also under 50 concurrent PATCHes, and the refusal reaches
-// the directory and the audit log; role groups give roles; licences follow at once.
+// What provisioning does to people, seats and access (docs/architecture.md#directory-provisioning), over real HTTP,
+// for Acme, which verified acme.test and so manages its people (docs/architecture.md#managed-accounts): a directory
+// user becomes a verified member; an existing account of its domain joins rather than being duplicated, one outside
+// it is refused; deactivating ends the membership at once (refresh tokens, API keys, seats, and the managed person's
+// sessions everywhere) and activating again gives none of it back; seat groups never give more seats than bought,
+// also under 50 concurrent PATCHes, and the refusal reaches the directory and the audit log; role groups give roles;
+// licences follow at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { authorize, codeFrom, exchangeCode, registerClient, tokenRequest } from '../helpers/oauth.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
+import { proveDomain } from '../helpers/sso.ts';
 
 const USER = 'urn:ietf:params:scim:schemas:core:2.0:User';
 const GROUP = 'urn:ietf:params:scim:schemas:core:2.0:Group';
@@ -15,6 +19,7 @@ const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const REDIRECT = 'https://app.acme.test/cb';
 
 let server: TestServer;
+let dns: TestDnsServer;
 let platform: Client;
 let acme: Tenant;
 let other: Tenant;
@@ -24,10 +29,12 @@ let subscriptionId: string;
 let productSlug: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  dns = await startDnsServer();
+  server = await startTestServer({ env: { DNS_SERVERS: dns.address } });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   acme = await createTenant(server.url, platform, 'Acme');
   other = await createTenant(server.url, platform, 'Other');
+  await proveDomain(acme.owner.api, dns, 'acme.test');
   const token = await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Entra ID' });
   scim = client(server.url, { token: token.body.token });
   otherScim = client(server.url, { token: (await other.owner.api.post('/api/v1/scim-tokens', { name: 'Okta' })).body.token });
@@ -40,7 +47,10 @@ beforeAll(async () => {
   expect((await acme.owner.api.post('/api/v1/directory/group-mappings', { group: 'Insights users', subscription_id: subscriptionId })).status).toBe(201);
   expect((await acme.owner.api.post('/api/v1/directory/group-mappings', { group: 'Acme Admins', role: 'admin' })).status).toBe(201);
 });
-afterAll(() => server?.stop());
+afterAll(async () => {
+  await server?.stop();
+  await dns?.stop();
+});
 
 const SCIM_JSON = { 'content-type': 'application/scim+json' };
 const newUser = (userName: string, extra: Record<string, unknown> = {}) =>
@@ -68,20 +78,26 @@ describe('users', () => {
     expect(await server.base.db.auditLog.count({ where: { organizationId: acme.id, action: 'member.add', targetId: user.id } })).toBe(1);
   });
 
-  it('that already have an account join with it, and are not duplicated', async () => {
-    const elsewhere = await addPerson(server.url, other.owner.api, other.id, 'member', 'shared');
+  it('that already have an account of its domain join with it, and are not duplicated; one outside it is refused', async () => {
+    // An account of acme.test made by another organization's invitation: Acme manages it.
+    const elsewhere = await addPerson(server.url, other.owner.api, other.id, 'member', 'shared', 'acme.test');
     const created = await newUser(elsewhere.email);
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(await server.base.db.user.count({ where: { email: elsewhere.email } })).toBe(1);
     expect(await memberOf(elsewhere.id)).toMatchObject({ role: 'member' });
-    // Another organization's directory cannot change the address of a person who belongs elsewhere too.
+    // Its directory moves the address within its domains only: an address elsewhere is not Acme's to vouch for.
     const changed = await patchUser(created.body.id, [{ op: 'replace', path: 'emails[type eq "work"].value', value: 'taken-over@evil.test' }]);
-    expect(changed.status).toBe(400);
-    expect(changed.body).toMatchObject({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '400' });
+    expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: elsewhere.id } })).email).toBe(elsewhere.email);
     // And another organization's token does not see them at all.
     expect((await otherScim.get(`/scim/v2/Users/${created.body.id}`)).status).toBe(404);
     expect((await patchUser(created.body.id, [{ op: 'replace', path: 'active', value: false }], otherScim)).status).toBe(404);
+    // An account outside acme.test is not Acme's to link: its address is taken.
+    const outsider = await addPerson(server.url, other.owner.api, other.id, 'member', 'outsider');
+    const refused = await newUser(outsider.email);
+    expect(refused.status, JSON.stringify(refused.body)).toBe(409);
+    expect(refused.body).toMatchObject({ status: '409', scimType: 'uniqueness' });
+    expect(await memberOf(outsider.id)).toBeNull();
   });
 
   it('deactivated lose the membership and everything issued for it at once; activated again, they get none of it back', async () => {
@@ -113,7 +129,8 @@ describe('users', () => {
     expect((await keyed.get(`/v1/organizations/${acme.id}`)).status).toBeGreaterThanOrEqual(401);
     const refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret });
     expect(refreshed.status).toBe(400);
-    expect((await session.get('/api/v1/auth/session')).body.organization).toBeNull();
+    // Acme manages the account: its sessions end everywhere, not only in Acme.
+    expect((await session.get('/api/v1/auth/session')).status).toBe(401);
     const removed = await server.base.db.event.findMany({ where: { organizationId: acme.id, kind: 'member.removed' } });
     expect(removed.some((e) => e.body.includes(userId))).toBe(true);
 

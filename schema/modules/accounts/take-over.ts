@@ -1,7 +1,7 @@
 // Taking over an account whose address nobody proved (docs/architecture.md#single-sign-on, "Who signs in"). Anyone
 // may make an account for an address they do not hold and wait for its owner (account pre-hijacking, Sudhodanan and
-// Paverd 2022). Whoever later proves the address (a connection of the organization that verified its domain, or the
-// mailbox answering a reset link) gets the account only once nothing the earlier holder set up still opens it.
+// Paverd 2022). Whoever later proves the address (a connection or the directory of the organization that verified its
+// domain, or the mailbox answering a reset link) gets the account only once nothing the earlier holder set up still opens it.
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { emitUserEvent } from '../../events/emit.ts';
@@ -28,7 +28,7 @@ export interface TakenOver {
  */
 export async function takeOverUnproven(
   ctx: Context, tx: Tx, userId: string, passwordHash: string,
-  via: { via: 'sso' | 'password_reset'; organizationId?: string | null; connectionId?: string },
+  via: { via: 'sso' | 'password_reset' | 'scim'; organizationId?: string | null; connectionId?: string; tokenId?: string },
 ): Promise<TakenOver> {
   const now = ctx.clock.now();
   const [user] = await tx.$queryRaw<TakenOver['user'][]>`
@@ -54,7 +54,7 @@ export async function takeOverUnproven(
   await recordAudit(ctx, {
     action: 'account.take_over', organizationId: via.organizationId ?? null, actorId: userId, targetType: 'user', targetId: userId,
     details: {
-      via: via.via, ...(via.connectionId ? { connectionId: via.connectionId } : {}),
+      via: via.via, ...(via.connectionId ? { connectionId: via.connectionId } : {}), ...(via.tokenId ? { tokenId: via.tokenId } : {}),
       passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants: grants.length, apiKeys: keys.length,
     },
   }, tx);

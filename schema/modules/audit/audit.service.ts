@@ -1,9 +1,11 @@
 // Every change, and every failed sign-in or client authentication, leaves an audit entry. An entry belongs to one
 // organization, whose admins see it; an entry with no organization is a platform event (an attempt on an
-// unknown e-mail, a client id that does not exist), seen by platform admins only.
+// unknown e-mail or on an account no organization manages, a client id that does not exist), seen by platform
+// admins only.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { isPlatformAdmin, organizationInScope, requireOrgRole } from '../../auth/access.ts';
+import { managerOf } from '../../auth/managed.ts';
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -65,36 +67,36 @@ export async function recordAudit(ctx: Context, entry: AuditEntry, tx: Tx = ctx.
 
 interface Account {
   id: string;
-  organizationIds: string[];
+  /** The organization that manages the account, whose admins see attempts on it; null: the platform's only. */
+  home: string | null;
 }
-
-async function accountOf(ctx: Context, email: string): Promise<Account | null> {
-  const user = await ctx.db.user.findUnique({ where: { email }, select: { id: true, memberships: { select: { organizationId: true } } } });
-  return user ? { id: user.id, organizationIds: user.memberships.map((m) => m.organizationId) } : null;
-}
-
-/** Where an attempt on an account is seen: each of its organizations, else the platform (no organization). */
-const homesOf = (account: Account | null): (string | null)[] => (account?.organizationIds.length ? account.organizationIds : [null]);
 
 /**
- * A failed attempt to prove an account's password, written once for each organization of the account so that
- * each one's admins see it; an unknown e-mail (or an account in none) is a platform event. The entry names the
- * e-mail tried; the address and user agent come with every entry. Written in one statement, outside any
- * transaction.
+ * An attempt on an account is about the person, not about any one membership: it is seen where the account is
+ * managed (docs/architecture.md#managed-accounts) and by platform admins, never by every organization the person
+ * joined, since anyone can make one and invite them.
+ */
+async function accountOf(ctx: Context, email: string): Promise<Account | null> {
+  const [user, home] = await Promise.all([ctx.db.user.findUnique({ where: { email }, select: { id: true } }), managerOf(ctx.db, email)]);
+  return user ? { id: user.id, home } : null;
+}
+
+/**
+ * A failed attempt to prove an account's password, written to the organization that manages the account, else as a
+ * platform event (as is an unknown e-mail). The entry names the e-mail tried; the address and user agent come with
+ * every entry. Written in one statement, outside any transaction.
  */
 export async function recordFailedPasswordAttempt(ctx: Context, email: string, entry: { action: string; reason: string }): Promise<void> {
   const account = await accountOf(ctx, email);
-  await ctx.db.auditLog.createMany({
-    data: homesOf(account).map((organizationId) =>
-      row(ctx, {
-        action: entry.action,
-        outcome: 'failure',
-        organizationId,
-        actorId: account?.id ?? null,
-        ...(account ? { targetType: 'user', targetId: account.id } : {}),
-        details: { email, reason: account ? entry.reason : 'unknown_email' },
-      }),
-    ),
+  await ctx.db.auditLog.create({
+    data: row(ctx, {
+      action: entry.action,
+      outcome: 'failure',
+      organizationId: account?.home ?? null,
+      actorId: account?.id ?? null,
+      ...(account ? { targetType: 'user', targetId: account.id } : {}),
+      details: { email, reason: account ? entry.reason : 'unknown_email' },
+    }),
   });
 }
 
@@ -117,14 +119,14 @@ function aggregateId(lock: ThrottleLock, email: string, organizationId: string |
 }
 
 /**
- * An attempt refused by the sign-in throttle (429). Under attack these come by the thousand, so they are
- * aggregated rather than written one by one: one entry per account, organization and lock, whose `count` each
- * refusal increments in a single upsert (concurrent refusals cannot create two). Address and user agent are
- * the first attempt's; `last_at` the latest's.
+ * An attempt refused by the sign-in throttle (429), seen where a failed attempt is (accountOf). Under attack these
+ * come by the thousand, so they are aggregated rather than written one by one: one entry per account and lock,
+ * whose `count` each refusal increments in a single upsert (concurrent refusals cannot create two). Address and
+ * user agent are the first attempt's; `last_at` the latest's.
  */
 export async function countThrottledAttempt(ctx: Context, email: string, lock: ThrottleLock): Promise<void> {
   const account = await accountOf(ctx, email);
-  const homes = homesOf(account);
+  const home = account?.home ?? null;
   const now = ctx.clock.now();
   const details = {
     email,
@@ -135,10 +137,9 @@ export async function countThrottledAttempt(ctx: Context, email: string, lock: T
   };
   await ctx.db.$executeRaw`
     insert into audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
-    select e.id, e.organization_id, ${account ? 'user' : 'anonymous'}, ${account?.id ?? null}, ${THROTTLED_ACTION},
+    values (${aggregateId(lock, email, home)}, ${home}, ${account ? 'user' : 'anonymous'}, ${account?.id ?? null}, ${THROTTLED_ACTION},
            ${account ? 'user' : null}, ${account?.id ?? null}, 'failure'::"AuditOutcome", ${ctx.request.ip}, ${userAgentOf(ctx)},
-           ${JSON.stringify(details)}::jsonb, ${now}::timestamp
-    from unnest(${homes.map((h) => aggregateId(lock, email, h))}::text[], ${homes}::text[]) as e(id, organization_id)
+           ${JSON.stringify(details)}::jsonb, ${now}::timestamp)
     on conflict (id) do update set details = audit_logs.details
       || jsonb_build_object('count', coalesce((audit_logs.details->>'count')::int, 1) + 1, 'last_at', excluded.details->'last_at')`;
 }

@@ -11,10 +11,13 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { fields } from '../../lib/input.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
+import { managerOf, manages } from '../../auth/managed.ts';
+import { endEverySession } from '../auth/sessions.service.ts';
+import { takeOverUnproven } from '../accounts/take-over.ts';
 import { admitMember, dismissMember } from '../members/members.service.ts';
 import { LastOwnerError } from '../members/members.errors.ts';
 import { followGroups } from './group-effects.ts';
-import { ScimInvalidValueError, ScimLastOwnerError, ScimUniquenessError, ScimVersionConflictError } from './directory.errors.ts';
+import { ScimAccountNotManagedError, ScimInvalidValueError, ScimLastOwnerError, ScimUniquenessError, ScimVersionConflictError } from './directory.errors.ts';
 import type { DirectoryEmail, DirectoryUser, DirectoryUserInput, ListPage, Listed, ScimCaller, UserWhere } from './directory.types.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -122,11 +125,20 @@ export async function createDirectoryUser(ctx: Context, caller: ScimCaller, inpu
   const now = ctx.clock.now();
   const id = await writing(ctx, async (tx) => {
     await refuseTaken(tx, caller, data);
-    const existing = await tx.user.findUnique({ where: { email: data.email }, select: { id: true } });
+    const existing = await tx.user.findUnique({ where: { email: data.email }, select: { id: true, emailVerified: true } });
+    const manager = await managerOf(tx, data.email);
+    const managed = manager === caller.organizationId;
+    // An existing account is linked only by the organization that manages it, and an address of a domain another
+    // organization verified is that one's to provision: to anyone else the address is taken.
+    if ((existing || manager) && !managed) throw new ScimAccountNotManagedError();
     if (existing && (await tx.scimUser.findUnique({ where: { organizationId_userId: { organizationId: caller.organizationId, userId: existing.id } }, select: { id: true } }))) {
       throw new ScimUniquenessError(`The person with ${data.email}`);
     }
-    const user = existing ?? (await tx.user.create({ data: { email: data.email, emailVerified: true, name: nameOf(data), passwordHash }, select: { id: true } }));
+    // An account of its domain whose address nobody proved may have been made by someone else before the domain was
+    // verified: the directory vouches for the address, so the account becomes the person's with nothing of its maker's.
+    if (existing && !existing.emailVerified) await takeOverUnproven(ctx, tx, existing.id, passwordHash, { via: 'scim', organizationId: caller.organizationId, tokenId: caller.tokenId });
+    // Only a managing organization's directory vouches for the address; another's makes an account still to prove it.
+    const user = existing ?? (await tx.user.create({ data: { email: data.email, emailVerified: managed, name: nameOf(data), passwordHash }, select: { id: true } }));
     const id = uuidv7(now.getTime());
     await tx.scimUser.create({
       data: {
@@ -154,8 +166,8 @@ async function join(ctx: Context, tx: Tx, caller: ScimCaller, userId: string, cr
 
 /**
  * PUT, or a PATCH the caller applied to the version it read (refused with ScimVersionConflictError when the user
- * changed since, for the caller to read again). The account's address follows the directory's, verified, unless
- * the person belongs to another organization too: their address is then theirs, not this directory's, to change.
+ * changed since, for the caller to read again). The account's name and address follow the directory's only when the
+ * organization manages the account (followProfile); otherwise only the directory's record of the person changes.
  */
 export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id: string, input: DirectoryUserInput, expectedVersion?: number): Promise<DirectoryUser> {
   const data = checked(input);
@@ -186,15 +198,18 @@ export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id:
   return view(await findRow(ctx.db, caller, id));
 }
 
-/** The account's name and address as the directory says, when they changed and are the directory's to change. */
+/**
+ * The account's name and address as the directory says, when they changed and the organization manages the account
+ * (docs/architecture.md#managed-accounts). A new address must be in the organization's domains too, to stay managed
+ * and verified (the directory vouches for it); one outside them leaves the account's address as it is.
+ */
 async function followProfile(ctx: Context, tx: Tx, caller: ScimCaller, row: Row, data: ReturnType<typeof checked>) {
   const user = await tx.user.findUniqueOrThrow({ where: { id: row.userId } });
+  if (!(await manages(tx, caller.organizationId, user.email))) return;
   const changes: Prisma.UserUpdateInput = {};
   const name = nameOf(data);
   if (name && name !== user.name) changes.name = name;
-  if (data.email !== user.email) {
-    const elsewhere = await tx.membership.count({ where: { userId: row.userId, organizationId: { not: caller.organizationId } } });
-    if (elsewhere > 0) throw new ScimInvalidValueError('emails', 'cannot change: this person belongs to another organization too, and their address is theirs to change');
+  if (data.email !== user.email && (await manages(tx, caller.organizationId, data.email))) {
     if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new ScimUniquenessError(`The address ${data.email}`);
     changes.email = data.email;
     changes.emailVerified = true;
@@ -204,9 +219,16 @@ async function followProfile(ctx: Context, tx: Tx, caller: ScimCaller, row: Row,
   await emitUserEvent(tx, 'user.updated', updated.id, { user: updated, changes: Object.keys(changes).filter((k) => k !== 'emailVerified') }, { at: ctx.clock.now() });
 }
 
-/** Ends the membership as an admin's removal does; the last owner stays (ScimLastOwnerError). */
+/**
+ * Ends the membership as an admin's removal does; the last owner stays (ScimLastOwnerError). A person the
+ * organization manages is signed out everywhere too: the session version moves on, which ends every session,
+ * grant, code and token issued before (docs/architecture.md#identity-sessions-and-tokens). Anyone else keeps their
+ * sessions, which then act in no organization.
+ */
 async function leave(ctx: Context, tx: Tx, caller: ScimCaller, userId: string) {
   await dismissMember(ctx, tx, caller.organizationId, userId, 'scim');
+  const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true } });
+  if (await manages(tx, caller.organizationId, user.email)) await endEverySession(ctx, tx, userId, { organizationId: caller.organizationId, via: 'scim' });
 }
 
 export async function deleteDirectoryUser(ctx: Context, caller: ScimCaller, id: string): Promise<void> {

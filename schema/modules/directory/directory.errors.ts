@@ -9,6 +9,18 @@ export class ScimUniquenessError extends ConflictError {
   }
 }
 
+/**
+ * An address of an existing account, or of a domain another organization verified, that this organization does not
+ * manage (docs/architecture.md#managed-accounts): to this directory it is taken. The person can still be invited,
+ * and accept.
+ */
+export class ScimAccountNotManagedError extends ConflictError {
+  readonly scimType = 'uniqueness';
+  constructor() {
+    super('This address is outside this organization\'s verified domains and already taken: invite the person instead');
+  }
+}
+
 /** A value the resource cannot take (RFC 7644 3.12 invalidValue). */
 export class ScimInvalidValueError extends ValidationError {
   readonly scimType = 'invalidValue';

@@ -4,7 +4,7 @@ import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum, LoginPayloadRef, MfaChallengeRef } from '../auth/auth.graphql.ts';
 import { UserError } from '../../errors/index.ts';
-import { changeMemberRole, hasSecondFactor, listMembers, removeMember, transferOwnership } from './members.service.ts';
+import { changeMemberRole, hasSecondFactor, isManagedMember, listMembers, removeMember, transferOwnership } from './members.service.ts';
 import { acceptInvitation, createInvitation, invitationStatus, listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.service.ts';
 
 const MembershipRef = builder.prismaObject('Membership', {
@@ -16,6 +16,10 @@ const MembershipRef = builder.prismaObject('Membership', {
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     user: t.relation('user'),
     mfaEnabled: t.boolean({ description: 'The member has a second factor (an authenticator app or a passkey).', resolve: (m, _a, ctx) => hasSecondFactor(ctx, m) }),
+    managed: t.boolean({
+      description: "The organization manages the member's account (its address is in a domain the organization verified): only then may its owners reset the member's second factors, and its directory change their address and name.",
+      resolve: (m, _a, ctx) => isManagedMember(ctx, m),
+    }),
   }),
 });
 

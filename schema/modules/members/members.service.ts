@@ -9,6 +9,7 @@ import { forgetMemberships, hasSecondFactor as hasSecondFactorOf, isPlatformAdmi
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents, emitUserEvent } from '../../events/emit.ts';
+import { managedIn } from '../../auth/managed.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { revokeGrant } from '../oauth/revocation.service.ts';
@@ -30,6 +31,18 @@ type WithFactors = { userId: string; user?: { totpFactor?: { confirmedAt: Date |
 export async function hasSecondFactor(ctx: Context, m: WithFactors): Promise<boolean> {
   if (!m.user?._count) return hasSecondFactorOf(ctx, m.userId);
   return !!m.user.totpFactor?.confirmedAt || m.user._count.passkeys > 0;
+}
+
+/**
+ * Whether the organization manages the member's account (docs/architecture.md#managed-accounts), its verified
+ * domains read once per request and organization.
+ */
+export async function isManagedMember(ctx: Context, m: { organizationId: string; userId: string; user?: { email: string } }): Promise<boolean> {
+  const key = `managedIn:${m.organizationId}`;
+  let test = ctx.cache.get(key) as Promise<(email: string) => boolean> | undefined;
+  if (!test) ctx.cache.set(key, (test = managedIn(ctx.db, m.organizationId)));
+  const email = m.user?.email ?? (await ctx.db.user.findUniqueOrThrow({ where: { id: m.userId }, select: { email: true } })).email;
+  return (await test)(email);
 }
 
 /**

@@ -4,7 +4,8 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { isPlatformAdmin, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { AccountNotManagedError, manages } from '../../auth/managed.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -241,13 +242,16 @@ const memberInput = z.object({ organizationId: fields.id, userId: fields.id });
 
 /**
  * An owner resets a member's second factors (a lost phone): the app, the passkeys and the recovery codes go, the
- * member is mailed, and signs in with the password alone until they set one up again.
+ * member is mailed, and signs in with the password alone until they set one up again. The factors are the
+ * account's, not the membership's: only the organization that manages the account resets them, or a platform admin
+ * helping (docs/architecture.md#managed-accounts); anyone else's member uses a recovery code.
  */
 export async function resetMemberMfa(ctx: Context, input: unknown): Promise<MfaStatus> {
   const { organizationId, userId } = parseInput(memberInput, input);
   await requireOrgRole(ctx, organizationId, 'owner', 'Organization');
-  const member = await ctx.db.membership.findUnique({ where: { userId_organizationId: { userId, organizationId } }, select: { id: true } });
+  const member = await ctx.db.membership.findUnique({ where: { userId_organizationId: { userId, organizationId } }, select: { user: { select: { email: true } } } });
   if (!member) throw new NotFoundError('Member');
+  if (!(await isPlatformAdmin(ctx)) && !(await manages(ctx.db, organizationId, member.user.email))) throw new AccountNotManagedError("reset this person's second factors");
   return ctx.db.$transaction(async (tx) => {
     const [totp] = await tx.$queryRaw<{ confirmed: boolean }[]>`
       delete from totp_factors where user_id = ${userId} returning confirmed_at is not null as confirmed`;

@@ -15,7 +15,7 @@ const ROLES = ['owner', 'admin', 'member'] as const satisfies readonly Role[];
 const MEMBERS = /* GraphQL */ `
 	query Members($org: String!, $limit: Int, $cursor: String) {
 		members(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { id userId role createdAt mfaEnabled user { id name email } }
+			items { id userId role createdAt mfaEnabled managed user { id name email } }
 			nextCursor
 		}
 	}
@@ -105,6 +105,8 @@ export interface Member {
 	createdAt: string;
 	/** An authenticator app or a passkey. */
 	mfaEnabled: boolean;
+	/** The organization verified the domain of the member's address: its owners may reset their second factors. */
+	managed: boolean;
 	user: { id: string; name: string; email: string };
 }
 
@@ -162,8 +164,12 @@ export const load: PageServerLoad = async (event) => {
 		invitations: await pendingInvitations(event, organization.id),
 		// The member whose removal is to be confirmed: one of this page's, never the caller.
 		removing: page.items.find((m) => m.userId === removing && m.userId !== event.locals.user?.id) ?? null,
-		// The member whose second factors an owner is to confirm resetting: one of this page's who has one.
-		resettingMfa: role === 'owner' ? (page.items.find((m) => m.userId === event.url.searchParams.get('reset_mfa') && m.mfaEnabled) ?? null) : null,
+		// The member whose second factors an owner is to confirm resetting: one of this page's who has one, and whose
+		// account the organization manages (a platform admin helps anyone).
+		resettingMfa:
+			role === 'owner'
+				? (page.items.find((m) => m.userId === event.url.searchParams.get('reset_mfa') && m.mfaEnabled && (m.managed || event.locals.platformAdmin)) ?? null)
+				: null,
 		me: event.locals.user?.id ?? null,
 		// Platform admins may mail anyone a reset link (nobody sets another person's password).
 		platformAdmin: event.locals.platformAdmin,
