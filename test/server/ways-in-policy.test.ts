@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
+import { createTenant, mailedInvitationToken, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { movableClock, MINUTE } from '../helpers/clock.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
 import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
@@ -47,7 +47,9 @@ const freshWindow = () => clock.advance(16 * MINUTE);
 async function invite(owner: Client, organizationId: string, email: string, role = 'member'): Promise<Client> {
   const invited = await owner.post(`/v1/organizations/${organizationId}/invitations`, { email, role });
   expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-  const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: invited.body.token, name: email, password: PASSWORD });
+  // The mailed link, as the invitee's mailbox would use it: it proves the address.
+  const token = await mailedInvitationToken(server.url, email);
+  const accepted = await client(server.url).post('/api/v1/invitations/accept', { token, name: email, password: PASSWORD });
   expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
   return client(server.url, { token: accepted.body.token });
 }
@@ -189,6 +191,12 @@ describe('require_sso on the address\'s domain: no session but through the conne
     // T7: a passkey answered 200 with a session.
     ['passkey, without a password', async () => outcomeOf(await passkeyLogin(pat.key)), refused],
     ['passkey, as the second step of a password', async () => outcomeOf(await passkeyLogin(pat.key, earlyMfaTokens[1])), refused],
+    ['invitation accepted with the password of the existing account', async () => {
+      const invited = await beta.owner.api.post(`/v1/organizations/${beta.id}/invitations`, { email: pat.email, role: 'member' });
+      expect(invited.status, JSON.stringify(invited.body)).toBe(201);
+      const token = await mailedInvitationToken(server.url, pat.email);
+      return outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token, password: PASSWORD }));
+    }, refused],
     ['password reset: the link sets the password and makes no session; signing in with it is refused', async () => {
       const confirmed = await anonymous().post('/api/v1/auth/password-reset/confirm', { token: await resetToken(pat.email), password: PASSWORD });
       expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
@@ -257,6 +265,18 @@ describe('require_mfa on the organization: whichever way in, nothing of it witho
     expect(outcome.token).toMatch(/^tss_/);
     expect(!!outcome.mfaEnrollmentRequired).toBe(awaitingFactor);
     await (awaitingFactor ? expectHeldBack(outcome.token!) : expectLetIn(outcome.token!));
+  });
+
+  it('an invitation accepted with the password of an account with a factor: the second step, no session', async () => {
+    freshWindow();
+    const invited = await acme.owner.api.post(`/v1/organizations/${acme.id}/invitations`, { email: betaTotp.email, role: 'member' });
+    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
+    const token = await mailedInvitationToken(server.url, betaTotp.email);
+    const accepted = await anonymous().post('/api/v1/invitations/accept', { token, password: PASSWORD });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+    expect(accepted.body).toMatchObject({ mfa_required: true, mfa_token: expect.any(String) });
+    expect(accepted.body.token).toBeUndefined();
+    expect(accepted.headers.get('set-cookie')).toBeNull();
   });
 
   it('a password reset makes no session: the person with a factor still meets the second step', async () => {
