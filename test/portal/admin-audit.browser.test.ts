@@ -6,6 +6,8 @@ import { freshPage, launchChromium, signedInPage } from '../helpers/browser.ts';
 import { registerClient, tokenRequest } from '../helpers/oauth.ts';
 import { createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
+import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
+import { proveDomain } from '../helpers/sso.ts';
 
 // /admin/audit-logs: the audit trail, newest first, 50 a page, failures marked, filters, actors by name and e-mail,
 // and CSV export, in headless Chromium.
@@ -19,15 +21,19 @@ let admin: Client;
 let adminId: string;
 let operatorId: string;
 let tenant: Tenant;
+let dns: TestDnsServer;
 
 beforeAll(async () => {
-	server = await startTestServer();
+	dns = await startDnsServer();
+	server = await startTestServer({ env: { DNS_SERVERS: dns.address } });
 	try {
 		browser = await launchChromium();
 		admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
 		adminId = (await admin.get('/api/v1/users/me')).body.id;
 		operatorId = (await admin.get('/api/v1/orgs')).body.find((o: { role: string }) => o.role === 'owner').id;
 		tenant = await createTenant(server.url, admin);
+		// The tenant manages its people's accounts (their domain is its own), so their failed sign-ins are in its trail.
+		await proveDomain(tenant.owner.api, dns, 'example.test');
 	} catch (error) {
 		await browser?.close();
 		await server.stop();
@@ -38,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
 	await browser?.close();
 	await server?.stop();
+	await dns?.stop();
 });
 
 interface Row {

@@ -499,11 +499,11 @@ describe('POST /api/v1/invitations/accept', () => {
     // The same account lock as sign-in: a lock earned here holds there too.
     expect((await anonymous.post('/api/v1/auth/login', { email: victim.email, password: PASSWORD })).status).toBe(429);
     expect(await statusOf(a.id, created.body.id)).toBe('pending');
-    // Accepting with a password is signing in: the failures are the account's failed sign-ins, in its own
-    // organization's audit log, and never in the log of the organization that invited.
+    // Accepting with a password is signing in: the failures are the account's failed sign-ins, platform events for
+    // an account no organization manages, and never in the log of the organization that invited.
     const failures = await server.base.db.auditLog.findMany({ where: { outcome: 'failure', targetId: victim.id } });
     expect(failures.length).toBeGreaterThanOrEqual(4);
-    expect(failures[0]).toMatchObject({ action: 'auth.login', organizationId: b.id, targetType: 'user', details: { email: victim.email, reason: 'wrong_password' } });
+    expect(failures[0]).toMatchObject({ action: 'auth.login', organizationId: null, targetType: 'user', details: { email: victim.email, reason: 'wrong_password' } });
     expect(failures.filter((f) => f.organizationId === a.id)).toEqual([]);
   });
 

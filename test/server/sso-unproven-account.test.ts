@@ -79,7 +79,7 @@ async function preHijacked(email: string) {
   await server.base.db.user.update({ where: { id: attacker.id }, data: { email, emailVerified: false } });
   const person: Person = { ...attacker, email };
   const passkey = new SoftPasskey({ origin: server.origin });
-  const options = await person.api.post('/api/v1/users/me/passkeys/options');
+  const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
   expect(options.status, JSON.stringify(options.body)).toBe(200);
   const registered = await person.api.post('/api/v1/users/me/passkeys', { name: 'Attacker laptop', response: passkey.register(options.body) });
   expect(registered.status, JSON.stringify(registered.body)).toBe(201);
@@ -215,7 +215,7 @@ describe('an account whose address was proven', () => {
     const email = `${local}@acme.test`;
     await server.base.db.user.update({ where: { id: person.id }, data: { email, emailVerified: true } });
     const passkey = new SoftPasskey({ origin: server.origin });
-    const options = await person.api.post('/api/v1/users/me/passkeys/options');
+    const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'Mine', response: passkey.register(options.body) })).status).toBe(201);
     acmeIdp.addAccount({ sub: `proven-${person.id}`, email, email_verified: true, name: 'Proven' });
     acmeIdp.signInAs(`proven-${person.id}`);
@@ -223,7 +223,10 @@ describe('an account whose address was proven', () => {
     expect((await session(result.session).get('/api/v1/users/me')).body.id).toBe(person.id);
     expect((await person.api.get('/api/v1/auth/session')).status).toBe(200);
     expect(await server.base.db.passkey.count({ where: { userId: person.id } })).toBe(1);
-    expect((await passkeySignIn(passkey)).status).toBe(200);
+    // the passkey still proves the person; Acme requires SSO for its domain, so it is the policy that refuses it
+    const withPasskey = await passkeySignIn(passkey);
+    expect(withPasskey.status, JSON.stringify(withPasskey.body)).toBe(403);
+    expect(withPasskey.body.error).toBe('sso_required');
     expect(await server.base.db.auditLog.count({ where: { targetId: person.id, action: 'account.take_over' } })).toBe(0);
   });
 });
