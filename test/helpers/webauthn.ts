@@ -3,6 +3,8 @@
 // format 8.7, assertion signatures 6.3.3), CBOR-encoded (RFC 8949) with the few shapes they need.
 import { createHash, generateKeyPairSync, randomBytes, sign, type KeyObject } from 'node:crypto';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { client, type Client } from './http.ts';
+import { PASSWORD } from './fixtures.ts';
 import { startTestServer, type TestServer, type TestServerOptions } from './server.ts';
 
 type Cbor = number | string | Uint8Array | Cbor[] | Map<Cbor, Cbor>;
@@ -147,4 +149,25 @@ export async function startPasskeyServer(options: TestServerOptions = {}): Promi
   const origin = `http://localhost:${port}`;
   const server = await startTestServer({ ...options, env: { ...options.env, PORT: String(port), BASE_URL: origin } });
   return Object.assign(server, { origin });
+}
+
+/**
+ * Registers a new passkey for the person of `api` through the routes, as the portal does: as the first factor it
+ * needs the account's password again. The key (for origin `origin`) and the passkey's id.
+ */
+export async function addPasskey(api: Client, origin: string, name = 'Key', password: string = PASSWORD): Promise<{ key: SoftPasskey; id: string }> {
+  const key = new SoftPasskey({ origin });
+  const options = await api.post('/api/v1/users/me/passkeys/options', { password });
+  if (options.status !== 200) throw new Error(`passkey options failed: ${options.status} ${JSON.stringify(options.body)}`);
+  const registered = await api.post('/api/v1/users/me/passkeys', { name, response: key.register(options.body) });
+  if (registered.status !== 201) throw new Error(`passkey registration failed: ${registered.status} ${JSON.stringify(registered.body)}`);
+  return { key, id: registered.body.id };
+}
+
+/** Signs in with `key` through the routes, as a browser's ceremony does (options, then the answer); with the mfa_token of a password step when given. */
+export async function passkeySignIn(baseUrl: string, key: SoftPasskey, mfaToken?: string) {
+  const anonymous = client(baseUrl);
+  const options = await anonymous.post('/api/v1/auth/passkeys/options');
+  if (options.status !== 200) throw new Error(`passkey sign-in options failed: ${options.status} ${JSON.stringify(options.body)}`);
+  return anonymous.post('/api/v1/auth/passkeys/verify', { response: key.authenticate(options.body), ...(mfaToken ? { mfa_token: mfaToken } : {}) });
 }

@@ -4,55 +4,31 @@
 // authenticator app, whose ID tokens would then say acr mfa. An account that signs in through its identity provider
 // has no password anyone knows: a sign-in of the last five minutes stands in for it.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ADMIN } from '../helpers/server.ts';
-import { client, signIn, type Client } from '../helpers/http.ts';
+import { client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { movableClock, MINUTE } from '../helpers/clock.ts';
 import { codeAt, enrolTotp, toMidStep } from '../helpers/totp.ts';
-import { SoftPasskey, startPasskeyServer } from '../helpers/webauthn.ts';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
-import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
-import { startOidcUpstream, type OidcUpstream } from '../helpers/oidc-upstream.ts';
-import { proveDomain, ssoSignInThroughOidc } from '../helpers/sso.ts';
-import type { TestServer } from '../helpers/server.ts';
+import { SoftPasskey } from '../helpers/webauthn.ts';
+import { addOidcConnection, proveDomain, ssoSignInThroughOidc, startSsoStage, type SsoStage } from '../helpers/sso.ts';
 
 const DOMAIN = 'fresh-proof.test';
 const clock = movableClock();
-let server: TestServer & { origin: string };
-let dns: TestDnsServer;
-let ca: TestCa;
-let upstream: OidcUpstream;
-let platform: Client;
+let stage: SsoStage;
 let tenant: Tenant;
 let connectionId: string;
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  ca = makeTestCa(['idp.test']);
-  upstream = await startOidcUpstream(ca);
-  server = await startPasskeyServer({ clock, env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
-  platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
-  tenant = await createTenant(server.url, platform);
-  await proveDomain(tenant.owner.api, dns, DOMAIN);
-  const created = await tenant.owner.api.post('/api/v1/connections', {
-    type: 'oidc', name: 'Fresh IdP', domains: [DOMAIN], default_role: 'member',
-    issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, scopes: ['openid', 'email', 'profile'],
-  });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  connectionId = created.body.id;
-  upstream.redirectUris.add(created.body.callback_url);
+  stage = await startSsoStage({ clock });
+  tenant = await createTenant(stage.server.url, stage.platform);
+  await proveDomain(tenant.owner.api, stage.dns, DOMAIN);
+  connectionId = await addOidcConnection(tenant.owner.api, stage.upstreams[0]!, { name: 'Fresh IdP', domains: [DOMAIN], default_role: 'member' });
 }, 60_000);
-afterAll(async () => {
-  await server?.stop();
-  await upstream?.close();
-  await dns?.stop();
-  ca?.remove();
-});
+afterAll(() => stage?.stop());
 // Every request comes from 127.0.0.1: each test starts after the sign-in throttle's window of those before it.
 beforeEach(() => clock.advance(16 * MINUTE));
 
-const member = (label: string) => addPerson(server.url, tenant.owner.api, tenant.id, 'member', label);
-const exists = async (id: string) => !!(await server.base.db.user.findUnique({ where: { id } }));
+const member = (label: string) => addPerson(stage.server.url, tenant.owner.api, tenant.id, 'member', label);
+const exists = async (id: string) => !!(await stage.server.base.db.user.findUnique({ where: { id } }));
 
 function expectProofRequired(reply: { status: number; body: any }) {
   expect(reply.status, JSON.stringify(reply.body)).toBe(400);
@@ -102,7 +78,7 @@ describe('setting up a first second factor', () => {
   it('an authenticator app: refused for a session alone (a stolen one gets no acr mfa), set up with the password', async () => {
     const person = await member('enrol-totp');
     expectProofRequired(await person.api.post('/api/v1/users/me/mfa/totp'));
-    expect(await server.base.db.totpFactor.count({ where: { userId: person.id } })).toBe(0);
+    expect(await stage.server.base.db.totpFactor.count({ where: { userId: person.id } })).toBe(0);
     expect((await person.api.post('/api/v1/users/me/mfa/totp', { password: 'not the password at all' })).status).toBe(401);
     const started = await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
@@ -115,18 +91,19 @@ describe('setting up a first second factor', () => {
     expectProofRequired(await person.api.post('/api/v1/users/me/passkeys/options'));
     const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     expect(options.status, JSON.stringify(options.body)).toBe(200);
-    const key = new SoftPasskey({ origin: server.origin });
+    const key = new SoftPasskey({ origin: stage.server.origin });
     expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'First', response: key.register(options.body) })).status).toBe(201);
     const second = await person.api.post('/api/v1/users/me/passkeys/options');
     expect(second.status, JSON.stringify(second.body)).toBe(200);
   });
 
   it('an account that signs in through its identity provider: within five minutes of that sign-in, then no more', async () => {
-    upstream.addAccount({ sub: 'sso-only-1', email: `sso-only@${DOMAIN}`, email_verified: true, name: 'Only SSO' });
-    upstream.signInAs('sso-only-1');
-    const result = await ssoSignInThroughOidc(server.origin, connectionId, ca);
+    const [upstream] = stage.upstreams;
+    upstream!.addAccount({ sub: 'sso-only-1', email: `sso-only@${DOMAIN}`, email_verified: true, name: 'Only SSO' });
+    upstream!.signInAs('sso-only-1');
+    const result = await ssoSignInThroughOidc(stage.server.origin, connectionId, stage.ca);
     expect(result.session, result.location).toMatch(/^tss_/);
-    const api = client(server.url, { token: result.session! });
+    const api = client(stage.server.url, { token: result.session! });
     expect((await api.post('/api/v1/users/me/mfa/totp')).status).toBe(201);
     clock.advance(6 * MINUTE);
     expectProofRequired(await api.post('/api/v1/users/me/mfa/totp'));

@@ -4,20 +4,21 @@
 // every credential it holds is removed; a platform-wide provider never joins one at all. Against real oidc-providers
 // over HTTPS, a real DNS check, and passkeys and TOTP through the routes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, type TestServer } from '../helpers/server.ts';
-import { client, signIn, type Client } from '../helpers/http.ts';
+import type { TestServer } from '../helpers/server.ts';
+import { client, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
-import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
-import { startOidcUpstream, type CookieJar, type OidcUpstream } from '../helpers/oidc-upstream.ts';
-import { proveDomain, ssoSignInThroughOidc } from '../helpers/sso.ts';
-import { SoftPasskey, startPasskeyServer } from '../helpers/webauthn.ts';
+import type { TestDnsServer } from '../helpers/dns.ts';
+import type { TestCa } from '../helpers/https-receiver.ts';
+import type { CookieJar, OidcUpstream } from '../helpers/oidc-upstream.ts';
+import { addOidcConnection, proveDomain, ssoSignInThroughOidc, startSsoStage, type SsoStage } from '../helpers/sso.ts';
+import { addPasskey, passkeySignIn as passkeySignInAt, type SoftPasskey } from '../helpers/webauthn.ts';
 import { movableClock } from '../helpers/clock.ts';
 import { enrolTotp } from '../helpers/totp.ts';
 import { authorize, codeFrom, exchangeCode, registerClient, tokenRequest, type RegisteredClient } from '../helpers/oauth.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 
 const clock = movableClock();
+let stage: SsoStage;
 let server: TestServer & { origin: string };
 let smtp: TestSmtp;
 let dns: TestDnsServer;
@@ -38,36 +39,24 @@ const withSession = (token: string): CookieJar => new Map([[new URL(server.origi
 const login = (email: string, password = PASSWORD) => client(server.url).post('/api/v1/auth/login', { email, password });
 
 beforeAll(async () => {
-  dns = await startDnsServer();
   smtp = await startTestSmtp();
-  ca = makeTestCa(['idp.test', 'accounts.test']);
-  acmeIdp = await startOidcUpstream(ca);
-  social = await startOidcUpstream(ca, { host: 'accounts.test' });
-  server = await startPasskeyServer({
+  stage = await startSsoStage({
     clock,
+    hosts: ['idp.test', 'accounts.test'],
     // The worker too: it sends the reset links.
     role: 'all',
-    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile, SMTP_URL: smtp.url, MAIL_FROM: 'Tessera Test <id@tessera.test>' },
-    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    env: { SMTP_URL: smtp.url, MAIL_FROM: 'Tessera Test <id@tessera.test>' },
   });
-  platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+  ({ server, dns, ca, platform } = stage);
+  [acmeIdp, social] = stage.upstreams as [OidcUpstream, OidcUpstream];
   acme = await createTenant(server.url, platform, 'Acme');
   evil = await createTenant(server.url, platform, 'Evil');
-  const socialCreated = await platform.post('/api/v1/connections', {
-    type: 'oidc', platform: true, name: 'Accounts', issuer: social.issuer, client_id: social.clientId, client_secret: social.clientSecret,
-  });
-  expect(socialCreated.status, JSON.stringify(socialCreated.body)).toBe(201);
-  socialConnection = socialCreated.body.id;
-  social.redirectUris.add(socialCreated.body.callback_url);
+  socialConnection = await addOidcConnection(platform, social, { platform: true, name: 'Accounts' });
   app = await registerClient(evil.owner.api, { name: 'Evil app', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'offline_access', 'api'], consent_required: false });
 });
 afterAll(async () => {
-  await server?.stop();
+  await stage?.stop();
   await smtp?.close();
-  await acmeIdp?.close();
-  await social?.close();
-  await dns?.stop();
-  ca?.remove();
 });
 
 /**
@@ -78,11 +67,7 @@ async function preHijacked(email: string) {
   const attacker = await addPerson(server.url, evil.owner.api, evil.id, 'admin', 'attacker');
   await server.base.db.user.update({ where: { id: attacker.id }, data: { email, emailVerified: false } });
   const person: Person = { ...attacker, email };
-  const passkey = new SoftPasskey({ origin: server.origin });
-  const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-  expect(options.status, JSON.stringify(options.body)).toBe(200);
-  const registered = await person.api.post('/api/v1/users/me/passkeys', { name: 'Attacker laptop', response: passkey.register(options.body) });
-  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+  const { key: passkey } = await addPasskey(person.api, server.origin, 'Attacker laptop');
   const totp = await enrolTotp(person.api, clock);
   const key = await person.api.post('/api/v1/api-keys', { name: 'Attacker key', role: 'admin' });
   expect(key.status, JSON.stringify(key.body)).toBe(201);
@@ -98,12 +83,7 @@ async function preHijacked(email: string) {
   return { person, passkey, totp, apiKey: key.body as { key: string; secret: string }, tokens: tokens.body as { access_token: string; refresh_token: string } };
 }
 
-/** A passkey sign-in with `passkey`, through both steps: its status. */
-async function passkeySignIn(passkey: SoftPasskey) {
-  const options = await client(server.url).post('/api/v1/auth/passkeys/options');
-  expect(options.status, JSON.stringify(options.body)).toBe(200);
-  return client(server.url).post('/api/v1/auth/passkeys/verify', { response: passkey.authenticate(options.body) });
-}
+const passkeySignIn = (passkey: SoftPasskey) => passkeySignInAt(server.url, passkey);
 
 describe('an account whose address was never proven', () => {
   let hijack: Awaited<ReturnType<typeof preHijacked>>;
@@ -113,13 +93,7 @@ describe('an account whose address was never proven', () => {
     hijack = await preHijacked('ceo@acme.test');
     expect((await passkeySignIn(hijack.passkey)).status).toBe(200);
     await proveDomain(acme.owner.api, dns, 'acme.test');
-    const created = await acme.owner.api.post('/api/v1/connections', {
-      type: 'oidc', name: 'Acme IdP', issuer: acmeIdp.issuer, client_id: acmeIdp.clientId, client_secret: acmeIdp.clientSecret,
-      domains: ['acme.test'], require_sso: true,
-    });
-    expect(created.status, JSON.stringify(created.body)).toBe(201);
-    acmeConnection = created.body.id;
-    acmeIdp.redirectUris.add(created.body.callback_url);
+    acmeConnection = await addOidcConnection(acme.owner.api, acmeIdp, { name: 'Acme IdP', domains: ['acme.test'], require_sso: true });
   });
 
   it('is taken over by the real person\'s first sign-in through the domain\'s connection only after everything the attacker holds is gone', async () => {
@@ -214,9 +188,7 @@ describe('an account whose address was proven', () => {
     const [local] = person.email.split('@');
     const email = `${local}@acme.test`;
     await server.base.db.user.update({ where: { id: person.id }, data: { email, emailVerified: true } });
-    const passkey = new SoftPasskey({ origin: server.origin });
-    const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-    expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'Mine', response: passkey.register(options.body) })).status).toBe(201);
+    const { key: passkey } = await addPasskey(person.api, server.origin, 'Mine');
     acmeIdp.addAccount({ sub: `proven-${person.id}`, email, email_verified: true, name: 'Proven' });
     acmeIdp.signInAs(`proven-${person.id}`);
     const result = await ssoSignInThroughOidc(server.origin, acmeConnection, ca);
