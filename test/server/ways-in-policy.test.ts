@@ -1,153 +1,175 @@
 // Every way in honours the organizations' sign-in policy the same way (docs/architecture.md#single-sign-on and
-// #second-factors): an address of a domain whose connection requires single sign-on gets no session but through
-// that connection, whether it comes with a password, a second factor, a passkey, a platform-wide provider or a reset
-// link; and a member of an organization that requires a second factor gets, whichever way they came in, the
-// enrolment flag and nothing of that organization (licences, its portal pages) until they set one up. One table,
-// one row per way in and policy, each over real HTTP against a real provider, authenticator and DNS.
+// #second-factors). Two tables, one per policy, with one row per way in, named alike (WAYS_IN): a way in added to the
+// list is a missing row in both until each says what it does.
+// - require_sso: an address of a domain whose connection requires single sign-on gets no session but through that
+//   connection, whichever way it comes.
+// - require_mfa: a member of an organization that requires a second factor meets the second step when they have a
+//   factor, and otherwise gets a session held back from the organization (no licences, no portal pages but
+//   Security) until they set one up, whichever way they came in.
+// Each row over real HTTP against a real OpenID Connect provider, a software authenticator and DNS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN } from '../helpers/server.ts';
-import { client, signIn, type Client } from '../helpers/http.ts';
-import { createTenant, mailedInvitationToken, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
-import { movableClock, MINUTE } from '../helpers/clock.ts';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
-import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
-import { startOidcUpstream, type OidcUpstream } from '../helpers/oidc-upstream.ts';
-import { proveDomain, ssoSignInThroughOidc } from '../helpers/sso.ts';
+import { client, type Client } from '../helpers/http.ts';
+import { addPerson, createTenant, mailedInvitationToken, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
+import { movableClock } from '../helpers/clock.ts';
+import type { CookieJar, OidcUpstream } from '../helpers/oidc-upstream.ts';
+import { addOidcConnection, proveDomain, ssoSignInThroughOidc, startSsoStage, type SsoSignInResult, type SsoStage } from '../helpers/sso.ts';
 import { codeAt, enrolTotp, toMidStep } from '../helpers/totp.ts';
-import { SoftPasskey, startPasskeyServer } from '../helpers/webauthn.ts';
+import { addPasskey, passkeySignIn, type SoftPasskey } from '../helpers/webauthn.ts';
 import { waitFor } from '../helpers/wait.ts';
-import type { TestServer } from '../helpers/server.ts';
+
+/** Every way to a session. */
+const WAYS_IN = [
+  'password',
+  'second factor: a TOTP code',
+  'second factor: a recovery code',
+  'passkey alone',
+  'passkey as the second step',
+  'organization SSO',
+  'platform-wide SSO',
+  'password reset',
+  'invitation accepted with a password',
+  'invitation accepted inside a session',
+  'invitation accepted creating an account',
+] as const;
+type WayIn = (typeof WAYS_IN)[number];
+
+/** What a way in answered: an API's status and body, or where a browser's sign-in through a provider ended. */
+interface Outcome {
+  status: number;
+  /** The error code (an API's `error`, a provider sign-in's `sso_error`). */
+  error?: string;
+  token?: string;
+  mfaToken?: string;
+  mfaEnrollmentRequired?: boolean;
+  /** Whether the answer set a cookie (a session or a device cookie). */
+  setCookie: boolean;
+  /** A sign-in through a provider: a browser's redirect, whose answer carries no body. */
+  browser?: boolean;
+}
+/** A way in under one policy: the attempt, and what must hold of its outcome. */
+interface Row {
+  attempt: () => Promise<Outcome>;
+  then: (outcome: Outcome) => void | Promise<void>;
+}
+const rowsOf = (table: Record<WayIn, Row>) => WAYS_IN.map((way) => [way, table[way]] as const);
 
 const SSO_DOMAIN = 'ways-sso.test';
 const MFA_DOMAIN = 'ways-mfa.test';
 const clock = movableClock();
-let server: TestServer & { origin: string };
-let dns: TestDnsServer;
-let ca: TestCa;
+let stage: SsoStage;
 let upstream: OidcUpstream;
-let platform: Client;
-/** Requires single sign-on for SSO_DOMAIN through `ssoConnection`. */
+/** Requires single sign-on for SSO_DOMAIN through `ssoConnection` (turned on by the require_sso table). */
 let acme: Tenant;
 let ssoConnection: string;
-/** Requires a second factor of its members; its connection serves MFA_DOMAIN without requiring it. */
+/** Requires a second factor of its members; its connection serves MFA_DOMAIN without requiring single sign-on. */
 let beta: Tenant;
 let betaConnection: string;
+/** An organization that requires nothing: its people are invited elsewhere. */
+let gamma: Tenant;
 let platformConnection: string;
 
-/** A person of the SSO domain who signed up with a password and a passkey before the domain required SSO. */
-const pat = { email: `pat@${SSO_DOMAIN}`, key: null as unknown as SoftPasskey, totp: '' };
-/** Members of beta: one with no factor, one with an authenticator app, one with a passkey only. */
-const beta0 = { email: `none-${Date.now()}@example.test`, id: '' };
-const betaTotp = { email: `app-${Date.now()}@example.test`, secret: '' };
-const betaKey = { email: `key-${Date.now()}@example.test`, key: null as unknown as SoftPasskey };
+/** Of the SSO domain, signed up with a password, a passkey and an authenticator app before the domain required SSO. */
+let pat: Person & { key: SoftPasskey; totp: string; recoveryCodes: string[] };
+/** Members of beta: with no factor (and connected to the platform-wide provider), with an authenticator app, with a passkey only. */
+let beta0: Person;
+let betaTotp: Person & { secret: string; recoveryCodes: string[] };
+let betaKey: Person & { key: SoftPasskey };
 
-/** Every request comes from 127.0.0.1: each sign-in row starts after the throttle's window of those before it. */
-const freshWindow = () => clock.advance(16 * MINUTE);
+const url = () => stage.server.url;
+const anonymous = () => client(url());
+const db = () => stage.server.base.db;
 
-async function invite(owner: Client, organizationId: string, email: string, role = 'member'): Promise<Client> {
-  const invited = await owner.post(`/v1/organizations/${organizationId}/invitations`, { email, role });
-  expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-  // The mailed link, as the invitee's mailbox would use it: it proves the address.
-  const token = await mailedInvitationToken(server.url, email);
-  const accepted = await client(server.url).post('/api/v1/invitations/accept', { token, name: email, password: PASSWORD });
-  expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
-  return client(server.url, { token: accepted.body.token });
-}
+const outcomeOf = (reply: { status: number; body: any; headers: Headers }): Outcome => ({
+  status: reply.status,
+  error: reply.body?.error,
+  token: reply.body?.token,
+  mfaToken: reply.body?.mfa_token,
+  mfaEnrollmentRequired: reply.body?.mfa_enrollment_required,
+  setCookie: reply.headers.get('set-cookie') !== null,
+});
+const ssoOutcomeOf = (result: SsoSignInResult): Outcome => ({
+  status: Number(/^\((\d+)\)$/.exec(result.location)?.[1] ?? 303),
+  error: new URL(result.location, url()).searchParams.get('sso_error') ?? undefined,
+  token: result.session ?? undefined,
+  setCookie: result.session !== null,
+  browser: true,
+});
 
-async function addPasskey(api: Client, name: string): Promise<SoftPasskey> {
-  const key = new SoftPasskey({ origin: server.origin });
-  const options = await api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-  expect(options.status, JSON.stringify(options.body)).toBe(200);
-  const registered = await api.post('/api/v1/users/me/passkeys', { name, response: key.register(options.body) });
-  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
-  return key;
-}
-
-const anonymous = () => client(server.url);
 const passwordLogin = (email: string) => anonymous().post('/api/v1/auth/login', { email, password: PASSWORD });
 
-async function passkeyLogin(key: SoftPasskey, mfaToken?: string) {
-  const options = await anonymous().post('/api/v1/auth/passkeys/options');
-  expect(options.status, JSON.stringify(options.body)).toBe(200);
-  return anonymous().post('/api/v1/auth/passkeys/verify', { response: key.authenticate(options.body), ...(mfaToken ? { mfa_token: mfaToken } : {}) });
-}
-
-async function codeLogin(email: string, secret: string) {
+/** The password step of an account with a factor: its mfa_token. */
+async function mfaTokenOf(email: string): Promise<string> {
   const challenge = await passwordLogin(email);
   expect(challenge.body.mfa_required, JSON.stringify(challenge.body)).toBe(true);
+  return challenge.body.mfa_token;
+}
+async function codeStep(mfaToken: string, secret: string) {
   toMidStep(clock);
-  return anonymous().post('/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: codeAt(clock, secret) });
+  return outcomeOf(await anonymous().post('/api/v1/auth/login/mfa', { mfa_token: mfaToken, code: codeAt(clock, secret) }));
+}
+const recoveryStep = async (mfaToken: string, code: string) =>
+  outcomeOf(await anonymous().post('/api/v1/auth/login/mfa', { mfa_token: mfaToken, recovery_code: code }));
+
+/** A browser that carries the session `token` (a sign-in through a provider started signed in, to connect it). */
+const withSession = (token: string): CookieJar => new Map([[new URL(stage.server.origin).host, new Map([['tessera_session', token]])]]);
+
+/** Invites `email` to `organizationId`; the mailed link's token, as the invitee's mailbox would have it. */
+async function invitationFor(owner: Client, organizationId: string, email: string): Promise<string> {
+  const invited = await owner.post(`/v1/organizations/${organizationId}/invitations`, { email, role: 'member' });
+  expect(invited.status, JSON.stringify(invited.body)).toBe(201);
+  return (await mailedInvitationToken(url(), email))!;
 }
 
 /** The reset link's token mailed to `email` (the worker writes the mail). */
 async function resetToken(email: string): Promise<string> {
-  const before = await server.base.db.mail.count({ where: { toAddress: email, kind: 'password_reset' } });
+  const before = await db().mail.count({ where: { toAddress: email, kind: 'password_reset' } });
   expect((await anonymous().post('/api/v1/auth/password-reset', { email })).status).toBe(202);
   const mail = await waitFor(async () => {
-    const mails = await server.base.db.mail.findMany({ where: { toAddress: email, kind: 'password_reset' }, orderBy: { createdAt: 'asc' } });
+    const mails = await db().mail.findMany({ where: { toAddress: email, kind: 'password_reset' }, orderBy: { createdAt: 'asc' } });
     return mails.length > before ? mails[mails.length - 1] : undefined;
   });
   return /reset-password\?token=([A-Za-z0-9_-]+)/.exec(mail.textBody ?? '')![1]!;
 }
-
-/** Where a portal page sends a session: its status and the path of its redirect. */
-async function portalPage(token: string, path: string) {
-  const res = await fetch(`${server.url}${path}`, { headers: { cookie: `tessera_session=${token}` }, redirect: 'manual' });
-  await res.arrayBuffer();
-  const location = res.headers.get('location');
-  return { status: res.status, to: location ? new URL(location, server.url).pathname : null };
+/** A reset through the mailed link: it sets the password and makes no session; then the password sign-in. */
+async function resetThenLogin(email: string): Promise<Outcome> {
+  const confirmed = await anonymous().post('/api/v1/auth/password-reset/confirm', { token: await resetToken(email), password: PASSWORD });
+  expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
+  expect(confirmed.headers.get('set-cookie')).toBeNull();
+  return outcomeOf(await passwordLogin(email));
 }
-
-/** A refusal of the sign-in policy: the status, the error and that no session came with it. */
-interface Outcome {
-  status: number;
-  error?: string;
-  token?: string;
-  mfaEnrollmentRequired?: boolean;
-}
-const outcomeOf = (reply: { status: number; body: any }): Outcome => ({
-  status: reply.status, error: reply.body?.error, token: reply.body?.token, mfaEnrollmentRequired: reply.body?.mfa_enrollment_required,
-});
 
 beforeAll(async () => {
-  dns = await startDnsServer();
-  ca = makeTestCa(['idp.test']);
-  upstream = await startOidcUpstream(ca);
-  server = await startPasskeyServer({
-    clock, role: 'all',
-    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile },
-    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
-  });
-  platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
+  stage = await startSsoStage({ clock, role: 'all' });
+  upstream = stage.upstreams[0]!;
+  const { platform, dns } = stage;
+  const through = { default_role: 'member' };
 
-  acme = await createTenant(server.url, platform, 'Acme ways');
+  acme = await createTenant(url(), platform, 'Acme ways');
   await proveDomain(acme.owner.api, dns, SSO_DOMAIN);
-  const patApi = await invite(acme.owner.api, acme.id, pat.email);
-  pat.key = await addPasskey(patApi, 'Pat key');
-  pat.totp = (await enrolTotp(patApi, clock)).secret;
+  const patPerson = await addPerson(url(), acme.owner.api, acme.id, 'member', 'pat', SSO_DOMAIN);
+  const patKey = (await addPasskey(patPerson.api, stage.server.origin, 'Pat key')).key;
+  const patTotp = await enrolTotp(patPerson.api, clock);
+  pat = { ...patPerson, key: patKey, totp: patTotp.secret, recoveryCodes: patTotp.recoveryCodes };
   upstream.addAccount({ sub: 'pat-1', email: pat.email, email_verified: true, name: 'Pat' });
   upstream.addAccount({ sub: 'newcomer-1', email: `newcomer@${SSO_DOMAIN}`, email_verified: true, name: 'Newcomer' });
-  const oidc = { issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, scopes: ['openid', 'email', 'profile'] };
-  const created = await acme.owner.api.post('/api/v1/connections', { type: 'oidc', name: 'Acme IdP', domains: [SSO_DOMAIN], default_role: 'member', ...oidc });
-  expect(created.status, JSON.stringify(created.body)).toBe(201);
-  ssoConnection = created.body.id;
-  upstream.redirectUris.add(created.body.callback_url);
-  const social = await platform.post('/api/v1/connections', { type: 'oidc', platform: true, name: 'Social', ...oidc });
-  expect(social.status, JSON.stringify(social.body)).toBe(201);
-  platformConnection = social.body.id;
-  upstream.redirectUris.add(social.body.callback_url);
+  ssoConnection = await addOidcConnection(acme.owner.api, upstream, { name: 'Acme IdP', domains: [SSO_DOMAIN], ...through });
+  platformConnection = await addOidcConnection(platform, upstream, { platform: true, name: 'Social' });
 
-  beta = await createTenant(server.url, platform, 'Beta ways');
-  await invite(beta.owner.api, beta.id, beta0.email);
-  beta0.id = (await server.base.db.user.findUniqueOrThrow({ where: { email: beta0.email } })).id;
-  betaTotp.secret = (await enrolTotp(await invite(beta.owner.api, beta.id, betaTotp.email), clock)).secret;
-  betaKey.key = await addPasskey(await invite(beta.owner.api, beta.id, betaKey.email), 'Beta key');
+  gamma = await createTenant(url(), platform, 'Gamma ways');
+  beta = await createTenant(url(), platform, 'Beta ways');
+  beta0 = await addPerson(url(), beta.owner.api, beta.id, 'member', 'none');
+  const appPerson = await addPerson(url(), beta.owner.api, beta.id, 'member', 'app');
+  betaTotp = { ...appPerson, ...(await enrolTotp(appPerson.api, clock)) };
+  const keyPerson = await addPerson(url(), beta.owner.api, beta.id, 'member', 'key');
+  betaKey = { ...keyPerson, key: (await addPasskey(keyPerson.api, stage.server.origin, 'Beta key')).key };
+  // beta0 connects the platform-wide provider to the account, as Security's "Connected sign-ins" does.
+  upstream.addAccount({ sub: 'none-social', email: beta0.email, email_verified: true, name: 'None' });
+  upstream.signInAs('none-social');
+  const linked = await ssoSignInThroughOidc(stage.server.origin, platformConnection, stage.ca, { query: { link: '1' }, jar: withSession(beta0.token) });
+  expect(new URL(linked.location, url()).searchParams.get('linked'), linked.location).toBe('1');
   await proveDomain(beta.owner.api, dns, MFA_DOMAIN);
   upstream.addAccount({ sub: 'sam-1', email: `sam@${MFA_DOMAIN}`, email_verified: true, name: 'Sam' });
-  const betaIdp = await beta.owner.api.post('/api/v1/connections', { type: 'oidc', name: 'Beta IdP', domains: [MFA_DOMAIN], default_role: 'member', ...oidc });
-  expect(betaIdp.status, JSON.stringify(betaIdp.body)).toBe(201);
-  betaConnection = betaIdp.body.id;
-  upstream.redirectUris.add(betaIdp.body.callback_url);
+  betaConnection = await addOidcConnection(beta.owner.api, upstream, { name: 'Beta IdP', domains: [MFA_DOMAIN], ...through });
   await enrolTotp(beta.owner.api, clock);
   expect((await beta.owner.api.patch(`/v1/organizations/${beta.id}`, { require_mfa: true })).status).toBe(200);
   const product = await platform.post('/v1/products', { name: 'Ways', slug: 'ways', features: ['a'] });
@@ -155,78 +177,104 @@ beforeAll(async () => {
     organization_id: beta.id, product_id: product.body.id, total_seats: 5, price_per_seat: 1, billing_cycle: 'monthly', status: 'active',
   });
   expect(subscription.status, JSON.stringify(subscription.body)).toBe(201);
-}, 120_000);
-afterAll(async () => {
-  await server?.stop();
-  await upstream?.close();
-  await dns?.stop();
-  ca?.remove();
-});
-
-/** Turns require_sso on for SSO_DOMAIN's connection; the password step has handed out mfa_tokens before. */
-const earlyMfaTokens: string[] = [];
-async function requireSso() {
-  for (let i = 0; i < 2; i++) earlyMfaTokens.push((await passwordLogin(pat.email)).body.mfa_token);
-  expect(earlyMfaTokens).toEqual([expect.any(String), expect.any(String)]);
-  const on = await acme.owner.api.patch(`/api/v1/connections/${ssoConnection}`, { require_sso: true });
-  expect(on.status, JSON.stringify(on.body)).toBe(200);
-}
+}, 180_000);
+afterAll(() => stage?.stop());
 
 describe('require_sso on the address\'s domain: no session but through the connection that serves it', () => {
-  beforeAll(requireSso);
+  /** mfa_tokens of password steps of a moment before SSO was required: their second steps come after. */
+  const early: string[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < 3; i++) early.push(await mfaTokenOf(pat.email));
+    const on = await acme.owner.api.patch(`/api/v1/connections/${ssoConnection}`, { require_sso: true });
+    expect(on.status, JSON.stringify(on.body)).toBe(200);
+  });
 
   const refused = (o: Outcome) => {
-    expect(o.status, JSON.stringify(o)).toBe(403);
-    expect(o.error).toBe('sso_required');
+    expect(o.status, JSON.stringify(o)).toBe(o.browser ? 303 : 403);
+    expect(o.error, JSON.stringify(o)).toBe('sso_required');
     expect(o.token).toBeUndefined();
+    expect(o.setCookie).toBe(false);
+  };
+  const admitted = (o: Outcome) => {
+    expect(o.status, JSON.stringify(o)).toBe(o.browser ? 303 : 200);
+    expect(o.token, JSON.stringify(o)).toMatch(/^tss_/);
+    expect(o.error).toBeUndefined();
   };
 
-  it.each<[string, () => Promise<Outcome>, (o: Outcome) => void]>([
-    ['password', async () => outcomeOf(await passwordLogin(pat.email)), refused],
-    // The password step of a moment before SSO was required gave an mfa_token; its second step is refused as well.
-    ['second factor (TOTP) after the password step', async () => {
-      toMidStep(clock);
-      return outcomeOf(await anonymous().post('/api/v1/auth/login/mfa', { mfa_token: earlyMfaTokens[0], code: codeAt(clock, pat.totp) }));
-    }, refused],
+  const table: Record<WayIn, Row> = {
+    'password': { attempt: async () => outcomeOf(await passwordLogin(pat.email)), then: refused },
+    'second factor: a TOTP code': { attempt: () => codeStep(early[0]!, pat.totp), then: refused },
+    'second factor: a recovery code': { attempt: () => recoveryStep(early[1]!, pat.recoveryCodes[0]!), then: refused },
     // T7: a passkey answered 200 with a session.
-    ['passkey, without a password', async () => outcomeOf(await passkeyLogin(pat.key)), refused],
-    ['passkey, as the second step of a password', async () => outcomeOf(await passkeyLogin(pat.key, earlyMfaTokens[1])), refused],
-    ['invitation accepted with the password of the existing account', async () => {
-      const invited = await beta.owner.api.post(`/v1/organizations/${beta.id}/invitations`, { email: pat.email, role: 'member' });
-      expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-      const token = await mailedInvitationToken(server.url, pat.email);
-      return outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token, password: PASSWORD }));
-    }, refused],
-    ['password reset: the link sets the password and makes no session; signing in with it is refused', async () => {
-      const confirmed = await anonymous().post('/api/v1/auth/password-reset/confirm', { token: await resetToken(pat.email), password: PASSWORD });
-      expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
-      expect(confirmed.headers.get('set-cookie')).toBeNull();
-      return outcomeOf(await passwordLogin(pat.email));
-    }, refused],
-  ])('%s', async (_way, attempt, expectation) => {
-    expectation(await attempt());
-  });
+    'passkey alone': { attempt: async () => outcomeOf(await passkeySignIn(url(), pat.key)), then: refused },
+    'passkey as the second step': { attempt: async () => outcomeOf(await passkeySignIn(url(), pat.key, early[2])), then: refused },
+    'organization SSO': {
+      attempt: async () => {
+        upstream.signInAs('pat-1');
+        return ssoOutcomeOf(await ssoSignInThroughOidc(stage.server.origin, ssoConnection, stage.ca));
+      },
+      then: async (o) => {
+        admitted(o);
+        expect((await client(url(), { token: o.token }).get('/api/v1/users/me')).body.email).toBe(pat.email);
+      },
+    },
+    'platform-wide SSO': {
+      attempt: async () => {
+        upstream.signInAs('newcomer-1');
+        return ssoOutcomeOf(await ssoSignInThroughOidc(stage.server.origin, platformConnection, stage.ca));
+      },
+      then: async (o) => {
+        refused(o);
+        expect(await db().user.count({ where: { email: `newcomer@${SSO_DOMAIN}` } })).toBe(0);
+      },
+    },
+    'password reset': { attempt: () => resetThenLogin(pat.email), then: refused },
+    'invitation accepted with a password': {
+      attempt: async () => outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token: await invitationFor(beta.owner.api, beta.id, pat.email), password: PASSWORD })),
+      then: refused,
+    },
+    // The session to accept in can only be the connection's.
+    'invitation accepted inside a session': {
+      attempt: async () => {
+        const token = await invitationFor(gamma.owner.api, gamma.id, pat.email);
+        upstream.signInAs('pat-1');
+        const { session } = await ssoSignInThroughOidc(stage.server.origin, ssoConnection, stage.ca);
+        return outcomeOf(await client(url(), { token: session! }).post('/api/v1/invitations/accept', { token }));
+      },
+      then: async (o) => {
+        admitted(o);
+        expect(await db().membership.count({ where: { userId: pat.id, organizationId: gamma.id } })).toBe(1);
+      },
+    },
+    'invitation accepted creating an account': {
+      attempt: async () => {
+        const token = await invitationFor(gamma.owner.api, gamma.id, `invited@${SSO_DOMAIN}`);
+        return outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token, name: 'Invited', password: PASSWORD }));
+      },
+      then: async (o) => {
+        refused(o);
+        expect(await db().user.count({ where: { email: `invited@${SSO_DOMAIN}` } })).toBe(0);
+      },
+    },
+  };
 
-  it('a platform-wide provider: refused for an address of the domain, with the reason, and no session', async () => {
-    upstream.signInAs('newcomer-1');
-    const result = await ssoSignInThroughOidc(server.origin, platformConnection, ca);
-    expect(new URL(result.location, server.url).searchParams.get('sso_error'), result.location).toBe('sso_required');
-    expect(result.session).toBeNull();
-    expect(await server.base.db.user.count({ where: { email: `newcomer@${SSO_DOMAIN}` } })).toBe(0);
-  });
-
-  it('the connection that serves the domain: signs the person in', async () => {
-    upstream.signInAs('pat-1');
-    const result = await ssoSignInThroughOidc(server.origin, ssoConnection, ca);
-    expect(result.session, result.location).toMatch(/^tss_/);
-    expect((await client(server.url, { token: result.session! }).get('/api/v1/users/me')).body.email).toBe(pat.email);
+  it.each(rowsOf(table))('%s', async (_way, row) => {
+    await row.then(await row.attempt());
   });
 });
 
-describe('require_mfa on the organization: whichever way in, nothing of it without a factor', () => {
-  /** What a session without a factor must not get in beta, and what one with a factor gets. */
-  async function expectHeldBack(token: string) {
-    const api = client(server.url, { token });
+describe('require_mfa on the organization: the second step with a factor; without one, nothing of it until one is set up', () => {
+  /** The organization a session acts in. */
+  const organizationOf = async (token: string) => (await client(url(), { token }).get('/api/v1/auth/session')).body.organization?.id;
+
+  /** A session in beta without a factor: flagged, and refused what beta has (licences, portal pages but Security). */
+  async function heldBack(o: Outcome) {
+    expect(o.status, JSON.stringify(o)).toBe(o.browser ? 303 : 200);
+    expect(o.token, JSON.stringify(o)).toMatch(/^tss_/);
+    // A browser's sign-in through a provider carries no body; the refusals below are what hold it back.
+    if (!o.browser) expect(o.mfaEnrollmentRequired).toBe(true);
+    expect(await organizationOf(o.token!)).toBe(beta.id);
+    const api = client(url(), { token: o.token });
     for (const path of ['/api/v1/licenses/entitlements', '/api/v1/licenses/check?product=ways']) {
       const reply = await api.get(path);
       expect(reply.status, `${path} ${JSON.stringify(reply.body)}`).toBe(403);
@@ -234,58 +282,80 @@ describe('require_mfa on the organization: whichever way in, nothing of it witho
     }
     const graphql = await api.post('/graphql', { query: '{ myLicenses { licenses } }' });
     expect(graphql.body.errors?.[0]?.extensions?.code, JSON.stringify(graphql.body)).toBe('mfa_enrollment_required');
-    for (const path of ['/portal/dashboard', '/portal/oauth-clients']) {
-      expect(await portalPage(token, path), path).toEqual({ status: 303, to: '/portal/security' });
-    }
-    expect((await portalPage(token, '/portal/security')).status).toBe(200);
+    for (const path of ['/portal/dashboard', '/portal/oauth-clients']) expect(await portalPage(o.token!, path), path).toEqual({ status: 303, to: '/portal/security' });
+    expect((await portalPage(o.token!, '/portal/security')).status).toBe(200);
   }
-  async function expectLetIn(token: string) {
-    const api = client(server.url, { token });
+  /** A session in beta that used its factor: let in. */
+  async function letIn(o: Outcome) {
+    expect(o.status, JSON.stringify(o)).toBe(200);
+    expect(o.token, JSON.stringify(o)).toMatch(/^tss_/);
+    expect(o.mfaEnrollmentRequired).toBeUndefined();
+    expect(await organizationOf(o.token!)).toBe(beta.id);
+    const api = client(url(), { token: o.token });
     expect((await api.get('/api/v1/licenses/entitlements')).status).toBe(200);
     expect((await api.get('/api/v1/licenses/check?product=ways')).status).toBe(200);
-    expect((await portalPage(token, '/portal/dashboard')).status).toBe(200);
+    expect((await portalPage(o.token!, '/portal/dashboard')).status).toBe(200);
+  }
+  /** A person with a factor: its step, and no session until it. */
+  function secondStep(o: Outcome) {
+    expect(o.status, JSON.stringify(o)).toBe(200);
+    expect(o.mfaToken, JSON.stringify(o)).toEqual(expect.any(String));
+    expect(o.token).toBeUndefined();
+    expect(o.setCookie).toBe(false);
   }
 
-  it.each<[string, () => Promise<Outcome>, boolean]>([
-    ['password, no factor: a session flagged for enrolment', async () => outcomeOf(await passwordLogin(beta0.email)), true],
-    ['password + TOTP', async () => outcomeOf(await codeLogin(betaTotp.email, betaTotp.secret)), false],
-    ['passkey', async () => outcomeOf(await passkeyLogin(betaKey.key)), false],
-    ['single sign-on, no factor: a session flagged for enrolment', async () => {
-      upstream.signInAs('sam-1');
-      const result = await ssoSignInThroughOidc(server.origin, betaConnection, ca);
-      expect(result.session, result.location).toMatch(/^tss_/);
-      const session = await client(server.url, { token: result.session! }).get('/api/v1/auth/session');
-      expect(session.body.organization?.id).toBe(beta.id);
-      return { status: 200, token: result.session!, mfaEnrollmentRequired: true };
-    }, true],
-  ])('%s', async (_way, attempt, awaitingFactor) => {
-    freshWindow();
-    const outcome = await attempt();
-    expect(outcome.status, JSON.stringify(outcome)).toBe(200);
-    expect(outcome.token).toMatch(/^tss_/);
-    expect(!!outcome.mfaEnrollmentRequired).toBe(awaitingFactor);
-    await (awaitingFactor ? expectHeldBack(outcome.token!) : expectLetIn(outcome.token!));
-  });
+  const table: Record<WayIn, Row> = {
+    'password': { attempt: async () => outcomeOf(await passwordLogin(beta0.email)), then: heldBack },
+    'second factor: a TOTP code': { attempt: async () => codeStep(await mfaTokenOf(betaTotp.email), betaTotp.secret), then: letIn },
+    'second factor: a recovery code': { attempt: async () => recoveryStep(await mfaTokenOf(betaTotp.email), betaTotp.recoveryCodes[0]!), then: letIn },
+    'passkey alone': { attempt: async () => outcomeOf(await passkeySignIn(url(), betaKey.key)), then: letIn },
+    'passkey as the second step': { attempt: async () => outcomeOf(await passkeySignIn(url(), betaKey.key, await mfaTokenOf(betaKey.email))), then: letIn },
+    'organization SSO': {
+      attempt: async () => {
+        upstream.signInAs('sam-1');
+        return ssoOutcomeOf(await ssoSignInThroughOidc(stage.server.origin, betaConnection, stage.ca));
+      },
+      then: heldBack,
+    },
+    'platform-wide SSO': {
+      attempt: async () => {
+        upstream.signInAs('none-social');
+        return ssoOutcomeOf(await ssoSignInThroughOidc(stage.server.origin, platformConnection, stage.ca));
+      },
+      then: heldBack,
+    },
+    // The link makes no session; the password after it meets the factor as ever.
+    'password reset': { attempt: () => resetThenLogin(betaTotp.email), then: secondStep },
+    // Accepting joins beta: the session (moved there, or new) is beta's, and held back like any other.
+    'invitation accepted with a password': {
+      attempt: async () => outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token: await invitationFor(beta.owner.api, beta.id, gamma.admin.email), password: PASSWORD })),
+      then: heldBack,
+    },
+    'invitation accepted inside a session': {
+      attempt: async () => {
+        const token = await invitationFor(beta.owner.api, beta.id, gamma.member.email);
+        return outcomeOf(await gamma.member.api.post('/api/v1/invitations/accept', { token }));
+      },
+      then: heldBack,
+    },
+    'invitation accepted creating an account': {
+      attempt: async () => {
+        const token = await invitationFor(beta.owner.api, beta.id, `newcomer-${Date.now()}@example.test`);
+        return outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token, name: 'Newcomer', password: PASSWORD }));
+      },
+      then: heldBack,
+    },
+  };
 
-  it('an invitation accepted with the password of an account with a factor: the second step, no session', async () => {
-    freshWindow();
-    const invited = await acme.owner.api.post(`/v1/organizations/${acme.id}/invitations`, { email: betaTotp.email, role: 'member' });
-    expect(invited.status, JSON.stringify(invited.body)).toBe(201);
-    const token = await mailedInvitationToken(server.url, betaTotp.email);
-    const accepted = await anonymous().post('/api/v1/invitations/accept', { token, password: PASSWORD });
-    expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
-    expect(accepted.body).toMatchObject({ mfa_required: true, mfa_token: expect.any(String) });
-    expect(accepted.body.token).toBeUndefined();
-    expect(accepted.headers.get('set-cookie')).toBeNull();
-  });
-
-  it('a password reset makes no session: the person with a factor still meets the second step', async () => {
-    freshWindow();
-    const confirmed = await anonymous().post('/api/v1/auth/password-reset/confirm', { token: await resetToken(betaTotp.email), password: PASSWORD });
-    expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
-    expect(confirmed.headers.get('set-cookie')).toBeNull();
-    const login = await passwordLogin(betaTotp.email);
-    expect(login.body).toMatchObject({ mfa_required: true });
-    expect(login.body.token).toBeUndefined();
+  it.each(rowsOf(table))('%s', async (_way, row) => {
+    await row.then(await row.attempt());
   });
 });
+
+/** Where a portal page sends a session: its status and the path of its redirect. */
+async function portalPage(token: string, path: string) {
+  const res = await fetch(`${url()}${path}`, { headers: { cookie: `tessera_session=${token}` }, redirect: 'manual' });
+  await res.arrayBuffer();
+  const location = res.headers.get('location');
+  return { status: res.status, to: location ? new URL(location, url()).pathname : null };
+}
