@@ -57,8 +57,8 @@ async function refuse(ctx: Context, email: string | null, key: string, until: Da
 
 /**
  * Before the password is checked (outside a transaction): a locked account or address is refused. One statement.
- * A passkey sign-in asks too, with no account (null): its failures count against the address alone, and once the
- * passkey's owner is known, a device cookie of that owner lets it past the address's lock (`owner`).
+ * A passkey sign-in asks too, with no account (null): its failures count against the address alone, and a device
+ * cookie of the passkey's owner (`owner`, null for a passkey nobody has) lets it past the address's lock.
  */
 export async function admitPasswordAttempt(ctx: Context, email: string | null, owner: string | null = email): Promise<void> {
   const now = ctx.clock.now();

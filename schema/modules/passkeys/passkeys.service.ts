@@ -378,19 +378,16 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
   // A password proved a moment ago for the same person (the mfa_token of that sign-in) makes two factors with the
   // passkey, whether or not it verified the person; another person's token, or an expired one, adds nothing.
   const password = mfaToken ? await readMfaToken(ctx, mfaToken) : null;
-  // A locked address is refused before anything is checked, as for passwords; but a browser with a device cookie is
-  // refused only once the passkey's owner is known, and then only unless the cookie is the owner's.
-  const device = !!ctx.request.deviceCookie;
-  if (!device) await admitPasswordAttempt(ctx, null);
-  const challenge = signedChallenge(response.response.clientDataJSON);
-  if (!(await challengeIsOpen(ctx, challenge, 'authentication', null))) throw new InvalidChallengeError();
-
   const passkey = await ctx.db.passkey.findUnique({
     where: { credentialId: response.id },
     select: { id: true, userId: true, credentialId: true, publicKey: true, counter: true, transports: true, user: { select: { id: true, email: true, sessionVersion: true } } },
   });
+  // A locked address is refused before anything is checked, as for passwords; the attempt is for the passkey's owner,
+  // whose device cookie lets its browser past the address's lock (auth/throttle.service.ts), as a password's would.
+  await admitPasswordAttempt(ctx, null, passkey?.user.email ?? null);
+  const challenge = signedChallenge(response.response.clientDataJSON);
+  if (!(await challengeIsOpen(ctx, challenge, 'authentication', null))) throw new InvalidChallengeError();
   if (!passkey) return refuseCredential(ctx, new UnknownPasskeyError(), { reason: 'unknown_credential' });
-  if (device) await admitPasswordAttempt(ctx, null, passkey.user.email);
 
   let verified;
   try {
