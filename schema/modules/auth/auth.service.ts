@@ -98,7 +98,7 @@ export const requiredConnectionSql = (domain: string) => Prisma.sql`
 /**
  * How a sign-in proved the person, as the policy sees it: the password step of /login has asked
  * requiredConnectionSql in its own statement already; a connection may sign in the addresses it is required for;
- * every other way in (the second step, a passkey, an accepted invitation) is asked here.
+ * every other way in (the second step, a passkey, an invitation that makes an account) is asked here.
  */
 export type WayIn = { via: 'password' } | { via: 'second_factor' | 'passkey' | 'invitation' } | { via: 'sso'; connectionId: string };
 

@@ -16,10 +16,8 @@ import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession, revokeSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
-import { login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
+import { admitSignIn, login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
 import { mailVerificationLink } from '../accounts/email-verification.service.ts';
-import { ssoRouteFor } from '../sso/home-realm.ts';
-import { SsoRequiredError } from '../sso/sso.errors.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
 import { queueMail } from '../mail/outbox.ts';
 
@@ -209,8 +207,7 @@ type Tx = Prisma.TransactionClient;
  * in there (which makes the account), then accepts signed in.
  */
 async function newAccountFields(ctx: Context, email: string, name?: string, password?: string) {
-  const route = await ssoRouteFor(ctx, email);
-  if (route?.requireSso) throw new SsoRequiredError({ id: route.connectionId, name: route.name });
+  await admitSignIn(ctx.db, email, { via: 'invitation' });
   const problems = [
     ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
     ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
