@@ -39,8 +39,12 @@ class Locked extends Error {
   }
 }
 
-/** The one statement of the step: the lock, the token's single use, the code's, the count cleared. */
-async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pending: PendingSignIn, factor: Factor) {
+/**
+ * The one statement of the step: the lock, the token's single use, the code's, the count cleared. `throttle` is
+ * acceptedCtes(ctx, pending.email, 'used'), made before the transaction opens (it checks the device cookie's
+ * signature).
+ */
+async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pending: PendingSignIn, factor: Factor, throttle: { locked: Prisma.Sql; cleared: Prisma.Sql }) {
   const now = ctx.clock.now();
   const used = 'step' in factor
     ? Prisma.sql`update totp_factors set last_used_step = ${factor.step}
@@ -50,7 +54,6 @@ async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pendi
     : Prisma.sql`update recovery_codes set used_at = ${now}::timestamp
         where user_id = ${pending.userId} and code_hash = ${recoveryCodeHash(factor.recoveryCode)} and used_at is null
           and exists (select 1 from claimed) returning 1`;
-  const throttle = await acceptedCtes(ctx, pending.email, 'used');
   const [row] = await tx.$queryRaw<{ lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]>`
     with ${throttle.locked},
     claimed as (${useMfaTokenSql(pending, now, Prisma.sql`not exists (select 1 from locked)`)}),
@@ -79,9 +82,10 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
     factor = { recoveryCode: recoveryCode! };
   }
   const wrong = new InvalidCodeError('step' in factor ? 'code' : 'recovery code');
+  const throttle = await acceptedCtes(ctx, pending.email, 'used');
   try {
     const result = await signInWith(ctx, { id: pending.userId, email: pending.email, sessionVersion: pending.sessionVersion }, PASSWORD_AND_CODE, { via: 'second_factor' }, async (tx) => {
-      const verdict = await useSecondFactor(tx, ctx, pending, factor);
+      const verdict = await useSecondFactor(tx, ctx, pending, factor, throttle);
       if (verdict.lockedKey) throw new Locked({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
       if (!verdict.claimed) throw new InvalidMfaTokenError();
       if (!verdict.used) throw wrong;
