@@ -446,6 +446,25 @@ describe('POST /api/v1/invitations/accept', () => {
     expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
   });
 
+  it("lets one of 20 concurrent accepts with an existing account's password join, answers the rest 400, and makes them no session", async () => {
+    // given a person of another organization, invited, whose 20 accepts with their password race
+    const person = await addPerson(server.url, b.owner.api, b.id, 'member', 'racer');
+    const created = await invite(a.admin.api, a.id, { email: person.email, role: 'member' });
+    const sessionsBefore = await server.base.db.session.count({ where: { userId: person.id } });
+
+    const replies = await Promise.all(Array.from({ length: 20 }, () => accept({ token: created.body.token, password: PASSWORD })));
+
+    // then one joins, in a session of the organization, and the others are told the invitation is used
+    const joined = replies.filter((r) => r.status === 200);
+    expect(joined).toHaveLength(1);
+    expect(joined[0]!.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
+    expect(replies.filter((r) => r.status !== 200).map((r) => [r.status, r.body.details]))
+      .toEqual(Array(19).fill([400, [{ path: 'token', message: 'is not a valid invitation' }]]));
+    // and a sign-in that lost the claim made no session: the join is in the transaction that makes it
+    expect(await server.base.db.session.count({ where: { userId: person.id } })).toBe(sessionsBefore + 1);
+    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
+  });
+
   it('lets either the revoke or the accept win when they race, never both', async () => {
     for (let round = 0; round < 3; round++) {
       const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });
