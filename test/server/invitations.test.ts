@@ -446,6 +446,24 @@ describe('POST /api/v1/invitations/accept', () => {
     expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
   });
 
+  it('answers the second of two organizations\' concurrent accepts that both make the account 401, not 500', async () => {
+    // given one new address invited by two organizations, and both invitations accepted at once to make the account
+    const email = newEmail('twice');
+    const [toA, toB] = await Promise.all([invite(a.admin.api, a.id, { email, role: 'member' }), invite(b.admin.api, b.id, { email, role: 'member' })]);
+
+    const replies = await Promise.all([
+      accept({ token: toA.body.token, name: 'Twice', password: PASSWORD }),
+      accept({ token: toB.body.token, name: 'Twice', password: PASSWORD }),
+    ]);
+
+    // then one account is made; the other accept is told to sign in to it, and its invitation stays usable
+    expect(replies.map((r) => r.status).sort(), JSON.stringify(replies.map((r) => r.body))).toEqual([200, 401]);
+    expect(await server.base.db.user.count({ where: { email } })).toBe(1);
+    const lost = replies[0]!.status === 200 ? toB : toA;
+    expect(replies.find((r) => r.status === 401)!.body.error).toBe('invalid_credentials');
+    expect(await statusOf(lost === toA ? a.id : b.id, lost.body.id)).toBe('pending');
+  });
+
   it("lets one of 20 concurrent accepts with an existing account's password join, answers the rest 400, and makes them no session", async () => {
     // given a person of another organization, invited, whose 20 accepts with their password race
     const person = await addPerson(server.url, b.owner.api, b.id, 'member', 'racer');

@@ -5,7 +5,7 @@
 // accepting is signing in to it: inside its session, or with its password under login's every rule.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
+import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { AlreadyMemberError, InvalidInvitationError, InvitationNotPendingError, InviteeNotProvenError, NewAccountFieldsError, RoleAboveYoursError } from './members.errors.ts';
 import { requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
@@ -275,7 +275,10 @@ async function join(ctx: Context, tx: Tx, { invitation, hash, mailed }: FoundInv
   });
   if (claimed.count !== 1) throw new InvalidInvitationError();
   const user = 'create' in joiner
-    ? await tx.user.create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } })
+    ? await tx.user.create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } }).catch((error: unknown) => {
+      // Another organization's invitation, accepted at the same time, made the account: it accepts as any account does.
+      throw isUniqueViolation(error) ? new InviteeNotProvenError() : error;
+    })
     : await proveAddress(ctx, tx, joiner.userId, invitation.email, mailed);
   const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: org.id } } });
   if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: org.id, role: invitation.role } });
