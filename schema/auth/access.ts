@@ -159,13 +159,6 @@ export async function requireOwner(ctx: Context, organizationId: string, Refusal
   if ((await requireOrgRole(ctx, organizationId, 'admin', what)) !== 'owner') throw new Refusal();
 }
 
-/**
- * No mapping gives a role above its author's (docs/architecture.md#authorization): a connection's role map and
- * default role, a directory group's role. Whoever may write a mapping would otherwise grant through it what they
- * may not grant by hand.
- */
-export const mapsWithin = (author: Role, given: Iterable<Role | null | undefined>) => [...given].every((role) => !role || roleAtLeast(author, role));
-
 export function requireActor(ctx: Context) {
   if (!ctx.actor) throw new UnauthenticatedError();
   return ctx.actor;

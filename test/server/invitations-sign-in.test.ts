@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../schema/lib/crypto.ts';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
+import { addPerson, createTenant, mailedInvitationToken, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { movableClock } from '../helpers/clock.ts';
 import { codeAt, enrolTotp, toMidStep, wrongCode } from '../helpers/totp.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
@@ -53,13 +53,8 @@ const membershipsOf = (userId: string) => server.base.db.membership.findMany({ w
 const sessionsOf = (userId: string) => server.base.db.session.count({ where: { userId } });
 const statusOf = async (id: string) => (await server.base.db.invitation.findUniqueOrThrow({ where: { id } })).acceptedAt ? 'accepted' : 'pending';
 
-/** The token of the accept link in the newest invitation mail to `email`, as the development mailbox holds it. */
-async function mailedToken(email: string): Promise<string> {
-  const mail = await server.base.db.mail.findFirst({ where: { toAddress: email, kind: 'invitation' }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
-  const link = mail?.textBody?.match(/\/invitations\/accept\?token=(\S+)/);
-  if (!link) throw new Error(`no invitation mail to ${email}`);
-  return decodeURIComponent(link[1]!);
-}
+/** The token of the accept link in the newest invitation mail to `email`: the mailbox's link, which proves it. */
+const mailedToken = async (email: string) => (await mailedInvitationToken(server.url, email))!;
 
 /** The ID token's claims of a code flow for the session `token`. */
 async function idTokenOf(token: string) {

@@ -446,6 +446,43 @@ describe('POST /api/v1/invitations/accept', () => {
     expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
   });
 
+  it('answers the second of two organizations\' concurrent accepts that both make the account 401, not 500', async () => {
+    // given one new address invited by two organizations, and both invitations accepted at once to make the account
+    const email = newEmail('twice');
+    const [toA, toB] = await Promise.all([invite(a.admin.api, a.id, { email, role: 'member' }), invite(b.admin.api, b.id, { email, role: 'member' })]);
+
+    const replies = await Promise.all([
+      accept({ token: toA.body.token, name: 'Twice', password: PASSWORD }),
+      accept({ token: toB.body.token, name: 'Twice', password: PASSWORD }),
+    ]);
+
+    // then one account is made; the other accept is told to sign in to it, and its invitation stays usable
+    expect(replies.map((r) => r.status).sort(), JSON.stringify(replies.map((r) => r.body))).toEqual([200, 401]);
+    expect(await server.base.db.user.count({ where: { email } })).toBe(1);
+    const lost = replies[0]!.status === 200 ? toB : toA;
+    expect(replies.find((r) => r.status === 401)!.body.error).toBe('invalid_credentials');
+    expect(await statusOf(lost === toA ? a.id : b.id, lost.body.id)).toBe('pending');
+  });
+
+  it("lets one of 20 concurrent accepts with an existing account's password join, answers the rest 400, and makes them no session", async () => {
+    // given a person of another organization, invited, whose 20 accepts with their password race
+    const person = await addPerson(server.url, b.owner.api, b.id, 'member', 'racer');
+    const created = await invite(a.admin.api, a.id, { email: person.email, role: 'member' });
+    const sessionsBefore = await server.base.db.session.count({ where: { userId: person.id } });
+
+    const replies = await Promise.all(Array.from({ length: 20 }, () => accept({ token: created.body.token, password: PASSWORD })));
+
+    // then one joins, in a session of the organization, and the others are told the invitation is used
+    const joined = replies.filter((r) => r.status === 200);
+    expect(joined).toHaveLength(1);
+    expect(joined[0]!.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
+    expect(replies.filter((r) => r.status !== 200).map((r) => [r.status, r.body.details]))
+      .toEqual(Array(19).fill([400, [{ path: 'token', message: 'is not a valid invitation' }]]));
+    // and a sign-in that lost the claim made no session: the join is in the transaction that makes it
+    expect(await server.base.db.session.count({ where: { userId: person.id } })).toBe(sessionsBefore + 1);
+    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
+  });
+
   it('lets either the revoke or the accept win when they race, never both', async () => {
     for (let round = 0; round < 3; round++) {
       const created = await invite(a.admin.api, a.id, { email: newEmail(), role: 'member' });

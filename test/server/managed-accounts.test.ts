@@ -255,8 +255,8 @@ describe('the managing organization', () => {
     const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: invitation.body.token, name: 'Squatter', password: PASSWORD });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     const userId = accepted.body.user.id as string;
-    // (the inviter accepted it, not the mailbox: nothing proved the address)
-    await server.base.db.user.update({ where: { id: userId }, data: { emailVerified: false } });
+    // (the inviter accepted it with the link it was shown, not the mailbox's: nothing proved the address)
+    expect((await accountOf(userId)).emailVerified).toBe(false);
     const squatterSession = client(server.url, { token: accepted.body.token });
     await enrolTotp(squatterSession, clock);
 
@@ -272,6 +272,10 @@ describe('the managing organization', () => {
     expect((await squatterSession.get('/api/v1/auth/session')).status).toBe(401);
     expect((await passwordLogin(email)).status).toBe(401);
     expect(await hasTotp(userId)).toBe(false);
+    // and the account's organizations hear of it as of any take-over: its password changed, its address proven
+    const about = async (kind: string) => (await server.base.db.event.findMany({ where: { kind } })).filter((e) => JSON.parse(e.body).data.user?.id === userId);
+    expect(await about('user.password.changed')).toHaveLength(1);
+    expect(await about('user.email.verified')).toHaveLength(1);
   });
 
   it("tells its owners which members' accounts it manages", async () => {

@@ -64,9 +64,12 @@ afterAll(async () => {
  * invitation whose token the inviter held (so the mailbox never answered), then armed with everything that signs in.
  */
 async function preHijacked(email: string) {
-  const attacker = await addPerson(server.url, evil.owner.api, evil.id, 'admin', 'attacker');
-  await server.base.db.user.update({ where: { id: attacker.id }, data: { email, emailVerified: false } });
-  const person: Person = { ...attacker, email };
+  const invitation = await evil.owner.api.post(`/v1/organizations/${evil.id}/invitations`, { email, role: 'admin' });
+  expect(invitation.status, JSON.stringify(invitation.body)).toBe(201);
+  const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: invitation.body.token, name: 'Attacker', password: PASSWORD });
+  expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
+  const person: Person = { id: accepted.body.user.id, email, token: accepted.body.token, api: session(accepted.body.token) };
+  expect((await person.api.get('/api/v1/users/me')).body.email_verified).toBe(false);
   const { key: passkey } = await addPasskey(person.api, server.origin, 'Attacker laptop');
   const totp = await enrolTotp(person.api, clock);
   const key = await person.api.post('/api/v1/api-keys', { name: 'Attacker key', role: 'admin' });
@@ -76,7 +79,7 @@ async function preHijacked(email: string) {
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   expect(tokens.body.refresh_token).toBeTruthy();
   // The attacker's own account at a platform provider, connected to this one.
-  social.addAccount({ sub: `attacker-of-${email}`, email: `attacker+${attacker.id}@evil.test`, email_verified: true, name: 'Attacker' });
+  social.addAccount({ sub: `attacker-of-${email}`, email: `attacker+${person.id}@evil.test`, email_verified: true, name: 'Attacker' });
   social.signInAs(`attacker-of-${email}`);
   const linked = await ssoSignInThroughOidc(server.origin, socialConnection, ca, { query: { link: '1' }, jar: withSession(person.token) });
   expect(new URL(linked.location).search).toBe('?linked=1');

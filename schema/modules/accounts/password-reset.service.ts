@@ -111,12 +111,13 @@ export async function confirmPasswordReset(ctx: Context, input: unknown): Promis
     // A link mailed to an address the account no longer uses is void.
     if (!claimed || !before || before.email !== claimed.email) throw new InvalidLinkError('reset');
     // The link reached the address, which proves it. An account whose address was never proven may have been made
-    // by someone else (pre-hijacking): what they set up goes before the mailbox's holder gets it (take-over.ts).
-    if (!before.emailVerified) await takeOverUnproven(ctx, tx, before.id, passwordHash, { via: 'password_reset' });
-    const user = await tx.user.update({ where: { id: before.id }, data: { passwordHash, sessionVersion: { increment: 1 }, emailVerified: true } });
-    const at = { at: now };
-    await emitUserEvent(tx, 'user.password.changed', user.id, { user }, at);
-    if (!before.emailVerified) await emitUserEvent(tx, 'user.email.verified', user.id, { user }, at);
+    // by someone else (pre-hijacking): taking it over removes what they set up, sets the password and proves the
+    // address, with the events a reset emits (take-over.ts).
+    const takenOver = !before.emailVerified && (await takeOverUnproven(ctx, tx, before.id, passwordHash, { via: 'password_reset' })).takenOver;
+    const user = takenOver
+      ? await tx.user.findUniqueOrThrow({ where: { id: before.id } })
+      : await tx.user.update({ where: { id: before.id }, data: { passwordHash, sessionVersion: { increment: 1 }, emailVerified: true } });
+    if (!takenOver) await emitUserEvent(tx, 'user.password.changed', user.id, { user }, { at: now });
     await recordAudit(ctx, { action: 'user.password.reset', actorId: user.id, targetType: 'user', targetId: user.id }, tx);
     await queueMail(tx, 'password_changed', user.email, { name: user.name, at: now, forgotUrl: forgotPasswordUrl(ctx) }, now);
     return user;

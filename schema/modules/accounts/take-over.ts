@@ -7,12 +7,12 @@ import type { Prisma } from '../../db.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { revokeGrant } from '../oauth/revocation.service.ts';
+import { revokeGrants } from '../oauth/revocation.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
 export interface TakenOver {
-  user: { id: string; email: string; name: string; sessionVersion: number };
+  user: { id: string; email: string; name: string; emailVerified: boolean; createdAt: Date; sessionVersion: number };
   /** False when the address was proven already (a concurrent proof got there first): nothing was removed. */
   takenOver: boolean;
 }
@@ -24,7 +24,9 @@ export interface TakenOver {
  * remembered consents, pending mailed links (an address change among them), WebAuthn challenges and the API keys it
  * made (they act in its organizations in its name) are removed; the session version moves on, so whatever was issued
  * before stops at its next use. Memberships stay: they open nothing. The address is then proven. The conditional
- * update makes one proof of two at once do it; the other finds the address proven.
+ * update makes one proof of two at once do it; the other finds the address proven. Its organizations hear it as
+ * they hear a reset: user.password.changed and user.email.verified (and 2fa.disabled when a factor went), emitted
+ * here for every way a take-over comes, so a caller adds none.
  */
 export async function takeOverUnproven(
   ctx: Context, tx: Tx, userId: string, passwordHash: string,
@@ -34,8 +36,11 @@ export async function takeOverUnproven(
   const [user] = await tx.$queryRaw<TakenOver['user'][]>`
     update users set password_hash = ${passwordHash}, email_verified = true, session_version = session_version + 1, updated_at = ${now}::timestamp(3)
     where id = ${userId} and not email_verified
-    returning id, email, name, session_version as "sessionVersion"`;
-  if (!user) return { user: await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, sessionVersion: true } }), takenOver: false };
+    returning id, email, name, email_verified as "emailVerified", created_at as "createdAt", session_version as "sessionVersion"`;
+  if (!user) {
+    const proven = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, emailVerified: true, createdAt: true, sessionVersion: true } });
+    return { user: proven, takenOver: false };
+  }
   const [totp] = await tx.$queryRaw<{ confirmed: boolean }[]>`
     delete from totp_factors where user_id = ${userId} returning confirmed_at is not null as confirmed`;
   const passkeys = await tx.passkey.deleteMany({ where: { userId } });
@@ -43,19 +48,21 @@ export async function takeOverUnproven(
   await tx.webauthnChallenge.deleteMany({ where: { userId } });
   const identities = await tx.ssoIdentity.deleteMany({ where: { userId } });
   const sessions = await tx.session.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } });
-  const grants = await tx.oAuthGrant.findMany({ where: { userId, revokedAt: null }, select: { id: true } });
-  for (const grant of grants) await revokeGrant(ctx, tx, grant.id);
+  const grants = await revokeGrants(ctx, tx, { userId });
   await tx.oAuthConsent.deleteMany({ where: { userId } });
   await tx.linkToken.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now } });
   const keys = await tx.apiKey.findMany({ where: { createdById: userId, revokedAt: null }, select: { organization: { select: { id: true, name: true } } } });
   const organizations = new Map(keys.map((k) => [k.organization.id, k.organization]));
   for (const organization of organizations.values()) await apiKeysFollowCreator(ctx, tx, organization, userId, null, 'account_taken_over');
-  if (totp?.confirmed || passkeys.count) await emitUserEvent(tx, '2fa.disabled', userId, { user }, { at: now });
+  const at = { at: now };
+  await emitUserEvent(tx, 'user.password.changed', userId, { user }, at);
+  await emitUserEvent(tx, 'user.email.verified', userId, { user }, at);
+  if (totp?.confirmed || passkeys.count) await emitUserEvent(tx, '2fa.disabled', userId, { user }, at);
   await recordAudit(ctx, {
     action: 'account.take_over', organizationId: via.organizationId ?? null, actorId: userId, targetType: 'user', targetId: userId,
     details: {
       via: via.via, ...(via.connectionId ? { connectionId: via.connectionId } : {}), ...(via.tokenId ? { tokenId: via.tokenId } : {}),
-      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants: grants.length, apiKeys: keys.length,
+      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants, apiKeys: keys.length,
     },
   }, tx);
   return { user, takenOver: true };

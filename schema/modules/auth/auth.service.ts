@@ -63,9 +63,18 @@ export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | '
   };
 }
 
-export async function login(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
+/**
+ * What a password sign-in does besides, in its session's transaction: accepting an invitation joins the organization
+ * there, and the session starts in it (invitations.service.ts). A join that fails leaves no session.
+ */
+export interface SignInAlso {
+  organizationId: string;
+  use: (tx: Prisma.TransactionClient) => Promise<void>;
+}
+
+export async function login(ctx: Context, input: unknown, also?: SignInAlso): Promise<LoginResult | MfaChallenge> {
   try {
-    const result = await passwordLogin(ctx, input);
+    const result = await passwordLogin(ctx, input, also);
     ctx.metrics.signIn('success', 'password');
     return result;
   } catch (error) {
@@ -114,7 +123,7 @@ export async function admitSignIn(db: Pick<Prisma.TransactionClient, '$queryRaw'
   if (required && !(way.via === 'sso' && way.connectionId === required.id)) throw new SsoRequiredError(required);
 }
 
-async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
+async function passwordLogin(ctx: Context, input: unknown, also?: SignInAlso): Promise<LoginResult | MfaChallenge> {
   const { email, password } = parseInput(loginInput, input);
   // A locked account or address is refused before the password is hashed; no transaction is open while it is.
   await admitPasswordAttempt(ctx, email);
@@ -142,7 +151,7 @@ async function passwordLogin(ctx: Context, input: unknown): Promise<LoginResult 
     return mfaChallenge(ctx, user, email);
   }
   await passwordAccepted(ctx, email);
-  return signInWith(ctx, { ...user, email }, ['pwd'], { via: 'password' });
+  return signInWith(ctx, { ...user, email }, ['pwd'], { via: 'password' }, also?.use, also?.organizationId);
 }
 
 /**
@@ -160,16 +169,17 @@ async function mfaChallenge(ctx: Context, user: Account, email: string): Promise
  * Ends a sign-in that has proved who the person is with `amr`: the sign-in policy (admitSignIn), a new session,
  * audited as auth.login with its methods, and the login payload. The policy is asked first, so that a refused way
  * in uses up nothing; `use` runs next in the same transaction (consuming a code or a challenge), so that a sign-in
- * that fails there leaves nothing behind.
+ * that fails there leaves nothing behind. The session starts in `organizationId`, else in the default one.
  */
 export async function signInWith(
   ctx: Context, user: { id: string; email: string; sessionVersion: number }, amr: AuthMethod[], way: WayIn, use?: (tx: Prisma.TransactionClient) => Promise<void>,
+  organizationId?: string,
 ): Promise<LoginResult> {
   const userId = user.id;
   const issued = await ctx.db.$transaction(async (tx) => {
     await admitSignIn(tx, user.email, way);
     await use?.(tx);
-    const issued = await createSession(ctx, tx, userId, user.sessionVersion, undefined, undefined, amr);
+    const issued = await createSession(ctx, tx, userId, user.sessionVersion, organizationId, undefined, amr);
     await recordAudit(ctx, { action: 'auth.login', actorId: userId, targetType: 'user', targetId: userId, organizationId: issued.session.organizationId, details: { amr } }, tx);
     return issued;
   });

@@ -11,7 +11,7 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { fields } from '../../lib/input.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { managerOf, manages } from '../../auth/managed.ts';
+import { managedIn, managerOf, manages } from '../../auth/managed.ts';
 import { endEverySession } from '../auth/sessions.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
 import { admitMember, dismissMember } from '../members/members.service.ts';
@@ -205,11 +205,12 @@ export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id:
  */
 async function followProfile(ctx: Context, tx: Tx, caller: ScimCaller, row: Row, data: ReturnType<typeof checked>) {
   const user = await tx.user.findUniqueOrThrow({ where: { id: row.userId } });
-  if (!(await manages(tx, caller.organizationId, user.email))) return;
+  const ours = await managedIn(tx, caller.organizationId);
+  if (!ours(user.email)) return;
   const changes: Prisma.UserUpdateInput = {};
   const name = nameOf(data);
   if (name && name !== user.name) changes.name = name;
-  if (data.email !== user.email && (await manages(tx, caller.organizationId, data.email))) {
+  if (data.email !== user.email && ours(data.email)) {
     if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new ScimUniquenessError(`The address ${data.email}`);
     changes.email = data.email;
     changes.emailVerified = true;

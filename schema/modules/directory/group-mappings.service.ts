@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation } from '../../db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { mapsWithin, organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { RoleAboveYoursError } from '../members/members.errors.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -31,7 +31,7 @@ export async function createGroupMapping(ctx: Context, input: unknown) {
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
   requireFirstParty(ctx, 'map directory groups');
   // A group that makes owners is an owner's decision, as granting the role is (members.service.ts).
-  if (!mapsWithin(callerRole, [data.role])) throw new RoleAboveYoursError('map a group to');
+  if (data.role && !roleAtLeast(callerRole, data.role)) throw new RoleAboveYoursError('map a group to');
   if (!data.role === !data.subscriptionId) {
     throw new ValidationError('A group gives a role or a subscription\'s seats', [{ path: data.role ? 'subscriptionId' : 'role', message: 'give either role or subscription_id' }]);
   }
@@ -66,7 +66,7 @@ export async function deleteGroupMapping(ctx: Context, id: string) {
   const callerRole = await requireOrgRole(ctx, found.organizationId, 'admin', 'Group mapping');
   requireFirstParty(ctx, 'map directory groups');
   // Without it the group's owners would lose the role at the directory's next change: only owners act on owners.
-  if (!mapsWithin(callerRole, [found.role])) throw new RoleAboveYoursError('remove the mapping of');
+  if (found.role && !roleAtLeast(callerRole, found.role)) throw new RoleAboveYoursError('remove the mapping of');
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.directoryGroupMapping.deleteMany({ where: { id: mappingId } });
     if (!count) throw new NotFoundError('Group mapping');

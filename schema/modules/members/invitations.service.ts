@@ -5,7 +5,7 @@
 // accepting is signing in to it: inside its session, or with its password under login's every rule.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import type { Prisma } from '../../db.ts';
+import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { AlreadyMemberError, InvalidInvitationError, InvitationNotPendingError, InviteeNotProvenError, NewAccountFieldsError, RoleAboveYoursError } from './members.errors.ts';
 import { requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
@@ -15,7 +15,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { createSession, revokeSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
+import { createSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
 import { admitSignIn, login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
 import { mailVerificationLink } from '../accounts/email-verification.service.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
@@ -203,8 +203,9 @@ type Tx = Prisma.TransactionClient;
 
 /**
  * A new account for the invited address needs a name and a password: checked, and the password hashed, before any
- * transaction opens. An address whose domain must sign in through its identity provider gets no password: it signs
- * in there (which makes the account), then accepts signed in.
+ * transaction opens. The sign-in policy is asked first (admitSignIn, the one rule of every way in): an address whose
+ * domain must sign in through its identity provider gets no password; it signs in there (which makes the account),
+ * then accepts signed in.
  */
 async function newAccountFields(ctx: Context, email: string, name?: string, password?: string) {
   await admitSignIn(ctx.db, email, { via: 'invitation' });
@@ -220,7 +221,9 @@ async function newAccountFields(ctx: Context, email: string, name?: string, pass
  * Accepting is signing in (docs/architecture.md#invitations). An address without an account gets one. An account
  * accepts inside its own session; or with its password, which is login itself (the throttle, require-SSO, and for
  * an account with a second factor an MfaChallenge and no session): the invitation stays pending until the person,
- * signed in with the factor, accepts in that session, so that a wrong or absent factor joins nothing.
+ * signed in with the factor, accepts in that session, so that a wrong or absent factor joins nothing. Each way
+ * joins in the transaction that makes the session, so that a join that loses a race (an accept, a revoke, a
+ * resend) makes no session either.
  */
 export async function acceptInvitation(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
   // An access token proves none of these, and must not become a session in another organization.
@@ -228,60 +231,71 @@ export async function acceptInvitation(ctx: Context, input: unknown): Promise<Lo
   const { token, name, password } = parseInput(acceptInput, input);
   const found = await invitationOf(ctx.db, token);
   if (!found || invitationStatus(found.invitation, ctx.clock.now()) !== 'pending') throw new InvalidInvitationError();
-  const email = found.invitation.email;
+  const { email, organizationId } = found.invitation;
   const existing = await ctx.db.user.findUnique({ where: { email }, select: { id: true } });
-  if (!existing) return join(ctx, found, { create: await newAccountFields(ctx, email, name, password) });
+  if (!existing) {
+    const create = await newAccountFields(ctx, email, name, password);
+    return joinWithSession(ctx, found, { create }, (tx, user) => createSession(ctx, tx, user.id, user.sessionVersion, organizationId));
+  }
   const actor = ctx.actor;
-  if (actor?.kind === 'user' && actor.userId === existing.id) return join(ctx, found, { userId: existing.id, continues: actor.sessionId });
+  if (actor?.kind === 'user' && actor.userId === existing.id) {
+    // The session answered continues the current one: no fresher or stronger a sign-in than it (its time, methods).
+    return joinWithSession(ctx, found, { userId: existing.id }, async (tx, user) => {
+      const current = await tx.session.findUniqueOrThrow({ where: { id: actor.sessionId }, select: { authTime: true, amr: true } });
+      return createSession(ctx, tx, user.id, user.sessionVersion, organizationId, current.authTime, current.amr as AuthMethod[]);
+    });
+  }
   if (!password) throw new InviteeNotProvenError();
-  const signedIn = await login(ctx, { email, password });
-  if ('mfaToken' in signedIn) return signedIn;
-  // The sign-in stands on its own; a join that loses a race (an accept, a revoke, a resend) must not leave a
-  // session nobody was given.
-  return join(ctx, found, { userId: existing.id, signedIn }).catch(async (error: unknown) => {
-    await revokeSession(ctx, signedIn.session.id);
-    throw error;
+  return login(ctx, { email, password }, { organizationId, use: async (tx) => void (await join(ctx, tx, found, { userId: existing.id })) });
+}
+
+/** Who joins: a new account, or an existing one (signed in, or signing in with its password). */
+type Joiner = { create: { name: string; passwordHash: string } } | { userId: string };
+
+/** Joins, and opens the person's session in the organization, in one transaction; the session's login payload. */
+function joinWithSession(
+  ctx: Context, found: FoundInvitation, joiner: Joiner, open: (tx: Tx, user: { id: string; sessionVersion: number }) => Promise<IssuedSession>,
+): Promise<LoginResult> {
+  return ctx.db.$transaction(async (tx) => {
+    const user = await join(ctx, tx, found, joiner);
+    return loginPayload(tx, await open(tx, user), user.id);
   });
 }
 
-/** Who joins: a new account; an account in its current session; or one that has just signed in with its password. */
-type Joiner =
-  | { create: { name: string; passwordHash: string } }
-  | { userId: string; continues: string }
-  | { userId: string; signedIn: LoginResult };
-
-async function join(ctx: Context, { invitation, hash, mailed }: FoundInvitation, joiner: Joiner): Promise<LoginResult> {
+/** In `tx`: claims the invitation, makes or proves the account, and makes the membership, with events and audit. */
+async function join(ctx: Context, tx: Tx, { invitation, hash, mailed }: FoundInvitation, joiner: Joiner) {
   const now = ctx.clock.now();
   const org = invitation.organization;
   const at = { at: now };
-  return ctx.db.$transaction(async (tx) => {
-    // Claim it while it is still pending and still this link's: of two accepts, or an accept and a revoke or a
-    // resend (which replaces both links), racing, one wins.
-    const claimed = await tx.invitation.updateMany({
-      where: { id: invitation.id, ...(mailed ? { tokenHash: hash } : { copyTokenHash: hash }), acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
-      data: { acceptedAt: now },
-    });
-    if (claimed.count !== 1) throw new InvalidInvitationError();
-    const user = 'create' in joiner
-      ? await tx.user.create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } })
-      : await proveAddress(ctx, tx, joiner.userId, invitation.email, mailed);
-    const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: org.id } } });
-    if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: org.id, role: invitation.role } });
-    // Once the account belongs to the organization, so that the organization that invited hears of it.
-    if ('create' in joiner) {
-      await emitUserEvent(tx, 'user.created', user.id, { user }, at);
-      // The link passed on by the inviter reached someone, not necessarily the address: it is asked to prove itself.
-      if (!mailed) await mailVerificationLink(ctx, tx, user);
-    }
-    await emitEvent(tx, 'member.invitation.accepted', org, {
-      invitation: { id: invitation.id, email: invitation.email, role: invitation.role, invitedBy: invitation.invitedById },
-      user,
-      organization: org,
-    }, at);
-    if (!already) await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization: org, user, role: invitation.role }, at);
-    await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id, details: { mailed } }, tx);
-    return loginPayload(tx, await sessionIn(ctx, tx, user, org.id, joiner), user.id);
+  // Claim it while it is still pending and still this link's: of two accepts, or an accept and a revoke or a
+  // resend (which replaces both links), racing, one wins.
+  const claimed = await tx.invitation.updateMany({
+    where: { id: invitation.id, ...(mailed ? { tokenHash: hash } : { copyTokenHash: hash }), acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+    data: { acceptedAt: now },
   });
+  if (claimed.count !== 1) throw new InvalidInvitationError();
+  const user = 'create' in joiner
+    ? await tx.user.create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } }).catch((error: unknown) => {
+      // Another organization's invitation, accepted at the same time, made the account: it accepts as any account does.
+      throw isUniqueViolation(error) ? new InviteeNotProvenError() : error;
+    })
+    : await proveAddress(ctx, tx, joiner.userId, invitation.email, mailed);
+  const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: org.id } } });
+  if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: org.id, role: invitation.role } });
+  // Once the account belongs to the organization, so that the organization that invited hears of it.
+  if ('create' in joiner) {
+    await emitUserEvent(tx, 'user.created', user.id, { user }, at);
+    // The link passed on by the inviter reached someone, not necessarily the address: it is asked to prove itself.
+    if (!mailed) await mailVerificationLink(ctx, tx, user);
+  }
+  await emitEvent(tx, 'member.invitation.accepted', org, {
+    invitation: { id: invitation.id, email: invitation.email, role: invitation.role, invitedBy: invitation.invitedById },
+    user,
+    organization: org,
+  }, at);
+  if (!already) await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization: org, user, role: invitation.role }, at);
+  await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id, details: { mailed } }, tx);
+  return user;
 }
 
 /**
@@ -295,24 +309,6 @@ async function proveAddress(ctx: Context, tx: Tx, userId: string, email: string,
   await emitUserEvent(tx, 'user.email.verified', userId, { user: verified }, { at: ctx.clock.now() });
   await recordAudit(ctx, { action: 'user.email.verify', actorId: userId, targetType: 'user', targetId: userId, details: { by: 'invitation' } }, tx);
   return verified;
-}
-
-/**
- * The session that acts in the organization joined: the one a password sign-in has just made, moved there; for a
- * person accepting in a session, a new one that is no fresher or stronger a sign-in than it (its time and methods);
- * for a new account, its first.
- */
-async function sessionIn(ctx: Context, tx: Tx, user: { id: string; sessionVersion: number }, organizationId: string, joiner: Joiner): Promise<IssuedSession> {
-  if ('signedIn' in joiner) {
-    const { token, session } = joiner.signedIn;
-    await tx.session.update({ where: { id: session.id }, data: { organizationId } });
-    return { token, session: { ...session, organizationId } };
-  }
-  if ('continues' in joiner) {
-    const current = await tx.session.findUniqueOrThrow({ where: { id: joiner.continues }, select: { authTime: true, amr: true } });
-    return createSession(ctx, tx, user.id, user.sessionVersion, organizationId, current.authTime, current.amr as AuthMethod[]);
-  }
-  return createSession(ctx, tx, user.id, user.sessionVersion, organizationId);
 }
 
 /**

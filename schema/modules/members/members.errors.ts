@@ -11,7 +11,7 @@ export class OwnerOnlyError extends ForbiddenError {
 
 /** Nobody gives a role above their own, by a change of role or by an invitation. */
 export class RoleAboveYoursError extends ForbiddenError {
-  constructor(how: 'grant' | 'invite with' | 'map a group to' | 'map sign-ins to' | 'remove the mapping of') {
+  constructor(how: 'grant' | 'invite with' | 'map a group to' | 'remove the mapping of') {
     super(`You cannot ${how} a role above yours`);
   }
 }

@@ -7,8 +7,7 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError, ValidationError } from '../../errors/index.ts';
-import { mapsWithin, organizationInScope, requireFirstParty, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
-import { RoleAboveYoursError } from '../members/members.errors.ts';
+import { organizationInScope, requireFirstParty, requireOrgRole, requireOwner, requirePlatformAdmin } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { decryptSecret, encryptSecret } from '../../push/secret.ts';
@@ -103,27 +102,14 @@ async function findConnection(db: Tx | Context['db'], id: string) {
 
 /**
  * Who may read (`admin`) or change (`owner`) a connection: its organization's admins read it and only its owners
- * change it; a platform-wide one is platform admins'. The caller's role in the organization comes back, for the
- * ceiling of the roles the connection gives.
+ * change it, as for domains and directory tokens (requireOwner); a platform-wide one is platform admins'. Only owners
+ * write a connection, so no role it gives (default role, role map) is above its author's.
  */
-async function requireManager(ctx: Context, organizationId: string | null, min: 'admin' | 'owner'): Promise<Role> {
+async function requireManager(ctx: Context, organizationId: string | null, min: 'admin' | 'owner'): Promise<void> {
   requireFirstParty(ctx, 'manage sign-in connections');
-  if (!organizationId) {
-    await requirePlatformAdmin(ctx);
-    return 'owner';
-  }
-  const role = await requireOrgRole(ctx, organizationId, 'admin');
-  if (min === 'owner' && role !== 'owner') throw new SignInOwnersOnlyError();
-  return role;
-}
-
-/**
- * The roles a connection gives at sign-in: its default role and, with a role claim, its role map's roles (without a
- * map, a value that is a role's name is that role, owner included). None may be above its author's.
- */
-function requireRolesWithin(author: Role, connection: { defaultRole?: Role | null; roleClaim?: string | null; roleMap?: Record<string, Role> | null }) {
-  const mapped = connection.roleClaim ? (connection.roleMap ? Object.values(connection.roleMap) : (['owner', 'admin', 'member'] as const)) : [];
-  if (!mapsWithin(author, [connection.defaultRole, ...mapped])) throw new RoleAboveYoursError('map sign-ins to');
+  if (!organizationId) await requirePlatformAdmin(ctx);
+  else if (min === 'owner') await requireOwner(ctx, organizationId, SignInOwnersOnlyError);
+  else await requireOrgRole(ctx, organizationId, 'admin');
 }
 
 export async function listConnections(ctx: Context, input: { organizationId?: string | null; platform?: boolean | null } = {}) {
@@ -142,9 +128,9 @@ export async function getConnection(ctx: Context, id: string) {
 }
 
 /** Another organization's connection is not found, not forbidden: existence is never revealed across tenants. */
-async function requireManagerOr404(ctx: Context, organizationId: string | null, min: 'admin' | 'owner'): Promise<Role> {
+async function requireManagerOr404(ctx: Context, organizationId: string | null, min: 'admin' | 'owner'): Promise<void> {
   try {
-    return await requireManager(ctx, organizationId, min);
+    await requireManager(ctx, organizationId, min);
   } catch (error) {
     if (!organizationId && error instanceof Error && (error as { code?: string }).code === 'forbidden') throw new NotFoundError('Connection');
     throw error;
@@ -171,8 +157,7 @@ export async function createConnection(ctx: Context, input: unknown) {
   const platform = data.type === 'github' || (data.type === 'oidc' && !!data.platform);
   const organizationId = platform ? null : organizationInScope(ctx, 'organizationId' in data ? data.organizationId : undefined);
   if (platform && 'organizationId' in data && data.organizationId) throw new ValidationError('A platform-wide connection belongs to no organization', [{ path: 'organizationId', message: 'must be absent with platform: true' }]);
-  const author = await requireManager(ctx, organizationId, 'owner');
-  if (!platform) requireRolesWithin(author, data as UpdateInput);
+  await requireManager(ctx, organizationId, 'owner');
   const settings = await protocolSettings(ctx, data);
   if (platform) refuseOrganizationFields(data);
   const now = ctx.clock.now();
@@ -196,17 +181,10 @@ export async function updateConnection(ctx: Context, id: string, input: unknown)
   const { id: connectionId } = parseInput(z.object({ id: fields.id }), { id });
   const found = await ctx.db.ssoConnection.findUnique({ where: { id: connectionId } });
   if (!found) throw new NotFoundError('Connection');
-  const author = await requireManagerOr404(ctx, found.organizationId, 'owner');
+  await requireManagerOr404(ctx, found.organizationId, 'owner');
   refuseOtherKinds(found.type, input);
   const data = parseInput(updateInput, input);
   if (!found.organizationId) refuseOrganizationFields(data);
-  else {
-    const pick = <T>(given: T | undefined, stored: T) => (given === undefined ? stored : given);
-    requireRolesWithin(author, {
-      defaultRole: pick(data.defaultRole, found.defaultRole), roleClaim: pick(data.roleClaim, found.roleClaim),
-      roleMap: pick(data.roleMap, found.roleMap as Record<string, Role> | null),
-    });
-  }
   const settings = await protocolSettings(ctx, { ...data, type: found.type as LoadedConnection['type'] }, found);
   await write(ctx, async (tx) => {
     if (found.organizationId && data.seatSubscriptionId) await requireOwnSubscription(tx, found.organizationId, data.seatSubscriptionId);

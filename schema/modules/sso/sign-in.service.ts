@@ -16,7 +16,6 @@ import { admitSignIn, loginPayload, type LoginResult } from '../auth/auth.servic
 import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
-import { emitUserEvent } from '../../events/emit.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
 import { PROTOCOLS } from './protocols.ts';
@@ -294,7 +293,9 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
     throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} under Security`);
   }
   // The connection vouches for the address, not for whoever made the account: an unproven one is taken over first.
-  const existing = found && !found.emailVerified ? await takeOver(ctx, tx, connection, found.id, passwordHash) : found;
+  const existing = found && !found.emailVerified
+    ? (await takeOverUnproven(ctx, tx, found.id, passwordHash, { via: 'sso', organizationId: connection.organizationId, connectionId: connection.id })).user
+    : found;
   const user = existing ?? (await tx.user.create({
     data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },
     select: { id: true, email: true, name: true, sessionVersion: true },
@@ -305,13 +306,6 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
     details: { connectionId: connection.id, created: !existing },
   }, tx);
   return { ...user, created: !existing };
-}
-
-/** An unproven account, taken over (accounts/take-over.ts): its password is now one nobody knows. */
-async function takeOver(ctx: Context, tx: Tx, connection: LoadedConnection, userId: string, passwordHash: string) {
-  const { user, takenOver } = await takeOverUnproven(ctx, tx, userId, passwordHash, { via: 'sso', organizationId: connection.organizationId, connectionId: connection.id });
-  if (takenOver) await emitUserEvent(tx, 'user.password.changed', userId, { user }, { at: ctx.clock.now() });
-  return user;
 }
 
 /**

@@ -27,6 +27,13 @@ export function requireOrgAdmin(event: Pick<RequestEvent, 'locals' | 'url'>, doW
 }
 
 /**
+ * Whether the person acts as an owner of the session's current organization: an owner, or a platform administrator
+ * (who acts as owner everywhere, as the API's requireOrgRole does). Pages offer what only owners may do, such as
+ * changing how people sign in (docs/architecture.md#single-sign-on), only then; the API refuses it to anyone else.
+ */
+export const actsAsOwner = (locals: App.Locals) => locals.role === 'owner' || locals.platformAdmin;
+
+/**
  * The platform pages' gate (docs/architecture.md#tenancy-and-roles): a platform administrator, else sign-in or a
  * 403 saying what only they can `doWhat`. Applied by the page's load and again by its actions.
  */

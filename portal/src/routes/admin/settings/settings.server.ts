@@ -4,6 +4,7 @@ import { requireOrgAdmin as orgAdminGate } from '#lib/server/gates.ts';
 
 export type { FieldProblem, Role, UserError } from '#lib/server/graphql.ts';
 export { refused } from '#lib/server/errors.ts';
+export { actsAsOwner } from '#lib/server/gates.ts';
 export { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
 
 type GateEvent = Parameters<typeof orgAdminGate>[0];

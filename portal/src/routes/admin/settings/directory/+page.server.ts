@@ -1,7 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql, type Role } from '#lib/server/graphql.ts';
-import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
+import { actsAsOwner, field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const TOKEN_FIELDS = /* GraphQL */ `id name createdAt lastUsedAt revokedAt`;
@@ -136,7 +136,7 @@ function givesLabel(mapping: GroupMapping, subscriptions: Map<string, Subscripti
  */
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not these queries' errors.
-	const { organization, role } = await event.parent();
+	const { organization } = await event.parent();
 	const data = await gql<{
 		scimTokens: ScimToken[];
 		directoryGroupMappings: GroupMapping[];
@@ -147,12 +147,12 @@ export const load: PageServerLoad = async (event) => {
 	const mappings = data.directoryGroupMappings.map((m) => ({ ...m, gives: givesLabel(m, subscriptions) }));
 	const params = event.url.searchParams;
 	// A directory decides who joins and with what role: only owners make and revoke its tokens; admins see them.
-	const canChangeTokens = role === 'owner' || event.locals.platformAdmin;
-	const revoking = canChangeTokens ? (data.scimTokens.find((t) => t.id === params.get('revoke') && !t.revokedAt) ?? null) : null;
+	const owner = actsAsOwner(event.locals);
+	const revoking = owner ? (data.scimTokens.find((t) => t.id === params.get('revoke') && !t.revokedAt) ?? null) : null;
 	const deleting = mappings.find((m) => m.id === params.get('delete')) ?? null;
 	return {
 		scimUrl: `${event.url.origin}/scim/v2`,
-		canChangeTokens,
+		canChangeTokens: owner,
 		tokens: data.scimTokens,
 		mappings,
 		requests: data.scimRequests,
@@ -164,7 +164,7 @@ export const load: PageServerLoad = async (event) => {
 		revoking,
 		deleting,
 		// An owner's power is handed out only by owners: admins offer admin and member.
-		roles: role === 'owner' || event.locals.platformAdmin ? ROLES : ROLES.filter((r) => r !== 'owner')
+		roles: owner ? ROLES : ROLES.filter((r) => r !== 'owner')
 	};
 };
 

@@ -2,7 +2,7 @@ import { fail, type ActionFailure } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
+import { actsAsOwner, field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import {
 	CONNECTION_FIELDS, CONNECTION_LABELS, connectionFormValues, connectionInput, findConnection, NOT_FOUND, parseRoleMap, readConnectionForm, ROLES,
 	type Connection, type ConnectionFormValues, type ConnectionType
@@ -154,7 +154,7 @@ const testErrorOf = (url: URL): string | null => {
  */
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not these queries' errors.
-	const { organization, role } = await event.parent();
+	const { organization } = await event.parent();
 	const platformAdmin = event.locals.platformAdmin;
 	const [domains, { ssoConnections, subscriptions }, platform] = await Promise.all([
 		listPage<Domain>(event, DOMAINS, 'domains', { org: organization.id, limit: DOMAIN_PAGE }, 'domains'),
@@ -162,7 +162,7 @@ export const load: PageServerLoad = async (event) => {
 		platformAdmin ? gql<{ ssoConnections: Connection[] }>(event, PLATFORM_CONNECTIONS).then((d) => d.ssoConnections) : null
 	]);
 	// Who controls sign-in controls the organization: only owners change these (docs/architecture.md#single-sign-on).
-	const canChange = role === 'owner' || platformAdmin;
+	const canChange = actsAsOwner(event.locals);
 	const panel = canChange ? await openPanel(event, organization.id, domains.items) : null;
 	return {
 		canChange,
@@ -178,8 +178,8 @@ export const load: PageServerLoad = async (event) => {
 		platformConnections: platform,
 		testError: testErrorOf(event.url),
 		panel: panel?.kind === 'edit' ? { kind: 'edit' as const, connection: panel.connection, values: connectionFormValues(panel.connection) } : panel,
-		// An owner's power is handed out only by owners: admins offer admin and member.
-		roles: role === 'owner' || platformAdmin ? ROLES : ROLES.filter((r) => r !== 'owner')
+		// The roles a connection may give: every one, since only owners see its form.
+		roles: ROLES
 	};
 };
 
