@@ -181,6 +181,6 @@ async function passwordOnlySession(person: Person): Promise<string> {
   const { createSession } = await import('../../schema/modules/auth/sessions.service.ts');
   const user = await server.base.db.user.findUniqueOrThrow({ where: { email: person.email }, select: { id: true, sessionVersion: true } });
   const ctx = { clock, request: { ip: '127.0.0.1', userAgent: 'test' } } as never;
-  const issued = await server.base.db.$transaction((tx) => createSession(ctx, tx, user.id, user.sessionVersion, undefined, undefined, ['pwd']));
+  const issued = await server.base.db.$transaction((tx) => createSession(ctx, tx, user.id, user.sessionVersion, { amr: ['pwd'] }));
   return issued.token;
 }

@@ -109,4 +109,21 @@ describe('setting up a first second factor', () => {
     expectProofRequired(await api.post('/api/v1/users/me/mfa/totp'));
     expectProofRequired(await api.delete('/api/v1/users/me'));
   });
+
+  it('a person with a linked provider who signed in with the password a moment ago: the session alone is no proof', async () => {
+    // given a person of the domain with a password of their own, whose provider identity is linked
+    const person = await addPerson(stage.server.url, tenant.owner.api, tenant.id, 'member', 'both-ways', DOMAIN);
+    const [upstream] = stage.upstreams;
+    upstream!.addAccount({ sub: 'both-ways-1', email: person.email, email_verified: true, name: 'Both ways' });
+    upstream!.signInAs('both-ways-1');
+    const linked = await ssoSignInThroughOidc(stage.server.origin, connectionId, stage.ca);
+    expect((await client(stage.server.url, { token: linked.session! }).get('/api/v1/users/me')).body.id).toBe(person.id);
+    // when a fresh session is made with the password (stolen, say), it sets up no factor and deletes nothing alone
+    const login = await client(stage.server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
+    expect(login.status, JSON.stringify(login.body)).toBe(200);
+    const api = client(stage.server.url, { token: login.body.token });
+    expectProofRequired(await api.post('/api/v1/users/me/mfa/totp'));
+    expectProofRequired(await api.delete('/api/v1/users/me'));
+    expect(await exists(person.id)).toBe(true);
+  });
 });

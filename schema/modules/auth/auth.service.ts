@@ -179,7 +179,7 @@ export async function signInWith(
   const issued = await ctx.db.$transaction(async (tx) => {
     await admitSignIn(tx, user.email, way);
     await use?.(tx);
-    const issued = await createSession(ctx, tx, userId, user.sessionVersion, organizationId, undefined, amr);
+    const issued = await createSession(ctx, tx, userId, user.sessionVersion, { organizationId, amr });
     await recordAudit(ctx, { action: 'auth.login', actorId: userId, targetType: 'user', targetId: userId, organizationId: issued.session.organizationId, details: { amr } }, tx);
     return issued;
   });

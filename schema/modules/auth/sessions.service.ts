@@ -41,12 +41,20 @@ async function defaultOrganizationId(tx: Tx, userId: string): Promise<string | n
   return (operator ?? rows[0])?.organizationId ?? null;
 }
 
-/**
- * `authTime` is when the person last proved who they are: now, unless the session continues an earlier sign-in;
- * `amr` how they did (a password alone unless said).
- */
+/** How a new session was made: where it acts, and the sign-in it records (RFC 8176 amr, the connection). */
+export interface SessionMaking {
+  /** The organization it acts in; its default (defaultOrganizationId) when absent. */
+  organizationId?: string | null;
+  /** When the person last proved who they are: now, unless the session continues an earlier sign-in. */
+  authTime?: Date;
+  /** How they did: a password alone unless said. */
+  amr?: AuthMethod[];
+  /** The connection whose sign-in made it, or made the session it continues. */
+  connectionId?: string | null;
+}
+
 export async function createSession(
-  ctx: Context, tx: Tx, userId: string, sessionVersion: number, organizationId?: string | null, authTime?: Date, amr: AuthMethod[] = ['pwd'],
+  ctx: Context, tx: Tx, userId: string, sessionVersion: number, { organizationId, authTime, amr = ['pwd'], connectionId = null }: SessionMaking = {},
 ): Promise<IssuedSession> {
   const token = randomToken(SESSION_TOKEN_PREFIX);
   const now = ctx.clock.now();
@@ -58,6 +66,7 @@ export async function createSession(
       organizationId: organizationId === undefined ? await defaultOrganizationId(tx, userId) : organizationId,
       authTime: authTime ?? now,
       amr,
+      connectionId,
       createdAt: now,
       lastSeenAt: now,
       expiresAt: addSeconds(now, SESSION_TTL_SECONDS),

@@ -235,14 +235,17 @@ export async function acceptInvitation(ctx: Context, input: unknown): Promise<Lo
   const existing = await ctx.db.user.findUnique({ where: { email }, select: { id: true } });
   if (!existing) {
     const create = await newAccountFields(ctx, email, name, password);
-    return joinWithSession(ctx, found, { create }, (tx, user) => createSession(ctx, tx, user.id, user.sessionVersion, organizationId));
+    return joinWithSession(ctx, found, { create }, (tx, user) => createSession(ctx, tx, user.id, user.sessionVersion, { organizationId }));
   }
   const actor = ctx.actor;
   if (actor?.kind === 'user' && actor.userId === existing.id) {
-    // The session answered continues the current one: no fresher or stronger a sign-in than it (its time, methods).
+    // The session answered continues the current one: no fresher or stronger a sign-in than it (its time, methods,
+    // connection), and it is a new session, so the sign-in policy is asked as for any other: a session from before
+    // its domain required single sign-on mints no fresh one (docs/architecture.md#single-sign-on).
     return joinWithSession(ctx, found, { userId: existing.id }, async (tx, user) => {
-      const current = await tx.session.findUniqueOrThrow({ where: { id: actor.sessionId }, select: { authTime: true, amr: true } });
-      return createSession(ctx, tx, user.id, user.sessionVersion, organizationId, current.authTime, current.amr as AuthMethod[]);
+      const current = await tx.session.findUniqueOrThrow({ where: { id: actor.sessionId }, select: { authTime: true, amr: true, connectionId: true } });
+      await admitSignIn(tx, email, current.connectionId ? { via: 'sso', connectionId: current.connectionId } : { via: 'invitation' });
+      return createSession(ctx, tx, user.id, user.sessionVersion, { organizationId, authTime: current.authTime, amr: current.amr as AuthMethod[], connectionId: current.connectionId });
     });
   }
   if (!password) throw new InviteeNotProvenError();

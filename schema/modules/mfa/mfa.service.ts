@@ -157,10 +157,9 @@ async function signedInRecentlyThroughProvider(ctx: Context, userId: string): Pr
   const actor = ctx.actor;
   if (actor?.kind !== 'user') return false;
   const since = new Date(ctx.clock.now().getTime() - RECENT_SIGN_IN_SECONDS * 1000);
-  const [row] = await ctx.db.$queryRaw<{ recent: boolean }[]>`
-    select exists (select 1 from sessions where id = ${actor.sessionId} and user_id = ${userId} and auth_time > ${since}::timestamp(3))
-       and exists (select 1 from sso_identities where user_id = ${userId}) as recent`;
-  return row!.recent;
+  // The session itself must come from the provider: a recent password sign-in of a person who also has a linked
+  // identity proves nothing fresher than the session that stole it.
+  return (await ctx.db.session.count({ where: { id: actor.sessionId, userId, connectionId: { not: null }, authTime: { gt: since } } })) > 0;
 }
 
 /**

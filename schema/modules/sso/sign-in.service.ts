@@ -265,7 +265,7 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
     // A linked account may have another address than the provider gives now: its own decides too.
     if (user.email !== email) await admit(user.email);
     if (connection.organizationId) await joinOrFollow(ctx, tx, connection, profile, user);
-    const session = await createSession(ctx, tx, user.id, user.sessionVersion, connection.organizationId ?? undefined, now, amr);
+    const session = await createSession(ctx, tx, user.id, user.sessionVersion, { organizationId: connection.organizationId ?? undefined, authTime: now, amr, connectionId: connection.id });
     await recordAudit(ctx, {
       action: 'auth.login', actorId: user.id, targetType: 'user', targetId: user.id, organizationId: session.session.organizationId,
       details: { amr, via: 'sso', connectionId: connection.id },

@@ -118,7 +118,7 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
       await recordAudit(ctx, { action: 'user.password.change', targetType: 'user', targetId: userId }, tx);
       await queueMail(tx, 'password_changed', updated.email, { name: updated.name, at: now, forgotUrl: forgotPasswordUrl(ctx) }, now);
       const actor = ctx.actor;
-      const issued = await createSession(ctx, tx, userId, updated.sessionVersion, actor?.kind === 'user' ? actor.organizationId : undefined);
+      const issued = await createSession(ctx, tx, userId, updated.sessionVersion, { organizationId: actor?.kind === 'user' ? actor.organizationId : undefined });
       login = await loginPayload(tx, issued, userId);
     }
     return { user: updated, login };
