@@ -183,8 +183,13 @@ afterAll(() => stage?.stop());
 describe('require_sso on the address\'s domain: no session but through the connection that serves it', () => {
   /** mfa_tokens of password steps of a moment before SSO was required: their second steps come after. */
   const early: string[] = [];
+  /** A session of pat's from a password and code of a moment before SSO was required. */
+  let earlySession = '';
   beforeAll(async () => {
     for (let i = 0; i < 3; i++) early.push(await mfaTokenOf(pat.email));
+    const signedIn = await codeStep(await mfaTokenOf(pat.email), pat.totp);
+    expect(signedIn.token, JSON.stringify(signedIn)).toMatch(/^tss_/);
+    earlySession = signedIn.token!;
     const on = await acme.owner.api.patch(`/api/v1/connections/${ssoConnection}`, { require_sso: true });
     expect(on.status, JSON.stringify(on.body)).toBe(200);
   });
@@ -257,6 +262,14 @@ describe('require_sso on the address\'s domain: no session but through the conne
       },
     },
   };
+
+  // Before the table: its reset row ends pat's earlier sessions.
+  it('a session from before SSO was required mints no fresh one by accepting an invitation', async () => {
+    const delta = await createTenant(url(), stage.platform);
+    const token = await invitationFor(delta.owner.api, delta.id, pat.email);
+    refused(outcomeOf(await client(url(), { token: earlySession }).post('/api/v1/invitations/accept', { token })));
+    expect(await db().membership.count({ where: { userId: pat.id, organizationId: delta.id } })).toBe(0);
+  });
 
   it.each(rowsOf(table))('%s', async (_way, row) => {
     await row.then(await row.attempt());
