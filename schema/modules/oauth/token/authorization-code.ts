@@ -79,7 +79,7 @@ function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption,
   return REDEEM_CODE(ctx, client, { ...issueValues(ctx, client, next), ...code }, lastTry);
 }
 
-const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
+export const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
     with consumed as (
       update authorization_codes set used_at = ${p.now}::timestamp(3)
       where code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null

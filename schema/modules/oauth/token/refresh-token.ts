@@ -69,7 +69,7 @@ function redeemRefreshToken(ctx: Context, client: RedeemingClient, request: Refr
   return REDEEM_REFRESH_TOKEN(ctx, client, { ...issueValues(ctx, client, next), hash: request.hash, asked: request.asked.join(' ') }, lastTry);
 }
 
-const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, how) => sql`
+export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, how) => sql`
     with consumed as (
       update refresh_tokens set used_at = ${p.now}::timestamp(3)
       where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null

@@ -9,8 +9,10 @@
 // hotStatement): every value of the request, down to the ids and the time, travels as a parameter.
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
+// Each grant's statement is read whole, in each of its compositions, in the .sql file beside it (authorization-code.sql,
+// refresh-token.sql), which test/oauth/token-statements.test.ts keeps in step with what this file composes.
 import type { Context } from '../../../context.ts';
-import { hotStatement, Prisma } from '../../../db.ts';
+import { hotStatement, Prisma, readableStatement } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { auditRowCte, auditStamp, type AuditRow } from '../../audit/audit-sql.ts';
@@ -124,7 +126,7 @@ export const redeemable = (how: Composition): Prisma.Sql =>
 export function redeemingStatement<P extends object>(build: (p: { readonly [K in keyof (P & IssueValues)]: any }, how: Composition) => Prisma.Sql) {
   const compose = (how: Composition) => hotStatement<P & IssueValues, Redeemed>((p) => build(p, how));
   const statements = [false, true].map((audit) => ({ plain: compose({ audit, products: false }), full: compose({ audit, products: true }) }));
-  return async (ctx: Context, client: RedeemingClient, params: P & IssueValues, lastTry: boolean): Promise<Redeemed | null> => {
+  const redeem = async (ctx: Context, client: RedeemingClient, params: P & IssueValues, lastTry: boolean): Promise<Redeemed | null> => {
     const { plain, full } = statements[ctx.settings.auditTokenIssuance ? 1 : 0]!;
     if (plainClient(client)) {
       const [row] = await plain(ctx.db, params);
@@ -133,6 +135,8 @@ export function redeemingStatement<P extends object>(build: (p: { readonly [K in
     const [row] = await full(ctx.db, params);
     return row ?? null;
   };
+  // Each composition as a reader sees it, for its reviewed snapshot beside the grant (test/oauth/token-statements.test.ts).
+  return Object.assign(redeem, { readable: (how: Composition) => readableStatement<P & IssueValues>((p) => build(p, how)) });
 }
 
 /**
