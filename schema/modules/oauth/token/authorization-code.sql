@@ -14,13 +14,14 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        k.scope as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, null::jsonb as products
   from consumed c
   cross join lateral (select c.scope as scope) k
+  cross join lateral (select k.scope as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -63,13 +64,14 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        k.scope as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, null::jsonb as products
   from consumed c
   cross join lateral (select c.scope as scope) k
+  cross join lateral (select k.scope as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -117,12 +119,12 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        k.scope as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, (select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)
-    from products p where ('organization' = any(string_to_array(c.scope, ' ')) or p.slug = any(string_to_array(c.scope, ' '))) and exists (
+    from products p where ('organization' = any(string_to_array(i.scope, ' ')) or p.slug = any(string_to_array(i.scope, ' '))) and exists (
     select 1 from seat_assignments lic_a join subscriptions lic_s on lic_s.id = lic_a.subscription_id
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3)))) as products
@@ -134,6 +136,7 @@
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3))))
     order by n), ' ') as scope) k
+  cross join lateral (select k.scope as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -176,12 +179,12 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        k.scope as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, (select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)
-    from products p where ('organization' = any(string_to_array(c.scope, ' ')) or p.slug = any(string_to_array(c.scope, ' '))) and exists (
+    from products p where ('organization' = any(string_to_array(i.scope, ' ')) or p.slug = any(string_to_array(i.scope, ' '))) and exists (
     select 1 from seat_assignments lic_a join subscriptions lic_s on lic_s.id = lic_a.subscription_id
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3)))) as products
@@ -193,6 +196,7 @@
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3))))
     order by n), ' ') as scope) k
+  cross join lateral (select k.scope as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id

@@ -11,13 +11,16 @@
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        (case when :asked::text = '' then k.scope else :asked::text end) as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, null::jsonb as products
   from consumed c
   cross join lateral (select c.scope as scope) k
+  cross join lateral (select case when :asked::text = '' then k.scope else array_to_string(array(
+    select x from unnest(string_to_array(:asked::text, ' ')) with ordinality as t(x, n)
+    where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -57,13 +60,16 @@
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        (case when :asked::text = '' then k.scope else :asked::text end) as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, null::jsonb as products
   from consumed c
   cross join lateral (select c.scope as scope) k
+  cross join lateral (select case when :asked::text = '' then k.scope else array_to_string(array(
+    select x from unnest(string_to_array(:asked::text, ' ')) with ordinality as t(x, n)
+    where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -108,13 +114,12 @@
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        (case when :asked::text = '' then k.scope else array_to_string(array(select x from unnest(string_to_array(:asked::text, ' ')) with ordinality as t(x, n)
-        where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end) as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, (select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)
-    from products p where ('organization' = any(string_to_array((case when :asked::text = '' then c.scope else :asked::text end), ' ')) or p.slug = any(string_to_array((case when :asked::text = '' then c.scope else :asked::text end), ' '))) and exists (
+    from products p where ('organization' = any(string_to_array(i.scope, ' ')) or p.slug = any(string_to_array(i.scope, ' '))) and exists (
     select 1 from seat_assignments lic_a join subscriptions lic_s on lic_s.id = lic_a.subscription_id
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3)))) as products
@@ -126,6 +131,9 @@
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3))))
     order by n), ' ') as scope) k
+  cross join lateral (select case when :asked::text = '' then k.scope else array_to_string(array(
+    select x from unnest(string_to_array(:asked::text, ' ')) with ordinality as t(x, n)
+    where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -165,13 +173,12 @@
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        (case when :asked::text = '' then k.scope else array_to_string(array(select x from unnest(string_to_array(:asked::text, ' ')) with ordinality as t(x, n)
-        where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end) as scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, (select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)
-    from products p where ('organization' = any(string_to_array((case when :asked::text = '' then c.scope else :asked::text end), ' ')) or p.slug = any(string_to_array((case when :asked::text = '' then c.scope else :asked::text end), ' '))) and exists (
+    from products p where ('organization' = any(string_to_array(i.scope, ' ')) or p.slug = any(string_to_array(i.scope, ' '))) and exists (
     select 1 from seat_assignments lic_a join subscriptions lic_s on lic_s.id = lic_a.subscription_id
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3)))) as products
@@ -183,6 +190,9 @@
     where lic_a.user_id = c.user_id and lic_a.organization_id = c.organization_id and lic_s.product_id = p.id
       and lic_s.status in ('active', 'trial') and (lic_s.end_date is null or lic_s.end_date > :now::timestamp(3))))
     order by n), ' ') as scope) k
+  cross join lateral (select case when :asked::text = '' then k.scope else array_to_string(array(
+    select x from unnest(string_to_array(:asked::text, ' ')) with ordinality as t(x, n)
+    where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
