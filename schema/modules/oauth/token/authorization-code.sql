@@ -5,7 +5,7 @@
     with consumed as (
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
@@ -55,7 +55,7 @@
     with consumed as (
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
@@ -110,7 +110,7 @@
     with consumed as (
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and true
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
@@ -170,7 +170,7 @@
     with consumed as (
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and true
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
       returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,

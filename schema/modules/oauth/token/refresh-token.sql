@@ -5,7 +5,7 @@
     with consumed as (
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
         and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
@@ -54,7 +54,7 @@
     with consumed as (
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
         and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
@@ -108,7 +108,7 @@
     with consumed as (
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and true
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
         and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (
@@ -167,7 +167,7 @@
     with consumed as (
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
-        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients k where k.id = :clientRowId::text and k.xmin = :clientVersion::xid) and true
+        and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
         and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
       returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
     ), subject as (

@@ -39,7 +39,7 @@ export interface RedeemingClient extends StatementClient {
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
 export const clientUnchanged = (p: IssueValues) =>
-  sql`exists (select 1 from oauth_clients k where k.id = ${p.clientRowId}::text and k.xmin = ${p.clientVersion}::xid)`;
+  sql`exists (select 1 from oauth_clients oc where oc.id = ${p.clientRowId}::text and oc.xmin = ${p.clientVersion}::xid)`;
 
 /** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
 export interface Redeemed extends ClaimSource {
