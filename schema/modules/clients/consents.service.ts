@@ -5,7 +5,7 @@
 import type { Context } from '../../context.ts';
 import { requireUserId } from '../../auth/access.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { revokeGrant } from '../oauth/revocation.service.ts';
+import { revokeGrants } from '../oauth/revocation.service.ts';
 import { ConnectedAppNotFound } from './clients.errors.ts';
 
 const appClient = { select: { clientId: true, name: true, description: true, organizationId: true } } as const;
@@ -32,8 +32,7 @@ export async function revokeConnectedApp(ctx: Context, clientId: string) {
   if (!client || (!consent && !live)) throw new ConnectedAppNotFound();
   await ctx.db.$transaction(async (tx) => {
     if (consent) await tx.oAuthConsent.deleteMany({ where: { id: consent.id } });
-    const grants = await tx.oAuthGrant.findMany({ where: { userId, clientId: client.id, revokedAt: null }, select: { id: true } });
-    for (const g of grants) await revokeGrant(ctx, tx, g.id);
+    await revokeGrants(ctx, tx, { userId, clientId: client.id });
     await recordAudit(ctx, { action: 'oauth.consent.revoke', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
   });
   return true;

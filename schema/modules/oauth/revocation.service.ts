@@ -57,9 +57,20 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
   return (row?.found ?? 0) > 0;
 }
 
-/** Ends a grant and everything issued from it. */
-export async function revokeGrant(ctx: Context, tx: Tx | Context['db'], grantId: string): Promise<void> {
+/**
+ * Ends the live grants `which` names and everything issued from them, in two statements however many there are:
+ * their refresh tokens at once, their access tokens and codes at their next use (their statements check that the
+ * grant stands). Says how many grants ended.
+ */
+export async function revokeGrants(ctx: Context, tx: Tx | Context['db'], which: Prisma.OAuthGrantWhereInput): Promise<number> {
   const now = ctx.clock.now();
-  await tx.oAuthGrant.updateMany({ where: { id: grantId, revokedAt: null }, data: { revokedAt: now } });
-  await tx.refreshToken.updateMany({ where: { grantId, revokedAt: null }, data: { revokedAt: now } });
+  const live = { ...which, revokedAt: null };
+  // The tokens first, while their grants still match `live`.
+  await tx.refreshToken.updateMany({ where: { revokedAt: null, grant: live }, data: { revokedAt: now } });
+  return (await tx.oAuthGrant.updateMany({ where: live, data: { revokedAt: now } })).count;
+}
+
+/** Ends a grant and everything issued from it (revokeGrants). */
+export async function revokeGrant(ctx: Context, tx: Tx | Context['db'], grantId: string): Promise<void> {
+  await revokeGrants(ctx, tx, { id: grantId });
 }
