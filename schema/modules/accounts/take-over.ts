@@ -7,7 +7,7 @@ import type { Prisma } from '../../db.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { revokeGrant } from '../oauth/revocation.service.ts';
+import { revokeGrants } from '../oauth/revocation.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -43,8 +43,7 @@ export async function takeOverUnproven(
   await tx.webauthnChallenge.deleteMany({ where: { userId } });
   const identities = await tx.ssoIdentity.deleteMany({ where: { userId } });
   const sessions = await tx.session.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } });
-  const grants = await tx.oAuthGrant.findMany({ where: { userId, revokedAt: null }, select: { id: true } });
-  for (const grant of grants) await revokeGrant(ctx, tx, grant.id);
+  const grants = await revokeGrants(ctx, tx, { userId });
   await tx.oAuthConsent.deleteMany({ where: { userId } });
   await tx.linkToken.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now } });
   const keys = await tx.apiKey.findMany({ where: { createdById: userId, revokedAt: null }, select: { organization: { select: { id: true, name: true } } } });
@@ -55,7 +54,7 @@ export async function takeOverUnproven(
     action: 'account.take_over', organizationId: via.organizationId ?? null, actorId: userId, targetType: 'user', targetId: userId,
     details: {
       via: via.via, ...(via.connectionId ? { connectionId: via.connectionId } : {}), ...(via.tokenId ? { tokenId: via.tokenId } : {}),
-      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants: grants.length, apiKeys: keys.length,
+      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants, apiKeys: keys.length,
     },
   }, tx);
   return { user, takenOver: true };

@@ -12,7 +12,7 @@ import { emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { managedIn } from '../../auth/managed.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
-import { revokeGrant } from '../oauth/revocation.service.ts';
+import { revokeGrants } from '../oauth/revocation.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -77,8 +77,7 @@ async function assertKeepsAnOwner(tx: Tx, organizationId: string, leavingOwnerId
  * in. Runs in the transaction that removes the member or deletes the account, before the rows go.
  */
 export async function endMembership(ctx: Context, tx: Tx, organization: { id: string; name: string }, userId: string, reason: 'creator_left' | 'creator_deleted') {
-  const grants = await tx.oAuthGrant.findMany({ where: { userId, revokedAt: null, client: { organizationId: organization.id } }, select: { id: true } });
-  for (const grant of grants) await revokeGrant(ctx, tx, grant.id);
+  await revokeGrants(ctx, tx, { userId, client: { organizationId: organization.id } });
   await tx.oAuthConsent.deleteMany({ where: { userId, client: { organizationId: organization.id } } });
   // A session is the person's, not the membership's: it stays signed in, acting in no organization.
   await tx.session.updateMany({ where: { userId, organizationId: organization.id }, data: { organizationId: null } });

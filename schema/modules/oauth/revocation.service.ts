@@ -70,7 +70,3 @@ export async function revokeGrants(ctx: Context, tx: Tx | Context['db'], which: 
   return (await tx.oAuthGrant.updateMany({ where: live, data: { revokedAt: now } })).count;
 }
 
-/** Ends a grant and everything issued from it (revokeGrants). */
-export async function revokeGrant(ctx: Context, tx: Tx | Context['db'], grantId: string): Promise<void> {
-  await revokeGrants(ctx, tx, { id: grantId });
-}
