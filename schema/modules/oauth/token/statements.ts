@@ -189,9 +189,9 @@ export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): P
 }
 
 /**
- * The rows a redemption's subject is read from, over the consumed row `c`: `k.scope`, the scope the consumed row
- * keeps, and `i.scope`, the scope this response's tokens get (`issued`, over k.scope: all of it for a code, a
- * refresh's narrower one within it, refresh-token.ts). With the license lookups k.scope is without the product
+ * The rows a redemption's subject is read from, over the consumed row `c`, with two scopes: `k.scope`, what the
+ * consumed row keeps, and `i.scope`, what this response's tokens get: `issued`, an expression over k.scope (all of it
+ * for a code; a refresh's narrower one, refresh-token.ts). With the license lookups k.scope is without the product
  * scopes whose license is gone (product-scopes.ts); without them the scope is plain (redeemable) and stays as it is.
  */
 export function subjectFrom(now: Date, { products: lookups }: Composition, issued: Prisma.Sql = sql`k.scope`): Prisma.Sql {
