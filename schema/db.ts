@@ -89,6 +89,25 @@ export function hotStatement<P extends object, R>(build: (p: { readonly [K in ke
 
 const wireValue = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
 
+/**
+ * A hot statement's text as a reader sees it: each placeholder by its name (`:now`), each constant written out, the
+ * blank lines the fragments leave dropped. For the reviewed snapshots of composed statements (a statement is read
+ * whole somewhere, test/oauth/token-statements.test.ts); never run.
+ */
+export function readableStatement<P extends object>(build: (p: { readonly [K in keyof P]: any }) => Prisma.Sql): string {
+  const query = build(new Proxy({} as { [K in keyof P]: any }, { get: (_, key) => ({ [PARAM]: String(key) }) }));
+  const literal = (v: unknown): string => {
+    if (v && typeof v === 'object' && PARAM in v) return `:${(v as { [PARAM]: string })[PARAM]}`;
+    if (Array.isArray(v)) return `array[${v.map(literal).join(', ')}]`;
+    if (v === null || typeof v === 'number' || typeof v === 'boolean') return String(v);
+    const text = v instanceof Date ? v.toISOString() : typeof v === 'string' ? v : JSON.stringify(v);
+    return `'${text.replaceAll("'", "''")}'`;
+  };
+  return query.text
+    .replace(/\$(\d+)/g, (_, n: string) => literal(query.values[Number(n) - 1]))
+    .split('\n').map((line) => line.trimEnd()).filter(Boolean).join('\n');
+}
+
 async function runHot<T>(db: Db, text: string, name: string | undefined, values: unknown[]): Promise<T[]> {
   const pool = pools.get(db);
   if (!pool) throw new Error('hotQuery: not a database made by createDb');

@@ -212,14 +212,18 @@ describe('rotating the secret', () => {
 });
 
 describe('disabling', () => {
-  it('PATCH {enabled:false}: invalid_client "Client not found" at the token endpoint, and its access tokens die', async () => {
+  it('PATCH {enabled:false}: invalid_client "Client not found" at the token endpoint, its access tokens die and its refresh tokens end', async () => {
     const c = await register(tenant.admin.api, { consent_required: false });
     const accessToken = await accessTokenFor(c);
     expect(await userinfoStatus(accessToken)).toBe(200);
+    const liveRefreshTokens = () => server.base.db.refreshToken.count({ where: { clientId: c.id, revokedAt: null } });
+    expect(await liveRefreshTokens()).toBe(1);
 
     const reply = await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, { enabled: false });
     expect(reply.status).toBe(200);
     expect(reply.body.enabled).toBe(false);
+    // Ended with their grant (revokeGrants), not merely refused while the grant is revoked.
+    expect(await liveRefreshTokens()).toBe(0);
 
     const refused = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: 'tsr_bogus', client_id: c.client_id, client_secret: c.client_secret });
     expect(refused.status).toBe(401);

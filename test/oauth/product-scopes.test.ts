@@ -188,6 +188,26 @@ describe('a refresh after the seat was removed', () => {
     expect(again.status).toBe(400);
     expect(again.body.error).toBe('invalid_scope');
   });
+
+  it('a narrower refresh that names the product: issued without it once the seat is gone, in the order asked, and the refresh token kept drops it too', async () => {
+    const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'narrowed');
+    await seat(analyticsSubscription, person);
+    const tokens = await tokensFor(await sessionOf(server.url, person), 'openid email acme-analytics');
+    const seated = await refresh(tokens.refresh_token, 'acme-analytics openid');
+    expect(seated.status, JSON.stringify(seated.body)).toBe(200);
+    expect(seated.body.scope).toBe('acme-analytics openid');
+    expect(decodeJwt(seated.body.id_token).licenses).toEqual(['acme-analytics']);
+
+    expect((await tenant.admin.api.delete(`/api/v1/subscriptions/${analyticsSubscription}/seats/${person.id}`)).status).toBe(204);
+    // Within the refresh token's scope, so not refused; but the license is gone, so not issued either.
+    const unseated = await refresh(seated.body.refresh_token, 'acme-analytics openid');
+    expect(unseated.status, JSON.stringify(unseated.body)).toBe(200);
+    expect(unseated.body.scope).toBe('openid');
+    expect(decodeJwt(unseated.body.access_token).scope).toBe('openid');
+    expect(decodeJwt(unseated.body.id_token)).not.toHaveProperty('licenses');
+    const stored = await server.base.db.refreshToken.findUnique({ where: { tokenHash: createHash('sha256').update(unseated.body.refresh_token).digest('hex') } });
+    expect(stored!.scope).toBe('openid email');
+  });
 });
 
 describe('a client that may be granted plain scopes only', () => {

@@ -3,6 +3,7 @@
 // nobody proved (account pre-hijacking, Sudhodanan and Paverd 2022: an attacker made it first) is taken over only after
 // every credential it holds is removed; a platform-wide provider never joins one at all. Against real oidc-providers
 // over HTTPS, a real DNS check, and passkeys and TOTP through the routes.
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
 import { client, type Client } from '../helpers/http.ts';
@@ -125,6 +126,10 @@ describe('an account whose address was never proven', () => {
     // Of the account's sessions only the one just made is live.
     const user = await server.base.db.user.findUniqueOrThrow({ where: { id: ceoId } });
     expect(await server.base.db.session.count({ where: { userId: ceoId, revokedAt: null, sessionVersion: user.sessionVersion } })).toBe(1);
+    // The attacker's session ended as every ending does (endSessions), told to the organizations it was in.
+    const attackers = await server.base.db.session.findUniqueOrThrow({ where: { tokenHash: createHash('sha256').update(hijack.person.token).digest('hex') } });
+    expect(attackers.revokedAt).not.toBeNull();
+    expect(await server.base.db.event.count({ where: { kind: 'session.revoked', organizationId: evil.id, body: { contains: attackers.id } } })).toBe(1);
 
     // Its API key, access token and refresh token are dead.
     expect((await client(server.url, { apiKey: hijack.apiKey }).get('/api/v1/users/me')).status).toBe(401);

@@ -8,6 +8,7 @@ import { emitUserEvent } from '../../events/emit.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { revokeGrants } from '../oauth/revocation.service.ts';
+import { endSessions } from '../auth/sessions.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -34,7 +35,7 @@ export async function takeOverUnproven(
 ): Promise<TakenOver> {
   const now = ctx.clock.now();
   const [user] = await tx.$queryRaw<TakenOver['user'][]>`
-    update users set password_hash = ${passwordHash}, email_verified = true, session_version = session_version + 1, updated_at = ${now}::timestamp(3)
+    update users set password_hash = ${passwordHash}, email_verified = true, updated_at = ${now}::timestamp(3)
     where id = ${userId} and not email_verified
     returning id, email, name, email_verified as "emailVerified", created_at as "createdAt", session_version as "sessionVersion"`;
   if (!user) {
@@ -47,7 +48,10 @@ export async function takeOverUnproven(
   await tx.recoveryCode.deleteMany({ where: { userId } });
   await tx.webauthnChallenge.deleteMany({ where: { userId } });
   const identities = await tx.ssoIdentity.deleteMany({ where: { userId } });
-  const sessions = await tx.session.updateMany({ where: { userId, revokedAt: null }, data: { revokedAt: now } });
+  // Its sessions end as every ending does (endSessions: a session.revoked event each), before the session version
+  // moves on and they no longer count as live; then every grant, the ones no session recorded too.
+  const sessions = await endSessions(ctx, tx, { userId });
+  user.sessionVersion = (await tx.user.update({ where: { id: userId }, data: { sessionVersion: { increment: 1 } }, select: { sessionVersion: true } })).sessionVersion;
   const grants = await revokeGrants(ctx, tx, { userId });
   await tx.oAuthConsent.deleteMany({ where: { userId } });
   await tx.linkToken.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now } });
@@ -62,7 +66,7 @@ export async function takeOverUnproven(
     action: 'account.take_over', organizationId: via.organizationId ?? null, actorId: userId, targetType: 'user', targetId: userId,
     details: {
       via: via.via, ...(via.connectionId ? { connectionId: via.connectionId } : {}), ...(via.tokenId ? { tokenId: via.tokenId } : {}),
-      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.count, grants, apiKeys: keys.length,
+      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.length, grants, apiKeys: keys.length,
     },
   }, tx);
   return { user, takenOver: true };

@@ -128,7 +128,8 @@ export type SessionsToEnd = { id: string; userId?: string } | { userId: string; 
  * of one session, one ends it. Two statements, not one: authorizing holds the session's row (KEY SHARE) while it
  * writes a grant (issue-code.ts liveSession); the first statement's FOR UPDATE waits for it, and only the second,
  * which reads afresh, sees that grant. An authorization that comes second waits instead, and then finds the session
- * ended. Sign-out, the person's own endings and a directory's deactivation all end sessions here.
+ * ended. Sign-out, the person's own endings, a directory's deactivation and a take-over (take-over.ts) all end
+ * sessions here.
  */
 export async function endSessions(ctx: Context, tx: Tx, which: SessionsToEnd): Promise<{ id: string; userId: string }[]> {
   const now = ctx.clock.now();

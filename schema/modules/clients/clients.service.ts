@@ -10,6 +10,7 @@ import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
+import { revokeGrants } from '../oauth/revocation.service.ts';
 import { OAuthClientNotFound, REDIRECT_URI_REQUIRED, RedirectUriRequired } from './clients.errors.ts';
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 
@@ -181,8 +182,8 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
       },
     });
     if (data.enabled === false && client.enabled) {
-      // A disabled client's tokens stop working at once: the grants they hang on are revoked.
-      await tx.oAuthGrant.updateMany({ where: { clientId: client.id, revokedAt: null }, data: { revokedAt: ctx.clock.now() } });
+      // A disabled client's tokens stop working at once: the grants they hang on end, with their refresh tokens.
+      await revokeGrants(ctx, tx, { clientId: client.id });
     }
     await recordAudit(ctx, { action: 'oauth_client.update', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id, details: { fields: Object.keys(data) } }, tx);
     return updated;

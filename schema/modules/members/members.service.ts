@@ -77,7 +77,7 @@ async function assertKeepsAnOwner(tx: Tx, organizationId: string, leavingOwnerId
  * in. Runs in the transaction that removes the member or deletes the account, before the rows go.
  */
 export async function endMembership(ctx: Context, tx: Tx, organization: { id: string; name: string }, userId: string, reason: 'creator_left' | 'creator_deleted') {
-  await revokeGrants(ctx, tx, { userId, organizationId: organization.id });
+  await revokeGrants(ctx, tx, { userId, client: { organizationId: organization.id } });
   await tx.oAuthConsent.deleteMany({ where: { userId, client: { organizationId: organization.id } } });
   // A session is the person's, not the membership's: it stays signed in, acting in no organization.
   await tx.session.updateMany({ where: { userId, organizationId: organization.id }, data: { organizationId: null } });

@@ -58,23 +58,15 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
 }
 
 /**
- * Ends a person's live grants and the refresh tokens issued from them (access tokens stop at their next use:
- * verify-access-token.ts checks that the grant stands), in one statement: all of them, or only those of one client,
- * or only those to one organization's clients. How many grants ended.
+ * Ends the live grants `which` names and everything issued from them, in two statements however many there are:
+ * their refresh tokens at once, their access tokens and codes at their next use (their statements check that the
+ * grant stands). Says how many grants ended.
  */
-export async function revokeGrants(ctx: Context, tx: Tx, of: { userId: string; clientId?: string; organizationId?: string }): Promise<number> {
+export async function revokeGrants(ctx: Context, tx: Tx | Context['db'], which: Prisma.OAuthGrantWhereInput): Promise<number> {
   const now = ctx.clock.now();
-  const [row] = await tx.$queryRaw<{ ended: number }[]>`
-    with ended as (
-      update oauth_grants g set revoked_at = ${ts(now)}
-      where g.user_id = ${of.userId}::text and g.revoked_at is null
-        and (${of.clientId ?? null}::text is null or g.client_id = ${of.clientId ?? null}::text)
-        and (${of.organizationId ?? null}::text is null
-             or g.client_id in (select c.id from oauth_clients c where c.organization_id = ${of.organizationId ?? null}::text))
-      returning g.id
-    ), ended_tokens as (
-      update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select id from ended) and revoked_at is null
-    )
-    select count(*)::int as ended from ended`;
-  return row?.ended ?? 0;
+  const live = { ...which, revokedAt: null };
+  // The tokens first, while their grants still match `live`.
+  await tx.refreshToken.updateMany({ where: { revokedAt: null, grant: live }, data: { revokedAt: now } });
+  return (await tx.oAuthGrant.updateMany({ where: live, data: { revokedAt: now } })).count;
 }
+

@@ -79,7 +79,7 @@ function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption,
   return REDEEM_CODE(ctx, client, { ...issueValues(ctx, client, next), ...code }, lastTry);
 }
 
-const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
+export const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
     with consumed as (
       update authorization_codes set used_at = ${p.now}::timestamp(3)
       where code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null
@@ -92,7 +92,7 @@ const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
         case when c.code_challenge is null then not ${p.verifierGiven}::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${p.s256}::text, false)
              else coalesce(c.code_challenge = ${p.plain}::text, false) end as pkce_ok,
-        ${subjectColumns(p.now, null, how)}
+        ${subjectColumns(p.now, how)}
       ${subjectFrom(p.now, how)}
     )
     ${issueAndEnd(p, 'authorization_code', how)}`);

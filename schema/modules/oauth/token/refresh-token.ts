@@ -69,7 +69,16 @@ function redeemRefreshToken(ctx: Context, client: RedeemingClient, request: Refr
   return REDEEM_REFRESH_TOKEN(ctx, client, { ...issueValues(ctx, client, next), hash: request.hash, asked: request.asked.join(' ') }, lastTry);
 }
 
-const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, how) => sql`
+/**
+ * SQL: the scope of this response's tokens. None asked: all the consumed token keeps (k.scope, without the products
+ * whose license is gone). A narrower one: what of it k.scope holds, in the order asked; the consuming UPDATE has
+ * refused one beyond the token's own.
+ */
+const narrowed = (asked: unknown) => sql`case when ${asked}::text = '' then k.scope else array_to_string(array(
+    select x from unnest(string_to_array(${asked}::text, ' ')) with ordinality as t(x, n)
+    where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end`;
+
+export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, how) => sql`
     with consumed as (
       update refresh_tokens set used_at = ${p.now}::timestamp(3)
       where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null
@@ -79,7 +88,7 @@ const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        ${subjectColumns(p.now, sql`${p.asked}::text`, how)}
-      ${subjectFrom(p.now, how)}
+        ${subjectColumns(p.now, how)}
+      ${subjectFrom(p.now, how, narrowed(p.asked))}
     )
     ${issueAndEnd(p, 'refresh_token', how)}`);

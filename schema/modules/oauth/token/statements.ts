@@ -9,8 +9,10 @@
 // hotStatement): every value of the request, down to the ids and the time, travels as a parameter.
 // The same statement drops the product scopes whose license the user no longer holds (product-scopes.ts), from
 // the tokens issued and from the refresh token stored, and reads the licensed products the ID token shows.
+// Each grant's statement is read whole, in each of its compositions, in the .sql file beside it (authorization-code.sql,
+// refresh-token.sql), which test/oauth/token-statements.test.ts keeps in step with what this file composes.
 import type { Context } from '../../../context.ts';
-import { hotStatement, Prisma } from '../../../db.ts';
+import { hotStatement, Prisma, readableStatement } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { auditRowCte, auditStamp, type AuditRow } from '../../audit/audit-sql.ts';
@@ -37,7 +39,7 @@ export interface RedeemingClient extends StatementClient {
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
 export const clientUnchanged = (p: IssueValues) =>
-  sql`exists (select 1 from oauth_clients k where k.id = ${p.clientRowId}::text and k.xmin = ${p.clientVersion}::xid)`;
+  sql`exists (select 1 from oauth_clients oc where oc.id = ${p.clientRowId}::text and oc.xmin = ${p.clientVersion}::xid)`;
 
 /** A redeemed code or refresh token: the subject, the outcome of each check, and the claims. */
 export interface Redeemed extends ClaimSource {
@@ -124,7 +126,7 @@ export const redeemable = (how: Composition): Prisma.Sql =>
 export function redeemingStatement<P extends object>(build: (p: { readonly [K in keyof (P & IssueValues)]: any }, how: Composition) => Prisma.Sql) {
   const compose = (how: Composition) => hotStatement<P & IssueValues, Redeemed>((p) => build(p, how));
   const statements = [false, true].map((audit) => ({ plain: compose({ audit, products: false }), full: compose({ audit, products: true }) }));
-  return async (ctx: Context, client: RedeemingClient, params: P & IssueValues, lastTry: boolean): Promise<Redeemed | null> => {
+  const redeem = async (ctx: Context, client: RedeemingClient, params: P & IssueValues, lastTry: boolean): Promise<Redeemed | null> => {
     const { plain, full } = statements[ctx.settings.auditTokenIssuance ? 1 : 0]!;
     if (plainClient(client)) {
       const [row] = await plain(ctx.db, params);
@@ -133,6 +135,8 @@ export function redeemingStatement<P extends object>(build: (p: { readonly [K in
     const [row] = await full(ctx.db, params);
     return row ?? null;
   };
+  // Each composition as a reader sees it, for its reviewed snapshot beside the grant (test/oauth/token-statements.test.ts).
+  return Object.assign(redeem, { readable: (how: Composition) => readableStatement<P & IssueValues>((p) => build(p, how)) });
 }
 
 /**
@@ -185,15 +189,17 @@ export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): P
 }
 
 /**
- * The rows a redemption's subject is read from, over the consumed row `c`, and `k.scope`: the scope the consumed row
- * keeps. With the license lookups that is without the product scopes whose license is gone (product-scopes.ts);
- * without them the scope is plain (redeemable) and stays as it is.
+ * The rows a redemption's subject is read from, over the consumed row `c`, with two scopes: `k.scope`, what the
+ * consumed row keeps, and `i.scope`, what this response's tokens get: `issued`, an expression over k.scope (all of it
+ * for a code; a refresh's narrower one, refresh-token.ts). With the license lookups k.scope is without the product
+ * scopes whose license is gone (product-scopes.ts); without them the scope is plain (redeemable) and stays as it is.
  */
-export function subjectFrom(now: Date, { products: lookups }: Composition): Prisma.Sql {
+export function subjectFrom(now: Date, { products: lookups }: Composition, issued: Prisma.Sql = sql`k.scope`): Prisma.Sql {
   const kept = lookups ? withoutLostLicenses(sql`c.scope`, sql`c.user_id`, sql`c.organization_id`, now) : sql`c.scope`;
   return sql`
   from consumed c
   cross join lateral (select ${kept} as scope) k
+  cross join lateral (select ${issued} as scope) i
   join oauth_grants g on g.id = c.grant_id
   left join users u on u.id = c.user_id
   left join organizations o on o.id = c.organization_id
@@ -201,24 +207,16 @@ export function subjectFrom(now: Date, { products: lookups }: Composition): Pris
 }
 
 /**
- * The scopes, checks and claims shared by both redemptions, over subjectFrom's rows. `asked` is a refresh's
- * narrower scope ('' when none was asked; null for a code): it narrows only the tokens of this response, in the order
- * asked, and the next refresh token keeps k.scope (RFC 6749 6: "identical to that of the refresh token included").
- * The consuming statement has already refused a scope beyond the consumed row's, so `asked` is within it.
+ * The scopes, checks and claims shared by both redemptions, over subjectFrom's rows. The tokens get i.scope, and
+ * show the products of it; the next refresh token keeps k.scope whatever was asked (RFC 6749 6: "identical to that
+ * of the refresh token included").
  */
-export function subjectColumns(now: Date, asked: Prisma.Sql | null, how: Composition): Prisma.Sql {
-  const narrowed = how.products
-    ? sql`array_to_string(array(select x from unnest(string_to_array(${asked}, ' ')) with ordinality as t(x, n)
-        where x = any(string_to_array(k.scope, ' ')) order by n), ' ')`
-    : asked;
-  const issued = asked === null ? sql`k.scope` : sql`(case when ${asked} = '' then k.scope else ${narrowed} end)`;
-  // The products shown are those of the scope issued; revealedProducts checks each license itself, so the scope
-  // before the lost ones were dropped reveals the same.
-  const words = sql`string_to_array(${asked === null ? sql`c.scope` : sql`(case when ${asked} = '' then c.scope else ${asked} end)`}, ' ')`;
+export function subjectColumns(now: Date, how: Composition): Prisma.Sql {
+  const words = sql`string_to_array(i.scope, ' ')`;
   const products = how.products
     ? revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now)
     : sql`null::jsonb`;
-  return sql`${issued} as scope, k.scope as refresh_scope,
+  return sql`i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     m.role is not null as member,
