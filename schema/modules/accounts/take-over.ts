@@ -8,7 +8,7 @@ import { emitUserEvent } from '../../events/emit.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { revokeGrants } from '../oauth/revocation.service.ts';
-import { endSessions } from '../auth/sessions.service.ts';
+import { endEverySession } from '../auth/sessions.service.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -48,10 +48,10 @@ export async function takeOverUnproven(
   await tx.recoveryCode.deleteMany({ where: { userId } });
   await tx.webauthnChallenge.deleteMany({ where: { userId } });
   const identities = await tx.ssoIdentity.deleteMany({ where: { userId } });
-  // Its sessions end as every ending does (endSessions: a session.revoked event each), before the session version
-  // moves on and they no longer count as live; then every grant, the ones no session recorded too.
-  const sessions = await endSessions(ctx, tx, { userId });
-  user.sessionVersion = (await tx.user.update({ where: { id: userId }, data: { sessionVersion: { increment: 1 } }, select: { sessionVersion: true } })).sessionVersion;
+  // Every session ends as any ending does (a session.revoked event each) and the session version moves on; then every
+  // grant, the ones no session recorded too.
+  const { ended: sessions, sessionVersion } = await endEverySession(ctx, tx, userId);
+  user.sessionVersion = sessionVersion;
   const grants = await revokeGrants(ctx, tx, { userId });
   await tx.oAuthConsent.deleteMany({ where: { userId } });
   await tx.linkToken.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now } });

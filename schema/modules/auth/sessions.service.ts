@@ -235,15 +235,14 @@ export async function revokeOtherSessions(ctx: Context): Promise<number> {
 /**
  * Ends every session of a person and all that came from them, everywhere: the sessions and their grants as any ending
  * does (endSessions), then the session version moves on, so that what no session recorded (a grant made before
- * grants named their session, a code, an mfa_token) stops at its next use too. Only for the organization that
- * manages the account, as its directory's deactivation does (docs/architecture.md#managed-accounts); one audit entry
- * in that organization says how many sessions ended.
+ * grants named their session, a code, an mfa_token) stops at its next use too. For a deactivation by the directory
+ * of the organization that manages the account (docs/architecture.md#managed-accounts) and a take-over of an
+ * unproven one; the caller audits. The sessions ended, and the new session version.
  */
-export async function endEverySession(ctx: Context, tx: Tx, userId: string, by: { organizationId: string; via: string }): Promise<number> {
+export async function endEverySession(ctx: Context, tx: Tx, userId: string): Promise<{ ended: { id: string }[]; sessionVersion: number }> {
   const ended = await endSessions(ctx, tx, { userId });
-  await tx.$executeRaw`update users set session_version = session_version + 1 where id = ${userId}::text`;
-  await recordAudit(ctx, { action: 'auth.sessions.end_all', organizationId: by.organizationId, targetType: 'user', targetId: userId, details: { via: by.via, sessions: ended.length } }, tx);
-  return ended.length;
+  const { sessionVersion } = await tx.user.update({ where: { id: userId }, data: { sessionVersion: { increment: 1 } }, select: { sessionVersion: true } });
+  return { ended, sessionVersion };
 }
 
 /** How many ended sessions one run of the worker's expire_sessions task takes at most. */

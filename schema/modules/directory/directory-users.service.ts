@@ -229,7 +229,9 @@ async function followProfile(ctx: Context, tx: Tx, caller: ScimCaller, row: Row,
 async function leave(ctx: Context, tx: Tx, caller: ScimCaller, userId: string) {
   await dismissMember(ctx, tx, caller.organizationId, userId, 'scim');
   const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true } });
-  if (await manages(tx, caller.organizationId, user.email)) await endEverySession(ctx, tx, userId, { organizationId: caller.organizationId, via: 'scim' });
+  if (!(await manages(tx, caller.organizationId, user.email))) return;
+  const { ended } = await endEverySession(ctx, tx, userId);
+  await recordAudit(ctx, { action: 'auth.sessions.end_all', organizationId: caller.organizationId, targetType: 'user', targetId: userId, details: { via: 'scim', sessions: ended.length } }, tx);
 }
 
 export async function deleteDirectoryUser(ctx: Context, caller: ScimCaller, id: string): Promise<void> {
