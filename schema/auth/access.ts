@@ -110,15 +110,10 @@ export async function hasSecondFactor(ctx: Pick<Context, 'db'>, userId: string):
 }
 
 /**
- * Refuses a session whose organization `organizationId` holds its person back until they set up a second factor
- * (awaitingFactor): for what a service reads of that organization without asking requireOrgRole (the caller's own
- * licences there). Tokens and API keys are not held back.
+ * Whether the session's current organization holds its person back until they set up a second factor
+ * (awaitingFactor): for what a service reads there without asking requireOrgRole (the viewer's flag, the caller's
+ * own licences). Tokens and API keys are not held back.
  */
-export async function refuseAwaitingFactor(ctx: Context, organizationId: string | null): Promise<void> {
-  if (ctx.actor?.kind === 'user' && organizationId && (await memberships(ctx)).awaitingFactor.has(organizationId)) throw new MfaEnrollmentRequiredError();
-}
-
-/** Whether the session's current organization holds its person back until they set up a second factor. */
 export async function awaitsFactor(ctx: Context): Promise<boolean> {
   const organizationId = actingOrganizationId(ctx);
   return ctx.actor?.kind === 'user' && !!organizationId && (await memberships(ctx)).awaitingFactor.has(organizationId);
