@@ -2,9 +2,9 @@
 // document is covered without touching this file; the SCIM endpoints with a directory token too), /graphql, and every
 // form action of the portal. Whatever is sent, the answer is never a 5xx, and what the client got wrong is not logged
 // at error level. The seed is printed; FUZZ_SEED=<seed> replays a run, FUZZ_REQUESTS=<n> changes its length.
-// Then every documented route called with an OAuth access token (none answers with a first-party credential, and
-// /scim/v2 with 401: it is no directory token), and webhook receivers that answer what no receiver should: NUL bytes,
-// invalid UTF-8, 300 MB, a slow drip.
+// Then every documented route and every mutation called with an OAuth access token (none answers with a credential;
+// a route is refused first_party_only exactly when the mutation it runs is, and /scim/v2 with 401: it is no directory
+// token), and webhook receivers that answer what no receiver should: NUL bytes, invalid UTF-8, 300 MB, a slow drip.
 import { readdirSync, readFileSync } from 'node:fs';
 import http, { type ServerResponse } from 'node:http';
 import path from 'node:path';
@@ -22,6 +22,9 @@ import { waitFor } from '../helpers/wait.ts';
 import { sweepDueDeliveries } from '../../schema/modules/webhooks/delivery.service.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { accessTokenOf, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
+import { apiV1Routes } from '../../server/rest/api-v1.ts';
+import { oauthClientRoutes } from '../../server/rest/oauth-clients.ts';
+import { v1Routes } from '../../server/rest/v1.ts';
 
 const APP_REDIRECT = 'https://app.example.test/cb';
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
@@ -422,12 +425,26 @@ it(`answers ${REQUESTS} hostile requests without a 5xx and logs none of them as 
 
 // ---- every route with an access token ----------------------------------------------------------------------------
 
-/** A first-party credential in an answer: a session, an API key or its secret, a client secret, an invitation link. */
-const FIRST_PARTY_CREDENTIAL = /\b(tss|tsk|tsks|tscs|tsi)_[A-Za-z0-9_-]{16,}/;
+/**
+ * A credential in an answer: a session, an API key or its secret, a client secret, an invitation link, a directory
+ * token, a reset or verification link, a refresh token, an authorization code, an SSO browser token, a webhook secret.
+ */
+const FIRST_PARTY_CREDENTIAL = /\b(?:(?:tss|tsk|tsks|tscs|tsi|tsd|tsr|tsv|tsa|tsb)_|whsec_)[A-Za-z0-9_+/=-]{16,}/;
+
+/**
+ * The mutation each REST route runs (a route is one schema operation, server/rest/route.ts), by its documented method
+ * and path: a route is refused or allowed as the mutation's list below says, so a route added later is placed too.
+ */
+const MUTATION_OF_ROUTE = new Map<string, string>(
+  [...[...apiV1Routes, ...oauthClientRoutes].map((r) => ['/api/v1', r] as const), ...v1Routes.map((r) => ['/v1', r] as const)].flatMap(([prefix, r]) => {
+    const mutation = /^\s*mutation\b[^{]*\{\s*(\w+)/.exec(r.operation)?.[1];
+    return mutation ? [[`${r.method} ${prefix}${r.path.replace(/:(\w+)/g, '{$1}')}`, mutation] as const] : [];
+  }),
+);
 /** An id no record has. */
 const PLACEHOLDER_ID = '01930000-0000-7000-8000-000000000000';
 
-it('answers every documented route called with an access token without a 5xx, and never with a first-party credential', async () => {
+it('answers every documented route called with an access token as its mutation is listed: the first-party ones refused as such, none with a credential', async () => {
   const platform = client(server.url, { token: ids.adminToken });
   // Its own client and token: the fuzzer above may have disabled or deleted the run's.
   const app = await registerClient(platform, { name: 'sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
@@ -471,39 +488,47 @@ it('answers every documented route called with an access token without a 5xx, an
     'POST /api/v1/webhooks': { url: 'https://hooks.example.test/minted', events: ['user.created'] },
     'PATCH /api/v1/webhooks/{id}': { url: 'https://hooks.example.test/redirected' },
     'POST /api/v1/webhooks/{id}/rotate-secret': {},
+    'POST /api/v1/apps': { name: 'Minted by a token', webhook_url: 'https://hooks.example.test/app', redirect_uris: [APP_REDIRECT], scopes: ['openid'] },
     'POST /api/v1/apps/{id}/install': {},
     'POST /v1/organizations': { name: 'Minted by a token' },
   };
-  // Deletions that end a credential or a way to sign in, sent for ids that do not exist: refused before the lookup.
-  const firstPartyDeletes: Record<string, unknown> = {
-    'DELETE /api/v1/apps/{id}': undefined, 'DELETE /api/v1/installations/{id}': undefined, 'DELETE /api/v1/auth/sessions': undefined,
-    'DELETE /api/v1/auth/sessions/{id}': undefined, 'DELETE /api/v1/users/me/passkeys/{id}': { password: 'a long enough password' },
-    'DELETE /api/v1/users/me/mfa/totp': { password: 'a long enough password' }, 'DELETE /api/v1/api-keys': { id: PLACEHOLDER_ID },
-    'DELETE /api/v1/api-keys/{id}': undefined, 'DELETE /api/v1/oauth-clients/{id}': undefined, 'DELETE /v1/organizations/{id}/members/{user_id}/mfa': undefined,
-    'DELETE /api/v1/domains/{id}': undefined, 'DELETE /api/v1/connections/{id}': undefined, 'DELETE /api/v1/scim-tokens/{id}': undefined,
-    'DELETE /api/v1/directory/group-mappings/{id}': undefined,
+  // The bodies of deletions that take one; every deletion names an id that does not exist (but the organization's, and
+  // the caller's own account, which takes a fresh proof the sweep does not give), so nothing is deleted.
+  const deleteBodies: Record<string, unknown> = {
+    'DELETE /api/v1/users/me/passkeys/{id}': { password: 'a long enough password' }, 'DELETE /api/v1/users/me/mfa/totp': { password: 'a long enough password' },
+    'DELETE /api/v1/api-keys': { id: PLACEHOLDER_ID },
   };
   const answers: string[] = [];
+  const wrong: string[] = [];
   for (const target of OPENAPI_TARGETS) {
-    // Ending the caller's session or account would end the run's own identities; the fuzzer above sends those with
-    // bogus credentials. Other deletions name ids that do not exist (but the organization's), so nothing is deleted.
-    if (target.ends || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
+    // Signing out would end the run's own identities (the fuzzer above sends that with bogus credentials); deleting
+    // the account asks a fresh proof first, so it is swept like the rest.
     const route = `${target.method} ${target.path}`;
+    if ((target.ends && route !== 'DELETE /api/v1/users/me') || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
     const deleting = target.method === 'DELETE';
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
       name === 'id' && target.path.includes('organizations') ? ids.tenant.id : deleting ? PLACEHOLDER_ID
         : name === 'id' && target.path.includes('oauth-clients') ? app.id : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
-    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? firstPartyDeletes[route] : bodies[route] ?? {});
+    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? deleteBodies[route] : bodies[route] ?? {});
+    const answer = `${route}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
     answers.push(`${route} ${reply.status}`);
-    expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+    expect(reply.status, answer).toBeLessThan(500);
     // /scim/v2 takes a directory token only.
-    if (target.kind === 'scim') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(401);
+    if (target.kind === 'scim') expect(reply.status, answer).toBe(401);
     expect(JSON.stringify(reply.body), route).not.toMatch(FIRST_PARTY_CREDENTIAL);
-    if ((route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') || route in firstPartyDeletes) {
-      expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
-    }
+    // A route is what its mutation is: first-party whatever the arguments (null below), or for the ones its body here
+    // gives; refused as such, not by a role or a missing record. The others are not refused as first-party.
+    const mutation = MUTATION_OF_ROUTE.get(route);
+    if (!mutation) continue;
+    const given = FIRST_PARTY_MUTATIONS[mutation];
+    const firstParty = given === null || (given !== undefined && (route in bodies || route in deleteBodies));
+    const refused = reply.status === 403 && reply.body.error === 'forbidden' && reply.body.reason === 'first_party_only';
+    if (firstParty !== refused) wrong.push(answer);
   }
-  expect(Object.keys(firstPartyDeletes).filter((r) => !answers.some((a) => a.startsWith(`${r} `))), 'listed deletions not documented').toEqual([]);
+  expect(wrong).toEqual([]);
+  const swept = (r: string) => answers.some((a) => a.startsWith(`${r} `));
+  expect([...Object.keys(bodies), ...Object.keys(deleteBodies)].filter((r) => !swept(r)), 'listed routes not documented').toEqual([]);
+  expect([...MUTATION_OF_ROUTE].filter(([r, m]) => m in FIRST_PARTY_MUTATIONS && !swept(r) && r !== 'POST /api/v1/auth/logout'), 'first-party routes not swept').toEqual([]);
   expect(answers.length).toBeGreaterThan(30);
   // The invitation was not renewed: its link is still the one first mailed, and no other mail went to it.
   expect(await server.base.db.mail.count({ where: { toAddress: 'pending-resend@example.test' } })).toBe(1);
@@ -515,7 +540,8 @@ it('answers every documented route called with an access token without a 5xx, an
 /**
  * What mints, changes, reveals or ends a credential or a way to sign in, or would outlive the token, is first-party
  * (docs/architecture.md#authorization): an app's access token is refused with 403 `forbidden`, reason
- * `first_party_only`, whatever the arguments. Some are so only for some arguments, given here.
+ * `first_party_only`, whatever the arguments, here and on the REST routes that run them. Some are so only for some
+ * arguments, given here (and as REST bodies above).
  */
 const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
   // Ways to sign in, and proof of the person: their own session only.
