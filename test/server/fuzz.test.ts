@@ -497,6 +497,8 @@ it('answers every documented route called with an access token as its mutation i
   const deleteBodies: Record<string, unknown> = {
     'DELETE /api/v1/users/me/passkeys/{id}': { password: 'a long enough password' }, 'DELETE /api/v1/users/me/mfa/totp': { password: 'a long enough password' },
     'DELETE /api/v1/api-keys': { id: PLACEHOLDER_ID },
+    // The caller's own account (deleteUser with its id), without the fresh proof: refused before that is asked.
+    'DELETE /v1/users/{id}': undefined,
   };
   const answers: string[] = [];
   const wrong: string[] = [];
@@ -507,7 +509,7 @@ it('answers every documented route called with an access token as its mutation i
     if ((target.ends && route !== 'DELETE /api/v1/users/me') || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
     const deleting = target.method === 'DELETE';
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : deleting ? PLACEHOLDER_ID
+      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : route === 'DELETE /v1/users/{id}' ? ids.tenant.owner.id : deleting ? PLACEHOLDER_ID
         : name === 'id' && target.path.includes('oauth-clients') ? app.id : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
     const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? deleteBodies[route] : bodies[route] ?? {});
     const answer = `${route}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
@@ -562,6 +564,8 @@ const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
   // Its name is the token's to change; whether members need a second factor is not (the tenant's own id, since the
   // owner's role is checked first).
   updateOrganization: { id: 'tenant', input: { requireMfa: false } },
+  // Another's account is a platform admin's to delete (and no token's of anyone else); one's own, as deleteMe.
+  deleteUser: { id: 'self' },
   // Memberships beyond the token's organization, and links that outlive it.
   createOrganization: null, createInvitation: null, resendInvitation: null, acceptInvitation: null,
 };
@@ -589,7 +593,6 @@ const APP_MUTATIONS: Record<string, string> = {
   removeMember: 'its organization\'s membership: ends what was issued for it',
   revokeInvitation: 'ends a pending link; mints none',
   updateUser: 'a member\'s profile: no credential',
-  deleteUser: 'ends an account: mints nothing',
   deleteWebhook: 'ends a webhook and its secret: mints nothing',
   sendTestWebhook: 'a delivery to the webhook\'s own address, signed with its secret, which it does not show',
   retryWebhookDelivery: 'a delivery again, as sent before',
@@ -621,7 +624,8 @@ it('answers every GraphQL mutation called with an access token: the first-party 
   const wrong: string[] = [];
   for (const mutation of mutations) {
     const given = FIRST_PARTY_MUTATIONS[mutation.name] ?? {};
-    const variables = Object.fromEntries(mutation.args.map((a) => [a.name, a.name in given ? (given[a.name] === 'tenant' ? ids.tenant.id : given[a.name]) : placeholder(a.type)]));
+    const real = (value: unknown) => (value === 'tenant' ? ids.tenant.id : value === 'self' ? ids.tenant.owner.id : value);
+    const variables = Object.fromEntries(mutation.args.map((a) => [a.name, a.name in given ? real(given[a.name]) : placeholder(a.type)]));
     const declared = mutation.args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
     const call = mutation.args.map((a) => `${a.name}: $${a.name}`).join(', ');
     const selection = isCompositeType(getNamedType(mutation.type)) ? ' { __typename }' : '';

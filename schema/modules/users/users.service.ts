@@ -206,7 +206,11 @@ export async function deleteUser(ctx: Context, id: string, input: unknown = {}) 
   await getUser(ctx, id);
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
   if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('delete other users');
-  // One's own account asks the same proof by either route; a platform administrator's deletion of another does not.
-  if (self) await requireFreshProof(ctx, id, proof);
+  // One's own account asks what deleteMe asks, by either route: a session (docs/architecture.md#authorization: an
+  // app's token ends no account's credentials) and a fresh proof. A platform administrator's deletion of another, neither.
+  if (self) {
+    requireFirstParty(ctx, 'delete the account');
+    await requireFreshProof(ctx, id, proof);
+  }
   return deleteAccount(ctx, id);
 }
