@@ -2,16 +2,17 @@
 // document is covered without touching this file; the SCIM endpoints with a directory token too), /graphql, and every
 // form action of the portal. Whatever is sent, the answer is never a 5xx, and what the client got wrong is not logged
 // at error level. The seed is printed; FUZZ_SEED=<seed> replays a run, FUZZ_REQUESTS=<n> changes its length.
-// Then every documented route and every mutation called with an OAuth access token (none answers with a credential;
-// a route is refused first_party_only exactly when the mutation it runs is, and /scim/v2 with 401: it is no directory
-// token), and webhook receivers that answer what no receiver should: NUL bytes, invalid UTF-8, 300 MB, a slow drip.
+// Then every documented route, every mutation and every query (each field it may read) called with an OAuth access
+// token (none answers with a credential; a route is refused first_party_only exactly when the mutation it runs is,
+// and /scim/v2 with 401: it is no directory token), and webhook receivers that answer what no receiver should: NUL
+// bytes, invalid UTF-8, 300 MB, a slow drip.
 import { readdirSync, readFileSync } from 'node:fs';
 import http, { type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { getNamedType, isCompositeType, isEnumType, isInputObjectType, isListType, isNonNullType, type GraphQLInputType } from 'graphql';
+import { getNamedType, isCompositeType, isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, type GraphQLInputType, type GraphQLOutputType } from 'graphql';
 import { schema } from '../../schema/index.ts';
 import { documentedOperations, resolveRef } from '../helpers/openapi.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
@@ -20,6 +21,7 @@ import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from 
 import { MINUTE, movableClock } from '../helpers/clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { sweepDueDeliveries } from '../../schema/modules/webhooks/delivery.service.ts';
+import { systemResolver } from '../../schema/push/destination.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { accessTokenOf, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
 import { apiV1Routes } from '../../server/rest/api-v1.ts';
@@ -30,6 +32,7 @@ const APP_REDIRECT = 'https://app.example.test/cb';
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
 const CONCURRENCY = 8;
+const QUERY_SWEEP_HOOK = 'query-sweep.example.test';
 
 /** mulberry32: small, fast, and the same sequence for the same seed. */
 function prng(seed: number) {
@@ -360,7 +363,8 @@ const errorLogs: unknown[] = [];
 beforeAll(async () => {
   console.info(`fuzz seed ${SEED}, ${REQUESTS} requests (replay with FUZZ_SEED=${SEED})`);
   const logger = pino({ level: 'warn' }, { write: (line: string) => void (JSON.parse(line).level >= 50 && errorLogs.push(JSON.parse(line))) });
-  server = await startTestServer({ logger });
+  // One webhook host resolves (to a public address), for the query sweep's webhook, which is switched off at once.
+  server = await startTestServer({ logger, webhookResolver: (host) => (host === QUERY_SWEEP_HOOK ? Promise.resolve([{ address: '93.184.215.14', family: 4 }]) : systemResolver(host)) });
   const admin = await signIn(server.url, ADMIN.email, ADMIN.password);
   const tenant = await createTenant(server.url, admin.api);
   const key = await tenant.owner.api.post('/api/v1/api-keys', { name: 'fuzz' });
@@ -640,6 +644,48 @@ it('answers every GraphQL mutation called with an access token: the first-party 
     if ((mutation.name in FIRST_PARTY_MUTATIONS) !== refused) wrong.push(answer);
   }
   expect(wrong).toEqual([]);
+});
+
+/** Every field of `type` that needs no argument, `depth` levels down: all that a caller could read there. */
+function selectionOf(type: GraphQLOutputType, depth: number): string {
+  const named = getNamedType(type);
+  if (!isCompositeType(named)) return '';
+  if (!isObjectType(named) || depth === 0) return ' { __typename }';
+  const fields = Object.values(named.getFields()).filter((f) => f.args.every((a) => !isNonNullType(a.type)));
+  return ` { __typename ${fields.map((f) => f.name + selectionOf(f.type, depth - 1)).join(' ')} }`;
+}
+
+it('answers every GraphQL query called with an access token, every field it may read selected, never with a credential', async () => {
+  // Something of each kind whose secret must not show: a webhook (its signing secret), a directory token (made in
+  // beforeAll), an invitation (its links), an API key and a client (their secrets).
+  const hook = await ids.tenant.owner.api.post('/api/v1/webhooks', { url: `https://${QUERY_SWEEP_HOOK}/hook`, events: ['subscription.renewed'] });
+  expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+  const off = await ids.tenant.owner.api.patch(`/api/v1/webhooks/${hook.body.id}`, { isActive: false });
+  expect(off.status, JSON.stringify(off.body)).toBe(200);
+  expect((await ids.tenant.owner.api.post(`/v1/organizations/${ids.tenant.id}/invitations`, { email: 'query-sweep@example.test' })).status).toBe(201);
+  const platform = client(server.url, { token: ids.adminToken });
+  const app = await registerClient(platform, { name: 'query sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
+  const token = client(server.url, { token: await accessTokenOf(server.url, ids.tenant.owner, app, APP_REDIRECT, 'openid api') });
+  const read: string[] = [];
+  for (const query of Object.values(schema.getQueryType()!.getFields())) {
+    // The arguments it needs: the token's organization and the webhook's own id, so that real records are read;
+    // placeholders elsewhere.
+    const args = query.args.filter((a) => isNonNullType(a.type));
+    const real = (name: string) => (name === 'organizationId' ? ids.tenant.id : name === 'id' && query.name.startsWith('webhook') ? hook.body.id : undefined);
+    const variables = Object.fromEntries(args.map((a) => [a.name, real(a.name) ?? placeholder(a.type)]));
+    const declared = args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
+    const call = args.map((a) => `${a.name}: $${a.name}`).join(', ');
+    const document = `query${declared ? `(${declared})` : ''} { ${query.name}${call ? `(${call})` : ''}${selectionOf(query.type, 3)} }`;
+    const reply = await token.post('/graphql', { query: document, variables });
+    const answer = `${query.name}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
+    expect(reply.status, answer).toBeLessThan(500);
+    expect(JSON.stringify(reply.body), answer).not.toMatch(FIRST_PARTY_CREDENTIAL);
+    // Refused, not found or a placeholder refused is fine; an error of the document itself (no field's path: its
+    // depth, cost or validation) would make the sweep prove nothing.
+    expect(reply.body.errors?.filter((e: { path?: unknown }) => !e.path) ?? [], answer).toEqual([]);
+    if (reply.body.data?.[query.name] != null) read.push(query.name);
+  }
+  expect(read).toEqual(expect.arrayContaining(['webhooks', 'webhook', 'scimTokens', 'invitations', 'apiKeys', 'oauthClients']));
 });
 
 // ---- hostile webhook receivers -----------------------------------------------------------------------------------
