@@ -657,12 +657,14 @@ function selectionOf(type: GraphQLOutputType, depth: number): string {
 
 it('answers every GraphQL query called with an access token, every field it may read selected, never with a credential', async () => {
   // Something of each kind whose secret must not show: a webhook (its signing secret), a directory token (made in
-  // beforeAll), an invitation (its links), an API key and a client (their secrets).
-  const hook = await ids.tenant.owner.api.post('/api/v1/webhooks', { url: `https://${QUERY_SWEEP_HOOK}/hook`, events: ['subscription.renewed'] });
+  // beforeAll), an invitation (its links), an API key and a client (their secrets). A fresh session of the owner: the
+  // fuzzer above may have ended the run's.
+  const owner = (await signIn(server.url, ids.tenant.owner.email, 'a long enough password')).api;
+  const hook = await owner.post('/api/v1/webhooks', { url: `https://${QUERY_SWEEP_HOOK}/hook`, events: ['subscription.renewed'] });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
-  const off = await ids.tenant.owner.api.patch(`/api/v1/webhooks/${hook.body.id}`, { isActive: false });
+  const off = await owner.patch(`/api/v1/webhooks/${hook.body.id}`, { isActive: false });
   expect(off.status, JSON.stringify(off.body)).toBe(200);
-  expect((await ids.tenant.owner.api.post(`/v1/organizations/${ids.tenant.id}/invitations`, { email: 'query-sweep@example.test' })).status).toBe(201);
+  expect((await owner.post(`/v1/organizations/${ids.tenant.id}/invitations`, { email: 'query-sweep@example.test' })).status).toBe(201);
   const platform = client(server.url, { token: ids.adminToken });
   const app = await registerClient(platform, { name: 'query sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
   const token = client(server.url, { token: await accessTokenOf(server.url, ids.tenant.owner, app, APP_REDIRECT, 'openid api') });
