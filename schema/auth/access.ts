@@ -180,7 +180,8 @@ export class FirstPartyOnlyError extends ForbiddenError {
  * Refuses an OAuth access token: what outlives the token (a session, an API key, a client secret, an invitation's
  * link) and what changes how the person signs in is done only by a first-party caller, a session or an API key.
  * Otherwise an app holding an `api` token could turn it into a credential that survives the token's expiry, its
- * revocation and its client's deletion. The `firstParty` scope (scopes.ts) declares the same on the fields.
+ * revocation and its client's deletion. For a rule that depends on the input (updateMe with a password): what is
+ * first-party whatever the input declares `firstParty()` or `session` on its field (scopes.ts), and asks nothing here.
  */
 export function requireFirstParty(ctx: Context, what: string): void {
   if (ctx.actor?.kind === 'oauth') throw new FirstPartyOnlyError(what);
