@@ -467,6 +467,8 @@ it('answers every documented route called with an access token as its mutation i
     'POST /v1/organizations/{id}/invitations': { email: 'minted@example.test', role: 'owner' },
     'POST /api/v1/invitations/accept': { token: invitation.body.token, password: 'a long enough password' },
     'PATCH /api/v1/users/me': { current_password: 'a long enough password', password: 'a new long enough password' },
+    // The caller's own account, as proven (a platform admin's power, but not through an app).
+    'PATCH /v1/users/{id}': { email_verified: true },
     'POST /api/v1/webhooks/{id}/reveal-secret': {},
     // A new invitation link (answered and mailed), a password reset link (mailed): both outlive the token.
     'POST /v1/organizations/{id}/invitations/{invitation_id}/resend': {},
@@ -513,7 +515,7 @@ it('answers every documented route called with an access token as its mutation i
     if ((target.ends && route !== 'DELETE /api/v1/users/me') || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
     const deleting = target.method === 'DELETE';
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : route === 'DELETE /v1/users/{id}' ? ids.tenant.owner.id : deleting ? PLACEHOLDER_ID
+      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : target.path === '/v1/users/{id}' && target.method !== 'GET' ? ids.tenant.owner.id : deleting ? PLACEHOLDER_ID
         : name === 'id' && target.path.includes('oauth-clients') ? app.id : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
     const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? deleteBodies[route] : bodies[route] ?? {});
     const answer = `${route}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
@@ -570,6 +572,8 @@ const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
   updateOrganization: { id: 'tenant', input: { requireMfa: false } },
   // Another's account is a platform admin's to delete (and no token's of anyone else); one's own, as deleteMe.
   deleteUser: { id: 'self' },
+  // A profile is the token's to change; whether the address is proven (what joins a sign-in to the account) is not.
+  updateUser: { id: 'self', input: { emailVerified: true } },
   // Memberships beyond the token's organization, and links that outlive it.
   createOrganization: null, createInvitation: null, resendInvitation: null, acceptInvitation: null,
 };
@@ -596,7 +600,6 @@ const APP_MUTATIONS: Record<string, string> = {
   transferOwnership: 'its organization\'s membership, bounded by the user\'s role',
   removeMember: 'its organization\'s membership: ends what was issued for it',
   revokeInvitation: 'ends a pending link; mints none',
-  updateUser: 'a member\'s profile: no credential',
   deleteWebhook: 'ends a webhook and its secret: mints nothing',
   sendTestWebhook: 'a delivery to the webhook\'s own address, signed with its secret, which it does not show',
   retryWebhookDelivery: 'a delivery again, as sent before',

@@ -136,8 +136,11 @@ export async function updateUser(ctx: Context, id: string, input: unknown) {
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
   if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('change other users');
   const data = parseInput(adminUpdateInput, input);
-  if (data.emailVerified !== undefined && !(await isPlatformAdmin(ctx))) {
-    throw new UserAdminOnlyError('mark e-mail addresses verified');
+  if (data.emailVerified !== undefined) {
+    // A proven address is what joins a connection's or a platform provider's sign-in to the account
+    // (docs/architecture.md#managed-accounts): a way in, which an app's token does not decide.
+    requireFirstParty(ctx, 'mark e-mail addresses verified');
+    if (!(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('mark e-mail addresses verified');
   }
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: target.id }, data });
