@@ -110,15 +110,10 @@ export async function hasSecondFactor(ctx: Pick<Context, 'db'>, userId: string):
 }
 
 /**
- * Refuses a session whose organization `organizationId` holds its person back until they set up a second factor
- * (awaitingFactor): for what a service reads of that organization without asking requireOrgRole (the caller's own
- * licences there). Tokens and API keys are not held back.
+ * Whether the session's current organization holds its person back until they set up a second factor
+ * (awaitingFactor): for what a service reads there without asking requireOrgRole (the viewer's flag, the caller's
+ * own licences). Tokens and API keys are not held back.
  */
-export async function refuseAwaitingFactor(ctx: Context, organizationId: string | null): Promise<void> {
-  if (ctx.actor?.kind === 'user' && organizationId && (await memberships(ctx)).awaitingFactor.has(organizationId)) throw new MfaEnrollmentRequiredError();
-}
-
-/** Whether the session's current organization holds its person back until they set up a second factor. */
 export async function awaitsFactor(ctx: Context): Promise<boolean> {
   const organizationId = actingOrganizationId(ctx);
   return ctx.actor?.kind === 'user' && !!organizationId && (await memberships(ctx)).awaitingFactor.has(organizationId);
@@ -178,7 +173,8 @@ export class FirstPartyOnlyError extends ForbiddenError {
  * Refuses an OAuth access token: what outlives the token (a session, an API key, a client secret, an invitation's
  * link) and what changes how the person signs in is done only by a first-party caller, a session or an API key.
  * Otherwise an app holding an `api` token could turn it into a credential that survives the token's expiry, its
- * revocation and its client's deletion. The `firstParty` scope (scopes.ts) declares the same on the fields.
+ * revocation and its client's deletion. For a rule that depends on the input (updateMe with a password): what is
+ * first-party whatever the input declares `firstParty()` or `session` on its field (scopes.ts), and asks nothing here.
  */
 export function requireFirstParty(ctx: Context, what: string): void {
   if (ctx.actor?.kind === 'oauth') throw new FirstPartyOnlyError(what);

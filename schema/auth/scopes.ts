@@ -43,16 +43,19 @@ export function scopeInitializer(ctx: Context) {
   };
 }
 
-/** Which first-party scope (`session` or `firstParty`) a failed check was refused by, else null. */
-export function failedFirstParty(failure: AuthFailure): 'session' | 'firstParty' | null {
+/**
+ * The first failed scope in a check's tree (a `$all` or `$any` holds more) that `pick` names, else null: what a
+ * refusal says comes from the scope that refused it (builder.ts).
+ */
+function firstFailed<T>(failure: AuthFailure, pick: (scope: string, parameter: unknown) => T | null): T | null {
   switch (failure.kind) {
     case AuthScopeFailureType.AuthScope:
-      return failure.scope === 'session' || failure.scope === 'firstParty' ? failure.scope : null;
+      return pick(failure.scope, failure.parameter);
     case AuthScopeFailureType.AnyAuthScopes:
     case AuthScopeFailureType.AllAuthScopes:
       for (const inner of failure.failures) {
-        const kind = failedFirstParty(inner);
-        if (kind) return kind;
+        const found = firstFailed(inner, pick);
+        if (found !== null) return found;
       }
       return null;
     default:
@@ -60,20 +63,10 @@ export function failedFirstParty(failure: AuthFailure): 'session' | 'firstParty'
   }
 }
 
+/** Which first-party scope (`session` or `firstParty`) a failed check was refused by, else null. */
+export const failedFirstParty = (failure: AuthFailure) =>
+  firstFailed(failure, (scope) => (scope === 'session' || scope === 'firstParty' ? scope : null));
+
 /** The OAuth scope a failed check was missing when a token-scope check failed it, else null (role or kind). */
-export function missingTokenScope(failure: AuthFailure): string | null {
-  switch (failure.kind) {
-    case AuthScopeFailureType.AuthScope:
-      if (failure.scope === 'tokenScope') return String(failure.parameter);
-      return failure.scope === 'profileRead' ? PROFILE_SCOPES[0] : null;
-    case AuthScopeFailureType.AnyAuthScopes:
-    case AuthScopeFailureType.AllAuthScopes:
-      for (const inner of failure.failures) {
-        const scope = missingTokenScope(inner);
-        if (scope) return scope;
-      }
-      return null;
-    default:
-      return null;
-  }
-}
+export const missingTokenScope = (failure: AuthFailure) =>
+  firstFailed(failure, (scope, parameter) => (scope === 'tokenScope' ? String(parameter) : scope === 'profileRead' ? PROFILE_SCOPES[0] : null));

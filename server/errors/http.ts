@@ -40,6 +40,8 @@ export interface ErrorBody {
   error: string;
   error_description: string;
   details?: { path: string; message: string }[];
+  /** What kind of refusal a 403 is, where a client acts on it: `first_party_only` (docs/architecture.md#authorization). */
+  reason?: string;
 }
 
 /** RFC 6750 3: no error attribute when no credentials were given; the code otherwise. */
@@ -53,7 +55,7 @@ export function sendError(
   ctx: Koa.Context,
   code: string,
   description: string,
-  extra: { details?: ErrorBody['details']; retryAfter?: number; scope?: string } = {},
+  extra: { details?: ErrorBody['details']; retryAfter?: number; scope?: string; reason?: string } = {},
 ) {
   const status = STATUS_BY_CODE[code] ?? 400;
   ctx.status = status;
@@ -64,6 +66,7 @@ export function sendError(
   ctx.set('Cache-Control', 'no-store');
   const body: ErrorBody = { error: code, error_description: description };
   if (extra.details?.length) body.details = extra.details;
+  if (extra.reason) body.reason = extra.reason;
   ctx.body = body;
 }
 

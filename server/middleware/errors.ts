@@ -28,6 +28,8 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
             details: domain instanceof UserError ? domain.details : undefined,
             retryAfter: domain instanceof RateLimitedError || domain instanceof ServiceUnavailableError ? domain.retryAfterSeconds : undefined,
             scope: domain instanceof InsufficientScopeError ? domain.scope : undefined,
+            // As GraphQL's extensions carry it: an access token refused what is first-party only (FirstPartyOnlyError).
+            reason: typeof domain.extensions.reason === 'string' ? domain.extensions.reason : undefined,
           });
           return;
         }

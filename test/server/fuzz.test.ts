@@ -2,16 +2,17 @@
 // document is covered without touching this file; the SCIM endpoints with a directory token too), /graphql, and every
 // form action of the portal. Whatever is sent, the answer is never a 5xx, and what the client got wrong is not logged
 // at error level. The seed is printed; FUZZ_SEED=<seed> replays a run, FUZZ_REQUESTS=<n> changes its length.
-// Then every documented route called with an OAuth access token (none answers with a first-party credential, and
-// /scim/v2 with 401: it is no directory token), and webhook receivers that answer what no receiver should: NUL bytes,
-// invalid UTF-8, 300 MB, a slow drip.
+// Then every documented route, every mutation and every query (each field it may read) called with an OAuth access
+// token (none answers with a credential; a route is refused first_party_only exactly when the mutation it runs is,
+// and /scim/v2 with 401: it is no directory token), and webhook receivers that answer what no receiver should: NUL
+// bytes, invalid UTF-8, 300 MB, a slow drip.
 import { readdirSync, readFileSync } from 'node:fs';
 import http, { type ServerResponse } from 'node:http';
 import path from 'node:path';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
-import { getNamedType, isCompositeType, isEnumType, isInputObjectType, isListType, isNonNullType, type GraphQLInputType } from 'graphql';
+import { getNamedType, isCompositeType, isEnumType, isInputObjectType, isListType, isNonNullType, isObjectType, type GraphQLInputType, type GraphQLOutputType } from 'graphql';
 import { schema } from '../../schema/index.ts';
 import { documentedOperations, resolveRef } from '../helpers/openapi.ts';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
@@ -20,13 +21,18 @@ import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from 
 import { MINUTE, movableClock } from '../helpers/clock.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { sweepDueDeliveries } from '../../schema/modules/webhooks/delivery.service.ts';
+import { systemResolver } from '../../schema/push/destination.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { accessTokenOf, registerClient, type RegisteredClient } from '../helpers/oauth.ts';
+import { apiV1Routes } from '../../server/rest/api-v1.ts';
+import { oauthClientRoutes } from '../../server/rest/oauth-clients.ts';
+import { v1Routes } from '../../server/rest/v1.ts';
 
 const APP_REDIRECT = 'https://app.example.test/cb';
 const SEED = Number(process.env.FUZZ_SEED ?? Math.floor(Math.random() * 2 ** 31));
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 3000);
 const CONCURRENCY = 8;
+const QUERY_SWEEP_HOOK = 'query-sweep.example.test';
 
 /** mulberry32: small, fast, and the same sequence for the same seed. */
 function prng(seed: number) {
@@ -357,7 +363,8 @@ const errorLogs: unknown[] = [];
 beforeAll(async () => {
   console.info(`fuzz seed ${SEED}, ${REQUESTS} requests (replay with FUZZ_SEED=${SEED})`);
   const logger = pino({ level: 'warn' }, { write: (line: string) => void (JSON.parse(line).level >= 50 && errorLogs.push(JSON.parse(line))) });
-  server = await startTestServer({ logger });
+  // One webhook host resolves (to a public address), for the query sweep's webhook, which is switched off at once.
+  server = await startTestServer({ logger, webhookResolver: (host) => (host === QUERY_SWEEP_HOOK ? Promise.resolve([{ address: '93.184.215.14', family: 4 }]) : systemResolver(host)) });
   const admin = await signIn(server.url, ADMIN.email, ADMIN.password);
   const tenant = await createTenant(server.url, admin.api);
   const key = await tenant.owner.api.post('/api/v1/api-keys', { name: 'fuzz' });
@@ -422,12 +429,26 @@ it(`answers ${REQUESTS} hostile requests without a 5xx and logs none of them as 
 
 // ---- every route with an access token ----------------------------------------------------------------------------
 
-/** A first-party credential in an answer: a session, an API key or its secret, a client secret, an invitation link. */
-const FIRST_PARTY_CREDENTIAL = /\b(tss|tsk|tsks|tscs|tsi)_[A-Za-z0-9_-]{16,}/;
+/**
+ * A credential in an answer: a session, an API key or its secret, a client secret, an invitation link, a directory
+ * token, a reset or verification link, a refresh token, an authorization code, an SSO browser token, a webhook secret.
+ */
+const FIRST_PARTY_CREDENTIAL = /\b(?:(?:tss|tsk|tsks|tscs|tsi|tsd|tsr|tsv|tsa|tsb)_|whsec_)[A-Za-z0-9_+/=-]{16,}/;
+
+/**
+ * The mutation each REST route runs (a route is one schema operation, server/rest/route.ts), by its documented method
+ * and path: a route is refused or allowed as the mutation's list below says, so a route added later is placed too.
+ */
+const MUTATION_OF_ROUTE = new Map<string, string>(
+  [...[...apiV1Routes, ...oauthClientRoutes].map((r) => ['/api/v1', r] as const), ...v1Routes.map((r) => ['/v1', r] as const)].flatMap(([prefix, r]) => {
+    const mutation = /^\s*mutation\b[^{]*\{\s*(\w+)/.exec(r.operation)?.[1];
+    return mutation ? [[`${r.method} ${prefix}${r.path.replace(/:(\w+)/g, '{$1}')}`, mutation] as const] : [];
+  }),
+);
 /** An id no record has. */
 const PLACEHOLDER_ID = '01930000-0000-7000-8000-000000000000';
 
-it('answers every documented route called with an access token without a 5xx, and never with a first-party credential', async () => {
+it('answers every documented route called with an access token as its mutation is listed: the first-party ones refused as such, none with a credential', async () => {
   const platform = client(server.url, { token: ids.adminToken });
   // Its own client and token: the fuzzer above may have disabled or deleted the run's.
   const app = await registerClient(platform, { name: 'sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
@@ -446,6 +467,8 @@ it('answers every documented route called with an access token without a 5xx, an
     'POST /v1/organizations/{id}/invitations': { email: 'minted@example.test', role: 'owner' },
     'POST /api/v1/invitations/accept': { token: invitation.body.token, password: 'a long enough password' },
     'PATCH /api/v1/users/me': { current_password: 'a long enough password', password: 'a new long enough password' },
+    // The caller's own account, as proven (a platform admin's power, but not through an app).
+    'PATCH /v1/users/{id}': { email_verified: true },
     'POST /api/v1/webhooks/{id}/reveal-secret': {},
     // A new invitation link (answered and mailed), a password reset link (mailed): both outlive the token.
     'POST /v1/organizations/{id}/invitations/{invitation_id}/resend': {},
@@ -471,39 +494,49 @@ it('answers every documented route called with an access token without a 5xx, an
     'POST /api/v1/webhooks': { url: 'https://hooks.example.test/minted', events: ['user.created'] },
     'PATCH /api/v1/webhooks/{id}': { url: 'https://hooks.example.test/redirected' },
     'POST /api/v1/webhooks/{id}/rotate-secret': {},
+    'POST /api/v1/apps': { name: 'Minted by a token', webhook_url: 'https://hooks.example.test/app', redirect_uris: [APP_REDIRECT], scopes: ['openid'] },
     'POST /api/v1/apps/{id}/install': {},
     'POST /v1/organizations': { name: 'Minted by a token' },
   };
-  // Deletions that end a credential or a way to sign in, sent for ids that do not exist: refused before the lookup.
-  const firstPartyDeletes: Record<string, unknown> = {
-    'DELETE /api/v1/apps/{id}': undefined, 'DELETE /api/v1/installations/{id}': undefined, 'DELETE /api/v1/auth/sessions': undefined,
-    'DELETE /api/v1/auth/sessions/{id}': undefined, 'DELETE /api/v1/users/me/passkeys/{id}': { password: 'a long enough password' },
-    'DELETE /api/v1/users/me/mfa/totp': { password: 'a long enough password' }, 'DELETE /api/v1/api-keys': { id: PLACEHOLDER_ID },
-    'DELETE /api/v1/api-keys/{id}': undefined, 'DELETE /api/v1/oauth-clients/{id}': undefined, 'DELETE /v1/organizations/{id}/members/{user_id}/mfa': undefined,
-    'DELETE /api/v1/domains/{id}': undefined, 'DELETE /api/v1/connections/{id}': undefined, 'DELETE /api/v1/scim-tokens/{id}': undefined,
-    'DELETE /api/v1/directory/group-mappings/{id}': undefined,
+  // The bodies of deletions that take one; every deletion names an id that does not exist (but the organization's, and
+  // the caller's own account, which takes a fresh proof the sweep does not give), so nothing is deleted.
+  const deleteBodies: Record<string, unknown> = {
+    'DELETE /api/v1/users/me/passkeys/{id}': { password: 'a long enough password' }, 'DELETE /api/v1/users/me/mfa/totp': { password: 'a long enough password' },
+    'DELETE /api/v1/api-keys': { id: PLACEHOLDER_ID },
+    // The caller's own account (deleteUser with its id), without the fresh proof: refused before that is asked.
+    'DELETE /v1/users/{id}': undefined,
   };
   const answers: string[] = [];
+  const wrong: string[] = [];
   for (const target of OPENAPI_TARGETS) {
-    // Ending the caller's session or account would end the run's own identities; the fuzzer above sends those with
-    // bogus credentials. Other deletions name ids that do not exist (but the organization's), so nothing is deleted.
-    if (target.ends || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
+    // Signing out would end the run's own identities (the fuzzer above sends that with bogus credentials); deleting
+    // the account asks a fresh proof first, so it is swept like the rest.
     const route = `${target.method} ${target.path}`;
+    if ((target.ends && route !== 'DELETE /api/v1/users/me') || (target.kind !== 'rest' && target.kind !== 'scim')) continue;
     const deleting = target.method === 'DELETE';
     const url = target.path.replace(/\{(\w+)\}/g, (_, name: string) =>
-      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : deleting ? PLACEHOLDER_ID
+      name === 'id' && target.path.includes('organizations') ? ids.tenant.id : target.path === '/v1/users/{id}' && target.method !== 'GET' ? ids.tenant.owner.id : deleting ? PLACEHOLDER_ID
         : name === 'id' && target.path.includes('oauth-clients') ? app.id : name === 'invitation_id' ? pending.body.id : ids.tenant.member.id);
-    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? firstPartyDeletes[route] : bodies[route] ?? {});
+    const reply = await token.request(target.method, url, target.method === 'GET' ? undefined : deleting ? deleteBodies[route] : bodies[route] ?? {});
+    const answer = `${route}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
     answers.push(`${route} ${reply.status}`);
-    expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBeLessThan(500);
+    expect(reply.status, answer).toBeLessThan(500);
     // /scim/v2 takes a directory token only.
-    if (target.kind === 'scim') expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(401);
+    if (target.kind === 'scim') expect(reply.status, answer).toBe(401);
     expect(JSON.stringify(reply.body), route).not.toMatch(FIRST_PARTY_CREDENTIAL);
-    if ((route in bodies && target.path !== '/api/v1/webhooks/{id}/reveal-secret') || route in firstPartyDeletes) {
-      expect(reply.status, `${route}: ${JSON.stringify(reply.body)}`).toBe(403);
-    }
+    // A route is what its mutation is: first-party whatever the arguments (null below), or for the ones its body here
+    // gives; refused as such, not by a role or a missing record. The others are not refused as first-party.
+    const mutation = MUTATION_OF_ROUTE.get(route);
+    if (!mutation) continue;
+    const given = FIRST_PARTY_MUTATIONS[mutation];
+    const firstParty = given === null || (given !== undefined && (route in bodies || route in deleteBodies));
+    const refused = reply.status === 403 && reply.body.error === 'forbidden' && reply.body.reason === 'first_party_only';
+    if (firstParty !== refused) wrong.push(answer);
   }
-  expect(Object.keys(firstPartyDeletes).filter((r) => !answers.some((a) => a.startsWith(`${r} `))), 'listed deletions not documented').toEqual([]);
+  expect(wrong).toEqual([]);
+  const swept = (r: string) => answers.some((a) => a.startsWith(`${r} `));
+  expect([...Object.keys(bodies), ...Object.keys(deleteBodies)].filter((r) => !swept(r)), 'listed routes not documented').toEqual([]);
+  expect([...MUTATION_OF_ROUTE].filter(([r, m]) => m in FIRST_PARTY_MUTATIONS && !swept(r) && r !== 'POST /api/v1/auth/logout'), 'first-party routes not swept').toEqual([]);
   expect(answers.length).toBeGreaterThan(30);
   // The invitation was not renewed: its link is still the one first mailed, and no other mail went to it.
   expect(await server.base.db.mail.count({ where: { toAddress: 'pending-resend@example.test' } })).toBe(1);
@@ -515,7 +548,8 @@ it('answers every documented route called with an access token without a 5xx, an
 /**
  * What mints, changes, reveals or ends a credential or a way to sign in, or would outlive the token, is first-party
  * (docs/architecture.md#authorization): an app's access token is refused with 403 `forbidden`, reason
- * `first_party_only`, whatever the arguments. Some are so only for some arguments, given here.
+ * `first_party_only`, whatever the arguments, here and on the REST routes that run them. Some are so only for some
+ * arguments, given here (and as REST bodies above).
  */
 const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
   // Ways to sign in, and proof of the person: their own session only.
@@ -536,6 +570,10 @@ const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
   // Its name is the token's to change; whether members need a second factor is not (the tenant's own id, since the
   // owner's role is checked first).
   updateOrganization: { id: 'tenant', input: { requireMfa: false } },
+  // Another's account is a platform admin's to delete (and no token's of anyone else); one's own, as deleteMe.
+  deleteUser: { id: 'self' },
+  // A profile is the token's to change; whether the address is proven (what joins a sign-in to the account) is not.
+  updateUser: { id: 'self', input: { emailVerified: true } },
   // Memberships beyond the token's organization, and links that outlive it.
   createOrganization: null, createInvitation: null, resendInvitation: null, acceptInvitation: null,
 };
@@ -562,8 +600,6 @@ const APP_MUTATIONS: Record<string, string> = {
   transferOwnership: 'its organization\'s membership, bounded by the user\'s role',
   removeMember: 'its organization\'s membership: ends what was issued for it',
   revokeInvitation: 'ends a pending link; mints none',
-  updateUser: 'a member\'s profile: no credential',
-  deleteUser: 'ends an account: mints nothing',
   deleteWebhook: 'ends a webhook and its secret: mints nothing',
   sendTestWebhook: 'a delivery to the webhook\'s own address, signed with its secret, which it does not show',
   retryWebhookDelivery: 'a delivery again, as sent before',
@@ -595,7 +631,8 @@ it('answers every GraphQL mutation called with an access token: the first-party 
   const wrong: string[] = [];
   for (const mutation of mutations) {
     const given = FIRST_PARTY_MUTATIONS[mutation.name] ?? {};
-    const variables = Object.fromEntries(mutation.args.map((a) => [a.name, a.name in given ? (given[a.name] === 'tenant' ? ids.tenant.id : given[a.name]) : placeholder(a.type)]));
+    const real = (value: unknown) => (value === 'tenant' ? ids.tenant.id : value === 'self' ? ids.tenant.owner.id : value);
+    const variables = Object.fromEntries(mutation.args.map((a) => [a.name, a.name in given ? real(given[a.name]) : placeholder(a.type)]));
     const declared = mutation.args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
     const call = mutation.args.map((a) => `${a.name}: $${a.name}`).join(', ');
     const selection = isCompositeType(getNamedType(mutation.type)) ? ' { __typename }' : '';
@@ -610,6 +647,50 @@ it('answers every GraphQL mutation called with an access token: the first-party 
     if ((mutation.name in FIRST_PARTY_MUTATIONS) !== refused) wrong.push(answer);
   }
   expect(wrong).toEqual([]);
+});
+
+/** Every field of `type` that needs no argument, `depth` levels down: all that a caller could read there. */
+function selectionOf(type: GraphQLOutputType, depth: number): string {
+  const named = getNamedType(type);
+  if (!isCompositeType(named)) return '';
+  if (!isObjectType(named) || depth === 0) return ' { __typename }';
+  const fields = Object.values(named.getFields()).filter((f) => f.args.every((a) => !isNonNullType(a.type)));
+  return ` { __typename ${fields.map((f) => f.name + selectionOf(f.type, depth - 1)).join(' ')} }`;
+}
+
+it('answers every GraphQL query called with an access token, every field it may read selected, never with a credential', async () => {
+  // Something of each kind whose secret must not show: a webhook (its signing secret), a directory token (made in
+  // beforeAll), an invitation (its links), an API key and a client (their secrets). A fresh session of the owner: the
+  // fuzzer above may have ended the run's.
+  const owner = (await signIn(server.url, ids.tenant.owner.email, 'a long enough password')).api;
+  const hook = await owner.post('/api/v1/webhooks', { url: `https://${QUERY_SWEEP_HOOK}/hook`, events: ['subscription.renewed'] });
+  expect(hook.status, JSON.stringify(hook.body)).toBe(201);
+  const off = await owner.patch(`/api/v1/webhooks/${hook.body.id}`, { isActive: false });
+  expect(off.status, JSON.stringify(off.body)).toBe(200);
+  expect((await owner.post(`/v1/organizations/${ids.tenant.id}/invitations`, { email: 'query-sweep@example.test' })).status).toBe(201);
+  const platform = client(server.url, { token: ids.adminToken });
+  const app = await registerClient(platform, { name: 'query sweep app', organization_id: ids.tenant.id, redirect_uris: [APP_REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
+  const token = client(server.url, { token: await accessTokenOf(server.url, ids.tenant.owner, app, APP_REDIRECT, 'openid api') });
+  const read: string[] = [];
+  for (const query of Object.values(schema.getQueryType()!.getFields())) {
+    // The arguments it needs: the token's organization and the webhook's own id, so that real records are read;
+    // placeholders elsewhere.
+    const args = query.args.filter((a) => isNonNullType(a.type));
+    const real = (name: string) => (name === 'organizationId' ? ids.tenant.id : name === 'id' && query.name.startsWith('webhook') ? hook.body.id : undefined);
+    const variables = Object.fromEntries(args.map((a) => [a.name, real(a.name) ?? placeholder(a.type)]));
+    const declared = args.map((a) => `$${a.name}: ${String(a.type)}`).join(', ');
+    const call = args.map((a) => `${a.name}: $${a.name}`).join(', ');
+    const document = `query${declared ? `(${declared})` : ''} { ${query.name}${call ? `(${call})` : ''}${selectionOf(query.type, 3)} }`;
+    const reply = await token.post('/graphql', { query: document, variables });
+    const answer = `${query.name}: ${reply.status} ${JSON.stringify(reply.body).slice(0, 300)}`;
+    expect(reply.status, answer).toBeLessThan(500);
+    expect(JSON.stringify(reply.body), answer).not.toMatch(FIRST_PARTY_CREDENTIAL);
+    // Refused, not found or a placeholder refused is fine; an error of the document itself (no field's path: its
+    // depth, cost or validation) would make the sweep prove nothing.
+    expect(reply.body.errors?.filter((e: { path?: unknown }) => !e.path) ?? [], answer).toEqual([]);
+    if (reply.body.data?.[query.name] != null) read.push(query.name);
+  }
+  expect(read).toEqual(expect.arrayContaining(['webhooks', 'webhook', 'scimTokens', 'invitations', 'apiKeys', 'oauthClients']));
 });
 
 // ---- hostile webhook receivers -----------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
-import { requireFirstParty, requireUserId } from '../../auth/access.ts';
+import { requireUserId } from '../../auth/access.ts';
 import { parseInput } from '../../lib/input.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
 import { emitUserEvent } from '../../events/emit.ts';
@@ -61,7 +61,6 @@ export async function pendingEmailOf(db: Pick<Tx, 'linkToken'>, userId: string, 
 /** Mails the caller a new link: for the new address it asked for, else for its unverified address. */
 export async function requestEmailVerification(ctx: Context): Promise<{ email: string }> {
   const userId = requireUserId(ctx);
-  requireFirstParty(ctx, 'send verification mail');
   const user = await ctx.db.user.findUniqueOrThrow({ where: { id: userId } });
   const pending = await pendingEmailOf(ctx.db, userId, ctx.clock.now());
   if (!pending && user.emailVerified) throw new AlreadyVerifiedError();

@@ -9,7 +9,7 @@ import { Prisma, type Db } from '../../db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { requireFirstParty, requirePlatformAdmin } from '../../auth/access.ts';
+import { requirePlatformAdmin } from '../../auth/access.ts';
 import { hashPassword } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
@@ -84,12 +84,11 @@ export async function mailRequestedResetLink(deps: LinkDeps, job: ResetRequestJo
 }
 
 /**
- * A platform admin sends a person a reset link; nobody sets another person's password. Not with an access token:
- * the link outlives the token (docs/architecture.md#authorization), like the credentials requireFirstParty guards.
+ * A platform admin sends a person a reset link; nobody sets another person's password. Not with an access token
+ * (the field's firstParty gate): the link outlives the token (docs/architecture.md#authorization).
  */
 export async function sendPasswordResetLink(ctx: Context, userId: string): Promise<true> {
   await requirePlatformAdmin(ctx);
-  requireFirstParty(ctx, 'send a password reset link');
   const user = await ctx.db.user.findUnique({ where: { id: userId }, select: { id: true, email: true } });
   if (!user) throw new NotFoundError('User');
   await mailResetLink(linkDepsOf(ctx), userIdQuery(user.id), user.email);

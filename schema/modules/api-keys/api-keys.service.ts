@@ -5,7 +5,7 @@ import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { KeyRoleAboveYoursError } from './api-keys.errors.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { organizationInScope, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -29,7 +29,6 @@ export async function createApiKey(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
-  requireFirstParty(ctx, 'create API keys');
   const role: Role = data.role ?? (callerRole === 'owner' ? 'admin' : callerRole);
   if (!roleAtLeast(callerRole, role)) throw new KeyRoleAboveYoursError();
   const key = randomToken(API_KEY_PREFIX, 16);

@@ -7,7 +7,6 @@ import { Prisma } from '../../db.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { emitUserEvent } from '../../events/emit.ts';
-import { requireFirstParty } from '../../auth/access.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
@@ -181,7 +180,6 @@ export const SESSION_LIST_LIMIT = 100;
 
 /** The person and session behind the request: only a session lists or ends sessions, never a key or a token. */
 function sessionActor(ctx: Context): { userId: string; sessionId: string } {
-  requireFirstParty(ctx, 'list or end sessions');
   const actor = ctx.actor;
   if (actor?.kind !== 'user') throw new SessionRequiredError('Managing sessions');
   return actor;

@@ -3,7 +3,7 @@
 // authenticates a client is oauth/client-authentication.ts).
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -120,7 +120,6 @@ export async function createClient(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOrgRole(ctx, organizationId, 'admin');
-  requireFirstParty(ctx, 'register OAuth clients');
   const secret = randomToken('tscs_');
   const actor = ctx.actor!;
   const client = await ctx.db.$transaction(async (tx) => {
@@ -192,7 +191,6 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
 
 export async function rotateClientSecret(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
-  requireFirstParty(ctx, 'rotate client secrets');
   const secret = randomToken('tscs_');
   const updated = await ctx.db.oAuthClient.update({ where: { id: client.id }, data: { secretHash: sha256(secret) } });
   await recordAudit(ctx, { action: 'oauth_client.rotate_secret', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id });

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation } from '../../db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { organizationInScope, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { RoleAboveYoursError } from '../members/members.errors.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -29,7 +29,6 @@ export async function createGroupMapping(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
-  requireFirstParty(ctx, 'map directory groups');
   // A group that makes owners is an owner's decision, as granting the role is (members.service.ts).
   if (data.role && !roleAtLeast(callerRole, data.role)) throw new RoleAboveYoursError('map a group to');
   if (!data.role === !data.subscriptionId) {
@@ -64,7 +63,6 @@ export async function deleteGroupMapping(ctx: Context, id: string) {
   const found = await ctx.db.directoryGroupMapping.findUnique({ where: { id: mappingId } });
   if (!found) throw new NotFoundError('Group mapping');
   const callerRole = await requireOrgRole(ctx, found.organizationId, 'admin', 'Group mapping');
-  requireFirstParty(ctx, 'map directory groups');
   // Without it the group's owners would lose the role at the directory's next change: only owners act on owners.
   if (found.role && !roleAtLeast(callerRole, found.role)) throw new RoleAboveYoursError('remove the mapping of');
   await ctx.db.$transaction(async (tx) => {

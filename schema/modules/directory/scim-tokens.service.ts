@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole, requireOwner } from '../../auth/access.ts';
+import { organizationInScope, requireOrgRole, requireOwner } from '../../auth/access.ts';
 import { SignInOwnersOnlyError } from '../sso/sso.errors.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -21,7 +21,6 @@ export async function createScimToken(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOwner(ctx, organizationId, SignInOwnersOnlyError);
-  requireFirstParty(ctx, 'create directory tokens');
   const token = randomToken(SCIM_TOKEN_PREFIX);
   const now = ctx.clock.now();
   const actor = ctx.actor!;
@@ -47,7 +46,6 @@ export async function revokeScimToken(ctx: Context, id: string) {
   const found = await ctx.db.scimToken.findUnique({ where: { id: tokenId } });
   if (!found) throw new NotFoundError('Directory token');
   await requireOwner(ctx, found.organizationId, SignInOwnersOnlyError, 'Directory token');
-  requireFirstParty(ctx, 'revoke directory tokens');
   const now = ctx.clock.now();
   await ctx.db.$transaction(async (tx) => {
     await tx.scimToken.updateMany({ where: { id: tokenId, revokedAt: null }, data: { revokedAt: now } });

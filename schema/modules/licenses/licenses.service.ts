@@ -9,7 +9,7 @@ import { countSql, type RateLimit, type RateLimitState } from '../../limits/rate
 import type { CounterRow } from '../../limits/leases.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
 import { tokenGrantFrom, tokenGrantKeys, tokenGrantStands, verifyAccessTokenSignature, type TokenGrantKeys } from '../oauth/verify-access-token.ts';
-import { actingOrganizationId, awaitingFactorSql, MfaEnrollmentRequiredError, refuseAwaitingFactor, requireUserId, userIdOf } from '../../auth/access.ts';
+import { actingOrganizationId, awaitingFactorSql, awaitsFactor, MfaEnrollmentRequiredError, requireUserId, userIdOf } from '../../auth/access.ts';
 import { parseInput } from '../../lib/input.ts';
 
 export interface LicensedProduct {
@@ -52,7 +52,7 @@ export async function myLicenses(ctx: Context): Promise<Licenses> {
   // A session of an organization that requires a second factor its person lacks reads nothing there
   // (docs/architecture.md#second-factors): for sessions only, the request's memo of memberships (one read, and one of
   // the factors when an organization of theirs requires one); tokens and API keys read nothing more.
-  await refuseAwaitingFactor(ctx, organizationId);
+  if (await awaitsFactor(ctx)) throw new MfaEnrollmentRequiredError();
   return toLicenses(await licensedProducts(ctx.db, userId, organizationId, ctx.clock.now()));
 }
 

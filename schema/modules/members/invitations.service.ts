@@ -8,7 +8,7 @@ import type { Context, Role } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { AlreadyMemberError, InvalidInvitationError, InvitationNotPendingError, InviteeNotProvenError, NewAccountFieldsError, RoleAboveYoursError } from './members.errors.ts';
-import { requireFirstParty, requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -46,7 +46,6 @@ const createInput = z.object({ email: fields.email, role: fields.role.default('m
 
 export async function createInvitation(ctx: Context, organizationId: string, input: unknown) {
   const callerRole = await requireOrgRole(ctx, organizationId, 'admin');
-  requireFirstParty(ctx, 'invite people');
   const { email, role } = parseInput(createInput, input);
   if (!roleAtLeast(callerRole, role)) throw new RoleAboveYoursError('invite with');
   await countInvitationMail(ctx, organizationId, email);
@@ -111,7 +110,6 @@ async function inviterName(db: Tx | Context['db'], invitedById: string | null) {
 /** Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working. */
 export async function resendInvitation(ctx: Context, organizationId: string, invitationId: string) {
   await requireOrgRole(ctx, organizationId, 'admin');
-  requireFirstParty(ctx, 'invite people');
   const found = await ctx.db.invitation.findFirst({ where: { id: invitationId, organizationId }, select: { email: true } });
   if (!found) throw new NotFoundError('Invitation');
   await countInvitationMail(ctx, organizationId, found.email);
@@ -226,8 +224,6 @@ async function newAccountFields(ctx: Context, email: string, name?: string, pass
  * resend) makes no session either.
  */
 export async function acceptInvitation(ctx: Context, input: unknown): Promise<LoginResult | MfaChallenge> {
-  // An access token proves none of these, and must not become a session in another organization.
-  requireFirstParty(ctx, 'accept invitations');
   const { token, name, password } = parseInput(acceptInput, input);
   const found = await invitationOf(ctx.db, token);
   if (!found || invitationStatus(found.invitation, ctx.clock.now()) !== 'pending') throw new InvalidInvitationError();

@@ -179,6 +179,8 @@ builder.mutationField('acceptInvitation', (t) =>
     type: AcceptResultRef,
     description:
       "Joins with an invitation token: creates the account (name and password), or joins in the invitee's session. With the password of an existing account it signs in as login does: an MfaChallenge for an account with a second factor (complete it with completeMfaLogin, then accept signed in).",
+    // Callable signed out (a new account), but no access token: it proves none of these, and must not become a
+    // session in another organization.
     authScopes: { firstParty: true },
     args: { input: t.arg({ type: AcceptInput, required: true }) },
     resolve: (_root, { input }, ctx) =>

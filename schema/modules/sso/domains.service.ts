@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { ConflictError, NotFoundError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole, requireOwner } from '../../auth/access.ts';
+import { organizationInScope, requireOrgRole, requireOwner } from '../../auth/access.ts';
 import { randomToken } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -85,7 +85,6 @@ async function ownDomain(ctx: Context, id: unknown): Promise<Domain> {
   const record = await ctx.db.domain.findUnique({ where: { id: domainId } });
   if (!record) throw new NotFoundError('Domain');
   await requireOwner(ctx, record.organizationId, SignInOwnersOnlyError, 'Domain');
-  requireFirstParty(ctx, 'change the domains people sign in through');
   return record;
 }
 
@@ -100,8 +99,6 @@ export async function addDomain(ctx: Context, organizationId: string | null | un
   const { domain } = parseInput(addInput, input);
   const orgId = organizationInScope(ctx, organizationId);
   await requireOwner(ctx, orgId, SignInOwnersOnlyError);
-  // A proven domain decides whose identity provider signs people in: changed by a session or an API key only.
-  requireFirstParty(ctx, 'change the domains people sign in through');
   try {
     return await ctx.db.$transaction(async (tx) => {
       const record = await tx.domain.create({

@@ -109,7 +109,7 @@ builder.mutationField('updateUser', (t) =>
 builder.mutationField('deleteUser', (t) =>
   t.boolean({
     errors: { directResult: false },
-    description: 'Deletes a user (platform admins); one\'s own account needs a fresh proof (the password or a code), as deleteMe.',
+    description: 'Deletes a user (platform admins); one\'s own account as deleteMe does: not with an access token, and with a fresh proof (the password or a code).',
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: FreshProofInput, required: false }) },
     resolve: async (_root, args, ctx) => !!(await deleteUser(ctx, String(args.id), args.input ?? {})),

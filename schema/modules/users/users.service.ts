@@ -136,8 +136,11 @@ export async function updateUser(ctx: Context, id: string, input: unknown) {
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
   if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('change other users');
   const data = parseInput(adminUpdateInput, input);
-  if (data.emailVerified !== undefined && !(await isPlatformAdmin(ctx))) {
-    throw new UserAdminOnlyError('mark e-mail addresses verified');
+  if (data.emailVerified !== undefined) {
+    // A proven address is what joins a connection's or a platform provider's sign-in to the account
+    // (docs/architecture.md#managed-accounts): a way in, which an app's token does not decide.
+    requireFirstParty(ctx, 'mark e-mail addresses verified');
+    if (!(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('mark e-mail addresses verified');
   }
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.user.update({ where: { id: target.id }, data });
@@ -206,7 +209,11 @@ export async function deleteUser(ctx: Context, id: string, input: unknown = {}) 
   await getUser(ctx, id);
   const self = ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === id;
   if (!self && !(await isPlatformAdmin(ctx))) throw new UserAdminOnlyError('delete other users');
-  // One's own account asks the same proof by either route; a platform administrator's deletion of another does not.
-  if (self) await requireFreshProof(ctx, id, proof);
+  // One's own account asks what deleteMe asks, by either route: a session (docs/architecture.md#authorization: an
+  // app's token ends no account's credentials) and a fresh proof. A platform administrator's deletion of another, neither.
+  if (self) {
+    requireFirstParty(ctx, 'delete the account');
+    await requireFreshProof(ctx, id, proof);
+  }
   return deleteAccount(ctx, id);
 }

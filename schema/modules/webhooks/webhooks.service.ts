@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { organizationInScope, requireFirstParty, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
@@ -138,7 +138,6 @@ export async function rotateWebhookSecret(ctx: Context, id: unknown) {
  * must not turn a token into a credential that outlives it.
  */
 export async function revealWebhookSecret(ctx: Context, id: unknown) {
-  requireFirstParty(ctx, 'reveal webhook secrets');
   const webhook = await ownWebhook(ctx, id, 'owner');
   const secret = await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey);
   await recordAudit(ctx, { action: 'webhook.secret.reveal', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id });
