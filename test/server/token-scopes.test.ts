@@ -107,9 +107,10 @@ describe('an access token with the api scope', () => {
     expect((await api.get('/api/v1/oauth-clients')).status).toBe(200);
     expect((await api.get(`/v1/organizations/${tenant.id}/members`)).status).toBe(200);
     expect((await api.post('/api/v1/api-keys', { name: 'via token', role: 'admin' })).status).toBe(403);
-    // Deleting its own account needs a fresh proof, which a token alone is not.
-    expect((await api.delete(`/v1/users/${admin.id}`)).status).toBe(400);
-    expect((await api.delete(`/v1/users/${admin.id}`, { password: PASSWORD })).status).toBe(204);
+    // Deleting its own account is first-party: not even with the password (docs/architecture.md "First-party only").
+    const own = await api.delete(`/v1/users/${admin.id}`, { password: PASSWORD });
+    expect([own.status, own.body.reason]).toEqual([403, 'first_party_only']);
+    expect((await api.get('/api/v1/users/me')).status).toBe(200);
   });
 
   it("is still bound by the user's role: a member's token cannot make keys", async () => {
