@@ -24,9 +24,9 @@ export default defineConfig({
 					'connect-src': ['self'],
 					'object-src': ['none'],
 					'base-uri': ['self'],
-					'frame-ancestors': ['none']
-				}
-			}
-		})
-	]
+					'frame-ancestors': ['none'],
+				},
+			},
+		}),
+	],
 });

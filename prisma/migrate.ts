@@ -42,13 +42,19 @@ function connectFailure(databaseUrl: string, error: unknown): StartupError {
     // pg parsed it, we could not: keep the generic name
   }
   const reason =
-    code === 'ECONNREFUSED' ? 'nothing listens there'
-    : code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'no such host'
-    : code === '28P01' || code === '28000' ? `PostgreSQL refused user "${user}" (${message})`
-    : code === '3D000' ? `database "${database}" does not exist`
-    : /timeout/i.test(message ?? '') ? `no PostgreSQL answered within ${CONNECT_TIMEOUT_MS / 1000} s (is that a PostgreSQL server?)`
-    : /unexpected message|terminated unexpectedly|ECONNRESET/i.test(`${code} ${message}`) ? 'what answered is not PostgreSQL'
-    : (message ?? String(error)).split('\n')[0];
+    code === 'ECONNREFUSED'
+      ? 'nothing listens there'
+      : code === 'ENOTFOUND' || code === 'EAI_AGAIN'
+        ? 'no such host'
+        : code === '28P01' || code === '28000'
+          ? `PostgreSQL refused user "${user}" (${message})`
+          : code === '3D000'
+            ? `database "${database}" does not exist`
+            : /timeout/i.test(message ?? '')
+              ? `no PostgreSQL answered within ${CONNECT_TIMEOUT_MS / 1000} s (is that a PostgreSQL server?)`
+              : /unexpected message|terminated unexpectedly|ECONNRESET/i.test(`${code} ${message}`)
+                ? 'what answered is not PostgreSQL'
+                : (message ?? String(error)).split('\n')[0];
   return new StartupError(`cannot use the database at ${where}: ${reason}; check DATABASE_URL`);
 }
 
@@ -69,7 +75,11 @@ async function installJobQueueWith(databaseUrl: string): Promise<void> {
 }
 
 /** `options.only`: apply only these migrations (a restore brings an empty database to its backup's schema first). */
-export async function migrate(databaseUrl: string, log: (msg: string) => void = () => {}, options: { only?: ReadonlySet<string> } = {}): Promise<string[]> {
+export async function migrate(
+  databaseUrl: string,
+  log: (msg: string) => void = () => {},
+  options: { only?: ReadonlySet<string> } = {},
+): Promise<string[]> {
   const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   client.on('error', () => {});
   try {
@@ -122,8 +132,12 @@ export async function migrate(databaseUrl: string, log: (msg: string) => void = 
 }
 
 /** True when every committed migration has been applied (for /readyz). */
-export async function migrationsCurrent(query: (sql: string) => Promise<{ migration_name: string }[]>): Promise<boolean> {
-  const rows = await query('select migration_name from "_prisma_migrations" where finished_at is not null and rolled_back_at is null');
+export async function migrationsCurrent(
+  query: (sql: string) => Promise<{ migration_name: string }[]>,
+): Promise<boolean> {
+  const rows = await query(
+    'select migration_name from "_prisma_migrations" where finished_at is not null and rolled_back_at is null',
+  );
   const applied = new Set(rows.map((r) => r.migration_name));
   return (await listMigrations()).every((m) => applied.has(m.name));
 }

@@ -24,16 +24,22 @@ async function procOf(pid: number): Promise<Proc | undefined> {
   return { pid, ppid: Number(ppid), state: state! };
 }
 
-const cmdline = (pid: number) => readFile(`/proc/${pid}/cmdline`, 'utf8').then((s) => s.split('\0'), () => [] as string[]);
+const cmdline = (pid: number) =>
+  readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+    (s) => s.split('\0'),
+    () => [] as string[],
+  );
 
 /** Every live process whose working directory is `dir`: PostgreSQL's postmaster and backends run in their data directory. */
 async function processesIn(dir: string): Promise<number[]> {
   const pids = (await readdir('/proc').catch(() => [] as string[])).filter((name) => /^\d+$/.test(name)).map(Number);
   const found: number[] = [];
-  await Promise.all(pids.map(async (pid) => {
-    if (pid === process.pid) return;
-    if ((await readlink(`/proc/${pid}/cwd`).catch(() => undefined)) === dir) found.push(pid);
-  }));
+  await Promise.all(
+    pids.map(async (pid) => {
+      if (pid === process.pid) return;
+      if ((await readlink(`/proc/${pid}/cwd`).catch(() => undefined)) === dir) found.push(pid);
+    }),
+  );
   return found;
 }
 
@@ -66,7 +72,11 @@ function signal(pid: number, name: NodeJS.Signals): void {
  * Makes `databaseDir` startable after a crash, or throws a StartupError when a live Tessera serves it. Returns at
  * once when there is no lock file. Waits at most `waitMs` for dying processes.
  */
-export async function clearStaleServer(databaseDir: string, log: (msg: string) => void, waitMs = 25_000): Promise<void> {
+export async function clearStaleServer(
+  databaseDir: string,
+  log: (msg: string) => void,
+  waitMs = 25_000,
+): Promise<void> {
   if (process.platform !== 'linux') return;
   const lockFile = path.join(databaseDir, 'postmaster.pid');
   const holder = await lockHolder(lockFile);
@@ -77,12 +87,16 @@ export async function clearStaleServer(databaseDir: string, log: (msg: string) =
     const postmaster = await procOf(holder);
     const serving = postmaster && postmaster.state !== 'Z' && (await processesIn(databaseDir)).includes(holder);
     if (serving && (await ownedByLiveTessera(postmaster))) {
-      throw new StartupError(`the embedded PostgreSQL in ${databaseDir} is in use by a running process (PID ${postmaster.ppid}): is another Tessera running on this DATA_DIR?`);
+      throw new StartupError(
+        `the embedded PostgreSQL in ${databaseDir} is in use by a running process (PID ${postmaster.ppid}): is another Tessera running on this DATA_DIR?`,
+      );
     }
     const left = await processesIn(databaseDir);
     if (left.length === 0) break;
     if (Date.now() > deadline) {
-      throw new StartupError(`processes of an earlier embedded PostgreSQL in ${databaseDir} did not end (PIDs ${left.join(', ')}): stop them, then start again`);
+      throw new StartupError(
+        `processes of an earlier embedded PostgreSQL in ${databaseDir} did not end (PIDs ${left.join(', ')}): stop them, then start again`,
+      );
     }
     if (serving && !asked) {
       // An orphan: its Tessera died but it did not. A fast shutdown (SIGINT) rolls back what was open and writes a checkpoint.
@@ -101,6 +115,8 @@ export async function clearStaleServer(databaseDir: string, log: (msg: string) =
   const still = await lockHolder(lockFile);
   if (still === holder) {
     await rm(lockFile, { force: true });
-    log(`removed the lock file of an embedded PostgreSQL that had stopped without cleaning up (PID ${holder}); recovery replays its log`);
+    log(
+      `removed the lock file of an embedded PostgreSQL that had stopped without cleaning up (PID ${holder}); recovery replays its log`,
+    );
   }
 }

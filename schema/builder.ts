@@ -52,7 +52,8 @@ export const builder = new SchemaBuilder<{
       if (scope) return new InsufficientScopeError(scope);
       if (ctx.actor?.kind === 'oauth') {
         const kind = failedFirstParty(result.failure);
-        if (kind) return new FirstPartyOnlyError('do this', kind === 'session' ? 'sign in' : 'use a session or an API key');
+        if (kind)
+          return new FirstPartyOnlyError('do this', kind === 'session' ? 'sign in' : 'use a session or an API key');
       }
       return ctx.actor ? new ForbiddenError() : new UnauthenticatedError();
     },
@@ -77,7 +78,8 @@ builder.mutationType({ authScopes: { tokenScope: API_SCOPE } });
 // scalars throw, so that it reaches the client (and a REST field problem) as the rule's words; a literal's is a
 // plain error, which graphql prefixes with the value and locates in the document.
 builder.scalarType('DateTime', {
-  description: 'An RFC 3339 date-time with a zone, e.g. 2027-06-30T00:00:00Z or 2027-06-30T02:00:00.250+02:00; answered in UTC.',
+  description:
+    'An RFC 3339 date-time with a zone, e.g. 2027-06-30T00:00:00Z or 2027-06-30T02:00:00.250+02:00; answered in UTC.',
   serialize: (value) => (value instanceof Date ? value.toISOString() : String(value)),
   parseValue: (value) => {
     const read = fields.timestamp.safeParse(value);

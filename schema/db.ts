@@ -40,15 +40,19 @@ export function statementName(text: string): string | undefined {
   }
   return name;
 }
-const statementNamer = () => (query: { sql: string; args: unknown[] }): string =>
-  (query.args.length ? statementName(query.sql) : undefined) as string;
+const statementNamer =
+  () =>
+  (query: { sql: string; args: unknown[] }): string =>
+    (query.args.length ? statementName(query.sql) : undefined) as string;
 
 // `timestamp` columns hold UTC (Prisma writes and reads them so): read them as UTC whatever the process's zone.
 const UTC_TIMESTAMP = 1114;
 const parseUtcTimestamp = (value: string) => new Date(`${value.replace(' ', 'T')}Z`);
 const hotTypes = {
   getTypeParser: ((oid: number, format?: string) =>
-    oid === UTC_TIMESTAMP && format !== 'binary' ? parseUtcTimestamp : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
+    oid === UTC_TIMESTAMP && format !== 'binary'
+      ? parseUtcTimestamp
+      : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
 /**
@@ -76,7 +80,11 @@ export function hotStatement<P extends object, R>(build: (p: { readonly [K in ke
   return (db: Db, params: P): Promise<R[]> => {
     if (!compiled) {
       const query = build(new Proxy({} as { [K in keyof P]: any }, { get: (_, key) => ({ [PARAM]: String(key) }) }));
-      const slots = query.values.map((v): Slot => (v && typeof v === 'object' && PARAM in v ? { param: (v as { [PARAM]: string })[PARAM] } : { value: wireValue(v) }));
+      const slots = query.values.map((v): Slot =>
+        v && typeof v === 'object' && PARAM in v
+          ? { param: (v as { [PARAM]: string })[PARAM] }
+          : { value: wireValue(v) },
+      );
       compiled = { text: query.text, name: statementName(query.text), slots };
     }
     // A value used in several places (the time, an identifier) is converted once.
@@ -94,7 +102,9 @@ const wireValue = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
  * blank lines the fragments leave dropped. For the reviewed snapshots of composed statements (a statement is read
  * whole somewhere, test/oauth/token-statements.test.ts); never run.
  */
-export function readableStatement<P extends object>(build: (p: { readonly [K in keyof P]: any }) => Prisma.Sql): string {
+export function readableStatement<P extends object>(
+  build: (p: { readonly [K in keyof P]: any }) => Prisma.Sql,
+): string {
   const query = build(new Proxy({} as { [K in keyof P]: any }, { get: (_, key) => ({ [PARAM]: String(key) }) }));
   const literal = (v: unknown): string => {
     if (v && typeof v === 'object' && PARAM in v) return `:${(v as { [PARAM]: string })[PARAM]}`;
@@ -105,7 +115,10 @@ export function readableStatement<P extends object>(build: (p: { readonly [K in 
   };
   return query.text
     .replace(/\$(\d+)/g, (_, n: string) => literal(query.values[Number(n) - 1]))
-    .split('\n').map((line) => line.trimEnd()).filter(Boolean).join('\n');
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .filter(Boolean)
+    .join('\n');
 }
 
 async function runHot<T>(db: Db, text: string, name: string | undefined, values: unknown[]): Promise<T[]> {
@@ -133,7 +146,7 @@ function poolSettings(databaseUrl: string, maxConnections: number | undefined) {
   url.searchParams.delete('pool_timeout');
   return {
     connectionString: url.toString(),
-    max: Number.isInteger(limit) && limit > 0 ? limit : maxConnections ?? DEFAULT_CONNECTIONS,
+    max: Number.isInteger(limit) && limit > 0 ? limit : (maxConnections ?? DEFAULT_CONNECTIONS),
     waitMs: Number.isFinite(timeout) && timeout > 0 ? timeout * 1000 : POOL_TIMEOUT_MS,
   };
 }
@@ -146,7 +159,7 @@ export function createDb(databaseUrl: string, maxConnections?: number): Db {
     override query(...args: unknown[]): any {
       if (statements.size) {
         const first = args[0] as string | { text?: string };
-        const sql = typeof first === 'string' ? first : first?.text ?? '';
+        const sql = typeof first === 'string' ? first : (first?.text ?? '');
         for (const listener of statements) listener(sql);
       }
       return (super.query as (...a: unknown[]) => unknown)(...args);
@@ -187,5 +200,7 @@ export function isUniqueViolation(error: unknown): boolean {
 /** The connections of `db`'s pool: open, idle, and requests waiting for one (for the metrics). */
 export function poolStats(db: Db): { total: number; idle: number; waiting: number } {
   const pool = pools.get(db);
-  return pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 0, idle: 0, waiting: 0 };
+  return pool
+    ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+    : { total: 0, idle: 0, waiting: 0 };
 }

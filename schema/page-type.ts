@@ -8,7 +8,10 @@ export function pageType<T>(name: string, item: ObjectRef<any, T>) {
   return builder.objectRef<Page<T>>(name).implement({
     fields: (t) => ({
       items: t.field({ type: [item], resolve: (p) => p.items as never }),
-      nextCursor: t.exposeString('nextCursor', { nullable: true, description: 'Pass as `cursor` for the next page; null on the last.' }),
+      nextCursor: t.exposeString('nextCursor', {
+        nullable: true,
+        description: 'Pass as `cursor` for the next page; null on the last.',
+      }),
     }),
   });
 }

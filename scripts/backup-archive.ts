@@ -90,8 +90,10 @@ async function checkReadable(file: string): Promise<void> {
     throw new StartupError(code === 'ENOENT' ? `${file} does not exist` : `cannot read ${file} (${code})`);
   }
   if (bytesRead === 0) throw new StartupError(`${file} is empty: not a Tessera backup`);
-  if (start.toString('latin1') === 'PGDMP') throw new StartupError(`${file} is a pg_dump archive, not a Tessera backup: restore it with pg_restore`);
-  if (start[0] !== 0x1f || start[1] !== 0x8b) throw new StartupError(`${file} is not a Tessera backup (made by npm run db:backup)`);
+  if (start.toString('latin1') === 'PGDMP')
+    throw new StartupError(`${file} is a pg_dump archive, not a Tessera backup: restore it with pg_restore`);
+  if (start[0] !== 0x1f || start[1] !== 0x8b)
+    throw new StartupError(`${file} is not a Tessera backup (made by npm run db:backup)`);
 }
 
 /**
@@ -108,7 +110,9 @@ export async function openArchive(file: string): Promise<{ header: Header; entri
       for await (const line of input) yield JSON.parse(line);
     } catch (error) {
       if (error instanceof SyntaxError || (error as NodeJS.ErrnoException).code?.startsWith('Z_')) {
-        throw new StartupError(`${file} is damaged (${error instanceof SyntaxError ? 'a line is not JSON' : (error as Error).message}): not a complete Tessera backup`);
+        throw new StartupError(
+          `${file} is damaged (${error instanceof SyntaxError ? 'a line is not JSON' : (error as Error).message}): not a complete Tessera backup`,
+        );
       }
       throw error;
     } finally {
@@ -127,7 +131,10 @@ export async function openArchive(file: string): Promise<{ header: Header; entri
     throw error;
   }
   if (!header || header.format !== FORMAT || !Array.isArray(header.migrations)) throw notABackup();
-  if (header.version > VERSION) throw new StartupError(`${file} is a backup of format ${header.version}, newer than this Tessera reads (${VERSION}): restore it with a newer Tessera`);
+  if (header.version > VERSION)
+    throw new StartupError(
+      `${file} is a backup of format ${header.version}, newer than this Tessera reads (${VERSION}): restore it with a newer Tessera`,
+    );
   async function* entries(): AsyncGenerator<Entry> {
     let first = true;
     for await (const entry of lines()) {
@@ -142,7 +149,10 @@ export async function openArchive(file: string): Promise<{ header: Header; entri
 }
 
 /** Reads the whole file once, before anything is changed: its end line is there and its counts match. */
-export async function verifyArchive(file: string, entries: () => AsyncGenerator<Entry>): Promise<{ tables: number; rows: number }> {
+export async function verifyArchive(
+  file: string,
+  entries: () => AsyncGenerator<Entry>,
+): Promise<{ tables: number; rows: number }> {
   let tables = 0;
   let rows = 0;
   for await (const entry of entries()) {
@@ -153,5 +163,7 @@ export async function verifyArchive(file: string, entries: () => AsyncGenerator<
       return entry.end;
     }
   }
-  throw new StartupError(`${file} is cut short or damaged (its rows do not add up to its end line): not a complete Tessera backup`);
+  throw new StartupError(
+    `${file} is cut short or damaged (its rows do not add up to its end line): not a complete Tessera backup`,
+  );
 }

@@ -11,8 +11,25 @@ import { parseArgs } from 'node:util';
 import { createGzip } from 'node:zlib';
 import pg from 'pg';
 import { StartupError } from '../prisma/startup-error.ts';
-import { FORMAT, listSequences, listTables, qualified, quoteIdent, SESSION_SETTINGS, VERSION, type Entry, type Header } from './backup-archive.ts';
-import { clusterExists, databaseSettings, runCommand, runningServer, runningServerUrl, startForCommand } from './embedded-db.ts';
+import {
+  FORMAT,
+  listSequences,
+  listTables,
+  qualified,
+  quoteIdent,
+  SESSION_SETTINGS,
+  VERSION,
+  type Entry,
+  type Header,
+} from './backup-archive.ts';
+import {
+  clusterExists,
+  databaseSettings,
+  runCommand,
+  runningServer,
+  runningServerUrl,
+  startForCommand,
+} from './embedded-db.ts';
 
 const FETCH_ROWS = 1000;
 
@@ -48,7 +65,8 @@ async function dump(url: string, file: string): Promise<{ tables: number; rows: 
     await client.query('begin isolation level repeatable read, read only');
     await client.query(SESSION_SETTINGS);
     const bookkept = await client.query(`select to_regclass('public._prisma_migrations') is not null as found`);
-    if (!bookkept.rows[0].found) throw new StartupError('the database has no Tessera migrations applied: nothing to back up');
+    if (!bookkept.rows[0].found)
+      throw new StartupError('the database has no Tessera migrations applied: nothing to back up');
     const migrations = await client.query<{ migration_name: string }>(
       'select migration_name from "_prisma_migrations" where finished_at is not null and rolled_back_at is null order by migration_name',
     );
@@ -65,9 +83,14 @@ async function dump(url: string, file: string): Promise<{ tables: number; rows: 
     for (const table of tables) {
       await write({ table: table.name, columns: table.columns });
       const select = table.columns.map((c) => `${quoteIdent(c)}::text`).join(', ');
-      await client.query(`declare backup_rows no scroll cursor for select ${select} from only ${qualified(table.name)}`);
+      await client.query(
+        `declare backup_rows no scroll cursor for select ${select} from only ${qualified(table.name)}`,
+      );
       for (;;) {
-        const batch = await client.query<(string | null)[]>({ text: `fetch forward ${FETCH_ROWS} from backup_rows`, rowMode: 'array' });
+        const batch = await client.query<(string | null)[]>({
+          text: `fetch forward ${FETCH_ROWS} from backup_rows`,
+          rowMode: 'array',
+        });
         for (const row of batch.rows) await write(row);
         rows += batch.rows.length;
         if (batch.rows.length < FETCH_ROWS) break;
@@ -75,7 +98,9 @@ async function dump(url: string, file: string): Promise<{ tables: number; rows: 
       await client.query('close backup_rows');
     }
     for (const sequence of await listSequences(client)) {
-      const { rows: [state] } = await client.query<{ value: string; called: boolean }>(
+      const {
+        rows: [state],
+      } = await client.query<{ value: string; called: boolean }>(
         `select last_value::text as value, is_called as called from ${qualified(sequence)}`,
       );
       await write({ sequence, value: state!.value, called: state!.called });
@@ -110,7 +135,9 @@ await runCommand('db:backup', async () => {
       started = await startForCommand(dataDir);
       url = started.url;
     } else {
-      throw new StartupError(`there is no embedded database in ${dataDir}: set DATA_DIR to the one Tessera uses (or DATABASE_URL)`);
+      throw new StartupError(
+        `there is no embedded database in ${dataDir}: set DATA_DIR to the one Tessera uses (or DATABASE_URL)`,
+      );
     }
   }
   try {
@@ -120,6 +147,10 @@ await runCommand('db:backup', async () => {
     await started?.stop();
   }
   // The key itself is never printed: it belongs apart from the backups.
-  const key = secretKeySet ? 'the SECRET_KEY this service runs with' : `${path.join(dataDir, 'secret.key')} (the SECRET_KEY this service runs with)`;
-  console.log(`This backup is useless without the same SECRET_KEY: signing keys and webhook secrets in it are encrypted with it. Keep ${key} safe too, stored apart from the backup.`);
+  const key = secretKeySet
+    ? 'the SECRET_KEY this service runs with'
+    : `${path.join(dataDir, 'secret.key')} (the SECRET_KEY this service runs with)`;
+  console.log(
+    `This backup is useless without the same SECRET_KEY: signing keys and webhook secrets in it are encrypted with it. Keep ${key} safe too, stored apart from the backup.`,
+  );
 });

@@ -9,7 +9,17 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { listMigrations, migrate } from '../prisma/migrate.ts';
 import { StartupError } from '../prisma/startup-error.ts';
-import { listSequences, listTables, openArchive, qualified, quoteIdent, SCHEMAS, SESSION_SETTINGS, verifyArchive, type Entry } from './backup-archive.ts';
+import {
+  listSequences,
+  listTables,
+  openArchive,
+  qualified,
+  quoteIdent,
+  SCHEMAS,
+  SESSION_SETTINGS,
+  verifyArchive,
+  type Entry,
+} from './backup-archive.ts';
 import { databaseSettings, runCommand, runningServer, startForCommand } from './embedded-db.ts';
 
 /** Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. */
@@ -18,7 +28,10 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
 function parseArguments(): { file: string; force: boolean } {
   try {
-    const { positionals, values } = parseArgs({ allowPositionals: true, options: { force: { type: 'boolean', default: false } } });
+    const { positionals, values } = parseArgs({
+      allowPositionals: true,
+      options: { force: { type: 'boolean', default: false } },
+    });
     if (positionals.length === 1) return { file: path.resolve(positionals[0]!), force: values.force };
   } catch (error) {
     throw new StartupError(`${(error as Error).message}; usage: npm run db:restore -- FILE [--force]`);
@@ -52,14 +65,19 @@ async function rebuildSchema(url: string, migrations: string[]): Promise<void> {
 }
 
 /** Loads every row and sequence of the backup in one transaction; returns what it loaded. */
-async function load(client: pg.Client, entries: AsyncGenerator<Entry>, warn: (msg: string) => void): Promise<{ tables: number; rows: number }> {
+async function load(
+  client: pg.Client,
+  entries: AsyncGenerator<Entry>,
+  warn: (msg: string) => void,
+): Promise<{ tables: number; rows: number }> {
   await client.query('begin');
   // Foreign keys are triggers: off while rows arrive in table order, not in the order they refer to each other.
   await client.query('set local session_replication_role = replica');
   await client.query(SESSION_SETTINGS);
   const targets = new Map((await listTables(client)).map((t) => [t.name, new Set(t.columns)]));
   // Rows a migration wrote (seed data) are in the backup too.
-  if (targets.size) await client.query(`truncate ${[...targets.keys()].map(qualified).join(', ')} restart identity cascade`);
+  if (targets.size)
+    await client.query(`truncate ${[...targets.keys()].map(qualified).join(', ')} restart identity cascade`);
   const sequences = new Set(await listSequences(client));
 
   let tables = 0;
@@ -71,7 +89,10 @@ async function load(client: pg.Client, entries: AsyncGenerator<Entry>, warn: (ms
   const flush = async () => {
     if (!insert || batchRows === 0) return;
     const width = insert.keep.length;
-    const tuples = Array.from({ length: batchRows }, (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`);
+    const tuples = Array.from(
+      { length: batchRows },
+      (_, r) => `(${Array.from({ length: width }, (_, c) => `$${r * width + c + 1}`).join(', ')})`,
+    );
     await client.query(`${insert.sql} ${tuples.join(', ')}`, batch);
     rows += batchRows;
     batch = [];
@@ -100,13 +121,22 @@ async function load(client: pg.Client, entries: AsyncGenerator<Entry>, warn: (ms
       }
       const keep = entry.columns.flatMap((c, i) => (columns.has(c) ? [i] : []));
       const dropped = entry.columns.filter((c) => !columns.has(c));
-      if (dropped.length) warn(`skipped column(s) ${dropped.join(', ')} of ${entry.table}: this database has no such column`);
+      if (dropped.length)
+        warn(`skipped column(s) ${dropped.join(', ')} of ${entry.table}: this database has no such column`);
       // Identity columns generated always take the backup's values too.
-      insert = { sql: `insert into ${qualified(entry.table)} (${keep.map((i) => quoteIdent(entry.columns[i]!)).join(', ')}) overriding system value values`, keep };
+      insert = {
+        sql: `insert into ${qualified(entry.table)} (${keep.map((i) => quoteIdent(entry.columns[i]!)).join(', ')}) overriding system value values`,
+        keep,
+      };
     } else if ('sequence' in entry) {
       await flush();
       insert = undefined;
-      if (sequences.has(entry.sequence)) await client.query('select setval($1::regclass, $2::bigint, $3)', [qualified(entry.sequence), entry.value, entry.called]);
+      if (sequences.has(entry.sequence))
+        await client.query('select setval($1::regclass, $2::bigint, $3)', [
+          qualified(entry.sequence),
+          entry.value,
+          entry.called,
+        ]);
       else warn(`skipped sequence ${entry.sequence}: this database has no such sequence`);
     } else if ('end' in entry) {
       await flush();
@@ -121,13 +151,19 @@ await runCommand('db:restore', async () => {
   const { header, entries } = await openArchive(file);
   const known = new Set((await listMigrations()).map((m) => m.name));
   const unknown = header.migrations.find((name) => !known.has(name));
-  if (unknown) throw new StartupError(`${file} was made by a newer Tessera (its migration ${unknown} is not in this one): restore it with that version or a later one`);
+  if (unknown)
+    throw new StartupError(
+      `${file} was made by a newer Tessera (its migration ${unknown} is not in this one): restore it with that version or a later one`,
+    );
   await verifyArchive(file, entries);
 
   const { databaseUrl, dataDir, secretKeySet } = databaseSettings();
   if (!databaseUrl) {
     const running = await runningServer(dataDir);
-    if (running) throw new StartupError(`Tessera is running on ${dataDir} (its PostgreSQL is PID ${running.pid}): stop it, then restore`);
+    if (running)
+      throw new StartupError(
+        `Tessera is running on ${dataDir} (its PostgreSQL is PID ${running.pid}): stop it, then restore`,
+      );
   }
   const started = databaseUrl ? undefined : await startForCommand(dataDir);
   const url = databaseUrl ?? started!.url;
@@ -144,11 +180,15 @@ await runCommand('db:restore', async () => {
       const filled = await tablesWithRows(client);
       if (filled.length && !force) {
         const some = filled.slice(0, 3).join(', ') + (filled.length > 3 ? ` and ${filled.length - 3} more` : '');
-        throw new StartupError(`${where} is not empty (rows in ${some}): pass --force to replace its data with the backup`);
+        throw new StartupError(
+          `${where} is not empty (rows in ${some}): pass --force to replace its data with the backup`,
+        );
       }
       await rebuildSchema(url, header.migrations);
       const { tables, rows } = await load(client, entries(), (msg) => console.error(`warning: ${msg}`));
-      console.log(`restored ${rows} rows of ${tables} tables into ${where} from ${file} (a backup of ${header.createdAt})`);
+      console.log(
+        `restored ${rows} rows of ${tables} tables into ${where} from ${file} (a backup of ${header.createdAt})`,
+      );
     } finally {
       await client.end().catch(() => {});
     }
@@ -156,7 +196,12 @@ await runCommand('db:restore', async () => {
     await started?.stop();
   }
   const keyFile = path.join(dataDir, 'secret.key');
-  const haveKey = secretKeySet || (await access(keyFile).then(() => true, () => false));
+  const haveKey =
+    secretKeySet ||
+    (await access(keyFile).then(
+      () => true,
+      () => false,
+    ));
   console.log(
     haveKey
       ? 'Start Tessera with the SECRET_KEY of the deployment that made this backup: signing keys and webhook secrets are encrypted with it (a different key stops the start with a message that says so).'

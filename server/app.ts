@@ -44,7 +44,15 @@ export interface AppOptions {
 
 const BODY_LIMIT = '100kb';
 
-export function createApp({ base, logger, portal, trustProxy = false, rateLimits = {}, metricsToken, tracing }: AppOptions): Koa {
+export function createApp({
+  base,
+  logger,
+  portal,
+  trustProxy = false,
+  rateLimits = {},
+  metricsToken,
+  tracing,
+}: AppOptions): Koa {
   const app = new Koa({ proxy: trustProxy });
   app.silent = true;
   const executor = createExecutor(schema, tracing);
@@ -82,10 +90,20 @@ export function createApp({ base, logger, portal, trustProxy = false, rateLimits
     methodNotAllowed: () => new DomainError('method_not_allowed', 'This endpoint does not support that method'),
     notImplemented: () => new DomainError('method_not_allowed', 'This endpoint does not support that method'),
   };
-  for (const [prefix, routes] of [['/api/v1', [...apiV1Routes, ...oauthClientRoutes]], ['/v1', v1Routes]] as const) {
+  for (const [prefix, routes] of [
+    ['/api/v1', [...apiV1Routes, ...oauthClientRoutes]],
+    ['/v1', v1Routes],
+  ] as const) {
     const router = new Router({ prefix });
     // DELETE too: revoking an API key may name it in the body (docs/architecture.md#rest-conventions); routes that take none ignore it.
-    router.use(bodyParser({ enableTypes: ['json'], jsonLimit: BODY_LIMIT, encoding: 'utf-8', parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] }));
+    router.use(
+      bodyParser({
+        enableTypes: ['json'],
+        jsonLimit: BODY_LIMIT,
+        encoding: 'utf-8',
+        parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'],
+      }),
+    );
     router.use(actorMiddleware(base));
     router.use(limits);
     mountRoutes(router, routes, executor.run, cookie);

@@ -29,14 +29,41 @@ const env = z.object({
   // A PEM file of CA certificates trusted for webhook receivers beside Node's own roots (a private CA).
   WEBHOOK_CA_FILE: z.string().optional(),
   // Every event goes to each webhook of its organization: the limit bounds the requests one change sends out.
-  WEBHOOK_LIMIT_PER_ORGANIZATION: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1).max(10_000).default(20),
-  RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.apiKeyPerMinute),
-  RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce.number({ message: 'must be a number' }).int().min(1).default(DEFAULT_RATE_LIMITS.organizationPerHour),
+  WEBHOOK_LIMIT_PER_ORGANIZATION: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1)
+    .max(10_000)
+    .default(20),
+  RATE_LIMIT_API_KEY_PER_MINUTE: z.coerce
+    .number({ message: 'must be a number' })
+    .int()
+    .min(1)
+    .default(DEFAULT_RATE_LIMITS.apiKeyPerMinute),
+  RATE_LIMIT_ORGANIZATION_PER_HOUR: z.coerce
+    .number({ message: 'must be a number' })
+    .int()
+    .min(1)
+    .default(DEFAULT_RATE_LIMITS.organizationPerHour),
   // A directory's SCIM token, apart from the API's limits (schema/limits/rate-limits.ts says why 6,000).
-  SCIM_RATE_LIMIT_PER_MINUTE: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1).default(DEFAULT_RATE_LIMITS.scimTokenPerMinute),
+  SCIM_RATE_LIMIT_PER_MINUTE: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1)
+    .default(DEFAULT_RATE_LIMITS.scimTokenPerMinute),
   // Outgoing mail (docs/architecture.md#mail). Without SMTP_URL mail stays in the development mailbox.
-  SMTP_URL: z.string().regex(/^smtps?:\/\/[^\s]+$/, 'must be an smtp:// or smtps:// URL, credentials in it (smtps://user:password@smtp.example.com)').optional(),
-  MAIL_FROM: z.string().max(320).regex(/^[^\r\n]+$/, 'must be one line, such as Tessera <no-reply@example.com>').optional(),
+  SMTP_URL: z
+    .string()
+    .regex(
+      /^smtps?:\/\/[^\s]+$/,
+      'must be an smtp:// or smtps:// URL, credentials in it (smtps://user:password@smtp.example.com)',
+    )
+    .optional(),
+  MAIL_FROM: z
+    .string()
+    .max(320)
+    .regex(/^[^\r\n]+$/, 'must be one line, such as Tessera <no-reply@example.com>')
+    .optional(),
   // /metrics (docs/architecture.md#metrics): on the public port only with a bearer token, or on a port of its own.
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters (openssl rand -hex 32)').optional(),
   METRICS_PORT: z.coerce.number({ message: 'must be a number' }).int().min(1).max(65535).optional(),
@@ -106,7 +133,8 @@ async function loadSecretKey(value: string | undefined, dataDir: string): Promis
   } catch (error) {
     // EEXIST: another process wrote it first, use theirs. Anything else (a read-only DATA_DIR) stops the start.
     const code = (error as NodeJS.ErrnoException).code;
-    if (code !== 'EEXIST') throw new ConfigError(`cannot create ${file} (${code}): make DATA_DIR writable, or set SECRET_KEY`);
+    if (code !== 'EEXIST')
+      throw new ConfigError(`cannot create ${file} (${code}): make DATA_DIR writable, or set SECRET_KEY`);
   }
   return decodeKey((await readFile(file, 'utf8')).trim());
 }
@@ -117,7 +145,11 @@ const DNS_SERVER_FORMS = 'an IP address with an optional port: 1.1.1.1, 127.0.0.
 function dnsServer(entry: string): string {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
   const withPort = /^([^:]+):(\d+)$/.exec(entry);
-  const [address, port] = bracketed ? [bracketed[1]!, bracketed[2]] : withPort ? [withPort[1]!, withPort[2]] : [entry, undefined];
+  const [address, port] = bracketed
+    ? [bracketed[1]!, bracketed[2]]
+    : withPort
+      ? [withPort[1]!, withPort[2]]
+      : [entry, undefined];
   const family = isIP(address);
   // A port follows IPv4 after a colon (1.1.1.1:53) and IPv6 only in brackets ([::1]:53), as node:dns setServers reads them.
   const fits = bracketed ? family === 6 : withPort ? family === 4 : family !== 0;
@@ -130,7 +162,8 @@ function dnsServer(entry: string): string {
 function dnsServers(value: string | undefined): string[] | undefined {
   if (value === undefined) return undefined;
   const entries = value.split(',').map((s) => s.trim());
-  if (entries.some((s) => s === '')) throw new ConfigError(`DNS_SERVERS: separate the servers with single commas, each ${DNS_SERVER_FORMS}`);
+  if (entries.some((s) => s === ''))
+    throw new ConfigError(`DNS_SERVERS: separate the servers with single commas, each ${DNS_SERVER_FORMS}`);
   return entries.map(dnsServer);
 }
 
@@ -138,7 +171,8 @@ async function readCaFile(file: string): Promise<string> {
   const pem = await readFile(file, 'utf8').catch((error: NodeJS.ErrnoException) => {
     throw new ConfigError(`WEBHOOK_CA_FILE: cannot read ${file} (${error.code})`);
   });
-  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(`WEBHOOK_CA_FILE: ${file} holds no PEM certificate`);
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    throw new ConfigError(`WEBHOOK_CA_FILE: ${file} holds no PEM certificate`);
   return pem;
 }
 
@@ -171,7 +205,11 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },
     trustProxy: e.TRUST_PROXY,
     dnsServers: dnsServers(e.DNS_SERVERS),
-    rateLimits: { apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE, organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR, scimTokenPerMinute: e.SCIM_RATE_LIMIT_PER_MINUTE },
+    rateLimits: {
+      apiKeyPerMinute: e.RATE_LIMIT_API_KEY_PER_MINUTE,
+      organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR,
+      scimTokenPerMinute: e.SCIM_RATE_LIMIT_PER_MINUTE,
+    },
     production: e.NODE_ENV === 'production',
     bootstrap:
       e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD

@@ -40,7 +40,8 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
   const running = await starting;
-  if (running.config.role !== 'worker') console.error(welcomeLines(running.base.settings.issuer(), running.config).join('\n'));
+  if (running.config.role !== 'worker')
+    console.error(welcomeLines(running.base.settings.issuer(), running.config).join('\n'));
 } catch (error) {
   // Mistakes the operator fixes: one line that says what to change, no stack trace.
   if (error instanceof ConfigError) {

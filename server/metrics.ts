@@ -12,7 +12,9 @@ const registryOf = (metrics: Metrics) => (metrics as Partial<PrometheusMetrics>)
 export function routeLabel(ctx: Koa.Context): string {
   const state = ctx.state as { route?: string };
   // What no router matched: a portal page, or a refusal of a path or method that no route has.
-  return state.route ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status >= 400 ? '(unmatched)' : '(portal)');
+  return (
+    state.route ?? (ctx as { _matchedRoute?: string })._matchedRoute ?? (ctx.status >= 400 ? '(unmatched)' : '(portal)')
+  );
 }
 
 /** Counts each request under its route template. First in the chain, so that it times everything after it. */

@@ -20,7 +20,11 @@ export interface SessionCookie {
  */
 export interface TesseraBridge {
   /** Executes a GraphQL operation as the holder of `sessionToken`, or anonymously. */
-  graphql(document: string, variables?: Record<string, unknown>, credentials?: { sessionToken?: string | null }): Promise<GraphQLResponse>;
+  graphql(
+    document: string,
+    variables?: Record<string, unknown>,
+    credentials?: { sessionToken?: string | null },
+  ): Promise<GraphQLResponse>;
   cookie: SessionCookie;
 }
 
@@ -30,7 +34,13 @@ export interface TesseraBridge {
  * options both take this shape.
  */
 export function sessionCookieAttributes(cookie: Pick<SessionCookie, 'secure'>, expires?: Date) {
-  return { httpOnly: true, sameSite: 'lax' as const, secure: cookie.secure, path: '/', ...(expires ? { expires } : {}) };
+  return {
+    httpOnly: true,
+    sameSite: 'lax' as const,
+    secure: cookie.secure,
+    path: '/',
+    ...(expires ? { expires } : {}),
+  };
 }
 
 /** The device cookie's name: the browser's proof that it signed in to an account before (docs/architecture.md#identity-sessions-and-tokens). */

@@ -47,7 +47,9 @@ export function portalBridge(
         const anonymous = makeContext(base, null, request);
         let actor: Actor | null;
         try {
-          actor = credentials?.sessionToken ? await resolveActor(anonymous, { sessionCookie: credentials.sessionToken }) : null;
+          actor = credentials?.sessionToken
+            ? await resolveActor(anonymous, { sessionCookie: credentials.sessionToken })
+            : null;
         } catch (error) {
           const what = classifyError(error);
           if (what.kind === 'unavailable') return { errors: [unavailableError(what.error)] };

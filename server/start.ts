@@ -45,7 +45,12 @@ export interface Running {
 const PORTAL_HANDLER = path.resolve(import.meta.dirname, '../portal/build/handler.js');
 
 async function loadPortal(logger: Logger): Promise<PortalHandler | undefined> {
-  if (!(await access(PORTAL_HANDLER).then(() => true, () => false))) {
+  if (
+    !(await access(PORTAL_HANDLER).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     logger.warn('the portal is not built (npm run build): /login, /portal and /admin are unavailable');
     return undefined;
   }
@@ -72,7 +77,11 @@ const logDestination = () => pino.destination({ dest: 1, sync: false, minLength:
  */
 function closingWhenStopping(stopping: () => boolean) {
   return class extends http.ServerResponse {
-    override writeHead(statusCode: number, statusMessage?: string, headers?: http.OutgoingHttpHeaders | http.OutgoingHttpHeader[]): this;
+    override writeHead(
+      statusCode: number,
+      statusMessage?: string,
+      headers?: http.OutgoingHttpHeaders | http.OutgoingHttpHeader[],
+    ): this;
     override writeHead(statusCode: number, headers?: http.OutgoingHttpHeaders | http.OutgoingHttpHeader[]): this;
     override writeHead(...args: [number, ...unknown[]]): this {
       if (stopping()) this.shouldKeepAlive = false;
@@ -91,7 +100,16 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
   const config = await loadConfig(options.env);
   // With tracing, a line written during a request carries its trace_id and span_id (docs/architecture.md#tracing).
   const traceFields = options.tracing?.logFields;
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'tessera', role: config.role }, ...(traceFields ? { mixin: traceFields } : {}) }, logDestination());
+  const logger =
+    options.logger ??
+    pino(
+      {
+        level: config.logLevel,
+        base: { service: 'tessera', role: config.role },
+        ...(traceFields ? { mixin: traceFields } : {}),
+      },
+      logDestination(),
+    );
   const log = (msg: string) => logger.info(msg);
 
   // What has been started so far, stopped in reverse order: on shutdown, or when a later step of the start fails
@@ -129,9 +147,12 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     db = createDb(databaseUrl);
 
     const outcome = await bootstrap(db, config.bootstrap);
-    if (outcome === 'created') log(`created the operator organization "${config.bootstrap!.orgName}" owned by ${config.bootstrap!.email}`);
+    if (outcome === 'created')
+      log(`created the operator organization "${config.bootstrap!.orgName}" owned by ${config.bootstrap!.email}`);
     if (outcome === 'needs-admin') {
-      logger.warn('no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator');
+      logger.warn(
+        'no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator',
+      );
     }
 
     let issuer = config.baseUrl;
@@ -141,8 +162,15 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       keys,
       clock: options.clock ?? systemClock,
       settings: {
-        issuer: () => issuer ?? defaultIssuer(config.host, config.port), secretKey: config.secretKey, production: config.production,
-        webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivateNetworks: config.webhookAllowPrivateNetworks, ca: config.webhookCa, resolve: options.webhookResolver },
+        issuer: () => issuer ?? defaultIssuer(config.host, config.port),
+        secretKey: config.secretKey,
+        production: config.production,
+        webhooks: {
+          timeoutMs: config.webhookTimeoutMs,
+          allowPrivateNetworks: config.webhookAllowPrivateNetworks,
+          ca: config.webhookCa,
+          resolve: options.webhookResolver,
+        },
         webhookLimitPerOrganization: config.webhookLimitPerOrganization,
         auditTokenIssuance: config.auditTokenIssuance,
         dnsServers: config.dnsServers,
@@ -151,7 +179,10 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       rememberedClients: new RememberedClients(),
       operatorOrganizationId: operatorOrganization(db),
       // prom-client is loaded only when something scrapes.
-      metrics: config.metrics.token || config.metrics.port ? (await import('../schema/metrics/prometheus.ts')).prometheusMetrics(db) : noMetrics,
+      metrics:
+        config.metrics.token || config.metrics.port
+          ? (await import('../schema/metrics/prometheus.ts')).prometheusMetrics(db)
+          : noMetrics,
     };
 
     if (config.role !== 'worker') {
@@ -162,11 +193,34 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     }
     // The worker before the port: once the port answers, the whole service is up.
     if (config.role !== 'api') {
-      const mail = { db, clock: base.clock, mailer: config.mail.smtpUrl ? smtpMailer(config.mail.smtpUrl) : null, from: config.mail.from, issuer: base.settings.issuer, metrics: base.metrics };
-      worker = await startWorker(databaseUrl, { db, logger, clock: base.clock, secretKey: config.secretKey, webhooks: base.settings.webhooks, mail, metrics: base.metrics });
+      const mail = {
+        db,
+        clock: base.clock,
+        mailer: config.mail.smtpUrl ? smtpMailer(config.mail.smtpUrl) : null,
+        from: config.mail.from,
+        issuer: base.settings.issuer,
+        metrics: base.metrics,
+      };
+      worker = await startWorker(databaseUrl, {
+        db,
+        logger,
+        clock: base.clock,
+        secretKey: config.secretKey,
+        webhooks: base.settings.webhooks,
+        mail,
+        metrics: base.metrics,
+      });
     }
     if (config.role !== 'worker') {
-      const app = createApp({ base, logger, portal: await loadPortal(logger), trustProxy: config.trustProxy, rateLimits: config.rateLimits, metricsToken: config.metrics.token, tracing: options.tracing });
+      const app = createApp({
+        base,
+        logger,
+        portal: await loadPortal(logger),
+        trustProxy: config.trustProxy,
+        rateLimits: config.rateLimits,
+        metricsToken: config.metrics.token,
+        tracing: options.tracing,
+      });
       server = http.createServer({ ServerResponse: closingWhenStopping(() => draining) }, app.callback());
       server.keepAliveTimeout = 5_000;
       await new Promise<void>((resolve, reject) => {
@@ -181,13 +235,18 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       if (passkeysOff) log(passkeysOff);
     }
     // Said by the processes that send mail: an API process without SMTP_URL beside workers that have it sends none.
-    if (!config.mail.smtpUrl && config.role !== 'api') log(`no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`);
+    if (!config.mail.smtpUrl && config.role !== 'api')
+      log(
+        `no SMTP_URL: mail is not sent but kept in the development mailbox, which platform admins read at ${base.settings.issuer()}/admin/settings/mail`,
+      );
 
     if (config.metrics.port) {
       metricsServer = await startMetricsServer(base.metrics, config.metrics.port, config.metrics.host);
       log(`metrics on http://${config.metrics.host}:${(metricsServer.address() as { port: number }).port}/metrics`);
     } else if (config.metrics.token && !server) {
-      logger.warn('METRICS_TOKEN serves /metrics on the public port, which a worker has none of: set METRICS_PORT to scrape this process');
+      logger.warn(
+        'METRICS_TOKEN serves /metrics on the public port, which a worker has none of: set METRICS_PORT to scrape this process',
+      );
     }
 
     let stopping: Promise<void> | undefined;

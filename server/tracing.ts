@@ -29,40 +29,64 @@ const UNTRACED = /^\/(healthz|readyz|metrics)(\?|$)/;
  */
 export async function startTracing(): Promise<Tracing | undefined> {
   if (!process.env.OTEL_EXPORTER_OTLP_ENDPOINT) return undefined;
-  const [api, core, { AsyncLocalStorageContextManager }, resources, { TracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }, { registerInstrumentations }, { HttpInstrumentation }, { PgInstrumentation }, { getOperationAST }] =
-    await Promise.all([
-      import('@opentelemetry/api'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/context-async-hooks'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/sdk-trace'),
-      import('@opentelemetry/exporter-trace-otlp-http'),
-      import('@opentelemetry/instrumentation'),
-      import('@opentelemetry/instrumentation-http'),
-      import('@opentelemetry/instrumentation-pg'),
-      import('graphql'),
-    ]);
+  const [
+    api,
+    core,
+    { AsyncLocalStorageContextManager },
+    resources,
+    { TracerProvider, BatchSpanProcessor },
+    { OTLPTraceExporter },
+    { registerInstrumentations },
+    { HttpInstrumentation },
+    { PgInstrumentation },
+    { getOperationAST },
+  ] = await Promise.all([
+    import('@opentelemetry/api'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/context-async-hooks'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/exporter-trace-otlp-http'),
+    import('@opentelemetry/instrumentation'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-pg'),
+    import('graphql'),
+  ]);
 
   // OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES over our default name.
-  const resource = resources.defaultResource()
+  const resource = resources
+    .defaultResource()
     .merge(resources.resourceFromAttributes({ 'service.name': 'tessera' }))
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
-  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })] });
+  const provider = new TracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
+  });
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  api.propagation.setGlobalPropagator(new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }));
+  api.propagation.setGlobalPropagator(
+    new core.CompositePropagator({
+      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
+    }),
+  );
   api.trace.setGlobalTracerProvider(provider);
 
   registerInstrumentations({
     tracerProvider: provider,
     instrumentations: [
-      new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? ''), requireParentforOutgoingSpans: true }),
+      new HttpInstrumentation({
+        ignoreIncomingRequestHook: (req) => UNTRACED.test(req.url ?? ''),
+        requireParentforOutgoingSpans: true,
+      }),
       // Statements of a request only: the worker's polling would otherwise be a trace every few seconds. No values
       // (enhancedDatabaseReporting): they hold codes, tokens and hashes. A prepared statement's span would be named
       // by its hash (schema/db.ts statementName): it is named by its verb instead.
       new PgInstrumentation({
         requireParentSpan: true,
         requestHook: (span, { query, connection }) => {
-          if (query.name) span.updateName(`pg.query:${query.text.trimStart().split(/\s/, 1)[0]!.toUpperCase()} ${connection.database ?? ''}`.trimEnd());
+          if (query.name)
+            span.updateName(
+              `pg.query:${query.text.trimStart().split(/\s/, 1)[0]!.toUpperCase()} ${connection.database ?? ''}`.trimEnd(),
+            );
         },
       }),
     ],

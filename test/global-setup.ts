@@ -25,9 +25,17 @@ let embedded: RunningDatabase | undefined;
 let embeddedDir: string | undefined;
 
 export async function setup(project: TestProject) {
-  const candidates = [process.env.TEST_DATABASE_URL, process.env.DATABASE_URL, 'postgresql://postgres@127.0.0.1:5432/postgres'].filter(Boolean) as string[];
+  const candidates = [
+    process.env.TEST_DATABASE_URL,
+    process.env.DATABASE_URL,
+    'postgresql://postgres@127.0.0.1:5432/postgres',
+  ].filter(Boolean) as string[];
   let adminUrl: string | undefined;
-  for (const url of candidates) if (await reachable(url)) { adminUrl = url; break; }
+  for (const url of candidates)
+    if (await reachable(url)) {
+      adminUrl = url;
+      break;
+    }
   if (!adminUrl) {
     // A fresh machine without PostgreSQL: the same embedded server `npm start` uses.
     embeddedDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-test-pg-'));
@@ -35,7 +43,10 @@ export async function setup(project: TestProject) {
     adminUrl = embedded.url;
   }
   // The template's name follows the migrations, so a changed migration gets a fresh template.
-  const digest = createHash('sha256').update((await listMigrations()).map((m) => m.checksum).join()).digest('hex').slice(0, 12);
+  const digest = createHash('sha256')
+    .update((await listMigrations()).map((m) => m.checksum).join())
+    .digest('hex')
+    .slice(0, 12);
   const template = `tessera_template_${digest}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

@@ -57,5 +57,10 @@ export class InFlight {
 /** The same job again a moment later, with its key (which moves the key off this running one). */
 async function putBack(payload: unknown, helpers: JobHelpers, flags: string[]) {
   const { job } = helpers;
-  await helpers.addJob(job.task_identifier, payload, { jobKey: job.key ?? undefined, flags, priority: job.priority, runAt: new Date(Date.now() + 250) });
+  await helpers.addJob(job.task_identifier, payload, {
+    jobKey: job.key ?? undefined,
+    flags,
+    priority: job.priority,
+    runAt: new Date(Date.now() + 250),
+  });
 }

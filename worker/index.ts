@@ -25,8 +25,12 @@ export interface RunningWorker {
 
 /** When the scheduled tasks run (crontab: minute, hour, day of month, month, day of week). */
 const SCHEDULE: [at: string, task: string][] = [
-  ['17 * * * *', CLEANUP_TASK], ['*/5 * * * *', EXPIRE_INVITATIONS_TASK], ['* * * * *', EXPIRE_SESSIONS_TASK],
-  ['* * * * *', EXPIRE_SUBSCRIPTIONS_TASK], ['* * * * *', WEBHOOK_SWEEP_TASK], ['* * * * *', APP_SWEEP_TASK],
+  ['17 * * * *', CLEANUP_TASK],
+  ['*/5 * * * *', EXPIRE_INVITATIONS_TASK],
+  ['* * * * *', EXPIRE_SESSIONS_TASK],
+  ['* * * * *', EXPIRE_SUBSCRIPTIONS_TASK],
+  ['* * * * *', WEBHOOK_SWEEP_TASK],
+  ['* * * * *', APP_SWEEP_TASK],
 ];
 
 const CONCURRENCY = 16;
@@ -48,10 +52,16 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   pgPool.on('error', report('worker pool error'));
   pgPool.on('connect', (client) => client.on('error', report('worker connection error')));
   const taskList: TaskList = {
-    [CLEANUP_TASK]: cleanup(deps), [EXPIRE_INVITATIONS_TASK]: expireInvitations(deps), [EXPIRE_SESSIONS_TASK]: expireSessions(deps),
-    [EXPIRE_SUBSCRIPTIONS_TASK]: expireSubscriptions(deps), [DELIVER_TASK]: inFlight.capped(webhookDeliver(deps)),
-    [WEBHOOK_SWEEP_TASK]: webhookSweep(deps), [NOTIFY_TASK]: appNotify(deps), [APP_SWEEP_TASK]: appSweep(deps),
-    [MAIL_SEND_TASK]: mailSend(deps), [PASSWORD_RESET_TASK]: passwordResetMail(deps),
+    [CLEANUP_TASK]: cleanup(deps),
+    [EXPIRE_INVITATIONS_TASK]: expireInvitations(deps),
+    [EXPIRE_SESSIONS_TASK]: expireSessions(deps),
+    [EXPIRE_SUBSCRIPTIONS_TASK]: expireSubscriptions(deps),
+    [DELIVER_TASK]: inFlight.capped(webhookDeliver(deps)),
+    [WEBHOOK_SWEEP_TASK]: webhookSweep(deps),
+    [NOTIFY_TASK]: appNotify(deps),
+    [APP_SWEEP_TASK]: appSweep(deps),
+    [MAIL_SEND_TASK]: mailSend(deps),
+    [PASSWORD_RESET_TASK]: passwordResetMail(deps),
   };
   // graphile-worker's own lines go to the service's logger; a line per completed job is debug, not info: printed to
   // the console it took a tenth of a delivery's CPU.

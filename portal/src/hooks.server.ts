@@ -6,11 +6,23 @@ import { RETRY_AFTER_SECONDS } from '../../schema/errors/unavailable.ts';
 const VIEWER = /* GraphQL */ `
 	query Viewer {
 		viewer {
-			user { id email name }
-			organization { id name role }
+			user {
+				id
+				email
+				name
+			}
+			organization {
+				id
+				name
+				role
+			}
 			platformAdmin
 			mfaEnrollmentRequired
-			organizations { id name role }
+			organizations {
+				id
+				name
+				role
+			}
 		}
 	}
 `;
@@ -37,7 +49,8 @@ const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form
 async function unreadableForm(request: Request): Promise<Response | null> {
 	if (request.method !== 'POST') return null;
 	const type = request.headers.get('content-type')?.split(';', 1)[0]!.trim().toLowerCase() ?? '';
-	if (!FORM_TYPES.has(type)) return refusal(415, 'Send the form as application/x-www-form-urlencoded or multipart/form-data.');
+	if (!FORM_TYPES.has(type))
+		return refusal(415, 'Send the form as application/x-www-form-urlencoded or multipart/form-data.');
 	try {
 		await request.clone().formData();
 		return null;
@@ -47,7 +60,10 @@ async function unreadableForm(request: Request): Promise<Response | null> {
 }
 
 const refusal = (status: number, message: string) =>
-	new Response(JSON.stringify({ status, message }), { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' } });
+	new Response(JSON.stringify({ status, message }), {
+		status,
+		headers: { 'content-type': 'application/json', 'cache-control': 'no-store' },
+	});
 
 /** The database down or saturated (the bridge's service_unavailable): 503 with Retry-After, as the API answers. */
 const unavailable = (caught: unknown) => caught instanceof GraphQLRequestError && caught.code === 'service_unavailable';
@@ -55,7 +71,11 @@ const unavailable = (caught: unknown) => caught instanceof GraphQLRequestError &
 const unavailableResponse = () =>
 	new Response(JSON.stringify({ status: 503, message: 'The service is temporarily unavailable; try again shortly.' }), {
 		status: 503,
-		headers: { 'content-type': 'application/json', 'cache-control': 'no-store', 'retry-after': String(RETRY_AFTER_SECONDS) }
+		headers: {
+			'content-type': 'application/json',
+			'cache-control': 'no-store',
+			'retry-after': String(RETRY_AFTER_SECONDS),
+		},
 	});
 
 /** What handleError found to be the client's mistake, for the response Kit built around it (see below). */

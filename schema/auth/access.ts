@@ -10,7 +10,10 @@ import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, Valid
  */
 export class MfaEnrollmentRequiredError extends DomainError {
   constructor() {
-    super('mfa_enrollment_required', 'This organization requires a second factor: set one up at /portal/security first');
+    super(
+      'mfa_enrollment_required',
+      'This organization requires a second factor: set one up at /portal/security first',
+    );
   }
 }
 
@@ -49,7 +52,8 @@ async function memberships(ctx: Context): Promise<Memberships> {
       });
       for (const r of rows) roles.set(r.organizationId, r.role);
       const requiring = rows.filter((r) => r.organization.requireMfa).map((r) => r.organizationId);
-      if (actor.kind === 'user' && requiring.length && !(await hasSecondFactor(ctx, actor.userId))) for (const id of requiring) awaitingFactor.add(id);
+      if (actor.kind === 'user' && requiring.length && !(await hasSecondFactor(ctx, actor.userId)))
+        for (const id of requiring) awaitingFactor.add(id);
     }
     return { roles, operatorId: await ctx.operatorOrganizationId(), awaitingFactor };
   })();
@@ -62,7 +66,8 @@ export async function roleIn(ctx: Context, organizationId: string): Promise<Role
 }
 
 /** Owners and admins of the operator organization administer the whole platform. */
-const administersPlatform = ({ roles, operatorId }: Memberships) => !!operatorId && roleAtLeast(roles.get(operatorId), 'admin');
+const administersPlatform = ({ roles, operatorId }: Memberships) =>
+  !!operatorId && roleAtLeast(roles.get(operatorId), 'admin');
 
 export async function isPlatformAdmin(ctx: Context): Promise<boolean> {
   const m = await memberships(ctx);
@@ -74,7 +79,10 @@ export async function isPlatformAdmin(ctx: Context): Promise<boolean> {
  * Passes for a platform administrator (docs/architecture.md#tenancy-and-roles) and returns the operator
  * organization's id. Anyone else is refused with `Refusal`, the domain's words for what only they may do.
  */
-export async function requirePlatformAdmin(ctx: Context, Refusal: new () => ForbiddenError = ForbiddenError): Promise<string> {
+export async function requirePlatformAdmin(
+  ctx: Context,
+  Refusal: new () => ForbiddenError = ForbiddenError,
+): Promise<string> {
   requireActor(ctx);
   const m = await memberships(ctx);
   if (!administersPlatform(m)) throw new Refusal();
@@ -93,7 +101,9 @@ export async function readableOrganizationIdsOf(ctx: Context): Promise<string[]>
 }
 
 /** SQL, whether the person `userId` has a second factor: a confirmed authenticator app or a passkey. */
-const hasFactorSql = (userId: Prisma.Sql) => Prisma.sql`(exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
+const hasFactorSql = (
+  userId: Prisma.Sql,
+) => Prisma.sql`(exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
         or exists (select 1 from passkeys where user_id = ${userId}))`;
 
 /**
@@ -128,17 +138,26 @@ export function forgetMemberships(ctx: Context): void {
  * Passes when the caller holds at least `min` in the organization (platform admins hold owner everywhere).
  * No role at all: NotFoundError; a lower role: ForbiddenError.
  */
-export async function requireOrgRole(ctx: Context, organizationId: string, min: Role, what = 'Organization'): Promise<Role> {
+export async function requireOrgRole(
+  ctx: Context,
+  organizationId: string,
+  min: Role,
+  what = 'Organization',
+): Promise<Role> {
   if (!ctx.actor) throw new UnauthenticatedError();
   const m = await memberships(ctx);
   // A platform admin's powers come from the operator organization, held back like any other.
-  if (m.awaitingFactor.has(organizationId) || (m.operatorId && m.awaitingFactor.has(m.operatorId) && administersPlatform(m))) {
+  if (
+    m.awaitingFactor.has(organizationId) ||
+    (m.operatorId && m.awaitingFactor.has(m.operatorId) && administersPlatform(m))
+  ) {
     throw new MfaEnrollmentRequiredError();
   }
   const role = await roleIn(ctx, organizationId);
   if (await isPlatformAdmin(ctx)) {
     // Platform admins act as owners everywhere, but only where there is an organization.
-    if (!role && !(await ctx.db.organization.findUnique({ where: { id: organizationId }, select: { id: true } }))) throw new NotFoundError(what);
+    if (!role && !(await ctx.db.organization.findUnique({ where: { id: organizationId }, select: { id: true } })))
+      throw new NotFoundError(what);
     return 'owner';
   }
   if (!role) throw new NotFoundError(what);
@@ -150,7 +169,12 @@ export async function requireOrgRole(ctx: Context, organizationId: string, min: 
  * Passes for an owner of the organization (platform admins act as owners everywhere); an admin or member is refused
  * with `Refusal`, the domain's words for what only owners do. With no role at all the organization does not exist.
  */
-export async function requireOwner(ctx: Context, organizationId: string, Refusal: new () => ForbiddenError, what = 'Organization'): Promise<void> {
+export async function requireOwner(
+  ctx: Context,
+  organizationId: string,
+  Refusal: new () => ForbiddenError,
+  what = 'Organization',
+): Promise<void> {
   if ((await requireOrgRole(ctx, organizationId, 'admin', what)) !== 'owner') throw new Refusal();
 }
 

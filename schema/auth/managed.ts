@@ -16,7 +16,10 @@ type Db = Pick<Prisma.TransactionClient, 'domain'>;
 export async function managerOf(db: Db, email: string): Promise<string | null> {
   const domain = domainOf(email);
   if (!domain) return null;
-  const verified = await db.domain.findFirst({ where: { domain, verifiedAt: { not: null } }, select: { organizationId: true } });
+  const verified = await db.domain.findFirst({
+    where: { domain, verifiedAt: { not: null } },
+    select: { organizationId: true },
+  });
   return verified?.organizationId ?? null;
 }
 
@@ -27,7 +30,10 @@ export async function manages(db: Db, organizationId: string, email: string): Pr
 
 /** For a page of accounts: whether `organizationId` manages each, from one read of its verified domains. */
 export async function managedIn(db: Db, organizationId: string): Promise<(email: string) => boolean> {
-  const verified = await db.domain.findMany({ where: { organizationId, verifiedAt: { not: null } }, select: { domain: true } });
+  const verified = await db.domain.findMany({
+    where: { organizationId, verifiedAt: { not: null } },
+    select: { domain: true },
+  });
   const domains = new Set(verified.map((d) => d.domain));
   return (email) => domains.has(domainOf(email));
 }
@@ -35,6 +41,8 @@ export async function managedIn(db: Db, organizationId: string): Promise<(email:
 /** An organization acting on an account it does not manage, beyond its membership: it may remove the member, no more. */
 export class AccountNotManagedError extends ForbiddenError {
   constructor(what: string) {
-    super(`Only the organization that verified this person's domain may ${what}; this organization acts on its membership alone`);
+    super(
+      `Only the organization that verified this person's domain may ${what}; this organization acts on its membership alone`,
+    );
   }
 }

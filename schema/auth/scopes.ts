@@ -20,7 +20,9 @@ export const ANY_TOKEN = { skipTypeScopes: true, authScopes: { authenticated: tr
  * `map` (any credential by default). `firstParty` is checked first, so an app's token is refused as such whatever
  * the arguments name. The service still calls requireFirstParty where the rule depends on the input.
  */
-export const firstParty = <M extends object = { authenticated: true }>(map: M = { authenticated: true } as M) => ({ $all: { firstParty: true as const, ...map } });
+export const firstParty = <M extends object = { authenticated: true }>(map: M = { authenticated: true } as M) => ({
+  $all: { firstParty: true as const, ...map },
+});
 
 /** Sessions and API keys are not limited by OAuth scopes; an access token holds one of `scopes` or is refused. */
 const tokenAllows = (actor: Actor | null, scopes: readonly string[]) =>
@@ -69,4 +71,6 @@ export const failedFirstParty = (failure: AuthFailure) =>
 
 /** The OAuth scope a failed check was missing when a token-scope check failed it, else null (role or kind). */
 export const missingTokenScope = (failure: AuthFailure) =>
-  firstFailed(failure, (scope, parameter) => (scope === 'tokenScope' ? String(parameter) : scope === 'profileRead' ? PROFILE_SCOPES[0] : null));
+  firstFailed(failure, (scope, parameter) =>
+    scope === 'tokenScope' ? String(parameter) : scope === 'profileRead' ? PROFILE_SCOPES[0] : null,
+  );

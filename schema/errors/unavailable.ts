@@ -18,17 +18,43 @@ export class ServiceUnavailableError extends DomainError {
 const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
 // PostgreSQL: 57P01-03 shutting down / cannot connect now, 53300 too many connections, 08* connection exceptions.
 const POSTGRES_UNAVAILABLE = /^(57P0[123]|53300|53400|08\d{3})$/;
-const SOCKET_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH']);
-const ADAPTER_UNAVAILABLE = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout', 'TooManyConnections', 'TransactionAlreadyClosed']);
-const MESSAGE_UNAVAILABLE = /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|terminating connection due to administrator command|the database system is (shutting down|starting up|in recovery mode)|Can't reach database server|Unable to start a transaction in the given time|cannot be executed on an expired transaction|Connection ended unexpectedly/i;
+const SOCKET_UNAVAILABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+]);
+const ADAPTER_UNAVAILABLE = new Set([
+  'DatabaseNotReachable',
+  'ConnectionClosed',
+  'SocketTimeout',
+  'TooManyConnections',
+  'TransactionAlreadyClosed',
+]);
+const MESSAGE_UNAVAILABLE =
+  /timeout exceeded when trying to connect|Connection terminated|Client has encountered a connection error|terminating connection due to administrator command|the database system is (shutting down|starting up|in recovery mode)|Can't reach database server|Unable to start a transaction in the given time|cannot be executed on an expired transaction|Connection ended unexpectedly/i;
 
 /**
  * True for an error that means the database is down, restarting or saturated (no connection to be had in time). Looks through Prisma's wrappers to the driver's error.
  */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 5) return false;
-  const e = error as { code?: unknown; kind?: unknown; originalCode?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: unknown } };
-  if (typeof e.code === 'string' && (PRISMA_UNAVAILABLE.has(e.code) || POSTGRES_UNAVAILABLE.test(e.code) || SOCKET_UNAVAILABLE.has(e.code))) return true;
+  const e = error as {
+    code?: unknown;
+    kind?: unknown;
+    originalCode?: unknown;
+    message?: unknown;
+    cause?: unknown;
+    meta?: { driverAdapterError?: unknown };
+  };
+  if (
+    typeof e.code === 'string' &&
+    (PRISMA_UNAVAILABLE.has(e.code) || POSTGRES_UNAVAILABLE.test(e.code) || SOCKET_UNAVAILABLE.has(e.code))
+  )
+    return true;
   if (typeof e.originalCode === 'string' && POSTGRES_UNAVAILABLE.test(e.originalCode)) return true;
   if (typeof e.kind === 'string' && ADAPTER_UNAVAILABLE.has(e.kind)) return true;
   if (typeof e.message === 'string' && MESSAGE_UNAVAILABLE.test(e.message)) return true;

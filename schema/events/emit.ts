@@ -7,7 +7,14 @@
 // `at` is the service clock's now (ctx.clock.now()): the timestamp receivers see and the row's created_at.
 import { Prisma } from '../db.ts';
 import { uuidv7 } from '../lib/ids.ts';
-import { EVENT_CATALOG, type EventFacts, type EventKind, type OrganizationEventKind, type OrganizationRef, type UserEventKind } from './catalog.ts';
+import {
+  EVENT_CATALOG,
+  type EventFacts,
+  type EventKind,
+  type OrganizationEventKind,
+  type OrganizationRef,
+  type UserEventKind,
+} from './catalog.ts';
 import { jsonTextSql } from './json-text.ts';
 
 type Tx = Pick<Prisma.TransactionClient, 'event' | '$executeRaw'>;
@@ -21,12 +28,22 @@ export const buildEventData = <K extends EventKind>(kind: K, facts: EventFacts<K
 
 /** The envelope as the exact text sent. */
 export function eventBody(id: string, kind: string, at: Date, organization: OrganizationRef, data: unknown): string {
-  return JSON.stringify({ id, event: kind, timestamp: at.toISOString(), organization: { id: organization.id, name: organization.name }, data });
+  return JSON.stringify({
+    id,
+    event: kind,
+    timestamp: at.toISOString(),
+    organization: { id: organization.id, name: organization.name },
+    data,
+  });
 }
 
 /** The same envelope as an SQL text expression, for events whose id or organization is read in the statement. */
 export function eventBodySql(
-  id: string | Prisma.Sql, kind: string, timestamp: string | Prisma.Sql, organization: { id: Prisma.Sql; name: Prisma.Sql }, data: unknown,
+  id: string | Prisma.Sql,
+  kind: string,
+  timestamp: string | Prisma.Sql,
+  organization: { id: Prisma.Sql; name: Prisma.Sql },
+  data: unknown,
 ): Prisma.Sql {
   return jsonTextSql({ id, event: kind, timestamp, organization, data });
 }
@@ -35,11 +52,22 @@ export function eventBodySql(
 const orderedIds = (n: number) => Array.from({ length: n }, () => uuidv7()).sort();
 
 /** One statement for all of them. */
-async function write(tx: Tx, events: { kind: EventKind; data: Record<string, unknown> }[], organization: OrganizationRef, at: Date, webhookId: string | null) {
+async function write(
+  tx: Tx,
+  events: { kind: EventKind; data: Record<string, unknown> }[],
+  organization: OrganizationRef,
+  at: Date,
+  webhookId: string | null,
+) {
   const ids = orderedIds(events.length);
   await tx.event.createMany({
     data: events.map(({ kind, data }, i) => ({
-      id: ids[i]!, kind, organizationId: organization.id, body: eventBody(ids[i]!, kind, at, organization, data), webhookId, createdAt: at,
+      id: ids[i]!,
+      kind,
+      organizationId: organization.id,
+      body: eventBody(ids[i]!, kind, at, organization, data),
+      webhookId,
+      createdAt: at,
     })),
   });
   return ids;
@@ -47,17 +75,37 @@ async function write(tx: Tx, events: { kind: EventKind; data: Record<string, unk
 
 /** One event of an organization. Returns its id. */
 export async function emitEvent<K extends OrganizationEventKind>(
-  tx: Tx, kind: K, organization: OrganizationRef, facts: EventFacts<K>, options: EmitOptions = {},
+  tx: Tx,
+  kind: K,
+  organization: OrganizationRef,
+  facts: EventFacts<K>,
+  options: EmitOptions = {},
 ): Promise<string> {
-  const [id] = await write(tx, [{ kind, data: buildEventData(kind, facts) }], organization, options.at ?? new Date(), null);
+  const [id] = await write(
+    tx,
+    [{ kind, data: buildEventData(kind, facts) }],
+    organization,
+    options.at ?? new Date(),
+    null,
+  );
   return id!;
 }
 
 /** Every kind that describes one operation (list A and list B names): the same facts, each kind's own shape. */
 export async function emitEvents<K extends OrganizationEventKind>(
-  tx: Tx, kinds: readonly K[], organization: OrganizationRef, facts: EventFacts<K>, options: EmitOptions = {},
+  tx: Tx,
+  kinds: readonly K[],
+  organization: OrganizationRef,
+  facts: EventFacts<K>,
+  options: EmitOptions = {},
 ): Promise<void> {
-  await write(tx, kinds.map((kind) => ({ kind, data: buildEventData(kind, facts) })), organization, options.at ?? new Date(), null);
+  await write(
+    tx,
+    kinds.map((kind) => ({ kind, data: buildEventData(kind, facts) })),
+    organization,
+    options.at ?? new Date(),
+    null,
+  );
 }
 
 /**
@@ -66,10 +114,20 @@ export async function emitEvents<K extends OrganizationEventKind>(
  * them (after a membership is made, before one ends). Returns how many were written.
  */
 export async function emitUserEvent<K extends UserEventKind>(
-  tx: Tx, kind: K, userId: string, facts: EventFacts<K>, options: EmitOptions = {},
+  tx: Tx,
+  kind: K,
+  userId: string,
+  facts: EventFacts<K>,
+  options: EmitOptions = {},
 ): Promise<number> {
   const at = options.at ?? new Date();
-  const body = eventBodySql(Prisma.sql`x.id`, kind, at.toISOString(), { id: Prisma.sql`x.org_id`, name: Prisma.sql`x.org_name` }, buildEventData(kind, facts));
+  const body = eventBodySql(
+    Prisma.sql`x.id`,
+    kind,
+    at.toISOString(),
+    { id: Prisma.sql`x.org_id`, name: Prisma.sql`x.org_name` },
+    buildEventData(kind, facts),
+  );
   return tx.$executeRaw`
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT x.id, ${kind}::text, x.org_id, ${body}, ${at}::timestamp(3)
@@ -79,7 +137,19 @@ export async function emitUserEvent<K extends UserEventKind>(
 }
 
 /** A test event of any kind, with its example data, for one webhook only (the fan-out sends it nowhere else). */
-export async function emitTestEvent(tx: Tx, kind: EventKind, organization: OrganizationRef, webhookId: string, at: Date): Promise<string> {
-  const [id] = await write(tx, [{ kind, data: { ...EVENT_CATALOG[kind].example, test: true } }], organization, at, webhookId);
+export async function emitTestEvent(
+  tx: Tx,
+  kind: EventKind,
+  organization: OrganizationRef,
+  webhookId: string,
+  at: Date,
+): Promise<string> {
+  const [id] = await write(
+    tx,
+    [{ kind, data: { ...EVENT_CATALOG[kind].example, test: true } }],
+    organization,
+    at,
+    webhookId,
+  );
   return id!;
 }

@@ -34,13 +34,24 @@ export const eventStamp = (ctx: Context): EventStamp => ({ id: uuidv7(), at: ctx
  * never input, yielding at most one row: the id is the stamp's) whose organization exists and
  * has a webhook that wants the kind.
  */
-export function eventRowCte<K extends OrganizationEventKind>(stamp: EventStamp, name: string, from: string, e: EventRow<K>): Prisma.Sql {
+export function eventRowCte<K extends OrganizationEventKind>(
+  stamp: EventStamp,
+  name: string,
+  from: string,
+  e: EventRow<K>,
+): Prisma.Sql {
   const { id, at } = stamp;
   const data = buildEventData(e.kind, e.facts as EventFacts<K>);
   // Concrete values go into the envelope's constant text; placeholders are read as SQL text (the same bytes).
   const envelopeId = typeof id === 'string' ? id : Prisma.sql`${id}::text`;
   const timestamp = at instanceof Date ? at.toISOString() : Prisma.sql`${at}::text`;
-  const body = eventBodySql(envelopeId, e.kind, timestamp, { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` }, data);
+  const body = eventBodySql(
+    envelopeId,
+    e.kind,
+    timestamp,
+    { id: Prisma.sql`evo.id`, name: Prisma.sql`evo.name` },
+    data,
+  );
   return Prisma.sql`${Prisma.raw(name)} AS (
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT ${id}::text, ${e.kind}::text, evo.id, ${body}, ${at}::timestamp(3)

@@ -4,10 +4,13 @@
 import { Prisma } from '../db.ts';
 
 /** A value, or an SQL expression where a leaf is read in the statement. */
-export type SqlLeaves<T> = T extends Date ? T | Prisma.Sql
-  : T extends readonly (infer E)[] ? SqlLeaves<E>[] | Prisma.Sql
-  : T extends object ? { [K in keyof T]: SqlLeaves<T[K]> } | Prisma.Sql
-  : T | Prisma.Sql;
+export type SqlLeaves<T> = T extends Date
+  ? T | Prisma.Sql
+  : T extends readonly (infer E)[]
+    ? SqlLeaves<E>[] | Prisma.Sql
+    : T extends object
+      ? { [K in keyof T]: SqlLeaves<T[K]> } | Prisma.Sql
+      : T | Prisma.Sql;
 
 type Part = string | Prisma.Sql;
 
@@ -47,5 +50,8 @@ export function jsonTextSql(value: unknown): Prisma.Sql {
     if (typeof part === 'string' && typeof last === 'string') merged[merged.length - 1] = last + part;
     else merged.push(part);
   }
-  return Prisma.join(merged.map((p) => (typeof p === 'string' ? Prisma.sql`${p}::text` : p)), ' || ');
+  return Prisma.join(
+    merged.map((p) => (typeof p === 'string' ? Prisma.sql`${p}::text` : p)),
+    ' || ',
+  );
 }

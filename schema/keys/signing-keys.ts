@@ -2,8 +2,18 @@
 // SECRET_KEY, decrypted once and held in memory. One current key per algorithm signs; JWKS publishes the
 // current and previous keys so that tokens signed before a rotation keep verifying.
 import {
-  CompactEncrypt, compactDecrypt, createLocalJWKSet, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT,
-  type JWK, type JWTPayload, type JWTVerifyOptions, type CryptoKey,
+  CompactEncrypt,
+  compactDecrypt,
+  createLocalJWKSet,
+  exportJWK,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  SignJWT,
+  type JWK,
+  type JWTPayload,
+  type JWTVerifyOptions,
+  type CryptoKey,
 } from 'jose';
 import type { Db } from '../db.ts';
 
@@ -21,7 +31,9 @@ interface LoadedKey {
 /** The stored keys were encrypted under another SECRET_KEY: nothing can be signed until the right one is given. */
 export class SecretKeyMismatchError extends Error {
   constructor(kid: string) {
-    super(`SECRET_KEY does not decrypt the signing key ${kid} stored in the database: start with the SECRET_KEY (or DATA_DIR/secret.key) this database was first started with`);
+    super(
+      `SECRET_KEY does not decrypt the signing key ${kid} stored in the database: start with the SECRET_KEY (or DATA_DIR/secret.key) this database was first started with`,
+    );
   }
 }
 
@@ -42,7 +54,8 @@ export class KeyStore {
   #keys: LoadedKey[] = [];
   // Built once per key set: a fresh local set would import the public keys again on every verification. `verified`
   // holds what verifyRemembered verified under this set, so it goes with it.
-  #verifySet: { keys: LoadedKey[]; set: ReturnType<typeof createLocalJWKSet>; verified: Map<string, Remembered> } | undefined;
+  #verifySet:
+    { keys: LoadedKey[]; set: ReturnType<typeof createLocalJWKSet>; verified: Map<string, Remembered> } | undefined;
   #published: { keys: LoadedKey[]; set: { keys: JWK[] } } | undefined;
   #loadedAt = 0;
   #loading: Promise<void> | undefined;
@@ -65,7 +78,9 @@ export class KeyStore {
       const made = await Promise.all(missing.map((alg) => this.#generate(alg)));
       await this.#db.$transaction(async (tx) => {
         await tx.$executeRaw`select pg_advisory_xact_lock(hashtext('tessera_signing_keys_init'))`;
-        const present = new Set((await tx.signingKey.findMany({ where: { retiredAt: null }, select: { alg: true } })).map((k) => k.alg));
+        const present = new Set(
+          (await tx.signingKey.findMany({ where: { retiredAt: null }, select: { alg: true } })).map((k) => k.alg),
+        );
         const wanted = made.filter((row) => !present.has(row.alg));
         if (wanted.length) await tx.signingKey.createMany({ data: wanted });
       });
@@ -84,7 +99,10 @@ export class KeyStore {
       seen.set(k.alg, n);
       return n > 2; // keep the new current and the previous key of each algorithm
     });
-    await this.#db.signingKey.updateMany({ where: { id: { in: retire.map((k) => k.id) } }, data: { retiredAt: new Date() } });
+    await this.#db.signingKey.updateMany({
+      where: { id: { in: retire.map((k) => k.id) } },
+      data: { retiredAt: new Date() },
+    });
     await this.#reload();
     return kids;
   }
@@ -117,7 +135,10 @@ export class KeyStore {
    * `currentDate` as jwtVerify checks them. The memory goes with the key set (every reload starts it anew, at least
    * once a minute), so a retired key stops verifying exactly as before. Only successes are kept.
    */
-  async verifyRemembered(token: string, options: { issuer: string; typ: string; currentDate: Date }): Promise<JWTPayload> {
+  async verifyRemembered(
+    token: string,
+    options: { issuer: string; typ: string; currentDate: Date },
+  ): Promise<JWTPayload> {
     await this.#fresh();
     const known = this.#verifying().verified.get(token);
     if (known && known.issuer === options.issuer && known.typ === options.typ) {
@@ -142,7 +163,10 @@ export class KeyStore {
   /** The published key set: the same object until the keys change, so that its JSON text can be kept (well-known.ts). */
   jwksSync(): { keys: JWK[] } {
     if (this.#published?.keys !== this.#keys) {
-      this.#published = { keys: this.#keys, set: { keys: this.#keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' })) } };
+      this.#published = {
+        keys: this.#keys,
+        set: { keys: this.#keys.map((k) => ({ ...k.publicJwk, kid: k.kid, alg: k.alg, use: 'sig' })) },
+      };
     }
     return this.#published.set;
   }
@@ -154,7 +178,8 @@ export class KeyStore {
 
   /** The loaded keys as jose verifies with them, and what verifyRemembered verified under them. */
   #verifying() {
-    if (this.#verifySet?.keys !== this.#keys) this.#verifySet = { keys: this.#keys, set: createLocalJWKSet(this.jwksSync()), verified: new Map() };
+    if (this.#verifySet?.keys !== this.#keys)
+      this.#verifySet = { keys: this.#keys, set: createLocalJWKSet(this.jwksSync()), verified: new Map() };
     return this.#verifySet;
   }
 
@@ -189,7 +214,13 @@ export class KeyStore {
         });
         const jwk = JSON.parse(new TextDecoder().decode(plaintext)) as JWK;
         const privateKey = (await importJWK(jwk, row.alg)) as CryptoKey;
-        keys.push({ kid: row.kid, alg: row.alg as SigningAlg, createdAt: row.createdAt, privateKey, publicJwk: row.publicJwk as JWK });
+        keys.push({
+          kid: row.kid,
+          alg: row.alg as SigningAlg,
+          createdAt: row.createdAt,
+          privateKey,
+          publicJwk: row.publicJwk as JWK,
+        });
       }
       this.#keys = keys;
       this.#loadedAt = Date.now();
@@ -206,14 +237,21 @@ export class KeyStore {
   }
 
   /** A new key pair of `alg`: its public JWK, and its private JWK encrypted with SECRET_KEY. */
-  async #generate(alg: SigningAlg): Promise<{ kid: string; alg: SigningAlg; publicJwk: Record<string, string>; privateJwe: string }> {
-    const { publicKey, privateKey } = await generateKeyPair(alg, { extractable: true, ...(alg === 'RS256' ? { modulusLength: 2048 } : {}) });
+  async #generate(
+    alg: SigningAlg,
+  ): Promise<{ kid: string; alg: SigningAlg; publicJwk: Record<string, string>; privateJwe: string }> {
+    const { publicKey, privateKey } = await generateKeyPair(alg, {
+      extractable: true,
+      ...(alg === 'RS256' ? { modulusLength: 2048 } : {}),
+    });
     const kid = crypto.randomUUID();
     const privateJwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(await exportJWK(privateKey))))
       .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' })
       .encrypt(this.#secret);
     const { kty, n, e, crv, x, y } = await exportJWK(publicKey);
-    const publicJwk = Object.fromEntries(Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const publicJwk = Object.fromEntries(
+      Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined),
+    ) as Record<string, string>;
     return { kid, alg, publicJwk, privateJwe };
   }
 }

@@ -37,7 +37,11 @@ export function derivedKey(secretKey: Uint8Array, purpose: string): Uint8Array {
   let keys = derived.get(secretKey);
   if (!keys) derived.set(secretKey, (keys = new Map()));
   let key = keys.get(purpose);
-  if (!key) keys.set(purpose, (key = new Uint8Array(hkdfSync('sha256', secretKey, new Uint8Array(0), `tessera ${purpose}`, 32))));
+  if (!key)
+    keys.set(
+      purpose,
+      (key = new Uint8Array(hkdfSync('sha256', secretKey, new Uint8Array(0), `tessera ${purpose}`, 32))),
+    );
   return key;
 }
 

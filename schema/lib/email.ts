@@ -6,6 +6,10 @@ import { domainToASCII } from 'node:url';
  * domains are kept: lower-case ASCII, an internationalized name in punycode. Empty when it is no domain.
  */
 export function domainOf(emailOrDomain: string): string {
-  const domain = emailOrDomain.slice(emailOrDomain.lastIndexOf('@') + 1).trim().toLowerCase().replace(/\.$/, '');
+  const domain = emailOrDomain
+    .slice(emailOrDomain.lastIndexOf('@') + 1)
+    .trim()
+    .toLowerCase()
+    .replace(/\.$/, '');
   return /^[\x21-\x7e]*$/.test(domain) ? domain : domainToASCII(domain);
 }

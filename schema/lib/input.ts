@@ -2,7 +2,11 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors/index.ts';
 
-export function parseInput<S extends z.ZodType>(schema: S, input: unknown, message = 'The request is invalid'): z.output<S> {
+export function parseInput<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  message = 'The request is invalid',
+): z.output<S> {
   const result = schema.safeParse(input);
   if (result.success) return result.data;
   const details = result.error.issues.map((issue) => ({
@@ -16,11 +20,13 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, messa
 
 /** What a refused timestamp is told, wherever it came in (REST, GraphQL variable or literal, query string). */
 export const TIMESTAMP_RULE = 'must be an RFC 3339 date-time with a zone, e.g. 2027-06-30T00:00:00Z';
-export const TIMESTAMP_OR_DAY_RULE = 'must be an RFC 3339 date-time with a zone (2027-06-30T00:00:00Z) or a date (2027-06-30)';
+export const TIMESTAMP_OR_DAY_RULE =
+  'must be an RFC 3339 date-time with a zone (2027-06-30T00:00:00Z) or a date (2027-06-30)';
 
 // RFC 3339 5.6 date-time, 'T' and 'Z' in either case (its note to 5.6). Fractions past nanoseconds are refused
 // rather than read; a Date keeps milliseconds, the rest is dropped.
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
+const DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /**
@@ -29,12 +35,25 @@ const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
  * 29 February of a common year, hour 24, minute or second 60 do not). A leap second (:60) cannot be held by a
  * Date and is refused too. setUTCFullYear, unlike Date.UTC, does not read years 0-99 as 1900-1999.
  */
-function utcInstant(year: number, month: number, day: number, hour = 0, minute = 0, second = 0, ms = 0): Date | undefined {
+function utcInstant(
+  year: number,
+  month: number,
+  day: number,
+  hour = 0,
+  minute = 0,
+  second = 0,
+  ms = 0,
+): Date | undefined {
   const date = new Date(0);
   date.setUTCFullYear(year, month - 1, day);
   date.setUTCHours(hour, minute, second, ms);
-  const same = date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day
-    && date.getUTCHours() === hour && date.getUTCMinutes() === minute && date.getUTCSeconds() === second;
+  const same =
+    date.getUTCFullYear() === year &&
+    date.getUTCMonth() === month - 1 &&
+    date.getUTCDate() === day &&
+    date.getUTCHours() === hour &&
+    date.getUTCMinutes() === minute &&
+    date.getUTCSeconds() === second;
   return same ? date : undefined;
 }
 

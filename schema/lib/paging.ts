@@ -8,7 +8,13 @@ export const MAX_PAGE = 100;
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const pageInput = z.object({
-  limit: z.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(MAX_PAGE, `must be at most ${MAX_PAGE}`).nullish().transform((v) => v ?? 50),
+  limit: z
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(MAX_PAGE, `must be at most ${MAX_PAGE}`)
+    .nullish()
+    .transform((v) => v ?? 50),
   // A cursor is an id from a previous page: anything else would be compared as text and answer a wrong page.
   cursor: z.string().regex(ID, 'must be the cursor of a previous page').nullish(),
 });
@@ -29,7 +35,11 @@ function pageArgs(input: PageInput | undefined, { newestFirst = false }: PageOrd
   const direction = newestFirst ? ('desc' as const) : ('asc' as const);
   return {
     limit,
-    query: { take: limit + 1, orderBy: { id: direction }, ...(cursor ? { where: { id: newestFirst ? { lt: cursor } : { gt: cursor } } } : {}) },
+    query: {
+      take: limit + 1,
+      orderBy: { id: direction },
+      ...(cursor ? { where: { id: newestFirst ? { lt: cursor } : { gt: cursor } } } : {}),
+    },
   };
 }
 
@@ -41,5 +51,8 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number): Page
 /** findMany arguments for one page of rows matching `where`. */
 export function paged<W extends object>(input: PageInput | undefined, where: W, order: PageOrder = {}) {
   const { limit, query } = pageArgs(input, order);
-  return { limit, args: { take: query.take, orderBy: query.orderBy, where: query.where ? { AND: [where, query.where] } : where } };
+  return {
+    limit,
+    args: { take: query.take, orderBy: query.orderBy, where: query.where ? { AND: [where, query.where] } : where },
+  };
 }

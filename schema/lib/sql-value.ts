@@ -5,7 +5,8 @@ import { Prisma } from '../db.ts';
 export type SqlValue = string | null | Prisma.Sql;
 
 /** The value as SQL text: an expression as it is, a constant as a typed parameter. */
-export const sqlText = (value: SqlValue): Prisma.Sql => (value instanceof Prisma.Sql ? value : Prisma.sql`${value}::text`);
+export const sqlText = (value: SqlValue): Prisma.Sql =>
+  value instanceof Prisma.Sql ? value : Prisma.sql`${value}::text`;
 
 /** A JSON document as SQL jsonb: an expression as it is, an object as a parameter. */
 export const sqlJson = (value: Record<string, unknown> | Prisma.Sql): Prisma.Sql =>

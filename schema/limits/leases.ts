@@ -54,7 +54,11 @@ export class RateLimitLeases {
    * when it counted nothing, for a caller that did not stand; so is the answer). One statement leases at a time per
    * limit: the process's other requests of that caller wait for it rather than each leasing a block.
    */
-  async count(limit: RateLimit, now: Date, lease: (block: number) => Promise<CounterRow | null>): Promise<RateLimitState | null> {
+  async count(
+    limit: RateLimit,
+    now: Date,
+    lease: (block: number) => Promise<CounterRow | null>,
+  ): Promise<RateLimitState | null> {
     for (;;) {
       const held = this.#take(limit, now);
       if (held) return held;

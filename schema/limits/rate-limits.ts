@@ -19,7 +19,11 @@ export interface RateLimitSettings {
  * gets 6,000 a minute: a directory's first sync of 10,000 people sends a lookup and a create for each, and Entra ID
  * and Okta slow down on 429 but count a sync's refusals as failures.
  */
-export const DEFAULT_RATE_LIMITS: RateLimitSettings = { apiKeyPerMinute: 100, organizationPerHour: 1000, scimTokenPerMinute: 6000 };
+export const DEFAULT_RATE_LIMITS: RateLimitSettings = {
+  apiKeyPerMinute: 100,
+  organizationPerHour: 1000,
+  scimTokenPerMinute: 6000,
+};
 
 /** The limits that apply to the request's caller: its API key, and the organization it acts in. */
 export function limitsFor(ctx: Context, settings: Partial<RateLimitSettings> = {}): RateLimit[] {
@@ -30,9 +34,15 @@ export function limitsFor(ctx: Context, settings: Partial<RateLimitSettings> = {
 export function limitsOf(actor: Actor, settings: Partial<RateLimitSettings> = {}): RateLimit[] {
   const { apiKeyPerMinute, organizationPerHour } = { ...DEFAULT_RATE_LIMITS, ...settings };
   const limits: RateLimit[] = [];
-  if (actor.kind === 'apiKey') limits.push({ name: 'api_key', key: `key:${actor.apiKeyId}`, limit: apiKeyPerMinute, windowSeconds: 60 });
+  if (actor.kind === 'apiKey')
+    limits.push({ name: 'api_key', key: `key:${actor.apiKeyId}`, limit: apiKeyPerMinute, windowSeconds: 60 });
   if (actor.organizationId) {
-    limits.push({ name: 'organization', key: `org:${actor.organizationId}`, limit: organizationPerHour, windowSeconds: 3600 });
+    limits.push({
+      name: 'organization',
+      key: `org:${actor.organizationId}`,
+      limit: organizationPerHour,
+      windowSeconds: 3600,
+    });
   }
   return limits;
 }
@@ -44,7 +54,11 @@ export function scimTokenLimit(tokenId: string, settings: Partial<RateLimitSetti
 }
 
 const WINDOW_NAMES: Record<number, string> = { 60: 'a minute', 3600: 'an hour' };
-const PER: Record<RateLimit['name'], string> = { api_key: 'per API key', organization: 'per organization', scim_token: 'per directory token' };
+const PER: Record<RateLimit['name'], string> = {
+  api_key: 'per API key',
+  organization: 'per organization',
+  scim_token: 'per directory token',
+};
 
 /** What a 429 says: the limit that was passed, with the numbers in force. */
 export function describeLimit(limit: RateLimit): string {
@@ -58,7 +72,12 @@ export function describeLimit(limit: RateLimit): string {
  * authenticates in the same statement counts only a caller it accepted. Every statement that counts is built here.
  * The table is unlogged (its migration says why).
  */
-export function countSql(limit: Pick<RateLimit, 'key' | 'windowSeconds'>, block: number, now: Date, source: Prisma.Sql = Prisma.empty): Prisma.Sql {
+export function countSql(
+  limit: Pick<RateLimit, 'key' | 'windowSeconds'>,
+  block: number,
+  now: Date,
+  source: Prisma.Sql = Prisma.empty,
+): Prisma.Sql {
   const expired = Prisma.sql`r.window_start <= ${now}::timestamp(3) - make_interval(secs => ${limit.windowSeconds}::int)`;
   return Prisma.sql`
     insert into rate_limit_counters as r (key, window_start, count) select ${limit.key}::text, ${now}::timestamp(3), ${block}::int ${source}

@@ -22,6 +22,9 @@ export async function countRequest(ctx: Context, counters: RequestCounter[], win
   const over = rows.find((r) => r.failures > (counters.find((c) => c.key === r.key)?.limit ?? Infinity));
   if (over) {
     const ends = over.window_start.getTime() + windowSeconds * 1000;
-    throw new RateLimitedError(Math.max(1, Math.ceil((ends - now.getTime()) / 1000)), 'Too many requests for this address; try again later');
+    throw new RateLimitedError(
+      Math.max(1, Math.ceil((ends - now.getTime()) / 1000)),
+      'Too many requests for this address; try again later',
+    );
   }
 }

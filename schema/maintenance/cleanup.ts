@@ -22,7 +22,12 @@ export async function deleteExpiredCredentials(db: Db, now = new Date()): Promis
     // An assertion past its NotOnOrAfter is refused for its time anyway: its id need not be kept to refuse a replay.
     db.samlAssertion.deleteMany({ where: { expiresAt: { lt: before } } }),
     // A mail still queued or retrying is left to its job, however old.
-    db.mail.deleteMany({ where: { createdAt: { lt: new Date(now.getTime() - MAIL_DAYS * 86_400_000) }, status: { in: ['sent', 'mailbox', 'failed'] } } }),
+    db.mail.deleteMany({
+      where: {
+        createdAt: { lt: new Date(now.getTime() - MAIL_DAYS * 86_400_000) },
+        status: { in: ['sent', 'mailbox', 'failed'] },
+      },
+    }),
   ]);
   const trimmed = await db.$executeRaw`
     delete from scim_requests r using (

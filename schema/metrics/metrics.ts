@@ -16,4 +16,10 @@ export interface Metrics {
   mailAttempt(outcome: MailOutcome, seconds: number): void;
 }
 
-export const noMetrics: Metrics = { request() {}, tokenIssued() {}, signIn() {}, webhookAttempt() {}, mailAttempt() {} };
+export const noMetrics: Metrics = {
+  request() {},
+  tokenIssued() {},
+  signIn() {},
+  webhookAttempt() {},
+  mailAttempt() {},
+};

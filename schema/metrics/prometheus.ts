@@ -16,22 +16,43 @@ export function prometheusMetrics(db: Db): PrometheusMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const requests = new Histogram({
-    name: 'tessera_http_request_duration_seconds', help: 'HTTP requests by route template, method and status, and their latency',
-    labelNames: ['method', 'route', 'status'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
+    name: 'tessera_http_request_duration_seconds',
+    help: 'HTTP requests by route template, method and status, and their latency',
+    labelNames: ['method', 'route', 'status'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
   });
-  const tokens = new Counter({ name: 'tessera_tokens_issued_total', help: 'Tokens issued at the token endpoint, by grant type', labelNames: ['grant_type'] as const, registers: [registry] });
-  const signIns = new Counter({ name: 'tessera_sign_ins_total', help: 'Sign-ins by outcome and method', labelNames: ['outcome', 'method'] as const, registers: [registry] });
+  const tokens = new Counter({
+    name: 'tessera_tokens_issued_total',
+    help: 'Tokens issued at the token endpoint, by grant type',
+    labelNames: ['grant_type'] as const,
+    registers: [registry],
+  });
+  const signIns = new Counter({
+    name: 'tessera_sign_ins_total',
+    help: 'Sign-ins by outcome and method',
+    labelNames: ['outcome', 'method'] as const,
+    registers: [registry],
+  });
   const webhooks = new Histogram({
-    name: 'tessera_webhook_attempt_duration_seconds', help: 'Webhook delivery attempts by outcome, and their latency',
-    labelNames: ['outcome'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
+    name: 'tessera_webhook_attempt_duration_seconds',
+    help: 'Webhook delivery attempts by outcome, and their latency',
+    labelNames: ['outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
   });
   const mails = new Histogram({
-    name: 'tessera_mail_attempt_duration_seconds', help: 'Mail sending attempts by outcome, and their latency',
-    labelNames: ['outcome'] as const, buckets: LATENCY_BUCKETS, registers: [registry],
+    name: 'tessera_mail_attempt_duration_seconds',
+    help: 'Mail sending attempts by outcome, and their latency',
+    labelNames: ['outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
   });
   new Gauge({
-    name: 'tessera_db_pool_connections', help: "The database pool's connections: open (the pool's size now), busy, idle, and requests waiting for one",
-    labelNames: ['state'] as const, registers: [registry],
+    name: 'tessera_db_pool_connections',
+    help: "The database pool's connections: open (the pool's size now), busy, idle, and requests waiting for one",
+    labelNames: ['state'] as const,
+    registers: [registry],
     collect() {
       const { total, idle, waiting } = poolStats(db);
       this.set({ state: 'open' }, total);
@@ -41,11 +62,16 @@ export function prometheusMetrics(db: Db): PrometheusMetrics {
     },
   });
   const oldest = new Gauge({
-    name: 'tessera_jobs_oldest_age_seconds', help: 'Age of the oldest job that is due and not yet running (the backlog), by task', labelNames: ['task'] as const,
+    name: 'tessera_jobs_oldest_age_seconds',
+    help: 'Age of the oldest job that is due and not yet running (the backlog), by task',
+    labelNames: ['task'] as const,
     registers: [],
   });
   new Gauge({
-    name: 'tessera_jobs_queued', help: 'Jobs waiting in the queue (due now or later), by task', labelNames: ['task'] as const, registers: [registry],
+    name: 'tessera_jobs_queued',
+    help: 'Jobs waiting in the queue (due now or later), by task',
+    labelNames: ['task'] as const,
+    registers: [registry],
     // Registered before the age gauge, so that one statement at each scrape sets both.
     async collect() {
       const rows = await db.$queryRaw<{ task: string; queued: number; oldest: number | null }[]>`

@@ -23,7 +23,10 @@ export interface WebhookSettings {
 export const DEFAULT_WEBHOOK_SETTINGS: WebhookSettings = { timeoutMs: 10_000, allowPrivateNetworks: false };
 
 const lookupAll: HostResolver = async (hostname) =>
-  (await lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await lookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 // Answers are kept a few seconds: a lookup per attempt was a large share of a delivery's CPU. Every attempt still
 // checks the answer it uses and connects to that very address, so a name that changes meanwhile reaches nothing new.
@@ -48,22 +51,40 @@ export const systemResolver: HostResolver = (hostname) => {
 // ::ffff:a.b.c.d, so ::ffff:0:0/96 beside the IPv4 rules would refuse every IPv4 address.
 const blocked = { ipv4: new BlockList(), ipv6: new BlockList() };
 for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.ipv4.addSubnet(net, bits, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.ipv4.addSubnet(net, bits, 'ipv4');
 for (const [net, bits] of [
   ['::', 96], // unspecified, loopback and IPv4-compatible (RFC 4291 2.5.5.1)
   ['::ffff:0:0', 96], // IPv4-mapped (RFC 4291 2.5.5.2)
   ['::ffff:0:0:0', 96], // SIIT IPv4-translated (RFC 2765)
   ['64:ff9b::', 96], // well-known NAT64 (RFC 6052)
   ['64:ff9b:1::', 48], // local-use NAT64 (RFC 8215)
-  ['100::', 64], ['2001::', 23],
+  ['100::', 64],
+  ['2001::', 23],
   ['2001::', 32], // Teredo (RFC 4380), inside 2001::/23 but named for itself
   ['2001:db8::', 32],
   ['2002::', 16], // 6to4 (RFC 3056)
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.ipv6.addSubnet(net, bits, 'ipv6');
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  blocked.ipv6.addSubnet(net, bits, 'ipv6');
 
 /** True for an address a webhook may never reach unless private networks are allowed. */
 export function isPrivateAddress(address: string): boolean {

@@ -9,7 +9,9 @@ const PREFIX = 'whsec_';
 export const newSecret = () => `${PREFIX}${randomBytes(32).toString('base64')}`;
 
 export async function encryptSecret(secret: string, secretKey: Uint8Array): Promise<string> {
-  return new CompactEncrypt(new TextEncoder().encode(secret)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' }).encrypt(secretKey);
+  return new CompactEncrypt(new TextEncoder().encode(secret))
+    .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' })
+    .encrypt(secretKey);
 }
 
 export async function decryptSecret(stored: string, secretKey: Uint8Array): Promise<string> {
@@ -37,7 +39,10 @@ function keysOf(secret: string) {
  * "<webhook-id>.<webhook-timestamp>.<body>" keyed with the base64-decoded part after whsec_; receivers check the
  * timestamp to refuse replays. webhook-id is the event id, the same on every attempt (the idempotency key).
  */
-export function signatureHeaders(secret: string, input: { eventId: string; deliveryId: string; kind: string; body: string; timestamp: Date }) {
+export function signatureHeaders(
+  secret: string,
+  input: { eventId: string; deliveryId: string; kind: string; body: string; timestamp: Date },
+) {
   const seconds = Math.floor(input.timestamp.getTime() / 1000);
   const keys = keysOf(secret);
   const hex = createHmac('sha256', keys.hex).update(input.body).digest('hex');

@@ -43,7 +43,12 @@ export function agentFor(ca: string | undefined): https.Agent {
   if (!agent) {
     // A secure context, not `ca`: the agent names each request's connection pool from its TLS options, and a `ca`
     // of every root certificate made that name (a string of ~200 KB) on every request: most of a delivery's CPU.
-    agent = new https.Agent({ keepAlive: true, timeout: IDLE_CONNECTION_MS, maxSockets: 16, ...(ca ? { secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) } : {}) });
+    agent = new https.Agent({
+      keepAlive: true,
+      timeout: IDLE_CONNECTION_MS,
+      maxSockets: 16,
+      ...(ca ? { secureContext: createSecureContext({ ca: [...rootCertificates, ca] }) } : {}),
+    });
     agents.set(key, agent);
   }
   return agent;
@@ -53,12 +58,18 @@ export function agentFor(ca: string | undefined): https.Agent {
 export function pinnedLookup(destination: Destination): LookupFunction {
   const { address, family } = destination.address;
   return (_hostname, opts, callback) => {
-    if ((opts as { all?: boolean }).all) (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    if ((opts as { all?: boolean }).all)
+      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
     else callback(null, address, family);
   };
 }
 
-export function send(destination: Destination, headers: Record<string, string>, body: string, options: { timeoutMs: number; ca?: string }): Promise<SendResult> {
+export function send(
+  destination: Destination,
+  headers: Record<string, string>,
+  body: string,
+  options: { timeoutMs: number; ca?: string },
+): Promise<SendResult> {
   const started = performance.now();
   const lookup = pinnedLookup(destination);
   return new Promise<SendResult>((resolve) => {
@@ -67,7 +78,11 @@ export function send(destination: Destination, headers: Record<string, string>, 
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      resolve({ ...result, error: result.error === null ? null : storable(result.error, ERROR_LIMIT), durationMs: Math.round(performance.now() - started) });
+      resolve({
+        ...result,
+        error: result.error === null ? null : storable(result.error, ERROR_LIMIT),
+        durationMs: Math.round(performance.now() - started),
+      });
     };
     const request = https.request(destination.url, {
       method: 'POST',
@@ -80,15 +95,28 @@ export function send(destination: Destination, headers: Record<string, string>, 
       finish({ statusCode: null, headers: null, body: null, error: `no answer within ${options.timeoutMs} ms` });
       request.destroy();
     }, options.timeoutMs);
-    request.on('error', (error: NodeJS.ErrnoException) => finish({ statusCode: null, headers: null, body: null, error: error.code ? `${error.code}: ${error.message}` : error.message }));
+    request.on('error', (error: NodeJS.ErrnoException) =>
+      finish({
+        statusCode: null,
+        headers: null,
+        body: null,
+        error: error.code ? `${error.code}: ${error.message}` : error.message,
+      }),
+    );
     request.on('response', (response) => {
       const chunks: Buffer[] = [];
       let kept = 0;
       let read = 0;
       const answered = () => {
         const flat: Record<string, string> = {};
-        for (const [k, v] of Object.entries(response.headers)) if (v !== undefined) flat[storable(k)] = storable(Array.isArray(v) ? v.join(', ') : v);
-        finish({ statusCode: response.statusCode ?? null, headers: flat, body: storable(Buffer.concat(chunks).toString('utf8')), error: null });
+        for (const [k, v] of Object.entries(response.headers))
+          if (v !== undefined) flat[storable(k)] = storable(Array.isArray(v) ? v.join(', ') : v);
+        finish({
+          statusCode: response.statusCode ?? null,
+          headers: flat,
+          body: storable(Buffer.concat(chunks).toString('utf8')),
+          error: null,
+        });
       };
       response.on('data', (chunk: Buffer) => {
         if (kept < RESPONSE_LIMIT) {

@@ -28,7 +28,8 @@ export interface AttemptDeps {
   sql?: RunSql;
 }
 
-export const sqlOf = (deps: Pick<AttemptDeps, 'db' | 'sql'>): RunSql => deps.sql ?? (<T>(query: Prisma.Sql) => deps.db.$queryRaw<T[]>(query));
+export const sqlOf = (deps: Pick<AttemptDeps, 'db' | 'sql'>): RunSql =>
+  deps.sql ?? (<T>(query: Prisma.Sql) => deps.db.$queryRaw<T[]>(query));
 
 export interface PgQuery {
   /** Prepared under this name (statementName, schema/db.ts); unnamed past its cap. */
@@ -42,8 +43,16 @@ export interface PgQuery {
  * as much CPU as the rest of an attempt. Times go as ISO text, which the timestamp(3) casts read as UTC, as Prisma
  * writes them.
  */
-export const pgSql = (query: (q: PgQuery) => Promise<{ rows: unknown[] }>): RunSql =>
-  async <T>(q: Prisma.Sql) => (await query({ name: statementName(q.text), text: q.text, values: q.values.map((v) => (v instanceof Date ? v.toISOString() : v)) })).rows as T[];
+export const pgSql =
+  (query: (q: PgQuery) => Promise<{ rows: unknown[] }>): RunSql =>
+  async <T>(q: Prisma.Sql) =>
+    (
+      await query({
+        name: statementName(q.text),
+        text: q.text,
+        values: q.values.map((v) => (v instanceof Date ? v.toISOString() : v)),
+      })
+    ).rows as T[];
 
 export type AttemptOutcome = 'skipped' | 'delivered' | 'retrying' | 'failed';
 
@@ -55,7 +64,8 @@ export interface SignedMessage {
   body: string;
 }
 
-export const isAccepted = (result: { statusCode: number | null }) => result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+export const isAccepted = (result: { statusCode: number | null }) =>
+  result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
 
 // Decrypted secrets by ciphertext: a decryption (JWE, on the thread pool) per attempt was a large share of its CPU.
 // A rotated secret has a new ciphertext, so it is never served stale; the map is emptied when it grows large.
@@ -73,7 +83,11 @@ function cachedSecret(secretEncrypted: string, secretKey: Uint8Array): Promise<s
 }
 
 /** The headers that sign `message` with the stored secret, timestamped after the secret is at hand. */
-export async function signMessage(deps: Pick<AttemptDeps, 'clock' | 'secretKey'>, secretEncrypted: string, message: SignedMessage) {
+export async function signMessage(
+  deps: Pick<AttemptDeps, 'clock' | 'secretKey'>,
+  secretEncrypted: string,
+  message: SignedMessage,
+) {
   const secret = await cachedSecret(secretEncrypted, deps.secretKey);
   const at = deps.clock.now();
   return { at, headers: signatureHeaders(secret, { ...message, timestamp: at }) };
@@ -102,7 +116,13 @@ type SqlValue<T> = Prisma.Sql | T;
  * The job of attempt `attempt` of row `id`, in named queue `queue` or none; a null run_at runs it now. (A webhook
  * delivery's job is the SQL function tessera_webhook_delivery_job, which the fan-out trigger shares.)
  */
-export const attemptJobSql = (lane: AttemptLane, id: SqlValue<string>, queue: Prisma.Sql | null, attempt: SqlValue<number>, runAt: Date | null) => Prisma.sql`
+export const attemptJobSql = (
+  lane: AttemptLane,
+  id: SqlValue<string>,
+  queue: Prisma.Sql | null,
+  attempt: SqlValue<number>,
+  runAt: Date | null,
+) => Prisma.sql`
   graphile_worker.add_job(${lane.task}::text, json_build_object(${lane.idKey}::text, (${id})::text, 'attempt', (${attempt})::int),
     queue_name => ${queue ?? Prisma.sql`null`}::text, run_at => ${runAt?.toISOString() ?? null}::timestamptz, job_key => ${lane.keyPrefix}::text || (${id})::text)`;
 
@@ -127,8 +147,12 @@ export interface Attempted {
 export type AttemptSlot = { scheduled: number } | { manual: true; next: Date | null };
 
 /** Sends attempt `attempt` of a message to `url`; a URL that the guard refuses now counts as a failed attempt. */
-export async function attemptSigned(deps: AttemptDeps, attempt: number, target: SignedMessage & { url: string; secretEncrypted: string },
-  slot: AttemptSlot = { scheduled: attempt }): Promise<Attempted> {
+export async function attemptSigned(
+  deps: AttemptDeps,
+  attempt: number,
+  target: SignedMessage & { url: string; secretEncrypted: string },
+  slot: AttemptSlot = { scheduled: attempt },
+): Promise<Attempted> {
   const settings = deps.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const { at: startedAt, headers } = await signMessage(deps, target.secretEncrypted, target);
   let result: SendResult;
@@ -141,7 +165,13 @@ export async function attemptSigned(deps: AttemptDeps, attempt: number, target: 
   }
   const success = isAccepted(result);
   const delay = 'scheduled' in slot ? RETRY_DELAYS_SECONDS[slot.scheduled - 1] : undefined;
-  const next = success ? null : 'scheduled' in slot ? (delay !== undefined ? new Date(startedAt.getTime() + delay * 1000) : null) : slot.next;
+  const next = success
+    ? null
+    : 'scheduled' in slot
+      ? delay !== undefined
+        ? new Date(startedAt.getTime() + delay * 1000)
+        : null
+      : slot.next;
   const status = success ? 'delivered' : next ? 'pending' : 'failed';
   return { attempt, startedAt, headers, result, success, next, status, now: deps.clock.now() };
 }
@@ -150,14 +180,20 @@ export async function attemptSigned(deps: AttemptDeps, attempt: number, target: 
  * The row's step from the state this attempt started in, so a duplicate run of the job matches nothing and records
  * nothing; `also` sets the domain's own columns (", col = value"). The caller adds `returning`.
  */
-export const advanceSql = (table: 'webhook_deliveries' | 'app_notifications', id: string, a: Attempted, also: Prisma.Sql = Prisma.empty) => Prisma.sql`
+export const advanceSql = (
+  table: 'webhook_deliveries' | 'app_notifications',
+  id: string,
+  a: Attempted,
+  also: Prisma.Sql = Prisma.empty,
+) => Prisma.sql`
   update ${Prisma.raw(table)} set attempts = ${a.attempt}::int, status = ${a.status}::text, next_attempt_at = ${a.next}::timestamp(3),
     last_status_code = ${a.result.statusCode}::int, updated_at = ${a.now}::timestamp(3),
     delivered_at = case when ${a.success}::boolean then ${a.now}::timestamp(3) else delivered_at end ${also}
   where id = ${id}::text and attempts = ${a.attempt - 1}::int and status = 'pending'`;
 
 /** The id of the next attempt's job, queued only when one is due. */
-export const nextJobSql = (a: Attempted, job: Prisma.Sql) => Prisma.sql`case when ${a.next !== null}::boolean then (${job}).id end`;
+export const nextJobSql = (a: Attempted, job: Prisma.Sql) =>
+  Prisma.sql`case when ${a.next !== null}::boolean then (${job}).id end`;
 
 /**
  * Runs `record`, the statement that steps the row on and records attempt `a`. Should it fail for anything but the
@@ -169,8 +205,17 @@ export async function recordAttempt(a: Attempted, record: (a: Attempted) => Prom
     await record(a);
   } catch (error) {
     if (isDatabaseUnavailable(error)) throw error;
-    await record({ ...a, result: { ...a.result, headers: null, body: null, error: `${a.result.error ?? 'answered'}; the reply could not be recorded` } });
+    await record({
+      ...a,
+      result: {
+        ...a.result,
+        headers: null,
+        body: null,
+        error: `${a.result.error ?? 'answered'}; the reply could not be recorded`,
+      },
+    });
   }
 }
 
-export const outcomeOf = (a: Attempted): AttemptOutcome => (a.status === 'delivered' ? 'delivered' : a.status === 'pending' ? 'retrying' : 'failed');
+export const outcomeOf = (a: Attempted): AttemptOutcome =>
+  a.status === 'delivered' ? 'delivered' : a.status === 'pending' ? 'retrying' : 'failed';

@@ -63,7 +63,12 @@ export function helpOf(command: Command): string {
 
 export function parse(command: Command, argv: string[]) {
   try {
-    return parseArgs({ args: argv, options: { ...GLOBAL_OPTIONS, ...command.options }, allowPositionals: true, strict: true });
+    return parseArgs({
+      args: argv,
+      options: { ...GLOBAL_OPTIONS, ...command.options },
+      allowPositionals: true,
+      strict: true,
+    });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
@@ -73,7 +78,11 @@ export function parse(command: Command, argv: string[]) {
 export function checkPositionals(command: Command, positionals: string[]) {
   const expected = command.positional ? 1 : 0;
   if (positionals.length !== expected) {
-    throw new UsageError(command.positional ? `expected one ${command.positional}, got ${positionals.length}` : `unexpected argument "${positionals[0]}"`);
+    throw new UsageError(
+      command.positional
+        ? `expected one ${command.positional}, got ${positionals.length}`
+        : `unexpected argument "${positionals[0]}"`,
+    );
   }
 }
 
@@ -85,7 +94,8 @@ export function integer(value: unknown, flag: string): number | undefined {
 
 export function decimal(value: unknown, flag: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`${flag} must be an amount such as 19.99`);
+  if (typeof value !== 'string' || !/^\d+(\.\d+)?$/.test(value))
+    throw new UsageError(`${flag} must be an amount such as 19.99`);
   return Number(value);
 }
 
@@ -110,7 +120,11 @@ const MAX_REDIRECTS = 5;
  * request carries the key and secret, so a redirect elsewhere is an error and nothing is sent there. 307 and 308 keep
  * the method and body; 303, and 301/302 after a POST, become a GET without a body, as browsers and fetch do.
  */
-async function sendWithinOrigin(origin: URL, start: URL, init: { method: string; headers: Record<string, string>; body?: string }): Promise<Response> {
+async function sendWithinOrigin(
+  origin: URL,
+  start: URL,
+  init: { method: string; headers: Record<string, string>; body?: string },
+): Promise<Response> {
   let url = start;
   let request = init;
   for (let redirects = 0; ; redirects++) {
@@ -118,18 +132,28 @@ async function sendWithinOrigin(origin: URL, start: URL, init: { method: string;
     try {
       res = await fetch(url, { ...request, redirect: 'manual' });
     } catch (error) {
-      throw new ApiError(0, `cannot reach ${origin.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`);
+      throw new ApiError(
+        0,
+        `cannot reach ${origin.origin}: ${(error as Error & { cause?: Error }).cause?.message ?? (error as Error).message}`,
+      );
     }
     const location = res.headers.get('location');
     if (![301, 302, 303, 307, 308].includes(res.status) || location === null) return res;
     await res.body?.cancel();
     const target = new URL(location, url);
     if (target.origin !== origin.origin) {
-      throw new ApiError(res.status, `refused to follow a redirect to another origin, ${target.origin}: the API key and secret go to ${origin.origin} only`);
+      throw new ApiError(
+        res.status,
+        `refused to follow a redirect to another origin, ${target.origin}: the API key and secret go to ${origin.origin} only`,
+      );
     }
-    if (redirects === MAX_REDIRECTS) throw new ApiError(res.status, `too many redirects (more than ${MAX_REDIRECTS}) from ${start.href}`);
+    if (redirects === MAX_REDIRECTS)
+      throw new ApiError(res.status, `too many redirects (more than ${MAX_REDIRECTS}) from ${start.href}`);
     if (res.status === 303 || ((res.status === 301 || res.status === 302) && request.method === 'POST')) {
-      request = { method: 'GET', headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'content-type')) };
+      request = {
+        method: 'GET',
+        headers: Object.fromEntries(Object.entries(request.headers).filter(([name]) => name !== 'content-type')),
+      };
     }
     url = target;
   }
@@ -163,7 +187,9 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
     if (!key && env.TESSERA_TOKEN) return { authorization: `Bearer ${env.TESSERA_TOKEN}` };
     const given = await (secret ??= secretOf());
     if (!key || !given) {
-      throw new UsageError('credentials missing: give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET), or a session token in TESSERA_TOKEN');
+      throw new UsageError(
+        'credentials missing: give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET), or a session token in TESSERA_TOKEN',
+      );
     }
     return { authorization: `Bearer ${key}`, 'x-api-secret': given };
   }
@@ -173,7 +199,11 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
     const auth = await credentials();
     const res = await sendWithinOrigin(origin, new URL(path, origin), {
       method,
-      headers: { accept: 'application/json', ...auth, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      headers: {
+        accept: 'application/json',
+        ...auth,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -183,7 +213,8 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
     } catch {
       parsed = null;
     }
-    if (!res.ok) throw new ApiError(res.status, parsed?.error_description ?? `HTTP ${res.status}`, parsed?.details ?? []);
+    if (!res.ok)
+      throw new ApiError(res.status, parsed?.error_description ?? `HTTP ${res.status}`, parsed?.details ?? []);
     return parsed;
   }
   return {
@@ -197,7 +228,10 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
       let cursor: string | null = null;
       do {
         const sep: string = path.includes('?') ? '&' : '?';
-        const page: any = await request('GET', `${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const page: any = await request(
+          'GET',
+          `${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        );
         items.push(...page[name]);
         cursor = page.next_cursor;
       } while (cursor);
@@ -254,11 +288,20 @@ export function table(rows: string[][], header: string[], width = TABLE_WIDTH): 
     widths[widest]!--;
     total--;
   }
-  return all.map((r) => r.map((c, i) => fit(c, widths[i]!)).join('  ').trimEnd()).join('\n');
+  return all
+    .map((r) =>
+      r
+        .map((c, i) => fit(c, widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 /** "key: value" lines, for one record. */
 export function record(fields: [string, unknown][]): string {
   const width = Math.max(...fields.map(([k]) => k.length));
-  return fields.map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? v.join(', ') || '-' : v ?? '-'}`).join('\n');
+  return fields
+    .map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}`)
+    .join('\n');
 }

@@ -14,7 +14,10 @@ export const organizationsCreate: Command = {
     } catch (error) {
       // The caller becomes the owner, and an API key acts for no one (openapi.json, createOrganization).
       if (!(error instanceof ApiError && error.status === 403)) throw error;
-      throw new ApiError(403, `${error.message}: an organization is created by a signed-in person, with a session token in TESSERA_TOKEN instead of an API key`);
+      throw new ApiError(
+        403,
+        `${error.message}: an organization is created by a signed-in person, with a session token in TESSERA_TOKEN instead of an API key`,
+      );
     }
     out.result(organization, () => `created organization ${organization.name}\n${organizationText(organization)}`);
   },

@@ -5,11 +5,19 @@ export const productsCreate: Command = {
   name: 'products create',
   usage: '--name NAME --slug SLUG [--description TEXT] [--feature FEATURE]...',
   summary: 'Create a product (platform admins). --feature may be repeated.',
-  options: { name: { type: 'string' }, slug: { type: 'string' }, description: { type: 'string' }, feature: { type: 'string', multiple: true } },
+  options: {
+    name: { type: 'string' },
+    slug: { type: 'string' },
+    description: { type: 'string' },
+    feature: { type: 'string', multiple: true },
+  },
   async run({ values, api, out }) {
     required(values, 'name', 'slug');
     const product = await api.post('/v1/products', {
-      name: values.name, slug: values.slug, ...(values.description !== undefined ? { description: values.description } : {}), features: values.feature ?? [],
+      name: values.name,
+      slug: values.slug,
+      ...(values.description !== undefined ? { description: values.description } : {}),
+      features: values.feature ?? [],
     });
     out.result(product, () => `created product ${product.slug}\n${productText(product)}`);
   },

@@ -31,15 +31,26 @@ const NEAR_MISSES = 10;
  */
 export async function organizationId(api: Api, ref: string): Promise<string> {
   if (UUID.test(ref)) return ref.toLowerCase();
-  const found = await api.all(ref.length <= 200 ? `/v1/organizations?search=${encodeURIComponent(ref)}` : '/v1/organizations', 'organizations');
+  const found = await api.all(
+    ref.length <= 200 ? `/v1/organizations?search=${encodeURIComponent(ref)}` : '/v1/organizations',
+    'organizations',
+  );
   const named = found.filter((o) => o.name === ref);
   if (named.length === 1) return named[0].id;
   if (named.length > 1) {
-    throw new ApiError(409, `${named.length} organizations are named "${ref}": give one's id`, named.map((o) => ({ path: o.id, message: `created ${o.created_at}` })));
+    throw new ApiError(
+      409,
+      `${named.length} organizations are named "${ref}": give one's id`,
+      named.map((o) => ({ path: o.id, message: `created ${o.created_at}` })),
+    );
   }
   const near = found.filter((o) => o.name.toLowerCase().includes(ref.toLowerCase()));
   if (!near.length) throw new ApiError(404, `no organization is named "${ref}": give its exact name or its id`);
   const listed = near.slice(0, NEAR_MISSES).map((o) => ({ path: o.id, message: o.name }));
   if (near.length > NEAR_MISSES) listed.push({ path: '…', message: `${near.length - NEAR_MISSES} more` });
-  throw new ApiError(404, `no organization is named exactly "${ref}"; these names contain it: give one exactly, or its id`, listed);
+  throw new ApiError(
+    404,
+    `no organization is named exactly "${ref}"; these names contain it: give one exactly, or its id`,
+    listed,
+  );
 }

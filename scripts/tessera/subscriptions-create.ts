@@ -7,11 +7,18 @@ export const CYCLES = ['monthly', 'yearly'] as const;
 
 export const subscriptionsCreate: Command = {
   name: 'subscriptions create',
-  usage: '--org ORG --product PRODUCT --seats N --price P --cycle monthly|yearly --status active|trial|cancelled|expired [--end-date ISO]',
-  summary: "Create an organization's subscription to a product (platform admins). --org takes an id or a name, --product a slug or an id.",
+  usage:
+    '--org ORG --product PRODUCT --seats N --price P --cycle monthly|yearly --status active|trial|cancelled|expired [--end-date ISO]',
+  summary:
+    "Create an organization's subscription to a product (platform admins). --org takes an id or a name, --product a slug or an id.",
   options: {
-    org: { type: 'string' }, product: { type: 'string' }, seats: { type: 'string' }, price: { type: 'string' },
-    cycle: { type: 'string' }, status: { type: 'string' }, 'end-date': { type: 'string' },
+    org: { type: 'string' },
+    product: { type: 'string' },
+    seats: { type: 'string' },
+    price: { type: 'string' },
+    cycle: { type: 'string' },
+    status: { type: 'string' },
+    'end-date': { type: 'string' },
   },
   async run({ values, api, out }) {
     required(values, 'org', 'product', 'seats', 'price', 'cycle', 'status');
@@ -25,6 +32,9 @@ export const subscriptionsCreate: Command = {
     const organization_id = await organizationId(api, values.org as string);
     const product = await findProduct(api, values.product as string);
     const subscription = await api.post('/v1/subscriptions', { organization_id, ...body, product_id: product.id });
-    out.result(subscription, () => `created subscription ${subscription.id} to ${product.slug}\n${subscriptionText(subscription)}`);
+    out.result(
+      subscription,
+      () => `created subscription ${subscription.id} to ${product.slug}\n${subscriptionText(subscription)}`,
+    );
   },
 };

@@ -6,7 +6,8 @@ import { STATUSES } from './subscriptions-create.ts';
 export const subscriptionsList: Command = {
   name: 'subscriptions list',
   usage: '[--org ORG] [--product PRODUCT] [--status STATUS]',
-  summary: 'List subscriptions: every organization\'s for platform admins, else the key\'s organization\'s. --org takes an id or a name, --product a slug or an id.',
+  summary:
+    "List subscriptions: every organization's for platform admins, else the key's organization's. --org takes an id or a name, --product a slug or an id.",
   options: { org: { type: 'string' }, product: { type: 'string' }, status: { type: 'string' } },
   async run({ values, api, out }) {
     const query = new URLSearchParams();

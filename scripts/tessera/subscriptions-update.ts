@@ -7,7 +7,13 @@ export const subscriptionsUpdate: Command = {
   usage: 'ID [--seats N] [--price P] [--cycle monthly|yearly] [--status STATUS] [--end-date ISO|none]',
   summary: 'Change a subscription (platform admins). --end-date none removes the end date; --status cancelled cancels.',
   positional: 'subscription id',
-  options: { seats: { type: 'string' }, price: { type: 'string' }, cycle: { type: 'string' }, status: { type: 'string' }, 'end-date': { type: 'string' } },
+  options: {
+    seats: { type: 'string' },
+    price: { type: 'string' },
+    cycle: { type: 'string' },
+    status: { type: 'string' },
+    'end-date': { type: 'string' },
+  },
   async run({ values, positionals, api, out }) {
     const id = positionals[0]!;
     const body: Record<string, unknown> = {};
@@ -16,7 +22,8 @@ export const subscriptionsUpdate: Command = {
     if (values.cycle !== undefined) body.billing_cycle = oneOf(values.cycle, '--cycle', CYCLES);
     if (values.status !== undefined) body.status = oneOf(values.status, '--status', STATUSES);
     if (values['end-date'] !== undefined) body.end_date = values['end-date'] === 'none' ? null : values['end-date'];
-    if (!Object.keys(body).length) throw new UsageError('nothing to change: give --seats, --price, --cycle, --status or --end-date');
+    if (!Object.keys(body).length)
+      throw new UsageError('nothing to change: give --seats, --price, --cycle, --status or --end-date');
     const subscription = await api.patch(`/v1/subscriptions/${encodeURIComponent(id)}`, body);
     out.result(subscription, () => `updated subscription ${subscription.id}\n${subscriptionText(subscription)}`);
   },

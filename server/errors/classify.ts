@@ -43,7 +43,11 @@ export function classifyError(error: unknown): ErrorClass {
     const known = status && status < 500 ? HTTP_REQUEST_ERRORS[status] : undefined;
     if (known) return { kind: 'request', code: known.code, message: known.message ?? (error as Error).message };
     if (UNDECODABLE_BODY.test((error as { code?: string } | null)?.code ?? '')) {
-      return { kind: 'request', code: 'invalid_request', message: 'The request body could not be decoded (Content-Encoding)' };
+      return {
+        kind: 'request',
+        code: 'invalid_request',
+        message: 'The request body could not be decoded (Content-Encoding)',
+      };
     }
   }
   if (isDatabaseUnavailable(thrown)) return { kind: 'unavailable', error: new ServiceUnavailableError() };

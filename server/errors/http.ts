@@ -61,7 +61,8 @@ export function sendError(
   ctx.status = status;
   if (status === 401) ctx.set('WWW-Authenticate', challenge(code, description));
   // RFC 6750 3.1: the token is good but lacks the scope, which the challenge names.
-  if (code === 'insufficient_scope') ctx.set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${extra.scope ?? 'api'}"`);
+  if (code === 'insufficient_scope')
+    ctx.set('WWW-Authenticate', `Bearer error="insufficient_scope", scope="${extra.scope ?? 'api'}"`);
   if (extra.retryAfter !== undefined) ctx.set('Retry-After', String(extra.retryAfter));
   ctx.set('Cache-Control', 'no-store');
   const body: ErrorBody = { error: code, error_description: description };

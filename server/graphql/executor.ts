@@ -8,7 +8,11 @@ import { classifyError } from '../errors/classify.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
 import type { Tracing } from '../tracing.ts';
 
-export type Executor = (ctx: Context, document: string, variables?: Record<string, unknown>) => Promise<Record<string, any>>;
+export type Executor = (
+  ctx: Context,
+  document: string,
+  variables?: Record<string, unknown>,
+) => Promise<Record<string, any>>;
 
 export interface RawResult {
   data?: Record<string, unknown> | null;
@@ -35,7 +39,8 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
     if (problems.length) return { errors: [new ValidationError('The request is invalid', problems)] };
     const doc = compile(document);
     // REST and the portal name no GraphQL enum or field: a suggestion would only leak the schema's names.
-    const run = async () => execute({ schema, document: doc, variableValues: variables, contextValue: ctx, hideSuggestions: true });
+    const run = async () =>
+      execute({ schema, document: doc, variableValues: variables, contextValue: ctx, hideSuggestions: true });
     return (await (tracing ? tracing.traceOperation(doc, run) : run())) as RawResult;
   };
 
@@ -60,8 +65,15 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
 export const withoutSuggestions = (message: string) => message.replace(/\s*Did you mean [^?]*\?/g, '');
 
 /** Unwraps a mutation result union: a UserError member is thrown, anything else returned. */
-export function unwrap<T>(value: T | { __typename: 'UserError'; code: string; message: string; details?: { path: string; message: string }[] }): T {
-  const v = value as { __typename?: string; code?: string; message?: string; details?: { path: string; message: string }[] };
+export function unwrap<T>(
+  value: T | { __typename: 'UserError'; code: string; message: string; details?: { path: string; message: string }[] },
+): T {
+  const v = value as {
+    __typename?: string;
+    code?: string;
+    message?: string;
+    details?: { path: string; message: string }[];
+  };
   if (v && v.__typename === 'UserError') throw new UserError(v.code!, v.message!, v.details ?? []);
   return value as T;
 }
@@ -74,11 +86,16 @@ export const USER_ERROR_FIELDS = '... on UserError { __typename code message det
  * A missing required field ('...; Field "name" of required type "String!" was not provided.') is named too.
  */
 function coercionError(message: string): ValidationError {
-  const match = /^Variable "\$(\w+)" (?:got invalid value .*?(?: at "\1([\w.[\]]*)")?; (.*)|of required type .*? was not provided\.?)$/s.exec(message);
+  const match =
+    /^Variable "\$(\w+)" (?:got invalid value .*?(?: at "\1([\w.[\]]*)")?; (.*)|of required type .*? was not provided\.?)$/s.exec(
+      message,
+    );
   if (!match) return new ValidationError(message);
   const [, variable, at = '', detail = 'is required'] = match;
   const segments = [...(variable === 'input' ? [] : [variable!]), ...at.split('.').filter(Boolean)];
   const missing = /^Field "(\w+)" of required type .* was not provided\.?$/s.exec(detail);
   if (missing) segments.push(missing[1]!);
-  return new ValidationError('The request is invalid', [{ path: snakeCase(segments.join('.')) || '(body)', message: missing ? 'is required' : detail }]);
+  return new ValidationError('The request is invalid', [
+    { path: snakeCase(segments.join('.')) || '(body)', message: missing ? 'is required' : detail },
+  ]);
 }

@@ -18,7 +18,10 @@ export const GRAPHQL_BODY_LIMIT = 1_000_000;
 const storableStrings: ValidationRule = (context) => ({
   StringValue(node) {
     const problem = textProblem(node.value);
-    if (problem) context.reportError(new GraphQLError(`String values ${problem}`, { nodes: [node], extensions: { code: 'invalid_request' } }));
+    if (problem)
+      context.reportError(
+        new GraphQLError(`String values ${problem}`, { nodes: [node], extensions: { code: 'invalid_request' } }),
+      );
   },
 });
 
@@ -34,12 +37,17 @@ const inputGuard: Plugin = {
         return await requestParser(request);
       } catch (error) {
         if (!(error instanceof SyntaxError)) throw error;
-        throw createGraphQLError('The request is invalid: variables and extensions must be JSON objects', { extensions: { code: 'invalid_request', http: { status: 400 } } });
+        throw createGraphQLError('The request is invalid: variables and extensions must be JSON objects', {
+          extensions: { code: 'invalid_request', http: { status: 400 } },
+        });
       }
     });
   },
   onParams({ params, setResult }) {
-    const problems = unstorableInput([[params.query, 'query'], [params.variables, 'variables']]);
+    const problems = unstorableInput([
+      [params.query, 'query'],
+      [params.variables, 'variables'],
+    ]);
     if (problems.length) setResult({ errors: [new ValidationError('The request is invalid', problems)] });
   },
   onValidate({ addValidationRule }) {
@@ -59,7 +67,9 @@ export interface YogaServerContext {
 const quietInProduction: Plugin<YogaServerContext> = {
   onValidate({ context, addValidationRule, validateFn, setValidationFn }) {
     if (!context.tessera?.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
-    setValidationFn((schema, document, rules, options, typeInfo) => validateFn(schema, document, rules, { ...options, hideSuggestions: true }, typeInfo));
+    setValidationFn((schema, document, rules, options, typeInfo) =>
+      validateFn(schema, document, rules, { ...options, hideSuggestions: true }, typeInfo),
+    );
   },
   // The executor passes the option on to its own checks, though not to every graphql-js call it makes: maskError
   // strips what slips through (withoutSuggestions).
@@ -68,7 +78,10 @@ const quietInProduction: Plugin<YogaServerContext> = {
   },
 };
 
-export function createGraphqlServer(schema: GraphQLSchema, options: { production: boolean; logger: Logger; tracing?: Tracing }): YogaServerInstance<YogaServerContext, Context> {
+export function createGraphqlServer(
+  schema: GraphQLSchema,
+  options: { production: boolean; logger: Logger; tracing?: Tracing },
+): YogaServerInstance<YogaServerContext, Context> {
   const traced = options.tracing;
   return createYoga<YogaServerContext, Context>({
     schema,
@@ -100,14 +113,24 @@ export function createGraphqlServer(schema: GraphQLSchema, options: { production
         // incident. Errors that already carry a code (validation, body too large) keep theirs.
         if (what.kind === 'request' && !error.extensions.code) {
           const text = options.production ? withoutSuggestions(what.message) : what.message;
-          return new GraphQLError(text, { ...where, extensions: { ...error.extensions, code: 'invalid_request', http: { status: 400 } } });
+          return new GraphQLError(text, {
+            ...where,
+            extensions: { ...error.extensions, code: 'invalid_request', http: { status: 400 } },
+          });
         }
         if (!error.originalError) return error;
-        if (what.kind === 'domain') return new GraphQLError(what.error.message, { ...where, extensions: what.error.extensions });
+        if (what.kind === 'domain')
+          return new GraphQLError(what.error.message, { ...where, extensions: what.error.extensions });
         // The database down or saturated: 503 with Retry-After, as on every other interface.
         if (what.kind === 'unavailable') {
           const unavailable = what.error;
-          return new GraphQLError(unavailable.message, { ...where, extensions: { code: unavailable.code, http: { status: 503, headers: { 'Retry-After': String(unavailable.retryAfterSeconds) } } } });
+          return new GraphQLError(unavailable.message, {
+            ...where,
+            extensions: {
+              code: unavailable.code,
+              http: { status: 503, headers: { 'Retry-After': String(unavailable.retryAfterSeconds) } },
+            },
+          });
         }
         options.logger.error({ err: error.originalError }, 'graphql resolver failed');
         return new GraphQLError(message, { ...where, extensions: { code: 'internal_error' } });

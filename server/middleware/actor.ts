@@ -39,11 +39,17 @@ export function actorMiddleware(base: ContextBase): Koa.Middleware {
     const request = ctx.state.request as RequestState;
     const anonymous = makeContext(base, null, request);
     const bearer = bearerToken(ctx.get('Authorization'));
-    const cookie = bearer === null ? ctx.cookies.get(SESSION_COOKIE) ?? null : null;
+    const cookie = bearer === null ? (ctx.cookies.get(SESSION_COOKIE) ?? null) : null;
     if (cookie && !SAFE_METHODS.has(ctx.method) && !sameOrigin(ctx, new URL(base.settings.issuer()).origin)) {
-      throw new ForbiddenError('Cross-site request refused: send the session as a Bearer token, or call from the portal');
+      throw new ForbiddenError(
+        'Cross-site request refused: send the session as a Bearer token, or call from the portal',
+      );
     }
-    const actor = await resolveActor(anonymous, { bearer, apiSecret: ctx.get('X-API-Secret') || null, sessionCookie: cookie });
+    const actor = await resolveActor(anonymous, {
+      bearer,
+      apiSecret: ctx.get('X-API-Secret') || null,
+      sessionCookie: cookie,
+    });
     ctx.state.tessera = makeContext(base, actor, request);
     await next();
   };

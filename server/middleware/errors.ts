@@ -26,7 +26,10 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
           if (domain.code === 'method_not_allowed' && !ctx.response.get('Allow')) ctx.set('Allow', allowedMethods(ctx));
           sendError(ctx, domain.code, domain.message, {
             details: domain instanceof UserError ? domain.details : undefined,
-            retryAfter: domain instanceof RateLimitedError || domain instanceof ServiceUnavailableError ? domain.retryAfterSeconds : undefined,
+            retryAfter:
+              domain instanceof RateLimitedError || domain instanceof ServiceUnavailableError
+                ? domain.retryAfterSeconds
+                : undefined,
             scope: domain instanceof InsufficientScopeError ? domain.scope : undefined,
             // As GraphQL's extensions carry it: an access token refused what is first-party only (FirstPartyOnlyError).
             reason: typeof domain.extensions.reason === 'string' ? domain.extensions.reason : undefined,

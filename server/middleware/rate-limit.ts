@@ -3,7 +3,13 @@
 import type Koa from 'koa';
 import type { Context } from '../../schema/context.ts';
 import { RateLimitedError } from '../../schema/errors/index.ts';
-import { consume, describeLimit, limitsFor, type RateLimitSettings, type RateLimitState } from '../../schema/limits/rate-limits.ts';
+import {
+  consume,
+  describeLimit,
+  limitsFor,
+  type RateLimitSettings,
+  type RateLimitState,
+} from '../../schema/limits/rate-limits.ts';
 
 export type RateLimitOptions = Partial<RateLimitSettings>;
 

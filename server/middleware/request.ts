@@ -22,7 +22,10 @@ export function requestMiddleware(logger: Logger, traced?: Tracing): Koa.Middlew
     const requestId = SAFE_ID.test(given) ? given : randomUUID();
     ctx.set('X-Request-Id', requestId);
     ctx.state.request = {
-      requestId, ip: ctx.ip || null, userAgent: ctx.get('User-Agent') || null, deviceCookie: ctx.cookies.get(DEVICE_COOKIE) ?? null,
+      requestId,
+      ip: ctx.ip || null,
+      userAgent: ctx.get('User-Agent') || null,
+      deviceCookie: ctx.cookies.get(DEVICE_COOKIE) ?? null,
     } satisfies RequestState;
     const started = performance.now();
     try {

@@ -9,7 +9,9 @@ export function oauthCors(base: ContextBase): Koa.Middleware {
   return async (ctx, next) => {
     const origin = ctx.get('Origin');
     ctx.vary('Origin');
-    const allowed = origin ? await originAllowed(makeContext(base, null, ctx.state.request as RequestState), origin) : false;
+    const allowed = origin
+      ? await originAllowed(makeContext(base, null, ctx.state.request as RequestState), origin)
+      : false;
     if (allowed) {
       ctx.set('Access-Control-Allow-Origin', origin);
       ctx.set('Access-Control-Expose-Headers', 'WWW-Authenticate');

@@ -9,6 +9,9 @@ import { refuseHeaderAuth, requestParams, sendJson, singleValued } from './index
 export function introspectEndpoint(base: ContextBase): Koa.Middleware {
   return async (ctx) => {
     refuseHeaderAuth(ctx);
-    sendJson(ctx, await introspect(makeContext(base, null, ctx.state.request as RequestState), singleValued(requestParams(ctx))));
+    sendJson(
+      ctx,
+      await introspect(makeContext(base, null, ctx.state.request as RequestState), singleValued(requestParams(ctx))),
+    );
   };
 }

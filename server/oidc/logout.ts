@@ -18,7 +18,11 @@ export function logoutEndpoint(base: ContextBase, cookie: { secure: boolean }): 
       const params = singleValued(requestParams(ctx));
       const sessionCookie = ctx.cookies.get(SESSION_COOKIE);
       const actor = sessionCookie ? await resolveActor(context, { sessionCookie }) : null;
-      const outcome = await logout(context, params, actor?.kind === 'user' ? { id: actor.sessionId, userId: actor.userId } : null);
+      const outcome = await logout(
+        context,
+        params,
+        actor?.kind === 'user' ? { id: actor.sessionId, userId: actor.userId } : null,
+      );
       noStore(ctx);
       if (outcome.kind === 'confirm') {
         ctx.status = 303;

@@ -12,7 +12,8 @@ export function requestParams(ctx: Koa.Context): Params {
     throw new InvalidRequest('Send the parameters as application/x-www-form-urlencoded (or JSON)');
   }
   const body = formOrJsonBody(ctx);
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new InvalidRequest('The body must be an object of parameters');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new InvalidRequest('The body must be an object of parameters');
   return storable(body as Params);
 }
 
@@ -34,7 +35,13 @@ export function formOrJsonBody(ctx: Koa.Context): unknown {
     if (++fields > MAX_FORM_FIELDS) throw new InvalidRequest(`The body has more than ${MAX_FORM_FIELDS} parameters`);
     const seen = Object.hasOwn(form, name) ? form[name] : undefined;
     if (Array.isArray(seen)) seen.push(value);
-    else Object.defineProperty(form, name, { value: seen === undefined ? value : [seen, value], writable: true, enumerable: true, configurable: true });
+    else
+      Object.defineProperty(form, name, {
+        value: seen === undefined ? value : [seen, value],
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
   }
   return form;
 }

@@ -32,7 +32,6 @@ export function oauthErrors(): Koa.Middleware {
   };
 }
 
-
 export function errorPage(ctx: Koa.Context, error: OAuthError): void {
   ctx.status = 400;
   ctx.type = 'text/html; charset=utf-8';

@@ -19,7 +19,11 @@ import { discoveryEndpoint, jwksEndpoint } from './well-known.ts';
 export function oidcRouter(base: ContextBase, cookie: { secure: boolean }): Router {
   const router = new Router();
   const body = bodyParser({
-    enableTypes: ['text', 'json'], extendTypes: { text: ['application/x-www-form-urlencoded'] }, textLimit: '64kb', jsonLimit: '64kb', encoding: 'utf-8',
+    enableTypes: ['text', 'json'],
+    extendTypes: { text: ['application/x-www-form-urlencoded'] },
+    textLimit: '64kb',
+    jsonLimit: '64kb',
+    encoding: 'utf-8',
   });
   const cors = oauthCors(base);
   const errors = oauthErrors();

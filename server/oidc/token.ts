@@ -9,7 +9,9 @@ import { requestParams, sendJson, singleValued } from './index.ts';
 export function tokenEndpoint(base: ContextBase): Koa.Middleware {
   return async (ctx) => {
     if (ctx.get('Authorization')) {
-      throw new InvalidClient('Client authentication must use client_secret_post: send client_id and client_secret in the body, not in an Authorization header');
+      throw new InvalidClient(
+        'Client authentication must use client_secret_post: send client_id and client_secret in the body, not in an Authorization header',
+      );
     }
     const params = singleValued(requestParams(ctx));
     const context = makeContext(base, null, ctx.state.request as RequestState);

@@ -10,7 +10,10 @@ import { formOrJsonBody, sendJson } from './index.ts';
 
 function accessToken(ctx: Koa.Context): string {
   const header = ctx.get('Authorization');
-  const body = ctx.method === 'POST' && ctx.is('application/x-www-form-urlencoded') ? formOrJsonBody(ctx) as Record<string, unknown> : undefined;
+  const body =
+    ctx.method === 'POST' && ctx.is('application/x-www-form-urlencoded')
+      ? (formOrJsonBody(ctx) as Record<string, unknown>)
+      : undefined;
   const fromBody = body?.access_token;
   if (header && fromBody !== undefined) throw new InvalidRequest('Send the access token once');
   if (fromBody !== undefined) {

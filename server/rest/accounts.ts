@@ -20,40 +20,58 @@ const presentMail = (m: any) => ({
 });
 
 /** What a reset request answers, whether or not an account uses the address. */
-const RESET_REQUESTED = { message: 'If an account uses this address, a link to reset its password is on its way. It works once, for one hour.' };
+const RESET_REQUESTED = {
+  message: 'If an account uses this address, a link to reset its password is on its way. It works once, for one hour.',
+};
 
 export const accountRoutes: RestRoute[] = [
   {
-    method: 'POST', path: '/auth/password-reset', public: true, summary: 'Mail a password reset link (the same answer for every address)',
+    method: 'POST',
+    path: '/auth/password-reset',
+    public: true,
+    summary: 'Mail a password reset link (the same answer for every address)',
     operation: `mutation($input: RequestPasswordResetInput!) { requestPasswordReset(input: $input) { __typename ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['email']) }),
     respond: (d) => (unwrap(d.requestPasswordReset), { status: 202, body: RESET_REQUESTED }),
   },
   {
-    method: 'POST', path: '/auth/password-reset/confirm', public: true, summary: 'Set a new password with a reset link token; every session and token ends',
+    method: 'POST',
+    path: '/auth/password-reset/confirm',
+    public: true,
+    summary: 'Set a new password with a reset link token; every session and token ends',
     operation: `mutation($input: ConfirmPasswordResetInput!) { confirmPasswordReset(input: $input) { __typename ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['token', 'password']) }),
     respond: (d) => (unwrap(d.confirmPasswordReset), { status: 204 }),
   },
   {
-    method: 'POST', path: '/auth/verify-email', public: true, summary: 'Prove an address with a verification link token',
+    method: 'POST',
+    path: '/auth/verify-email',
+    public: true,
+    summary: 'Prove an address with a verification link token',
     operation: `mutation($input: VerifyEmailInput!) { verifyEmail(input: $input) { __typename ... on User { ${ME_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['token']) }),
     respond: (d) => ({ body: presentMe(unwrap(d.verifyEmail)) }),
   },
   {
-    method: 'POST', path: '/users/me/email/verify-request', summary: 'Mail a new verification link (for a pending new address, else the current one)', body: false,
+    method: 'POST',
+    path: '/users/me/email/verify-request',
+    summary: 'Mail a new verification link (for a pending new address, else the current one)',
+    body: false,
     operation: `mutation { requestEmailVerification { __typename ... on VerificationSent { email } ${USER_ERROR_FIELDS} } }`,
     respond: (d) => ({ status: 202, body: { email: unwrap(d.requestEmailVerification).email } }),
   },
   {
-    method: 'GET', path: '/mails', summary: 'Outgoing mail and the development mailbox, newest first (platform admins)',
+    method: 'GET',
+    path: '/mails',
+    summary: 'Outgoing mail and the development mailbox, newest first (platform admins)',
     operation: `query($to: String, $limit: Int, $cursor: String) { mails(to: $to, limit: $limit, cursor: $cursor) { items { ${MAIL_FIELDS} } nextCursor } }`,
     variables: ({ query }) => ({ to: query.to, ...page(query) }),
     respond: (d) => ({ body: presentPage('mails', d.mails, presentMail) }),
   },
   {
-    method: 'GET', path: '/mails/:id', summary: 'One mail (platform admins)',
+    method: 'GET',
+    path: '/mails/:id',
+    summary: 'One mail (platform admins)',
     operation: `query($id: ID!) { mail(id: $id) { ${MAIL_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentMail(d.mail) }),

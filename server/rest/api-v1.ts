@@ -4,7 +4,14 @@ import { ForbiddenError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import {
-  API_KEY_FIELDS, LOGIN_FIELDS, ME_FIELDS, loginSession, presentApiKey, presentLogin, presentMe, presentPage,
+  API_KEY_FIELDS,
+  LOGIN_FIELDS,
+  ME_FIELDS,
+  loginSession,
+  presentApiKey,
+  presentLogin,
+  presentMe,
+  presentPage,
 } from './presenters.ts';
 import { seatRoutes, subscriptionRoutes } from './subscriptions.ts';
 import { licenseRoutes } from './licenses.ts';
@@ -19,7 +26,8 @@ import { directoryRoutes } from './directory.ts';
 
 const REVOKE_API_KEY = `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ${USER_ERROR_FIELDS} } }`;
 
-const AUDIT_LOG_FIELDS = 'id organizationId actor { type id name email } action targetType targetId outcome ip userAgent details createdAt';
+const AUDIT_LOG_FIELDS =
+  'id organizationId actor { type id name email } action targetType targetId outcome ip userAgent details createdAt';
 const presentAuditLog = (e: any) => ({
   id: e.id,
   organization_id: e.organizationId,
@@ -47,7 +55,10 @@ const presentSession = (s: any) => ({
 
 export const apiV1Routes: RestRoute[] = [
   {
-    method: 'POST', path: '/auth/login', public: true, summary: 'Sign in with e-mail and password',
+    method: 'POST',
+    path: '/auth/login',
+    public: true,
+    summary: 'Sign in with e-mail and password',
     operation: `mutation($input: LoginInput!) {
       login(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ... on MfaChallenge { ${MFA_CHALLENGE_FIELDS} } ${USER_ERROR_FIELDS} }
     }`,
@@ -60,7 +71,9 @@ export const apiV1Routes: RestRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/auth/session', summary: 'The current session, user and organization',
+    method: 'GET',
+    path: '/auth/session',
+    summary: 'The current session, user and organization',
     operation: `query { viewer { user { id email name } organization { id name role } platformAdmin session { id createdAt expiresAt } } }`,
     respond: (d) => {
       if (!d.viewer) throw new ForbiddenError('An API key has no session: sign in, or use an OAuth access token');
@@ -70,44 +83,63 @@ export const apiV1Routes: RestRoute[] = [
           user: v.user,
           organization: v.organization,
           platform_admin: v.platformAdmin,
-          session: v.session ? { id: v.session.id, created_at: v.session.createdAt, expires_at: v.session.expiresAt } : null,
+          session: v.session
+            ? { id: v.session.id, created_at: v.session.createdAt, expires_at: v.session.expiresAt }
+            : null,
         },
       };
     },
   },
   {
-    method: 'POST', path: '/auth/logout', summary: 'End the current session', body: false,
+    method: 'POST',
+    path: '/auth/logout',
+    summary: 'End the current session',
+    body: false,
     operation: 'mutation { logout }',
     respond: () => ({ status: 204, session: null }),
   },
   {
-    method: 'GET', path: '/auth/sessions', summary: "Where the caller is signed in: its live sessions, most recently used first",
-    operation: 'query { mySessions { id createdAt lastUsedAt expiresAt ip userAgent organization { id name } current } }',
+    method: 'GET',
+    path: '/auth/sessions',
+    summary: 'Where the caller is signed in: its live sessions, most recently used first',
+    operation:
+      'query { mySessions { id createdAt lastUsedAt expiresAt ip userAgent organization { id name } current } }',
     respond: (d) => ({ body: { sessions: d.mySessions.map(presentSession) } }),
   },
   {
-    method: 'DELETE', path: '/auth/sessions/:id', summary: "End one of the caller's sessions (ending the current one signs out)",
+    method: 'DELETE',
+    path: '/auth/sessions/:id',
+    summary: "End one of the caller's sessions (ending the current one signs out)",
     operation: `mutation($id: ID!) { revokeSession(id: $id) { __typename ... on RevokedSession { id current } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.revokeSession).current ? { status: 204, session: null } : { status: 204 }),
   },
   {
-    method: 'DELETE', path: '/auth/sessions', summary: 'Sign out everywhere else: end every session but the current one',
+    method: 'DELETE',
+    path: '/auth/sessions',
+    summary: 'Sign out everywhere else: end every session but the current one',
     operation: 'mutation { revokeOtherSessions }',
     respond: (d) => ({ body: { revoked: d.revokeOtherSessions } }),
   },
   {
-    method: 'GET', path: '/orgs', summary: "The caller's organizations with its role in each",
+    method: 'GET',
+    path: '/orgs',
+    summary: "The caller's organizations with its role in each",
     operation: 'query { myOrganizations { id name role } }',
     respond: (d) => ({ body: d.myOrganizations }),
   },
   {
-    method: 'GET', path: '/users/me', summary: 'The current user profile',
+    method: 'GET',
+    path: '/users/me',
+    summary: 'The current user profile',
     operation: `query { me { ${ME_FIELDS} } }`,
     respond: (d) => ({ body: presentMe(d.me) }),
   },
   {
-    method: 'PATCH', path: '/users/me', summary: 'Update the profile; a new password or address needs current_password; a new address takes effect once the link mailed there is used',
+    method: 'PATCH',
+    path: '/users/me',
+    summary:
+      'Update the profile; a new password or address needs current_password; a new address takes effect once the link mailed there is used',
     operation: `mutation($input: UpdateMeInput!) { updateMe(input: $input) { __typename ... on UpdateMePayload { user { ${ME_FIELDS} } login { ${LOGIN_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({
       input: fromBody(body, ['name', 'picture', 'email', 'current_password', 'password']),
@@ -118,19 +150,26 @@ export const apiV1Routes: RestRoute[] = [
     },
   },
   {
-    method: 'DELETE', path: '/users/me', summary: 'Delete the account (with your password or a code)', body: true,
+    method: 'DELETE',
+    path: '/users/me',
+    summary: 'Delete the account (with your password or a code)',
+    body: true,
     operation: `mutation($input: FreshProofInput) { deleteMe(input: $input) { __typename ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['password', 'code']) }),
     respond: (d) => (unwrap(d.deleteMe), { status: 204, session: null }),
   },
   {
-    method: 'GET', path: '/api-keys', summary: "The organization's API keys (the key and the secret are never shown again)",
+    method: 'GET',
+    path: '/api-keys',
+    summary: "The organization's API keys (the key and the secret are never shown again)",
     operation: `query($org: String, $limit: Int, $cursor: String) { apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) { items { ${API_KEY_FIELDS} } nextCursor } }`,
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
     respond: (d) => ({ body: presentPage('api_keys', d.apiKeys, presentApiKey) }),
   },
   {
-    method: 'POST', path: '/api-keys', summary: 'Create an API key; key and secret are shown only in this response',
+    method: 'POST',
+    path: '/api-keys',
+    summary: 'Create an API key; key and secret are shown only in this response',
     operation: `mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { __typename ... on CreatedApiKey { key secret apiKey { ${API_KEY_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['name', 'role', 'organization_id']) }),
     respond: (d) => {
@@ -139,20 +178,28 @@ export const apiV1Routes: RestRoute[] = [
     },
   },
   {
-    method: 'DELETE', path: '/api-keys', summary: 'Revoke an API key named by `id` in the body or the query', body: true,
+    method: 'DELETE',
+    path: '/api-keys',
+    summary: 'Revoke an API key named by `id` in the body or the query',
+    body: true,
     operation: REVOKE_API_KEY,
     variables: ({ body, query }) => ({ id: onlyFields(body, ['id']).id ?? query.id }),
     respond: (d) => (unwrap(d.revokeApiKey), { status: 204 }),
   },
   {
-    method: 'DELETE', path: '/api-keys/:id', summary: 'Revoke an API key',
+    method: 'DELETE',
+    path: '/api-keys/:id',
+    summary: 'Revoke an API key',
     operation: REVOKE_API_KEY,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.revokeApiKey), { status: 204 }),
   },
   {
-    method: 'POST', path: '/invitations/accept', public: true,
-    summary: 'Accept an invitation: creates the account (name, password), joins with the signed-in one, or signs in with the password as login does (mfa_required for an account with a second factor)',
+    method: 'POST',
+    path: '/invitations/accept',
+    public: true,
+    summary:
+      'Accept an invitation: creates the account (name, password), joins with the signed-in one, or signs in with the password as login does (mfa_required for an account with a second factor)',
     operation: `mutation($input: AcceptInvitationInput!) {
       acceptInvitation(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ... on MfaChallenge { ${MFA_CHALLENGE_FIELDS} } ${USER_ERROR_FIELDS} }
     }`,
@@ -165,13 +212,22 @@ export const apiV1Routes: RestRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/audit-logs', summary: 'The audit trail, newest first, filtered',
+    method: 'GET',
+    path: '/audit-logs',
+    summary: 'The audit trail, newest first, filtered',
     operation: `query($org: String, $actor: String, $action: String, $targetType: String, $targetId: String, $outcome: String, $from: String, $to: String, $limit: Int, $cursor: String) {
       auditLogs(organizationId: $org, actor: $actor, action: $action, targetType: $targetType, targetId: $targetId, outcome: $outcome, from: $from, to: $to, limit: $limit, cursor: $cursor) {
         items { ${AUDIT_LOG_FIELDS} } nextCursor } }`,
     variables: ({ query }) => ({
-      org: query.organization_id, actor: query.actor, action: query.action, targetType: query.target_type, targetId: query.target_id,
-      outcome: query.outcome, from: query.from, to: query.to, ...page(query),
+      org: query.organization_id,
+      actor: query.actor,
+      action: query.action,
+      targetType: query.target_type,
+      targetId: query.target_id,
+      outcome: query.outcome,
+      from: query.from,
+      to: query.to,
+      ...page(query),
     }),
     respond: (d) => ({ body: presentPage('audit_logs', d.auditLogs, presentAuditLog) }),
   },

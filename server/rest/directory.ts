@@ -4,20 +4,38 @@ import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, type RestRoute } from './route.ts';
 
 const TOKEN_FIELDS = 'id organizationId name createdAt lastUsedAt revokedAt';
-const presentToken = (t: any) => ({ id: t.id, organization_id: t.organizationId, name: t.name, created_at: t.createdAt, last_used_at: t.lastUsedAt, revoked_at: t.revokedAt });
+const presentToken = (t: any) => ({
+  id: t.id,
+  organization_id: t.organizationId,
+  name: t.name,
+  created_at: t.createdAt,
+  last_used_at: t.lastUsedAt,
+  revoked_at: t.revokedAt,
+});
 
 const MAPPING_FIELDS = 'id organizationId group role subscriptionId createdAt';
-const presentMapping = (m: any) => ({ id: m.id, organization_id: m.organizationId, group: m.group, role: m.role, subscription_id: m.subscriptionId, created_at: m.createdAt });
+const presentMapping = (m: any) => ({
+  id: m.id,
+  organization_id: m.organizationId,
+  group: m.group,
+  role: m.role,
+  subscription_id: m.subscriptionId,
+  created_at: m.createdAt,
+});
 
 export const directoryRoutes: RestRoute[] = [
   {
-    method: 'GET', path: '/scim-tokens', summary: "The organization's directory (SCIM) tokens; the token itself is never shown again",
+    method: 'GET',
+    path: '/scim-tokens',
+    summary: "The organization's directory (SCIM) tokens; the token itself is never shown again",
     operation: `query($org: String) { scimTokens(organizationId: $org) { ${TOKEN_FIELDS} } }`,
     variables: ({ query }) => ({ org: query.organization_id }),
     respond: (d) => ({ body: { scim_tokens: d.scimTokens.map(presentToken) } }),
   },
   {
-    method: 'POST', path: '/scim-tokens', summary: 'Create a directory (SCIM) token; token is shown only in this response',
+    method: 'POST',
+    path: '/scim-tokens',
+    summary: 'Create a directory (SCIM) token; token is shown only in this response',
     operation: `mutation($name: String!, $org: String) { createScimToken(name: $name, organizationId: $org) { __typename ... on CreatedScimToken { token scimToken { ${TOKEN_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => {
       const { name, organizationId } = fromBody(body, ['name', 'organization_id']);
@@ -29,25 +47,33 @@ export const directoryRoutes: RestRoute[] = [
     },
   },
   {
-    method: 'DELETE', path: '/scim-tokens/:id', summary: 'Revoke a directory (SCIM) token: its requests stop at once',
+    method: 'DELETE',
+    path: '/scim-tokens/:id',
+    summary: 'Revoke a directory (SCIM) token: its requests stop at once',
     operation: `mutation($id: String!) { revokeScimToken(id: $id) { id } }`,
     variables: ({ params }) => ({ id: params.id }),
     respond: () => ({ status: 204 }),
   },
   {
-    method: 'GET', path: '/directory/group-mappings', summary: 'Which directory groups give a role or a subscription\'s seats',
+    method: 'GET',
+    path: '/directory/group-mappings',
+    summary: "Which directory groups give a role or a subscription's seats",
     operation: `query($org: String) { directoryGroupMappings(organizationId: $org) { ${MAPPING_FIELDS} } }`,
     variables: ({ query }) => ({ org: query.organization_id }),
     respond: (d) => ({ body: { group_mappings: d.directoryGroupMappings.map(presentMapping) } }),
   },
   {
-    method: 'POST', path: '/directory/group-mappings', summary: 'Map a directory group (by display name) to a role or to a subscription\'s seats',
+    method: 'POST',
+    path: '/directory/group-mappings',
+    summary: "Map a directory group (by display name) to a role or to a subscription's seats",
     operation: `mutation($input: CreateDirectoryGroupMappingInput!) { createDirectoryGroupMapping(input: $input) { __typename ... on DirectoryGroupMapping { ${MAPPING_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['group', 'role', 'subscription_id', 'organization_id']) }),
     respond: (d) => ({ status: 201, body: presentMapping(unwrap(d.createDirectoryGroupMapping)) }),
   },
   {
-    method: 'DELETE', path: '/directory/group-mappings/:id', summary: 'Remove a group mapping; what it gave stays',
+    method: 'DELETE',
+    path: '/directory/group-mappings/:id',
+    summary: 'Remove a group mapping; what it gave stays',
     operation: 'mutation($id: String!) { deleteDirectoryGroupMapping(id: $id) }',
     variables: ({ params }) => ({ id: params.id }),
     respond: () => ({ status: 204 }),

@@ -18,25 +18,34 @@ const presentDomain = (d: any) => ({
 
 export const domainRoutes: RestRoute[] = [
   {
-    method: 'GET', path: '/domains', summary: "The organization's domains, verified or not, with the TXT record that proves each",
+    method: 'GET',
+    path: '/domains',
+    summary: "The organization's domains, verified or not, with the TXT record that proves each",
     operation: `query($org: String, $limit: Int, $cursor: String) { domains(organizationId: $org, limit: $limit, cursor: $cursor) { items { ${DOMAIN_FIELDS} } nextCursor } }`,
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
     respond: (d) => ({ body: presentPage('domains', d.domains, presentDomain) }),
   },
   {
-    method: 'POST', path: '/domains', summary: 'Claim a domain; the answer names the TXT record to publish before verifying it',
+    method: 'POST',
+    path: '/domains',
+    summary: 'Claim a domain; the answer names the TXT record to publish before verifying it',
     operation: `mutation($input: AddDomainInput!) { addDomain(input: $input) { __typename ... on Domain { ${DOMAIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['domain', 'organization_id']) }),
     respond: (d) => ({ status: 201, body: presentDomain(unwrap(d.addDomain)) }),
   },
   {
-    method: 'POST', path: '/domains/:id/verify', summary: 'Look up the TXT record and verify the domain; 409 verification_failed says what was found', body: false,
+    method: 'POST',
+    path: '/domains/:id/verify',
+    summary: 'Look up the TXT record and verify the domain; 409 verification_failed says what was found',
+    body: false,
     operation: `mutation($id: ID!) { verifyDomain(id: $id) { __typename ... on Domain { ${DOMAIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentDomain(unwrap(d.verifyDomain)) }),
   },
   {
-    method: 'DELETE', path: '/domains/:id', summary: 'Remove a domain: connections stop serving it',
+    method: 'DELETE',
+    path: '/domains/:id',
+    summary: 'Remove a domain: connections stop serving it',
     operation: `mutation($id: ID!) { deleteDomain(id: $id) { __typename ... on Domain { id } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteDomain), { status: 204 }),

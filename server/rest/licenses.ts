@@ -12,18 +12,27 @@ import type { RequestState } from '../middleware/request.ts';
 import type { RestRoute } from './route.ts';
 
 const presentCheck = (c: LicenseCheck) => ({
-  allowed: c.allowed, code: c.code, product: c.product, feature: c.feature,
-  subscription_id: c.subscriptionId, status: c.status, expires_at: c.expiresAt,
+  allowed: c.allowed,
+  code: c.code,
+  product: c.product,
+  feature: c.feature,
+  subscription_id: c.subscriptionId,
+  status: c.status,
+  expires_at: c.expiresAt,
 });
 
 export const licenseRoutes: RestRoute[] = [
   {
-    method: 'GET', path: '/licenses/entitlements', summary: "The caller's licenses, entitlements and licensed products",
+    method: 'GET',
+    path: '/licenses/entitlements',
+    summary: "The caller's licenses, entitlements and licensed products",
     operation: 'query { myLicenses { licenses entitlements products { id slug name features } } }',
     respond: (d) => ({ body: d.myLicenses }),
   },
   {
-    method: 'GET', path: '/licenses/check', summary: 'Whether the caller may use a product or one of its features',
+    method: 'GET',
+    path: '/licenses/check',
+    summary: 'Whether the caller may use a product or one of its features',
     operation: `query($product: String, $feature: String, $entitlement: String) {
       licenseCheck(product: $product, feature: $feature, entitlement: $entitlement) { allowed code product feature subscriptionId status expiresAt } }`,
     variables: ({ query }) => ({ product: query.product, feature: query.feature, entitlement: query.entitlement }),
@@ -55,7 +64,11 @@ export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateL
     const bearer = accessTokenOf(ctx.get('Authorization'));
     if (!bearer) return next();
     const query = new URLSearchParams(ctx.querystring);
-    const input = { product: query.get('product') ?? undefined, feature: query.get('feature') ?? undefined, entitlement: query.get('entitlement') ?? undefined };
+    const input = {
+      product: query.get('product') ?? undefined,
+      feature: query.get('feature') ?? undefined,
+      entitlement: query.get('entitlement') ?? undefined,
+    };
     const repeated = query.size > 1 && Object.keys(input).some((k) => query.getAll(k).length > 1);
     if (repeated || unstorableInput([[input, 'query']]).length) return next();
     const context = makeContext(base, null, ctx.state.request as RequestState);

@@ -5,17 +5,30 @@ import { fromBody, type RestRoute } from './route.ts';
 import { LOGIN_FIELDS, loginSession, presentLogin } from './presenters.ts';
 
 export const MFA_CHALLENGE_FIELDS = 'mfaToken expiresAt methods';
-export const presentMfaChallenge = (c: any) => ({ mfa_required: true, mfa_token: c.mfaToken, expires_at: c.expiresAt, methods: c.methods });
+export const presentMfaChallenge = (c: any) => ({
+  mfa_required: true,
+  mfa_token: c.mfaToken,
+  expires_at: c.expiresAt,
+  methods: c.methods,
+});
 
 const STATUS_FIELDS = 'totp totpPending passkeys recoveryCodesLeft';
-const presentStatus = (s: any) => ({ totp: s.totp, totp_pending: s.totpPending, passkeys: s.passkeys, recovery_codes_left: s.recoveryCodesLeft });
+const presentStatus = (s: any) => ({
+  totp: s.totp,
+  totp_pending: s.totpPending,
+  passkeys: s.passkeys,
+  recovery_codes_left: s.recoveryCodesLeft,
+});
 
 /** A fresh password or code, where a change weakens the account. */
 const PROOF = ['password', 'code'] as const;
 
 export const mfaRoutes: RestRoute[] = [
   {
-    method: 'POST', path: '/auth/login/mfa', public: true, summary: 'Complete a sign-in with a code of the authenticator app or a recovery code',
+    method: 'POST',
+    path: '/auth/login/mfa',
+    public: true,
+    summary: 'Complete a sign-in with a code of the authenticator app or a recovery code',
     operation: `mutation($input: MfaLoginInput!) { completeMfaLogin(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['mfa_token', 'code', 'recovery_code']) }),
     respond: (d) => {
@@ -24,12 +37,16 @@ export const mfaRoutes: RestRoute[] = [
     },
   },
   {
-    method: 'GET', path: '/users/me/mfa', summary: 'Your second factors',
+    method: 'GET',
+    path: '/users/me/mfa',
+    summary: 'Your second factors',
     operation: `query { myMfa { ${STATUS_FIELDS} } }`,
     respond: (d) => ({ body: presentStatus(d.myMfa) }),
   },
   {
-    method: 'POST', path: '/users/me/mfa/totp', summary: 'Start setting up an authenticator app (pending until confirmed; as the first factor, with your password)',
+    method: 'POST',
+    path: '/users/me/mfa/totp',
+    summary: 'Start setting up an authenticator app (pending until confirmed; as the first factor, with your password)',
     operation: `mutation($input: FreshProofInput) { enrollTotp(input: $input) { __typename ... on TotpEnrolment { secret otpauthUrl qrSvg } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, PROOF) }),
     respond: (d) => {
@@ -38,19 +55,26 @@ export const mfaRoutes: RestRoute[] = [
     },
   },
   {
-    method: 'POST', path: '/users/me/mfa/totp/confirm', summary: 'Confirm the authenticator app with a code; answers ten recovery codes, shown once',
+    method: 'POST',
+    path: '/users/me/mfa/totp/confirm',
+    summary: 'Confirm the authenticator app with a code; answers ten recovery codes, shown once',
     operation: `mutation($input: TotpCodeInput!) { confirmTotp(input: $input) { __typename ... on RecoveryCodes { codes } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, ['code']) }),
     respond: (d) => ({ body: { recovery_codes: unwrap(d.confirmTotp).codes } }),
   },
   {
-    method: 'DELETE', path: '/users/me/mfa/totp', summary: 'Remove the authenticator app (with your password or a code)', body: true,
+    method: 'DELETE',
+    path: '/users/me/mfa/totp',
+    summary: 'Remove the authenticator app (with your password or a code)',
+    body: true,
     operation: `mutation($input: FreshProofInput!) { removeTotp(input: $input) { __typename ... on MfaStatus { ${STATUS_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, PROOF) }),
     respond: (d) => ({ body: presentStatus(unwrap(d.removeTotp)) }),
   },
   {
-    method: 'POST', path: '/users/me/mfa/recovery-codes', summary: 'A new set of recovery codes (with your password or a code); the old ones stop working',
+    method: 'POST',
+    path: '/users/me/mfa/recovery-codes',
+    summary: 'A new set of recovery codes (with your password or a code); the old ones stop working',
     operation: `mutation($input: FreshProofInput!) { regenerateRecoveryCodes(input: $input) { __typename ... on RecoveryCodes { codes } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: fromBody(body, PROOF) }),
     respond: (d) => ({ body: { recovery_codes: unwrap(d.regenerateRecoveryCodes).codes } }),

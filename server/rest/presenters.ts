@@ -26,7 +26,8 @@ export const presentOrganization = (o: any) => ({
   updated_at: o.updatedAt,
 });
 
-export const LOGIN_FIELDS = 'token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role } mfaEnrollmentRequired deviceCookie { value expiresAt }';
+export const LOGIN_FIELDS =
+  'token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role } mfaEnrollmentRequired deviceCookie { value expiresAt }';
 /** The cookies a sign-in sets (mountRoutes): the session's, and the device cookie, which the body does not carry. */
 export const loginSession = (l: any) => ({ token: l.token, expiresAt: l.expiresAt, device: l.deviceCookie });
 export const presentLogin = (l: any) => ({
@@ -73,7 +74,11 @@ export const presentApiKey = (k: any) => ({
 });
 
 /** A list keeps its documented top-level name and gains `next_cursor`. */
-export const presentPage = (name: string, page: { items: unknown[]; nextCursor: string | null }, present: (x: any) => unknown) => ({
+export const presentPage = (
+  name: string,
+  page: { items: unknown[]; nextCursor: string | null },
+  present: (x: any) => unknown,
+) => ({
   [name]: page.items.map(present),
   next_cursor: page.nextCursor,
 });

@@ -7,7 +7,12 @@ import { DomainError, UnauthenticatedError, UserError, ValidationError } from '.
 import { camelCase, snakeCase } from '../../schema/lib/case.ts';
 import type { Executor } from '../graphql/executor.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
-import { DEVICE_COOKIE, deviceCookieAttributes, sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
+import {
+  DEVICE_COOKIE,
+  deviceCookieAttributes,
+  sessionCookieAttributes,
+  type SessionCookie,
+} from '../portal-contract.ts';
 
 export interface RestRequest {
   params: Record<string, string>;
@@ -48,7 +53,8 @@ function jsonBody(ctx: Koa.Context, wanted: boolean): Record<string, unknown> {
     throw new DomainError('unsupported_media_type', 'Send the body as JSON (Content-Type: application/json)');
   }
   const body = (ctx.request as { body?: unknown }).body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ValidationError('The body must be a JSON object');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ValidationError('The body must be a JSON object');
   return body as Record<string, unknown>;
 }
 
@@ -61,11 +67,14 @@ function singleQuery(query: Record<string, string | string[] | undefined>): Reco
   return out;
 }
 
-
 /** Services name fields as GraphQL does (redirectUris.0); a REST caller sent redirect_uris. */
 function restFieldNames(error: unknown): never {
   if (error instanceof UserError && error.details.length) {
-    throw new UserError(error.code, error.message, error.details.map((d) => ({ ...d, path: snakeCase(d.path) })));
+    throw new UserError(
+      error.code,
+      error.message,
+      error.details.map((d) => ({ ...d, path: snakeCase(d.path) })),
+    );
   }
   throw error;
 }
@@ -75,21 +84,37 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
     const method = route.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete';
     router[method](route.path, async (ctx) => {
       const context = ctx.state.tessera as Context;
-      if (!route.public && !context.actor) throw new UnauthenticatedError('Authentication required: send Authorization: Bearer <token>');
+      if (!route.public && !context.actor)
+        throw new UnauthenticatedError('Authentication required: send Authorization: Bearer <token>');
       const req: RestRequest = {
         params: ctx.params as Record<string, string>,
         query: singleQuery(ctx.query),
         body: jsonBody(ctx, route.body ?? (route.method === 'POST' || route.method === 'PATCH')),
         context,
       };
-      const problems = unstorableInput([[req.params, 'path'], [req.query, 'query'], [req.body, '']]);
+      const problems = unstorableInput([
+        [req.params, 'path'],
+        [req.query, 'query'],
+        [req.body, ''],
+      ]);
       if (problems.length) throw new ValidationError('The request is invalid', problems);
-      const { status = 200, body, session } = await run(context, route.operation, route.variables?.(req))
+      const {
+        status = 200,
+        body,
+        session,
+      } = await run(context, route.operation, route.variables?.(req))
         .then((data) => route.respond(data, req))
         .catch(restFieldNames);
       if (session !== undefined) {
-        ctx.cookies.set(cookie.name, session?.token ?? null, { ...sessionCookieAttributes(cookie, session ? new Date(session.expiresAt) : undefined), overwrite: true });
-        if (session?.device) ctx.cookies.set(DEVICE_COOKIE, session.device.value, { ...deviceCookieAttributes(cookie, new Date(session.device.expiresAt)), overwrite: true });
+        ctx.cookies.set(cookie.name, session?.token ?? null, {
+          ...sessionCookieAttributes(cookie, session ? new Date(session.expiresAt) : undefined),
+          overwrite: true,
+        });
+        if (session?.device)
+          ctx.cookies.set(DEVICE_COOKIE, session.device.value, {
+            ...deviceCookieAttributes(cookie, new Date(session.device.expiresAt)),
+            overwrite: true,
+          });
       }
       ctx.set('Cache-Control', 'no-store');
       ctx.status = status;
@@ -106,7 +131,8 @@ export const page = (query: Record<string, string | undefined>) => ({
 
 /** A query parameter that must be a whole number; the range is the operation's to check. */
 function wholeNumber(value: string, name: string): number {
-  if (!/^-?\d+$/.test(value)) throw new ValidationError('The request is invalid', [{ path: name, message: 'must be a whole number' }]);
+  if (!/^-?\d+$/.test(value))
+    throw new ValidationError('The request is invalid', [{ path: name, message: 'must be a whole number' }]);
   return Number(value);
 }
 
@@ -118,13 +144,17 @@ export function pick(body: Record<string, unknown>, fields: readonly string[]): 
 }
 
 /** The body as an operation's input: only the listed snake_case fields (onlyFields), given in camelCase (pick). */
-export const fromBody = (body: Record<string, unknown>, fields: readonly string[]) => pick(onlyFields(body, fields), fields);
+export const fromBody = (body: Record<string, unknown>, fields: readonly string[]) =>
+  pick(onlyFields(body, fields), fields);
 
 /** Rejects body fields the route does not know, so that a typo is an error rather than silently ignored. */
 export function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): Record<string, unknown> {
   const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
   if (unknown.length) {
-    throw new ValidationError('The body has unknown fields', unknown.map((k) => ({ path: k, message: `is not a known field (expected one of: ${allowed.join(', ')})` })));
+    throw new ValidationError(
+      'The body has unknown fields',
+      unknown.map((k) => ({ path: k, message: `is not a known field (expected one of: ${allowed.join(', ')})` })),
+    );
   }
   return body;
 }

@@ -4,7 +4,8 @@ import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { fromBody, onlyFields, page, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const SUBSCRIPTION_FIELDS = 'id organizationId productId totalSeats assignedSeats pricePerSeat billingCycle status endDate createdAt updatedAt';
+const SUBSCRIPTION_FIELDS =
+  'id organizationId productId totalSeats assignedSeats pricePerSeat billingCycle status endDate createdAt updatedAt';
 const SEAT_FIELDS = 'id subscriptionId userId createdAt user { id email name }';
 
 export const presentSubscription = (s: any) => ({
@@ -45,32 +46,47 @@ const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ..
 
 export const subscriptionRoutes: RestRoute[] = [
   {
-    method: 'GET', path: '/subscriptions', summary: 'Subscriptions, filtered by organization, product and status',
+    method: 'GET',
+    path: '/subscriptions',
+    summary: 'Subscriptions, filtered by organization, product and status',
     operation: `query($org: String, $product: String, $status: SubscriptionStatus, $limit: Int, $cursor: String) {
       subscriptions(organizationId: $org, productId: $product, status: $status, limit: $limit, cursor: $cursor) { items { ${SUBSCRIPTION_FIELDS} } nextCursor } }`,
-    variables: ({ query }) => ({ org: query.organization_id, product: query.product_id, status: query.status, ...page(query) }),
+    variables: ({ query }) => ({
+      org: query.organization_id,
+      product: query.product_id,
+      status: query.status,
+      ...page(query),
+    }),
     respond: (d) => ({ body: presentPage('subscriptions', d.subscriptions, presentSubscription) }),
   },
   {
-    method: 'POST', path: '/subscriptions', summary: 'Create a subscription for an organization (platform admins)',
+    method: 'POST',
+    path: '/subscriptions',
+    summary: 'Create a subscription for an organization (platform admins)',
     operation: `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ body }) => ({ input: money(fromBody(body, CREATE)) }),
     respond: (d) => ({ status: 201, body: presentSubscription(unwrap(d.createSubscription)) }),
   },
   {
-    method: 'GET', path: '/subscriptions/:id', summary: 'One subscription',
+    method: 'GET',
+    path: '/subscriptions/:id',
+    summary: 'One subscription',
     operation: ONE,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentSubscription(d.subscription) }),
   },
   {
-    method: 'PATCH', path: '/subscriptions/:id', summary: 'Change seats, price, cycle, status or end date; status cancelled cancels (platform admins)',
+    method: 'PATCH',
+    path: '/subscriptions/:id',
+    summary: 'Change seats, price, cycle, status or end date; status cancelled cancels (platform admins)',
     operation: `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ... on Subscription { ${SUBSCRIPTION_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params, body }) => ({ id: params.id, input: money(fromBody(body, UPDATE)) }),
     respond: (d) => ({ body: presentSubscription(unwrap(d.updateSubscription)) }),
   },
   {
-    method: 'DELETE', path: '/subscriptions/:id', summary: 'Cancel a subscription; the record stays (platform admins)',
+    method: 'DELETE',
+    path: '/subscriptions/:id',
+    summary: 'Cancel a subscription; the record stays (platform admins)',
     operation: CANCEL,
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentSubscription(unwrap(d.cancelSubscription)) }),
@@ -79,19 +95,25 @@ export const subscriptionRoutes: RestRoute[] = [
 
 export const seatRoutes: RestRoute[] = [
   {
-    method: 'GET', path: '/subscriptions/:id/seats', summary: "A subscription's assigned seats (the organization's admins)",
+    method: 'GET',
+    path: '/subscriptions/:id/seats',
+    summary: "A subscription's assigned seats (the organization's admins)",
     operation: `query($id: ID!, $limit: Int, $cursor: String) { subscriptionSeats(subscriptionId: $id, limit: $limit, cursor: $cursor) { items { ${SEAT_FIELDS} } nextCursor } }`,
     variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
     respond: (d) => ({ body: presentPage('seats', d.subscriptionSeats, presentSeat) }),
   },
   {
-    method: 'POST', path: '/subscriptions/:id/seats', summary: 'Give a member a seat (the organization\'s admins)',
+    method: 'POST',
+    path: '/subscriptions/:id/seats',
+    summary: "Give a member a seat (the organization's admins)",
     operation: `mutation($id: ID!, $user_id: ID!) { assignSeat(subscriptionId: $id, userId: $user_id) { __typename ... on Seat { ${SEAT_FIELDS} } ${USER_ERROR_FIELDS} } }`,
     variables: ({ params, body }) => ({ id: params.id, user_id: onlyFields(body, ['user_id']).user_id }),
     respond: (d) => ({ status: 201, body: presentSeat(unwrap(d.assignSeat)) }),
   },
   {
-    method: 'DELETE', path: '/subscriptions/:id/seats/:user_id', summary: "Take a member's seat back (the organization's admins)",
+    method: 'DELETE',
+    path: '/subscriptions/:id/seats/:user_id',
+    summary: "Take a member's seat back (the organization's admins)",
     operation: `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR_FIELDS} } }`,
     variables: ({ params }) => ({ id: params.id, user: params.user_id }),
     respond: (d) => (unwrap(d.unassignSeat), { status: 204 }),

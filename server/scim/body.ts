@@ -11,15 +11,23 @@ export const SCIM_BODY_LIMIT = 1 << 20;
 const JSON_TYPES = new Set(['application/scim+json', 'application/json']);
 
 function checkHeaders(ctx: Koa.Context): void {
-  const [type, ...params] = ctx.get('Content-Type').split(';').map((s) => s.trim().toLowerCase());
+  const [type, ...params] = ctx
+    .get('Content-Type')
+    .split(';')
+    .map((s) => s.trim().toLowerCase());
   // A directory always names its type; a body without one is read as JSON rather than refused.
-  if (type && !JSON_TYPES.has(type)) throw new ScimHttpError(415, 'Send the body as application/scim+json (or application/json)');
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  if (type && !JSON_TYPES.has(type))
+    throw new ScimHttpError(415, 'Send the body as application/scim+json (or application/json)');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new ScimHttpError(415, 'Send the body in UTF-8');
   const encoding = ctx.get('Content-Encoding').trim().toLowerCase();
   if (encoding && encoding !== 'identity') throw new ScimHttpError(415, 'Send the body without a Content-Encoding');
   const length = Number(ctx.get('Content-Length') || 0);
-  if (length > SCIM_BODY_LIMIT) throw new ScimHttpError(413, `The request body is larger than ${SCIM_BODY_LIMIT} bytes`);
+  if (length > SCIM_BODY_LIMIT)
+    throw new ScimHttpError(413, `The request body is larger than ${SCIM_BODY_LIMIT} bytes`);
 }
 
 async function readBytes(ctx: Koa.Context): Promise<Buffer> {
@@ -28,7 +36,8 @@ async function readBytes(ctx: Koa.Context): Promise<Buffer> {
   // Counted on the bytes read, so a chunked body is held to the limit too; past it, reading stops.
   for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > SCIM_BODY_LIMIT) throw new ScimHttpError(413, `The request body is larger than ${SCIM_BODY_LIMIT} bytes`);
+    if (size > SCIM_BODY_LIMIT)
+      throw new ScimHttpError(413, `The request body is larger than ${SCIM_BODY_LIMIT} bytes`);
     chunks.push(chunk);
   }
   return Buffer.concat(chunks, size);

@@ -20,25 +20,37 @@ export function serviceProviderConfig(base: string): Json {
     changePassword: { supported: false },
     sort: { supported: false },
     etag: { supported: false },
-    authenticationSchemes: [{
-      type: 'oauthbearertoken',
-      name: 'OAuth Bearer Token',
-      description: 'A directory token (tsd_...) made by an organization\'s owner or admin in Tessera, sent as Authorization: Bearer',
-      specUri: 'https://www.rfc-editor.org/info/rfc6750',
-      primary: true,
-    }],
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'OAuth Bearer Token',
+        description:
+          "A directory token (tsd_...) made by an organization's owner or admin in Tessera, sent as Authorization: Bearer",
+        specUri: 'https://www.rfc-editor.org/info/rfc6750',
+        primary: true,
+      },
+    ],
     meta: { resourceType: 'ServiceProviderConfig', location: `${base}/ServiceProviderConfig` },
   };
 }
 
 const RESOURCE_TYPES = [
   { id: 'User', name: 'User', endpoint: '/Users', description: 'A person of the organization', schema: USER_SCHEMA },
-  { id: 'Group', name: 'Group', endpoint: '/Groups', description: 'A group of the directory\'s users; mapped in Tessera to a role or a subscription\'s seats', schema: GROUP_SCHEMA },
+  {
+    id: 'Group',
+    name: 'Group',
+    endpoint: '/Groups',
+    description: "A group of the directory's users; mapped in Tessera to a role or a subscription's seats",
+    schema: GROUP_SCHEMA,
+  },
 ];
 
 export function resourceTypes(base: string): Json[] {
   return RESOURCE_TYPES.map((t) => ({
-    schemas: [RESOURCE_TYPE_SCHEMA], ...t, schemaExtensions: [], meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/${t.id}` },
+    schemas: [RESOURCE_TYPE_SCHEMA],
+    ...t,
+    schemaExtensions: [],
+    meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/${t.id}` },
   }));
 }
 
@@ -61,8 +73,13 @@ interface Attribute {
 /** RFC 7643 7's characteristics, with its defaults spelled out. */
 function attribute(a: Attribute): Json {
   const out: Json = {
-    name: a.name, type: a.type, multiValued: a.multiValued ?? false, description: a.description, required: a.required ?? false,
-    mutability: a.mutability ?? 'readWrite', returned: a.returned ?? 'default',
+    name: a.name,
+    type: a.type,
+    multiValued: a.multiValued ?? false,
+    description: a.description,
+    required: a.required ?? false,
+    mutability: a.mutability ?? 'readWrite',
+    returned: a.returned ?? 'default',
   };
   if (a.type === 'string' || a.type === 'reference') out.caseExact = a.caseExact ?? false;
   if (a.type === 'string') out.uniqueness = a.uniqueness ?? 'none';
@@ -72,39 +89,89 @@ function attribute(a: Attribute): Json {
 }
 
 const USER_ATTRIBUTES: Attribute[] = [
-  { name: 'userName', type: 'string', description: 'Unique in the directory, compared case-insensitively', required: true, uniqueness: 'server' },
   {
-    name: 'name', type: 'complex', description: 'The person\'s name', subAttributes: [
-      { name: 'formatted', type: 'string', description: 'givenName and familyName, made by Tessera', mutability: 'readOnly' },
+    name: 'userName',
+    type: 'string',
+    description: 'Unique in the directory, compared case-insensitively',
+    required: true,
+    uniqueness: 'server',
+  },
+  {
+    name: 'name',
+    type: 'complex',
+    description: "The person's name",
+    subAttributes: [
+      {
+        name: 'formatted',
+        type: 'string',
+        description: 'givenName and familyName, made by Tessera',
+        mutability: 'readOnly',
+      },
       { name: 'familyName', type: 'string', description: 'Family name' },
       { name: 'givenName', type: 'string', description: 'Given name' },
     ],
   },
   { name: 'displayName', type: 'string', description: 'The name shown for the person' },
-  { name: 'active', type: 'boolean', description: 'false ends the person\'s membership of the organization; true makes them a member again' },
   {
-    name: 'emails', type: 'complex', multiValued: true, description: 'E-mail addresses; the primary one (else the first, else userName) is the account\'s, taken as verified', subAttributes: [
+    name: 'active',
+    type: 'boolean',
+    description: "false ends the person's membership of the organization; true makes them a member again",
+  },
+  {
+    name: 'emails',
+    type: 'complex',
+    multiValued: true,
+    description:
+      "E-mail addresses; the primary one (else the first, else userName) is the account's, taken as verified",
+    subAttributes: [
       { name: 'value', type: 'string', description: 'An e-mail address' },
       { name: 'type', type: 'string', description: 'work, home or other' },
-      { name: 'primary', type: 'boolean', description: 'The account\'s address' },
+      { name: 'primary', type: 'boolean', description: "The account's address" },
     ],
   },
   {
-    name: 'groups', type: 'complex', multiValued: true, mutability: 'readOnly', description: 'The groups the user is a member of; change a group\'s members to change them', subAttributes: [
-      { name: 'value', type: 'string', description: 'The group\'s id', mutability: 'readOnly' },
-      { name: '$ref', type: 'reference', referenceTypes: ['Group'], description: 'The group\'s URI', mutability: 'readOnly' },
-      { name: 'display', type: 'string', description: 'The group\'s displayName', mutability: 'readOnly' },
+    name: 'groups',
+    type: 'complex',
+    multiValued: true,
+    mutability: 'readOnly',
+    description: "The groups the user is a member of; change a group's members to change them",
+    subAttributes: [
+      { name: 'value', type: 'string', description: "The group's id", mutability: 'readOnly' },
+      {
+        name: '$ref',
+        type: 'reference',
+        referenceTypes: ['Group'],
+        description: "The group's URI",
+        mutability: 'readOnly',
+      },
+      { name: 'display', type: 'string', description: "The group's displayName", mutability: 'readOnly' },
     ],
   },
 ];
 
 const GROUP_ATTRIBUTES: Attribute[] = [
-  { name: 'displayName', type: 'string', description: 'Unique in the directory, compared case-insensitively; what group mappings name', required: true, uniqueness: 'server' },
   {
-    name: 'members', type: 'complex', multiValued: true, description: 'The group\'s users', subAttributes: [
-      { name: 'value', type: 'string', description: 'A user\'s id', mutability: 'immutable' },
-      { name: '$ref', type: 'reference', referenceTypes: ['User'], description: 'The user\'s URI', mutability: 'immutable' },
-      { name: 'display', type: 'string', description: 'The user\'s displayName, else userName', mutability: 'readOnly' },
+    name: 'displayName',
+    type: 'string',
+    description: 'Unique in the directory, compared case-insensitively; what group mappings name',
+    required: true,
+    uniqueness: 'server',
+  },
+  {
+    name: 'members',
+    type: 'complex',
+    multiValued: true,
+    description: "The group's users",
+    subAttributes: [
+      { name: 'value', type: 'string', description: "A user's id", mutability: 'immutable' },
+      {
+        name: '$ref',
+        type: 'reference',
+        referenceTypes: ['User'],
+        description: "The user's URI",
+        mutability: 'immutable',
+      },
+      { name: 'display', type: 'string', description: "The user's displayName, else userName", mutability: 'readOnly' },
       { name: 'type', type: 'string', description: 'User', mutability: 'immutable' },
     ],
   },
@@ -114,5 +181,9 @@ export function schemas(base: string): Json[] {
   return [
     { id: USER_SCHEMA, name: 'User', description: 'User Account', attributes: USER_ATTRIBUTES.map(attribute) },
     { id: GROUP_SCHEMA, name: 'Group', description: 'Group', attributes: GROUP_ATTRIBUTES.map(attribute) },
-  ].map((s) => ({ schemas: [SCHEMA_SCHEMA], ...s, meta: { resourceType: 'Schema', location: `${base}/Schemas/${s.id}` } }));
+  ].map((s) => ({
+    schemas: [SCHEMA_SCHEMA],
+    ...s,
+    meta: { resourceType: 'Schema', location: `${base}/Schemas/${s.id}` },
+  }));
 }

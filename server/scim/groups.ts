@@ -3,7 +3,11 @@
 // delta and answers 204, sparing a directory the whole list of a large group after each change.
 import type Koa from 'koa';
 import {
-  changeDirectoryGroup, createDirectoryGroup, deleteDirectoryGroup, getDirectoryGroup, listDirectoryGroups,
+  changeDirectoryGroup,
+  createDirectoryGroup,
+  deleteDirectoryGroup,
+  getDirectoryGroup,
+  listDirectoryGroups,
 } from '../../schema/modules/directory/directory-groups.service.ts';
 import { GROUP_SCHEMA, scimGroupWhere } from '../../schema/modules/directory/scim-filter.ts';
 import { groupInputFromScim } from '../../schema/modules/directory/scim-input.ts';
@@ -19,8 +23,21 @@ async function list(ctx: Koa.Context, params: ListParams): Promise<void> {
   const where = params.filter === undefined ? {} : scimGroupWhere(params.filter);
   const p = projection(params.attributes, params.excludedAttributes, GROUP_SCHEMA);
   const withMembers = wants(p, 'members');
-  const listed = await listDirectoryGroups(context, caller, { where, startIndex: params.startIndex, count: params.count }, withMembers);
-  sendScim(ctx, 200, listResponse(listed.resources.map((g) => project(groupResource(g, base, withMembers), p)), listed.totalResults, params.startIndex));
+  const listed = await listDirectoryGroups(
+    context,
+    caller,
+    { where, startIndex: params.startIndex, count: params.count },
+    withMembers,
+  );
+  sendScim(
+    ctx,
+    200,
+    listResponse(
+      listed.resources.map((g) => project(groupResource(g, base, withMembers), p)),
+      listed.totalResults,
+      params.startIndex,
+    ),
+  );
 }
 
 function requested(ctx: Koa.Context) {
@@ -45,7 +62,11 @@ export const createGroup: Koa.Middleware = async (ctx) => {
 export const getGroup: Koa.Middleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const { p, withMembers } = requested(ctx);
-  sendScim(ctx, 200, project(groupResource(await getDirectoryGroup(context, caller, ctx.params.id!, withMembers), base, withMembers), p));
+  sendScim(
+    ctx,
+    200,
+    project(groupResource(await getDirectoryGroup(context, caller, ctx.params.id!, withMembers), base, withMembers), p),
+  );
 };
 
 export const replaceGroup: Koa.Middleware = async (ctx) => {
@@ -53,7 +74,11 @@ export const replaceGroup: Koa.Middleware = async (ctx) => {
   const { p, withMembers } = requested(ctx);
   const input = groupInputFromScim(await readScimBody(ctx));
   // PUT replaces the resource (RFC 7644 3.5.1): an absent externalId or member list is none.
-  const group = await changeDirectoryGroup(context, caller, ctx.params.id!, { displayName: input.displayName, externalId: input.externalId ?? null, members: input.members ?? [] });
+  const group = await changeDirectoryGroup(context, caller, ctx.params.id!, {
+    displayName: input.displayName,
+    externalId: input.externalId ?? null,
+    members: input.members ?? [],
+  });
   sendScim(ctx, 200, project(groupResource(group, base, withMembers), p));
 };
 

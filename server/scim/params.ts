@@ -37,8 +37,10 @@ function params(source: Record<string, unknown>): ListParams {
   const startIndex = integer(lower.get('startindex'), 'startIndex') ?? 1;
   const count = integer(lower.get('count'), 'count') ?? DEFAULT_COUNT;
   const filter = lower.get('filter');
-  if (Array.isArray(filter)) throw new ScimHttpError(400, 'Give one filter (join conditions with and)', 'invalidFilter');
-  if (filter !== undefined && typeof filter !== 'string') throw new ScimHttpError(400, 'filter must be a string', 'invalidFilter');
+  if (Array.isArray(filter))
+    throw new ScimHttpError(400, 'Give one filter (join conditions with and)', 'invalidFilter');
+  if (filter !== undefined && typeof filter !== 'string')
+    throw new ScimHttpError(400, 'filter must be a string', 'invalidFilter');
   return {
     filter: filter as string | undefined,
     // RFC 7644 3.4.2.4: a startIndex below 1 is 1, a negative count is 0.
@@ -59,7 +61,8 @@ export function queryParams(ctx: Koa.Context): ListParams {
 
 /** A SearchRequest body (RFC 7644 3.4.3); attributes there are arrays of names. */
 export function searchParams(body: unknown): ListParams {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ScimHttpError(400, 'The body must be a SearchRequest object', 'invalidSyntax');
+  if (typeof body !== 'object' || body === null || Array.isArray(body))
+    throw new ScimHttpError(400, 'The body must be a SearchRequest object', 'invalidSyntax');
   return params(body as Record<string, unknown>);
 }
 

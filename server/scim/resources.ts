@@ -32,7 +32,11 @@ export function userResource(user: DirectoryUser, base: string): Json {
   if (user.displayName !== null) resource.displayName = user.displayName;
   resource.active = user.active;
   const emails = user.emails.length ? user.emails : [{ value: user.email, primary: true }];
-  resource.emails = emails.map((e) => ({ value: e.value, ...(e.type ? { type: e.type } : {}), primary: e.primary ?? e.value === user.email }));
+  resource.emails = emails.map((e) => ({
+    value: e.value,
+    ...(e.type ? { type: e.type } : {}),
+    primary: e.primary ?? e.value === user.email,
+  }));
   resource.groups = user.groups.map((g) => ({ value: g.id, display: g.displayName, $ref: `${base}/Groups/${g.id}` }));
   resource.meta = meta('User', location, user);
   return resource;
@@ -43,7 +47,12 @@ export function groupResource(group: DirectoryGroup, base: string, withMembers =
   if (group.externalId !== null) resource.externalId = group.externalId;
   resource.displayName = group.displayName;
   if (withMembers) {
-    resource.members = group.members.map((m) => ({ value: m.id, display: m.displayName ?? m.userName, $ref: `${base}/Users/${m.id}`, type: 'User' }));
+    resource.members = group.members.map((m) => ({
+      value: m.id,
+      display: m.displayName ?? m.userName,
+      $ref: `${base}/Users/${m.id}`,
+      type: 'User',
+    }));
   }
   resource.meta = meta('Group', `${base}/Groups/${group.id}`, group);
   return resource;
@@ -65,7 +74,10 @@ function names(text: string | undefined, schema: string): Map<string, Set<string
   if (text === undefined) return undefined;
   const prefix = `${schema.toLowerCase()}:`;
   const found = new Map<string, Set<string> | null>();
-  for (let name of text.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean)) {
+  for (let name of text
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean)) {
     if (name.startsWith(prefix)) name = name.slice(prefix.length);
     const [attribute, sub] = name.split('.', 2) as [string, string | undefined];
     if (sub === undefined) found.set(attribute, null);
@@ -108,5 +120,7 @@ export function project(resource: Json, p: Projection): Json {
 function subProject(value: unknown, keep: Set<string> | null, drop: Set<string> | null): unknown {
   if (Array.isArray(value)) return value.map((v) => subProject(v, keep, drop));
   if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => (!keep || keep.has(k.toLowerCase())) && !drop?.has(k.toLowerCase())));
+  return Object.fromEntries(
+    Object.entries(value).filter(([k]) => (!keep || keep.has(k.toLowerCase())) && !drop?.has(k.toLowerCase())),
+  );
 }

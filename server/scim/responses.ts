@@ -42,7 +42,8 @@ function sendScimError(ctx: Koa.Context, outcome: ScimOutcome): void {
   const body: Record<string, unknown> = { schemas: [ERROR_SCHEMA], status: String(outcome.status) };
   if (outcome.scimType) body.scimType = outcome.scimType;
   // A detail may quote the request (an attribute's name): never at great length.
-  if (outcome.detail) body.detail = outcome.detail.length > 1000 ? `${outcome.detail.slice(0, 1000)}...` : outcome.detail;
+  if (outcome.detail)
+    body.detail = outcome.detail.length > 1000 ? `${outcome.detail.slice(0, 1000)}...` : outcome.detail;
   sendScim(ctx, outcome.status, body);
 }
 
@@ -75,8 +76,10 @@ export function answerError(ctx: Koa.Context, error: unknown, logger: Logger): S
       outcome = { status, detail: domain.message };
       if (typeof scimType === 'string') outcome.scimType = scimType;
       else if (status === 400) outcome.scimType = 'invalidValue';
-      if (domain instanceof UserError && domain.details.length && !outcome.detail) outcome.detail = domain.details[0]!.message;
-      if (domain instanceof RateLimitedError || domain instanceof ServiceUnavailableError) ctx.set('Retry-After', String(domain.retryAfterSeconds));
+      if (domain instanceof UserError && domain.details.length && !outcome.detail)
+        outcome.detail = domain.details[0]!.message;
+      if (domain instanceof RateLimitedError || domain instanceof ServiceUnavailableError)
+        ctx.set('Retry-After', String(domain.retryAfterSeconds));
       break;
     }
     case 'request':

@@ -13,7 +13,15 @@ import type { ScimCaller } from '../../schema/modules/directory/directory.types.
 import type { RequestState } from '../middleware/request.ts';
 import { reportLimits } from '../middleware/rate-limit.ts';
 import { resourceTypes, schemas, serviceProviderConfig } from './discovery.ts';
-import { createGroup, deleteGroup, getGroup, listGroups, patchGroupEndpoint, replaceGroup, searchGroups } from './groups.ts';
+import {
+  createGroup,
+  deleteGroup,
+  getGroup,
+  listGroups,
+  patchGroupEndpoint,
+  replaceGroup,
+  searchGroups,
+} from './groups.ts';
 import { listResponse, scimBase } from './resources.ts';
 import { answerError, ScimHttpError, sendScim, type ScimOutcome } from './responses.ts';
 import type { ScimState } from './state.ts';
@@ -30,11 +38,16 @@ const CHALLENGE = 'Bearer realm="tessera"';
 async function authenticate(ctx: Koa.Context, base: ContextBase): Promise<{ caller: ScimCaller; state: ScimState }> {
   const header = ctx.get('Authorization');
   const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  if (!header) throw new ScimHttpError(401, 'Send the directory token as Authorization: Bearer <token>', undefined, { 'WWW-Authenticate': CHALLENGE });
+  if (!header)
+    throw new ScimHttpError(401, 'Send the directory token as Authorization: Bearer <token>', undefined, {
+      'WWW-Authenticate': CHALLENGE,
+    });
   const context = makeContext(base, null, ctx.state.request as RequestState);
   const caller = match ? await authenticateScimToken(context, match[1]!) : null;
   if (!caller) {
-    throw new ScimHttpError(401, 'The directory token is unknown or revoked', undefined, { 'WWW-Authenticate': `${CHALLENGE}, error="invalid_token"` });
+    throw new ScimHttpError(401, 'The directory token is unknown or revoked', undefined, {
+      'WWW-Authenticate': `${CHALLENGE}, error="invalid_token"`,
+    });
   }
   return { caller, state: { context, caller, base: scimBase(base.settings.issuer()) } };
 }
@@ -102,7 +115,8 @@ export function scimEndpoint(base: ContextBase, { logger, rateLimits = {} }: Sci
   const served = router.routes();
   const allowed = router.allowedMethods();
   // A path served for other methods is answered 405 with Allow by allowedMethods, which runs when no route took it.
-  const dispatch = (ctx: Koa.Context) => served(ctx as Parameters<typeof served>[0], () => allowed(ctx as Parameters<typeof allowed>[0], async () => {}));
+  const dispatch = (ctx: Koa.Context) =>
+    served(ctx as Parameters<typeof served>[0], () => allowed(ctx as Parameters<typeof allowed>[0], async () => {}));
 
   const record = async (ctx: Koa.Context, state: ScimState, outcome: ScimOutcome) => {
     try {
@@ -126,9 +140,12 @@ export function scimEndpoint(base: ContextBase, { logger, rateLimits = {} }: Sci
       await dispatch(ctx);
       // A method no route knows (501 from allowedMethods) is answered as the REST routers do: 405 with Allow.
       if (ctx.status === 405 || ctx.status === 501) {
-        throw new ScimHttpError(405, `${ctx.method} is not served at this path`, undefined, { Allow: ctx.response.get('Allow') });
+        throw new ScimHttpError(405, `${ctx.method} is not served at this path`, undefined, {
+          Allow: ctx.response.get('Allow'),
+        });
       }
-      if (ctx.status === 404 && ctx.body === undefined) throw new ScimHttpError(404, `No endpoint ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw new ScimHttpError(404, `No endpoint ${ctx.method} ${ctx.path}`);
       outcome = { status: ctx.status };
     } catch (error) {
       outcome = answerError(ctx, error, logger);

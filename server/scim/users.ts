@@ -4,7 +4,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type Koa from 'koa';
 import {
-  createDirectoryUser, deleteDirectoryUser, getDirectoryUser, listDirectoryUsers, replaceDirectoryUser,
+  createDirectoryUser,
+  deleteDirectoryUser,
+  getDirectoryUser,
+  listDirectoryUsers,
+  replaceDirectoryUser,
 } from '../../schema/modules/directory/directory-users.service.ts';
 import { ScimVersionConflictError } from '../../schema/modules/directory/directory.errors.ts';
 import { scimUserWhere, USER_SCHEMA } from '../../schema/modules/directory/scim-filter.ts';
@@ -22,9 +26,21 @@ const PATCH_ATTEMPTS = 3;
 async function list(ctx: Koa.Context, params: ListParams): Promise<void> {
   const { context, caller, base } = scimState(ctx);
   const where = params.filter === undefined ? {} : scimUserWhere(params.filter);
-  const listed = await listDirectoryUsers(context, caller, { where, startIndex: params.startIndex, count: params.count });
+  const listed = await listDirectoryUsers(context, caller, {
+    where,
+    startIndex: params.startIndex,
+    count: params.count,
+  });
   const p = projection(params.attributes, params.excludedAttributes, USER_SCHEMA);
-  sendScim(ctx, 200, listResponse(listed.resources.map((u) => project(userResource(u, base), p)), listed.totalResults, params.startIndex));
+  sendScim(
+    ctx,
+    200,
+    listResponse(
+      listed.resources.map((u) => project(userResource(u, base), p)),
+      listed.totalResults,
+      params.startIndex,
+    ),
+  );
 }
 
 /** One user as the request's attributes parameters ask. */
@@ -64,7 +80,8 @@ export const patchUserEndpoint: Koa.Middleware = async (ctx) => {
     const current = await getDirectoryUser(context, caller, ctx.params.id!);
     const input = patchUser(current, operations);
     // Entra ID sends changes of attributes Tessera does not keep (title, department): nothing to write for those.
-    if (isDeepStrictEqual(input, userInputFromScim(userDocument(current)))) return answer(ctx, 200, userResource(current, base));
+    if (isDeepStrictEqual(input, userInputFromScim(userDocument(current))))
+      return answer(ctx, 200, userResource(current, base));
     try {
       const user = await replaceDirectoryUser(context, caller, current.id, input, current.version);
       return answer(ctx, 200, userResource(user, base));

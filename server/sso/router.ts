@@ -27,20 +27,53 @@ const REFUSAL_PAGES: Record<string, (reason: string) => string> = {
   test: (reason) => `/admin/settings/sso?${new URLSearchParams({ test_error: reason })}`,
 };
 
-const START = /* GraphQL */ `mutation($input: StartSsoSignInInput!) {
-  startSsoSignIn(input: $input) { __typename ... on SsoStart { url browserToken expiresAt } ... on UserError { code details { path message } } }
-}`;
-
-const COMPLETE = /* GraphQL */ `mutation($input: CompleteSsoSignInInput!) {
-  completeSsoSignIn(input: $input) {
-    __typename
-    ... on SsoSignedIn { returnTo login { token expiresAt mfaEnrollmentRequired } }
-    ... on SsoTested { resultId }
-    ... on SsoLinked { connectionName }
+const START = /* GraphQL */ `
+  mutation ($input: StartSsoSignInInput!) {
+    startSsoSignIn(input: $input) {
+      __typename
+      ... on SsoStart {
+        url
+        browserToken
+        expiresAt
+      }
+      ... on UserError {
+        code
+        details {
+          path
+          message
+        }
+      }
+    }
   }
-}`;
+`;
 
-const METADATA = /* GraphQL */ `query($id: String!) { samlMetadata(connectionId: $id) }`;
+const COMPLETE = /* GraphQL */ `
+  mutation ($input: CompleteSsoSignInInput!) {
+    completeSsoSignIn(input: $input) {
+      __typename
+      ... on SsoSignedIn {
+        returnTo
+        login {
+          token
+          expiresAt
+          mfaEnrollmentRequired
+        }
+      }
+      ... on SsoTested {
+        resultId
+      }
+      ... on SsoLinked {
+        connectionName
+      }
+    }
+  }
+`;
+
+const METADATA = /* GraphQL */ `
+  query ($id: String!) {
+    samlMetadata(connectionId: $id)
+  }
+`;
 
 type Problem = { code: string; details?: readonly { path: string; message: string }[] | null };
 
@@ -58,7 +91,8 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
   const clearCookies = (ctx: Koa.Context) => {
     // An id that is no id (a NUL, a slash) names no cookie path: there is then no cookie of ours to clear.
     if (!ID.test(ctx.params.id ?? '')) return;
-    for (const name of [SSO_COOKIE, MODE_COOKIE]) ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
+    for (const name of [SSO_COOKIE, MODE_COOKIE])
+      ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
   };
 
   const failed = (ctx: Koa.Context, reason: string, mode: string | null) => {
@@ -66,7 +100,11 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     clearCookies(ctx);
     const word = reason.replace(/[^a-z_]/g, '').slice(0, 40) || 'sso_failed';
     ctx.status = 303;
-    ctx.redirect(mode && Object.hasOwn(REFUSAL_PAGES, mode) ? REFUSAL_PAGES[mode]!(word) : `/login?${new URLSearchParams({ sso_error: word })}`);
+    ctx.redirect(
+      mode && Object.hasOwn(REFUSAL_PAGES, mode)
+        ? REFUSAL_PAGES[mode]!(word)
+        : `/login?${new URLSearchParams({ sso_error: word })}`,
+    );
   };
 
   /** A top-level error of the operation (input it cannot take, a rate limit) ends on /login like a refusal. */
@@ -77,7 +115,11 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
       if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
       // The stored request's purpose, when the refusal came after it was found, is surer than the cookie's.
       const purpose = error instanceof UserError ? error.details.find((d) => d.path === 'purpose')?.message : undefined;
-      failed(ctx, error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code, purpose ?? mode);
+      failed(
+        ctx,
+        error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code,
+        purpose ?? mode,
+      );
       return null;
     }
   };
@@ -97,12 +139,19 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     const id = ctx.params.id!;
     const query = ctx.query;
     const one = (v: unknown) => (typeof v === 'string' ? v : undefined);
-    const input = { connectionId: id, returnTo: one(query.return_to), loginHint: one(query.login_hint), test: query.test === '1', link: query.link === '1' };
+    const input = {
+      connectionId: id,
+      returnTo: one(query.return_to),
+      loginHint: one(query.login_hint),
+      test: query.test === '1',
+      link: query.link === '1',
+    };
     const mode = input.link ? 'link' : input.test ? 'test' : null;
     const data = await attempt(ctx, () => run(ctx.state.tessera as Context, START, { input }), mode);
     if (!data) return;
     const result = data.startSsoSignIn;
-    if (result.__typename === 'UserError') return failed(ctx, result.code === 'not_found' ? 'unknown_connection' : reasonOf(result), mode);
+    if (result.__typename === 'UserError')
+      return failed(ctx, result.code === 'not_found' ? 'unknown_connection' : reasonOf(result), mode);
     noStore(ctx);
     const until = { ...sessionCookieAttributes(cookie, new Date(result.expiresAt)), path: cookiePath(id) };
     ctx.cookies.set(SSO_COOKIE, result.browserToken, until);
@@ -111,37 +160,60 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     ctx.redirect(result.url);
   });
 
-  const complete = (answer: (ctx: Koa.Context) => Record<string, unknown>): Koa.Middleware => async (ctx) => {
-    const id = ctx.params.id!;
-    const input = { connectionId: id, browserToken: ctx.cookies.get(SSO_COOKIE) ?? null, ...answer(ctx) };
-    const data = await attempt(ctx, () => run(anonymous(ctx), COMPLETE, { input }), ctx.cookies.get(MODE_COOKIE) ?? null);
-    if (!data) return;
-    const result = data.completeSsoSignIn;
-    noStore(ctx);
-    clearCookies(ctx);
-    ctx.status = 303;
-    if (result.__typename === 'SsoTested') return ctx.redirect(`/admin/settings/sso/test/${encodeURIComponent(result.resultId)}`);
-    if (result.__typename === 'SsoLinked') return ctx.redirect('/portal/security?linked=1');
-    const { login, returnTo } = result;
-    ctx.cookies.set(cookie.name, login.token, { ...sessionCookieAttributes(cookie, new Date(login.expiresAt)), overwrite: true });
-    // Without a place to go, /login sends a signed-in person to their home; an organization that requires a second
-    // factor first has them set one up, as after a password.
-    const next = returnTo ?? '/login';
-    ctx.redirect(login.mfaEnrollmentRequired ? `/portal/security?${new URLSearchParams({ enrol: '1', return_to: next })}` : next);
-  };
-
-  router.get('/callback', asAnonymous, limits, complete((ctx) => ({
-    state: typeof ctx.query.state === 'string' ? ctx.query.state : null,
-    callbackUrl: `${base.settings.issuer()}${ctx.originalUrl}`,
-  })));
-
-  router.post('/acs', asAnonymous, limits, form, complete((ctx) => {
-    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
-    return {
-      state: typeof body.RelayState === 'string' ? body.RelayState : null,
-      samlResponse: typeof body.SAMLResponse === 'string' ? body.SAMLResponse : null,
+  const complete =
+    (answer: (ctx: Koa.Context) => Record<string, unknown>): Koa.Middleware =>
+    async (ctx) => {
+      const id = ctx.params.id!;
+      const input = { connectionId: id, browserToken: ctx.cookies.get(SSO_COOKIE) ?? null, ...answer(ctx) };
+      const data = await attempt(
+        ctx,
+        () => run(anonymous(ctx), COMPLETE, { input }),
+        ctx.cookies.get(MODE_COOKIE) ?? null,
+      );
+      if (!data) return;
+      const result = data.completeSsoSignIn;
+      noStore(ctx);
+      clearCookies(ctx);
+      ctx.status = 303;
+      if (result.__typename === 'SsoTested')
+        return ctx.redirect(`/admin/settings/sso/test/${encodeURIComponent(result.resultId)}`);
+      if (result.__typename === 'SsoLinked') return ctx.redirect('/portal/security?linked=1');
+      const { login, returnTo } = result;
+      ctx.cookies.set(cookie.name, login.token, {
+        ...sessionCookieAttributes(cookie, new Date(login.expiresAt)),
+        overwrite: true,
+      });
+      // Without a place to go, /login sends a signed-in person to their home; an organization that requires a second
+      // factor first has them set one up, as after a password.
+      const next = returnTo ?? '/login';
+      ctx.redirect(
+        login.mfaEnrollmentRequired ? `/portal/security?${new URLSearchParams({ enrol: '1', return_to: next })}` : next,
+      );
     };
-  }));
+
+  router.get(
+    '/callback',
+    asAnonymous,
+    limits,
+    complete((ctx) => ({
+      state: typeof ctx.query.state === 'string' ? ctx.query.state : null,
+      callbackUrl: `${base.settings.issuer()}${ctx.originalUrl}`,
+    })),
+  );
+
+  router.post(
+    '/acs',
+    asAnonymous,
+    limits,
+    form,
+    complete((ctx) => {
+      const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+      return {
+        state: typeof body.RelayState === 'string' ? body.RelayState : null,
+        samlResponse: typeof body.SAMLResponse === 'string' ? body.SAMLResponse : null,
+      };
+    }),
+  );
 
   router.get('/metadata', asAnonymous, limits, async (ctx) => {
     const { samlMetadata } = await run(ctx.state.tessera as Context, METADATA, { id: ctx.params.id });

@@ -35,7 +35,11 @@ const RECEIVER = `const s = require('node:https').createServer({ key: process.en
 s.keepAliveTimeout = 60000; s.listen(0, '127.0.0.1', () => console.log(s.address().port));`;
 
 async function measure(
-  name: string, call: (i: number) => Promise<Response>, concurrency = CONCURRENCY, quiet = false, accept = (res: Response) => res.ok,
+  name: string,
+  call: (i: number) => Promise<Response>,
+  concurrency = CONCURRENCY,
+  quiet = false,
+  accept = (res: Response) => res.ok,
 ): Promise<number | undefined> {
   if (!wanted(name)) return;
   for (let i = 0; i < 20; i++) await call(i); // warm-up
@@ -64,7 +68,10 @@ async function measure(
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))]!.toFixed(1);
   const perRequest = (statements / REQUESTS).toFixed(1);
-  if (!quiet) console.log(`${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request   CPU/request: ${(ownMs / REQUESTS).toFixed(2)} ms here, ${(Math.max(0, otherMs) / REQUESTS).toFixed(2)} ms elsewhere`);
+  if (!quiet)
+    console.log(
+      `${name.padEnd(28)} ${(REQUESTS / seconds).toFixed(0).padStart(6)} req/s   p50 ${pct(0.5)} ms   p99 ${pct(0.99)} ms   ${perRequest.padStart(4)} SQL statements/request   CPU/request: ${(ownMs / REQUESTS).toFixed(2)} ms here, ${(Math.max(0, otherMs) / REQUESTS).toFixed(2)} ms elsewhere`,
+    );
   return REQUESTS / seconds;
 }
 
@@ -73,16 +80,24 @@ async function measure(
  * figure that compares them. One measurement of each, one after the other, differs by more than the paths do on a
  * shared machine (the process warms up, other tenants come and go).
  */
-async function sideBySide(name: string, call: () => Promise<Response>, otherName: string, other: () => Promise<Response>) {
+async function sideBySide(
+  name: string,
+  call: () => Promise<Response>,
+  otherName: string,
+  other: () => Promise<Response>,
+) {
   if (!wanted(name) || !wanted(otherName)) return;
   const rates: [number[], number[]] = [[], []];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 ? [1, 0] : [0, 1];
-    for (const which of order) rates[which]!.push((await measure(which ? otherName : name, which ? other : call, CONCURRENCY, true))!);
+    for (const which of order)
+      rates[which]!.push((await measure(which ? otherName : name, which ? other : call, CONCURRENCY, true))!);
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
   const [mine, theirs] = [median(rates[0]), median(rates[1])];
-  console.log(`${`${name} / ${otherName}`.padEnd(28)} ${(mine / theirs).toFixed(2).padStart(6)}x     medians of ${ROUNDS} alternating rounds: ${mine.toFixed(0)} vs ${theirs.toFixed(0)} req/s (rounds ${rates[0].map((r, i) => (r / rates[1][i]!).toFixed(2)).join(', ')})`);
+  console.log(
+    `${`${name} / ${otherName}`.padEnd(28)} ${(mine / theirs).toFixed(2).padStart(6)}x     medians of ${ROUNDS} alternating rounds: ${mine.toFixed(0)} vs ${theirs.toFixed(0)} req/s (rounds ${rates[0].map((r, i) => (r / rates[1][i]!).toFixed(2)).join(', ')})`,
+  );
 }
 
 /** CPU time the whole machine has been busy, from /proc/stat (the rest of it, past this process, is PostgreSQL's). */
@@ -109,9 +124,18 @@ const clock = { now: () => new Date(Date.now() + clockOffsetMs) };
 const running = await startTessera({
   clock,
   env: {
-    DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'api', LOG_LEVEL: 'silent',
-    SECRET_KEY: secretKey, BOOTSTRAP_ADMIN_EMAIL: email, BOOTSTRAP_ADMIN_PASSWORD: password,
-    RATE_LIMIT_API_KEY_PER_MINUTE: '1000000', RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    DATABASE_URL: url.toString(),
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    ROLE: 'api',
+    LOG_LEVEL: 'silent',
+    SECRET_KEY: secretKey,
+    BOOTSTRAP_ADMIN_EMAIL: email,
+    BOOTSTRAP_ADMIN_PASSWORD: password,
+    RATE_LIMIT_API_KEY_PER_MINUTE: '1000000',
+    RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     // BENCH_METRICS=1: the same paths with /metrics on, to measure what counting costs.
     ...(process.env.BENCH_METRICS ? { METRICS_TOKEN: 'bench-metrics-token-0123456789' } : {}),
   },
@@ -127,32 +151,91 @@ const json = (body: unknown, token?: string) => ({
 try {
   const login = await (await fetch(`${base}/api/v1/auth/login`, json({ email, password }))).json();
   const key = await (await fetch(`${base}/api/v1/api-keys`, json({ name: 'bench' }, login.token))).json();
-  const client = await (await fetch(`${base}/api/v1/oauth-clients`, json({ name: 'bench', redirect_uris: ['http://127.0.0.1/cb'], allowed_scopes: ['openid', 'email'], consent_required: false }, login.token))).json();
-  const authorize = await fetch(`${base}/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', response_type: 'code', scope: 'openid email', nonce: 'n' })}`, { redirect: 'manual', headers: { cookie: `tessera_session=${login.token}` } });
+  const client = await (
+    await fetch(
+      `${base}/api/v1/oauth-clients`,
+      json(
+        {
+          name: 'bench',
+          redirect_uris: ['http://127.0.0.1/cb'],
+          allowed_scopes: ['openid', 'email'],
+          consent_required: false,
+        },
+        login.token,
+      ),
+    )
+  ).json();
+  const authorize = await fetch(
+    `${base}/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', response_type: 'code', scope: 'openid email', nonce: 'n' })}`,
+    { redirect: 'manual', headers: { cookie: `tessera_session=${login.token}` } },
+  );
   const code = new URL(authorize.headers.get('location')!).searchParams.get('code')!;
-  const form = (p: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(p) });
-  const tokens = await (await fetch(`${base}/oauth/token`, form({ grant_type: 'authorization_code', code, redirect_uri: 'http://127.0.0.1/cb', client_id: client.client_id, client_secret: client.client_secret }))).json();
+  const form = (p: Record<string, string>) => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(p),
+  });
+  const tokens = await (
+    await fetch(
+      `${base}/oauth/token`,
+      form({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: 'http://127.0.0.1/cb',
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    )
+  ).json();
 
   console.log(`${REQUESTS} requests per case, ${CONCURRENCY} at a time, node ${process.versions.node}`);
   // Authorize with a session (a 302 back to the client with a code) makes the codes the exchange redeems: one per
   // exchange, warm-up included; made one at a time when this case is not run.
   const authorizeUrl = `${base}/oauth/authorize?${new URLSearchParams({ client_id: client.client_id, redirect_uri: 'http://127.0.0.1/cb', response_type: 'code', scope: 'openid email', nonce: 'n' })}`;
   const codes: string[] = [];
-  const codeOf = (res: Response) => new URL(res.headers.get('location') ?? 'http://127.0.0.1/').searchParams.get('code');
+  const codeOf = (res: Response) =>
+    new URL(res.headers.get('location') ?? 'http://127.0.0.1/').searchParams.get('code');
   const authorizeCall = async () => {
-    const res = await fetch(authorizeUrl, { redirect: 'manual', headers: { cookie: `tessera_session=${login.token}` } });
+    const res = await fetch(authorizeUrl, {
+      redirect: 'manual',
+      headers: { cookie: `tessera_session=${login.token}` },
+    });
     const code = codeOf(res);
     if (code) codes.push(code);
     return res;
   };
-  await measure('authorize (with a session)', authorizeCall, CONCURRENCY, false, (res) => res.status === 302 && codeOf(res) !== null);
+  await measure(
+    'authorize (with a session)',
+    authorizeCall,
+    CONCURRENCY,
+    false,
+    (res) => res.status === 302 && codeOf(res) !== null,
+  );
   while (wanted('token (code') && codes.length < REQUESTS + 20) await authorizeCall();
   await measure('token (code exchange)', () =>
-    fetch(`${base}/oauth/token`, form({ grant_type: 'authorization_code', code: codes.pop()!, redirect_uri: 'http://127.0.0.1/cb', client_id: client.client_id, client_secret: client.client_secret })));
+    fetch(
+      `${base}/oauth/token`,
+      form({
+        grant_type: 'authorization_code',
+        code: codes.pop()!,
+        redirect_uri: 'http://127.0.0.1/cb',
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    ),
+  );
   let refresh = tokens.refresh_token as string;
   // Refresh tokens rotate: each call must use the latest one, so this case runs one at a time.
   const refreshCall = async () => {
-    const res = await fetch(`${base}/oauth/token`, form({ grant_type: 'refresh_token', refresh_token: refresh, client_id: client.client_id, client_secret: client.client_secret }));
+    const res = await fetch(
+      `${base}/oauth/token`,
+      form({
+        grant_type: 'refresh_token',
+        refresh_token: refresh,
+        client_id: client.client_id,
+        client_secret: client.client_secret,
+      }),
+    );
     const body = await res.clone().json();
     refresh = body.refresh_token;
     return res;
@@ -161,15 +244,46 @@ try {
   const access = (await (await refreshCall()).json()).access_token as string;
   await measure('userinfo', () => fetch(`${base}/oauth/userinfo`, { headers: { authorization: `Bearer ${access}` } }));
   // The licence check, a hot path beside userinfo: the same access token, a seat on an active subscription.
-  const product = await (await fetch(`${base}/v1/products`, json({ name: 'Bench', slug: 'bench', description: 'bench', features: ['export'] }, login.token))).json();
-  const subscription = await (await fetch(`${base}/v1/subscriptions`, json({ organization_id: login.organization.id, product_id: product.id, total_seats: 5, price_per_seat: 1, billing_cycle: 'monthly', status: 'active' }, login.token))).json();
+  const product = await (
+    await fetch(
+      `${base}/v1/products`,
+      json({ name: 'Bench', slug: 'bench', description: 'bench', features: ['export'] }, login.token),
+    )
+  ).json();
+  const subscription = await (
+    await fetch(
+      `${base}/v1/subscriptions`,
+      json(
+        {
+          organization_id: login.organization.id,
+          product_id: product.id,
+          total_seats: 5,
+          price_per_seat: 1,
+          billing_cycle: 'monthly',
+          status: 'active',
+        },
+        login.token,
+      ),
+    )
+  ).json();
   await fetch(`${base}/api/v1/subscriptions/${subscription.id}/seats`, json({ user_id: login.user.id }, login.token));
-  const licenceCheck = () => fetch(`${base}/api/v1/licenses/check?product=bench&feature=export`, { headers: { authorization: `Bearer ${access}` } });
+  const licenceCheck = () =>
+    fetch(`${base}/api/v1/licenses/check?product=bench&feature=export`, {
+      headers: { authorization: `Bearer ${access}` },
+    });
   await measure('licence check', licenceCheck);
-  await sideBySide('licence check', licenceCheck, 'userinfo', () => fetch(`${base}/oauth/userinfo`, { headers: { authorization: `Bearer ${access}` } }));
-  await measure('REST with API key', () => fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }));
-  await measure('REST with session token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }));
-  await measure('REST with access token', () => fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }));
+  await sideBySide('licence check', licenceCheck, 'userinfo', () =>
+    fetch(`${base}/oauth/userinfo`, { headers: { authorization: `Bearer ${access}` } }),
+  );
+  await measure('REST with API key', () =>
+    fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${key.key}`, 'x-api-secret': key.secret } }),
+  );
+  await measure('REST with session token', () =>
+    fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${login.token}` } }),
+  );
+  await measure('REST with access token', () =>
+    fetch(`${base}/api/v1/users/me`, { headers: { authorization: `Bearer ${access}` } }),
+  );
   await measureSignIns();
   if (wanted('webhook')) await measureDelivery(login.token);
   const mem = process.memoryUsage();
@@ -190,17 +304,41 @@ async function measureSignIns() {
   if (!wanted('sign-in')) return;
   const admin = await (await fetch(`${base}/api/v1/auth/login`, json({ email, password }))).json();
   await measure('sign-in (password)', () => fetch(`${base}/api/v1/auth/login`, json({ email, password })), 1);
-  const invited = await (await fetch(`${base}/v1/organizations/${admin.organization.id}/invitations`, json({ email: 'totp@tessera.test', role: 'member' }, admin.token))).json();
-  const joined = await (await fetch(`${base}/api/v1/invitations/accept`, json({ token: invited.token, name: 'TOTP', password }))).json();
-  const enrolment = await (await fetch(`${base}/api/v1/users/me/mfa/totp`, { method: 'POST', headers: { authorization: `Bearer ${joined.token}` } })).json();
+  const invited = await (
+    await fetch(
+      `${base}/v1/organizations/${admin.organization.id}/invitations`,
+      json({ email: 'totp@tessera.test', role: 'member' }, admin.token),
+    )
+  ).json();
+  const joined = await (
+    await fetch(`${base}/api/v1/invitations/accept`, json({ token: invited.token, name: 'TOTP', password }))
+  ).json();
+  const enrolment = await (
+    await fetch(`${base}/api/v1/users/me/mfa/totp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${joined.token}` },
+    })
+  ).json();
   const totp = new TOTP({ secret: Secret.fromBase32(enrolment.secret), algorithm: 'SHA1', digits: 6, period: 30 });
-  const confirmed = await fetch(`${base}/api/v1/users/me/mfa/totp/confirm`, json({ code: totp.generate({ timestamp: clock.now().getTime() }) }, joined.token));
+  const confirmed = await fetch(
+    `${base}/api/v1/users/me/mfa/totp/confirm`,
+    json({ code: totp.generate({ timestamp: clock.now().getTime() }) }, joined.token),
+  );
   if (!confirmed.ok) throw new Error(`TOTP confirmation: HTTP ${confirmed.status} ${await confirmed.text()}`);
-  await measure('sign-in (password + TOTP)', async () => {
-    clockOffsetMs += 30_000;
-    const challenge = await (await fetch(`${base}/api/v1/auth/login`, json({ email: 'totp@tessera.test', password }))).json();
-    return fetch(`${base}/api/v1/auth/login/mfa`, json({ mfa_token: challenge.mfa_token, code: totp.generate({ timestamp: clock.now().getTime() }) }));
-  }, 1);
+  await measure(
+    'sign-in (password + TOTP)',
+    async () => {
+      clockOffsetMs += 30_000;
+      const challenge = await (
+        await fetch(`${base}/api/v1/auth/login`, json({ email: 'totp@tessera.test', password }))
+      ).json();
+      return fetch(
+        `${base}/api/v1/auth/login/mfa`,
+        json({ mfa_token: challenge.mfa_token, code: totp.generate({ timestamp: clock.now().getTime() }) }),
+      );
+    },
+    1,
+  );
   clockOffsetMs = 0;
 }
 
@@ -211,11 +349,21 @@ async function measureSignIns() {
  */
 async function measureDelivery(sessionToken: string) {
   const ca = makeTestCa(['localhost']);
-  const receiver = spawn(process.execPath, ['-e', RECEIVER], { env: { KEY: ca.key, CERT: ca.cert }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const receiver = spawn(process.execPath, ['-e', RECEIVER], {
+    env: { KEY: ca.key, CERT: ca.cert },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const worker = await startTessera({
     env: {
-      DATABASE_URL: url.toString(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, ROLE: 'worker', LOG_LEVEL: 'silent',
-      SECRET_KEY: secretKey, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CA_FILE: ca.caFile,
+      DATABASE_URL: url.toString(),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      ROLE: 'worker',
+      LOG_LEVEL: 'silent',
+      SECRET_KEY: secretKey,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_CA_FILE: ca.caFile,
     },
     logger: pino({ level: 'silent' }),
   });
@@ -226,26 +374,47 @@ async function measureDelivery(sessionToken: string) {
       receiver.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim()));
       receiver.once('exit', (code) => reject(new Error(`receiver exited with ${code}`)));
     });
-    const [org] = await (await fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${sessionToken}` } })).json();
-    const hook = await fetch(`${base}/api/v1/webhooks`, json({ url: `https://localhost:${port}/hooks`, events: ['api_key.created'], organizationId: org.id }, sessionToken));
+    const [org] = await (
+      await fetch(`${base}/api/v1/orgs`, { headers: { authorization: `Bearer ${sessionToken}` } })
+    ).json();
+    const hook = await fetch(
+      `${base}/api/v1/webhooks`,
+      json(
+        { url: `https://localhost:${port}/hooks`, events: ['api_key.created'], organizationId: org.id },
+        sessionToken,
+      ),
+    );
     if (hook.status !== 201) throw new Error(`webhook: HTTP ${hook.status} ${await hook.text()}`);
     const organization = { id: org.id as string, name: org.name as string };
-    const delivered = async () => (await db.query<{ n: number }>(`select count(*)::int as n from webhook_deliveries where status = 'delivered'`)).rows[0]!.n;
+    const delivered = async () =>
+      (await db.query<{ n: number }>(`select count(*)::int as n from webhook_deliveries where status = 'delivered'`))
+        .rows[0]!.n;
     const started = performance.now();
-    await running.base.db.$transaction((tx) =>
-      emitEvents(tx, Array(DELIVERIES).fill('api_key.created'), organization, { apiKey: { id: 'bench', name: 'bench', role: 'member' } }), { timeout: 60_000 });
+    await running.base.db.$transaction(
+      (tx) =>
+        emitEvents(tx, Array(DELIVERIES).fill('api_key.created'), organization, {
+          apiKey: { id: 'bench', name: 'bench', role: 'member' },
+        }),
+      { timeout: 60_000 },
+    );
     const committed = performance.now();
     const cpuBefore = process.cpuUsage();
     const deadline = started + 120_000;
     let done = 0;
-    while ((done = await delivered()) < DELIVERIES && performance.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while ((done = await delivered()) < DELIVERIES && performance.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
-    const failed = (await db.query<{ n: number }>(`select count(*)::int as n from webhook_attempts where not success`)).rows[0]!.n;
+    const failed = (await db.query<{ n: number }>(`select count(*)::int as n from webhook_attempts where not success`))
+      .rows[0]!.n;
     const afterCommit = seconds - (committed - started) / 1000;
-    console.log(`${'webhook delivery (1 worker)'.padEnd(28)} ${(done / seconds).toFixed(0).padStart(6)} events/s   ${done}/${DELIVERIES} delivered in ${seconds.toFixed(1)} s   ${failed} failed attempts`);
+    console.log(
+      `${'webhook delivery (1 worker)'.padEnd(28)} ${(done / seconds).toFixed(0).padStart(6)} events/s   ${done}/${DELIVERIES} delivered in ${seconds.toFixed(1)} s   ${failed} failed attempts`,
+    );
     // The worker's own rate: from the commit (the fan-out's transaction is the API's work) to the last delivery.
-    console.log(`${'  after the commit'.padEnd(28)} ${(done / afterCommit).toFixed(0).padStart(6)} events/s   ${((cpu.user + cpu.system) / 1000 / Math.max(done, 1)).toFixed(2)} ms CPU/event in the worker process`);
+    console.log(
+      `${'  after the commit'.padEnd(28)} ${(done / afterCommit).toFixed(0).padStart(6)} events/s   ${((cpu.user + cpu.system) / 1000 / Math.max(done, 1)).toFixed(2)} ms CPU/event in the worker process`,
+    );
   } finally {
     await db.end();
     await worker.stop();

@@ -75,8 +75,17 @@ describe('a mail committed just before a crash', () => {
     child = spawn(NODE, ['server/main.ts'], {
       cwd: ROOT,
       env: {
-        ...cleanEnv(), DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SECRET_KEY, ROLE: 'api', LOG_LEVEL: 'warn',
-        SMTP_URL: smtp.url, BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+        ...cleanEnv(),
+        DATABASE_URL: database.url,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        SECRET_KEY,
+        ROLE: 'api',
+        LOG_LEVEL: 'warn',
+        SMTP_URL: smtp.url,
+        BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+        BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -84,7 +93,14 @@ describe('a mail committed just before a crash', () => {
     child.stderr!.on('data', (d) => (output += d));
     const exited = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
     const url = `http://127.0.0.1:${port}`;
-    await waitFor(() => fetch(`${url}/readyz`).then((r) => (r.ok ? true : undefined), () => undefined), 60_000).catch(() => {
+    await waitFor(
+      () =>
+        fetch(`${url}/readyz`).then(
+          (r) => (r.ok ? true : undefined),
+          () => undefined,
+        ),
+      60_000,
+    ).catch(() => {
       throw new Error(`the service did not become ready:\n${output}`);
     });
 
@@ -92,7 +108,10 @@ describe('a mail committed just before a crash', () => {
     const { api: admin } = await signIn(url, ADMIN.email, ADMIN.password);
     const organizationId = (await admin.get('/api/v1/auth/session')).body.organization.id;
     const invitee = `invitee-${randomBytes(3).toString('hex')}@example.test`;
-    const invited = await admin.post(`/v1/organizations/${organizationId}/invitations`, { email: invitee, role: 'member' });
+    const invited = await admin.post(`/v1/organizations/${organizationId}/invitations`, {
+      email: invitee,
+      role: 'member',
+    });
     expect(invited.status, JSON.stringify(invited.body)).toBe(201);
     const asked = await client(url).post('/api/v1/auth/password-reset', { email: ADMIN.email });
     expect(asked.status, JSON.stringify(asked.body)).toBe(202);
@@ -117,8 +136,18 @@ describe('a mail committed just before a crash', () => {
 
     // and the link it carries, made by the killed process, sets a new password on the new one
     const token = smtp.linkIn(mail!, '/reset-password').searchParams.get('token')!;
-    const confirmed = await client(after.url).post('/api/v1/auth/password-reset/confirm', { token, password: 'a password set after the crash' });
+    const confirmed = await client(after.url).post('/api/v1/auth/password-reset/confirm', {
+      token,
+      password: 'a password set after the crash',
+    });
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
-    expect((await client(after.url).post('/api/v1/auth/login', { email: ADMIN.email, password: 'a password set after the crash' })).status).toBe(200);
+    expect(
+      (
+        await client(after.url).post('/api/v1/auth/login', {
+          email: ADMIN.email,
+          password: 'a password set after the crash',
+        })
+      ).status,
+    ).toBe(200);
   });
 });

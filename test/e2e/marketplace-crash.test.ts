@@ -46,17 +46,39 @@ describe('an install interrupted by a crash', () => {
     // given the service running as its own process, and an app that holds the push without answering
     const port = await freePort();
     const env = {
-      ...cleanEnv(), DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SECRET_KEY, ROLE: 'api', LOG_LEVEL: 'silent',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_CA_FILE: ca.caFile, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-      BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+      ...cleanEnv(),
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      SECRET_KEY,
+      ROLE: 'api',
+      LOG_LEVEL: 'silent',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_CA_FILE: ca.caFile,
+      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+      BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     };
     child = spawn(NODE, ['server/main.ts'], { cwd: ROOT, env, stdio: 'ignore' });
     const url = `http://127.0.0.1:${port}`;
-    await waitFor(() => fetch(`${url}/readyz`).then((r) => (r.ok ? true : undefined), () => undefined), 60_000);
+    await waitFor(
+      () =>
+        fetch(`${url}/readyz`).then(
+          (r) => (r.ok ? true : undefined),
+          () => undefined,
+        ),
+      60_000,
+    );
     sample = await startSampleApp(ca, url, 'localhost');
     sample.mode('hang');
     const admin = (await signIn(url, ADMIN.email, ADMIN.password)).api;
-    const registered = await admin.post('/api/v1/apps', { name: 'Crashy', webhook_url: sample.url('/hooks'), redirect_uris: [sample.url('/callback')], scopes: ['openid', 'email'] });
+    const registered = await admin.post('/api/v1/apps', {
+      name: 'Crashy',
+      webhook_url: sample.url('/hooks'),
+      redirect_uris: [sample.url('/callback')],
+      scopes: ['openid', 'email'],
+    });
     expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     const organizationId = (await admin.get('/api/v1/auth/session')).body.organization.id;
 
@@ -69,22 +91,46 @@ describe('an install interrupted by a crash', () => {
 
     // then what the install wrote is pending, with its client disabled
     const clock = movableClock();
-    after = await startTestServer({ databaseUrl: database.url, role: 'all', clock, env: { SECRET_KEY, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_CA_FILE: ca.caFile } });
+    after = await startTestServer({
+      databaseUrl: database.url,
+      role: 'all',
+      clock,
+      env: { SECRET_KEY, WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_CA_FILE: ca.caFile },
+    });
     const db = after.base.db;
-    expect(await db.installation.findMany({ where: { organizationId } })).toEqual([expect.objectContaining({ status: 'pending' })]);
-    expect(await db.oAuthClient.findUniqueOrThrow({ where: { clientId: credentials.clientId } })).toMatchObject({ enabled: false });
+    expect(await db.installation.findMany({ where: { organizationId } })).toEqual([
+      expect.objectContaining({ status: 'pending' }),
+    ]);
+    expect(await db.oAuthClient.findUniqueOrThrow({ where: { clientId: credentials.clientId } })).toMatchObject({
+      enabled: false,
+    });
 
     // and the pushed credentials authorize nothing: not at the authorization endpoint, not at the token endpoint
     const { api, login } = await signIn(after.url, ADMIN.email, ADMIN.password);
     const session = login.token as string;
-    const authorize = await browserGet(new URL(`/oauth/authorize?${new URLSearchParams({
-      response_type: 'code', client_id: credentials.clientId, redirect_uri: sample.url('/callback'), scope: 'openid email', state: organizationId,
-    })}`, after.url), session);
+    const authorize = await browserGet(
+      new URL(
+        `/oauth/authorize?${new URLSearchParams({
+          response_type: 'code',
+          client_id: credentials.clientId,
+          redirect_uri: sample.url('/callback'),
+          scope: 'openid email',
+          state: organizationId,
+        })}`,
+        after.url,
+      ),
+      session,
+    );
     expect(authorize.status).toBe(400);
     expect(await authorize.text()).toContain('Client not found');
     const token = await fetch(new URL('/oauth/token', after.url), {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'client_credentials', client_id: credentials.clientId, client_secret: credentials.clientSecret }),
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: credentials.clientId,
+        client_secret: credentials.clientSecret,
+      }),
     });
     expect(token.status).toBe(401);
     // Members see no installation.

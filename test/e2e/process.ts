@@ -42,7 +42,8 @@ function canListen(port: number): Promise<boolean> {
 /** The shell's environment, less what vitest adds (it sets BASE_URL=/ for Vite) and any database URL or key. */
 export function cleanEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const key of ['DATABASE_URL', 'BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR', 'NODE_ENV', 'SECRET_KEY']) delete env[key];
+  for (const key of ['DATABASE_URL', 'BASE_URL', 'MODE', 'DEV', 'PROD', 'SSR', 'NODE_ENV', 'SECRET_KEY'])
+    delete env[key];
   return env;
 }
 
@@ -55,7 +56,11 @@ export interface Ended {
 /** Runs `command` to its end (a start that fails), with `env` over the clean environment. */
 export function runToEnd(command: string[], env: NodeJS.ProcessEnv): Promise<Ended> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, env: { ...cleanEnv(), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command[0]!, command.slice(1), {
+      cwd: ROOT,
+      env: { ...cleanEnv(), ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

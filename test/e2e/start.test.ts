@@ -12,7 +12,12 @@ import { cleanEnv, freePort, ROOT } from './process.ts';
 let dataDir: string;
 let port: number;
 
-function start(dir = dataDir): { child: ChildProcess; output: () => string; exited: Promise<string>; closed: Promise<void> } {
+function start(dir = dataDir): {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<string>;
+  closed: Promise<void>;
+} {
   let output = '';
   const env = cleanEnv();
   const child = spawn('npm', ['start'], {
@@ -30,7 +35,11 @@ function start(dir = dataDir): { child: ChildProcess; output: () => string; exit
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   // npm passes SIGTERM on to the service and ends with it: a clean stop is exit 0 or that signal.
-  const exited = new Promise<string>((resolve) => child.on('exit', (code, signal) => resolve(code === 0 || signal === 'SIGTERM' ? 'clean' : `code ${code} signal ${signal}`)));
+  const exited = new Promise<string>((resolve) =>
+    child.on('exit', (code, signal) =>
+      resolve(code === 0 || signal === 'SIGTERM' ? 'clean' : `code ${code} signal ${signal}`),
+    ),
+  );
   // The service inherits npm's pipes: they close only once every process holding them (npm, the service)
   // has exited and its last log line has been read.
   const closed = new Promise<void>((resolve) => child.on('close', () => resolve()));
@@ -57,7 +66,10 @@ async function waitReady(output: () => string): Promise<void> {
 }
 
 async function notListening(): Promise<boolean> {
-  return fetch(`http://127.0.0.1:${port}/healthz`).then(() => false, () => true);
+  return fetch(`http://127.0.0.1:${port}/healthz`).then(
+    () => false,
+    () => true,
+  );
 }
 
 /** A start on `dir` that becomes ready, then a SIGTERM that ends in a clean stop. */
@@ -105,7 +117,12 @@ describe('npm start on a machine without a database', () => {
     });
     expect(login.status).toBe(200);
     // The request's log line is written as the response ends: give the pipe a moment.
-    const logLine = await waitFor(() => first.output().split('\n').find((l) => l.includes('"path":"/api/v1/auth/login"')));
+    const logLine = await waitFor(() =>
+      first
+        .output()
+        .split('\n')
+        .find((l) => l.includes('"path":"/api/v1/auth/login"')),
+    );
     expect(JSON.parse(logLine)).toMatchObject({ method: 'POST', status: 200, requestId: expect.any(String) });
 
     first.child.kill('SIGTERM');
@@ -133,7 +150,10 @@ describe('npm start on a machine without a database', () => {
   it('stops cleanly on a SIGTERM that arrives while it is still starting, and starts again on the same data', async () => {
     const dir = await freshDataDir();
     const first = start(dir);
-    await waitFor(() => (first.output().includes('creating the embedded PostgreSQL cluster') ? true : undefined), 60_000);
+    await waitFor(
+      () => (first.output().includes('creating the embedded PostgreSQL cluster') ? true : undefined),
+      60_000,
+    );
     first.child.kill('SIGTERM');
     await first.closed;
     expect(first.output()).toContain('SIGTERM: shutting down');
@@ -175,7 +195,11 @@ describe('npm start on a machine without a database', () => {
   }, 120_000);
 
   it('refuses a bad configuration with a message that says what to fix', async () => {
-    const child = spawn('npm', ['start'], { cwd: ROOT, env: { ...cleanEnv(), PORT: 'eighty', DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('npm', ['start'], {
+      cwd: ROOT,
+      env: { ...cleanEnv(), PORT: 'eighty', DATA_DIR: dataDir },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let err = '';
     child.stderr.on('data', (d) => (err += d));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest';
 const TEST_DIR = join(import.meta.dirname, '..');
 const LEAKS = [
   { what: 'replaces a module', pattern: /\bvi\.(mock|doMock|stubGlobal|stubEnv)\(/ },
-  { what: 'changes the environment', pattern: /(\bprocess\.env(\.\w+|\[[^\]]+\])\s*=(?!=)|\bdelete\s+process\.env\b|Object\.assign\(\s*process\.env\b)/ },
+  {
+    what: 'changes the environment',
+    pattern: /(\bprocess\.env(\.\w+|\[[^\]]+\])\s*=(?!=)|\bdelete\s+process\.env\b|Object\.assign\(\s*process\.env\b)/,
+  },
 ];
 
 function leaksIn(source: string): string[] {
@@ -26,10 +29,13 @@ describe('test files that share a worker process', () => {
 
   it('none mocks a module or changes the environment (else it needs `isolate` back in vitest.config.ts)', () => {
     // The test files and the helpers they import; global-setup.ts runs in vitest's own process, not in a worker.
-    const files = readdirSync(TEST_DIR, { recursive: true, encoding: 'utf8' })
-      .filter((f) => f.endsWith('.ts') && f !== 'global-setup.ts' && !f.endsWith('shared-workers.test.ts'));
+    const files = readdirSync(TEST_DIR, { recursive: true, encoding: 'utf8' }).filter(
+      (f) => f.endsWith('.ts') && f !== 'global-setup.ts' && !f.endsWith('shared-workers.test.ts'),
+    );
     expect(files.length).toBeGreaterThan(50);
-    const offenders = files.flatMap((f) => leaksIn(readFileSync(join(TEST_DIR, f), 'utf8')).map((what) => `${f} ${what}`));
+    const offenders = files.flatMap((f) =>
+      leaksIn(readFileSync(join(TEST_DIR, f), 'utf8')).map((what) => `${f} ${what}`),
+    );
     expect(offenders).toEqual([]);
   });
 });

@@ -37,7 +37,9 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   const state = { mode: 'answer' as DnsMode, txt: new Map<string, TxtValue[]>(), questions: [] as string[] };
   const handle = (request: any, send: (response: any) => void) => {
     const [question] = request.questions;
-    const name = String(question?.name ?? '').toLowerCase().replace(/\.$/, '');
+    const name = String(question?.name ?? '')
+      .toLowerCase()
+      .replace(/\.$/, '');
     state.questions.push(name);
     if (state.mode === 'silent') return;
     const response: any = Packet.createResponseFromRequest(request);
@@ -53,7 +55,13 @@ export async function startDnsServer(): Promise<TestDnsServer> {
     }
     if (question.type === Packet.TYPE.TXT) {
       for (const value of records) {
-        response.answers.push({ name: question.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 1, data: characterStrings(value) });
+        response.answers.push({
+          name: question.name,
+          type: Packet.TYPE.TXT,
+          class: Packet.CLASS.IN,
+          ttl: 1,
+          data: characterStrings(value),
+        });
       }
     }
     send(response);

@@ -28,7 +28,10 @@ export interface Tenant {
 export async function mailedInvitationToken(baseUrl: string, email: string): Promise<string | null> {
   const db = databaseOf(baseUrl);
   if (!db) return null;
-  const mail = await db.mail.findFirst({ where: { toAddress: email, kind: 'invitation' }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+  const mail = await db.mail.findFirst({
+    where: { toAddress: email, kind: 'invitation' },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
   const link = mail?.textBody?.match(/\/invitations\/accept\?token=(\S+)/);
   if (!link) throw new Error(`no invitation mail to ${email}`);
   return decodeURIComponent(link[1]!);
@@ -41,7 +44,12 @@ export async function mailedInvitationToken(baseUrl: string, email: string): Pro
  * (docs/architecture.md#managed-accounts); nobody verifies example.test.
  */
 export async function addPerson(
-  baseUrl: string, inviter: Client, organizationId: string, role: 'owner' | 'admin' | 'member', label: string = role, domain = 'example.test',
+  baseUrl: string,
+  inviter: Client,
+  organizationId: string,
+  role: 'owner' | 'admin' | 'member',
+  label: string = role,
+  domain = 'example.test',
 ): Promise<Person> {
   const email = `${label}-${randomBytes(4).toString('hex')}@${domain}`;
   const invite = await inviter.post(`/v1/organizations/${organizationId}/invitations`, { email, role });
@@ -49,11 +57,20 @@ export async function addPerson(
   const token = (await mailedInvitationToken(baseUrl, email)) ?? invite.body.token;
   const accepted = await client(baseUrl).post('/api/v1/invitations/accept', { token, name: label, password: PASSWORD });
   if (accepted.status !== 200) throw new Error(`accept failed: ${accepted.status} ${JSON.stringify(accepted.body)}`);
-  return { id: accepted.body.user.id, email, token: accepted.body.token, api: client(baseUrl, { token: accepted.body.token }) };
+  return {
+    id: accepted.body.user.id,
+    email,
+    token: accepted.body.token,
+    api: client(baseUrl, { token: accepted.body.token }),
+  };
 }
 
 /** A customer organization with an owner, an admin and a member; the platform admin who set it up leaves. */
-export async function createTenant(baseUrl: string, platformAdmin: Client, name = `Tenant ${randomBytes(3).toString('hex')}`): Promise<Tenant> {
+export async function createTenant(
+  baseUrl: string,
+  platformAdmin: Client,
+  name = `Tenant ${randomBytes(3).toString('hex')}`,
+): Promise<Tenant> {
   const org = await platformAdmin.post('/v1/organizations', { name });
   if (org.status !== 201) throw new Error(`create organization failed: ${org.status} ${JSON.stringify(org.body)}`);
   const owner = await addPerson(baseUrl, platformAdmin, org.body.id, 'owner');

@@ -35,7 +35,8 @@ export interface GithubUpstream {
   close(): Promise<void>;
 }
 
-const json = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
+const json = (res: ServerResponse, status: number, body: unknown) =>
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(body));
 
 export async function startGithubUpstream(ca: TestCa, host = 'github.test'): Promise<GithubUpstream> {
   const clientId = `Iv1.${randomBytes(8).toString('hex')}`;
@@ -75,7 +76,8 @@ export async function startGithubUpstream(ca: TestCa, host = 'github.test'): Pro
       } else {
         const login = users.has(q.get('login') ?? '') ? q.get('login')! : current;
         if (!login) throw new Error('github-upstream: nobody to sign in (signInAs)');
-        if (q.get('code_challenge') && q.get('code_challenge_method') !== 'S256') return res.writeHead(400).end('unsupported code_challenge_method');
+        if (q.get('code_challenge') && q.get('code_challenge_method') !== 'S256')
+          return res.writeHead(400).end('unsupported code_challenge_method');
         const code = randomBytes(10).toString('hex');
         codes.set(code, { login, redirectUri, challenge: q.get('code_challenge') });
         back.searchParams.set('code', code);
@@ -85,18 +87,28 @@ export async function startGithubUpstream(ca: TestCa, host = 'github.test'): Pro
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
       const form = new URLSearchParams(body);
       // GitHub answers form-encoded unless asked for JSON, and a refused code with 200 and an error.
-      const answer = (payload: Record<string, string>) => (req.headers.accept ?? '').includes('application/json')
-        ? json(res, 200, payload)
-        : res.writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' }).end(new URLSearchParams(payload).toString());
+      const answer = (payload: Record<string, string>) =>
+        (req.headers.accept ?? '').includes('application/json')
+          ? json(res, 200, payload)
+          : res
+              .writeHead(200, { 'content-type': 'application/x-www-form-urlencoded' })
+              .end(new URLSearchParams(payload).toString());
       if (form.get('client_id') !== clientId || form.get('client_secret') !== clientSecret) {
-        return answer({ error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
+        return answer({
+          error: 'incorrect_client_credentials',
+          error_description: 'The client_id and/or client_secret passed are incorrect.',
+        });
       }
       const code = codes.get(form.get('code') ?? '');
       codes.delete(form.get('code') ?? '');
       const verifier = form.get('code_verifier');
-      const pkceHolds = !code?.challenge || (verifier && createHash('sha256').update(verifier).digest('base64url') === code.challenge);
+      const pkceHolds =
+        !code?.challenge || (verifier && createHash('sha256').update(verifier).digest('base64url') === code.challenge);
       if (!code || !pkceHolds || (form.get('redirect_uri') && form.get('redirect_uri') !== code.redirectUri)) {
-        return answer({ error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+        return answer({
+          error: 'bad_verification_code',
+          error_description: 'The code passed is incorrect or expired.',
+        });
       }
       const token = `gho_${randomBytes(18).toString('hex')}`;
       tokens.set(token, code.login);
@@ -105,8 +117,13 @@ export async function startGithubUpstream(ca: TestCa, host = 'github.test'): Pro
     const user = users.get(tokens.get((req.headers.authorization ?? '').replace(/^(bearer|token) /i, '')) ?? '');
     if (req.method === 'GET' && (url.pathname === '/api/v3/user' || url.pathname === '/api/v3/user/emails')) {
       if (!user) return json(res, 401, { message: 'Requires authentication' });
-      if (url.pathname === '/api/v3/user') return json(res, 200, { id: user.id, login: user.login, name: user.name, email: user.email, type: 'User' });
-      return json(res, 200, user.emails.map((e) => ({ visibility: null, ...e })));
+      if (url.pathname === '/api/v3/user')
+        return json(res, 200, { id: user.id, login: user.login, name: user.name, email: user.email, type: 'User' });
+      return json(
+        res,
+        200,
+        user.emails.map((e) => ({ visibility: null, ...e })),
+      );
     }
     json(res, 404, { message: 'Not Found' });
   }

@@ -11,7 +11,12 @@ export interface Credentials {
 }
 
 export function client(baseUrl: string, credentials: Credentials = {}) {
-  async function request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
+  async function request<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Reply<T>> {
     const h: Record<string, string> = { accept: 'application/json', ...headers };
     if (credentials.token) h.authorization = `Bearer ${credentials.token}`;
     if (credentials.apiKey) {
@@ -36,9 +41,12 @@ export function client(baseUrl: string, credentials: Credentials = {}) {
   return {
     request,
     get: <T = any>(path: string, headers?: Record<string, string>) => request<T>('GET', path, undefined, headers),
-    post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>('POST', path, body ?? {}, headers),
-    patch: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>('PATCH', path, body ?? {}, headers),
-    delete: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) => request<T>('DELETE', path, body, headers),
+    post: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
+      request<T>('POST', path, body ?? {}, headers),
+    patch: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
+      request<T>('PATCH', path, body ?? {}, headers),
+    delete: <T = any>(path: string, body?: unknown, headers?: Record<string, string>) =>
+      request<T>('DELETE', path, body, headers),
     as: (next: Credentials) => client(baseUrl, next),
   };
 }

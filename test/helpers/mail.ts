@@ -7,7 +7,9 @@ export type MailRow = NonNullable<Awaited<ReturnType<Db['mail']['findFirst']>>>;
 
 /** Send jobs still queued for the mail `mailId`: 1 while it waits for an attempt or a retry, 0 once done. */
 export async function mailJobs(db: Db, mailId: string): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where key = ${`mail:${mailId}`}`;
+  const [row] = await db.$queryRaw<
+    { n: number }[]
+  >`select count(*)::int as n from graphile_worker.jobs where key = ${`mail:${mailId}`}`;
   return row!.n;
 }
 

@@ -54,7 +54,8 @@ export type ClientCredentials = Pick<RegisteredClient, 'client_id' | 'client_sec
  */
 export async function registerClient(api: Client, body: Record<string, unknown>): Promise<RegisteredClient> {
   const reply = await api.post('/api/v1/oauth-clients', body);
-  if (reply.status !== 201) throw new Error(`client registration failed: ${reply.status} ${JSON.stringify(reply.body)}`);
+  if (reply.status !== 201)
+    throw new Error(`client registration failed: ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.body;
 }
 
@@ -62,7 +63,11 @@ export async function registerClient(api: Client, body: Record<string, unknown>)
  * openid-client's view of the service for client `c`: discovery, client_secret_post, and ID token signatures
  * checked against the published keys. `metadata` adds to the client's (the ID token algorithm it registered, say).
  */
-export function relyingParty(baseUrl: string, c: ClientCredentials, metadata?: Partial<oidc.ClientMetadata>): Promise<oidc.Configuration> {
+export function relyingParty(
+  baseUrl: string,
+  c: ClientCredentials,
+  metadata?: Partial<oidc.ClientMetadata>,
+): Promise<oidc.Configuration> {
   return oidc.discovery(new URL(baseUrl), c.client_id, metadata, oidc.ClientSecretPost(c.client_secret), {
     // The test server speaks plain HTTP on 127.0.0.1.
     execute: [oidc.allowInsecureRequests, oidc.enableNonRepudiationChecks],
@@ -86,7 +91,8 @@ export function browserGet(url: URL | string, session: string | null): Promise<R
 export async function followRedirect(url: URL | string, session: string | null): Promise<URL> {
   const res = await browserGet(url, session);
   const location = res.headers.get('location');
-  if (res.status !== 302 || !location) throw new Error(`GET ${url} answered ${res.status} ${location ?? ''} ${await res.text()}`);
+  if (res.status !== 302 || !location)
+    throw new Error(`GET ${url} answered ${res.status} ${location ?? ''} ${await res.text()}`);
   return new URL(location, url);
 }
 
@@ -94,7 +100,11 @@ export async function followRedirect(url: URL | string, session: string | null):
  * Sends the browser holding `session` to the authorization endpoint with these parameters and returns where it is
  * redirected: back to the client (with a code or an error), to /login or to /consent.
  */
-export function authorize(baseUrl: string, session: string | null, params: Record<string, string> | URLSearchParams): Promise<URL> {
+export function authorize(
+  baseUrl: string,
+  session: string | null,
+  params: Record<string, string> | URLSearchParams,
+): Promise<URL> {
   return followRedirect(new URL(`/oauth/authorize?${new URLSearchParams(params)}`, baseUrl), session);
 }
 
@@ -113,7 +123,8 @@ export async function decideConsent(baseUrl: string, session: string, consentPag
   const request = consentPage.searchParams.get('request');
   if (!request) throw new Error(`not a consent page: ${consentPage}`);
   const reply = await client(baseUrl, { token: session }).post('/graphql', {
-    query: 'mutation($r: String!, $a: Boolean!) { decideConsent(request: $r, approve: $a) { __typename ... on ConsentDecision { redirectTo } } }',
+    query:
+      'mutation($r: String!, $a: Boolean!) { decideConsent(request: $r, approve: $a) { __typename ... on ConsentDecision { redirectTo } } }',
     variables: { r: request, a: approve },
   });
   const redirectTo = reply.body?.data?.decideConsent?.redirectTo;
@@ -122,23 +133,60 @@ export async function decideConsent(baseUrl: string, session: string, consentPag
 }
 
 /** POST /oauth/token with a form body, the OAuth norm; `headers` adds to the request (an Origin, say). */
-export function tokenRequest(baseUrl: string, params: Record<string, string>, headers: Record<string, string> = {}): Promise<Reply> {
-  return client(baseUrl).post('/oauth/token', new URLSearchParams(params).toString(), { 'content-type': 'application/x-www-form-urlencoded', ...headers });
+export function tokenRequest(
+  baseUrl: string,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return client(baseUrl).post('/oauth/token', new URLSearchParams(params).toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+    ...headers,
+  });
 }
 
 /** Exchanges `code` for tokens as `c` (client_secret_post) and returns the token endpoint's reply, whatever it is. */
-export function exchangeCode(baseUrl: string, c: ClientCredentials, code: string, redirectUri: string, headers: Record<string, string> = {}): Promise<Reply> {
-  return tokenRequest(baseUrl, { grant_type: 'authorization_code', code, redirect_uri: redirectUri, client_id: c.client_id, client_secret: c.client_secret }, headers);
+export function exchangeCode(
+  baseUrl: string,
+  c: ClientCredentials,
+  code: string,
+  redirectUri: string,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
+  return tokenRequest(
+    baseUrl,
+    {
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: redirectUri,
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    },
+    headers,
+  );
 }
 
 /**
  * An access token of client `c` for `person` with `scope`, through the real code flow (the client needs no consent
  * and allows the scope; `redirectUri` is one of its redirect URIs).
  */
-export async function accessTokenOf(baseUrl: string, person: { email: string }, c: ClientCredentials, redirectUri: string, scope: string): Promise<string> {
+export async function accessTokenOf(
+  baseUrl: string,
+  person: { email: string },
+  c: ClientCredentials,
+  redirectUri: string,
+  scope: string,
+): Promise<string> {
   const session = await sessionOf(baseUrl, person);
-  const back = await authorize(baseUrl, session, { client_id: c.client_id, redirect_uri: redirectUri, response_type: 'code', scope, nonce: 'n', state: 's' });
+  const back = await authorize(baseUrl, session, {
+    client_id: c.client_id,
+    redirect_uri: redirectUri,
+    response_type: 'code',
+    scope,
+    nonce: 'n',
+    state: 's',
+  });
   const tokens = await exchangeCode(baseUrl, c, codeFrom(back), redirectUri);
-  if (tokens.status !== 200 || tokens.body.scope !== scope) throw new Error(`token exchange failed: ${tokens.status} ${JSON.stringify(tokens.body)}`);
+  if (tokens.status !== 200 || tokens.body.scope !== scope)
+    throw new Error(`token exchange failed: ${tokens.status} ${JSON.stringify(tokens.body)}`);
   return tokens.body.access_token;
 }

@@ -107,7 +107,8 @@ function memoryAdapter(client: () => Record<string, unknown>) {
   };
 }
 
-const decodePart = (part: string) => JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
+const decodePart = (part: string) =>
+  JSON.parse(Buffer.from(part, 'base64url').toString('utf8')) as Record<string, unknown>;
 
 export async function startOidcUpstream(ca: TestCa, options: OidcUpstreamOptions = {}): Promise<OidcUpstream> {
   const host = options.host ?? 'idp.test';
@@ -138,7 +139,10 @@ export async function startOidcUpstream(ca: TestCa, options: OidcUpstreamOptions
     redirect_uris: [...redirectUris],
     grant_types: ['authorization_code'],
     response_types: ['code'],
-    token_endpoint_auth_method: options.clientAuthMethods?.includes('client_secret_basic') === false ? options.clientAuthMethods[0] : 'client_secret_basic',
+    token_endpoint_auth_method:
+      options.clientAuthMethods?.includes('client_secret_basic') === false
+        ? options.clientAuthMethods[0]
+        : 'client_secret_basic',
   });
 
   const accounts = new Map<string, UpstreamAccount>();
@@ -151,7 +155,16 @@ export async function startOidcUpstream(ca: TestCa, options: OidcUpstreamOptions
     jwks: { keys: [jwk] },
     cookies: { keys: [randomBytes(32).toString('hex')] },
     // amr with the openid scope: oidc-provider releases a claim no scope names only when the claims parameter asks.
-    claims: { acr: null, auth_time: null, sid: null, iss: null, openid: ['sub', 'amr'], email: ['email', 'email_verified'], profile: ['name'], groups: ['groups'] },
+    claims: {
+      acr: null,
+      auth_time: null,
+      sid: null,
+      iss: null,
+      openid: ['sub', 'amr'],
+      email: ['email', 'email_verified'],
+      profile: ['name'],
+      groups: ['groups'],
+    },
     // Scope claims in the ID token too, as Entra ID and Okta put them: a knob leaves them out when a test wants the
     // userinfo endpoint asked.
     conformIdTokenClaims: false,
@@ -207,7 +220,9 @@ export async function startOidcUpstream(ca: TestCa, options: OidcUpstreamOptions
     const claims = { ...decodePart(payload!), ...misbehaviour.claims };
     for (const name of misbehaviour.dropClaims ?? []) delete claims[name];
     const key: CryptoKey = misbehaviour.signWithOtherKey ? other.privateKey : signing.privateKey;
-    body.id_token = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims))).setProtectedHeader(decodePart(header!) as { alg: string }).sign(key);
+    body.id_token = await new CompactSign(new TextEncoder().encode(JSON.stringify(claims)))
+      .setProtectedHeader(decodePart(header!) as { alg: string })
+      .sign(key);
   });
 
   // oidc-provider reports its own errors as events; a test reads them from the answers it gets instead.
@@ -257,32 +272,45 @@ export interface FollowOptions {
 }
 
 /** One GET as a browser sends it: every host is 127.0.0.1 here, its name kept for TLS and the Host header. */
-export function browserGet(url: URL, options: FollowOptions & { jar: CookieJar }): Promise<{ status: number; location: string | null; body: string }> {
+export function browserGet(
+  url: URL,
+  options: FollowOptions & { jar: CookieJar },
+): Promise<{ status: number; location: string | null; body: string }> {
   const cookies = options.jar.get(url.host);
   const headers: Record<string, string> = { accept: 'text/html' };
   if (cookies?.size) headers.cookie = [...cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   const lookup = (_host: string, opts: { all?: boolean }, callback: (...args: unknown[]) => void) =>
     opts.all ? callback(null, [{ address: '127.0.0.1', family: 4 }]) : callback(null, '127.0.0.1', 4);
   return new Promise((resolve, reject) => {
-    const request = (url.protocol === 'https:' ? https : http).request(url, { method: 'GET', headers, lookup: lookup as never, ...(url.protocol === 'https:' ? { ca: options.ca } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        for (const line of res.headers['set-cookie'] ?? []) {
-          const [pair, ...attributes] = line.split(';');
-          const eq = pair!.indexOf('=');
-          const name = pair!.slice(0, eq).trim();
-          const value = pair!.slice(eq + 1).trim();
-          let jar = options.jar.get(url.host);
-          if (!jar) options.jar.set(url.host, (jar = new Map()));
-          const gone = !value || attributes.some((a) => /^\s*max-age=0\s*$/i.test(a) || (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()));
-          if (gone) jar.delete(name);
-          else jar.set(name, value);
-        }
-        const location = res.headers.location ? new URL(res.headers.location, url).href : null;
-        resolve({ status: res.statusCode ?? 0, location, body: Buffer.concat(chunks).toString('utf8') });
-      });
-    });
+    const request = (url.protocol === 'https:' ? https : http).request(
+      url,
+      { method: 'GET', headers, lookup: lookup as never, ...(url.protocol === 'https:' ? { ca: options.ca } : {}) },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          for (const line of res.headers['set-cookie'] ?? []) {
+            const [pair, ...attributes] = line.split(';');
+            const eq = pair!.indexOf('=');
+            const name = pair!.slice(0, eq).trim();
+            const value = pair!.slice(eq + 1).trim();
+            let jar = options.jar.get(url.host);
+            if (!jar) options.jar.set(url.host, (jar = new Map()));
+            const gone =
+              !value ||
+              attributes.some(
+                (a) =>
+                  /^\s*max-age=0\s*$/i.test(a) ||
+                  (/^\s*expires=/i.test(a) && Date.parse(a.split('=')[1]!) < Date.now()),
+              );
+            if (gone) jar.delete(name);
+            else jar.set(name, value);
+          }
+          const location = res.headers.location ? new URL(res.headers.location, url).href : null;
+          resolve({ status: res.statusCode ?? 0, location, body: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
     request.on('error', reject);
     request.end();
   });
@@ -298,7 +326,8 @@ export async function followUntil(start: string, stop: (url: URL) => boolean, op
   for (let hop = 0; hop < (options.maxHops ?? 12); hop++) {
     if (stop(url)) return url.href;
     const answer = await browserGet(url, { ...options, jar });
-    if (!answer.location) throw new Error(`${url.href} answered ${answer.status} without a redirect: ${answer.body.slice(0, 500)}`);
+    if (!answer.location)
+      throw new Error(`${url.href} answered ${answer.status} without a redirect: ${answer.body.slice(0, 500)}`);
     url = new URL(answer.location);
   }
   throw new Error(`more than ${options.maxHops ?? 12} redirects from ${start}`);

@@ -59,7 +59,8 @@ export function documentedOperations(doc: OpenApiDocument = openapi): Documented
   for (const [path, pathItem] of Object.entries(doc.paths)) {
     for (const method of HTTP_METHODS) {
       const operation = pathItem[method];
-      if (operation) out.push({ method: method.toUpperCase(), path, operationId: operation.operationId, operation, pathItem });
+      if (operation)
+        out.push({ method: method.toUpperCase(), path, operationId: operation.operationId, operation, pathItem });
     }
   }
   return out;
@@ -71,7 +72,12 @@ const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const matchers = documentedOperations().map((op) => ({
   op,
   params: (op.path.match(/\{[^}]+\}/g) ?? []).length,
-  regex: new RegExp(`^${op.path.split(/(\{[^}]+\})/).map((part) => (part.startsWith('{') ? '[^/]+' : escape(part))).join('')}$`),
+  regex: new RegExp(
+    `^${op.path
+      .split(/(\{[^}]+\})/)
+      .map((part) => (part.startsWith('{') ? '[^/]+' : escape(part)))
+      .join('')}$`,
+  ),
 }));
 // Concrete paths before templated ones (OpenAPI's rule), so /api/v1/users/me never reads as a template.
 matchers.sort((a, b) => a.params - b.params);
@@ -115,7 +121,9 @@ export function toJsonSchema(node: Json): Json {
 function createAjv(doc: OpenApiDocument): Ajv {
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats.default(ajv);
-  const definitions = Object.fromEntries(Object.entries(doc.components?.schemas ?? {}).map(([name, s]) => [name, toJsonSchema(s)]));
+  const definitions = Object.fromEntries(
+    Object.entries(doc.components?.schemas ?? {}).map(([name, s]) => [name, toJsonSchema(s)]),
+  );
   ajv.addSchema({ $id: DOC_ID, definitions });
   return ajv;
 }
@@ -174,7 +182,10 @@ const describeErrors = (errors: ErrorObject[] | null | undefined) =>
   (errors ?? [])
     .map((e) => {
       const where = e.instancePath || '(body)';
-      const extra = e.keyword === 'additionalProperties' ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"` : '';
+      const extra =
+        e.keyword === 'additionalProperties'
+          ? ` "${(e.params as { additionalProperty: string }).additionalProperty}"`
+          : '';
       return `  ${where} ${e.message}${extra}`;
     })
     .join('\n');
@@ -193,13 +204,24 @@ const show = (body: unknown) => {
  * framework's "Redirecting to ..." text and not part of the contract.
  * Returns the matched operation.
  */
-export function expectMatchesOpenApi(method: string, path: string, reply: Pick<Reply, 'status' | 'body' | 'headers'>): DocumentedOperation {
+export function expectMatchesOpenApi(
+  method: string,
+  path: string,
+  reply: Pick<Reply, 'status' | 'body' | 'headers'>,
+): DocumentedOperation {
   const what = `${method.toUpperCase()} ${path}`;
   const op = findOperation(method, path);
   if (!op) throw new Error(`${what} is not documented in openapi.json`);
   const status = String(reply.status);
   const responses = op.operation.responses as Record<string, Json>;
-  const key = status in responses ? status : `${status[0]}XX` in responses ? `${status[0]}XX` : 'default' in responses ? 'default' : null;
+  const key =
+    status in responses
+      ? status
+      : `${status[0]}XX` in responses
+        ? `${status[0]}XX`
+        : 'default' in responses
+          ? 'default'
+          : null;
   if (!key) {
     throw new Error(
       `${what} answered ${status}, but ${op.operationId} (${op.method} ${op.path}) documents only ${Object.keys(responses).join(', ')}\nbody: ${show(reply.body)}`,
@@ -211,11 +233,15 @@ export function expectMatchesOpenApi(method: string, path: string, reply: Pick<R
     const h = resolveRef(header);
     const value = reply.headers.get(name);
     if (value === null) {
-      if (h.required) throw new Error(`${what} answered ${status} without the documented header ${name}\nbody: ${show(reply.body)}`);
+      if (h.required)
+        throw new Error(`${what} answered ${status} without the documented header ${name}\nbody: ${show(reply.body)}`);
       continue;
     }
     const problem = headerProblem(h, value);
-    if (problem) throw new Error(`${what} answered ${status} with header ${name}: ${value}, which ${problem.startsWith('is ') ? problem : `does not fit its schema (${problem})`}`);
+    if (problem)
+      throw new Error(
+        `${what} answered ${status} with header ${name}: ${value}, which ${problem.startsWith('is ') ? problem : `does not fit its schema (${problem})`}`,
+      );
   }
 
   if (/^3/.test(status)) return op;
@@ -223,16 +249,23 @@ export function expectMatchesOpenApi(method: string, path: string, reply: Pick<R
   const documentedTypes = Object.keys(content);
   const empty = reply.body === null || reply.body === '';
   if (documentedTypes.length === 0) {
-    if (!empty) throw new Error(`${what} answered ${status} with a body, but the documented response has none\nbody: ${show(reply.body)}`);
+    if (!empty)
+      throw new Error(
+        `${what} answered ${status} with a body, but the documented response has none\nbody: ${show(reply.body)}`,
+      );
     return op;
   }
   const type = reply.headers.get('content-type') ?? '';
   const mediaType = essence(type);
   if (!documentedTypes.includes(mediaType)) {
-    throw new Error(`${what} answered ${status} with content-type "${type}", documented ${documentedTypes.join(' or ')}\nbody: ${show(reply.body)}`);
+    throw new Error(
+      `${what} answered ${status} with content-type "${type}", documented ${documentedTypes.join(' or ')}\nbody: ${show(reply.body)}`,
+    );
   }
   if (!isJson(mediaType) && typeof reply.body !== 'string') {
-    throw new Error(`${what} answered ${status} with ${mediaType}, but the body is not text\nbody: ${show(reply.body)}`);
+    throw new Error(
+      `${what} answered ${status} with ${mediaType}, but the body is not text\nbody: ${show(reply.body)}`,
+    );
   }
   const validate = responseValidator(op, key, mediaType);
   if (validate && !validate(reply.body)) {

@@ -39,9 +39,29 @@ export interface SigningKey {
 export function makeSigningKey(commonName = 'Test IdP'): SigningKey {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tessera-saml-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', `/CN=${commonName}`,
-      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem')], { stdio: 'pipe' });
-    return { key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8') };
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        `/CN=${commonName}`,
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+      ],
+      { stdio: 'pipe' },
+    );
+    return {
+      key: readFileSync(path.join(dir, 'key.pem'), 'utf8'),
+      cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -116,7 +136,10 @@ export function startSamlIdp(options: { entityId?: string; ssoUrl?: string; key?
     privateKey: key.key,
     signingCert: key.cert,
     nameIDFormat: [NAMEID_FORMAT.email, NAMEID_FORMAT.persistent],
-    singleSignOnService: [{ Binding: REDIRECT, Location: ssoUrl }, { Binding: POST, Location: ssoUrl }],
+    singleSignOnService: [
+      { Binding: REDIRECT, Location: ssoUrl },
+      { Binding: POST, Location: ssoUrl },
+    ],
   });
 
   async function readRequest(url: string, spMetadata: string): Promise<ReceivedRequest> {
@@ -146,41 +169,73 @@ export function startSamlIdp(options: { entityId?: string; ssoUrl?: string; key?
     const status = o.status ?? SAML_STATUS.success;
     const destination = o.destination === undefined ? o.acsUrl : o.destination;
     const responseInResponseTo = o.responseInResponseTo === undefined ? o.inResponseTo : o.responseInResponseTo;
-    const attributes = Object.entries(o.attributes ?? {}).map(([name, value]) =>
-      `<saml:Attribute Name="${escape(name)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:${name.includes(':') ? 'uri' : 'basic'}">${
-        (Array.isArray(value) ? value : [value]).map((v) => `<saml:AttributeValue xsi:type="xs:string">${escape(v)}</saml:AttributeValue>`).join('')
-      }</saml:Attribute>`).join('');
-    const assertion = `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" ID="${assertionId}" Version="2.0" IssueInstant="${now.toISOString()}">`
-      + `<saml:Issuer>${issuer}</saml:Issuer>`
-      + `<saml:Subject><saml:NameID Format="${escape(o.nameIdFormat ?? NAMEID_FORMAT.email)}">${escape(o.nameId ?? 'ada@example.test')}</saml:NameID>`
-      + `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${escape(o.recipient ?? o.acsUrl)}" InResponseTo="${escape(o.inResponseTo)}"/></saml:SubjectConfirmation></saml:Subject>`
-      + `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escape(o.audience ?? o.spEntityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>`
-      + (o.withoutAuthnStatement ? '' : `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`)
-      + (attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '')
-      + '</saml:Assertion>';
-    let xml = `<samlp:Response xmlns:samlp="${NS_PROTOCOL}" xmlns:saml="${NS_ASSERTION}" ID="${newId()}" Version="2.0" IssueInstant="${now.toISOString()}"`
-      + (destination === null ? '' : ` Destination="${escape(destination)}"`)
-      + (responseInResponseTo === null ? '' : ` InResponseTo="${escape(responseInResponseTo)}"`) + '>'
-      + `<saml:Issuer>${issuer}</saml:Issuer>`
-      + `<samlp:Status><samlp:StatusCode Value="${status}">${o.statusDetail ? `<samlp:StatusCode Value="${o.statusDetail}"/>` : ''}</samlp:StatusCode></samlp:Status>`
-      + (status === SAML_STATUS.success ? assertion : '')
-      + '</samlp:Response>';
+    const attributes = Object.entries(o.attributes ?? {})
+      .map(
+        ([name, value]) =>
+          `<saml:Attribute Name="${escape(name)}" NameFormat="urn:oasis:names:tc:SAML:2.0:attrname-format:${name.includes(':') ? 'uri' : 'basic'}">${(Array.isArray(
+            value,
+          )
+            ? value
+            : [value]
+          )
+            .map((v) => `<saml:AttributeValue xsi:type="xs:string">${escape(v)}</saml:AttributeValue>`)
+            .join('')}</saml:Attribute>`,
+      )
+      .join('');
+    const assertion =
+      `<saml:Assertion xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xs="http://www.w3.org/2001/XMLSchema" ID="${assertionId}" Version="2.0" IssueInstant="${now.toISOString()}">` +
+      `<saml:Issuer>${issuer}</saml:Issuer>` +
+      `<saml:Subject><saml:NameID Format="${escape(o.nameIdFormat ?? NAMEID_FORMAT.email)}">${escape(o.nameId ?? 'ada@example.test')}</saml:NameID>` +
+      `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${escape(o.recipient ?? o.acsUrl)}" InResponseTo="${escape(o.inResponseTo)}"/></saml:SubjectConfirmation></saml:Subject>` +
+      `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escape(o.audience ?? o.spEntityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+      (o.withoutAuthnStatement
+        ? ''
+        : `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`) +
+      (attributes ? `<saml:AttributeStatement>${attributes}</saml:AttributeStatement>` : '') +
+      '</saml:Assertion>';
+    let xml =
+      `<samlp:Response xmlns:samlp="${NS_PROTOCOL}" xmlns:saml="${NS_ASSERTION}" ID="${newId()}" Version="2.0" IssueInstant="${now.toISOString()}"` +
+      (destination === null ? '' : ` Destination="${escape(destination)}"`) +
+      (responseInResponseTo === null ? '' : ` InResponseTo="${escape(responseInResponseTo)}"`) +
+      '>' +
+      `<saml:Issuer>${issuer}</saml:Issuer>` +
+      `<samlp:Status><samlp:StatusCode Value="${status}">${o.statusDetail ? `<samlp:StatusCode Value="${o.statusDetail}"/>` : ''}</samlp:StatusCode></samlp:Status>` +
+      (status === SAML_STATUS.success ? assertion : '') +
+      '</samlp:Response>';
 
     const signer = o.signingKey ?? key;
     const sign = o.sign ?? 'assertion';
     // samlify takes the certificate's base64 body, as it reads it from metadata.
-    const signature = { privateKey: signer.key, signingCert: signer.cert.replace(/-----[A-Z ]+-----|\s/g, ''), signatureAlgorithm: RSA_SHA256, isBase64Output: false };
+    const signature = {
+      privateKey: signer.key,
+      signingCert: signer.cert.replace(/-----[A-Z ]+-----|\s/g, ''),
+      signatureAlgorithm: RSA_SHA256,
+      isBase64Output: false,
+    };
     if ((sign === 'assertion' || sign === 'both') && status === SAML_STATUS.success) {
       // The Signature goes right after the assertion's Issuer (SAML 2.0 Core 2.3.3's sequence).
       xml = samlify.SamlLib.constructSAMLSignature({
-        ...signature, rawSamlMessage: xml, referenceTagXPath: "/*[local-name(.)='Response']/*[local-name(.)='Assertion']",
-        signatureConfig: { prefix: 'ds', location: { reference: "/*[local-name(.)='Response']/*[local-name(.)='Assertion']/*[local-name(.)='Issuer']", action: 'after' } },
+        ...signature,
+        rawSamlMessage: xml,
+        referenceTagXPath: "/*[local-name(.)='Response']/*[local-name(.)='Assertion']",
+        signatureConfig: {
+          prefix: 'ds',
+          location: {
+            reference: "/*[local-name(.)='Response']/*[local-name(.)='Assertion']/*[local-name(.)='Issuer']",
+            action: 'after',
+          },
+        },
       });
     }
     if (sign === 'response' || sign === 'both') {
       xml = samlify.SamlLib.constructSAMLSignature({
-        ...signature, rawSamlMessage: xml, isMessageSigned: true,
-        signatureConfig: { prefix: 'ds', location: { reference: "/*[local-name(.)='Response']/*[local-name(.)='Issuer']", action: 'after' } },
+        ...signature,
+        rawSamlMessage: xml,
+        isMessageSigned: true,
+        signatureConfig: {
+          prefix: 'ds',
+          location: { reference: "/*[local-name(.)='Response']/*[local-name(.)='Issuer']", action: 'after' },
+        },
       });
     }
     return { samlResponse: Buffer.from(xml, 'utf8').toString('base64'), assertionId, xml };

@@ -32,7 +32,12 @@ export interface SampleApp {
   /** The credentials it holds per organization id. */
   credentials: Map<string, SampleAppCredentials>;
   /** Every notice received: its verdict (the status answered), the headers and the raw body. */
-  notices: { status: number; event: string | null; headers: Record<string, string | string[] | undefined>; body: string }[];
+  notices: {
+    status: number;
+    event: string | null;
+    headers: Record<string, string | string[] | undefined>;
+    body: string;
+  }[];
   launches: LaunchResult[];
   close(): Promise<void>;
 }
@@ -60,7 +65,8 @@ export async function startSampleApp(ca: TestCa, issuer: string, host = 'app.tes
     if (typeof mode === 'number') return mode;
     if (!signatureMatches(signingSecret, raw, headers['x-service-signature'])) return 401;
     const body = JSON.parse(raw) as { event: string; organizationId: string; clientId?: string; clientSecret?: string };
-    if (body.event === 'app.installed') credentials.set(body.organizationId, { clientId: body.clientId!, clientSecret: body.clientSecret! });
+    if (body.event === 'app.installed')
+      credentials.set(body.organizationId, { clientId: body.clientId!, clientSecret: body.clientSecret! });
     if (body.event === 'app.uninstalled') credentials.delete(body.organizationId);
     return 200;
   }
@@ -68,13 +74,29 @@ export async function startSampleApp(ca: TestCa, issuer: string, host = 'app.tes
   async function launch(current: URL): Promise<{ status: number; html: string }> {
     const organizationId = current.searchParams.get('state') ?? '';
     const creds = credentials.get(organizationId);
-    if (!creds) return { status: 400, html: page('Unknown organization', '<p>This organization has not installed the app.</p>') };
-    const config = await oidc.discovery(new URL(issuer), creds.clientId, undefined, oidc.ClientSecretPost(creds.clientSecret), { execute: [oidc.allowInsecureRequests] });
+    if (!creds)
+      return { status: 400, html: page('Unknown organization', '<p>This organization has not installed the app.</p>') };
+    const config = await oidc.discovery(
+      new URL(issuer),
+      creds.clientId,
+      undefined,
+      oidc.ClientSecretPost(creds.clientSecret),
+      { execute: [oidc.allowInsecureRequests] },
+    );
     // The launch carries no nonce, so the ID token must carry none either (openid-client checks that).
-    const tokens = await oidc.authorizationCodeGrant(config, current, { expectedState: organizationId, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, current, {
+      expectedState: organizationId,
+      idTokenExpected: true,
+    });
     const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, tokens.claims()!.sub);
     launches.push({ organizationId, email: String(userinfo.email), tokens });
-    return { status: 200, html: page('Sample App', `<p>Signed in as <strong id="email">${escape(String(userinfo.email))}</strong></p><p id="org">${escape(organizationId)}</p>`) };
+    return {
+      status: 200,
+      html: page(
+        'Sample App',
+        `<p>Signed in as <strong id="email">${escape(String(userinfo.email))}</strong></p><p id="org">${escape(organizationId)}</p>`,
+      ),
+    };
   }
 
   const server = https.createServer({ key: ca.key, cert: ca.cert }, (req, res) => {
@@ -103,7 +125,10 @@ export async function startSampleApp(ca: TestCa, issuer: string, host = 'app.tes
       if (req.method === 'GET' && url.pathname === '/callback') {
         launch(url).then(
           ({ status, html }) => res.writeHead(status, { 'content-type': 'text/html; charset=utf-8' }).end(html),
-          (error: Error) => res.writeHead(502, { 'content-type': 'text/html; charset=utf-8' }).end(page('Sign-in failed', `<p id="error">${escape(error.message)}</p>`)),
+          (error: Error) =>
+            res
+              .writeHead(502, { 'content-type': 'text/html; charset=utf-8' })
+              .end(page('Sign-in failed', `<p id="error">${escape(error.message)}</p>`)),
         );
         return;
       }

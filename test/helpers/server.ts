@@ -38,11 +38,14 @@ const KEPT_LINES = 200;
 const testLogger = () =>
   process.env.TEST_LOG_LEVEL
     ? pino({ level: process.env.TEST_LOG_LEVEL })
-    : pino({ level: 'info' }, {
-        write(line: string) {
-          if (recentServerLog.push(line.trimEnd()) > KEPT_LINES) recentServerLog.shift();
+    : pino(
+        { level: 'info' },
+        {
+          write(line: string) {
+            if (recentServerLog.push(line.trimEnd()) > KEPT_LINES) recentServerLog.shift();
+          },
         },
-      });
+      );
 
 /** Each running test service's database, by its URL: its outgoing mail is the invitees' mailboxes (fixtures.ts). */
 const mailboxes = new Map<string, Running['base']['db']>();
@@ -53,7 +56,9 @@ export const databaseOf = (baseUrl: string) => mailboxes.get(baseUrl);
 export const ADMIN = { email: 'admin@tessera.test', password: 'correct horse battery staple' };
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
-  const database = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase();
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, drop: async () => {} }
+    : await createTestDatabase();
   const url = new URL(database.url);
   if (options.poolSize) url.searchParams.set('connection_limit', String(options.poolSize));
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-test-'));

@@ -77,7 +77,10 @@ export async function startTestSmtp(): Promise<TestSmtp> {
         return mails.length >= count ? mails : undefined;
       }, ms),
     linkIn(mail, path) {
-      const link = mail.text.match(/https?:\/\/\S+/g)?.map((u) => new URL(u)).find((u) => u.pathname === path);
+      const link = mail.text
+        .match(/https?:\/\/\S+/g)
+        ?.map((u) => new URL(u))
+        .find((u) => u.pathname === path);
       if (!link) throw new Error(`no ${path} link in the mail "${mail.subject}":\n${mail.text}`);
       return link;
     },

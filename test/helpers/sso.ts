@@ -55,23 +55,41 @@ export async function startSsoStage(options: TestServerOptions & { hosts?: strin
  * An OpenID Connect connection to `upstream` made by `api` (an owner's for their organization, the platform admin's
  * with `platform: true`), `fields` added to the request; the provider accepts its callback. Its id.
  */
-export async function addOidcConnection(api: Client, upstream: OidcUpstream, fields: Record<string, unknown>): Promise<string> {
+export async function addOidcConnection(
+  api: Client,
+  upstream: OidcUpstream,
+  fields: Record<string, unknown>,
+): Promise<string> {
   const created = await api.post('/api/v1/connections', {
-    type: 'oidc', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, scopes: ['openid', 'email', 'profile'],
+    type: 'oidc',
+    issuer: upstream.issuer,
+    client_id: upstream.clientId,
+    client_secret: upstream.clientSecret,
+    scopes: ['openid', 'email', 'profile'],
     ...fields,
   });
-  if (created.status !== 201) throw new Error(`create connection failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`create connection failed: ${created.status} ${JSON.stringify(created.body)}`);
   upstream.redirectUris.add(created.body.callback_url);
   return created.body.id;
 }
 
 /** Adds `domain` to the caller's organization, publishes its TXT record and verifies it; the domain's id. */
-export async function proveDomain(api: Client, dns: TestDnsServer, domain: string, organizationId?: string): Promise<string> {
-  const added = await api.post('/api/v1/domains', { domain, ...(organizationId ? { organization_id: organizationId } : {}) });
+export async function proveDomain(
+  api: Client,
+  dns: TestDnsServer,
+  domain: string,
+  organizationId?: string,
+): Promise<string> {
+  const added = await api.post('/api/v1/domains', {
+    domain,
+    ...(organizationId ? { organization_id: organizationId } : {}),
+  });
   if (added.status !== 201) throw new Error(`add domain failed: ${added.status} ${JSON.stringify(added.body)}`);
   dns.txt.set(added.body.verification.name, [added.body.verification.value]);
   const verified = await api.post(`/api/v1/domains/${added.body.id}/verify`);
-  if (verified.status !== 200 || !verified.body.verified) throw new Error(`verify failed: ${verified.status} ${JSON.stringify(verified.body)}`);
+  if (verified.status !== 200 || !verified.body.verified)
+    throw new Error(`verify failed: ${verified.status} ${JSON.stringify(verified.body)}`);
   return added.body.id;
 }
 
@@ -91,14 +109,26 @@ export interface SsoSignInResult {
  * once), back to Tessera's callback, and returns Tessera's answer to it.
  */
 export async function ssoSignInThroughOidc(
-  tesseraUrl: string, connectionId: string, ca: TestCa, options: { query?: Record<string, string>; jar?: CookieJar } = {},
+  tesseraUrl: string,
+  connectionId: string,
+  ca: TestCa,
+  options: { query?: Record<string, string>; jar?: CookieJar } = {},
 ): Promise<SsoSignInResult> {
   const jar: CookieJar = options.jar ?? new Map();
   const tessera = new URL(tesseraUrl);
   const start = `${tesseraUrl}/sso/${connectionId}/start?${new URLSearchParams(options.query ?? {})}`;
-  const callback = await followUntil(start, (u) => u.host === tessera.host && u.pathname === `/sso/${connectionId}/callback`, { ca: ca.caPem, jar });
+  const callback = await followUntil(
+    start,
+    (u) => u.host === tessera.host && u.pathname === `/sso/${connectionId}/callback`,
+    { ca: ca.caPem, jar },
+  );
   const answer = await browserGet(new URL(callback), { ca: ca.caPem, jar });
-  return { location: answer.location ?? `(${answer.status})`, session: jar.get(tessera.host)?.get('tessera_session') ?? null, jar, callback };
+  return {
+    location: answer.location ?? `(${answer.status})`,
+    session: jar.get(tessera.host)?.get('tessera_session') ?? null,
+    jar,
+    callback,
+  };
 }
 
 /** Sends the callback URL again from the same browser, as a replay would. */

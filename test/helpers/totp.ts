@@ -18,7 +18,8 @@ export function toMidStep(clock: MovableClock, steps = 1): void {
   clock.advance((steps - 1) * PERIOD + (PERIOD - intoStep) + PERIOD / 2);
 }
 
-const totp = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: PERIOD });
+const totp = (secret: string) =>
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: PERIOD });
 
 /** The code of the app with `secret` at the clock's time, moved by `offsetSeconds`. */
 export const codeAt = (clock: MovableClock, secret: string, offsetSeconds = 0): string =>

@@ -79,14 +79,26 @@ export class SoftPasskey {
     return UP | (this.options.userVerified ? UV : 0) | (this.options.synced ? BE | BS : 0) | extra;
   }
 
-  private clientData(type: 'webauthn.create' | 'webauthn.get', challenge: string, origin = this.options.origin): Buffer {
+  private clientData(
+    type: 'webauthn.create' | 'webauthn.get',
+    challenge: string,
+    origin = this.options.origin,
+  ): Buffer {
     return Buffer.from(JSON.stringify({ type, challenge, origin, crossOrigin: false }));
   }
 
   /** The COSE_Key of the public key (RFC 9053: kty EC2, alg ES256, crv P-256, x, y). */
   private coseKey(): Buffer {
     const jwk = this.publicKey.export({ format: 'jwk' });
-    return cbor(new Map<Cbor, Cbor>([[1, 2], [3, -7], [-1, 1], [-2, Buffer.from(jwk.x!, 'base64url')], [-3, Buffer.from(jwk.y!, 'base64url')]]));
+    return cbor(
+      new Map<Cbor, Cbor>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, Buffer.from(jwk.x!, 'base64url')],
+        [-3, Buffer.from(jwk.y!, 'base64url')],
+      ]),
+    );
   }
 
   /** What navigator.credentials.create answers to `options` (as @simplewebauthn/browser sends it). */
@@ -96,8 +108,22 @@ export class SoftPasskey {
     idLength.writeUInt16BE(this.credentialId.length);
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(this.counter);
-    const authData = Buffer.concat([this.rpIdHash, Buffer.from([this.flags(AT)]), counter, Buffer.alloc(16), idLength, this.credentialId, this.coseKey()]);
-    const attestationObject = cbor(new Map<Cbor, Cbor>([['fmt', 'none'], ['attStmt', new Map()], ['authData', authData]]));
+    const authData = Buffer.concat([
+      this.rpIdHash,
+      Buffer.from([this.flags(AT)]),
+      counter,
+      Buffer.alloc(16),
+      idLength,
+      this.credentialId,
+      this.coseKey(),
+    ]);
+    const attestationObject = cbor(
+      new Map<Cbor, Cbor>([
+        ['fmt', 'none'],
+        ['attStmt', new Map()],
+        ['authData', authData],
+      ]),
+    );
     return {
       id: this.id,
       rawId: this.id,
@@ -113,7 +139,10 @@ export class SoftPasskey {
   }
 
   /** What navigator.credentials.get answers to `options`; the counter grows by one first (set it to go back), if it has one. */
-  authenticate(options: { challenge: string }, override: { origin?: string; type?: 'webauthn.get' | 'webauthn.create' } = {}): Record<string, any> {
+  authenticate(
+    options: { challenge: string },
+    override: { origin?: string; type?: 'webauthn.get' | 'webauthn.create' } = {},
+  ): Record<string, any> {
     if (!this.options.counterless) this.counter += 1;
     const counter = Buffer.alloc(4);
     counter.writeUInt32BE(this.counter);
@@ -155,12 +184,19 @@ export async function startPasskeyServer(options: TestServerOptions = {}): Promi
  * Registers a new passkey for the person of `api` through the routes, as the portal does: as the first factor it
  * needs the account's password again. The key (for origin `origin`) and the passkey's id.
  */
-export async function addPasskey(api: Client, origin: string, name = 'Key', password: string = PASSWORD): Promise<{ key: SoftPasskey; id: string }> {
+export async function addPasskey(
+  api: Client,
+  origin: string,
+  name = 'Key',
+  password: string = PASSWORD,
+): Promise<{ key: SoftPasskey; id: string }> {
   const key = new SoftPasskey({ origin });
   const options = await api.post('/api/v1/users/me/passkeys/options', { password });
-  if (options.status !== 200) throw new Error(`passkey options failed: ${options.status} ${JSON.stringify(options.body)}`);
+  if (options.status !== 200)
+    throw new Error(`passkey options failed: ${options.status} ${JSON.stringify(options.body)}`);
   const registered = await api.post('/api/v1/users/me/passkeys', { name, response: key.register(options.body) });
-  if (registered.status !== 201) throw new Error(`passkey registration failed: ${registered.status} ${JSON.stringify(registered.body)}`);
+  if (registered.status !== 201)
+    throw new Error(`passkey registration failed: ${registered.status} ${JSON.stringify(registered.body)}`);
   return { key, id: registered.body.id };
 }
 
@@ -168,6 +204,10 @@ export async function addPasskey(api: Client, origin: string, name = 'Key', pass
 export async function passkeySignIn(baseUrl: string, key: SoftPasskey, mfaToken?: string) {
   const anonymous = client(baseUrl);
   const options = await anonymous.post('/api/v1/auth/passkeys/options');
-  if (options.status !== 200) throw new Error(`passkey sign-in options failed: ${options.status} ${JSON.stringify(options.body)}`);
-  return anonymous.post('/api/v1/auth/passkeys/verify', { response: key.authenticate(options.body), ...(mfaToken ? { mfa_token: mfaToken } : {}) });
+  if (options.status !== 200)
+    throw new Error(`passkey sign-in options failed: ${options.status} ${JSON.stringify(options.body)}`);
+  return anonymous.post('/api/v1/auth/passkeys/verify', {
+    response: key.authenticate(options.body),
+    ...(mfaToken ? { mfa_token: mfaToken } : {}),
+  });
 }

@@ -11,9 +11,16 @@ export async function runTaskNow(databaseUrl: string, task: string, ms = 15_000)
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const { rows: [job] } = await client.query<{ id: string }>('select (graphile_worker.add_job($1)).id', [task]);
+    const {
+      rows: [job],
+    } = await client.query<{ id: string }>('select (graphile_worker.add_job($1)).id', [task]);
     await waitFor(async () => {
-      const { rows: [row] } = await client.query<{ last_error: string | null }>('select last_error from graphile_worker.jobs where id = $1', [job!.id]);
+      const {
+        rows: [row],
+      } = await client.query<{ last_error: string | null }>(
+        'select last_error from graphile_worker.jobs where id = $1',
+        [job!.id],
+      );
       if (row?.last_error) throw new Error(`task ${task} failed: ${row.last_error}`);
       return row ? undefined : true;
     }, ms);

@@ -29,7 +29,12 @@ beforeAll(async () => {
   const admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   tenant = await createTenant(server.url, admin);
   strict = await createTenant(server.url, admin);
-  const body = { name: 'Relying party', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'offline_access'], consent_required: false };
+  const body = {
+    name: 'Relying party',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email', 'offline_access'],
+    consent_required: false,
+  };
   app = await registerClient(tenant.admin.api, body);
   strictApp = await registerClient(strict.admin.api, body);
   [rp, strictRp] = await Promise.all([relyingParty(server.url, app), relyingParty(server.url, strictApp)]);
@@ -38,7 +43,9 @@ afterAll(() => server?.stop());
 
 /** A code of the authenticator app at the server's time, `steps` steps on; each test moves the clock on a step after one. */
 const codeOf = (secret: string, steps = 0) =>
-  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({ timestamp: clock.now().getTime() + steps * 30_000 });
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate({
+    timestamp: clock.now().getTime() + steps * 30_000,
+  });
 
 /** Sets up TOTP for the session `api` signs in with; answers the secret. */
 async function enrolTotp(api: Client): Promise<string> {
@@ -54,7 +61,10 @@ async function enrolTotp(api: Client): Promise<string> {
 async function signInWithCode(person: Person, secret: string): Promise<string> {
   const first = await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
   expect(first.body).toMatchObject({ mfa_required: true, methods: expect.arrayContaining(['totp', 'recovery_code']) });
-  const second = await client(server.url).post('/api/v1/auth/login/mfa', { mfa_token: first.body.mfa_token, code: codeOf(secret) });
+  const second = await client(server.url).post('/api/v1/auth/login/mfa', {
+    mfa_token: first.body.mfa_token,
+    code: codeOf(secret),
+  });
   expect(second.status, JSON.stringify(second.body)).toBe(200);
   clock.advance(30);
   return second.body.token;
@@ -66,22 +76,44 @@ async function codeFlow(config: oidc.Configuration, session: string, extra: Reco
   const nonce = oidc.randomNonce();
   const state = oidc.randomState();
   const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT, scope: 'openid email offline_access', code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256', nonce, state, ...extra,
+    redirect_uri: REDIRECT,
+    scope: 'openid email offline_access',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    nonce,
+    state,
+    ...extra,
   });
   const location = await followRedirect(url, session);
   expect(location.origin + location.pathname, String(location)).toBe(REDIRECT);
-  return oidc.authorizationCodeGrant(config, location, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state });
+  return oidc.authorizationCodeGrant(config, location, {
+    pkceCodeVerifier: verifier,
+    expectedNonce: nonce,
+    expectedState: state,
+  });
 }
 
 /** Where the authorization endpoint sends a browser holding `session`, without following further. */
 const authorizeTo = async (config: oidc.Configuration, session: string, extra: Record<string, string>) =>
-  followRedirect(oidc.buildAuthorizationUrl(config, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', ...extra }), session);
+  followRedirect(
+    oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      code_challenge: 'x'.repeat(43),
+      code_challenge_method: 'S256',
+      ...extra,
+    }),
+    session,
+  );
 
 const member = (t: Tenant, label: string) => addPerson(server.url, t.owner.api, t.id, 'member', label);
 
 describe('amr and acr in ID tokens', () => {
   it('discovery lists the acr values and the amr and acr claims', async () => {
-    const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<string, string[]>;
+    const doc = (await (await fetch(`${server.url}/.well-known/openid-configuration`)).json()) as Record<
+      string,
+      string[]
+    >;
     expect(doc.acr_values_supported).toEqual([ACR_1FA, ACR_MFA]);
     expect(doc.claims_supported).toEqual(expect.arrayContaining(['amr', 'acr']));
   });
@@ -137,12 +169,20 @@ describe('asking for a second factor at the authorization endpoint', () => {
       expect(login.searchParams.get('reauth')).toBe('1');
     }
     // A signed-out browser is sent to sign in as before, without reauth.
-    const signedOut = await followRedirect(oidc.buildAuthorizationUrl(rp, { redirect_uri: REDIRECT, scope: 'openid', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256' }), null);
+    const signedOut = await followRedirect(
+      oidc.buildAuthorizationUrl(rp, {
+        redirect_uri: REDIRECT,
+        scope: 'openid',
+        code_challenge: 'x'.repeat(43),
+        code_challenge_method: 'S256',
+      }),
+      null,
+    );
     expect(signedOut.pathname).toBe('/login');
     expect(signedOut.searchParams.get('reauth')).toBeNull();
   });
 
-  it("an organization that requires a second factor: its clients need a session that used one; a member without one sets one up first", async () => {
+  it('an organization that requires a second factor: its clients need a session that used one; a member without one sets one up first', async () => {
     // The owner sets one up, then requires it.
     await enrolTotp(strict.owner.api);
     const required = await strict.owner.api.patch(`/v1/organizations/${strict.id}`, { require_mfa: true });
@@ -158,7 +198,9 @@ describe('asking for a second factor at the authorization endpoint', () => {
     // Setting up TOTP with that session proves the factor: the same session now goes through, with amr saying so.
     const api = client(server.url, { token: session });
     const enrolment = await api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
-    expect((await api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeOf(enrolment.body.secret) })).status).toBe(200);
+    expect((await api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeOf(enrolment.body.secret) })).status).toBe(
+      200,
+    );
     clock.advance(30);
     const tokens = await codeFlow(strictRp, session);
     expect(tokens.claims()).toMatchObject({ acr: ACR_MFA, amr: expect.arrayContaining(['pwd', 'otp', 'mfa']) });
@@ -179,8 +221,13 @@ async function passwordOnlySession(person: Person): Promise<string> {
   if (!reply.body.mfa_required) return reply.body.token;
   // The person has a factor: the only password-only sessions left are those made before it. Make one as they were.
   const { createSession } = await import('../../schema/modules/auth/sessions.service.ts');
-  const user = await server.base.db.user.findUniqueOrThrow({ where: { email: person.email }, select: { id: true, sessionVersion: true } });
+  const user = await server.base.db.user.findUniqueOrThrow({
+    where: { email: person.email },
+    select: { id: true, sessionVersion: true },
+  });
   const ctx = { clock, request: { ip: '127.0.0.1', userAgent: 'test' } } as never;
-  const issued = await server.base.db.$transaction((tx) => createSession(ctx, tx, user.id, user.sessionVersion, { amr: ['pwd'] }));
+  const issued = await server.base.db.$transaction((tx) =>
+    createSession(ctx, tx, user.id, user.sessionVersion, { amr: ['pwd'] }),
+  );
   return issued.token;
 }

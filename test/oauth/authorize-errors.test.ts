@@ -59,11 +59,21 @@ function request(overrides: Record<string, string | undefined> = {}, clientId = 
 /** GET /oauth/authorize as a browser would, with the session cookie (or none) and without following redirects. */
 async function authorize(query: URLSearchParams, cookie: string | null = session) {
   const res = await browserGet(`${server.url}/oauth/authorize?${query}`, cookie);
-  return { status: res.status, location: res.headers.get('location'), type: res.headers.get('content-type') ?? '', body: await res.text() };
+  return {
+    status: res.status,
+    location: res.headers.get('location'),
+    type: res.headers.get('content-type') ?? '',
+    body: await res.text(),
+  };
 }
 
 /** Asserts a redirect back to the registered URI carrying an error, the request's state and our issuer. */
-function expectErrorRedirect(reply: Awaited<ReturnType<typeof authorize>>, query: URLSearchParams, error: string, description?: string) {
+function expectErrorRedirect(
+  reply: Awaited<ReturnType<typeof authorize>>,
+  query: URLSearchParams,
+  error: string,
+  description?: string,
+) {
   expect(reply.status, reply.body).toBe(302);
   expect(reply.location).toBeTruthy();
   const url = new URL(reply.location!);
@@ -120,11 +130,19 @@ describe('redirect_uri not registered: an error page, never a redirect', () => {
   });
 
   it('the registered URI with a trailing slash', async () => {
-    expectErrorPage(await authorize(request({ redirect_uri: `${REDIRECT}/` })), 'redirect_uri not registered', 'invalid_request');
+    expectErrorPage(
+      await authorize(request({ redirect_uri: `${REDIRECT}/` })),
+      'redirect_uri not registered',
+      'invalid_request',
+    );
   });
 
   it('the registered URI with a different query', async () => {
-    expectErrorPage(await authorize(request({ redirect_uri: `${REDIRECT}?next=/admin` })), 'redirect_uri not registered', 'invalid_request');
+    expectErrorPage(
+      await authorize(request({ redirect_uri: `${REDIRECT}?next=/admin` })),
+      'redirect_uri not registered',
+      'invalid_request',
+    );
   });
 
   it('missing redirect_uri', async () => {
@@ -251,7 +269,10 @@ describe('PKCE parameters', () => {
   });
 
   it('a valid S256 challenge is accepted (control)', async () => {
-    const query = request({ code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM', code_challenge_method: 'S256' });
+    const query = request({
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    });
     const reply = await authorize(query);
     expect(reply.status).toBe(302);
     expect(new URL(reply.location!).searchParams.get('code')).toBeTruthy();

@@ -5,7 +5,15 @@ import { onStatement } from '../../schema/db.ts';
 import type { TestServer } from '../helpers/server.ts';
 import type { Client } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { authorize, browserGet, codeFrom, decideConsent, registerClient, startWithSignedInMember, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  browserGet,
+  codeFrom,
+  decideConsent,
+  registerClient,
+  startWithSignedInMember,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/cb';
 let server: TestServer;
@@ -17,13 +25,24 @@ let consenting: RegisteredClient;
 
 beforeAll(async () => {
   ({ server, admin, tenant, session } = await startWithSignedInMember({ poolSize: 2 }));
-  const body = { redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'profile'], organization_id: tenant.id };
+  const body = {
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email', 'profile'],
+    organization_id: tenant.id,
+  };
   direct = await registerClient(admin, { ...body, name: 'First party', consent_required: false });
   consenting = await registerClient(admin, { ...body, name: 'Asks once' });
 });
 afterAll(() => server?.stop());
 
-const params = (c: RegisteredClient, state = 's') => ({ client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', nonce: 'n', state });
+const params = (c: RegisteredClient, state = 's') => ({
+  client_id: c.client_id,
+  redirect_uri: REDIRECT,
+  response_type: 'code',
+  scope: 'openid email',
+  nonce: 'n',
+  state,
+});
 
 /** The statements sent while `fn` runs alone. */
 async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
@@ -38,7 +57,10 @@ async function statementsOf<T>(fn: () => Promise<T>): Promise<{ result: T; state
 
 function expectHotPath(statements: string[]) {
   expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(3);
-  expect(statements.filter((s) => /^\s*(begin|start transaction)/i.test(s)), statements.join('\n---\n')).toEqual([]);
+  expect(
+    statements.filter((s) => /^\s*(begin|start transaction)/i.test(s)),
+    statements.join('\n---\n'),
+  ).toEqual([]);
 }
 
 describe('authorize with a session', () => {
@@ -65,14 +87,19 @@ describe('authorize with a session', () => {
         redirect: 'manual',
         headers: { cookie: `tessera_session=${session}`, 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams(params(direct)),
-      }));
+      }),
+    );
     expect(result.status).toBe(303);
     expect(new URL(result.headers.get('location')!).searchParams.get('code')).toMatch(/^tsa_/);
     expectHotPath(statements);
   });
 
   it('16 concurrent requests on a pool of 2 connections: 16 codes, no error', async () => {
-    const replies = await Promise.all(Array.from({ length: 16 }, (_, i) => browserGet(`${server.url}/oauth/authorize?${new URLSearchParams(params(direct, `c${i}`))}`, session)));
+    const replies = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        browserGet(`${server.url}/oauth/authorize?${new URLSearchParams(params(direct, `c${i}`))}`, session),
+      ),
+    );
     const codes = replies.map((r) => new URL(r.headers.get('location') ?? 'x:').searchParams.get('code'));
     expect(replies.map((r) => r.status)).toEqual(Array(16).fill(302));
     expect(new Set(codes).size).toBe(16);

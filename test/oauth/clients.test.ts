@@ -5,7 +5,15 @@ import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client as restClient, signIn, type Client } from '../helpers/http.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, sessionOf, tokenRequest, type ClientCredentials } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  sessionOf,
+  tokenRequest,
+  type ClientCredentials,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://app.example.test/callback';
 
@@ -29,20 +37,33 @@ const register = (api: Client, body: Record<string, unknown> = {}) =>
  * client gets invalid_grant, an unauthenticated one invalid_client.
  */
 async function clientAuth(clientId: string, secret: string) {
-  const reply = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: 'tsr_bogus', client_id: clientId, client_secret: secret });
+  const reply = await tokenRequest(server.url, {
+    grant_type: 'refresh_token',
+    refresh_token: 'tsr_bogus',
+    client_id: clientId,
+    client_secret: secret,
+  });
   return reply.body.error as string;
 }
 
 /** A member's access token for `c` through the code flow (the client must not ask for consent). */
 async function accessTokenFor(c: ClientCredentials, person = tenant.member): Promise<string> {
   const session = await sessionOf(server.url, person);
-  const location = await authorize(server.url, session, { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', state: 's', nonce: 'n' });
+  const location = await authorize(server.url, session, {
+    client_id: c.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid email',
+    state: 's',
+    nonce: 'n',
+  });
   const reply = await exchangeCode(server.url, c, codeFrom(location), REDIRECT);
   if (reply.status !== 200) throw new Error(`token exchange failed: ${JSON.stringify(reply.body)}`);
   return reply.body.access_token;
 }
 
-const userinfoStatus = async (accessToken: string) => (await restClient(server.url, { token: accessToken }).get('/oauth/userinfo')).status;
+const userinfoStatus = async (accessToken: string) =>
+  (await restClient(server.url, { token: accessToken }).get('/oauth/userinfo')).status;
 
 describe('registration over REST', () => {
   it('answers 201 with the client, its client_id and a secret shown only this once', async () => {
@@ -89,10 +110,19 @@ describe('registration over REST', () => {
   });
 
   it('registers a machine client with only the client_credentials grant and no redirect URIs', async () => {
-    const reply = await tenant.admin.api.post('/api/v1/oauth-clients', { name: 'Nightly sync', redirect_uris: [], grant_types: ['client_credentials'], allowed_scopes: ['reports'] });
+    const reply = await tenant.admin.api.post('/api/v1/oauth-clients', {
+      name: 'Nightly sync',
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['reports'],
+    });
     expect(reply.status).toBe(201);
     expect(reply.body).toMatchObject({ grant_types: ['client_credentials'], redirect_uris: [] });
-    const issued = await tokenRequest(server.url, { grant_type: 'client_credentials', client_id: reply.body.client_id, client_secret: reply.body.client_secret });
+    const issued = await tokenRequest(server.url, {
+      grant_type: 'client_credentials',
+      client_id: reply.body.client_id,
+      client_secret: reply.body.client_secret,
+    });
     expect(issued.status).toBe(200);
     expect(issued.body.scope).toBe('reports');
   });
@@ -103,16 +133,29 @@ describe('registration over GraphQL', () => {
     const reply = await tenant.admin.api.post('/graphql', {
       query: `mutation($input: CreateOAuthClientInput!) { createOAuthClient(input: $input) {
         __typename ... on OAuthClientWithSecret { clientSecret client { id clientId organizationId name redirectUris allowedScopes enabled consentRequired } } } }`,
-      variables: { input: { name: 'GraphQL app', redirectUris: [REDIRECT], allowedScopes: ['openid'], consentRequired: false } },
+      variables: {
+        input: { name: 'GraphQL app', redirectUris: [REDIRECT], allowedScopes: ['openid'], consentRequired: false },
+      },
     });
     expect(reply.status).toBe(200);
     const result = reply.body.data.createOAuthClient;
     expect(result.__typename).toBe('OAuthClientWithSecret');
-    expect(result.client).toMatchObject({ organizationId: tenant.id, name: 'GraphQL app', redirectUris: [REDIRECT], allowedScopes: ['openid'], enabled: true, consentRequired: false });
+    expect(result.client).toMatchObject({
+      organizationId: tenant.id,
+      name: 'GraphQL app',
+      redirectUris: [REDIRECT],
+      allowedScopes: ['openid'],
+      enabled: true,
+      consentRequired: false,
+    });
     expect(await clientAuth(result.client.clientId, result.clientSecret)).toBe('invalid_grant');
 
-    const listed = await tenant.admin.api.post('/graphql', { query: '{ oauthClients { items { clientId } nextCursor } }' });
-    expect(listed.body.data.oauthClients.items.map((c: { clientId: string }) => c.clientId)).toContain(result.client.clientId);
+    const listed = await tenant.admin.api.post('/graphql', {
+      query: '{ oauthClients { items { clientId } nextCursor } }',
+    });
+    expect(listed.body.data.oauthClients.items.map((c: { clientId: string }) => c.clientId)).toContain(
+      result.client.clientId,
+    );
   });
 
   it('reports invalid input as a ValidationError with field details', async () => {
@@ -131,8 +174,16 @@ describe('registration over GraphQL', () => {
 describe('validation', () => {
   // The details name the fields as the REST body spells them (snake_case), with the index of a bad list item.
   const cases: [string, Record<string, unknown>, string][] = [
-    ['an http redirect URI on a non-loopback host', { redirect_uris: ['http://app.example.test/cb'] }, 'redirect_uris.0'],
-    ['a redirect URI with a fragment', { redirect_uris: [REDIRECT, 'https://app.example.test/cb#frag'] }, 'redirect_uris.1'],
+    [
+      'an http redirect URI on a non-loopback host',
+      { redirect_uris: ['http://app.example.test/cb'] },
+      'redirect_uris.0',
+    ],
+    [
+      'a redirect URI with a fragment',
+      { redirect_uris: [REDIRECT, 'https://app.example.test/cb#frag'] },
+      'redirect_uris.1',
+    ],
     ['a relative redirect URI', { redirect_uris: ['/cb'] }, 'redirect_uris.0'],
     ['an unknown scope', { allowed_scopes: ['openid', 'Not A Scope!'] }, 'allowed_scopes.1'],
     ['empty allowed_scopes', { allowed_scopes: [] }, 'allowed_scopes'],
@@ -145,7 +196,12 @@ describe('validation', () => {
   ];
   for (const [what, change, path] of cases) {
     it(`refuses ${what} with 400 and details at ${path}`, async () => {
-      const body: Record<string, unknown> = { name: 'Invalid app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], ...change };
+      const body: Record<string, unknown> = {
+        name: 'Invalid app',
+        redirect_uris: [REDIRECT],
+        allowed_scopes: ['openid'],
+        ...change,
+      };
       for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
       const reply = await tenant.admin.api.post('/api/v1/oauth-clients', body);
       expect(reply.status, JSON.stringify(reply.body)).toBe(400);
@@ -158,7 +214,9 @@ describe('validation', () => {
 
   it('refuses the same problems on update', async () => {
     const c = await register(tenant.admin.api);
-    const reply = await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, { redirect_uris: ['https://app.example.test/cb#x'] });
+    const reply = await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, {
+      redirect_uris: ['https://app.example.test/cb#x'],
+    });
     expect(reply.status).toBe(400);
     expect(reply.body.details.map((d: { path: string }) => d.path)).toEqual(['redirect_uris.0']);
     const empty = await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, { allowed_scopes: [] });
@@ -175,7 +233,9 @@ describe('list, read, update', () => {
     expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list);
     const ids = list.body.oauth_clients.map((x: { id: string }) => x.id);
     expect(ids).toContain(c.id);
-    expect(list.body.oauth_clients.every((x: { organization_id: string }) => x.organization_id === tenant.id)).toBe(true);
+    expect(list.body.oauth_clients.every((x: { organization_id: string }) => x.organization_id === tenant.id)).toBe(
+      true,
+    );
     expect(JSON.stringify(list.body)).not.toContain('client_secret');
 
     const byId = await tenant.admin.api.get(`/api/v1/oauth-clients/${c.id}`);
@@ -188,10 +248,21 @@ describe('list, read, update', () => {
 
   it('updates the given fields only', async () => {
     const c = await register(tenant.admin.api, { name: 'Before' });
-    const reply = await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, { name: 'After', allowed_scopes: ['openid', 'profile'], consent_required: false });
+    const reply = await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, {
+      name: 'After',
+      allowed_scopes: ['openid', 'profile'],
+      consent_required: false,
+    });
     expect(reply.status).toBe(200);
     expectMatchesOpenApi('PATCH', `/api/v1/oauth-clients/${c.id}`, reply);
-    expect(reply.body).toMatchObject({ id: c.id, name: 'After', allowed_scopes: ['openid', 'profile'], consent_required: false, redirect_uris: [REDIRECT], enabled: true });
+    expect(reply.body).toMatchObject({
+      id: c.id,
+      name: 'After',
+      allowed_scopes: ['openid', 'profile'],
+      consent_required: false,
+      redirect_uris: [REDIRECT],
+      enabled: true,
+    });
     expect((await tenant.admin.api.get(`/api/v1/oauth-clients/${c.id}`)).body.name).toBe('After');
   });
 });
@@ -225,7 +296,12 @@ describe('disabling', () => {
     // Ended with their grant (revokeGrants), not merely refused while the grant is revoked.
     expect(await liveRefreshTokens()).toBe(0);
 
-    const refused = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: 'tsr_bogus', client_id: c.client_id, client_secret: c.client_secret });
+    const refused = await tokenRequest(server.url, {
+      grant_type: 'refresh_token',
+      refresh_token: 'tsr_bogus',
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    });
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual({ error: 'invalid_client', error_description: 'Client not found' });
     expect(refused.headers.get('www-authenticate')).toBeTruthy();
@@ -241,12 +317,25 @@ describe('disabling', () => {
 
 describe('deleting', () => {
   it('answers 204; the client is gone and so are its tokens', async () => {
-    const c = await register(tenant.admin.api, { consent_required: false, allowed_scopes: ['openid', 'email', 'offline_access'] });
+    const c = await register(tenant.admin.api, {
+      consent_required: false,
+      allowed_scopes: ['openid', 'email', 'offline_access'],
+    });
     const accessToken = await accessTokenFor(c);
     // A refresh token and an unused code as well: they go with the client's grants (their only foreign key).
     const session = await sessionOf(server.url, tenant.member);
-    const offline = { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', state: 's', nonce: 'n' };
-    expect((await exchangeCode(server.url, c, codeFrom(await authorize(server.url, session, offline)), REDIRECT)).body.refresh_token).toEqual(expect.any(String));
+    const offline = {
+      client_id: c.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid offline_access',
+      state: 's',
+      nonce: 'n',
+    };
+    expect(
+      (await exchangeCode(server.url, c, codeFrom(await authorize(server.url, session, offline)), REDIRECT)).body
+        .refresh_token,
+    ).toEqual(expect.any(String));
     codeFrom(await authorize(server.url, session, offline));
     const rowsOf = async () => ({
       codes: await server.base.db.authorizationCode.count({ where: { clientId: c.id } }),
@@ -278,20 +367,31 @@ describe('tenant isolation and roles', () => {
       expect((await api.post(`/api/v1/oauth-clients/${id}/rotate-secret`)).status).toBe(404);
       expect((await api.delete(`/api/v1/oauth-clients/${id}`)).status).toBe(404);
     }
-    expect((await api.get('/api/v1/oauth-clients')).body.oauth_clients.map((c: { id: string }) => c.id)).not.toContain(theirs.id);
+    expect((await api.get('/api/v1/oauth-clients')).body.oauth_clients.map((c: { id: string }) => c.id)).not.toContain(
+      theirs.id,
+    );
     // Nothing changed.
     const still = await otherTenant.admin.api.get(`/api/v1/oauth-clients/${theirs.id}`);
     expect(still.body.name).toBe('Theirs');
     expect(await clientAuth(theirs.client_id, theirs.client_secret)).toBe('invalid_grant');
     // Nor may a tenant register a client into another organization.
-    const intoOther = await api.post('/api/v1/oauth-clients', { name: 'Planted', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], organization_id: otherTenant.id });
+    const intoOther = await api.post('/api/v1/oauth-clients', {
+      name: 'Planted',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      organization_id: otherTenant.id,
+    });
     expect(intoOther.status).toBe(404);
   });
 
   it('members cannot register, list or change clients (403)', async () => {
     const c = await register(tenant.admin.api);
     const member = tenant.member.api;
-    const create = await member.post('/api/v1/oauth-clients', { name: 'Sneaky', redirect_uris: [REDIRECT], allowed_scopes: ['openid'] });
+    const create = await member.post('/api/v1/oauth-clients', {
+      name: 'Sneaky',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+    });
     expect(create.status).toBe(403);
     expectMatchesOpenApi('POST', '/api/v1/oauth-clients', create);
     expect((await member.get('/api/v1/oauth-clients')).status).toBe(403);
@@ -302,7 +402,11 @@ describe('tenant isolation and roles', () => {
   });
 
   it('requires authentication (401)', async () => {
-    const reply = await restClient(server.url).post('/api/v1/oauth-clients', { name: 'Anon', redirect_uris: [REDIRECT], allowed_scopes: ['openid'] });
+    const reply = await restClient(server.url).post('/api/v1/oauth-clients', {
+      name: 'Anon',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+    });
     expect(reply.status).toBe(401);
     expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer/);
   });
@@ -315,17 +419,41 @@ describe('audit log and events', () => {
     await tenant.admin.api.post(`/api/v1/oauth-clients/${c.id}/rotate-secret`);
     expect((await tenant.admin.api.delete(`/api/v1/oauth-clients/${c.id}`)).status).toBe(204);
 
-    const audit = await server.base.db.auditLog.findMany({ where: { targetId: c.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-    expect(audit.map((a) => a.action)).toEqual(['oauth_client.create', 'oauth_client.update', 'oauth_client.rotate_secret', 'oauth_client.delete']);
+    const audit = await server.base.db.auditLog.findMany({
+      where: { targetId: c.id },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    expect(audit.map((a) => a.action)).toEqual([
+      'oauth_client.create',
+      'oauth_client.update',
+      'oauth_client.rotate_secret',
+      'oauth_client.delete',
+    ]);
     for (const row of audit) {
-      expect(row).toMatchObject({ organizationId: tenant.id, actorId: tenant.admin.id, targetType: 'oauth_client', outcome: 'success' });
+      expect(row).toMatchObject({
+        organizationId: tenant.id,
+        actorId: tenant.admin.id,
+        targetType: 'oauth_client',
+        outcome: 'success',
+      });
     }
 
-    const events = await server.base.db.event.findMany({ where: { organizationId: tenant.id, kind: { startsWith: 'oauth' } }, orderBy: { createdAt: 'asc' } });
+    const events = await server.base.db.event.findMany({
+      where: { organizationId: tenant.id, kind: { startsWith: 'oauth' } },
+      orderBy: { createdAt: 'asc' },
+    });
     const about = events.filter((e) => JSON.parse(e.body).data?.client?.id === c.id);
-    expect(about.map((e) => e.kind).sort()).toEqual(['oauth.client.created', 'oauth.client.deleted', 'oauth_client.created', 'oauth_client.deleted']);
+    expect(about.map((e) => e.kind).sort()).toEqual([
+      'oauth.client.created',
+      'oauth.client.deleted',
+      'oauth_client.created',
+      'oauth_client.deleted',
+    ]);
     const created = about.find((e) => e.kind === 'oauth.client.created')!;
-    expect(JSON.parse(created.body)).toMatchObject({ organization: { id: tenant.id, name: tenant.name }, data: { client: { id: c.id, clientId: c.client_id, name: 'Audited app' } } });
+    expect(JSON.parse(created.body)).toMatchObject({
+      organization: { id: tenant.id, name: tenant.name },
+      data: { client: { id: c.id, clientId: c.client_id, name: 'Audited app' } },
+    });
     expect(about.map((e) => e.body).join('\n')).not.toContain(c.client_secret);
   });
 });

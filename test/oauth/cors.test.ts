@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
 import type { Reply } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, startWithSignedInMember, tokenRequest, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const SPA_ORIGIN = 'https://spa.example.test';
 const SPA_REDIRECT = `${SPA_ORIGIN}/callback`;
@@ -20,7 +28,12 @@ let session: string;
 beforeAll(async () => {
   ({ server, tenant, session } = await startWithSignedInMember());
   const register = (body: Record<string, unknown>) =>
-    registerClient(tenant.admin.api, { redirect_uris: [SPA_REDIRECT], allowed_scopes: ['openid', 'email'], consent_required: false, ...body });
+    registerClient(tenant.admin.api, {
+      redirect_uris: [SPA_REDIRECT],
+      allowed_scopes: ['openid', 'email'],
+      consent_required: false,
+      ...body,
+    });
   spa = await register({ name: 'Single-page app', allowed_origins: [SPA_ORIGIN] });
   const retired = await register({ name: 'Retired app', allowed_origins: [DISABLED_ORIGIN] });
   const disabled = await tenant.admin.api.patch(`/api/v1/oauth-clients/${retired.id}`, { enabled: false });
@@ -30,7 +43,14 @@ afterAll(() => server?.stop());
 
 /** Fresh tokens of the SPA client for tenant.member, exchanged from `origin`: the token endpoint's whole reply. */
 async function spaTokens(origin = SPA_ORIGIN): Promise<Reply> {
-  const location = await authorize(server.url, session, { client_id: spa.client_id, redirect_uri: SPA_REDIRECT, response_type: 'code', scope: 'openid email', state: 's', nonce: 'n' });
+  const location = await authorize(server.url, session, {
+    client_id: spa.client_id,
+    redirect_uri: SPA_REDIRECT,
+    response_type: 'code',
+    scope: 'openid email',
+    state: 's',
+    nonce: 'n',
+  });
   return exchangeCode(server.url, spa, codeFrom(location), SPA_REDIRECT, { origin });
 }
 
@@ -45,7 +65,11 @@ const revoke = (token: string, origin: string) =>
 const preflight = (path: string, origin: string, method: string) =>
   fetch(`${server.url}${path}`, {
     method: 'OPTIONS',
-    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'authorization, content-type' },
+    headers: {
+      origin,
+      'access-control-request-method': method,
+      'access-control-request-headers': 'authorization, content-type',
+    },
   });
 
 function expectAllowed(res: { headers: Headers }, origin: string) {
@@ -101,7 +125,12 @@ describe('actual requests', () => {
   it('POST /oauth/token errors from a listed origin are readable too', async () => {
     const res = await tokenRequest(
       server.url,
-      { grant_type: 'refresh_token', refresh_token: 'tsr_unknown', client_id: spa.client_id, client_secret: spa.client_secret },
+      {
+        grant_type: 'refresh_token',
+        refresh_token: 'tsr_unknown',
+        client_id: spa.client_id,
+        client_secret: spa.client_secret,
+      },
       { origin: SPA_ORIGIN },
     );
     expect(res.status).toBe(400);
@@ -110,11 +139,15 @@ describe('actual requests', () => {
 
   it('GET /oauth/userinfo from a listed origin carries it, and exposes WWW-Authenticate on a 401', async () => {
     const { access_token } = (await spaTokens()).body as { access_token: string };
-    const ok = await fetch(`${server.url}/oauth/userinfo`, { headers: { origin: SPA_ORIGIN, authorization: `Bearer ${access_token}` } });
+    const ok = await fetch(`${server.url}/oauth/userinfo`, {
+      headers: { origin: SPA_ORIGIN, authorization: `Bearer ${access_token}` },
+    });
     expect(ok.status).toBe(200);
     expectAllowed(ok, SPA_ORIGIN);
 
-    const denied = await fetch(`${server.url}/oauth/userinfo`, { headers: { origin: SPA_ORIGIN, authorization: 'Bearer not-a-token' } });
+    const denied = await fetch(`${server.url}/oauth/userinfo`, {
+      headers: { origin: SPA_ORIGIN, authorization: 'Bearer not-a-token' },
+    });
     expect(denied.status).toBe(401);
     expectAllowed(denied, SPA_ORIGIN);
     expect((denied.headers.get('access-control-expose-headers') ?? '').toLowerCase()).toContain('www-authenticate');
@@ -142,7 +175,9 @@ describe('actual requests', () => {
       expectNoCors(token);
       const { access_token, refresh_token } = token.body as { access_token: string; refresh_token: string };
 
-      const info = await fetch(`${server.url}/oauth/userinfo`, { headers: { origin, authorization: `Bearer ${access_token}` } });
+      const info = await fetch(`${server.url}/oauth/userinfo`, {
+        headers: { origin, authorization: `Bearer ${access_token}` },
+      });
       expect(info.status).toBe(200);
       expectNoCors(info);
 
@@ -158,10 +193,15 @@ describe('actual requests', () => {
 
   it('stops allowing an origin once the client no longer lists it', async () => {
     const shortLived = await registerClient(tenant.admin.api, {
-      name: 'Short-lived SPA', redirect_uris: [SPA_REDIRECT], allowed_scopes: ['openid'], allowed_origins: ['https://short.example.test'],
+      name: 'Short-lived SPA',
+      redirect_uris: [SPA_REDIRECT],
+      allowed_scopes: ['openid'],
+      allowed_origins: ['https://short.example.test'],
     });
     expectAllowed(await preflight('/oauth/token', 'https://short.example.test', 'POST'), 'https://short.example.test');
-    expect((await tenant.admin.api.patch(`/api/v1/oauth-clients/${shortLived.id}`, { allowed_origins: [] })).status).toBe(200);
+    expect(
+      (await tenant.admin.api.patch(`/api/v1/oauth-clients/${shortLived.id}`, { allowed_origins: [] })).status,
+    ).toBe(200);
     expectNoCors(await preflight('/oauth/token', 'https://short.example.test', 'POST'));
   });
 });

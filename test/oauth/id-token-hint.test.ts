@@ -6,7 +6,14 @@ import type { TestServer } from '../helpers/server.ts';
 import { client as restClient, type Client } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
 import {
-  authorize, browserGet, codeFrom, exchangeCode, registerClient, sessionOf, startWithSignedInMember, type RegisteredClient,
+  authorize,
+  browserGet,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  sessionOf,
+  startWithSignedInMember,
+  type RegisteredClient,
 } from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/cb';
@@ -22,7 +29,13 @@ let tokens: { id_token: string; access_token: string };
 
 beforeAll(async () => {
   ({ server, admin, tenant, session } = await startWithSignedInMember());
-  const body = { redirect_uris: [REDIRECT], post_logout_redirect_uris: [POST_LOGOUT], allowed_scopes: ['openid', 'email'], consent_required: false, organization_id: tenant.id };
+  const body = {
+    redirect_uris: [REDIRECT],
+    post_logout_redirect_uris: [POST_LOGOUT],
+    allowed_scopes: ['openid', 'email'],
+    consent_required: false,
+    organization_id: tenant.id,
+  };
   app = await registerClient(admin, { ...body, name: 'App' });
   other = await registerClient(admin, { ...body, name: 'Other app' });
   tokens = await tokensOf(app, session);
@@ -30,14 +43,28 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 async function tokensOf(c: RegisteredClient, browser: string) {
-  const location = await authorize(server.url, browser, { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', nonce: 'n' });
+  const location = await authorize(server.url, browser, {
+    client_id: c.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid email',
+    nonce: 'n',
+  });
   const reply = await exchangeCode(server.url, c, codeFrom(location), REDIRECT);
   expect(reply.status).toBe(200);
   return reply.body as { id_token: string; access_token: string };
 }
 
 const withHint = (hint: string, extra: Record<string, string> = {}) =>
-  authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 'st', id_token_hint: hint, ...extra });
+  authorize(server.url, session, {
+    client_id: app.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid',
+    state: 'st',
+    id_token_hint: hint,
+    ...extra,
+  });
 
 function expectRefused(location: URL, description: string) {
   expect(location.origin + location.pathname).toBe(REDIRECT);
@@ -81,7 +108,11 @@ describe('id_token_hint at /oauth/logout', () => {
   it('an access token is refused with an error page, and the session goes on', async () => {
     const browser = await sessionOf(server.url, tenant.member);
     const mine = await tokensOf(app, browser);
-    const query = new URLSearchParams({ id_token_hint: mine.access_token, post_logout_redirect_uri: POST_LOGOUT, state: 'x' });
+    const query = new URLSearchParams({
+      id_token_hint: mine.access_token,
+      post_logout_redirect_uri: POST_LOGOUT,
+      state: 'x',
+    });
     const res = await browserGet(`${server.url}/oauth/logout?${query}`, browser);
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
@@ -92,7 +123,11 @@ describe('id_token_hint at /oauth/logout', () => {
   it('the ID token of the same sign-in ends the session at once (control)', async () => {
     const browser = await sessionOf(server.url, tenant.member);
     const mine = await tokensOf(app, browser);
-    const query = new URLSearchParams({ id_token_hint: mine.id_token, post_logout_redirect_uri: POST_LOGOUT, state: 'x' });
+    const query = new URLSearchParams({
+      id_token_hint: mine.id_token,
+      post_logout_redirect_uri: POST_LOGOUT,
+      state: 'x',
+    });
     const res = await browserGet(`${server.url}/oauth/logout?${query}`, browser);
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe(`${POST_LOGOUT}?state=x`);

@@ -7,7 +7,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest
 import type { TestServer } from '../helpers/server.ts';
 import { client as restClient } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { followRedirect, registerClient, relyingParty, startWithSignedInMember, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  followRedirect,
+  registerClient,
+  relyingParty,
+  startWithSignedInMember,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 import { createTestDatabase } from '../helpers/db.ts';
 import { createDb } from '../../schema/db.ts';
 import { KeyStore } from '../../schema/keys/signing-keys.ts';
@@ -45,11 +51,19 @@ async function tokensFor(c: RegisteredClient, alg = 'RS256') {
   const verifier = oidc.randomPKCECodeVerifier();
   const nonce = oidc.randomNonce();
   const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT, scope: 'openid email', nonce, state: 'st',
-    code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT,
+    scope: 'openid email',
+    nonce,
+    state: 'st',
+    code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
   });
   const location = await followRedirect(url, session);
-  return oidc.authorizationCodeGrant(config, location, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: 'st' });
+  return oidc.authorizationCodeGrant(config, location, {
+    pkceCodeVerifier: verifier,
+    expectedNonce: nonce,
+    expectedState: 'st',
+  });
 }
 
 const atHash = (accessToken: string, hash: 'sha256' | 'sha512') => {
@@ -57,7 +71,8 @@ const atHash = (accessToken: string, hash: 'sha256' | 'sha512') => {
   return digest.subarray(0, digest.length / 2).toString('base64url');
 };
 
-const userinfoStatus = async (accessToken: string) => (await restClient(server.url, { token: accessToken }).get('/oauth/userinfo')).status;
+const userinfoStatus = async (accessToken: string) =>
+  (await restClient(server.url, { token: accessToken }).get('/oauth/userinfo')).status;
 
 beforeAll(async () => {
   ({ server, tenant, session } = await startWithSignedInMember());
@@ -104,22 +119,34 @@ describe('ID tokens in the algorithm the client registered', () => {
       expect(published).toMatchObject({ alg, kty });
 
       const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
-      const { payload } = await jwtVerify(tokens.id_token!, jwks, { issuer: server.url, audience: c.client_id, algorithms: [alg] });
+      const { payload } = await jwtVerify(tokens.id_token!, jwks, {
+        issuer: server.url,
+        audience: c.client_id,
+        algorithms: [alg],
+      });
       expect(payload.sub).toBe(tenant.member.id);
       expect(payload.at_hash).toBe(atHash(tokens.access_token, hash));
       // Access tokens stay RS256 whatever the ID token algorithm.
       expect(decodeProtectedHeader(tokens.access_token)).toMatchObject({ alg: 'RS256', typ: 'at+jwt' });
-      await expect(jwtVerify(tokens.access_token, jwks, { issuer: server.url, audience: c.client_id, typ: 'at+jwt' })).resolves.toBeTruthy();
+      await expect(
+        jwtVerify(tokens.access_token, jwks, { issuer: server.url, audience: c.client_id, typ: 'at+jwt' }),
+      ).resolves.toBeTruthy();
     });
   }
 
   it('refuses an algorithm it does not offer at registration', async () => {
     const reply = await tenant.admin.api.post('/api/v1/oauth-clients', {
-      name: 'HMAC app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], id_token_signed_response_alg: 'HS256',
+      name: 'HMAC app',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      id_token_signed_response_alg: 'HS256',
     });
     expect(reply.status).toBe(400);
     const none = await tenant.admin.api.post('/api/v1/oauth-clients', {
-      name: 'Unsigned app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], id_token_signed_response_alg: 'none',
+      name: 'Unsigned app',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      id_token_signed_response_alg: 'none',
     });
     expect(none.status).toBe(400);
   });
@@ -190,7 +217,9 @@ describe('key rotation', () => {
     expect(await userinfoStatus(before.access_token)).toBe(200);
     const fresh = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
     await expect(jwtVerify(later.access_token, fresh, { issuer: server.url, typ: 'at+jwt' })).resolves.toBeTruthy();
-    await expect(jwtVerify(later.id_token!, fresh, { issuer: server.url, audience: c.client_id, algorithms: ['ES256'] })).resolves.toBeTruthy();
+    await expect(
+      jwtVerify(later.id_token!, fresh, { issuer: server.url, audience: c.client_id, algorithms: ['ES256'] }),
+    ).resolves.toBeTruthy();
   });
 
   it('a token verified before is refused once its key is retired (verifications are remembered only under the key set that made them)', async () => {

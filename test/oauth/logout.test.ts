@@ -5,7 +5,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
 import { client as restClient, type Client } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { browserGet, registerClient, sessionOf, startWithSignedInMember, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  browserGet,
+  registerClient,
+  sessionOf,
+  startWithSignedInMember,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const POST_LOGOUT = 'https://rp.example.test/bye';
 let server: TestServer;
@@ -16,12 +22,17 @@ let app: RegisteredClient;
 beforeAll(async () => {
   ({ server, admin, tenant } = await startWithSignedInMember());
   app = await registerClient(admin, {
-    name: 'App', redirect_uris: ['https://rp.example.test/cb'], post_logout_redirect_uris: [POST_LOGOUT], allowed_scopes: ['openid'], organization_id: tenant.id,
+    name: 'App',
+    redirect_uris: ['https://rp.example.test/cb'],
+    post_logout_redirect_uris: [POST_LOGOUT],
+    allowed_scopes: ['openid'],
+    organization_id: tenant.id,
   });
 });
 afterAll(() => server?.stop());
 
-const alive = async (session: string) => (await restClient(server.url, { token: session }).get('/api/v1/users/me')).status === 200;
+const alive = async (session: string) =>
+  (await restClient(server.url, { token: session }).get('/api/v1/users/me')).status === 200;
 
 /** GET /oauth/logout as the browser holding `session`: the confirmation page it is sent to, and its request. */
 async function askToLogOut(session: string, params: Record<string, string> = {}) {
@@ -39,7 +50,11 @@ function confirm(session: string | null, request: string, extra: Record<string, 
   return fetch(`${server.url}/oauth/logout`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url, ...(session ? { cookie: `tessera_session=${session}` } : {}) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: server.url,
+      ...(session ? { cookie: `tessera_session=${session}` } : {}),
+    },
     body: new URLSearchParams({ logout_request: request, ...extra }),
   });
 }
@@ -61,7 +76,8 @@ describe('RP-initiated logout without id_token_hint', () => {
   it('POST without a hint or a confirmed request asks first too', async () => {
     const session = await sessionOf(server.url, tenant.member);
     const res = await fetch(`${server.url}/oauth/logout`, {
-      method: 'POST', redirect: 'manual',
+      method: 'POST',
+      redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: `tessera_session=${session}` },
       body: new URLSearchParams({ client_id: app.client_id }),
     });
@@ -72,7 +88,11 @@ describe('RP-initiated logout without id_token_hint', () => {
 
   it('with client_id and a registered post_logout_redirect_uri: after confirming, back there with the state', async () => {
     const session = await sessionOf(server.url, tenant.member);
-    const request = await askToLogOut(session, { client_id: app.client_id, post_logout_redirect_uri: POST_LOGOUT, state: 'st' });
+    const request = await askToLogOut(session, {
+      client_id: app.client_id,
+      post_logout_redirect_uri: POST_LOGOUT,
+      state: 'st',
+    });
     expect(await alive(session)).toBe(true);
     const res = await confirm(session, request);
     expect(res.status).toBe(303);
@@ -82,14 +102,17 @@ describe('RP-initiated logout without id_token_hint', () => {
 
   it('an unregistered post_logout_redirect_uri is an error page before anything is asked', async () => {
     const session = await sessionOf(server.url, tenant.member);
-    const query = new URLSearchParams({ client_id: app.client_id, post_logout_redirect_uri: 'https://evil.example.test/' });
+    const query = new URLSearchParams({
+      client_id: app.client_id,
+      post_logout_redirect_uri: 'https://evil.example.test/',
+    });
     const res = await browserGet(`${server.url}/oauth/logout?${query}`, session);
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
     expect(await res.text()).toContain('post_logout_redirect_uri not registered');
   });
 
-  it("a request signed for another session, or a forged one, signs no one out", async () => {
+  it('a request signed for another session, or a forged one, signs no one out', async () => {
     const mine = await sessionOf(server.url, tenant.member);
     const attackers = await sessionOf(server.url, tenant.admin);
     const request = await askToLogOut(attackers);
@@ -113,7 +136,10 @@ describe('RP-initiated logout without id_token_hint', () => {
   });
 
   it('a signed-out browser is simply sent on', async () => {
-    const res = await browserGet(`${server.url}/oauth/logout?${new URLSearchParams({ client_id: app.client_id, post_logout_redirect_uri: POST_LOGOUT })}`, null);
+    const res = await browserGet(
+      `${server.url}/oauth/logout?${new URLSearchParams({ client_id: app.client_id, post_logout_redirect_uri: POST_LOGOUT })}`,
+      null,
+    );
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe(POST_LOGOUT);
   });

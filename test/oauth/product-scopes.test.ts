@@ -11,7 +11,15 @@ import type { TestServer } from '../helpers/server.ts';
 import type { Client } from '../helpers/http.ts';
 import { addPerson, type Person, type Tenant } from '../helpers/fixtures.ts';
 import {
-  authorize, codeFrom, decideConsent, exchangeCode, registerClient, sessionOf, startWithSignedInMember, tokenRequest, type RegisteredClient,
+  authorize,
+  codeFrom,
+  decideConsent,
+  exchangeCode,
+  registerClient,
+  sessionOf,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
 } from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/cb';
@@ -34,14 +42,21 @@ async function product(body: typeof ANALYTICS): Promise<string> {
 
 async function subscribe(productId: string): Promise<string> {
   const reply = await admin.post('/api/v1/subscriptions', {
-    organization_id: tenant.id, product_id: productId, total_seats: 10, price_per_seat: 5, billing_cycle: 'monthly', status: 'active',
+    organization_id: tenant.id,
+    product_id: productId,
+    total_seats: 10,
+    price_per_seat: 5,
+    billing_cycle: 'monthly',
+    status: 'active',
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.id;
 }
 
 const seat = async (subscriptionId: string, person: Person) =>
-  expect((await tenant.admin.api.post(`/api/v1/subscriptions/${subscriptionId}/seats`, { user_id: person.id })).status).toBe(201);
+  expect(
+    (await tenant.admin.api.post(`/api/v1/subscriptions/${subscriptionId}/seats`, { user_id: person.id })).status,
+  ).toBe(201);
 
 beforeAll(async () => {
   ({ server, admin, tenant, session } = await startWithSignedInMember());
@@ -51,14 +66,23 @@ beforeAll(async () => {
   await seat(analyticsSubscription, tenant.member);
   await seat(billingSubscription, tenant.member);
   app = await registerClient(admin, {
-    name: 'Licensed app', redirect_uris: [REDIRECT], consent_required: false, organization_id: tenant.id,
+    name: 'Licensed app',
+    redirect_uris: [REDIRECT],
+    consent_required: false,
+    organization_id: tenant.id,
     allowed_scopes: ['openid', 'email', 'profile', 'organization', 'acme-analytics', 'acme-billing', 'no-such-product'],
   });
 });
 afterAll(() => server?.stop());
 
 const authorizeAs = (browser: string, scope: string, c: RegisteredClient = app) =>
-  authorize(server.url, browser, { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, state: 'st' });
+  authorize(server.url, browser, {
+    client_id: c.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    state: 'st',
+  });
 
 async function tokensFor(browser: string, scope: string) {
   const tokens = await exchangeCode(server.url, app, codeFrom(await authorizeAs(browser, scope)), REDIRECT);
@@ -71,10 +95,20 @@ const userinfo = async (accessToken: string) => {
   expect(reply.status).toBe(200);
   return reply.json();
 };
-const refresh = (token: string, scope?: string) => tokenRequest(server.url, {
-  grant_type: 'refresh_token', refresh_token: token, client_id: app.client_id, client_secret: app.client_secret, ...(scope ? { scope } : {}),
+const refresh = (token: string, scope?: string) =>
+  tokenRequest(server.url, {
+    grant_type: 'refresh_token',
+    refresh_token: token,
+    client_id: app.client_id,
+    client_secret: app.client_secret,
+    ...(scope ? { scope } : {}),
+  });
+const analyticsClaim = () => ({
+  id: analyticsId,
+  slug: 'acme-analytics',
+  name: 'Acme Analytics',
+  features: ['reports', 'export'],
 });
-const analyticsClaim = () => ({ id: analyticsId, slug: 'acme-analytics', name: 'Acme Analytics', features: ['reports', 'export'] });
 
 describe('discovery', () => {
   it('lists the product scopes beside the standard ones', async () => {
@@ -82,7 +116,18 @@ describe('discovery', () => {
     const reply = await fetch(`${server.url}/.well-known/openid-configuration`);
     expect(reply.status).toBe(200);
     const { scopes_supported: scopes } = await reply.json();
-    expect(scopes).toEqual(expect.arrayContaining(['openid', 'profile', 'email', 'organization', 'offline_access', 'api', 'acme-analytics', 'acme-billing']));
+    expect(scopes).toEqual(
+      expect.arrayContaining([
+        'openid',
+        'profile',
+        'email',
+        'organization',
+        'offline_access',
+        'api',
+        'acme-analytics',
+        'acme-billing',
+      ]),
+    );
   });
 });
 
@@ -91,8 +136,17 @@ describe('a user with a seat', () => {
     const tokens = await tokensFor(session, 'openid email acme-analytics');
     expect(tokens.scope.split(' ')).toEqual(['openid', 'email', 'acme-analytics']);
     expect(decodeJwt(tokens.access_token).scope).toBe('openid email acme-analytics');
-    const expected = { products: [analyticsClaim()], licenses: ['acme-analytics'], entitlements: ['acme-analytics:reports', 'acme-analytics:export'] };
-    expect(await userinfo(tokens.access_token)).toEqual({ sub: tenant.member.id, email: tenant.member.email, email_verified: expect.any(Boolean), ...expected });
+    const expected = {
+      products: [analyticsClaim()],
+      licenses: ['acme-analytics'],
+      entitlements: ['acme-analytics:reports', 'acme-analytics:export'],
+    };
+    expect(await userinfo(tokens.access_token)).toEqual({
+      sub: tenant.member.id,
+      email: tenant.member.email,
+      email_verified: expect.any(Boolean),
+      ...expected,
+    });
     expect(decodeJwt(tokens.id_token!)).toMatchObject(expected);
   });
 
@@ -125,7 +179,12 @@ describe('a user with a seat', () => {
     expect(codeFrom(location)).toMatch(/^tsa_/);
     expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(3);
 
-    const tokens = await exchangeCode(server.url, app, codeFrom(await authorizeAs(session, 'openid organization acme-analytics')), REDIRECT);
+    const tokens = await exchangeCode(
+      server.url,
+      app,
+      codeFrom(await authorizeAs(session, 'openid organization acme-analytics')),
+      REDIRECT,
+    );
     const counted: string[] = [];
     const stopAgain = onStatement(server.base.db, (sql) => counted.push(sql));
     try {
@@ -172,13 +231,17 @@ describe('a refresh after the seat was removed', () => {
     expect(kept.status, JSON.stringify(kept.body)).toBe(200);
     expect(kept.body.scope).toBe('openid email acme-analytics');
 
-    expect((await tenant.admin.api.delete(`/api/v1/subscriptions/${analyticsSubscription}/seats/${person.id}`)).status).toBe(204);
+    expect(
+      (await tenant.admin.api.delete(`/api/v1/subscriptions/${analyticsSubscription}/seats/${person.id}`)).status,
+    ).toBe(204);
     const dropped = await refresh(kept.body.refresh_token);
     expect(dropped.status, JSON.stringify(dropped.body)).toBe(200);
     expect(dropped.body.scope).toBe('openid email');
     expect(decodeJwt(dropped.body.access_token).scope).toBe('openid email');
     expect(decodeJwt(dropped.body.id_token)).not.toHaveProperty('licenses');
-    const stored = await server.base.db.refreshToken.findUnique({ where: { tokenHash: createHash('sha256').update(dropped.body.refresh_token).digest('hex') } });
+    const stored = await server.base.db.refreshToken.findUnique({
+      where: { tokenHash: createHash('sha256').update(dropped.body.refresh_token).digest('hex') },
+    });
     expect(stored!.scope).toBe('openid email');
     expect(await userinfo(dropped.body.access_token)).not.toHaveProperty('licenses');
     // The old access token still names the scope, but userinfo shows only licenses held now.
@@ -198,24 +261,32 @@ describe('a refresh after the seat was removed', () => {
     expect(seated.body.scope).toBe('acme-analytics openid');
     expect(decodeJwt(seated.body.id_token).licenses).toEqual(['acme-analytics']);
 
-    expect((await tenant.admin.api.delete(`/api/v1/subscriptions/${analyticsSubscription}/seats/${person.id}`)).status).toBe(204);
+    expect(
+      (await tenant.admin.api.delete(`/api/v1/subscriptions/${analyticsSubscription}/seats/${person.id}`)).status,
+    ).toBe(204);
     // Within the refresh token's scope, so not refused; but the license is gone, so not issued either.
     const unseated = await refresh(seated.body.refresh_token, 'acme-analytics openid');
     expect(unseated.status, JSON.stringify(unseated.body)).toBe(200);
     expect(unseated.body.scope).toBe('openid');
     expect(decodeJwt(unseated.body.access_token).scope).toBe('openid');
     expect(decodeJwt(unseated.body.id_token)).not.toHaveProperty('licenses');
-    const stored = await server.base.db.refreshToken.findUnique({ where: { tokenHash: createHash('sha256').update(unseated.body.refresh_token).digest('hex') } });
+    const stored = await server.base.db.refreshToken.findUnique({
+      where: { tokenHash: createHash('sha256').update(unseated.body.refresh_token).digest('hex') },
+    });
     expect(stored!.scope).toBe('openid email');
   });
 });
 
 describe('a client that may be granted plain scopes only', () => {
-  const redeeming = (statements: string[]) => statements.filter((sql) => /update (authorization_codes|refresh_tokens) set used_at/.test(sql));
+  const redeeming = (statements: string[]) =>
+    statements.filter((sql) => /update (authorization_codes|refresh_tokens) set used_at/.test(sql));
 
   it('authorizes, redeems its codes and refreshes without looking up licenses, with the same tokens', async () => {
     const plain = await registerClient(admin, {
-      name: 'Plain app', redirect_uris: [REDIRECT], consent_required: false, organization_id: tenant.id,
+      name: 'Plain app',
+      redirect_uris: [REDIRECT],
+      consent_required: false,
+      organization_id: tenant.id,
       allowed_scopes: ['openid', 'email', 'profile', 'offline_access'],
     });
     const statements: string[] = [];
@@ -224,7 +295,12 @@ describe('a client that may be granted plain scopes only', () => {
     try {
       const code = codeFrom(await authorizeAs(session, 'openid email offline_access', plain));
       tokens = await exchangeCode(server.url, plain, code, REDIRECT);
-      refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: plain.client_id, client_secret: plain.client_secret });
+      refreshed = await tokenRequest(server.url, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.body.refresh_token,
+        client_id: plain.client_id,
+        client_secret: plain.client_secret,
+      });
     } finally {
       stop();
     }
@@ -240,14 +316,19 @@ describe('a client that may be granted plain scopes only', () => {
 
   it('a token granted before its scopes were narrowed is redeemed as before: the product scope and its license stay', async () => {
     const narrowed = await registerClient(admin, {
-      name: 'Narrowed app', redirect_uris: [REDIRECT], consent_required: false, organization_id: tenant.id,
+      name: 'Narrowed app',
+      redirect_uris: [REDIRECT],
+      consent_required: false,
+      organization_id: tenant.id,
       allowed_scopes: ['openid', 'email', 'offline_access', 'acme-analytics'],
     });
     const code = codeFrom(await authorizeAs(session, 'openid email offline_access acme-analytics', narrowed));
     const first = await exchangeCode(server.url, narrowed, code, REDIRECT);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
     const later = codeFrom(await authorizeAs(session, 'openid acme-analytics', narrowed));
-    const patched = await tenant.admin.api.patch(`/api/v1/oauth-clients/${narrowed.id}`, { allowed_scopes: ['openid', 'email', 'offline_access'] });
+    const patched = await tenant.admin.api.patch(`/api/v1/oauth-clients/${narrowed.id}`, {
+      allowed_scopes: ['openid', 'email', 'offline_access'],
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
 
     const exchanged = await exchangeCode(server.url, narrowed, later, REDIRECT);
@@ -257,7 +338,12 @@ describe('a client that may be granted plain scopes only', () => {
     // Twice: the second request finds the client remembered with its plain scopes, misses, and is answered after a fresh read.
     let token = first.body.refresh_token;
     for (let i = 0; i < 2; i++) {
-      const refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, client_id: narrowed.client_id, client_secret: narrowed.client_secret });
+      const refreshed = await tokenRequest(server.url, {
+        grant_type: 'refresh_token',
+        refresh_token: token,
+        client_id: narrowed.client_id,
+        client_secret: narrowed.client_secret,
+      });
       expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(200);
       expect(refreshed.body.scope).toBe('openid email offline_access acme-analytics');
       expect(decodeJwt(refreshed.body.id_token).licenses).toEqual(['acme-analytics']);
@@ -269,11 +355,18 @@ describe('a client that may be granted plain scopes only', () => {
 describe('client_credentials', () => {
   it('without a scope parameter: everything allowed but api; api only when asked for', async () => {
     const machine = await registerClient(admin, {
-      name: 'Machine', grant_types: ['client_credentials'], allowed_scopes: ['api', 'organization'], organization_id: tenant.id,
+      name: 'Machine',
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['api', 'organization'],
+      organization_id: tenant.id,
     });
-    const ask = (scope?: string) => tokenRequest(server.url, {
-      grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret, ...(scope ? { scope } : {}),
-    });
+    const ask = (scope?: string) =>
+      tokenRequest(server.url, {
+        grant_type: 'client_credentials',
+        client_id: machine.client_id,
+        client_secret: machine.client_secret,
+        ...(scope ? { scope } : {}),
+      });
     const plain = await ask();
     expect(plain.status, JSON.stringify(plain.body)).toBe(200);
     expect(plain.body.scope.split(' ')).not.toContain('api');
@@ -285,11 +378,18 @@ describe('client_credentials', () => {
 
   it('never grants a product scope: a machine holds no license, even when the client may ask for it', async () => {
     const machine = await registerClient(admin, {
-      name: 'Machine with a product', grant_types: ['client_credentials'], allowed_scopes: ['organization', ANALYTICS.slug], organization_id: tenant.id,
+      name: 'Machine with a product',
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['organization', ANALYTICS.slug],
+      organization_id: tenant.id,
     });
-    const ask = (scope?: string) => tokenRequest(server.url, {
-      grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret, ...(scope ? { scope } : {}),
-    });
+    const ask = (scope?: string) =>
+      tokenRequest(server.url, {
+        grant_type: 'client_credentials',
+        client_id: machine.client_id,
+        client_secret: machine.client_secret,
+        ...(scope ? { scope } : {}),
+      });
     const plain = await ask();
     expect(plain.status, JSON.stringify(plain.body)).toBe(200);
     expect(decodeJwt(plain.body.access_token).scope).toBe('organization');
@@ -302,7 +402,10 @@ describe('client_credentials', () => {
 describe('a consent decision', () => {
   it('after the user left the organization: no code, invalid_client back to the client, nothing remembered', async () => {
     const consenting = await registerClient(admin, {
-      name: 'Asks first', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], organization_id: tenant.id,
+      name: 'Asks first',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      organization_id: tenant.id,
     });
     const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'leaving');
     const browser = await sessionOf(server.url, person);

@@ -8,7 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
 import type { Client } from '../helpers/http.ts';
 import {
-  authorize, codeFrom, exchangeCode, registerClient, startWithSignedInMember, tokenRequest, type RegisteredClient,
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
 } from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://app.example.test/cb';
@@ -23,7 +29,12 @@ beforeAll(async () => {
   let admin: Client;
   let tenant;
   ({ server, admin, tenant, session } = await startWithSignedInMember());
-  const body = { redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'profile', 'offline_access', 'api'], consent_required: false, organization_id: tenant.id };
+  const body = {
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email', 'profile', 'offline_access', 'api'],
+    consent_required: false,
+    organization_id: tenant.id,
+  };
   app = await registerClient(admin, { ...body, name: 'Refreshing app' });
   other = await registerClient(admin, { ...body, name: 'Another app' });
 });
@@ -37,19 +48,41 @@ interface Tokens {
 }
 
 async function tokens(scope = SCOPE): Promise<Tokens> {
-  const back = await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, nonce: 'n', state: 's' });
+  const back = await authorize(server.url, session, {
+    client_id: app.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    nonce: 'n',
+    state: 's',
+  });
   const reply = await exchangeCode(server.url, app, codeFrom(back), REDIRECT);
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
   return reply.body;
 }
 
-const refresh = (refreshToken: string, extra: Record<string, string> = {}, c: Pick<RegisteredClient, 'client_id' | 'client_secret'> = app) =>
-  tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: c.client_id, client_secret: c.client_secret, ...extra });
+const refresh = (
+  refreshToken: string,
+  extra: Record<string, string> = {},
+  c: Pick<RegisteredClient, 'client_id' | 'client_secret'> = app,
+) =>
+  tokenRequest(server.url, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: c.client_id,
+    client_secret: c.client_secret,
+    ...extra,
+  });
 
-const userinfo = (accessToken: string) => fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+const userinfo = (accessToken: string) =>
+  fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
 
 const storedScope = async (refreshToken: string) =>
-  (await server.base.db.refreshToken.findUniqueOrThrow({ where: { tokenHash: createHash('sha256').update(refreshToken).digest('hex') } })).scope;
+  (
+    await server.base.db.refreshToken.findUniqueOrThrow({
+      where: { tokenHash: createHash('sha256').update(refreshToken).digest('hex') },
+    })
+  ).scope;
 
 describe('a refused refresh spends nothing', () => {
   it('a scope beyond the grant: invalid_scope, and the same refresh token works afterwards, the grant unharmed', async () => {
@@ -78,7 +111,11 @@ describe('a refused refresh spends nothing', () => {
     const stolen = await refresh(first.refresh_token, {}, other);
     expect(stolen.status).toBe(400);
     expect(stolen.body.error).toBe('invalid_grant');
-    const wrongSecret = await refresh(first.refresh_token, {}, { client_id: app.client_id, client_secret: `${app.client_secret}x` });
+    const wrongSecret = await refresh(
+      first.refresh_token,
+      {},
+      { client_id: app.client_id, client_secret: `${app.client_secret}x` },
+    );
     expect(wrongSecret.status).toBe(401);
     expect(wrongSecret.body.error).toBe('invalid_client');
     const own = await refresh(first.refresh_token);

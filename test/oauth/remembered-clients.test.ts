@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onStatement } from '../../schema/db.ts';
 import type { TestServer } from '../helpers/server.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, startWithSignedInMember, tokenRequest, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/cb';
 let server: TestServer;
@@ -17,11 +25,23 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const register = () => registerClient(tenant.admin.api, {
-  name: 'Remembered', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'offline_access'], consent_required: false,
-});
+const register = () =>
+  registerClient(tenant.admin.api, {
+    name: 'Remembered',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'offline_access'],
+    consent_required: false,
+  });
 const newCode = async (c: RegisteredClient) =>
-  codeFrom(await authorize(server.url, session, { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', state: 's' }));
+  codeFrom(
+    await authorize(server.url, session, {
+      client_id: c.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid offline_access',
+      state: 's',
+    }),
+  );
 
 async function counting<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
   let statements = 0;
@@ -43,7 +63,13 @@ describe('token requests of a remembered client', () => {
     expect(second.result.status, JSON.stringify(second.result.body)).toBe(200);
     expect(second.statements).toBe(1);
     const refreshed = await counting(() =>
-      tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: second.result.body.refresh_token, client_id: c.client_id, client_secret: c.client_secret }));
+      tokenRequest(server.url, {
+        grant_type: 'refresh_token',
+        refresh_token: second.result.body.refresh_token,
+        client_id: c.client_id,
+        client_secret: c.client_secret,
+      }),
+    );
     expect(refreshed.result.status, JSON.stringify(refreshed.result.body)).toBe(200);
     expect(refreshed.statements).toBe(1);
   });
@@ -58,7 +84,12 @@ describe('token requests of a remembered client', () => {
     expect(refused.status).toBe(401);
     expect(refused.body.error).toBe('invalid_client');
     // The code is still good for the client's rightful holder of the new secret.
-    const accepted = await exchangeCode(server.url, { client_id: c.client_id, client_secret: rotated.body.client_secret }, code, REDIRECT);
+    const accepted = await exchangeCode(
+      server.url,
+      { client_id: c.client_id, client_secret: rotated.body.client_secret },
+      code,
+      REDIRECT,
+    );
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
   });
 
@@ -67,7 +98,12 @@ describe('token requests of a remembered client', () => {
     const tokens = await exchangeCode(server.url, c, await newCode(c), REDIRECT);
     expect(tokens.status).toBe(200);
     expect((await tenant.admin.api.patch(`/api/v1/oauth-clients/${c.id}`, { enabled: false })).status).toBe(200);
-    const refused = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: c.client_id, client_secret: c.client_secret });
+    const refused = await tokenRequest(server.url, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    });
     expect(refused.status).toBe(401);
     expect(refused.body).toEqual({ error: 'invalid_client', error_description: 'Client not found' });
   });
@@ -90,10 +126,19 @@ describe('token requests of a remembered client', () => {
     const tokens = await exchangeCode(server.url, c, await newCode(c), REDIRECT);
     expect(tokens.status).toBe(200);
     await server.base.db.$executeRaw`update oauth_clients set enabled = false where id = ${c.id}`;
-    const noCode = await tokenRequest(server.url, { grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: c.client_id, client_secret: c.client_secret });
+    const noCode = await tokenRequest(server.url, {
+      grant_type: 'authorization_code',
+      redirect_uri: REDIRECT,
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    });
     expect(noCode.status).toBe(401);
     expect(noCode.body.error).toBe('invalid_client');
-    const noRefreshToken = await tokenRequest(server.url, { grant_type: 'refresh_token', client_id: c.client_id, client_secret: c.client_secret });
+    const noRefreshToken = await tokenRequest(server.url, {
+      grant_type: 'refresh_token',
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    });
     expect(noRefreshToken.status).toBe(401);
     expect(noRefreshToken.body.error).toBe('invalid_client');
   });
@@ -101,7 +146,12 @@ describe('token requests of a remembered client', () => {
   it('still answer a malformed request from an unchanged remembered client with its own error', async () => {
     const c = await register();
     expect((await exchangeCode(server.url, c, await newCode(c), REDIRECT)).status).toBe(200);
-    const noCode = await tokenRequest(server.url, { grant_type: 'authorization_code', redirect_uri: REDIRECT, client_id: c.client_id, client_secret: c.client_secret });
+    const noCode = await tokenRequest(server.url, {
+      grant_type: 'authorization_code',
+      redirect_uri: REDIRECT,
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    });
     expect(noCode.status).toBe(400);
     expect(noCode.body).toEqual({ error: 'invalid_request', error_description: 'code is required' });
   });
@@ -115,7 +165,12 @@ describe('token requests of a remembered client', () => {
     const replay = await exchangeCode(server.url, c, code, REDIRECT);
     expect(replay.status).toBe(400);
     expect(replay.body.error).toBe('invalid_grant');
-    const refresh = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, client_id: c.client_id, client_secret: c.client_secret });
+    const refresh = await tokenRequest(server.url, {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      client_id: c.client_id,
+      client_secret: c.client_secret,
+    });
     expect(refresh.status).toBe(400);
     expect(refresh.body.error).toBe('invalid_grant');
   });

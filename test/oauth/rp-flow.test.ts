@@ -11,7 +11,16 @@ import { client as restClient, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
 import {
-  authorize, browserGet, codeFrom, decideConsent, exchangeCode, followRedirect, registerClient, relyingParty, sessionOf, type RegisteredClient,
+  authorize,
+  browserGet,
+  codeFrom,
+  decideConsent,
+  exchangeCode,
+  followRedirect,
+  registerClient,
+  relyingParty,
+  sessionOf,
+  type RegisteredClient,
 } from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/callback';
@@ -44,8 +53,17 @@ beforeAll(async () => {
   tenant = await createTenant(server.url, admin);
   otherTenant = await createTenant(server.url, admin);
   app = await register(tenant.admin.api, { name: 'Consenting app', post_logout_redirect_uris: [POST_LOGOUT] });
-  direct = await register(tenant.admin.api, { name: 'First-party app', consent_required: false, post_logout_redirect_uris: [POST_LOGOUT] });
-  machine = await register(tenant.admin.api, { name: 'Nightly job', redirect_uris: [], grant_types: ['client_credentials'], allowed_scopes: ['reports'] });
+  direct = await register(tenant.admin.api, {
+    name: 'First-party app',
+    consent_required: false,
+    post_logout_redirect_uris: [POST_LOGOUT],
+  });
+  machine = await register(tenant.admin.api, {
+    name: 'Nightly job',
+    redirect_uris: [],
+    grant_types: ['client_credentials'],
+    allowed_scopes: ['reports'],
+  });
   foreign = await register(otherTenant.admin.api, { name: 'Foreign app', consent_required: false });
   [appRp, directRp, machineRp, foreignRp] = await Promise.all([
     relyingParty(server.url, app),
@@ -66,7 +84,11 @@ interface FlowResult {
 }
 
 /** The whole code flow with PKCE S256 as openid-client does it; approves consent when asked. */
-async function codeFlow(config: oidc.Configuration, session: string, options: { scope?: string; extra?: Record<string, string>; expectConsent?: boolean } = {}): Promise<FlowResult> {
+async function codeFlow(
+  config: oidc.Configuration,
+  session: string,
+  options: { scope?: string; extra?: Record<string, string>; expectConsent?: boolean } = {},
+): Promise<FlowResult> {
   const verifier = oidc.randomPKCECodeVerifier();
   const nonce = oidc.randomNonce();
   const state = oidc.randomState();
@@ -81,10 +103,15 @@ async function codeFlow(config: oidc.Configuration, session: string, options: { 
   });
   let location = await followRedirect(url, session);
   const consented = location.pathname === '/consent';
-  if (options.expectConsent !== undefined) expect(consented, `consent page shown: ${location}`).toBe(options.expectConsent);
+  if (options.expectConsent !== undefined)
+    expect(consented, `consent page shown: ${location}`).toBe(options.expectConsent);
   if (consented) location = await decideConsent(server.url, session, location);
   expect(location.origin + location.pathname).toBe(REDIRECT);
-  const tokens = await oidc.authorizationCodeGrant(config, location, { pkceCodeVerifier: verifier, expectedNonce: nonce, expectedState: state });
+  const tokens = await oidc.authorizationCodeGrant(config, location, {
+    pkceCodeVerifier: verifier,
+    expectedNonce: nonce,
+    expectedState: state,
+  });
   return { tokens, consented, nonce };
 }
 
@@ -106,7 +133,10 @@ async function expectDeadAccessToken(accessToken: string) {
 
 /** The promise rejects with an OAuth error response of this code. */
 async function expectOAuthError(promise: Promise<unknown>, error: string) {
-  const failure = await promise.then(() => null, (e: unknown) => e);
+  const failure = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(failure, 'expected an OAuth error response').toBeInstanceOf(oidc.ResponseBodyError);
   expect((failure as oidc.ResponseBodyError).error).toBe(error);
   return failure as oidc.ResponseBodyError;
@@ -135,15 +165,23 @@ describe('discovery', () => {
     });
     expect(doc.code_challenge_methods_supported).toEqual(expect.arrayContaining(['S256', 'plain']));
     expect(doc.id_token_signing_alg_values_supported).toEqual(expect.arrayContaining(['RS256', 'ES256', 'EdDSA']));
-    expect(doc.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']));
-    expect(doc.scopes_supported).toEqual(expect.arrayContaining(['openid', 'email', 'profile', 'organization', 'offline_access']));
+    expect(doc.grant_types_supported).toEqual(
+      expect.arrayContaining(['authorization_code', 'refresh_token', 'client_credentials']),
+    );
+    expect(doc.scopes_supported).toEqual(
+      expect.arrayContaining(['openid', 'email', 'profile', 'organization', 'offline_access']),
+    );
     expect(doc.subject_types_supported).toEqual(['public']);
 
     const rfc8414 = await fetch(`${server.url}/.well-known/oauth-authorization-server`);
     expect(rfc8414.status).toBe(200);
     const metadata = await rfc8414.json();
     expect(metadata).toEqual(doc);
-    expectMatchesOpenApi('GET', '/.well-known/oauth-authorization-server', { status: rfc8414.status, headers: rfc8414.headers, body: metadata });
+    expectMatchesOpenApi('GET', '/.well-known/oauth-authorization-server', {
+      status: rfc8414.status,
+      headers: rfc8414.headers,
+      body: metadata,
+    });
 
     // openid-client accepted it (issuer identical to the discovery URL) and reads the same endpoints.
     expect(appRp.serverMetadata().issuer).toBe(server.url);
@@ -172,19 +210,32 @@ describe('the authorization code flow with PKCE S256', () => {
     const { session } = await freshMember('nononce');
     const verifier = oidc.randomPKCECodeVerifier();
     const url = oidc.buildAuthorizationUrl(directRp, {
-      redirect_uri: REDIRECT, scope: 'openid email', state: 'st',
-      code_challenge: await oidc.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      state: 'st',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
     });
     expect(url.searchParams.has('nonce')).toBe(false);
     const location = await followRedirect(url, session);
-    const tokens = await oidc.authorizationCodeGrant(directRp, location, { pkceCodeVerifier: verifier, expectedState: 'st' });
+    const tokens = await oidc.authorizationCodeGrant(directRp, location, {
+      pkceCodeVerifier: verifier,
+      expectedState: 'st',
+    });
     expect(tokens.claims()).not.toHaveProperty('nonce');
   });
 
   it('answers the token request with Cache-Control: no-store, token_type Bearer, expires_in 3600 and the scope', async () => {
     const { session } = await freshMember('raw');
     // Without openid-client, to see the token endpoint's reply raw (headers and all).
-    const location = await authorize(server.url, session, { client_id: direct.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', state: 's', nonce: 'n' });
+    const location = await authorize(server.url, session, {
+      client_id: direct.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid email',
+      state: 's',
+      nonce: 'n',
+    });
     const reply = await exchangeCode(server.url, direct, codeFrom(location), REDIRECT);
     expect(reply.status).toBe(200);
     expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
@@ -203,8 +254,18 @@ describe('the authorization code flow with PKCE S256', () => {
     expect(header.typ).toBe('at+jwt');
     expect(header.kid).toBeTruthy();
     const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
-    const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer: server.url, audience: direct.client_id, typ: 'at+jwt' });
-    expect(payload).toMatchObject({ sub: person.id, aud: direct.client_id, iss: server.url, scope: 'openid email', client_id: direct.client_id });
+    const { payload } = await jwtVerify(tokens.access_token, jwks, {
+      issuer: server.url,
+      audience: direct.client_id,
+      typ: 'at+jwt',
+    });
+    expect(payload).toMatchObject({
+      sub: person.id,
+      aud: direct.client_id,
+      iss: server.url,
+      scope: 'openid email',
+      client_id: direct.client_id,
+    });
     expect(payload.exp! - payload.iat!).toBe(3600);
     expect(Math.abs(payload.iat! - Date.now() / 1000)).toBeLessThan(60);
     expect(payload.jti).toBeTruthy();
@@ -288,7 +349,10 @@ describe('client credentials', () => {
     expect(tokens.refresh_token).toBeUndefined();
     expect(tokens.id_token).toBeUndefined();
     const jwks = createRemoteJWKSet(new URL(`${server.url}/.well-known/jwks.json`));
-    const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, { issuer: server.url, audience: machine.client_id });
+    const { payload, protectedHeader } = await jwtVerify(tokens.access_token, jwks, {
+      issuer: server.url,
+      audience: machine.client_id,
+    });
     expect(protectedHeader.typ).toBe('at+jwt');
     expect(payload).toMatchObject({ sub: machine.client_id, client_id: machine.client_id, scope: 'reports' });
 
@@ -315,9 +379,14 @@ describe('the access token on the REST interface', () => {
   it("acts only within its client's organization, even for a user of two organizations", async () => {
     const { person, session } = await freshMember('twoorgs');
     // The same user joins another organization too.
-    const invite = await otherTenant.owner.api.post(`/v1/organizations/${otherTenant.id}/invitations`, { email: person.email, role: 'member' });
+    const invite = await otherTenant.owner.api.post(`/v1/organizations/${otherTenant.id}/invitations`, {
+      email: person.email,
+      role: 'member',
+    });
     expect(invite.status).toBe(201);
-    const accepted = await restClient(server.url, { token: session }).post('/api/v1/invitations/accept', { token: invite.body.token });
+    const accepted = await restClient(server.url, { token: session }).post('/api/v1/invitations/accept', {
+      token: invite.body.token,
+    });
     expect(accepted.status).toBe(200);
     const bySession = await restClient(server.url, { token: session }).get('/api/v1/orgs');
     expect(bySession.body.map((o: { id: string }) => o.id).sort()).toEqual([tenant.id, otherTenant.id].sort());
@@ -364,7 +433,13 @@ describe('introspection (RFC 7662)', () => {
     const { tokens } = await codeFlow(directRp, session, { scope: 'openid email' });
 
     const access = await oidc.tokenIntrospection(directRp, tokens.access_token);
-    expect(access).toMatchObject({ active: true, scope: 'openid email', client_id: direct.client_id, sub: person.id, iss: server.url });
+    expect(access).toMatchObject({
+      active: true,
+      scope: 'openid email',
+      client_id: direct.client_id,
+      sub: person.id,
+      iss: server.url,
+    });
     expect(access.exp! - Date.now() / 1000).toBeGreaterThan(3500);
     const refresh = await oidc.tokenIntrospection(directRp, tokens.refresh_token!);
     expect(refresh).toMatchObject({ active: true, client_id: direct.client_id, sub: person.id });
@@ -414,7 +489,10 @@ describe('consent', () => {
     expect(codeFrom(back)).toMatch(/^tsa_/);
     await expect(decideConsent(server.url, session, consent)).rejects.toThrow(/already been answered/);
 
-    const denied = await followRedirect(oidc.buildAuthorizationUrl(appRp, { redirect_uri: REDIRECT, scope: 'openid email profile', nonce: 'n' }), session);
+    const denied = await followRedirect(
+      oidc.buildAuthorizationUrl(appRp, { redirect_uri: REDIRECT, scope: 'openid email profile', nonce: 'n' }),
+      session,
+    );
     expect(denied.pathname).toBe('/consent');
     await decideConsent(server.url, session, denied, false);
     await expect(decideConsent(server.url, session, denied)).rejects.toThrow(/already been answered/);
@@ -432,7 +510,10 @@ describe('a password change', () => {
     const { tokens } = await codeFlow(directRp, session);
     expect((await userinfoReply(tokens.access_token)).status).toBe(200);
 
-    const changed = await restClient(server.url, { token: session }).patch('/api/v1/users/me', { current_password: PASSWORD, password: 'an entirely new password' });
+    const changed = await restClient(server.url, { token: session }).patch('/api/v1/users/me', {
+      current_password: PASSWORD,
+      password: 'an entirely new password',
+    });
     expect(changed.status).toBe(200);
 
     await expectDeadAccessToken(tokens.access_token);
@@ -450,11 +531,19 @@ describe('RP-initiated logout', () => {
   it('ends the browser session and returns to the registered post_logout_redirect_uri with the state', async () => {
     const { session } = await freshMember('logout');
     const { tokens } = await codeFlow(directRp, session);
-    const url = oidc.buildEndSessionUrl(directRp, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: POST_LOGOUT, state: 'x' });
+    const url = oidc.buildEndSessionUrl(directRp, {
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: POST_LOGOUT,
+      state: 'x',
+    });
     expect(url.href.startsWith(`${server.url}/oauth/logout?`)).toBe(true);
     const res = await browserGet(url, session);
     expect(res.status).toBe(302);
-    expectMatchesOpenApi('GET', '/oauth/logout', { status: res.status, headers: res.headers, body: (await res.text()) || null });
+    expectMatchesOpenApi('GET', '/oauth/logout', {
+      status: res.status,
+      headers: res.headers,
+      body: (await res.text()) || null,
+    });
     const location = new URL(res.headers.get('location')!);
     expect(location.origin + location.pathname).toBe(POST_LOGOUT);
     expect(location.searchParams.get('state')).toBe('x');
@@ -462,14 +551,23 @@ describe('RP-initiated logout', () => {
 
     // The session is over: as a Bearer token and as the browser's cookie.
     expect((await restClient(server.url, { token: session }).get('/api/v1/users/me')).status).toBe(401);
-    const signInAgain = oidc.buildAuthorizationUrl(directRp, { redirect_uri: REDIRECT, scope: 'openid', nonce: 'n', state: 's' });
+    const signInAgain = oidc.buildAuthorizationUrl(directRp, {
+      redirect_uri: REDIRECT,
+      scope: 'openid',
+      nonce: 'n',
+      state: 's',
+    });
     expect((await followRedirect(signInAgain, session)).pathname).toBe('/login');
   });
 
   it('shows a 400 page, never a redirect, for an unregistered post_logout_redirect_uri', async () => {
     const { session } = await freshMember('badlogout');
     const { tokens } = await codeFlow(directRp, session);
-    const url = oidc.buildEndSessionUrl(directRp, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: 'https://evil.example.test/', state: 'x' });
+    const url = oidc.buildEndSessionUrl(directRp, {
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: 'https://evil.example.test/',
+      state: 'x',
+    });
     const res = await browserGet(url, session);
     expect(res.status).toBe(400);
     expect(res.headers.get('location')).toBeNull();
@@ -512,13 +610,19 @@ describe('prompt, max_age, login_hint and ignored parameters', () => {
     const location = await followRedirect(authorizeUrl({ login_hint: 'someone@example.test' }), null);
     returnTo(location);
     expect(location.searchParams.get('login_hint')).toBe('someone@example.test');
-    const withSession = await followRedirect(authorizeUrl({ login_hint: 'someone@example.test', prompt: 'login' }), await sessionOf(server.url, tenant.member));
+    const withSession = await followRedirect(
+      authorizeUrl({ login_hint: 'someone@example.test', prompt: 'login' }),
+      await sessionOf(server.url, tenant.member),
+    );
     expect(withSession.searchParams.get('login_hint')).toBe('someone@example.test');
   });
 
   it('ignores ui_locales, claims_locales and unknown parameters', async () => {
     const { person, session } = await freshMember('locales');
-    const { tokens } = await codeFlow(directRp, session, { scope: 'openid', extra: { ui_locales: 'fr-CA fr en', claims_locales: 'de', display: 'page', some_extension: 'whatever' } });
+    const { tokens } = await codeFlow(directRp, session, {
+      scope: 'openid',
+      extra: { ui_locales: 'fr-CA fr en', claims_locales: 'de', display: 'page', some_extension: 'whatever' },
+    });
     expect(tokens.claims()?.sub).toBe(person.id);
   });
 });

@@ -9,7 +9,14 @@ import type { TestServer } from '../helpers/server.ts';
 import { client, type Client } from '../helpers/http.ts';
 import { addPerson, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import {
-  authorize, codeFrom, decideConsent, exchangeCode, registerClient, startWithSignedInMember, tokenRequest, type RegisteredClient,
+  authorize,
+  codeFrom,
+  decideConsent,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
 } from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://app.example.test/cb';
@@ -23,7 +30,11 @@ let asking: RegisteredClient;
 beforeAll(async () => {
   let admin: Client;
   ({ server, admin, tenant } = await startWithSignedInMember());
-  const body = { redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'offline_access', 'api'], organization_id: tenant.id };
+  const body = {
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email', 'offline_access', 'api'],
+    organization_id: tenant.id,
+  };
   app = await registerClient(admin, { ...body, name: 'Connected app', consent_required: false });
   asking = await registerClient(admin, { ...body, name: 'App that asks', consent_required: true });
 });
@@ -50,7 +61,13 @@ interface Tokens {
 
 /** The tokens `c` gets through the code flow that `browser`'s session authorizes (on the consent page when asked). */
 async function tokensFrom(browser: Browser, c: RegisteredClient = app): Promise<Tokens> {
-  let back = await authorize(server.url, browser.token, { client_id: c.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: SCOPE, state: 's' });
+  let back = await authorize(server.url, browser.token, {
+    client_id: c.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: SCOPE,
+    state: 's',
+  });
   if (back.pathname === '/consent') back = await decideConsent(server.url, browser.token, back);
   const tokens = await exchangeCode(server.url, c, codeFrom(back), REDIRECT);
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
@@ -58,9 +75,15 @@ async function tokensFrom(browser: Browser, c: RegisteredClient = app): Promise<
 }
 
 const refresh = (refreshToken: string, c: RegisteredClient = app) =>
-  tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: c.client_id, client_secret: c.client_secret });
+  tokenRequest(server.url, {
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: c.client_id,
+    client_secret: c.client_secret,
+  });
 
-const userinfo = (accessToken: string) => fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+const userinfo = (accessToken: string) =>
+  fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
 
 /** The access token on each interface that takes one: userinfo, REST and GraphQL. */
 async function statusesOf(accessToken: string): Promise<number[]> {
@@ -94,13 +117,26 @@ describe('a grant records the session that authorized it', () => {
     const browser = await signInAs(person);
     await tokensFrom(browser, app);
     await tokensFrom(browser, asking);
-    const grants = await server.base.db.oAuthGrant.findMany({ where: { userId: person.id }, select: { sessionId: true } });
+    const grants = await server.base.db.oAuthGrant.findMany({
+      where: { userId: person.id },
+      select: { sessionId: true },
+    });
     expect(grants).toEqual([{ sessionId: browser.id }, { sessionId: browser.id }]);
 
-    const machine = await registerClient(tenant.admin.api, { name: 'Machine', grant_types: ['client_credentials'], allowed_scopes: ['organization'] });
-    const issued = await tokenRequest(server.url, { grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret });
+    const machine = await registerClient(tenant.admin.api, {
+      name: 'Machine',
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['organization'],
+    });
+    const issued = await tokenRequest(server.url, {
+      grant_type: 'client_credentials',
+      client_id: machine.client_id,
+      client_secret: machine.client_secret,
+    });
     expect(issued.status, JSON.stringify(issued.body)).toBe(200);
-    expect(await server.base.db.oAuthGrant.findMany({ where: { clientId: machine.id }, select: { sessionId: true } })).toEqual([{ sessionId: null }]);
+    expect(
+      await server.base.db.oAuthGrant.findMany({ where: { clientId: machine.id }, select: { sessionId: true } }),
+    ).toEqual([{ sessionId: null }]);
   });
 });
 
@@ -164,7 +200,8 @@ describe('signing out', () => {
     const kept = await tokensFrom(staying);
 
     const res = await fetch(`${server.url}/oauth/logout?${new URLSearchParams({ id_token_hint: idToken.id_token })}`, {
-      redirect: 'manual', headers: { cookie: `tessera_session=${leaving.token}` },
+      redirect: 'manual',
+      headers: { cookie: `tessera_session=${leaving.token}` },
     });
     expect(res.status).toBeLessThan(400);
     expect((await leaving.api.get('/api/v1/auth/session')).status).toBe(401);
@@ -188,7 +225,8 @@ describe('endSessions for every session of a person', () => {
     expect(ended).toHaveLength(3);
     expect(ended.map((s) => s.id)).toEqual(expect.arrayContaining(browsers.map((b) => b.id)));
 
-    for (const api of [...browsers.map((b) => b.api), person.api]) expect((await api.get('/api/v1/auth/session')).status).toBe(401);
+    for (const api of [...browsers.map((b) => b.api), person.api])
+      expect((await api.get('/api/v1/auth/session')).status).toBe(401);
     for (const tokens of theirs) await expectEnded(tokens);
     await expectStanding(untouched);
   });
@@ -199,7 +237,13 @@ describe('an ending while the session authorizes', () => {
     const person = await newPerson();
     const browser = await signInAs(person);
     const other = await signInAs(person);
-    const params = { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: SCOPE, state: 's' };
+    const params = {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: SCOPE,
+      state: 's',
+    };
     const before = await authorize(server.url, browser.token, params);
     const authorizing = Array.from({ length: 40 }, () => authorize(server.url, browser.token, params));
     const ending = other.api.delete(`/api/v1/auth/sessions/${browser.id}`);
@@ -207,7 +251,8 @@ describe('an ending while the session authorizes', () => {
     const outcomes = [before, ...raced];
     expect(ended.status).toBe(204);
     // Some came back with a code before the end, the rest were sent to sign in: none failed.
-    for (const back of outcomes) expect(back.searchParams.has('code') || back.pathname === '/login', back.toString()).toBe(true);
+    for (const back of outcomes)
+      expect(back.searchParams.has('code') || back.pathname === '/login', back.toString()).toBe(true);
     expect(await server.base.db.oAuthGrant.count({ where: { sessionId: browser.id } })).toBeGreaterThan(0);
     expect(await server.base.db.oAuthGrant.count({ where: { sessionId: browser.id, revokedAt: null } })).toBe(0);
     for (const back of outcomes.filter((b) => b.searchParams.has('code'))) {

@@ -7,7 +7,13 @@ import type { TestServer } from '../helpers/server.ts';
 import { client as restClient, type Client } from '../helpers/http.ts';
 import { PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { movableClock } from '../helpers/clock.ts';
-import { authorize, codeFrom, registerClient, startWithSignedInMember, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  registerClient,
+  startWithSignedInMember,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://app.example.test/callback';
 const OTHER_REDIRECT = 'https://app.example.test/other';
@@ -40,10 +46,7 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 /** Runs the authorization endpoint as the signed-in member and returns the code from the redirect. */
-async function authorizeCode(
-  c: RegisteredClient = app,
-  extra: Record<string, string> = {},
-): Promise<string> {
+async function authorizeCode(c: RegisteredClient = app, extra: Record<string, string> = {}): Promise<string> {
   const location = await authorize(server.url, session, {
     client_id: c.client_id,
     redirect_uri: REDIRECT,
@@ -84,10 +87,22 @@ async function token(
 }
 
 const exchange = (code: string, c: RegisteredClient = app, extra: Record<string, string> = {}) =>
-  token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: c.client_id, client_secret: c.client_secret, ...extra });
+  token({
+    grant_type: 'authorization_code',
+    code,
+    redirect_uri: REDIRECT,
+    client_id: c.client_id,
+    client_secret: c.client_secret,
+    ...extra,
+  });
 
 const refresh = (refreshToken: string, c: RegisteredClient = app) =>
-  token({ grant_type: 'refresh_token', refresh_token: refreshToken, client_id: c.client_id, client_secret: c.client_secret });
+  token({
+    grant_type: 'refresh_token',
+    refresh_token: refreshToken,
+    client_id: c.client_id,
+    client_secret: c.client_secret,
+  });
 
 const userinfo = (accessToken: string) => restClient(server.url, { token: accessToken }).get('/oauth/userinfo');
 
@@ -141,7 +156,10 @@ describe('PKCE at the token endpoint', () => {
   });
 
   it('a missing verifier when a challenge was used: invalid_grant', async () => {
-    const code = await authorizeCode(app, { code_challenge: challengeOf(newVerifier()), code_challenge_method: 'S256' });
+    const code = await authorizeCode(app, {
+      code_challenge: challengeOf(newVerifier()),
+      code_challenge_method: 'S256',
+    });
     expectError(await exchange(code), 400, 'invalid_grant');
   });
 
@@ -174,21 +192,39 @@ describe('client authentication (client_secret_post only)', () => {
 
   it('a missing client secret: 401 invalid_client', async () => {
     const code = await authorizeCode();
-    expectError(await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id }), 401, 'invalid_client');
+    expectError(
+      await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id }),
+      401,
+      'invalid_client',
+    );
   });
 
   it('an unknown client: 401 invalid_client "Client not found"', async () => {
     const code = await authorizeCode();
-    expectError(await exchange(code, { ...app, client_id: 'tsc_nosuchclient' }), 401, 'invalid_client', 'Client not found');
+    expectError(
+      await exchange(code, { ...app, client_id: 'tsc_nosuchclient' }),
+      401,
+      'invalid_client',
+      'Client not found',
+    );
   });
 
   it('credentials in an HTTP Basic Authorization header are refused, even correct ones', async () => {
     const basic = `Basic ${Buffer.from(`${encodeURIComponent(app.client_id)}:${encodeURIComponent(app.client_secret)}`).toString('base64')}`;
     const code = await authorizeCode();
-    const headerOnly = await token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, { headers: { authorization: basic } });
+    const headerOnly = await token(
+      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+      { headers: { authorization: basic } },
+    );
     expectError(headerOnly, 401, 'invalid_client');
     const both = await token(
-      { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret },
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      },
       { headers: { authorization: basic } },
     );
     expectError(both, 401, 'invalid_client');
@@ -226,7 +262,12 @@ describe('codes and refresh tokens are bound to their request and client', () =>
 
   it('a missing redirect_uri: an error, no tokens', async () => {
     const code = await authorizeCode();
-    const reply = await token({ grant_type: 'authorization_code', code, client_id: app.client_id, client_secret: app.client_secret });
+    const reply = await token({
+      grant_type: 'authorization_code',
+      code,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    });
     expect(reply.status).toBe(400);
     expect(['invalid_request', 'invalid_grant']).toContain(reply.body.error);
     expect(reply.body.access_token).toBeUndefined();
@@ -237,7 +278,7 @@ describe('codes and refresh tokens are bound to their request and client', () =>
     expectError(await exchange(code, other), 400, 'invalid_grant');
   });
 
-  it("a refresh token used by another client: invalid_grant, and it still works for its own client", async () => {
+  it('a refresh token used by another client: invalid_grant, and it still works for its own client', async () => {
     const tokens = await exchange(await authorizeCode(app));
     expectTokens(tokens);
     expectError(await refresh(tokens.body.refresh_token, other), 400, 'invalid_grant');
@@ -254,13 +295,23 @@ describe('codes and refresh tokens are bound to their request and client', () =>
 
 describe('grant types', () => {
   it('an unsupported grant_type: unsupported_grant_type', async () => {
-    const reply = await token({ grant_type: 'password', username: tenant.member.email, password: PASSWORD, client_id: app.client_id, client_secret: app.client_secret });
+    const reply = await token({
+      grant_type: 'password',
+      username: tenant.member.email,
+      password: PASSWORD,
+      client_id: app.client_id,
+      client_secret: app.client_secret,
+    });
     expectError(reply, 400, 'unsupported_grant_type');
   });
 
   it('a missing grant_type: invalid_request', async () => {
     const code = await authorizeCode();
-    expectError(await token({ code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret }), 400, 'invalid_request');
+    expectError(
+      await token({ code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('refresh_token for a client without that grant: unauthorized_client', async () => {
@@ -274,23 +325,52 @@ describe('grant types', () => {
   });
 
   it('client_credentials asking for openid: invalid_scope', async () => {
-    const machine = await registerApp({ name: 'Machine', grant_types: ['client_credentials'], redirect_uris: [], allowed_scopes: ['openid', 'organization'] });
-    const ok = await token({ grant_type: 'client_credentials', scope: 'organization', client_id: machine.client_id, client_secret: machine.client_secret });
+    const machine = await registerApp({
+      name: 'Machine',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      allowed_scopes: ['openid', 'organization'],
+    });
+    const ok = await token({
+      grant_type: 'client_credentials',
+      scope: 'organization',
+      client_id: machine.client_id,
+      client_secret: machine.client_secret,
+    });
     expectTokens(ok);
-    const reply = await token({ grant_type: 'client_credentials', scope: 'openid', client_id: machine.client_id, client_secret: machine.client_secret });
+    const reply = await token({
+      grant_type: 'client_credentials',
+      scope: 'openid',
+      client_id: machine.client_id,
+      client_secret: machine.client_secret,
+    });
     expectError(reply, 400, 'invalid_scope', 'Requested scope not allowed');
   });
 
   it('authorization_code for a client_credentials-only client: unauthorized_client', async () => {
-    const machine = await registerApp({ name: 'Machine 2', grant_types: ['client_credentials'], redirect_uris: [], allowed_scopes: ['organization'] });
-    const reply = await token({ grant_type: 'authorization_code', code: 'tsa_whatever', redirect_uri: REDIRECT, client_id: machine.client_id, client_secret: machine.client_secret });
+    const machine = await registerApp({
+      name: 'Machine 2',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      allowed_scopes: ['organization'],
+    });
+    const reply = await token({
+      grant_type: 'authorization_code',
+      code: 'tsa_whatever',
+      redirect_uri: REDIRECT,
+      client_id: machine.client_id,
+      client_secret: machine.client_secret,
+    });
     expectError(reply, 400, 'unauthorized_client');
   });
 });
 
 describe('malformed requests: a 4xx JSON error, never a 5xx', () => {
   it('text/plain body: 4xx {error, error_description}', async () => {
-    const reply = await token(null, { raw: `grant_type=client_credentials&client_id=${app.client_id}&client_secret=${app.client_secret}`, contentType: 'text/plain' });
+    const reply = await token(null, {
+      raw: `grant_type=client_credentials&client_id=${app.client_id}&client_secret=${app.client_secret}`,
+      contentType: 'text/plain',
+    });
     expect(reply.status).toBeGreaterThanOrEqual(400);
     expect(reply.status).toBeLessThan(500);
     expect(reply.body).toEqual({ error: expect.any(String), error_description: expect.any(String) });
@@ -328,8 +408,9 @@ describe('malformed requests: a 4xx JSON error, never a 5xx', () => {
 
   it('parameter names with dots or brackets are names, not nesting: unknown ones are ignored (RFC 6749 3.2)', async () => {
     const code = await authorizeCode();
-    const raw = `${new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret })}`
-      + '&ext.version=2&resource%5B0%5D=https%3A%2F%2Fapi.example.test&__proto__=x';
+    const raw =
+      `${new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret })}` +
+      '&ext.version=2&resource%5B0%5D=https%3A%2F%2Fapi.example.test&__proto__=x';
     expectTokens(await token(null, { raw }));
   });
 
@@ -345,7 +426,13 @@ describe('malformed requests: a 4xx JSON error, never a 5xx', () => {
 
   it('JSON parameters of the wrong type: 400, not 500', async () => {
     const reply = await token(null, {
-      raw: JSON.stringify({ grant_type: 'authorization_code', code: { $ne: null }, redirect_uri: [REDIRECT], client_id: app.client_id, client_secret: app.client_secret }),
+      raw: JSON.stringify({
+        grant_type: 'authorization_code',
+        code: { $ne: null },
+        redirect_uri: [REDIRECT],
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      }),
       contentType: 'application/json',
     });
     expectError(reply, 400, 'invalid_request');
@@ -354,7 +441,13 @@ describe('malformed requests: a 4xx JSON error, never a 5xx', () => {
   it('a JSON body is accepted (control)', async () => {
     const code = await authorizeCode();
     const reply = await token(null, {
-      raw: JSON.stringify({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT, client_id: app.client_id, client_secret: app.client_secret }),
+      raw: JSON.stringify({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      }),
       contentType: 'application/json',
     });
     expectTokens(reply);

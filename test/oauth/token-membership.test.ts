@@ -5,7 +5,15 @@ import type { TestServer } from '../helpers/server.ts';
 import type { Client } from '../helpers/http.ts';
 import { addPerson, PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import { signIn } from '../helpers/http.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, startWithSignedInMember, tokenRequest, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/cb';
 let server: TestServer;
@@ -16,7 +24,11 @@ let app: RegisteredClient;
 beforeAll(async () => {
   ({ server, admin, tenant } = await startWithSignedInMember());
   app = await registerClient(admin, {
-    name: 'Membership', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'profile'], consent_required: false, organization_id: tenant.id,
+    name: 'Membership',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email', 'profile'],
+    consent_required: false,
+    organization_id: tenant.id,
   });
 });
 afterAll(() => server?.stop());
@@ -25,18 +37,35 @@ afterAll(() => server?.stop());
 async function memberWithTokens(scope = 'openid email') {
   const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'leaver');
   const session = (await signIn(server.url, person.email, PASSWORD)).login.token;
-  const code = codeFrom(await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, state: 's' }));
+  const code = codeFrom(
+    await authorize(server.url, session, {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope,
+      state: 's',
+    }),
+  );
   const tokens = await exchangeCode(server.url, app, code, REDIRECT);
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   return { person, tokens: tokens.body as { access_token: string; refresh_token: string } };
 }
 
 const refresh = (token: string) =>
-  tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, client_id: app.client_id, client_secret: app.client_secret });
-const userinfo = (accessToken: string) => fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+  tokenRequest(server.url, {
+    grant_type: 'refresh_token',
+    refresh_token: token,
+    client_id: app.client_id,
+    client_secret: app.client_secret,
+  });
+const userinfo = (accessToken: string) =>
+  fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
 const grantOf = async (refreshToken: string) => {
   const { createHash } = await import('node:crypto');
-  const row = await server.base.db.refreshToken.findUnique({ where: { tokenHash: createHash('sha256').update(refreshToken).digest('hex') }, include: { grant: true } });
+  const row = await server.base.db.refreshToken.findUnique({
+    where: { tokenHash: createHash('sha256').update(refreshToken).digest('hex') },
+    include: { grant: true },
+  });
   return row!.grant;
 };
 
@@ -57,11 +86,16 @@ describe('a refresh after the user left the organization', () => {
   it('a membership that ended without its grants being revoked: the refresh checks it, refuses and ends the grant', async () => {
     const { person, tokens } = await memberWithTokens();
     // Only the membership row goes: what the token endpoint must notice on its own.
-    await server.base.db.membership.delete({ where: { userId_organizationId: { userId: person.id, organizationId: tenant.id } } });
+    await server.base.db.membership.delete({
+      where: { userId_organizationId: { userId: person.id, organizationId: tenant.id } },
+    });
 
     const reply = await refresh(tokens.refresh_token);
     expect(reply.status).toBe(400);
-    expect(reply.body).toMatchObject({ error: 'invalid_grant', error_description: 'The user is no longer a member of the organization' });
+    expect(reply.body).toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'The user is no longer a member of the organization',
+    });
     expect((await grantOf(tokens.refresh_token)).revokedAt).not.toBeNull();
     expect((await userinfo(tokens.access_token)).status).toBe(401);
   });

@@ -15,18 +15,23 @@ const COMPOSITIONS: [string, Composition][] = [
   ['with the license lookups and AUDIT_TOKEN_ISSUANCE', { audit: true, products: true }],
 ];
 
-const written = (grant: string, statement: { readable: (how: Composition) => string }) => [
-  `-- The ${grant} grant's one statement, in each of its compositions, as the code composes it.\n` +
-  '-- Written by test/oauth/token-statements.test.ts (run it with -u after a change); never run from here.',
-  ...COMPOSITIONS.map(([name, how]) => `-- ${name}\n${statement.readable(how)};`),
-].join('\n\n') + '\n';
+const written = (grant: string, statement: { readable: (how: Composition) => string }) =>
+  [
+    `-- The ${grant} grant's one statement, in each of its compositions, as the code composes it.\n` +
+      '-- Written by test/oauth/token-statements.test.ts (run it with -u after a change); never run from here.',
+    ...COMPOSITIONS.map(([name, how]) => `-- ${name}\n${statement.readable(how)};`),
+  ].join('\n\n') + '\n';
 
 describe('the redeeming statements, read whole', () => {
   it('authorization_code', async () => {
-    await expect(written('authorization_code', REDEEM_CODE)).toMatchFileSnapshot('../../schema/modules/oauth/token/authorization-code.sql');
+    await expect(written('authorization_code', REDEEM_CODE)).toMatchFileSnapshot(
+      '../../schema/modules/oauth/token/authorization-code.sql',
+    );
   });
 
   it('refresh_token', async () => {
-    await expect(written('refresh_token', REDEEM_REFRESH_TOKEN)).toMatchFileSnapshot('../../schema/modules/oauth/token/refresh-token.sql');
+    await expect(written('refresh_token', REDEEM_REFRESH_TOKEN)).toMatchFileSnapshot(
+      '../../schema/modules/oauth/token/refresh-token.sql',
+    );
   });
 });

@@ -8,7 +8,14 @@ import type { TestServer } from '../helpers/server.ts';
 import { client as restClient, type Client, type Reply } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
 import { movableClock } from '../helpers/clock.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, startWithSignedInMember, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://app.example.test/callback';
 
@@ -61,7 +68,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const userinfo = (token: string | null) => restClient(server.url).get('/oauth/userinfo', token === null ? {} : { authorization: `Bearer ${token}` });
+const userinfo = (token: string | null) =>
+  restClient(server.url).get('/oauth/userinfo', token === null ? {} : { authorization: `Bearer ${token}` });
 const usersMe = (token: string) => restClient(server.url, { token }).get('/api/v1/users/me');
 
 /** userinfo: 401 invalid_token "Access token is invalid or expired" with a Bearer challenge, and no claims. */
@@ -104,7 +112,9 @@ describe('GET /oauth/userinfo refuses', () => {
   });
 
   it('a non-Bearer Authorization header', async () => {
-    const reply = await restClient(server.url).get('/oauth/userinfo', { authorization: `Basic ${Buffer.from('a:b').toString('base64')}` });
+    const reply = await restClient(server.url).get('/oauth/userinfo', {
+      authorization: `Basic ${Buffer.from('a:b').toString('base64')}`,
+    });
     expect(reply.status).toBe(401);
     expect(reply.body.error).toBe('invalid_token');
     expect(reply.headers.get('www-authenticate')).toMatch(/^Bearer\b/);
@@ -143,7 +153,9 @@ describe('GET /oauth/userinfo refuses', () => {
     const claims = decodeJwt(valid.access_token);
     const { kid } = decodeProtectedHeader(valid.access_token);
     for (const guess of ['secret', app.client_secret]) {
-      const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid }).sign(new TextEncoder().encode(guess));
+      const forged = await new SignJWT(claims)
+        .setProtectedHeader({ alg: 'HS256', typ: 'at+jwt', kid })
+        .sign(new TextEncoder().encode(guess));
       await expectRejectedEverywhere(forged);
     }
   });

@@ -21,7 +21,10 @@ function post(page: string, action: string, fields: Record<string, string>): Pro
     method: 'POST',
     redirect: 'manual',
     headers: {
-      accept: 'text/html', origin: server.url, cookie: `tessera_session=${session}`, 'content-type': 'application/x-www-form-urlencoded',
+      accept: 'text/html',
+      origin: server.url,
+      cookie: `tessera_session=${session}`,
+      'content-type': 'application/x-www-form-urlencoded',
     },
     body: new URLSearchParams(fields).toString(),
   });
@@ -31,11 +34,25 @@ const UNKNOWN = '01a20000-0000-7000-8000-000000000000';
 const cases: [string, string, Record<string, string>][] = [
   ['/admin/products', 'update', { id: UNKNOWN, name: 'X', slug: 'x', features: '' }],
   ['/admin/products', 'delete', { id: UNKNOWN, confirm: 'yes' }],
-  ['/admin/subscriptions', 'update', { id: UNKNOWN, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate: '' }],
+  [
+    '/admin/subscriptions',
+    'update',
+    { id: UNKNOWN, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate: '' },
+  ],
   ['/admin/subscriptions', 'assign', { id: '', userId: '' }],
   ['/admin/subscriptions', 'assign', { id: UNKNOWN, userId: UNKNOWN }],
   ['/admin/subscriptions', 'unassign', { id: UNKNOWN, userId: UNKNOWN }],
-  ['/admin/apps', 'update', { id: UNKNOWN, name: 'X', webhookUrl: 'https://app.example.test/hook', redirectUris: 'https://app.example.test/cb', scopes: 'openid' }],
+  [
+    '/admin/apps',
+    'update',
+    {
+      id: UNKNOWN,
+      name: 'X',
+      webhookUrl: 'https://app.example.test/hook',
+      redirectUris: 'https://app.example.test/cb',
+      scopes: 'openid',
+    },
+  ],
   ['/admin/apps', 'rotate', { id: UNKNOWN }],
   ['/admin/apps', 'delete', { id: UNKNOWN, confirm: 'yes' }],
   ['/admin/apps', 'install', { id: UNKNOWN }],
@@ -77,18 +94,37 @@ describe('an impossible end date in the subscription form', () => {
     const tenant = await createTenant(server.url, platform);
     const product = await platform.post('/v1/products', { name: 'Dated', slug: 'dated', features: [] });
     const created = await platform.post('/v1/subscriptions', {
-      organization_id: tenant.id, product_id: product.body.id, total_seats: 1, price_per_seat: 1, billing_cycle: 'monthly', end_date: '2027-01-01T00:00:00Z',
+      organization_id: tenant.id,
+      product_id: product.body.id,
+      total_seats: 1,
+      price_per_seat: 1,
+      billing_cycle: 'monthly',
+      end_date: '2027-01-01T00:00:00Z',
     });
     expect(created.status).toBe(201);
     for (const endDate of ['2027-02-30', '2027-02-29', 'tomorrow']) {
       // when the form posts it
-      const reply = await post('/admin/subscriptions', 'update', { id: created.body.id, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate });
+      const reply = await post('/admin/subscriptions', 'update', {
+        id: created.body.id,
+        totalSeats: '1',
+        pricePerSeat: '1',
+        status: 'active',
+        endDate,
+      });
       // then it is refused, and the end date stays
       expect(reply.status, endDate).toBeGreaterThanOrEqual(400);
       expect(reply.status, endDate).toBeLessThan(500);
-      expect((await platform.get(`/v1/subscriptions/${created.body.id}`)).body.end_date, endDate).toBe('2027-01-01T00:00:00.000Z');
+      expect((await platform.get(`/v1/subscriptions/${created.body.id}`)).body.end_date, endDate).toBe(
+        '2027-01-01T00:00:00.000Z',
+      );
     }
-    const real = await post('/admin/subscriptions', 'update', { id: created.body.id, totalSeats: '1', pricePerSeat: '1', status: 'active', endDate: '2028-02-29' });
+    const real = await post('/admin/subscriptions', 'update', {
+      id: created.body.id,
+      totalSeats: '1',
+      pricePerSeat: '1',
+      status: 'active',
+      endDate: '2028-02-29',
+    });
     expect(real.status).toBeLessThan(400);
     expect((await platform.get(`/v1/subscriptions/${created.body.id}`)).body.end_date).toBe('2028-02-29T00:00:00.000Z');
   });

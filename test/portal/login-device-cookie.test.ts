@@ -25,7 +25,10 @@ function browser() {
         method: 'POST',
         redirect: 'manual',
         headers: {
-          accept: 'text/html', origin: server.url, 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': OFFICE,
+          accept: 'text/html',
+          origin: server.url,
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-forwarded-for': OFFICE,
           ...(jar.size ? { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') } : {}),
         },
         body: new URLSearchParams({ email, password }).toString(),
@@ -49,14 +52,22 @@ describe('the sign-in form while the address is locked', () => {
     expect(first.status).toBe(303);
     const device = first.headers.getSetCookie().find((c) => c.startsWith('tessera_device='));
     expect(device).toMatch(/^tessera_device=tsdc_[^;]+;/);
-    for (const attribute of [/; Path=\/(;|$)/, /; HttpOnly(;|$)/, /; SameSite=Strict(;|$)/, /; Expires=[^;]+/]) expect(device).toMatch(attribute);
+    for (const attribute of [/; Path=\/(;|$)/, /; HttpOnly(;|$)/, /; SameSite=Strict(;|$)/, /; Expires=[^;]+/])
+      expect(device).toMatch(attribute);
     expect(device).not.toMatch(/; Secure/);
     known.jar.delete('tessera_session'); // signed out since
 
     // when 100 wrong passwords for other accounts come from the office
     for (let batch = 0; batch < 10; batch++) {
-      const replies = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-        client(server.url).post('/api/v1/auth/login', { email: `sprayed-${batch * 10 + i}@example.test`, password: 'Winter2026!' }, { 'x-forwarded-for': OFFICE })));
+      const replies = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          client(server.url).post(
+            '/api/v1/auth/login',
+            { email: `sprayed-${batch * 10 + i}@example.test`, password: 'Winter2026!' },
+            { 'x-forwarded-for': OFFICE },
+          ),
+        ),
+      );
       expect(replies.map((r) => r.status)).toEqual(Array(10).fill(401));
     }
 

@@ -17,7 +17,9 @@ describe('migrations', () => {
       expect(results.flat().sort()).toEqual(all.sort());
       const check = new pg.Client({ connectionString: db.url });
       await check.connect();
-      const rows = await check.query('select migration_name, checksum from "_prisma_migrations" order by migration_name');
+      const rows = await check.query(
+        'select migration_name, checksum from "_prisma_migrations" order by migration_name',
+      );
       await check.end();
       expect(rows.rows.map((r) => r.migration_name)).toEqual(all);
       expect(await migrate(db.url)).toEqual([]);

@@ -12,5 +12,8 @@ it('the schema saved with the last migration is prisma/schema.prisma', async () 
     readFile(path.join(prisma, 'schema.prisma'), 'utf8'),
     readFile(path.join(prisma, 'migrations', 'schema.snapshot.prisma'), 'utf8'),
   ]);
-  expect(snapshot, 'run `npm run db:diff -- <name>`, or save schema.prisma as the snapshot with the migration you wrote').toBe(schema);
+  expect(
+    snapshot,
+    'run `npm run db:diff -- <name>`, or save schema.prisma as the snapshot with the migration you wrote',
+  ).toBe(schema);
 });

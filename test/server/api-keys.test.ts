@@ -31,7 +31,8 @@ async function createKey(creator: Client, body: Record<string, unknown> = {}): P
   return { ...reply.body, api: client(server.url, { apiKey: { key: reply.body.key, secret: reply.body.secret } }) };
 }
 
-const listIds = async (api: Client) => (await api.get('/api/v1/api-keys')).body.api_keys.map((k: { id: string }) => k.id);
+const listIds = async (api: Client) =>
+  (await api.get('/api/v1/api-keys')).body.api_keys.map((k: { id: string }) => k.id);
 
 describe('POST /api/v1/api-keys', () => {
   it('returns 201 with the key and the secret, once; only a hash of the secret is stored', async () => {
@@ -96,7 +97,9 @@ describe('POST /api/v1/api-keys', () => {
   it('lets a platform administrator manage any organization’s keys, and answers 404 for an unknown one', async () => {
     const created = await createKey(admin, { organization_id: other.id, role: 'member' });
     expect(created).toMatchObject({ organization_id: other.id, role: 'member' });
-    expect((await admin.get(`/api/v1/api-keys?organization_id=${other.id}`)).body.api_keys.map((k: { id: string }) => k.id)).toContain(created.id);
+    expect(
+      (await admin.get(`/api/v1/api-keys?organization_id=${other.id}`)).body.api_keys.map((k: { id: string }) => k.id),
+    ).toContain(created.id);
     expect((await admin.post('/api/v1/api-keys', { name: 'ghost', organization_id: randomUUID() })).status).toBe(404);
     expect((await admin.get(`/api/v1/api-keys?organization_id=${randomUUID()}`)).status).toBe(404);
     expect((await tenant.admin.api.get(`/api/v1/api-keys?organization_id=${other.id}`)).status).toBe(404);
@@ -162,7 +165,9 @@ describe('authenticating with an API key', () => {
     const row = await server.base.db.apiKey.findUniqueOrThrow({ where: { id: key.id } });
     expect(row.lastUsedAt).not.toBeNull();
     expect(row.lastUsedAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
-    const listed = (await tenant.admin.api.get('/api/v1/api-keys')).body.api_keys.find((k: { id: string }) => k.id === key.id);
+    const listed = (await tenant.admin.api.get('/api/v1/api-keys')).body.api_keys.find(
+      (k: { id: string }) => k.id === key.id,
+    );
     expect(Date.parse(listed.last_used_at)).toBe(row.lastUsedAt!.getTime());
   });
 
@@ -170,7 +175,10 @@ describe('authenticating with an API key', () => {
     const key = await createKey(tenant.admin.api, { role: 'member' });
     expect((await key.api.get('/api/v1/api-keys')).status).toBe(403);
     expect((await key.api.get(`/v1/organizations/${tenant.id}/members`)).status).toBe(403);
-    expect((await key.api.post(`/v1/organizations/${tenant.id}/invitations`, { email: 'x@example.test', role: 'member' })).status).toBe(403);
+    expect(
+      (await key.api.post(`/v1/organizations/${tenant.id}/invitations`, { email: 'x@example.test', role: 'member' }))
+        .status,
+    ).toBe(403);
     expect((await key.api.patch(`/v1/organizations/${tenant.id}`, { name: 'Renamed by a key' })).status).toBe(403);
     expect((await key.api.delete(`/api/v1/api-keys/${key.id}`)).status).toBe(403);
     // ...while what a member may do works.
@@ -233,7 +241,9 @@ describe('events', () => {
   it('records api_key.created and api_key.revoked for the key’s organization', async () => {
     const key = await createKey(tenant.admin.api, { name: 'evented', role: 'member' });
     expect((await tenant.admin.api.delete(`/api/v1/api-keys/${key.id}`)).status).toBe(204);
-    const events = await server.base.db.event.findMany({ where: { kind: { in: ['api_key.created', 'api_key.revoked'] }, organizationId: tenant.id } });
+    const events = await server.base.db.event.findMany({
+      where: { kind: { in: ['api_key.created', 'api_key.revoked'] }, organizationId: tenant.id },
+    });
     const about = events.filter((e) => JSON.parse(e.body).data.apiKey.id === key.id);
     expect(about.map((e) => e.kind).sort()).toEqual(['api_key.created', 'api_key.revoked']);
     const created = about.find((e) => e.kind === 'api_key.created')!;

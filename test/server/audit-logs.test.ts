@@ -31,7 +31,11 @@ async function auditLogs(as: Client, query: Record<string, string> = {}) {
 }
 
 const wrongPassword = (email: string) =>
-  client(server.url).post('/api/v1/auth/login', { email, password: 'definitely not it' }, { 'user-agent': 'audit-test/2.0' });
+  client(server.url).post(
+    '/api/v1/auth/login',
+    { email, password: 'definitely not it' },
+    { 'user-agent': 'audit-test/2.0' },
+  );
 
 describe('failed sign-ins in the audit log', () => {
   it("of an account no organization manages are the platform's: not seen by the organizations the person joined", async () => {
@@ -61,7 +65,11 @@ describe('failed sign-ins in the audit log', () => {
     ]);
     // and neither tenant's admin does
     for (const tenant of [a, b]) {
-      const reply = await auditLogs(tenant.admin.api, { action: 'auth.login', outcome: 'failure', target_id: person.id });
+      const reply = await auditLogs(tenant.admin.api, {
+        action: 'auth.login',
+        outcome: 'failure',
+        target_id: person.id,
+      });
       expect(reply.status).toBe(200);
       expect(reply.body.audit_logs).toEqual([]);
     }
@@ -73,7 +81,14 @@ describe('failed sign-ins in the audit log', () => {
 
     const seen = await auditLogs(platform, { actor: email });
     expect(seen.body.audit_logs).toEqual([
-      expect.objectContaining({ organization_id: null, action: 'auth.login', outcome: 'failure', actor: { type: 'anonymous', id: null, name: null, email: null }, details: { email, reason: 'unknown_email' }, user_agent: 'audit-test/2.0' }),
+      expect.objectContaining({
+        organization_id: null,
+        action: 'auth.login',
+        outcome: 'failure',
+        actor: { type: 'anonymous', id: null, name: null, email: null },
+        details: { email, reason: 'unknown_email' },
+        user_agent: 'audit-test/2.0',
+      }),
     ]);
     expect((await auditLogs(a.admin.api, { actor: email })).body.audit_logs).toEqual([]);
     // The platform's own trail (the operator organization) does not hold it: it belongs to no organization.
@@ -87,7 +102,9 @@ describe('who reads what', () => {
     await b.admin.api.patch(`/v1/organizations/${b.id}`, { name: 'Tenant B' });
 
     const all = await auditLogs(platform, { action: 'organization.update', limit: '100' });
-    expect(new Set(all.body.audit_logs.map((e: { organization_id: string }) => e.organization_id))).toEqual(new Set([a.id, b.id]));
+    expect(new Set(all.body.audit_logs.map((e: { organization_id: string }) => e.organization_id))).toEqual(
+      new Set([a.id, b.id]),
+    );
 
     const theirs = await auditLogs(a.admin.api, { limit: '100' });
     expect(theirs.status).toBe(200);
@@ -100,7 +117,9 @@ describe('who reads what', () => {
     expect((await auditLogs(client(server.url))).status).toBe(401);
     // An admin's API key reads its organization's trail too.
     const key = await a.admin.api.post('/api/v1/api-keys', { name: 'auditor', role: 'admin' });
-    const byKey = await auditLogs(client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }), { limit: '5' });
+    const byKey = await auditLogs(client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }), {
+      limit: '5',
+    });
     expect(byKey.status).toBe(200);
     expect(byKey.body.audit_logs.every((e: { organization_id: string }) => e.organization_id === a.id)).toBe(true);
   });
@@ -108,7 +127,8 @@ describe('who reads what', () => {
 
 describe('filters and paging', () => {
   it('pages newest first with next_cursor until the last page, and refuses a limit over 100', async () => {
-    for (let i = 0; i < 5; i++) expect((await b.admin.api.patch(`/v1/organizations/${b.id}`, { name: `Tenant B ${i}` })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await b.admin.api.patch(`/v1/organizations/${b.id}`, { name: `Tenant B ${i}` })).status).toBe(200);
     const everything = await auditLogs(b.admin.api, { action: 'organization.update', limit: '100' });
     const ids: string[] = everything.body.audit_logs.map((e: { id: string }) => e.id);
     expect(ids.length).toBeGreaterThanOrEqual(6);
@@ -119,7 +139,11 @@ describe('filters and paging', () => {
     const walked: string[] = [];
     let cursor: string | null = null;
     do {
-      const reply = await auditLogs(b.admin.api, { action: 'organization.update', limit: '2', ...(cursor ? { cursor } : {}) });
+      const reply = await auditLogs(b.admin.api, {
+        action: 'organization.update',
+        limit: '2',
+        ...(cursor ? { cursor } : {}),
+      });
       expect(reply.body.audit_logs.length).toBeLessThanOrEqual(2);
       walked.push(...reply.body.audit_logs.map((e: { id: string }) => e.id));
       cursor = reply.body.next_cursor;
@@ -135,9 +159,13 @@ describe('filters and paging', () => {
     expect(renamed.status).toBe(200);
     const byOwner = await auditLogs(a.admin.api, { actor: a.owner.id, action: 'organization.update' });
     expect(byOwner.body.audit_logs.length).toBeGreaterThan(0);
-    expect(byOwner.body.audit_logs.every((e: any) => e.actor.id === a.owner.id && e.actor.email === a.owner.email)).toBe(true);
+    expect(
+      byOwner.body.audit_logs.every((e: any) => e.actor.id === a.owner.id && e.actor.email === a.owner.email),
+    ).toBe(true);
     const byEmail = await auditLogs(a.admin.api, { actor: a.owner.email.toUpperCase(), action: 'organization.update' });
-    expect(byEmail.body.audit_logs.map((e: { id: string }) => e.id)).toEqual(byOwner.body.audit_logs.map((e: { id: string }) => e.id));
+    expect(byEmail.body.audit_logs.map((e: { id: string }) => e.id)).toEqual(
+      byOwner.body.audit_logs.map((e: { id: string }) => e.id),
+    );
 
     const prefixed = await auditLogs(platform, { action: 'auth.*', limit: '100' });
     expect(prefixed.body.audit_logs.length).toBeGreaterThan(0);
@@ -145,7 +173,9 @@ describe('filters and paging', () => {
 
     const target = await auditLogs(a.admin.api, { target_type: 'organization', target_id: a.id });
     expect(target.body.audit_logs.length).toBeGreaterThan(0);
-    expect(target.body.audit_logs.every((e: any) => e.target_type === 'organization' && e.target_id === a.id)).toBe(true);
+    expect(target.body.audit_logs.every((e: any) => e.target_type === 'organization' && e.target_id === a.id)).toBe(
+      true,
+    );
 
     const successes = await auditLogs(platform, { outcome: 'success', limit: '100' });
     expect(successes.body.audit_logs.every((e: { outcome: string }) => e.outcome === 'success')).toBe(true);
@@ -154,19 +184,29 @@ describe('filters and paging', () => {
     const at = newest.created_at;
     const from = await auditLogs(a.admin.api, { actor: a.owner.id, action: 'organization.update', from: at });
     expect(from.body.audit_logs.map((e: { id: string }) => e.id)).toContain(newest.id);
-    expect((await auditLogs(a.admin.api, { actor: a.owner.id, action: 'organization.update', to: at })).body.audit_logs.map((e: { id: string }) => e.id)).not.toContain(newest.id);
+    expect(
+      (await auditLogs(a.admin.api, { actor: a.owner.id, action: 'organization.update', to: at })).body.audit_logs.map(
+        (e: { id: string }) => e.id,
+      ),
+    ).not.toContain(newest.id);
     // A date as `to` takes in that whole day.
-    expect((await auditLogs(a.admin.api, { actor: a.owner.id, action: 'organization.update', to: at.slice(0, 10) })).body.audit_logs.map((e: { id: string }) => e.id)).toContain(newest.id);
+    expect(
+      (
+        await auditLogs(a.admin.api, { actor: a.owner.id, action: 'organization.update', to: at.slice(0, 10) })
+      ).body.audit_logs.map((e: { id: string }) => e.id),
+    ).toContain(newest.id);
     expect((await auditLogs(a.admin.api, { from: '2999-01-01' })).body.audit_logs).toEqual([]);
   });
 
   it('refuses malformed filters with 400 and says which', async () => {
     const bad = await auditLogs(a.admin.api, { outcome: 'maybe', from: 'yesterday' });
     expect(bad.status).toBe(400);
-    expect(bad.body.details).toEqual(expect.arrayContaining([
-      { path: 'outcome', message: 'must be success or failure' },
-      { path: 'from', message: TIMESTAMP_OR_DAY_RULE },
-    ]));
+    expect(bad.body.details).toEqual(
+      expect.arrayContaining([
+        { path: 'outcome', message: 'must be success or failure' },
+        { path: 'from', message: TIMESTAMP_OR_DAY_RULE },
+      ]),
+    );
     expect((await auditLogs(a.admin.api, { to: '2026-02-31' })).status).toBe(400);
     expect((await auditLogs(a.admin.api, { cursor: 'x'.repeat(500) })).status).toBe(400);
     // An inverted range would silently match nothing: it is refused, and the same day at both ends is fine.
@@ -181,11 +221,19 @@ describe('filters and paging', () => {
       auditLogs(actor: $actor, action: $action, outcome: $outcome, limit: $limit, cursor: $cursor) {
         items { id organizationId action outcome actor { type id name email } details } nextCursor } }`;
     const rest = await auditLogs(platform, { action: 'auth.login', outcome: 'failure', limit: '1' });
-    const gql = await platform.post('/graphql', { query, variables: { action: 'auth.login', outcome: 'failure', limit: 1 } });
+    const gql = await platform.post('/graphql', {
+      query,
+      variables: { action: 'auth.login', outcome: 'failure', limit: 1 },
+    });
     expect(gql.status).toBe(200);
-    expect(gql.body.data.auditLogs.items.map((e: { id: string }) => e.id)).toEqual(rest.body.audit_logs.map((e: { id: string }) => e.id));
+    expect(gql.body.data.auditLogs.items.map((e: { id: string }) => e.id)).toEqual(
+      rest.body.audit_logs.map((e: { id: string }) => e.id),
+    );
     expect(gql.body.data.auditLogs.nextCursor).toBe(rest.body.next_cursor);
-    const next = await platform.post('/graphql', { query, variables: { action: 'auth.login', outcome: 'failure', limit: 1, cursor: gql.body.data.auditLogs.nextCursor } });
+    const next = await platform.post('/graphql', {
+      query,
+      variables: { action: 'auth.login', outcome: 'failure', limit: 1, cursor: gql.body.data.auditLogs.nextCursor },
+    });
     expect(next.body.data.auditLogs.items[0].id < gql.body.data.auditLogs.items[0].id).toBe(true);
     // A member asking is refused at the top level.
     const refused = await a.member.api.post('/graphql', { query, variables: {} });
@@ -213,19 +261,27 @@ describe('the time filters', () => {
     ['a NUL', '2027-06-30\u0000'],
   ];
 
-  it.each(REFUSED)('refuses %s as from or to with 400 naming the filter, on REST and GraphQL', async (_label, value) => {
-    for (const name of ['from', 'to'] as const) {
-      const reply = await auditLogs(a.admin.api, { [name]: value });
-      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
-      expect(reply.body.error).toBe('invalid_request');
-      // A NUL is refused at the door, for every query parameter alike (server/middleware/input-guard.ts).
-      const problem = value.includes('\u0000') ? { path: `query.${name}`, message: expect.stringContaining('NUL') } : { path: name, message: TIMESTAMP_OR_DAY_RULE };
-      expect(reply.body.details).toEqual([problem]);
-      const gql = await a.admin.api.post('/graphql', { query: `query($v: String) { auditLogs(${name}: $v) { items { id } } }`, variables: { v: value } });
-      expect(gql.body.errors?.[0]?.extensions?.code, JSON.stringify(gql.body)).toBe('invalid_request');
-      expect(gql.body.data ?? null).toBeNull();
-    }
-  });
+  it.each(REFUSED)(
+    'refuses %s as from or to with 400 naming the filter, on REST and GraphQL',
+    async (_label, value) => {
+      for (const name of ['from', 'to'] as const) {
+        const reply = await auditLogs(a.admin.api, { [name]: value });
+        expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+        expect(reply.body.error).toBe('invalid_request');
+        // A NUL is refused at the door, for every query parameter alike (server/middleware/input-guard.ts).
+        const problem = value.includes('\u0000')
+          ? { path: `query.${name}`, message: expect.stringContaining('NUL') }
+          : { path: name, message: TIMESTAMP_OR_DAY_RULE };
+        expect(reply.body.details).toEqual([problem]);
+        const gql = await a.admin.api.post('/graphql', {
+          query: `query($v: String) { auditLogs(${name}: $v) { items { id } } }`,
+          variables: { v: value },
+        });
+        expect(gql.body.errors?.[0]?.extensions?.code, JSON.stringify(gql.body)).toBe('invalid_request');
+        expect(gql.body.data ?? null).toBeNull();
+      }
+    },
+  );
 
   it('reads Z, an offset, a fraction and a leap day as the instants they name', async () => {
     // given an entry, and its instant written with a +02:00 offset and lower-case t
@@ -252,14 +308,32 @@ describe('the time filters', () => {
 describe('secrets', () => {
   it('never appear in an entry', async () => {
     const key = await a.admin.api.post('/api/v1/api-keys', { name: 'secretive' });
-    const app = await a.admin.api.post('/api/v1/oauth-clients', { name: 'Secretive', redirect_uris: ['https://secretive.example.test/cb'], allowed_scopes: ['openid'] });
+    const app = await a.admin.api.post('/api/v1/oauth-clients', {
+      name: 'Secretive',
+      redirect_uris: ['https://secretive.example.test/cb'],
+      allowed_scopes: ['openid'],
+    });
     const rotated = await a.admin.api.post(`/api/v1/oauth-clients/${app.body.id}/rotate-secret`);
-    const invite = await a.admin.api.post(`/v1/organizations/${a.id}/invitations`, { email: 'secret-joiner@example.test' });
-    const joined = await client(server.url).post('/api/v1/invitations/accept', { token: invite.body.token, name: 'Joiner', password: PASSWORD });
+    const invite = await a.admin.api.post(`/v1/organizations/${a.id}/invitations`, {
+      email: 'secret-joiner@example.test',
+    });
+    const joined = await client(server.url).post('/api/v1/invitations/accept', {
+      token: invite.body.token,
+      name: 'Joiner',
+      password: PASSWORD,
+    });
     expect([key.status, app.status, rotated.status, invite.status, joined.status]).toEqual([201, 201, 200, 201, 200]);
 
     const text = JSON.stringify((await auditLogs(a.admin.api, { limit: '100' })).body);
-    for (const secret of [key.body.secret, key.body.key, app.body.client_secret, rotated.body.client_secret, invite.body.token, joined.body.token, PASSWORD]) {
+    for (const secret of [
+      key.body.secret,
+      key.body.key,
+      app.body.client_secret,
+      rotated.body.client_secret,
+      invite.body.token,
+      joined.body.token,
+      PASSWORD,
+    ]) {
       expect(text).not.toContain(secret);
     }
   });

@@ -15,7 +15,10 @@ afterAll(() => server?.stop());
 
 describe('POST /api/v1/auth/login', () => {
   it('returns a session token, the user and the organization, and sets an HttpOnly cookie', async () => {
-    const reply = await client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD });
+    const reply = await client(server.url).post('/api/v1/auth/login', {
+      email: tenant.member.email,
+      password: PASSWORD,
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({
       token_type: 'Bearer',
@@ -30,8 +33,14 @@ describe('POST /api/v1/auth/login', () => {
   });
 
   it('answers 401 with one message for an unknown e-mail and a wrong password alike', async () => {
-    const wrong = await client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' });
-    const unknown = await client(server.url).post('/api/v1/auth/login', { email: 'nobody@example.test', password: 'not the password' });
+    const wrong = await client(server.url).post('/api/v1/auth/login', {
+      email: tenant.member.email,
+      password: 'not the password',
+    });
+    const unknown = await client(server.url).post('/api/v1/auth/login', {
+      email: 'nobody@example.test',
+      password: 'not the password',
+    });
     expect(wrong.status).toBe(401);
     expect(unknown.status).toBe(401);
     expect(wrong.body).toEqual(unknown.body);
@@ -42,7 +51,8 @@ describe('POST /api/v1/auth/login', () => {
     const email = tenant.admin.email;
     const anon = client(server.url);
     const statuses: number[] = [];
-    for (let i = 0; i < 7; i++) statuses.push((await anon.post('/api/v1/auth/login', { email, password: 'guess ' + i })).status);
+    for (let i = 0; i < 7; i++)
+      statuses.push((await anon.post('/api/v1/auth/login', { email, password: 'guess ' + i })).status);
     expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
     const blocked = await anon.post('/api/v1/auth/login', { email, password: PASSWORD });
     expect(blocked.status).toBe(429);
@@ -53,12 +63,17 @@ describe('POST /api/v1/auth/login', () => {
   it('records failed sign-ins in the audit log', async () => {
     await client(server.url).post('/api/v1/auth/login', { email: tenant.owner.email, password: 'wrong password here' });
     const { api } = await signIn(server.url, ADMIN.email, ADMIN.password);
-    const gql = await api.post('/graphql', { query: `query($t: String!) { auditLogs(targetId: $t) { items { action outcome } } }`, variables: { t: tenant.owner.id } });
+    const gql = await api.post('/graphql', {
+      query: `query($t: String!) { auditLogs(targetId: $t) { items { action outcome } } }`,
+      variables: { t: tenant.owner.id },
+    });
     expect(gql.status).toBe(200);
     // No organization manages the account, so the failed sign-in is a platform event that platform admins see
     // (test/server/audit-logs.test.ts, test/server/managed-accounts.test.ts).
     expect(gql.body.data.auditLogs.items).toContainEqual({ action: 'auth.login', outcome: 'failure' });
-    const row = await server.base.db.auditLog.findFirst({ where: { action: 'auth.login', outcome: 'failure', actorId: tenant.owner.id } });
+    const row = await server.base.db.auditLog.findFirst({
+      where: { action: 'auth.login', outcome: 'failure', actorId: tenant.owner.id },
+    });
     expect(row).not.toBeNull();
   });
 });
@@ -68,7 +83,11 @@ describe('GET /api/v1/auth/session and POST /api/v1/auth/logout', () => {
     const { api } = await signIn(server.url, tenant.member.email, PASSWORD);
     const session = await api.get('/api/v1/auth/session');
     expect(session.status).toBe(200);
-    expect(session.body).toMatchObject({ user: { id: tenant.member.id }, organization: { id: tenant.id, role: 'member' }, platform_admin: false });
+    expect(session.body).toMatchObject({
+      user: { id: tenant.member.id },
+      organization: { id: tenant.id, role: 'member' },
+      platform_admin: false,
+    });
     expect(session.body.session.id).toBeTruthy();
     expect((await api.post('/api/v1/auth/logout')).status).toBe(204);
     const after = await api.get('/api/v1/auth/session');
@@ -88,15 +107,23 @@ describe('the session version', () => {
   it('ends every session of the user when the password changes, and hands the caller a fresh one', async () => {
     const first = await signIn(server.url, tenant.member.email, PASSWORD);
     const second = await signIn(server.url, tenant.member.email, PASSWORD);
-    const changed = await first.api.patch('/api/v1/users/me', { current_password: PASSWORD, password: 'a brand new password' });
+    const changed = await first.api.patch('/api/v1/users/me', {
+      current_password: PASSWORD,
+      password: 'a brand new password',
+    });
     expect(changed.status).toBe(200);
     expect(changed.body.token).toMatch(/^tss_/);
     expect((await first.api.get('/api/v1/users/me')).status).toBe(401);
     expect((await second.api.get('/api/v1/users/me')).status).toBe(401);
     expect((await client(server.url, { token: changed.body.token }).get('/api/v1/users/me')).status).toBe(200);
-    expect((await client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD })).status).toBe(401);
+    expect(
+      (await client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD })).status,
+    ).toBe(401);
     // put it back for the other tests
-    const restored = await client(server.url, { token: changed.body.token }).patch('/api/v1/users/me', { current_password: 'a brand new password', password: PASSWORD });
+    const restored = await client(server.url, { token: changed.body.token }).patch('/api/v1/users/me', {
+      current_password: 'a brand new password',
+      password: PASSWORD,
+    });
     expect(restored.status).toBe(200);
   });
 
@@ -105,7 +132,10 @@ describe('the session version', () => {
     const missing = await api.patch('/api/v1/users/me', { password: 'another new password' });
     expect(missing.status).toBe(400);
     expect(missing.body.details).toEqual([{ path: 'current_password', message: 'is required' }]);
-    const wrong = await api.patch('/api/v1/users/me', { current_password: 'not it at all', password: 'another new password' });
+    const wrong = await api.patch('/api/v1/users/me', {
+      current_password: 'not it at all',
+      password: 'another new password',
+    });
     expect(wrong.status).toBe(401);
   });
 });

@@ -28,12 +28,18 @@ let app: RegisteredClient;
 beforeAll(async () => {
   ca = makeTestCa(['github.test']);
   github = await startGithubUpstream(ca);
-  server = await startTestServer({ env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+  server = await startTestServer({
+    env: { WEBHOOK_CA_FILE: ca.caFile },
+    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+  });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   a = await createTenant(server.url, platform, 'Tenant A');
   b = await createTenant(server.url, platform, 'Tenant B');
   app = await registerClient(a.owner.api, {
-    name: 'App of A', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'api'], consent_required: false,
+    name: 'App of A',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'profile', 'email', 'api'],
+    consent_required: false,
   });
 });
 afterAll(async () => {
@@ -42,8 +48,10 @@ afterAll(async () => {
   ca?.remove();
 });
 
-const tokenOf = async (person: Person) => client(server.url, { token: await accessTokenOf(server.url, person, app, REDIRECT, 'openid api') });
-const graphql = (api: Client, query: string, variables?: Record<string, unknown>) => api.post('/graphql', { query, variables });
+const tokenOf = async (person: Person) =>
+  client(server.url, { token: await accessTokenOf(server.url, person, app, REDIRECT, 'openid api') });
+const graphql = (api: Client, query: string, variables?: Record<string, unknown>) =>
+  api.post('/graphql', { query, variables });
 
 function expectRefused(reply: Reply, label: string) {
   expect(reply.status, `${label}: ${JSON.stringify(reply.body)}`).toBe(403);
@@ -52,23 +60,34 @@ function expectRefused(reply: Reply, label: string) {
 }
 
 describe('an access token and invitations', () => {
-  it("cannot accept an invitation into another organization: no session, no membership, the invitation still pending", async () => {
+  it('cannot accept an invitation into another organization: no session, no membership, the invitation still pending', async () => {
     // The report's setup: the user holds an `openid api` token of A's client; B invites the user's address.
     const person = await addPerson(server.url, a.owner.api, a.id, 'member', 'holder');
     const api = await tokenOf(person);
-    const invitation = await b.owner.api.post(`/v1/organizations/${b.id}/invitations`, { email: person.email, role: 'admin' });
+    const invitation = await b.owner.api.post(`/v1/organizations/${b.id}/invitations`, {
+      email: person.email,
+      role: 'admin',
+    });
     expect(invitation.status).toBe(201);
     const sessionsBefore = await server.base.db.session.count({ where: { userId: person.id } });
 
     const rest = await api.post('/api/v1/invitations/accept', { token: invitation.body.token });
-    const gql = await graphql(api, 'mutation($t: String!) { acceptInvitation(input: { token: $t }) { __typename } }', { t: invitation.body.token });
+    const gql = await graphql(api, 'mutation($t: String!) { acceptInvitation(input: { token: $t }) { __typename } }', {
+      t: invitation.body.token,
+    });
 
     expectRefused(rest, 'REST');
     expect(gql.body.data).toBeNull();
     expect(gql.body.errors[0].extensions.code).toBe('forbidden');
     expect(await server.base.db.session.count({ where: { userId: person.id } })).toBe(sessionsBefore);
-    expect(await server.base.db.membership.findUnique({ where: { userId_organizationId: { userId: person.id, organizationId: b.id } } })).toBeNull();
-    const listed = (await b.owner.api.get(`/v1/organizations/${b.id}/invitations`)).body.invitations.find((i: { id: string }) => i.id === invitation.body.id);
+    expect(
+      await server.base.db.membership.findUnique({
+        where: { userId_organizationId: { userId: person.id, organizationId: b.id } },
+      }),
+    ).toBeNull();
+    const listed = (await b.owner.api.get(`/v1/organizations/${b.id}/invitations`)).body.invitations.find(
+      (i: { id: string }) => i.id === invitation.body.id,
+    );
     expect(listed.status).toBe('pending');
     // The token still works where it belongs, and nowhere else.
     expect((await api.get('/api/v1/users/me')).status).toBe(200);
@@ -84,9 +103,15 @@ describe('an access token and invitations', () => {
   it('cannot accept with the password either: the token is refused before the password is looked at', async () => {
     const person = await addPerson(server.url, a.owner.api, a.id, 'member', 'with-password');
     const api = await tokenOf(person);
-    const invitation = await b.owner.api.post(`/v1/organizations/${b.id}/invitations`, { email: person.email, role: 'member' });
+    const invitation = await b.owner.api.post(`/v1/organizations/${b.id}/invitations`, {
+      email: person.email,
+      role: 'member',
+    });
 
-    expectRefused(await api.post('/api/v1/invitations/accept', { token: invitation.body.token, password: PASSWORD }), 'with password');
+    expectRefused(
+      await api.post('/api/v1/invitations/accept', { token: invitation.body.token, password: PASSWORD }),
+      'with password',
+    );
     expect(await server.base.db.membership.count({ where: { userId: person.id, organizationId: b.id } })).toBe(0);
   });
 });
@@ -107,16 +132,35 @@ describe('an access token with the api scope mints no credential', () => {
     const secretBefore = (await server.base.db.oAuthClient.findUniqueOrThrow({ where: { id: app.id } })).secretHash;
 
     expectRefused(await api.post('/api/v1/api-keys', { name: 'escalation', role: 'admin' }), 'api key');
-    expectRefused(await api.post('/api/v1/api-keys', { name: 'escalation', role: 'admin', organization_id: a.id }), 'api key in its organization');
-    expectRefused(await api.post('/api/v1/oauth-clients', { name: 'Rogue', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false }), 'client');
+    expectRefused(
+      await api.post('/api/v1/api-keys', { name: 'escalation', role: 'admin', organization_id: a.id }),
+      'api key in its organization',
+    );
+    expectRefused(
+      await api.post('/api/v1/oauth-clients', {
+        name: 'Rogue',
+        redirect_uris: [REDIRECT],
+        allowed_scopes: ['openid', 'api'],
+        consent_required: false,
+      }),
+      'client',
+    );
     expectRefused(await api.post(`/api/v1/oauth-clients/${app.id}/rotate-secret`), 'rotate');
-    expectRefused(await api.post(`/v1/organizations/${a.id}/invitations`, { email: `rogue-${randomBytes(3).toString('hex')}@example.test`, role: 'owner' }), 'invitation');
+    expectRefused(
+      await api.post(`/v1/organizations/${a.id}/invitations`, {
+        email: `rogue-${randomBytes(3).toString('hex')}@example.test`,
+        role: 'owner',
+      }),
+      'invitation',
+    );
 
     expect(await server.base.db.apiKey.count()).toBe(keysBefore);
     expect(await server.base.db.oAuthClient.count()).toBe(clientsBefore);
     expect(await server.base.db.invitation.count()).toBe(invitationsBefore);
     // The client's secret is unchanged: the app still exchanges codes with it.
-    expect((await server.base.db.oAuthClient.findUniqueOrThrow({ where: { id: app.id } })).secretHash).toBe(secretBefore);
+    expect((await server.base.db.oAuthClient.findUniqueOrThrow({ where: { id: app.id } })).secretHash).toBe(
+      secretBefore,
+    );
     await expect(accessTokenOf(server.url, owner, app, REDIRECT, 'openid api')).resolves.toMatch(/\./);
   });
 
@@ -129,8 +173,14 @@ describe('an access token with the api scope mints no credential', () => {
   });
 
   it('changes neither the password nor the e-mail address, even with the current password', async () => {
-    const password = await api.patch('/api/v1/users/me', { current_password: PASSWORD, password: 'a brand new password' });
-    const email = await api.patch('/api/v1/users/me', { current_password: PASSWORD, email: `taken-over-${randomBytes(3).toString('hex')}@evil.test` });
+    const password = await api.patch('/api/v1/users/me', {
+      current_password: PASSWORD,
+      password: 'a brand new password',
+    });
+    const email = await api.patch('/api/v1/users/me', {
+      current_password: PASSWORD,
+      email: `taken-over-${randomBytes(3).toString('hex')}@evil.test`,
+    });
 
     expectRefused(password, 'password');
     expectRefused(email, 'email');
@@ -142,27 +192,48 @@ describe('an access token with the api scope mints no credential', () => {
 
 describe('an access token and platform sign-in providers', () => {
   it("cannot connect the app's own GitHub account to its user: refused, nothing linked, and GitHub signs in nobody's account as the user", async () => {
-    const connection = await platform.post('/api/v1/connections', { type: 'github', platform: true, name: 'GitHub', issuer: github.origin, client_id: github.clientId, client_secret: github.clientSecret });
+    const connection = await platform.post('/api/v1/connections', {
+      type: 'github',
+      platform: true,
+      name: 'GitHub',
+      issuer: github.origin,
+      client_id: github.clientId,
+      client_secret: github.clientSecret,
+    });
     expect(connection.status, JSON.stringify(connection.body)).toBe(201);
     const victim = await addPerson(server.url, a.owner.api, a.id, 'admin', 'sso-victim');
     const api = await tokenOf(victim);
-    github.addUser({ id: 9001, login: 'app-operator', name: 'App operator', email: null, emails: [{ email: 'operator@apps.test', primary: true, verified: true }] });
+    github.addUser({
+      id: 9001,
+      login: 'app-operator',
+      name: 'App operator',
+      email: null,
+      emails: [{ email: 'operator@apps.test', primary: true, verified: true }],
+    });
     github.signInAs('app-operator');
 
     // The report: the app starts a link for its token's user over GraphQL, then walks the browser part itself with
     // its own GitHub account.
-    const start = await graphql(api, 'mutation($input: StartSsoSignInInput!) { startSsoSignIn(input: $input) { __typename ... on SsoStart { url browserToken } } }',
-      { input: { connectionId: connection.body.id, link: true } });
+    const start = await graphql(
+      api,
+      'mutation($input: StartSsoSignInInput!) { startSsoSignIn(input: $input) { __typename ... on SsoStart { url browserToken } } }',
+      { input: { connectionId: connection.body.id, link: true } },
+    );
     const departure = start.body.data?.startSsoSignIn;
     if (departure?.browserToken) {
       const jar: CookieJar = new Map([[new URL(server.url).host, new Map([['tessera_sso', departure.browserToken]])]]);
-      const callback = await followUntil(departure.url, (u) => u.pathname === `/sso/${connection.body.id}/callback`, { ca: ca.caPem, jar });
+      const callback = await followUntil(departure.url, (u) => u.pathname === `/sso/${connection.body.id}/callback`, {
+        ca: ca.caPem,
+        jar,
+      });
       await browserGet(new URL(callback), { ca: ca.caPem, jar });
     }
     // The browser route reads a Bearer credential too.
     const viaRoute = await api.get(`/sso/${connection.body.id}/start?link=1`);
     const signedIn = await ssoSignInThroughOidc(server.url, connection.body.id, ca);
-    const signedInAs = signedIn.session ? (await client(server.url, { token: signedIn.session }).get('/api/v1/users/me')).body.id : null;
+    const signedInAs = signedIn.session
+      ? (await client(server.url, { token: signedIn.session }).get('/api/v1/users/me')).body.id
+      : null;
 
     // Nothing links the app's GitHub account to the victim, and signing in with it is not the victim's session.
     expect(await server.base.db.ssoIdentity.count({ where: { userId: victim.id } })).toBe(0);
@@ -181,13 +252,22 @@ describe('the current password check', () => {
     const session = (await signIn(server.url, person.email, PASSWORD)).api;
 
     const guesses: number[] = [];
-    for (let n = 0; n < 8; n++) guesses.push((await session.patch('/api/v1/users/me', { email: `new-${n}@example.test`, current_password: `guess-${n}` })).status);
+    for (let n = 0; n < 8; n++)
+      guesses.push(
+        (await session.patch('/api/v1/users/me', { email: `new-${n}@example.test`, current_password: `guess-${n}` }))
+          .status,
+      );
 
     expect(guesses).toEqual([401, 401, 401, 401, 401, 429, 429, 429]);
-    const right = await session.patch('/api/v1/users/me', { email: 'new-right@example.test', current_password: PASSWORD });
+    const right = await session.patch('/api/v1/users/me', {
+      email: 'new-right@example.test',
+      current_password: PASSWORD,
+    });
     expect(right.status).toBe(429);
     expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(429);
+    expect(
+      (await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status,
+    ).toBe(429);
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).email).toBe(person.email);
   });
 
@@ -195,8 +275,13 @@ describe('the current password check', () => {
     const person = await addPerson(server.url, a.owner.api, a.id, 'member', 'burst');
     const session = (await signIn(server.url, person.email, PASSWORD)).api;
 
-    const statuses = await Promise.all(Array.from({ length: 20 }, (_, n) =>
-      session.patch('/api/v1/users/me', { password: 'another long password', current_password: `burst-${n}` }).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, n) =>
+        session
+          .patch('/api/v1/users/me', { password: 'another long password', current_password: `burst-${n}` })
+          .then((r) => r.status),
+      ),
+    );
 
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(5);
     expect(statuses.filter((s) => s !== 401 && s !== 429)).toEqual([]);

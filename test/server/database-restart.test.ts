@@ -30,7 +30,12 @@ beforeAll(async () => {
   const me = await admin.get('/api/v1/users/me');
   const org = (await admin.get('/api/v1/orgs')).body;
   expect(me.status).toBe(200);
-  machine = await registerClient(admin, { name: 'Machine', grant_types: ['client_credentials'], allowed_scopes: ['openid'], organization_id: (org.organizations ?? org)[0].id });
+  machine = await registerClient(admin, {
+    name: 'Machine',
+    grant_types: ['client_credentials'],
+    allowed_scopes: ['openid'],
+    organization_id: (org.organizations ?? org)[0].id,
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -43,9 +48,18 @@ afterAll(async () => {
 const probes = () => ({
   rest: () => admin.get('/api/v1/users/me'),
   graphql: () => admin.post('/graphql', { query: '{ me { id } }' }),
-  token: () => tokenRequest(server!.url, { grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret }),
+  token: () =>
+    tokenRequest(server!.url, {
+      grant_type: 'client_credentials',
+      client_id: machine.client_id,
+      client_secret: machine.client_secret,
+    }),
   login: () => client(server!.url).post('/api/v1/auth/login', ADMIN),
-  portal: () => fetch(`${server!.url}/portal/oauth-clients`, { redirect: 'manual', headers: { cookie: `tessera_session=${session}` } }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.text() })),
+  portal: () =>
+    fetch(`${server!.url}/portal/oauth-clients`, {
+      redirect: 'manual',
+      headers: { cookie: `tessera_session=${session}` },
+    }).then(async (r) => ({ status: r.status, headers: r.headers, body: await r.text() })),
 });
 
 describe('PostgreSQL stops and starts again under the running service', () => {

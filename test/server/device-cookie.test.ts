@@ -24,11 +24,16 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const statusCounts = (replies: Reply[]) => replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
+const statusCounts = (replies: Reply[]) =>
+  replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
 
 /** A sign-in from the office, with the device cookie `device` when given. */
 const login = (email: string, password: string, device?: string) =>
-  client(server.url).post('/api/v1/auth/login', { email, password }, { 'x-forwarded-for': OFFICE, ...(device ? { cookie: `tessera_device=${device}` } : {}) });
+  client(server.url).post(
+    '/api/v1/auth/login',
+    { email, password },
+    { 'x-forwarded-for': OFFICE, ...(device ? { cookie: `tessera_device=${device}` } : {}) },
+  );
 
 /** The Set-Cookie header of the device cookie in `reply`, if any. */
 const deviceSetCookie = (reply: Reply) => reply.headers.getSetCookie().find((c) => c.startsWith('tessera_device='));
@@ -72,35 +77,53 @@ describe('a client address locked by wrong passwords for many accounts', () => {
     const challenge = await login(secondFactor.email, PASSWORD);
     expect(challenge.body.mfa_required).toBe(true);
     expect(deviceSetCookie(challenge)).toBeUndefined();
-    const done = await client(server.url).post('/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: codeAt(clock, secondFactor.secret) }, { 'x-forwarded-for': OFFICE });
+    const done = await client(server.url).post(
+      '/api/v1/auth/login/mfa',
+      { mfa_token: challenge.body.mfa_token, code: codeAt(clock, secondFactor.secret) },
+      { 'x-forwarded-for': OFFICE },
+    );
     expect(done.status).toBe(200);
     cookies[secondFactor.email] = deviceOf(done)!;
     expect(cookies[secondFactor.email]).toBeTruthy();
   });
 
   // 108 argon2id checks: a few seconds alone, more with other files running beside it.
-  it('lets at most 100 wrong passwords an hour reach a check, then refuses the address before hashing', { timeout: 90_000 }, async () => {
-    // when 120 wrong passwords for different accounts arrive from the office, 12 at a time (the ninth dozen crosses
-    // the limit while its passwords are being checked)
-    const replies: Reply[] = [];
-    for (let batch = 0; batch < 10; batch++) {
-      replies.push(...(await Promise.all(Array.from({ length: 12 }, (_, i) => login(`sprayed-${batch * 12 + i}@example.test`, 'Winter2026!')))));
-    }
-    // then exactly 100 were answered as wrong, and the rest refused with 429 and Retry-After (an hour's lock)
-    expect(statusCounts(replies)).toEqual({ 401: 100, 429: 20 });
-    expect(statusCounts(replies.slice(96, 108))).toEqual({ 401: 4, 429: 8 });
-    const retryAfter = Number(replies.at(-1)!.headers.get('retry-after'));
-    expect(retryAfter).toBeGreaterThan(15 * 60);
-    expect(retryAfter).toBeLessThanOrEqual(60 * 60);
-    // and the last dozen was refused by the lock, never counted (so never hashed): at most the 108 checked count
-    const address = await server.base.db.loginThrottle.findUnique({ where: { key: `address:${OFFICE}` } });
-    expect(address!.failures).toBeGreaterThanOrEqual(100);
-    expect(address!.failures).toBeLessThanOrEqual(108);
-    sprayed = address!.failures;
-    // and each unknown e-mail refused is a platform event of its own
-    const throttled = await server.base.db.auditLog.count({ where: { action: 'auth.login.throttled', organizationId: null, details: { path: ['reason'], equals: 'address_locked' } } });
-    expect(throttled).toBe(20);
-  });
+  it(
+    'lets at most 100 wrong passwords an hour reach a check, then refuses the address before hashing',
+    { timeout: 90_000 },
+    async () => {
+      // when 120 wrong passwords for different accounts arrive from the office, 12 at a time (the ninth dozen crosses
+      // the limit while its passwords are being checked)
+      const replies: Reply[] = [];
+      for (let batch = 0; batch < 10; batch++) {
+        replies.push(
+          ...(await Promise.all(
+            Array.from({ length: 12 }, (_, i) => login(`sprayed-${batch * 12 + i}@example.test`, 'Winter2026!')),
+          )),
+        );
+      }
+      // then exactly 100 were answered as wrong, and the rest refused with 429 and Retry-After (an hour's lock)
+      expect(statusCounts(replies)).toEqual({ 401: 100, 429: 20 });
+      expect(statusCounts(replies.slice(96, 108))).toEqual({ 401: 4, 429: 8 });
+      const retryAfter = Number(replies.at(-1)!.headers.get('retry-after'));
+      expect(retryAfter).toBeGreaterThan(15 * 60);
+      expect(retryAfter).toBeLessThanOrEqual(60 * 60);
+      // and the last dozen was refused by the lock, never counted (so never hashed): at most the 108 checked count
+      const address = await server.base.db.loginThrottle.findUnique({ where: { key: `address:${OFFICE}` } });
+      expect(address!.failures).toBeGreaterThanOrEqual(100);
+      expect(address!.failures).toBeLessThanOrEqual(108);
+      sprayed = address!.failures;
+      // and each unknown e-mail refused is a platform event of its own
+      const throttled = await server.base.db.auditLog.count({
+        where: {
+          action: 'auth.login.throttled',
+          organizationId: null,
+          details: { path: ['reason'], equals: 'address_locked' },
+        },
+      });
+      expect(throttled).toBe(20);
+    },
+  );
 
   it('still signs in a colleague whose browser carries the device cookie of their account', async () => {
     const reply = await login(colleague.email, PASSWORD, cookies[colleague.email]);
@@ -116,14 +139,23 @@ describe('a client address locked by wrong passwords for many accounts', () => {
     const challenge = await login(secondFactor.email, PASSWORD, cookies[secondFactor.email]);
     expect(challenge.status).toBe(200);
     expect(challenge.body.mfa_required).toBe(true);
-    const done = await client(server.url).post('/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: codeAt(clock, secondFactor.secret) }, {
-      'x-forwarded-for': OFFICE, cookie: `tessera_device=${cookies[secondFactor.email]}`,
-    });
+    const done = await client(server.url).post(
+      '/api/v1/auth/login/mfa',
+      { mfa_token: challenge.body.mfa_token, code: codeAt(clock, secondFactor.secret) },
+      {
+        'x-forwarded-for': OFFICE,
+        cookie: `tessera_device=${cookies[secondFactor.email]}`,
+      },
+    );
     expect(done.status).toBe(200);
     // but not without it: the same step from a new browser at the office is refused
     toMidStep(clock);
     const fresh = await login(secondFactor.email, PASSWORD, cookies[secondFactor.email]);
-    const refused = await client(server.url).post('/api/v1/auth/login/mfa', { mfa_token: fresh.body.mfa_token, code: codeAt(clock, secondFactor.secret) }, { 'x-forwarded-for': OFFICE });
+    const refused = await client(server.url).post(
+      '/api/v1/auth/login/mfa',
+      { mfa_token: fresh.body.mfa_token, code: codeAt(clock, secondFactor.secret) },
+      { 'x-forwarded-for': OFFICE },
+    );
     expect(refused.status).toBe(429);
   });
 
@@ -143,14 +175,17 @@ describe('a client address locked by wrong passwords for many accounts', () => {
     const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
     // A cookie the service signed itself, a year and a day ago (imported here: the module is the service's own).
     const { issueDeviceCookie } = await import('../../schema/modules/auth/device-cookie.ts');
-    const expired = await issueDeviceCookie({ ...server.base, clock: { now: () => new Date(clock.now().getTime() - 366 * DAY * 1000) } }, colleague.email);
+    const expired = await issueDeviceCookie(
+      { ...server.base, clock: { now: () => new Date(clock.now().getTime() - 366 * DAY * 1000) } },
+      colleague.email,
+    );
     const forgeries = {
       'a wrong signature': `tsdc_${header}.${payload}.${flipped}`,
       'another account named under the signature': `tsdc_${header}.${json({ ...claims, sub: typist.email })}.${signature}`,
       'alg none': `tsdc_${json({ alg: 'none', typ: 'device+jwt' })}.${payload}.`,
       'no prefix': `${header}.${payload}.${signature}`,
       'expired a day ago': expired.value,
-      'junk': 'tsdc_%00;,x'.repeat(300),
+      junk: 'tsdc_%00;,x'.repeat(300),
       'the cookie of another account': cookies[typist.email]!,
     };
     for (const [what, cookie] of Object.entries(forgeries)) {
@@ -161,7 +196,8 @@ describe('a client address locked by wrong passwords for many accounts', () => {
 
   it('counts a known browser’s wrong passwords per account: five lock the account, even for that browser', async () => {
     // when the typist, with their device cookie, mistypes five times
-    for (let i = 0; i < 5; i++) expect((await login(typist.email, `typo ${i}`, cookies[typist.email])).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await login(typist.email, `typo ${i}`, cookies[typist.email])).status).toBe(401);
     // then the account is locked for every browser, theirs too
     const locked = await login(typist.email, PASSWORD, cookies[typist.email]);
     expect(locked.status).toBe(429);

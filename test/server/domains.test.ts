@@ -55,8 +55,16 @@ function publish(d: DomainBody, ...others: string[]) {
 }
 
 const verify = (api: Client, d: { id: string }) => api.post(`/api/v1/domains/${d.id}/verify`);
-const auditsOf = (action: string, targetId: string) => server.base.db.auditLog.findMany({ where: { action, targetId }, orderBy: { createdAt: 'asc' } });
-const statusCounts = (replies: Reply[]) => replies.reduce<Record<string, number>>((n, r) => ({ ...n, [`${r.status} ${r.body?.error ?? ''}`.trim()]: (n[`${r.status} ${r.body?.error ?? ''}`.trim()] ?? 0) + 1 }), {});
+const auditsOf = (action: string, targetId: string) =>
+  server.base.db.auditLog.findMany({ where: { action, targetId }, orderBy: { createdAt: 'asc' } });
+const statusCounts = (replies: Reply[]) =>
+  replies.reduce<Record<string, number>>(
+    (n, r) => ({
+      ...n,
+      [`${r.status} ${r.body?.error ?? ''}`.trim()]: (n[`${r.status} ${r.body?.error ?? ''}`.trim()] ?? 0) + 1,
+    }),
+    {},
+  );
 
 function expectRefusal(reply: Reply, status: number, error: string) {
   expect(reply.status, JSON.stringify(reply.body)).toBe(status);
@@ -75,7 +83,11 @@ describe('POST /api/v1/domains', () => {
       id: expect.any(String),
       domain: name,
       verified: false,
-      verification: { type: 'TXT', name: `_tessera-verification.${name}`, value: expect.stringMatching(/^tessera-verification=[A-Za-z0-9_-]{32}$/) },
+      verification: {
+        type: 'TXT',
+        name: `_tessera-verification.${name}`,
+        value: expect.stringMatching(/^tessera-verification=[A-Za-z0-9_-]{32}$/),
+      },
       verified_at: null,
       checked_at: null,
       created_at: expect.any(String),
@@ -83,7 +95,9 @@ describe('POST /api/v1/domains', () => {
     const row = await server.base.db.domain.findUniqueOrThrow({ where: { id: reply.body.id } });
     expect(row).toMatchObject({ organizationId: tenant.id, domain: name, verifiedAt: null });
     expect(reply.body.verification.value).toBe(`tessera-verification=${row.verificationToken}`);
-    expect(await auditsOf('domain.add', reply.body.id)).toEqual([expect.objectContaining({ organizationId: tenant.id, outcome: 'success', details: { domain: name } })]);
+    expect(await auditsOf('domain.add', reply.body.id)).toEqual([
+      expect.objectContaining({ organizationId: tenant.id, outcome: 'success', details: { domain: name } }),
+    ]);
 
     // and a second domain gets a token of its own
     expect((await add(tenant.owner.api)).verification.value).not.toBe(reply.body.verification.value);
@@ -107,12 +121,47 @@ describe('POST /api/v1/domains', () => {
 
   it('refuses what is not a plain domain name with 400 at `domain`, never a 500', async () => {
     const refused: unknown[] = [
-      '', '   ', 'a\u0000b.example.com', 'a\u0007b.example.com', 'x.example.com\r\nX-Injected: 1', '\u001b[31mred.example.com',
-      '192.0.2.1', '192.0.2.1.', '1.2.3', '0x7f.1', '::1', '[::1]', '2001:db8::1',
-      '*.x.com', '*', 'https://x.com', 'http://x.com/path', 'x.com:8080', 'x.com/path', 'x.com?q=1', 'x.com#f', 'user@x.com', 'x%41.com',
-      'x'.repeat(300), `${'a.'.repeat(127)}com`, `${'a'.repeat(64)}.com`, 'localhost', 'com', '-x.com', 'x-.com', 'a..b.com', 'bad_label.com', 'two words.com',
-      '\ufffd.com', 'a\u200db.com',
-      42, 1.5, true, null, ['x.com'], { domain: 'x.com' },
+      '',
+      '   ',
+      'a\u0000b.example.com',
+      'a\u0007b.example.com',
+      'x.example.com\r\nX-Injected: 1',
+      '\u001b[31mred.example.com',
+      '192.0.2.1',
+      '192.0.2.1.',
+      '1.2.3',
+      '0x7f.1',
+      '::1',
+      '[::1]',
+      '2001:db8::1',
+      '*.x.com',
+      '*',
+      'https://x.com',
+      'http://x.com/path',
+      'x.com:8080',
+      'x.com/path',
+      'x.com?q=1',
+      'x.com#f',
+      'user@x.com',
+      'x%41.com',
+      'x'.repeat(300),
+      `${'a.'.repeat(127)}com`,
+      `${'a'.repeat(64)}.com`,
+      'localhost',
+      'com',
+      '-x.com',
+      'x-.com',
+      'a..b.com',
+      'bad_label.com',
+      'two words.com',
+      '\ufffd.com',
+      'a\u200db.com',
+      42,
+      1.5,
+      true,
+      null,
+      ['x.com'],
+      { domain: 'x.com' },
     ];
     for (const domain of refused) {
       const reply = await tenant.owner.api.post('/api/v1/domains', { domain });
@@ -125,11 +174,19 @@ describe('POST /api/v1/domains', () => {
       const reply = await tenant.owner.api.post('/api/v1/domains', body);
       expect(reply.status, `${JSON.stringify(body)}: ${JSON.stringify(reply.body)}`).toBe(400);
     }
-    expect(await server.base.db.domain.count({ where: { organizationId: tenant.id, domain: { in: ['ok.example.com', 'x.com'] } } })).toBe(0);
+    expect(
+      await server.base.db.domain.count({
+        where: { organizationId: tenant.id, domain: { in: ['ok.example.com', 'x.com'] } },
+      }),
+    ).toBe(0);
   });
 
   it('refuses invalid UTF-8 in the body with 400', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"domain":"a'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('.example.com"}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"domain":"a'),
+      Buffer.from([0xff, 0xfe, 0xc3]),
+      Buffer.from('.example.com"}'),
+    ]);
     const res = await fetch(new URL('/api/v1/domains', server.url), {
       method: 'POST',
       headers: { authorization: `Bearer ${tenant.owner.token}`, 'content-type': 'application/json' },
@@ -142,7 +199,11 @@ describe('POST /api/v1/domains', () => {
   it('is for owners: an admin or a member gets 403, another organization 404, nobody signed in 401', async () => {
     expectRefusal(await tenant.admin.api.post('/api/v1/domains', { domain: freshName() }), 403, 'forbidden');
     expectRefusal(await tenant.member.api.post('/api/v1/domains', { domain: freshName() }), 403, 'forbidden');
-    expectRefusal(await other.owner.api.post('/api/v1/domains', { domain: freshName(), organization_id: tenant.id }), 404, 'not_found');
+    expectRefusal(
+      await other.owner.api.post('/api/v1/domains', { domain: freshName(), organization_id: tenant.id }),
+      404,
+      'not_found',
+    );
     expectRefusal(await client(server.url).post('/api/v1/domains', { domain: freshName() }), 401, 'unauthenticated');
     // A platform admin acts for any organization.
     expect((await add(platform, freshName(), { organization_id: other.id })).verified).toBe(false);
@@ -166,10 +227,14 @@ describe('GET /api/v1/domains', () => {
     expect(second.body.domains[0].id).not.toBe(first.body.domains[0].id);
 
     // Admins read them.
-    expect((await tenant.admin.api.get('/api/v1/domains?limit=100')).body.domains.map((d: DomainBody) => d.id)).toEqual(expect.arrayContaining(mine.map((d) => d.id)));
+    expect((await tenant.admin.api.get('/api/v1/domains?limit=100')).body.domains.map((d: DomainBody) => d.id)).toEqual(
+      expect.arrayContaining(mine.map((d) => d.id)),
+    );
     expectRefusal(await tenant.member.api.get('/api/v1/domains'), 403, 'forbidden');
     expectRefusal(await tenant.owner.api.get(`/api/v1/domains?organization_id=${other.id}`), 404, 'not_found');
-    expect((await platform.get(`/api/v1/domains?organization_id=${other.id}`)).body.domains.map((d: DomainBody) => d.id)).toContain(theirs.id);
+    expect(
+      (await platform.get(`/api/v1/domains?organization_id=${other.id}`)).body.domains.map((d: DomainBody) => d.id),
+    ).toContain(theirs.id);
   });
 });
 
@@ -182,11 +247,18 @@ describe('POST /api/v1/domains/{id}/verify', () => {
     const reply = await verify(tenant.owner.api, added);
     // then the domain is verified, and the check is audited
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toMatchObject({ id: added.id, domain: added.domain, verified: true, verification: added.verification });
+    expect(reply.body).toMatchObject({
+      id: added.id,
+      domain: added.domain,
+      verified: true,
+      verification: added.verification,
+    });
     expect(reply.body.verified_at).toEqual(expect.any(String));
     expect(reply.body.checked_at).toBe(reply.body.verified_at);
     expect(dns.questions).toContain(added.verification.name);
-    expect(await auditsOf('domain.verify', added.id)).toEqual([expect.objectContaining({ outcome: 'success', organizationId: tenant.id, details: { domain: added.domain } })]);
+    expect(await auditsOf('domain.verify', added.id)).toEqual([
+      expect.objectContaining({ outcome: 'success', organizationId: tenant.id, details: { domain: added.domain } }),
+    ]);
 
     // and verifying it again answers it as it is, without asking DNS
     const asked = dns.questions.length;
@@ -212,7 +284,10 @@ describe('POST /api/v1/domains/{id}/verify', () => {
   it('answers 409 verification_failed naming the values it found, and records the check', async () => {
     // given a domain whose record holds another token
     const added = await add(tenant.owner.api);
-    dns.txt.set(added.verification.name, ['tessera-verification=not-the-token', 'v=spf1 include:_spf.example.com ~all']);
+    dns.txt.set(added.verification.name, [
+      'tessera-verification=not-the-token',
+      'v=spf1 include:_spf.example.com ~all',
+    ]);
     // when it is checked
     const reply = await verify(tenant.owner.api, added);
     // then the answer says what was found, in the message and in the details
@@ -221,15 +296,22 @@ describe('POST /api/v1/domains/{id}/verify', () => {
     expect(reply.body.error_description).toContain(added.verification.value);
     expect(reply.body.error_description).toContain('"tessera-verification=not-the-token"');
     expect(reply.body.error_description).toContain('"v=spf1 include:_spf.example.com ~all"');
-    expect(reply.body.details).toEqual([{ path: 'domain', message: 'found "tessera-verification=not-the-token", "v=spf1 include:_spf.example.com ~all"' }]);
+    expect(reply.body.details).toEqual([
+      { path: 'domain', message: 'found "tessera-verification=not-the-token", "v=spf1 include:_spf.example.com ~all"' },
+    ]);
     // and the domain stays unverified, checked now
     const row = await server.base.db.domain.findUniqueOrThrow({ where: { id: added.id } });
     expect(row.verifiedAt).toBeNull();
     expect(row.checkedAt).not.toBeNull();
-    const listed = (await tenant.owner.api.get('/api/v1/domains?limit=100')).body.domains.find((d: DomainBody) => d.id === added.id);
+    const listed = (await tenant.owner.api.get('/api/v1/domains?limit=100')).body.domains.find(
+      (d: DomainBody) => d.id === added.id,
+    );
     expect(listed).toMatchObject({ verified: false, verified_at: null, checked_at: row.checkedAt!.toISOString() });
     expect(await auditsOf('domain.verify', added.id)).toEqual([
-      expect.objectContaining({ outcome: 'failure', details: expect.objectContaining({ domain: added.domain, reason: 'verification_failed' }) }),
+      expect.objectContaining({
+        outcome: 'failure',
+        details: expect.objectContaining({ domain: added.domain, reason: 'verification_failed' }),
+      }),
     ]);
 
     // and once the record is fixed, the next check passes
@@ -283,7 +365,10 @@ describe('POST /api/v1/domains/{id}/verify', () => {
     ];
     dns.txt.set(added.verification.name, hostile);
     // when it is checked
-    const res = await fetch(new URL(`/api/v1/domains/${added.id}/verify`, server.url), { method: 'POST', headers: { authorization: `Bearer ${tenant.owner.token}` } });
+    const res = await fetch(new URL(`/api/v1/domains/${added.id}/verify`, server.url), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${tenant.owner.token}` },
+    });
     const text = await res.text();
     // then the answer is a 409 whose raw text holds no control, bidi or separator characters
     expect(res.status, text).toBe(409);
@@ -324,7 +409,9 @@ describe('POST /api/v1/domains/{id}/verify', () => {
     const theirs = await add(other.owner.api, name);
     dns.txt.set(mine.verification.name, [mine.verification.value, theirs.verification.value]);
     // when each sends ten checks at once
-    const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? verify(tenant.owner.api, mine) : verify(other.owner.api, theirs))));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? verify(tenant.owner.api, mine) : verify(other.owner.api, theirs))),
+    );
     // then exactly one organization holds it, all of its checks succeed, and all of the other's are refused
     const rows = await server.base.db.domain.findMany({ where: { domain: name, verifiedAt: { not: null } } });
     expect(rows).toHaveLength(1);
@@ -365,10 +452,14 @@ describe('DELETE /api/v1/domains/{id}', () => {
     // then only the owner's removes it, for good
     expect(deleted.status, JSON.stringify(deleted.body)).toBe(204);
     expect(await server.base.db.domain.findUnique({ where: { id: mine.id } })).toBeNull();
-    expect((await tenant.owner.api.get('/api/v1/domains?limit=100')).body.domains.map((d: DomainBody) => d.id)).not.toContain(mine.id);
+    expect(
+      (await tenant.owner.api.get('/api/v1/domains?limit=100')).body.domains.map((d: DomainBody) => d.id),
+    ).not.toContain(mine.id);
     expectRefusal(await tenant.owner.api.delete(`/api/v1/domains/${mine.id}`), 404, 'not_found');
     expectRefusal(await verify(tenant.owner.api, mine), 404, 'not_found');
-    expect(await auditsOf('domain.delete', mine.id)).toEqual([expect.objectContaining({ outcome: 'success', details: { domain: name } })]);
+    expect(await auditsOf('domain.delete', mine.id)).toEqual([
+      expect.objectContaining({ outcome: 'success', details: { domain: name } }),
+    ]);
 
     // and the other organization can now prove it
     expect((await verify(other.owner.api, theirs)).body.verified).toBe(true);
@@ -385,9 +476,21 @@ describe('DNS_SERVERS', () => {
   });
 
   it('stops the start with a clear message on a bad entry', async () => {
-    for (const bad of ['dns.example.com', '1.1.1.1:0', '1.1.1.1:70000', '1.1.1', '::1:53x', '[1.1.1.1]:53', '1.1.1.1,,8.8.8.8', ' , ', 'udp://1.1.1.1']) {
+    for (const bad of [
+      'dns.example.com',
+      '1.1.1.1:0',
+      '1.1.1.1:70000',
+      '1.1.1',
+      '::1:53x',
+      '[1.1.1.1]:53',
+      '1.1.1.1,,8.8.8.8',
+      ' , ',
+      'udp://1.1.1.1',
+    ]) {
       await expect(loadConfig({ ...base, DNS_SERVERS: bad }), bad).rejects.toThrow(ConfigError);
     }
-    await expect(loadConfig({ ...base, DNS_SERVERS: 'dns.example.com' })).rejects.toThrow(/DNS_SERVERS: "dns\.example\.com" is not an IP address/);
+    await expect(loadConfig({ ...base, DNS_SERVERS: 'dns.example.com' })).rejects.toThrow(
+      /DNS_SERVERS: "dns\.example\.com" is not an IP address/,
+    );
   });
 });

@@ -7,7 +7,14 @@ import { client, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { DAY, MINUTE, movableClock } from '../helpers/clock.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, sessionOf, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  sessionOf,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
 
 const clock = movableClock();
@@ -48,7 +55,8 @@ async function unverifiedMember(label = 'unverified'): Promise<Person> {
 
 const verify = (token: unknown) => anonymous.post('/api/v1/auth/verify-email', { token });
 const requestLink = (as: Client) => as.post('/api/v1/users/me/email/verify-request');
-const askFor = (person: Person, email: string) => person.api.patch('/api/v1/users/me', { email, current_password: PASSWORD });
+const askFor = (person: Person, email: string) =>
+  person.api.patch('/api/v1/users/me', { email, current_password: PASSWORD });
 
 /**
  * Runs `action` and returns the token of the /verify-email link in the one more mail to `to`, with a subject matching
@@ -72,8 +80,11 @@ const verificationLink = (person: Person) =>
   linkMailed(person.email, VERIFY, async () => expect((await requestLink(person.api)).status).toBe(202));
 
 const eventsAbout = async (kind: string, userId: string) =>
-  (await server.base.db.event.findMany({ where: { kind }, orderBy: { id: 'asc' } })).map((e) => JSON.parse(e.body).data).filter((d) => d.user?.id === userId);
-const auditAbout = (action: string, userId: string) => server.base.db.auditLog.findMany({ where: { action, targetId: userId } });
+  (await server.base.db.event.findMany({ where: { kind }, orderBy: { id: 'asc' } }))
+    .map((e) => JSON.parse(e.body).data)
+    .filter((d) => d.user?.id === userId);
+const auditAbout = (action: string, userId: string) =>
+  server.base.db.auditLog.findMany({ where: { action, targetId: userId } });
 const userRow = (id: string) => server.base.db.user.findUniqueOrThrow({ where: { id } });
 
 describe('PATCH /api/v1/users/me with a new e-mail address', () => {
@@ -92,7 +103,9 @@ describe('PATCH /api/v1/users/me with a new e-mail address', () => {
     expect(smtp.linkIn(mail!, '/verify-email').origin).toBe(server.base.settings.issuer());
     expect((await userRow(person.id)).email).toBe(person.email);
     expect(await eventsAbout('user.updated', person.id)).toEqual([]);
-    expect(await auditAbout('user.update', person.id)).toContainEqual(expect.objectContaining({ details: { fields: [], pendingEmail: next } }));
+    expect(await auditAbout('user.update', person.id)).toContainEqual(
+      expect.objectContaining({ details: { fields: [], pendingEmail: next } }),
+    );
     // The pending address is the caller's to see, not an administrator's.
     expect((await admin.get(`/v1/users/${person.id}`)).body.pending_email).toBeUndefined();
   });
@@ -113,7 +126,10 @@ describe('PATCH /api/v1/users/me with a new e-mail address', () => {
     for (const email of [`nul\u0000${newAddress()}`, `${newAddress()}\u0000`, 'not an address', '', 42, null]) {
       const reply = await askFor(person, email as string);
       expect(reply.status, JSON.stringify(email)).toBe(400);
-      expect(reply.body.details.map((d: { path: string }) => d.path), JSON.stringify(email)).toEqual(['email']);
+      expect(
+        reply.body.details.map((d: { path: string }) => d.path),
+        JSON.stringify(email),
+      ).toEqual(['email']);
     }
     expect((await person.api.get('/api/v1/users/me')).body.pending_email).toBeNull();
   });
@@ -130,8 +146,14 @@ describe('POST /api/v1/auth/verify-email with an e-mail change link', () => {
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expectMatchesOpenApi('POST', '/api/v1/auth/verify-email', reply);
     expect(reply.body).toMatchObject({ id: person.id, email: next, email_verified: true });
-    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: next, email_verified: true, pending_email: null });
-    expect((await eventsAbout('user.updated', person.id)).map((d) => [d.user.email, d.changes])).toEqual([[next, ['email']]]);
+    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({
+      email: next,
+      email_verified: true,
+      pending_email: null,
+    });
+    expect((await eventsAbout('user.updated', person.id)).map((d) => [d.user.email, d.changes])).toEqual([
+      [next, ['email']],
+    ]);
     expect((await eventsAbout('user.email.verified', person.id)).map((d) => d.user.email)).toEqual([next]);
     expect(await auditAbout('user.email.change', person.id)).toEqual([
       expect.objectContaining({ actorId: person.id, details: { from: person.email, to: next } }),
@@ -162,7 +184,10 @@ describe('POST /api/v1/auth/verify-email with an e-mail change link', () => {
     expect((await verify(change)).status).toBe(200);
 
     expect((await verify(verification)).status).toBe(400);
-    const resetReply = await anonymous.post('/api/v1/auth/password-reset/confirm', { token: reset, password: 'a brand new password' });
+    const resetReply = await anonymous.post('/api/v1/auth/password-reset/confirm', {
+      token: reset,
+      password: 'a brand new password',
+    });
     expect(resetReply.status).toBe(400);
     expect(resetReply.body.details).toEqual([{ path: 'token', message: expect.any(String) }]);
     expect(await server.base.db.linkToken.count({ where: { userId: person.id, endedAt: null } })).toBe(0);
@@ -175,7 +200,11 @@ describe('POST /api/v1/auth/verify-email with an e-mail change link', () => {
     const token = await changeLink(person, next);
     // Someone accepts an invitation to that address first.
     const invited = await tenant.owner.api.post(`/v1/organizations/${tenant.id}/invitations`, { email: next });
-    const taker = await anonymous.post('/api/v1/invitations/accept', { token: invited.body.token, name: 'Taker', password: PASSWORD });
+    const taker = await anonymous.post('/api/v1/invitations/accept', {
+      token: invited.body.token,
+      name: 'Taker',
+      password: PASSWORD,
+    });
     expect(taker.status).toBe(200);
 
     const reply = await verify(token);
@@ -277,12 +306,25 @@ describe('POST /api/v1/auth/verify-email with a verification link', () => {
   it('answers 400 on token for an unknown, malformed or NUL-bearing token, and the real link still works after', async () => {
     const person = await unverifiedMember();
     const token = await verificationLink(person);
-    const onToken: unknown[] = ['tsv_not-a-real-token', `${token}\u0000`, `\u0000${token}`, '\u0000', token.slice(0, -1), token.toUpperCase(), '', 'x'.repeat(201), `tsr_${token.slice(4)}`];
+    const onToken: unknown[] = [
+      'tsv_not-a-real-token',
+      `${token}\u0000`,
+      `\u0000${token}`,
+      '\u0000',
+      token.slice(0, -1),
+      token.toUpperCase(),
+      '',
+      'x'.repeat(201),
+      `tsr_${token.slice(4)}`,
+    ];
     for (const bad of onToken) {
       const reply = await verify(bad);
       expect(reply.status, JSON.stringify(bad)).toBe(400);
       expect(reply.body.error).toBe('invalid_request');
-      expect(reply.body.details.map((d: { path: string }) => d.path), JSON.stringify(bad)).toEqual(['token']);
+      expect(
+        reply.body.details.map((d: { path: string }) => d.path),
+        JSON.stringify(bad),
+      ).toEqual(['token']);
     }
     for (const bad of [123, null, [token], { token }, true]) {
       const reply = await verify(bad);
@@ -299,7 +341,13 @@ describe('POST /api/v1/auth/verify-email with a verification link', () => {
       const reply = await anonymous.post('/api/v1/auth/verify-email', body);
       expect(reply.status, body).toBe(400);
     }
-    expect((await anonymous.post('/api/v1/auth/verify-email', `token=${token}`, { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
+    expect(
+      (
+        await anonymous.post('/api/v1/auth/verify-email', `token=${token}`, {
+          'content-type': 'application/x-www-form-urlencoded',
+        })
+      ).status,
+    ).toBe(415);
 
     expect((await userRow(person.id)).emailVerified).toBe(false);
     expect((await verify(token)).status).toBe(200);
@@ -329,7 +377,11 @@ describe('POST /api/v1/users/me/email/verify-request', () => {
 
     // then five links are mailed, and only one works
     const mails = await smtp.waitForMail(person.email, VERIFY, 5);
-    expect(await server.base.db.linkToken.count({ where: { userId: person.id, purpose: 'email_verification', endedAt: null } })).toBe(1);
+    expect(
+      await server.base.db.linkToken.count({
+        where: { userId: person.id, purpose: 'email_verification', endedAt: null },
+      }),
+    ).toBe(1);
     const used = await Promise.all(mails.map((m) => verify(smtp.linkIn(m, '/verify-email').searchParams.get('token'))));
     expect(used.map((r) => r.status).sort()).toEqual([200, 400, 400, 400, 400]);
 
@@ -337,10 +389,16 @@ describe('POST /api/v1/users/me/email/verify-request', () => {
     const other = await freshMember('changes-at-once');
     const wanted = [newAddress('either'), newAddress('or')];
     expect((await Promise.all(wanted.map((email) => askFor(other, email)))).map((r) => r.status)).toEqual([200, 200]);
-    const tokens = await Promise.all(wanted.map(async (email) => smtp.linkIn((await smtp.waitForMail(email, CHANGE))[0]!, '/verify-email').searchParams.get('token')));
+    const tokens = await Promise.all(
+      wanted.map(async (email) =>
+        smtp.linkIn((await smtp.waitForMail(email, CHANGE))[0]!, '/verify-email').searchParams.get('token'),
+      ),
+    );
 
     // then one address is pending, and only its link works
-    const live = await server.base.db.linkToken.findMany({ where: { userId: other.id, purpose: 'email_change', endedAt: null } });
+    const live = await server.base.db.linkToken.findMany({
+      where: { userId: other.id, purpose: 'email_change', endedAt: null },
+    });
     expect(live).toHaveLength(1);
     expect((await other.api.get('/api/v1/users/me')).body.pending_email).toBe(live[0]!.email);
     const results = await Promise.all(tokens.map((token) => verify(token)));
@@ -352,9 +410,16 @@ describe('POST /api/v1/users/me/email/verify-request', () => {
     const person = await unverifiedMember();
     const before = smtp.received.length;
 
-    const token = await linkMailed(person.email, VERIFY, async () => expect((await requestLink(person.api)).body).toEqual({ email: person.email }));
+    const token = await linkMailed(person.email, VERIFY, async () =>
+      expect((await requestLink(person.api)).body).toEqual({ email: person.email }),
+    );
 
-    expect(smtp.received.slice(before).filter((m) => VERIFY.test(m.subject) || CHANGE.test(m.subject)).map((m) => m.to)).toEqual([person.email]);
+    expect(
+      smtp.received
+        .slice(before)
+        .filter((m) => VERIFY.test(m.subject) || CHANGE.test(m.subject))
+        .map((m) => m.to),
+    ).toEqual([person.email]);
     expect((await verify(token)).status).toBe(200);
   });
 
@@ -366,7 +431,11 @@ describe('POST /api/v1/users/me/email/verify-request', () => {
     expect(reply.status).toBe(409);
     expect(reply.body.error).toBe('conflict');
     expectMatchesOpenApi('POST', '/api/v1/users/me/email/verify-request', reply);
-    expect(await server.base.db.mail.count({ where: { toAddress: person.email, kind: { in: ['email_verification', 'email_change'] } } })).toBe(0);
+    expect(
+      await server.base.db.mail.count({
+        where: { toAddress: person.email, kind: { in: ['email_verification', 'email_change'] } },
+      }),
+    ).toBe(0);
   });
 
   it('needs a person signed in to the service: 401 anonymous, 403 for an API key or an OAuth access token, even with the api scope', async () => {
@@ -376,7 +445,12 @@ describe('POST /api/v1/users/me/email/verify-request', () => {
     expect(key.status).toBe(201);
     const byKey = await requestLink(client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }));
     expect(byKey.status).toBe(403);
-    const app = await registerClient(tenant.owner.api, { name: 'Mail sender?', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'profile', 'api'], consent_required: false });
+    const app = await registerClient(tenant.owner.api, {
+      name: 'Mail sender?',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'email', 'profile', 'api'],
+      consent_required: false,
+    });
     const profileOnly = await codeFlow(person, app, 'openid email profile');
     const withApi = await codeFlow(person, app, 'openid api');
 
@@ -405,7 +479,14 @@ describe('where an address starts verified', () => {
 /** The tokens of a code flow of `app` for `person` (signed in with the fixtures' password), and the ID token's claims. */
 async function codeFlow(person: { email: string }, app: RegisteredClient, scope: string) {
   const session = await sessionOf(server.url, person);
-  const back = await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, nonce: 'n', state: 's' });
+  const back = await authorize(server.url, session, {
+    client_id: app.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope,
+    nonce: 'n',
+    state: 's',
+  });
   const tokens = await exchangeCode(server.url, app, codeFrom(back), REDIRECT);
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   const claims = JSON.parse(Buffer.from(tokens.body.id_token.split('.')[1], 'base64url').toString());
@@ -415,7 +496,12 @@ async function codeFlow(person: { email: string }, app: RegisteredClient, scope:
 describe('email_verified in ID tokens and userinfo', () => {
   it('follows verification and the change of address', async () => {
     const person = await unverifiedMember('oidc');
-    const app = await registerClient(tenant.owner.api, { name: 'Reads the address', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email'], consent_required: false });
+    const app = await registerClient(tenant.owner.api, {
+      name: 'Reads the address',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'email'],
+      consent_required: false,
+    });
     const userinfo = async (token: string) => (await client(server.url, { token }).get('/oauth/userinfo')).body;
 
     const before = await codeFlow(person, app, 'openid email');
@@ -424,14 +510,20 @@ describe('email_verified in ID tokens and userinfo', () => {
 
     expect((await verify(await verificationLink(person))).status).toBe(200);
     expect(await userinfo(before.access_token)).toMatchObject({ email: person.email, email_verified: true });
-    expect((await codeFlow(person, app, 'openid email')).claims).toMatchObject({ email: person.email, email_verified: true });
+    expect((await codeFlow(person, app, 'openid email')).claims).toMatchObject({
+      email: person.email,
+      email_verified: true,
+    });
 
     const next = newAddress('oidc-moved');
     const token = await changeLink(person, next);
     expect(await userinfo(before.access_token)).toMatchObject({ email: person.email, email_verified: true });
     expect((await verify(token)).status).toBe(200);
     expect(await userinfo(before.access_token)).toMatchObject({ email: next, email_verified: true });
-    expect((await codeFlow({ email: next }, app, 'openid email')).claims).toMatchObject({ email: next, email_verified: true });
+    expect((await codeFlow({ email: next }, app, 'openid email')).claims).toMatchObject({
+      email: next,
+      email_verified: true,
+    });
   });
 });
 
@@ -496,7 +588,10 @@ describe('time', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     expectMatchesOpenApi('PATCH', '/api/v1/users/me', refused);
     expect(await server.base.db.mail.count({ where: { toAddress: asked[5]! } })).toBe(0);
-    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: person.email, pending_email: asked[4] });
+    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({
+      email: person.email,
+      pending_email: asked[4],
+    });
     // and asking for the pending address's link again is refused too: one count for both
     expect((await requestLink(person.api)).status).toBe(429);
     // while withdrawing the pending change, which mails nothing, is not refused

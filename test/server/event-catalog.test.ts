@@ -8,7 +8,15 @@ import { EVENT_CATALOG, EVENT_KINDS, isEventKind, type EventKind } from '../../s
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { mailedInvitationToken, PASSWORD } from '../helpers/fixtures.ts';
-import { authorize, codeFrom, decideConsent, exchangeCode, registerClient, tokenRequest, type ClientCredentials } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  decideConsent,
+  exchangeCode,
+  registerClient,
+  tokenRequest,
+  type ClientCredentials,
+} from '../helpers/oauth.ts';
 import { DAY, movableClock } from '../helpers/clock.ts';
 import { runTaskNow } from '../helpers/worker.ts';
 import { codeAt } from '../helpers/totp.ts';
@@ -26,7 +34,10 @@ beforeAll(async () => {
   ca = makeTestCa();
   receiver = await startHttpsReceiver(ca, 200);
   server = await startTestServer({
-    role: 'all', clock, env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    role: 'all',
+    clock,
+    env: { WEBHOOK_CA_FILE: ca.caFile },
+    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
 });
@@ -42,7 +53,13 @@ interface Emitted {
   createdAt: Date;
   organizationId: string | null;
   body: string;
-  envelope: { id: string; event: string; timestamp: string; organization: { id: string; name: string }; data: Record<string, any> };
+  envelope: {
+    id: string;
+    event: string;
+    timestamp: string;
+    organization: { id: string; name: string };
+    data: Record<string, any>;
+  };
 }
 const all: Emitted[] = [];
 let seen = new Set<string>();
@@ -52,7 +69,16 @@ async function emitted(operation: () => Promise<unknown>): Promise<Emitted[]> {
   const before = new Set((await server.base.db.event.findMany({ select: { id: true } })).map((e) => e.id));
   await operation();
   const rows = await server.base.db.event.findMany({ where: { id: { notIn: [...before] } }, orderBy: { id: 'asc' } });
-  const fresh = rows.filter((r) => !seen.has(r.id)).map((r) => ({ id: r.id, kind: r.kind, organizationId: r.organizationId, createdAt: r.createdAt, body: r.body, envelope: JSON.parse(r.body) }));
+  const fresh = rows
+    .filter((r) => !seen.has(r.id))
+    .map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      organizationId: r.organizationId,
+      createdAt: r.createdAt,
+      body: r.body,
+      envelope: JSON.parse(r.body),
+    }));
   seen = new Set([...seen, ...fresh.map((e) => e.envelope.id)]);
   all.push(...fresh);
   return fresh;
@@ -61,7 +87,10 @@ const kindsOf = (events: Emitted[]) => events.map((e) => e.kind).sort();
 /** The token of the newest /verify-email link mailed to `to`: with no SMTP_URL, mail stays in the mailbox, bodies kept. */
 async function mailedToken(to: string, kind: 'email_verification' | 'email_change'): Promise<string> {
   const mail = await server.base.db.mail.findFirstOrThrow({ where: { toAddress: to, kind }, orderBy: { id: 'desc' } });
-  const link = mail.textBody?.match(/https?:\/\/\S+/g)?.map((u) => new URL(u)).find((u) => u.pathname === '/verify-email');
+  const link = mail.textBody
+    ?.match(/https?:\/\/\S+/g)
+    ?.map((u) => new URL(u))
+    .find((u) => u.pathname === '/verify-email');
   if (!link) throw new Error(`no /verify-email link in the mail "${mail.subject}":\n${mail.textBody}`);
   return link.searchParams.get('token')!;
 }
@@ -97,7 +126,9 @@ describe('the event catalog', () => {
   it('emits, for every operation, each kind that describes it', async () => {
     // Organizations
     let created: any;
-    let events = await emitted(async () => (created = await ok(admin.post('/v1/organizations', { name: 'Catalog A' }), 201)));
+    let events = await emitted(
+      async () => (created = await ok(admin.post('/v1/organizations', { name: 'Catalog A' }), 201)),
+    );
     a = { id: created.id, name: 'Catalog A' };
     expect(kindsOf(events)).toEqual(['member.added', 'organization.created', 'organization.member.added']);
     b = await ok(admin.post('/v1/organizations', { name: 'Catalog B' }), 201);
@@ -109,26 +140,54 @@ describe('the event catalog', () => {
     let email = `catalog-${Date.now()}@example.test`;
     invited = email;
     let invitation: any;
-    events = await emitted(async () => (invitation = await ok(admin.post(`/v1/organizations/${a.id}/invitations`, { email, role: 'member' }), 201)));
+    events = await emitted(
+      async () =>
+        (invitation = await ok(admin.post(`/v1/organizations/${a.id}/invitations`, { email, role: 'member' }), 201)),
+    );
     expect(kindsOf(events)).toEqual(['member.invitation.sent']);
     let accepted: any;
     // From the link mailed to the address, which proves it (the one the inviter is shown would not).
     const mailed = await mailedInvitationToken(server.url, email);
     expect(mailed).not.toBe(invitation.token);
-    events = await emitted(async () => (accepted = await ok(client(server.url).post('/api/v1/invitations/accept', { token: mailed, name: 'Ada', password }))));
-    expect(kindsOf(events)).toEqual(['member.added', 'member.invitation.accepted', 'organization.member.added', 'session.created', 'user.created']);
+    events = await emitted(
+      async () =>
+        (accepted = await ok(
+          client(server.url).post('/api/v1/invitations/accept', { token: mailed, name: 'Ada', password }),
+        )),
+    );
+    expect(kindsOf(events)).toEqual([
+      'member.added',
+      'member.invitation.accepted',
+      'organization.member.added',
+      'session.created',
+      'user.created',
+    ]);
     expect(events.every((e) => e.organizationId === a.id)).toBe(true);
     person = { id: accepted.user.id, email, api: client(server.url, { token: accepted.token }) };
     const toB = await ok(admin.post(`/v1/organizations/${b.id}/invitations`, { email, role: 'member' }), 201);
-    events = await emitted(() => ok(client(server.url).post('/api/v1/invitations/accept', { token: toB.token, password })));
+    events = await emitted(() =>
+      ok(client(server.url).post('/api/v1/invitations/accept', { token: toB.token, password })),
+    );
     // The password signs in and joins in one transaction: the session, made once the person is in B, reaches A and B.
-    expect(kindsOf(events)).toEqual(['member.added', 'member.invitation.accepted', 'organization.member.added', 'session.created', 'session.created']);
+    expect(kindsOf(events)).toEqual([
+      'member.added',
+      'member.invitation.accepted',
+      'organization.member.added',
+      'session.created',
+      'session.created',
+    ]);
 
     // Events about the person reach both of its organizations, once each.
-    const fannedOut = (list: Emitted[], kind: string) => list.filter((e) => e.kind === kind).map((e) => e.envelope.organization).sort((x, y) => x.id.localeCompare(y.id));
+    const fannedOut = (list: Emitted[], kind: string) =>
+      list
+        .filter((e) => e.kind === kind)
+        .map((e) => e.envelope.organization)
+        .sort((x, y) => x.id.localeCompare(y.id));
     const both = [a, b].map((o) => ({ id: o.id, name: o.name })).sort((x, y) => x.id.localeCompare(y.id));
     let signedIn: any;
-    events = await emitted(async () => (signedIn = await ok(client(server.url).post('/api/v1/auth/login', { email, password }))));
+    events = await emitted(
+      async () => (signedIn = await ok(client(server.url).post('/api/v1/auth/login', { email, password }))),
+    );
     expect(kindsOf(events)).toEqual(['session.created', 'session.created']);
     expect(fannedOut(events, 'session.created')).toEqual(both);
     person.api = client(server.url, { token: signedIn.token });
@@ -136,9 +195,16 @@ describe('the event catalog', () => {
     expect(kindsOf(events)).toEqual(['user.updated', 'user.updated']);
     expect(fannedOut(events, 'user.updated')).toEqual(both);
     const newPassword = 'another long enough password';
-    events = await emitted(() => ok(person.api.patch('/api/v1/users/me', { current_password: password, password: newPassword })));
+    events = await emitted(() =>
+      ok(person.api.patch('/api/v1/users/me', { current_password: password, password: newPassword })),
+    );
     password = newPassword;
-    expect(kindsOf(events)).toEqual(['session.created', 'session.created', 'user.password.changed', 'user.password.changed']);
+    expect(kindsOf(events)).toEqual([
+      'session.created',
+      'session.created',
+      'user.password.changed',
+      'user.password.changed',
+    ]);
     person.api = (await signIn(server.url, email, password)).api;
 
     // The address. An account made by accepting an invitation starts verified; a platform admin unmarks and marks it.
@@ -157,22 +223,33 @@ describe('the event catalog', () => {
     expect(fannedOut(events, 'user.email.verified')).toEqual(both);
     // A new address: nothing until the link mailed there is used, then the change and the verification.
     const moved = `catalog-moved-${Date.now()}@example.test`;
-    events = await emitted(() => ok(person.api.patch('/api/v1/users/me', { email: moved, current_password: password })));
+    events = await emitted(() =>
+      ok(person.api.patch('/api/v1/users/me', { email: moved, current_password: password })),
+    );
     expect(events).toEqual([]);
     const change = await mailedToken(moved, 'email_change');
     events = await emitted(() => ok(client(server.url).post('/api/v1/auth/verify-email', { token: change })));
     expect(kindsOf(events)).toEqual(['user.email.verified', 'user.email.verified', 'user.updated', 'user.updated']);
     expect(fannedOut(events, 'user.updated')).toEqual(both);
-    expect(events.filter((e) => e.kind === 'user.updated').map((e) => [e.envelope.data.user.email, e.envelope.data.changes])).toEqual([[moved, ['email']], [moved, ['email']]]);
+    expect(
+      events.filter((e) => e.kind === 'user.updated').map((e) => [e.envelope.data.user.email, e.envelope.data.changes]),
+    ).toEqual([
+      [moved, ['email']],
+      [moved, ['email']],
+    ]);
     email = moved;
     person.email = moved;
 
     // Second factors: starting to set up an authenticator app emits nothing; confirming the first factor emits
     // 2fa.enabled, removing the last 2fa.disabled, to both organizations of the person.
     let enrolment: any;
-    events = await emitted(async () => (enrolment = await ok(person.api.post('/api/v1/users/me/mfa/totp', { password }), 201)));
+    events = await emitted(
+      async () => (enrolment = await ok(person.api.post('/api/v1/users/me/mfa/totp', { password }), 201)),
+    );
     expect(events).toEqual([]);
-    events = await emitted(() => ok(person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, enrolment.secret) })));
+    events = await emitted(() =>
+      ok(person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, enrolment.secret) })),
+    );
     expect(kindsOf(events)).toEqual(['2fa.enabled', '2fa.enabled']);
     expect(fannedOut(events, '2fa.enabled')).toEqual(both);
     events = await emitted(() => ok(person.api.delete('/api/v1/users/me/mfa/totp', { password })));
@@ -185,53 +262,137 @@ describe('the event catalog', () => {
 
     // API keys
     let key: any;
-    events = await emitted(async () => (key = await ok(admin.post('/api/v1/api-keys', { name: 'catalog', organization_id: a.id }), 201)));
+    events = await emitted(
+      async () => (key = await ok(admin.post('/api/v1/api-keys', { name: 'catalog', organization_id: a.id }), 201)),
+    );
     expect(kindsOf(events)).toEqual(['api_key.created']);
     events = await emitted(() => ok(admin.delete(`/api/v1/api-keys/${key.id}`), 204));
     expect(kindsOf(events)).toEqual(['api_key.revoked']);
 
     // OAuth: clients, authorization (directly and on consent), tokens, revocation (RFC 7009). The hot paths store
     // an event only when a webhook will receive it (the last test here): A has one for their kinds.
-    await ok(admin.post('/api/v1/webhooks', {
-      url: receiver.url('receiver.test', '/catalog-oauth'), organizationId: a.id,
-      events: ['oauth.authorization.granted', 'oauth.token.issued', 'oauth_client.token_revoked'],
-    }), 201);
+    await ok(
+      admin.post('/api/v1/webhooks', {
+        url: receiver.url('receiver.test', '/catalog-oauth'),
+        organizationId: a.id,
+        events: ['oauth.authorization.granted', 'oauth.token.issued', 'oauth_client.token_revoked'],
+      }),
+      201,
+    );
     let app: any;
-    events = await emitted(async () => (app = await registerClient(person.api, { name: 'Catalog app', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email'], consent_required: false, organization_id: a.id })));
+    events = await emitted(
+      async () =>
+        (app = await registerClient(person.api, {
+          name: 'Catalog app',
+          redirect_uris: [REDIRECT],
+          allowed_scopes: ['openid', 'email'],
+          consent_required: false,
+          organization_id: a.id,
+        })),
+    );
     expect(kindsOf(events)).toEqual(['oauth.client.created', 'oauth_client.created']);
     const session = (await signIn(server.url, email, password)).login.token as string;
     let code = '';
-    const params = { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', nonce: 'n' };
+    const params = {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid email',
+      nonce: 'n',
+    };
     events = await emitted(async () => (code = codeFrom(await authorize(server.url, session, params))));
     expect(kindsOf(events)).toEqual(['oauth.authorization.granted']);
     let tokens: any;
     events = await emitted(async () => (tokens = await ok(exchangeCode(server.url, app, code, REDIRECT))));
     expect(kindsOf(events)).toEqual(['oauth.token.issued']);
-    expect(events[0]!.envelope.data).toEqual({ client: { id: app.id, clientId: app.client_id }, user: { id: person.id }, scope: 'openid email', grantType: 'authorization_code' });
-    events = await emitted(async () => (tokens = await ok(tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret }))));
+    expect(events[0]!.envelope.data).toEqual({
+      client: { id: app.id, clientId: app.client_id },
+      user: { id: person.id },
+      scope: 'openid email',
+      grantType: 'authorization_code',
+    });
+    events = await emitted(
+      async () =>
+        (tokens = await ok(
+          tokenRequest(server.url, {
+            grant_type: 'refresh_token',
+            refresh_token: tokens.refresh_token,
+            client_id: app.client_id,
+            client_secret: app.client_secret,
+          }),
+        )),
+    );
     expect(kindsOf(events)).toEqual(['oauth.token.issued']);
-    events = await emitted(() => ok(client(server.url).post('/oauth/revoke',
-      new URLSearchParams({ token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret }).toString(),
-      { 'content-type': 'application/x-www-form-urlencoded' })));
+    events = await emitted(() =>
+      ok(
+        client(server.url).post(
+          '/oauth/revoke',
+          new URLSearchParams({
+            token: tokens.refresh_token,
+            client_id: app.client_id,
+            client_secret: app.client_secret,
+          }).toString(),
+          { 'content-type': 'application/x-www-form-urlencoded' },
+        ),
+      ),
+    );
     expect(kindsOf(events)).toEqual(['oauth_client.token_revoked']);
-    const consenting = await registerClient(person.api, { name: 'Asks first', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], organization_id: a.id });
-    const consentPage = await authorize(server.url, session, { ...params, client_id: consenting.client_id, scope: 'openid' });
+    const consenting = await registerClient(person.api, {
+      name: 'Asks first',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      organization_id: a.id,
+    });
+    const consentPage = await authorize(server.url, session, {
+      ...params,
+      client_id: consenting.client_id,
+      scope: 'openid',
+    });
     events = await emitted(() => decideConsent(server.url, session, consentPage));
     expect(kindsOf(events)).toEqual(['oauth.authorization.granted']);
-    const machine = await registerClient(person.api, { name: 'Machine', redirect_uris: [], grant_types: ['client_credentials'], allowed_scopes: ['reports'], organization_id: a.id });
-    events = await emitted(() => ok(tokenRequest(server.url, { grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret })));
+    const machine = await registerClient(person.api, {
+      name: 'Machine',
+      redirect_uris: [],
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['reports'],
+      organization_id: a.id,
+    });
+    events = await emitted(() =>
+      ok(
+        tokenRequest(server.url, {
+          grant_type: 'client_credentials',
+          client_id: machine.client_id,
+          client_secret: machine.client_secret,
+        }),
+      ),
+    );
     expect(kindsOf(events)).toEqual(['oauth.token.issued']);
     expect(events[0]!.envelope.data).toMatchObject({ user: null, grantType: 'client_credentials' });
     events = await emitted(() => ok(person.api.delete(`/api/v1/oauth-clients/${app.id}`), 204));
     expect(kindsOf(events)).toEqual(['oauth.client.deleted', 'oauth_client.deleted']);
 
     // Subscriptions
-    const product = await ok(admin.post('/v1/products', { name: 'Catalog product', slug: `catalog-${Date.now()}`, features: [] }), 201);
+    const product = await ok(
+      admin.post('/v1/products', { name: 'Catalog product', slug: `catalog-${Date.now()}`, features: [] }),
+      201,
+    );
     let subscription: any;
     const end = new Date(clock.now().getTime() + 30 * DAY * 1000).toISOString();
-    events = await emitted(async () => (subscription = await ok(admin.post('/v1/subscriptions', {
-      organization_id: a.id, product_id: product.id, total_seats: 5, price_per_seat: 9.5, billing_cycle: 'monthly', status: 'active', end_date: end,
-    }), 201)));
+    events = await emitted(
+      async () =>
+        (subscription = await ok(
+          admin.post('/v1/subscriptions', {
+            organization_id: a.id,
+            product_id: product.id,
+            total_seats: 5,
+            price_per_seat: 9.5,
+            billing_cycle: 'monthly',
+            status: 'active',
+            end_date: end,
+          }),
+          201,
+        )),
+    );
     expect(kindsOf(events)).toEqual(['subscription.created']);
     events = await emitted(() => ok(admin.patch(`/v1/subscriptions/${subscription.id}`, { total_seats: 6 })));
     expect(kindsOf(events)).toEqual(['subscription.updated']);
@@ -250,8 +411,21 @@ describe('the event catalog', () => {
     expect(kindsOf(events)).toEqual(['member.removed', 'organization.member.removed']);
     const own = await ok(person.api.post('/v1/organizations', { name: 'Catalog solo' }), 201);
     events = await emitted(() => ok(person.api.delete('/api/v1/users/me', { password }), 204));
-    expect(kindsOf(events)).toEqual(['member.removed', 'member.removed', 'organization.deleted', 'organization.member.removed', 'organization.member.removed', 'user.deleted', 'user.deleted']);
-    expect(events.filter((e) => e.kind === 'user.deleted').map((e) => e.organizationId).sort()).toEqual([a.id, own.id].sort());
+    expect(kindsOf(events)).toEqual([
+      'member.removed',
+      'member.removed',
+      'organization.deleted',
+      'organization.member.removed',
+      'organization.member.removed',
+      'user.deleted',
+      'user.deleted',
+    ]);
+    expect(
+      events
+        .filter((e) => e.kind === 'user.deleted')
+        .map((e) => e.organizationId)
+        .sort(),
+    ).toEqual([a.id, own.id].sort());
 
     // Time: an invitation nobody answers
     await ok(admin.post(`/v1/organizations/${a.id}/invitations`, { email: `late-${Date.now()}@example.test` }), 201);
@@ -280,8 +454,16 @@ describe('the event catalog', () => {
       expect(e.envelope.organization).toEqual({ id: e.organizationId, name: expect.any(String) });
       sameKeys(e.envelope.data, entry.example, e.kind);
       const keys = keysOf(e.envelope.data);
-      if (entry.lists.includes('A')) expect(keys.filter((k) => k.includes('_')), e.kind).toEqual([]);
-      else expect(keys.filter((k) => /[A-Z]/.test(k)), e.kind).toEqual([]);
+      if (entry.lists.includes('A'))
+        expect(
+          keys.filter((k) => k.includes('_')),
+          e.kind,
+        ).toEqual([]);
+      else
+        expect(
+          keys.filter((k) => /[A-Z]/.test(k)),
+          e.kind,
+        ).toEqual([]);
     }
     // Every kind an operation can cause was caused above.
     expect(EVENT_KINDS.filter((k) => !all.some((e) => e.kind === k))).toEqual([]);
@@ -290,7 +472,13 @@ describe('the event catalog', () => {
   it('gives the three shapes of the interface exactly', () => {
     const one = (kind: string) => all.find((e) => e.kind === kind && e.organizationId === a.id)!.envelope.data;
     expect(one('user.created')).toEqual({
-      user: { id: person.id, email: invited, name: 'Ada', emailVerified: true, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/) },
+      user: {
+        id: person.id,
+        email: invited,
+        name: 'Ada',
+        emailVerified: true,
+        createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      },
     });
     const accepted = one('member.invitation.accepted');
     expect(accepted).toEqual({
@@ -298,8 +486,14 @@ describe('the event catalog', () => {
       user: { id: person.id, email: invited, name: 'Ada' },
       organization: { id: a.id, name: 'Catalog A2' },
     });
-    const added = all.find((e) => e.kind === 'organization.member.added' && e.envelope.data.member_id === person.id)!.envelope.data;
-    expect(added).toEqual({ organization_id: a.id, member_id: person.id, user: { id: person.id, email: invited, name: 'Ada' }, role: 'member' });
+    const added = all.find((e) => e.kind === 'organization.member.added' && e.envelope.data.member_id === person.id)!
+      .envelope.data;
+    expect(added).toEqual({
+      organization_id: a.id,
+      member_id: person.id,
+      user: { id: person.id, email: invited, name: 'Ada' },
+      role: 'member',
+    });
   });
 
   it('lists the catalog at GET /api/v1/event-types with kind, group, lists, description and example', async () => {
@@ -307,7 +501,13 @@ describe('the event catalog', () => {
     expect(reply.event_types.map((t: any) => t.kind)).toEqual(EVENT_KINDS);
     for (const t of reply.event_types) {
       const entry = EVENT_CATALOG[t.kind as EventKind];
-      expect(t).toEqual({ kind: t.kind, group: entry.group, lists: [...entry.lists], description: entry.description, example: entry.example });
+      expect(t).toEqual({
+        kind: t.kind,
+        group: entry.group,
+        lists: [...entry.lists],
+        description: entry.description,
+        example: entry.example,
+      });
     }
   });
 });
@@ -316,10 +516,31 @@ describe('an event written by the OAuth hot path (one SQL statement)', () => {
   it('reaches a webhook subscribed to oauth.token.issued after a code exchange, as the same envelope text emitEvent writes', async () => {
     // A name that JSON must escape: the SQL-built text has to escape it as JSON.stringify does.
     const org = await ok(admin.post('/v1/organizations', { name: 'Hot "path" \\ é ✓' }), 201);
-    const hook = await ok(admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/issued'), events: ['oauth.token.issued'], organizationId: org.id }), 201);
-    const app = await registerClient(admin, { name: 'Hot path app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false, organization_id: org.id });
+    const hook = await ok(
+      admin.post('/api/v1/webhooks', {
+        url: receiver.url('receiver.test', '/issued'),
+        events: ['oauth.token.issued'],
+        organizationId: org.id,
+      }),
+      201,
+    );
+    const app = await registerClient(admin, {
+      name: 'Hot path app',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      consent_required: false,
+      organization_id: org.id,
+    });
     const session = (await signIn(server.url, ADMIN.email, ADMIN.password)).login.token as string;
-    const code = codeFrom(await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' }));
+    const code = codeFrom(
+      await authorize(server.url, session, {
+        client_id: app.client_id,
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        scope: 'openid',
+        nonce: 'n',
+      }),
+    );
     await ok(exchangeCode(server.url, app, code, REDIRECT));
     const [request] = await waitFor(() => {
       const got = receiver.received.filter((r) => r.path === '/issued');
@@ -328,33 +549,76 @@ describe('an event written by the OAuth hot path (one SQL statement)', () => {
     const sent = JSON.parse(request!.body);
     expect(request!.headers['x-service-event']).toBe('oauth.token.issued');
     expect(sent).toEqual({
-      id: expect.any(String), event: 'oauth.token.issued', timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]{12}Z$/),
+      id: expect.any(String),
+      event: 'oauth.token.issued',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]{12}Z$/),
       organization: { id: org.id, name: org.name },
-      data: { client: { id: app.id, clientId: app.client_id }, user: { id: expect.any(String) }, scope: 'openid', grantType: 'authorization_code' },
+      data: {
+        client: { id: app.id, clientId: app.client_id },
+        user: { id: expect.any(String) },
+        scope: 'openid',
+        grantType: 'authorization_code',
+      },
     });
     // Byte for byte what JSON.stringify makes of it: key order {id, event, timestamp, organization, data}, no spaces.
     expect(request!.body).toBe(JSON.stringify(sent));
     const row = await server.base.db.event.findUniqueOrThrow({ where: { id: sent.id } });
     expect(row.body).toBe(request!.body);
-    expect(request!.headers['x-service-delivery']).toBe((await server.base.db.webhookDelivery.findFirstOrThrow({ where: { webhookId: hook.id } })).id);
+    expect(request!.headers['x-service-delivery']).toBe(
+      (await server.base.db.webhookDelivery.findFirstOrThrow({ where: { webhookId: hook.id } })).id,
+    );
   });
 
   it('stores a hot path event only when an active webhook of its organization wants the kind', async () => {
     const org = await ok(admin.post('/v1/organizations', { name: 'Fan-out org' }), 201);
-    const issued = await ok(admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/fan-issued'), events: ['oauth.token.issued'], organizationId: org.id }), 201);
-    const granted = await ok(admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/fan-granted'), events: ['oauth.authorization.granted'], organizationId: org.id }), 201);
+    const issued = await ok(
+      admin.post('/api/v1/webhooks', {
+        url: receiver.url('receiver.test', '/fan-issued'),
+        events: ['oauth.token.issued'],
+        organizationId: org.id,
+      }),
+      201,
+    );
+    const granted = await ok(
+      admin.post('/api/v1/webhooks', {
+        url: receiver.url('receiver.test', '/fan-granted'),
+        events: ['oauth.authorization.granted'],
+        organizationId: org.id,
+      }),
+      201,
+    );
     await ok(admin.patch(`/api/v1/webhooks/${granted.id}`, { isActive: false }));
-    const app = await registerClient(admin, { name: 'Fan-out app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false, organization_id: org.id });
+    const app = await registerClient(admin, {
+      name: 'Fan-out app',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      consent_required: false,
+      organization_id: org.id,
+    });
     const session = (await signIn(server.url, ADMIN.email, ADMIN.password)).login.token as string;
     const flow = (of: ClientCredentials) => async () => {
-      const code = codeFrom(await authorize(server.url, session, { client_id: of.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' }));
+      const code = codeFrom(
+        await authorize(server.url, session, {
+          client_id: of.client_id,
+          redirect_uri: REDIRECT,
+          response_type: 'code',
+          scope: 'openid',
+          nonce: 'n',
+        }),
+      );
       expect((await ok(exchangeCode(server.url, of, code, REDIRECT))).id_token).toEqual(expect.any(String));
     };
     // The event and its deliveries are written by the same statement as the code or tokens: there with the reply.
-    const rowsOf = async (events: Emitted[]) => Promise.all(events.map(async (e) => {
-      const row = await server.base.db.event.findUniqueOrThrow({ where: { id: e.envelope.id }, include: { deliveries: true } });
-      return { kind: row.kind, deliveredTo: row.deliveries.map((d) => d.webhookId) };
-    }));
+    const rowsOf = async (events: Emitted[]) =>
+      Promise.all(
+        events.map(async (e) => {
+          const row = await server.base.db.event.findUniqueOrThrow({
+            where: { id: e.envelope.id },
+            include: { deliveries: true },
+          });
+          return { kind: row.kind, deliveredTo: row.deliveries.map((d) => d.webhookId) };
+        }),
+      );
 
     // The webhook for authorizations is inactive: that event is not stored; the exchange's is, and delivered.
     expect(await rowsOf(await emitted(flow(app)))).toEqual([{ kind: 'oauth.token.issued', deliveredTo: [issued.id] }]);
@@ -368,9 +632,18 @@ describe('an event written by the OAuth hot path (one SQL statement)', () => {
     // the same statements write the code, the tokens and the authorization's audit entry (a token's is opt-in:
     // AUDIT_TOKEN_ISSUANCE, test/oauth/audit.test.ts).
     const quiet = await ok(admin.post('/v1/organizations', { name: 'No webhooks org' }), 201);
-    const quietApp = await registerClient(admin, { name: 'Quiet app', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false, organization_id: quiet.id });
+    const quietApp = await registerClient(admin, {
+      name: 'Quiet app',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid'],
+      consent_required: false,
+      organization_id: quiet.id,
+    });
     expect(await emitted(flow(quietApp))).toEqual([]);
-    const audited = await server.base.db.auditLog.findMany({ where: { organizationId: quiet.id, targetId: quietApp.id, action: { startsWith: 'oauth.' } }, select: { action: true } });
+    const audited = await server.base.db.auditLog.findMany({
+      where: { organizationId: quiet.id, targetId: quietApp.id, action: { startsWith: 'oauth.' } },
+      select: { action: true },
+    });
     expect(audited.map((r) => r.action).sort()).toEqual(['oauth.authorize']);
     await waitFor(() => receiver.received.filter((r) => r.path === '/fan-granted').length === 1 || undefined);
   });

@@ -21,7 +21,11 @@ beforeAll(async () => {
   stage = await startSsoStage({ clock });
   tenant = await createTenant(stage.server.url, stage.platform);
   await proveDomain(tenant.owner.api, stage.dns, DOMAIN);
-  connectionId = await addOidcConnection(tenant.owner.api, stage.upstreams[0]!, { name: 'Fresh IdP', domains: [DOMAIN], default_role: 'member' });
+  connectionId = await addOidcConnection(tenant.owner.api, stage.upstreams[0]!, {
+    name: 'Fresh IdP',
+    domains: [DOMAIN],
+    default_role: 'member',
+  });
 }, 60_000);
 afterAll(() => stage?.stop());
 // Every request comes from 127.0.0.1: each test starts after the sign-in throttle's window of those before it.
@@ -58,17 +62,23 @@ describe('DELETE /api/v1/users/me', () => {
 
   it('counts wrong passwords against the sign-in throttle: the sixth is refused with 429', async () => {
     const person = await member('guesser');
-    for (let i = 0; i < 5; i++) expect((await person.api.delete('/api/v1/users/me', { password: `wrong guess ${i}` })).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await person.api.delete('/api/v1/users/me', { password: `wrong guess ${i}` })).status).toBe(401);
     expect((await person.api.delete('/api/v1/users/me', { password: PASSWORD })).status).toBe(429);
     expect(await exists(person.id)).toBe(true);
   });
 
   it('the GraphQL mutation asks the same', async () => {
     const person = await member('leaver-graphql');
-    const alone = await person.api.post('/graphql', { query: 'mutation { deleteMe { __typename ... on UserError { code } } }' });
+    const alone = await person.api.post('/graphql', {
+      query: 'mutation { deleteMe { __typename ... on UserError { code } } }',
+    });
     expect(JSON.stringify(alone.body)).toContain('invalid_request');
     expect(await exists(person.id)).toBe(true);
-    const proven = await person.api.post('/graphql', { query: 'mutation($p: String) { deleteMe(input: { password: $p }) { __typename } }', variables: { p: PASSWORD } });
+    const proven = await person.api.post('/graphql', {
+      query: 'mutation($p: String) { deleteMe(input: { password: $p }) { __typename } }',
+      variables: { p: PASSWORD },
+    });
     expect(proven.body.errors, JSON.stringify(proven.body)).toBeUndefined();
     expect(await exists(person.id)).toBe(false);
   });
@@ -79,11 +89,15 @@ describe('setting up a first second factor', () => {
     const person = await member('enrol-totp');
     expectProofRequired(await person.api.post('/api/v1/users/me/mfa/totp'));
     expect(await stage.server.base.db.totpFactor.count({ where: { userId: person.id } })).toBe(0);
-    expect((await person.api.post('/api/v1/users/me/mfa/totp', { password: 'not the password at all' })).status).toBe(401);
+    expect((await person.api.post('/api/v1/users/me/mfa/totp', { password: 'not the password at all' })).status).toBe(
+      401,
+    );
     const started = await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD });
     expect(started.status, JSON.stringify(started.body)).toBe(201);
     toMidStep(clock);
-    expect((await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, started.body.secret) })).status).toBe(200);
+    expect(
+      (await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, started.body.secret) })).status,
+    ).toBe(200);
   });
 
   it('a first passkey: refused for a session alone; a second one needs no password', async () => {
@@ -92,7 +106,10 @@ describe('setting up a first second factor', () => {
     const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
     expect(options.status, JSON.stringify(options.body)).toBe(200);
     const key = new SoftPasskey({ origin: stage.server.origin });
-    expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'First', response: key.register(options.body) })).status).toBe(201);
+    expect(
+      (await person.api.post('/api/v1/users/me/passkeys', { name: 'First', response: key.register(options.body) }))
+        .status,
+    ).toBe(201);
     const second = await person.api.post('/api/v1/users/me/passkeys/options');
     expect(second.status, JSON.stringify(second.body)).toBe(200);
   });
@@ -117,9 +134,14 @@ describe('setting up a first second factor', () => {
     upstream!.addAccount({ sub: 'both-ways-1', email: person.email, email_verified: true, name: 'Both ways' });
     upstream!.signInAs('both-ways-1');
     const linked = await ssoSignInThroughOidc(stage.server.origin, connectionId, stage.ca);
-    expect((await client(stage.server.url, { token: linked.session! }).get('/api/v1/users/me')).body.id).toBe(person.id);
+    expect((await client(stage.server.url, { token: linked.session! }).get('/api/v1/users/me')).body.id).toBe(
+      person.id,
+    );
     // when a fresh session is made with the password (stolen, say), it sets up no factor and deletes nothing alone
-    const login = await client(stage.server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
+    const login = await client(stage.server.url).post('/api/v1/auth/login', {
+      email: person.email,
+      password: PASSWORD,
+    });
     expect(login.status, JSON.stringify(login.body)).toBe(200);
     const api = client(stage.server.url, { token: login.body.token });
     expectProofRequired(await api.post('/api/v1/users/me/mfa/totp'));

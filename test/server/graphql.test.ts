@@ -15,7 +15,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const gql = (api: Client, query: string, variables?: Record<string, unknown>) => api.post('/graphql', { query, variables });
+const gql = (api: Client, query: string, variables?: Record<string, unknown>) =>
+  api.post('/graphql', { query, variables });
 
 describe('/graphql', () => {
   it('answers queries as the caller', async () => {
@@ -25,8 +26,15 @@ describe('/graphql', () => {
   });
 
   it('returns typed errors for correctable mutation problems', async () => {
-    const reply = await gql(admin, 'mutation { createOrganization(input: { name: "" }) { __typename ... on UserError { code details { path message } } } }');
-    expect(reply.body.data.createOrganization).toEqual({ __typename: 'UserError', code: 'invalid_request', details: [{ path: 'name', message: 'must not be empty' }] });
+    const reply = await gql(
+      admin,
+      'mutation { createOrganization(input: { name: "" }) { __typename ... on UserError { code details { path message } } } }',
+    );
+    expect(reply.body.data.createOrganization).toEqual({
+      __typename: 'UserError',
+      code: 'invalid_request',
+      details: [{ path: 'name', message: 'must not be empty' }],
+    });
   });
 
   it('refuses fields the caller may not use with a top-level error and a stable code', async () => {
@@ -62,15 +70,33 @@ describe('/graphql', () => {
       query: new GraphQLObjectType({
         name: 'Query',
         fields: {
-          broken: { type: GraphQLString, resolve: () => { throw new Error('connection string postgres://secret@db leaked'); } },
-          missing: { type: GraphQLString, resolve: () => { throw new NotFoundError('Thing'); } },
+          broken: {
+            type: GraphQLString,
+            resolve: () => {
+              throw new Error('connection string postgres://secret@db leaked');
+            },
+          },
+          missing: {
+            type: GraphQLString,
+            resolve: () => {
+              throw new NotFoundError('Thing');
+            },
+          },
         },
       }),
     });
     const logged: unknown[] = [];
     const logger = pino({ level: 'error' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
     const yoga = createGraphqlServer(schema, { production: true, logger });
-    const res = await yoga.fetch('http://x/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ broken missing }' }) }, { tessera: {} as never });
+    const res = await yoga.fetch(
+      'http://x/graphql',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ broken missing }' }),
+      },
+      { tessera: {} as never },
+    );
     const body = await res.json();
     expect(JSON.stringify(body)).not.toContain('secret');
     const [broken, missing] = [...body.errors].sort((a: any, b: any) => a.path[0].localeCompare(b.path[0]));
@@ -123,7 +149,9 @@ describe('/graphql in production', () => {
     const replies = [
       await gql(prodAdmin, '{ viewr { user { id } } }'),
       await gql(prodAdmin, '{ viewer { usr { id } } }'),
-      await gql(prodAdmin, 'query($s: SubscriptionStatus) { subscriptions(status: $s) { items { id } } }', { s: 'actve' }),
+      await gql(prodAdmin, 'query($s: SubscriptionStatus) { subscriptions(status: $s) { items { id } } }', {
+        s: 'actve',
+      }),
       await gql(prodAdmin, '{ subscriptions(status: actve) { items { id } } }'),
       await gql(prodAdmin, 'mutation { createOrganization(input: { nam: "x" }) { __typename } }'),
       await prodAdmin.patch('/api/v1/subscriptions/00000000-0000-7000-8000-000000000000', { status: 'actve' }),
@@ -144,14 +172,25 @@ describe('/graphql across origins', () => {
   it('sends no CORS headers to another origin, credentialed or not, on the request or the preflight', async () => {
     const request = await fetch(`${server.url}/graphql`, {
       method: 'POST',
-      headers: { origin: EVIL, 'content-type': 'application/json', authorization: `Bearer ${(await signIn(server.url, ADMIN.email, ADMIN.password)).login.token}` },
+      headers: {
+        origin: EVIL,
+        'content-type': 'application/json',
+        authorization: `Bearer ${(await signIn(server.url, ADMIN.email, ADMIN.password)).login.token}`,
+      },
       body: JSON.stringify({ query: '{ viewer { user { email } } }' }),
     });
     const preflight = await fetch(`${server.url}/graphql`, {
       method: 'OPTIONS',
-      headers: { origin: EVIL, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, authorization' },
+      headers: {
+        origin: EVIL,
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type, authorization',
+      },
     });
-    const sameHostOtherPort = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{ viewer { platformAdmin } }')}`, { headers: { origin: 'http://127.0.0.1:1' } });
+    const sameHostOtherPort = await fetch(
+      `${server.url}/graphql?query=${encodeURIComponent('{ viewer { platformAdmin } }')}`,
+      { headers: { origin: 'http://127.0.0.1:1' } },
+    );
 
     for (const res of [request, preflight, sameHostOtherPort]) {
       expect(res.headers.get('access-control-allow-origin')).toBeNull();
@@ -162,7 +201,10 @@ describe('/graphql across origins', () => {
 
   it('the REST API sends none either', async () => {
     const res = await fetch(`${server.url}/api/v1/users/me`, { headers: { origin: EVIL } });
-    const preflight = await fetch(`${server.url}/api/v1/api-keys`, { method: 'OPTIONS', headers: { origin: EVIL, 'access-control-request-method': 'POST' } });
+    const preflight = await fetch(`${server.url}/api/v1/api-keys`, {
+      method: 'OPTIONS',
+      headers: { origin: EVIL, 'access-control-request-method': 'POST' },
+    });
     for (const r of [res, preflight]) {
       expect(r.headers.get('access-control-allow-origin')).toBeNull();
       expect(r.headers.get('access-control-allow-credentials')).toBeNull();
@@ -181,21 +223,36 @@ describe('/graphql across origins', () => {
 describe('/graphql input the database cannot store', () => {
   it('refuses a NUL in variables or in the document with a clear error, not an internal one', async () => {
     const admin2 = admin;
-    const inVariables = await gql(admin2, 'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }', { n: 'a\u0000b' });
+    const inVariables = await gql(
+      admin2,
+      'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }',
+      { n: 'a\u0000b' },
+    );
     expect(inVariables.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
-    const inDocument = await gql(admin2, 'mutation { createOrganization(input: { name: "a\\u0000b" }) { __typename } }');
+    const inDocument = await gql(
+      admin2,
+      'mutation { createOrganization(input: { name: "a\\u0000b" }) { __typename } }',
+    );
     expect(inDocument.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
     expect(JSON.stringify([inVariables.body, inDocument.body])).not.toContain('internal_error');
   });
 
   it('refuses a lone surrogate in variables or in the document, which would be stored as U+FFFD or fail', async () => {
-    const inVariables = await gql(admin, 'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }', { n: 'a\udfffb' });
+    const inVariables = await gql(
+      admin,
+      'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }',
+      { n: 'a\udfffb' },
+    );
     expect(inVariables.body.errors?.[0]?.extensions?.code).toBe('invalid_request');
     expect(JSON.stringify(inVariables.body)).toContain('lone surrogate');
     // In the document, graphql-js's parser refuses the escape itself.
     const inDocument = await gql(admin, 'mutation { createOrganization(input: { name: "a\\udfffb" }) { __typename } }');
     expect(inDocument.body.errors?.[0]?.message).toMatch(/Unicode/);
-    const paired = await gql(admin, 'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }', { n: 'Emoji 💥 Org' });
+    const paired = await gql(
+      admin,
+      'mutation($n: String!) { createOrganization(input: { name: $n }) { __typename } }',
+      { n: 'Emoji 💥 Org' },
+    );
     expect(paired.body.errors, JSON.stringify(paired.body)).toBeUndefined();
   });
 });
@@ -215,46 +272,88 @@ describe('security headers', () => {
 describe('/graphql requests the client got wrong', () => {
   it('answers variables that are not JSON in a GET or a form post with 400, not 500', async () => {
     for (const variables of ['x', '{', '{"a":']) {
-      const get = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{__typename}')}&variables=${encodeURIComponent(variables)}`);
+      const get = await fetch(
+        `${server.url}/graphql?query=${encodeURIComponent('{__typename}')}&variables=${encodeURIComponent(variables)}`,
+      );
       expect(get.status, variables).toBe(400);
       expect((await get.json()).errors[0].extensions.code).toBe('invalid_request');
-      const extensions = await fetch(`${server.url}/graphql?query=${encodeURIComponent('{__typename}')}&extensions=${encodeURIComponent(variables)}`);
+      const extensions = await fetch(
+        `${server.url}/graphql?query=${encodeURIComponent('{__typename}')}&extensions=${encodeURIComponent(variables)}`,
+      );
       expect(extensions.status, variables).toBe(400);
-      const form = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `query={__typename}&variables=${encodeURIComponent(variables)}` });
+      const form = await fetch(`${server.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `query={__typename}&variables=${encodeURIComponent(variables)}`,
+      });
       expect(form.status, variables).toBe(400);
     }
     // Well-formed ones still work.
-    const ok = await fetch(`${server.url}/graphql?query=${encodeURIComponent('query($x: Boolean!) { __typename @include(if: $x) }')}&variables=${encodeURIComponent('{"x":true}')}`);
+    const ok = await fetch(
+      `${server.url}/graphql?query=${encodeURIComponent('query($x: Boolean!) { __typename @include(if: $x) }')}&variables=${encodeURIComponent('{"x":true}')}`,
+    );
     expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
   });
 
   it('counts the body limit on the bytes read: a chunked 20 MB body is refused with 413', async () => {
-    const bytes = new TextEncoder().encode(JSON.stringify({ query: '{ __typename }', variables: { x: 'a'.repeat(20_000_000) } }));
+    const bytes = new TextEncoder().encode(
+      JSON.stringify({ query: '{ __typename }', variables: { x: 'a'.repeat(20_000_000) } }),
+    );
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         for (let i = 0; i < bytes.length; i += 1 << 20) controller.enqueue(bytes.subarray(i, i + (1 << 20)));
         controller.close();
       },
     });
-    const res = await fetch(`${server.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    const res = await fetch(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
     expect(res.status).toBe(413);
     await res.body?.cancel();
     // Just under the limit, chunked too, is still served.
-    const small = new TextEncoder().encode(JSON.stringify({ query: '{ __typename }', variables: { x: 'a'.repeat(900_000) } }));
+    const small = new TextEncoder().encode(
+      JSON.stringify({ query: '{ __typename }', variables: { x: 'a'.repeat(900_000) } }),
+    );
     const ok = await fetch(`${server.url}/graphql`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, duplex: 'half',
-      body: new ReadableStream<Uint8Array>({ start(c) { c.enqueue(small); c.close(); } }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      duplex: 'half',
+      body: new ReadableStream<Uint8Array>({
+        start(c) {
+          c.enqueue(small);
+          c.close();
+        },
+      }),
     } as RequestInit);
     expect(await ok.json()).toEqual({ data: { __typename: 'Query' } });
   });
 
   it('answers variables of the wrong type with a clear invalid_request error, not internal_error', async () => {
     const cases: [string, Record<string, unknown>, RegExp][] = [
-      ['query($l: Int) { users(limit: $l) { items { id } } }', { l: 'abc' }, /Int cannot represent non-integer value: "abc"/],
+      [
+        'query($l: Int) { users(limit: $l) { items { id } } }',
+        { l: 'abc' },
+        /Int cannot represent non-integer value: "abc"/,
+      ],
       ['query($l: Int) { users(limit: $l) { items { id } } }', { l: 1.5 }, /Int cannot represent/],
-      ['mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }', { i: { name: 'x', bogus: 1 } }, /Field "bogus" is not defined/],
-      ['mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }', { i: { name: { $ne: null } } }, /String cannot represent/],
-      ['mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }', {}, /was not provided/],
+      [
+        'mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }',
+        { i: { name: 'x', bogus: 1 } },
+        /Field "bogus" is not defined/,
+      ],
+      [
+        'mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }',
+        { i: { name: { $ne: null } } },
+        /String cannot represent/,
+      ],
+      [
+        'mutation($i: CreateOrganizationInput!) { createOrganization(input: $i) { __typename } }',
+        {},
+        /was not provided/,
+      ],
     ];
     for (const [query, variables, message] of cases) {
       const reply = await gql(admin, query, variables);
@@ -270,11 +369,24 @@ describe('/graphql requests the client got wrong', () => {
     const logged: { level: number; msg: string }[] = [];
     const logger = pino({ level: 'debug' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
     const schema = new GraphQLSchema({
-      query: new GraphQLObjectType({ name: 'Query', fields: { twice: { type: GraphQLString, args: { n: { type: GraphQLInt } }, resolve: (_, { n }) => String(n * 2) } } }),
+      query: new GraphQLObjectType({
+        name: 'Query',
+        fields: {
+          twice: { type: GraphQLString, args: { n: { type: GraphQLInt } }, resolve: (_, { n }) => String(n * 2) },
+        },
+      }),
     });
     const yoga = createGraphqlServer(schema, { production: true, logger });
     const ask = (variables: unknown) =>
-      yoga.fetch('http://x/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query: 'query($n: Int) { twice(n: $n) }', variables }) }, { tessera: {} as never });
+      yoga.fetch(
+        'http://x/graphql',
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ query: 'query($n: Int) { twice(n: $n) }', variables }),
+        },
+        { tessera: {} as never },
+      );
     const wrong = await ask({ n: 'abc' });
     expect(wrong.status).toBe(400);
     expect((await wrong.json()).errors[0].extensions).toEqual({ code: 'invalid_request' });

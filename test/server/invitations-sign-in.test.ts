@@ -7,7 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../../schema/lib/crypto.ts';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
-import { addPerson, createTenant, mailedInvitationToken, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
+import {
+  addPerson,
+  createTenant,
+  mailedInvitationToken,
+  PASSWORD,
+  type Person,
+  type Tenant,
+} from '../helpers/fixtures.ts';
 import { movableClock } from '../helpers/clock.ts';
 import { codeAt, enrolTotp, toMidStep, wrongCode } from '../helpers/totp.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
@@ -39,7 +46,12 @@ beforeAll(async () => {
   anonymous = client(server.url);
   inviter = await createTenant(server.url, platform, 'Inviter');
   home = await createTenant(server.url, platform, 'Home');
-  app = await registerClient(inviter.owner.api, { name: 'Reads the address', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email'], consent_required: false });
+  app = await registerClient(inviter.owner.api, {
+    name: 'Reads the address',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email'],
+    consent_required: false,
+  });
 });
 afterAll(async () => {
   await server?.stop();
@@ -47,18 +59,30 @@ afterAll(async () => {
 });
 
 const newEmail = (label: string, domain = 'example.test') => `${label}-${randomBytes(4).toString('hex')}@${domain}`;
-const invite = (email: string, role = 'member') => inviter.owner.api.post(`/v1/organizations/${inviter.id}/invitations`, { email, role });
+const invite = (email: string, role = 'member') =>
+  inviter.owner.api.post(`/v1/organizations/${inviter.id}/invitations`, { email, role });
 const accept = (body: Record<string, unknown>, as: Client = anonymous) => as.post('/api/v1/invitations/accept', body);
-const membershipsOf = (userId: string) => server.base.db.membership.findMany({ where: { userId }, select: { organizationId: true } }).then((rows) => rows.map((r) => r.organizationId));
+const membershipsOf = (userId: string) =>
+  server.base.db.membership
+    .findMany({ where: { userId }, select: { organizationId: true } })
+    .then((rows) => rows.map((r) => r.organizationId));
 const sessionsOf = (userId: string) => server.base.db.session.count({ where: { userId } });
-const statusOf = async (id: string) => (await server.base.db.invitation.findUniqueOrThrow({ where: { id } })).acceptedAt ? 'accepted' : 'pending';
+const statusOf = async (id: string) =>
+  (await server.base.db.invitation.findUniqueOrThrow({ where: { id } })).acceptedAt ? 'accepted' : 'pending';
 
 /** The token of the accept link in the newest invitation mail to `email`: the mailbox's link, which proves it. */
 const mailedToken = async (email: string) => (await mailedInvitationToken(server.url, email))!;
 
 /** The ID token's claims of a code flow for the session `token`. */
 async function idTokenOf(token: string) {
-  const back = await authorize(server.url, token, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email', nonce: 'n', state: 's' });
+  const back = await authorize(server.url, token, {
+    client_id: app.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid email',
+    nonce: 'n',
+    state: 's',
+  });
   const tokens = await exchangeCode(server.url, app, codeFrom(back), REDIRECT);
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   return JSON.parse(Buffer.from(tokens.body.id_token.split('.')[1], 'base64url').toString());
@@ -82,7 +106,12 @@ describe('accepting with the password of an account that has a second factor (T4
 
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expectMatchesOpenApi('POST', '/api/v1/invitations/accept', reply);
-    expect(reply.body).toEqual({ mfa_required: true, mfa_token: expect.stringMatching(/^tsm_/), expires_at: expect.any(String), methods: ['totp', 'recovery_code'] });
+    expect(reply.body).toEqual({
+      mfa_required: true,
+      mfa_token: expect.stringMatching(/^tsm_/),
+      expires_at: expect.any(String),
+      methods: ['totp', 'recovery_code'],
+    });
     expect(reply.headers.get('set-cookie')).toBeNull();
     expect(await sessionsOf(guarded.id)).toBe(sessionsBefore);
     expect(await membershipsOf(guarded.id)).toEqual([home.id]);
@@ -96,7 +125,12 @@ describe('accepting with the password of an account that has a second factor (T4
         __typename ... on LoginPayload { token } ... on MfaChallenge { mfaRequired mfaToken methods } } }`,
       variables: { input: { token: created.body.token, password: PASSWORD } },
     });
-    expect(reply.body.data?.acceptInvitation, JSON.stringify(reply.body)).toEqual({ __typename: 'MfaChallenge', mfaRequired: true, mfaToken: expect.stringMatching(/^tsm_/), methods: ['totp', 'recovery_code'] });
+    expect(reply.body.data?.acceptInvitation, JSON.stringify(reply.body)).toEqual({
+      __typename: 'MfaChallenge',
+      mfaRequired: true,
+      mfaToken: expect.stringMatching(/^tsm_/),
+      methods: ['totp', 'recovery_code'],
+    });
   });
 
   it('joins only once the second factor has signed the person in, and then inside that session', async () => {
@@ -106,11 +140,17 @@ describe('accepting with the password of an account that has a second factor (T4
 
     // A wrong code signs nobody in, and joins nothing.
     toMidStep(clock);
-    const wrong = await anonymous.post('/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: wrongCode(clock, secret) });
+    const wrong = await anonymous.post('/api/v1/auth/login/mfa', {
+      mfa_token: challenge.body.mfa_token,
+      code: wrongCode(clock, secret),
+    });
     expect(wrong.status).toBe(401);
     expect(await membershipsOf(guarded.id)).toEqual([home.id]);
 
-    const signedIn = await anonymous.post('/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: codeAt(clock, secret) });
+    const signedIn = await anonymous.post('/api/v1/auth/login/mfa', {
+      mfa_token: challenge.body.mfa_token,
+      code: codeAt(clock, secret),
+    });
     expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200);
     expect(await membershipsOf(guarded.id)).toEqual([home.id]);
 
@@ -141,7 +181,12 @@ describe('accepting for an address whose domain requires SSO (T4)', () => {
     person = { id: made.body.user.id, email };
     await proveDomain(sso.owner.api, dns, SSO_DOMAIN);
     const connection = await sso.owner.api.post('/api/v1/connections', {
-      type: 'saml', name: 'Their IdP', entry_point: 'https://idp.sso-only.test/sso', idp_cert: ca.cert, domains: [SSO_DOMAIN], require_sso: true,
+      type: 'saml',
+      name: 'Their IdP',
+      entry_point: 'https://idp.sso-only.test/sso',
+      idp_cert: ca.cert,
+      domains: [SSO_DOMAIN],
+      require_sso: true,
     });
     expect(connection.status, JSON.stringify(connection.body)).toBe(201);
   });
@@ -182,7 +227,7 @@ describe('which link proves the address (T5)', () => {
     expect(new URL(created.body.accept_url).searchParams.get('token')).toBe(created.body.token);
   });
 
-  it('accepting with the create answer\'s token gives an account whose address is not verified, in REST and in the ID token', async () => {
+  it("accepting with the create answer's token gives an account whose address is not verified, in REST and in the ID token", async () => {
     // The inviter accepts its own invitation for an address nobody proved.
     const email = newEmail('ceo');
     const created = await invite(email);
@@ -193,7 +238,9 @@ describe('which link proves the address (T5)', () => {
     const me = await client(server.url, { token: reply.body.token }).get('/api/v1/users/me');
     expect(me.body).toMatchObject({ email, email_verified: false });
     expect((await idTokenOf(reply.body.token)).email_verified).toBe(false);
-    const userCreated = await server.base.db.event.findMany({ where: { kind: 'user.created', body: { contains: reply.body.user.id } } });
+    const userCreated = await server.base.db.event.findMany({
+      where: { kind: 'user.created', body: { contains: reply.body.user.id } },
+    });
     expect(userCreated.map((e) => JSON.parse(e.body).data.user.emailVerified)).toEqual([false]);
     // The address is asked to prove itself, as any other new address is.
     expect(await server.base.db.mail.count({ where: { toAddress: email, kind: 'email_verification' } })).toBe(1);
@@ -212,7 +259,7 @@ describe('which link proves the address (T5)', () => {
     expect(await server.base.db.mail.count({ where: { toAddress: email, kind: 'email_verification' } })).toBe(0);
   });
 
-  it('the mailed link, accepted in the account\'s own session, proves an unverified address', async () => {
+  it("the mailed link, accepted in the account's own session, proves an unverified address", async () => {
     const email = newEmail('later');
     const first = await home.owner.api.post(`/v1/organizations/${home.id}/invitations`, { email, role: 'member' });
     const made = await accept({ token: first.body.token, name: 'Later', password: PASSWORD });
@@ -224,13 +271,19 @@ describe('which link proves the address (T5)', () => {
 
     expect(joined.status, JSON.stringify(joined.body)).toBe(200);
     expect((await session.get('/api/v1/users/me')).body.email_verified).toBe(true);
-    expect(await server.base.db.event.count({ where: { kind: 'user.email.verified', body: { contains: made.body.user.id } } })).toBe(1);
+    expect(
+      await server.base.db.event.count({
+        where: { kind: 'user.email.verified', body: { contains: made.body.user.id } },
+      }),
+    ).toBe(1);
   });
 
   it('the link copied from a resend verifies nothing either', async () => {
     const email = newEmail('resent');
     const created = await invite(email);
-    const resent = await inviter.owner.api.post(`/v1/organizations/${inviter.id}/invitations/${created.body.id}/resend`);
+    const resent = await inviter.owner.api.post(
+      `/v1/organizations/${inviter.id}/invitations/${created.body.id}/resend`,
+    );
     expect(resent.status).toBe(200);
     expect(resent.body.token).not.toBe(await mailedToken(email));
     // The first copy link was replaced with the mailed one.
@@ -239,7 +292,9 @@ describe('which link proves the address (T5)', () => {
     const reply = await accept({ token: resent.body.token, name: 'Copied', password: PASSWORD });
 
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect((await client(server.url, { token: reply.body.token }).get('/api/v1/users/me')).body.email_verified).toBe(false);
+    expect((await client(server.url, { token: reply.body.token }).get('/api/v1/users/me')).body.email_verified).toBe(
+      false,
+    );
   });
 });
 
@@ -248,7 +303,8 @@ describe('joining an organization that requires a second factor', () => {
     const strict = await createTenant(server.url, platform, 'Strict');
     await enrolTotp(strict.owner.api, clock);
     expect((await strict.owner.api.patch(`/v1/organizations/${strict.id}`, { require_mfa: true })).status).toBe(200);
-    const inviteTo = (email: string) => strict.owner.api.post(`/v1/organizations/${strict.id}/invitations`, { email, role: 'member' });
+    const inviteTo = (email: string) =>
+      strict.owner.api.post(`/v1/organizations/${strict.id}/invitations`, { email, role: 'member' });
     const email = newEmail('strict');
     await inviteTo(email);
     const existing = await addPerson(server.url, home.owner.api, home.id, 'member', 'plain');

@@ -32,16 +32,24 @@ afterAll(async () => {
 });
 
 const newEmail = (label = 'invitee') => `${label}-${randomBytes(4).toString('hex')}@example.test`;
-const invite = (as: Client, organizationId: string, body: Record<string, unknown>) => as.post(`/v1/organizations/${organizationId}/invitations`, body);
-const invitations = async (organizationId: string, as: Client = a.owner.api) => (await as.get(`/v1/organizations/${organizationId}/invitations`)).body.invitations as any[];
-const statusOf = async (organizationId: string, id: string) => (await invitations(organizationId, platform)).find((i) => i.id === id)?.status;
+const invite = (as: Client, organizationId: string, body: Record<string, unknown>) =>
+  as.post(`/v1/organizations/${organizationId}/invitations`, body);
+const invitations = async (organizationId: string, as: Client = a.owner.api) =>
+  (await as.get(`/v1/organizations/${organizationId}/invitations`)).body.invitations as any[];
+const statusOf = async (organizationId: string, id: string) =>
+  (await invitations(organizationId, platform)).find((i) => i.id === id)?.status;
 const accept = (body: Record<string, unknown>, as: Client = anonymous) => as.post('/api/v1/invitations/accept', body);
-const eventsOf = (organizationId: string, kind: string) => server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
-const auditOf = (organizationId: string, action: string) => server.base.db.auditLog.findMany({ where: { organizationId, action } });
-const resend = (as: Client, organizationId: string, invitationId: string) => as.post(`/v1/organizations/${organizationId}/invitations/${invitationId}/resend`);
+const eventsOf = (organizationId: string, kind: string) =>
+  server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
+const auditOf = (organizationId: string, action: string) =>
+  server.base.db.auditLog.findMany({ where: { organizationId, action } });
+const resend = (as: Client, organizationId: string, invitationId: string) =>
+  as.post(`/v1/organizations/${organizationId}/invitations/${invitationId}/resend`);
 /** The accept links mailed to `email` once there are `count` invitation mails, oldest first. */
 const acceptLinksMailedTo = async (email: string, count = 1) =>
-  (await smtp.waitForMail(email, /^You are invited to /, count)).map((mail) => smtp.linkIn(mail, '/invitations/accept'));
+  (await smtp.waitForMail(email, /^You are invited to /, count)).map((mail) =>
+    smtp.linkIn(mail, '/invitations/accept'),
+  );
 
 describe('POST /v1/organizations/{id}/invitations', () => {
   it('returns 201 with a link to pass on (its token) and an expiry 7 days out', async () => {
@@ -52,9 +60,16 @@ describe('POST /v1/organizations/{id}/invitations', () => {
 
     expect(reply.status).toBe(201);
     expect(reply.body).toEqual({
-      id: expect.any(String), organization_id: a.id, email: email.toLowerCase(), role: 'admin', status: 'pending',
-      invited_by: a.admin.id, expires_at: expect.any(String), created_at: expect.any(String),
-      token: expect.stringMatching(/^tsi_/), accept_url: expect.any(String),
+      id: expect.any(String),
+      organization_id: a.id,
+      email: email.toLowerCase(),
+      role: 'admin',
+      status: 'pending',
+      invited_by: a.admin.id,
+      expires_at: expect.any(String),
+      created_at: expect.any(String),
+      token: expect.stringMatching(/^tsi_/),
+      accept_url: expect.any(String),
     });
     const expiresIn = Date.parse(reply.body.expires_at) - before;
     expect(expiresIn).toBeGreaterThanOrEqual(7 * DAY * 1000);
@@ -72,9 +87,20 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect(reply.status).toBe(201);
     expect(reply.body.role).toBe('member');
     const sent = (await eventsOf(a.id, 'member.invitation.sent')).map((e) => JSON.parse(e.body).data.invitation);
-    expect(sent).toContainEqual({ id: reply.body.id, email, role: 'member', invitedBy: a.admin.id, expiresAt: reply.body.expires_at });
+    expect(sent).toContainEqual({
+      id: reply.body.id,
+      email,
+      role: 'member',
+      invitedBy: a.admin.id,
+      expiresAt: reply.body.expires_at,
+    });
     expect(await auditOf(a.id, 'invitation.create')).toContainEqual(
-      expect.objectContaining({ actorId: a.admin.id, targetType: 'invitation', targetId: reply.body.id, details: { email, role: 'member' } }),
+      expect.objectContaining({
+        actorId: a.admin.id,
+        targetType: 'invitation',
+        targetId: reply.body.id,
+        details: { email, role: 'member' },
+      }),
     );
   });
 
@@ -124,7 +150,11 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect(badRole.status).toBe(400);
     expect(badRole.body.error).toBe('invalid_request');
 
-    const extra = await invite(a.owner.api, a.id, { email: newEmail(), role: 'member', expires_at: '2099-01-01T00:00:00Z' });
+    const extra = await invite(a.owner.api, a.id, {
+      email: newEmail(),
+      role: 'member',
+      expires_at: '2099-01-01T00:00:00Z',
+    });
     expect(extra.status).toBe(400);
     expect(extra.body.details).toEqual([expect.objectContaining({ path: 'expires_at' })]);
 
@@ -150,7 +180,10 @@ describe('POST /v1/organizations/{id}/invitations', () => {
     expect(accepted.status).toBe(200);
     const me = await client(server.url, { token: accepted.body.token }).get('/api/v1/users/me');
     expect(me.body).toMatchObject({ email, email_verified: true, pending_email: null });
-    expect(JSON.parse((await eventsOf(a.id, 'user.created')).at(-1)!.body).data.user).toMatchObject({ email, emailVerified: true });
+    expect(JSON.parse((await eventsOf(a.id, 'user.created')).at(-1)!.body).data.user).toMatchObject({
+      email,
+      emailVerified: true,
+    });
   });
 
   it('replaces a pending invitation for the same address: the first token stops working', async () => {
@@ -170,7 +203,9 @@ describe('POST /v1/organizations/{id}/invitations', () => {
 
   it('of 5 concurrent invitations of one address, leaves only one pending', async () => {
     const email = newEmail('invited-at-once');
-    const replies = await Promise.all(Array.from({ length: 5 }, () => invite(a.admin.api, a.id, { email, role: 'member' })));
+    const replies = await Promise.all(
+      Array.from({ length: 5 }, () => invite(a.admin.api, a.id, { email, role: 'member' })),
+    );
     expect(replies.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
     const statuses = await Promise.all(replies.map((r) => statusOf(a.id, r.body.id)));
     expect(statuses.filter((st) => st === 'pending')).toHaveLength(1);
@@ -212,7 +247,9 @@ describe('DELETE /v1/organizations/{id}/invitations/{invitation_id}', () => {
     const used = await accept({ token: created.body.token, name: 'Too late', password: PASSWORD });
     expect(used.status).toBe(400);
     expect(used.body.details).toEqual([{ path: 'token', message: 'is not a valid invitation' }]);
-    expect(await auditOf(a.id, 'invitation.revoke')).toContainEqual(expect.objectContaining({ actorId: a.admin.id, targetId: created.body.id }));
+    expect(await auditOf(a.id, 'invitation.revoke')).toContainEqual(
+      expect.objectContaining({ actorId: a.admin.id, targetId: created.body.id }),
+    );
 
     const again = await a.admin.api.delete(`/v1/organizations/${a.id}/invitations/${created.body.id}`);
     expect(again.status).toBe(409);
@@ -244,7 +281,10 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expectMatchesOpenApi('POST', `/v1/organizations/${a.id}/invitations/${created.body.id}/resend`, reply);
     expect(reply.body).toEqual({
-      ...created.body, expires_at: expect.any(String), token: expect.stringMatching(/^tsi_/), accept_url: expect.any(String),
+      ...created.body,
+      expires_at: expect.any(String),
+      token: expect.stringMatching(/^tsi_/),
+      accept_url: expect.any(String),
     });
     expect(reply.body.token).not.toBe(created.body.token);
     expect(new URL(reply.body.accept_url).searchParams.get('token')).toBe(reply.body.token);
@@ -252,8 +292,14 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
     expect(link!.searchParams.get('token')).not.toBe(reply.body.token);
     expect(link!.href).not.toBe(first!.href);
     expect(link!.origin).toBe(server.base.settings.issuer());
-    expect((await eventsOf(a.id, 'member.invitation.sent')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(2);
-    expect(await auditOf(a.id, 'invitation.resend')).toContainEqual(expect.objectContaining({ actorId: a.owner.id, targetId: created.body.id, details: { email } }));
+    expect(
+      (await eventsOf(a.id, 'member.invitation.sent')).filter(
+        (e) => JSON.parse(e.body).data.invitation.id === created.body.id,
+      ),
+    ).toHaveLength(2);
+    expect(await auditOf(a.id, 'invitation.resend')).toContainEqual(
+      expect.objectContaining({ actorId: a.owner.id, targetId: created.body.id, details: { email } }),
+    );
 
     // Both old links stop working: the one mailed and the one passed on.
     for (const old of [first!.searchParams.get('token'), created.body.token]) {
@@ -284,7 +330,9 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
       expectMatchesOpenApi('POST', `/v1/organizations/${a.id}/invitations/${created.body.id}/resend`, reply);
     }
     expect(await statusOf(a.id, revoked.body.id)).toBe('revoked');
-    expect(await auditOf(a.id, 'invitation.resend')).not.toContainEqual(expect.objectContaining({ targetId: revoked.body.id }));
+    expect(await auditOf(a.id, 'invitation.resend')).not.toContainEqual(
+      expect.objectContaining({ targetId: revoked.body.id }),
+    );
   });
 
   it("answers 404 for another organization's invitation, by either path, and 403 to a member; mails nothing", async () => {
@@ -298,7 +346,9 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
     const byMember = await resend(a.member.api, a.id, ofA.body.id);
     const byNobody = await resend(anonymous, a.id, ofA.body.id);
 
-    expect([viaOwnOrg.status, viaTheirOrg.status, unknown.status, byMember.status, byNobody.status]).toEqual([404, 404, 404, 403, 401]);
+    expect([viaOwnOrg.status, viaTheirOrg.status, unknown.status, byMember.status, byNobody.status]).toEqual([
+      404, 404, 404, 403, 401,
+    ]);
     expect(viaOwnOrg.body).toEqual({ error: 'not_found', error_description: expect.any(String) });
     expect(byMember.body.token).toBeUndefined();
     // Both links still work; each invitee got one mail.
@@ -317,7 +367,13 @@ describe('POST /v1/organizations/{id}/invitations/{invitation_id}/resend', () =>
         accept({ token: created.body.token, name: 'Racer', password: PASSWORD }),
       ]);
 
-      expect([[200, 400], [409, 200]], `round ${round}`).toContainEqual([resent.status, accepted.status]);
+      expect(
+        [
+          [200, 400],
+          [409, 200],
+        ],
+        `round ${round}`,
+      ).toContainEqual([resent.status, accepted.status]);
       expect(await statusOf(a.id, created.body.id)).toBe(accepted.status === 200 ? 'accepted' : 'pending');
     }
   });
@@ -385,7 +441,9 @@ describe('POST /api/v1/invitations/accept', () => {
 
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({
-      token: expect.stringMatching(/^tss_/), token_type: 'Bearer', expires_at: expect.any(String),
+      token: expect.stringMatching(/^tss_/),
+      token_type: 'Bearer',
+      expires_at: expect.any(String),
       user: { id: expect.any(String), email, name: 'Ada Lovelace' },
       organization: { id: a.id, name: 'Tenant A', role: 'admin' },
     });
@@ -402,7 +460,9 @@ describe('POST /api/v1/invitations/accept', () => {
     const reply = await accept({ token: created.body.token, name: 'Grace Hopper', password: PASSWORD });
     const user = { id: reply.body.user.id, email, name: 'Grace Hopper' };
 
-    const [accepted] = await eventsOf(a.id, 'member.invitation.accepted').then((rows) => rows.filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id));
+    const [accepted] = await eventsOf(a.id, 'member.invitation.accepted').then((rows) =>
+      rows.filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id),
+    );
     expect(JSON.parse(accepted!.body)).toEqual({
       id: accepted!.id,
       event: 'member.invitation.accepted',
@@ -414,11 +474,23 @@ describe('POST /api/v1/invitations/accept', () => {
         organization: { id: a.id, name: 'Tenant A' },
       },
     });
-    expect((await eventsOf(a.id, 'member.added')).map((e) => JSON.parse(e.body).data)).toContainEqual({ organizationId: a.id, memberId: user.id, user, role: 'member' });
-    expect((await eventsOf(a.id, 'organization.member.added')).map((e) => JSON.parse(e.body).data)).toContainEqual({ organization_id: a.id, member_id: user.id, user, role: 'member' });
+    expect((await eventsOf(a.id, 'member.added')).map((e) => JSON.parse(e.body).data)).toContainEqual({
+      organizationId: a.id,
+      memberId: user.id,
+      user,
+      role: 'member',
+    });
+    expect((await eventsOf(a.id, 'organization.member.added')).map((e) => JSON.parse(e.body).data)).toContainEqual({
+      organization_id: a.id,
+      member_id: user.id,
+      user,
+      role: 'member',
+    });
     const userCreated = await server.base.db.event.findMany({ where: { kind: 'user.created' } });
     expect(userCreated.map((e) => JSON.parse(e.body).data.user.id)).toContain(user.id);
-    expect(await auditOf(a.id, 'invitation.accept')).toContainEqual(expect.objectContaining({ actorId: user.id, targetId: created.body.id }));
+    expect(await auditOf(a.id, 'invitation.accept')).toContainEqual(
+      expect.objectContaining({ actorId: user.id, targetId: created.body.id }),
+    );
   });
 
   it('refuses a used token with 400, even with other details', async () => {
@@ -443,13 +515,20 @@ describe('POST /api/v1/invitations/accept', () => {
 
     expect(replies.map((r) => r.status).sort()).toEqual([200, 400]);
     expect(await server.base.db.user.count({ where: { email } })).toBe(1);
-    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
+    expect(
+      (await eventsOf(a.id, 'member.invitation.accepted')).filter(
+        (e) => JSON.parse(e.body).data.invitation.id === created.body.id,
+      ),
+    ).toHaveLength(1);
   });
 
-  it('answers the second of two organizations\' concurrent accepts that both make the account 401, not 500', async () => {
+  it("answers the second of two organizations' concurrent accepts that both make the account 401, not 500", async () => {
     // given one new address invited by two organizations, and both invitations accepted at once to make the account
     const email = newEmail('twice');
-    const [toA, toB] = await Promise.all([invite(a.admin.api, a.id, { email, role: 'member' }), invite(b.admin.api, b.id, { email, role: 'member' })]);
+    const [toA, toB] = await Promise.all([
+      invite(a.admin.api, a.id, { email, role: 'member' }),
+      invite(b.admin.api, b.id, { email, role: 'member' }),
+    ]);
 
     const replies = await Promise.all([
       accept({ token: toA.body.token, name: 'Twice', password: PASSWORD }),
@@ -470,17 +549,24 @@ describe('POST /api/v1/invitations/accept', () => {
     const created = await invite(a.admin.api, a.id, { email: person.email, role: 'member' });
     const sessionsBefore = await server.base.db.session.count({ where: { userId: person.id } });
 
-    const replies = await Promise.all(Array.from({ length: 20 }, () => accept({ token: created.body.token, password: PASSWORD })));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => accept({ token: created.body.token, password: PASSWORD })),
+    );
 
     // then one joins, in a session of the organization, and the others are told the invitation is used
     const joined = replies.filter((r) => r.status === 200);
     expect(joined).toHaveLength(1);
     expect(joined[0]!.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
-    expect(replies.filter((r) => r.status !== 200).map((r) => [r.status, r.body.details]))
-      .toEqual(Array(19).fill([400, [{ path: 'token', message: 'is not a valid invitation' }]]));
+    expect(replies.filter((r) => r.status !== 200).map((r) => [r.status, r.body.details])).toEqual(
+      Array(19).fill([400, [{ path: 'token', message: 'is not a valid invitation' }]]),
+    );
     // and a sign-in that lost the claim made no session: the join is in the transaction that makes it
     expect(await server.base.db.session.count({ where: { userId: person.id } })).toBe(sessionsBefore + 1);
-    expect((await eventsOf(a.id, 'member.invitation.accepted')).filter((e) => JSON.parse(e.body).data.invitation.id === created.body.id)).toHaveLength(1);
+    expect(
+      (await eventsOf(a.id, 'member.invitation.accepted')).filter(
+        (e) => JSON.parse(e.body).data.invitation.id === created.body.id,
+      ),
+    ).toHaveLength(1);
   });
 
   it('lets either the revoke or the accept win when they race, never both', async () => {
@@ -492,7 +578,10 @@ describe('POST /api/v1/invitations/accept', () => {
         accept({ token: created.body.token, name: 'Racer', password: PASSWORD }),
       ]);
 
-      expect([[204, 400], [409, 200]]).toContainEqual([revoked.status, accepted.status]);
+      expect([
+        [204, 400],
+        [409, 200],
+      ]).toContainEqual([revoked.status, accepted.status]);
       expect(await statusOf(a.id, created.body.id)).toBe(accepted.status === 200 ? 'accepted' : 'revoked');
     }
   });
@@ -518,7 +607,12 @@ describe('POST /api/v1/invitations/accept', () => {
     expect(reply.body.user).toEqual({ id: b.member.id, email: b.member.email, name: 'member' });
     expect(reply.body.organization).toEqual({ id: a.id, name: 'Tenant A', role: 'member' });
     const orgs = await b.member.api.get('/api/v1/orgs');
-    expect(orgs.body).toEqual(expect.arrayContaining([{ id: b.id, name: 'Tenant B', role: 'member' }, { id: a.id, name: 'Tenant A', role: 'member' }]));
+    expect(orgs.body).toEqual(
+      expect.arrayContaining([
+        { id: b.id, name: 'Tenant B', role: 'member' },
+        { id: a.id, name: 'Tenant A', role: 'member' },
+      ]),
+    );
   });
 
   it('slows down password guessing through an invitation like a sign-in, and audits the failures as sign-ins', async () => {
@@ -527,7 +621,8 @@ describe('POST /api/v1/invitations/accept', () => {
     const created = await invite(a.admin.api, a.id, { email: victim.email, role: 'member' });
 
     const statuses: number[] = [];
-    for (let i = 0; i < 6; i++) statuses.push((await accept({ token: created.body.token, password: `guess number ${i}` })).status);
+    for (let i = 0; i < 6; i++)
+      statuses.push((await accept({ token: created.body.token, password: `guess number ${i}` })).status);
     const withRightPassword = await accept({ token: created.body.token, password: PASSWORD });
 
     expect(statuses.slice(0, 4)).toEqual([401, 401, 401, 401]);
@@ -540,7 +635,12 @@ describe('POST /api/v1/invitations/accept', () => {
     // an account no organization manages, and never in the log of the organization that invited.
     const failures = await server.base.db.auditLog.findMany({ where: { outcome: 'failure', targetId: victim.id } });
     expect(failures.length).toBeGreaterThanOrEqual(4);
-    expect(failures[0]).toMatchObject({ action: 'auth.login', organizationId: null, targetType: 'user', details: { email: victim.email, reason: 'wrong_password' } });
+    expect(failures[0]).toMatchObject({
+      action: 'auth.login',
+      organizationId: null,
+      targetType: 'user',
+      details: { email: victim.email, reason: 'wrong_password' },
+    });
     expect(failures.filter((f) => f.organizationId === a.id)).toEqual([]);
   });
 
@@ -641,7 +741,14 @@ describe('invitationPreview through POST /graphql', () => {
     expect(reply.body.errors).toBeUndefined();
     return reply.body.data.invitationPreview;
   };
-  const NO_DETAILS = { organizationName: null, inviterName: null, email: null, role: null, expiresAt: null, accountExists: null };
+  const NO_DETAILS = {
+    organizationName: null,
+    inviterName: null,
+    email: null,
+    role: null,
+    expiresAt: null,
+    accountExists: null,
+  };
   let admin: Client;
 
   beforeAll(async () => {
@@ -655,8 +762,13 @@ describe('invitationPreview through POST /graphql', () => {
     const shown = await preview(created.body.token);
 
     expect(shown).toEqual({
-      status: 'pending', organizationName: 'Tenant A', inviterName: 'admin', email, role: 'admin',
-      expiresAt: created.body.expires_at, accountExists: false,
+      status: 'pending',
+      organizationName: 'Tenant A',
+      inviterName: 'admin',
+      email,
+      role: 'admin',
+      expiresAt: created.body.expires_at,
+      accountExists: false,
     });
   });
 
@@ -665,7 +777,11 @@ describe('invitationPreview through POST /graphql', () => {
     const created = await invite(admin, a.id, { email: b.owner.email, role: 'member' });
     expect(created.status).toBe(201);
 
-    expect(await preview(created.body.token)).toMatchObject({ status: 'pending', email: b.owner.email, accountExists: true });
+    expect(await preview(created.body.token)).toMatchObject({
+      status: 'pending',
+      email: b.owner.email,
+      accountExists: true,
+    });
     expect(await preview(created.body.token, admin)).toMatchObject({ status: 'pending', accountExists: true });
   });
 
@@ -697,13 +813,23 @@ describe('invitationPreview through POST /graphql', () => {
       acceptInvitation(input: $input) { __typename ... on UserError { code message details { path message } } }
     }`;
     const answer = async (input: Record<string, string>) =>
-      (await anonymous.post('/graphql', { query: ACCEPT, variables: { input: { token: created.body.token, ...input } } })).body.data.acceptInvitation;
+      (
+        await anonymous.post('/graphql', {
+          query: ACCEPT,
+          variables: { input: { token: created.body.token, ...input } },
+        })
+      ).body.data.acceptInvitation;
 
     expect(await answer({ name: 'Shorty', password: 'elevenchars' })).toEqual({
-      __typename: 'UserError', code: 'invalid_request', message: 'The password must be 12 to 256 characters',
+      __typename: 'UserError',
+      code: 'invalid_request',
+      message: 'The password must be 12 to 256 characters',
       details: [{ path: 'password', message: 'must be 12 to 256 characters' }],
     });
-    expect(await answer({ password: PASSWORD })).toMatchObject({ message: 'The name is required to create the account', details: [{ path: 'name' }] });
+    expect(await answer({ password: PASSWORD })).toMatchObject({
+      message: 'The name is required to create the account',
+      details: [{ path: 'name' }],
+    });
     expect((await answer({})).details.map((d: { path: string }) => d.path)).toEqual(['name', 'password']);
     expect(await preview(created.body.token)).toMatchObject({ status: 'pending' });
   });

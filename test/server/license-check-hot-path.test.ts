@@ -24,9 +24,17 @@ beforeAll(async () => {
   tenant = await createTenant(server.url, platform);
   const product = await platform.post('/v1/products', { name: 'CRM', slug: 'crm', features: ['reports'] });
   const subscription = await platform.post('/api/v1/subscriptions', {
-    organization_id: tenant.id, product_id: product.body.id, total_seats: 2, price_per_seat: 5, billing_cycle: 'monthly', status: 'active',
+    organization_id: tenant.id,
+    product_id: product.body.id,
+    total_seats: 2,
+    price_per_seat: 5,
+    billing_cycle: 'monthly',
+    status: 'active',
   });
-  expect((await tenant.admin.api.post(`/api/v1/subscriptions/${subscription.body.id}/seats`, { user_id: tenant.member.id })).status).toBe(201);
+  expect(
+    (await tenant.admin.api.post(`/api/v1/subscriptions/${subscription.body.id}/seats`, { user_id: tenant.member.id }))
+      .status,
+  ).toBe(201);
 });
 afterAll(() => server?.stop());
 
@@ -34,14 +42,26 @@ afterAll(() => server?.stop());
 const newWindow = () => clock.advance(3601);
 
 async function memberToken(person: Person = tenant.member): Promise<string> {
-  const rp = await registerClient(tenant.admin.api, { name: 'App', redirect_uris: [REDIRECT], allowed_scopes: ['openid'], consent_required: false });
-  const back = await authorize(server.url, await sessionOf(server.url, person), { client_id: rp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', state: 's' });
+  const rp = await registerClient(tenant.admin.api, {
+    name: 'App',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid'],
+    consent_required: false,
+  });
+  const back = await authorize(server.url, await sessionOf(server.url, person), {
+    client_id: rp.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: 'openid',
+    state: 's',
+  });
   const tokens = await exchangeCode(server.url, rp, codeFrom(back), REDIRECT);
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   return tokens.body.access_token;
 }
 
-const check = (token: string, query = 'entitlement=crm:reports') => client(server.url, { token }).get(`/api/v1/licenses/check?${query}`);
+const check = (token: string, query = 'entitlement=crm:reports') =>
+  client(server.url, { token }).get(`/api/v1/licenses/check?${query}`);
 
 /** What the organization's counter stands at, read through a route that counts too (so one more). */
 async function remainingAfterOneMore(): Promise<number> {
@@ -84,7 +104,10 @@ describe('GET /api/v1/licenses/check with an access token', () => {
     expect(statuses.every((s) => s === 200)).toBe(true);
     const over = await check(token);
     expect(over.status).toBe(429);
-    expect(over.body).toEqual({ error: 'rate_limited', error_description: `Rate limit exceeded: ${LIMIT} requests an hour per organization` });
+    expect(over.body).toEqual({
+      error: 'rate_limited',
+      error_description: `Rate limit exceeded: ${LIMIT} requests an hour per organization`,
+    });
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(over.headers.get('ratelimit-remaining')).toBe('0');
     newWindow(); // the token's hour has passed too
@@ -97,7 +120,10 @@ describe('GET /api/v1/licenses/check with an access token', () => {
     const token = await memberToken(person);
     expect((await check(token)).body.code).toBe('NO_SEAT');
     // A new password ends every token issued before it.
-    const changed = await person.api.patch('/api/v1/users/me', { current_password: PASSWORD, password: 'a brand new password' });
+    const changed = await person.api.patch('/api/v1/users/me', {
+      current_password: PASSWORD,
+      password: 'a brand new password',
+    });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     const before = await remainingAfterOneMore();
     const refused = await check(token);
@@ -116,15 +142,25 @@ describe('GET /api/v1/licenses/check with an access token', () => {
     expect(reply.body.error).toBe('invalid_token');
   });
 
-  it('answers 403 to a machine client\'s token (no person to hold a seat), after counting it like the route table', async () => {
+  it("answers 403 to a machine client's token (no person to hold a seat), after counting it like the route table", async () => {
     newWindow();
-    const machine = await registerClient(tenant.admin.api, { name: 'Machine', grant_types: ['client_credentials'], allowed_scopes: ['openid'] });
-    const tokens = await tokenRequest(server.url, { grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret });
+    const machine = await registerClient(tenant.admin.api, {
+      name: 'Machine',
+      grant_types: ['client_credentials'],
+      allowed_scopes: ['openid'],
+    });
+    const tokens = await tokenRequest(server.url, {
+      grant_type: 'client_credentials',
+      client_id: machine.client_id,
+      client_secret: machine.client_secret,
+    });
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     const direct = await check(tokens.body.access_token);
     const general = await client(server.url, { token: tokens.body.access_token }).get('/api/v1/licenses/entitlements');
     expect(direct.status).toBe(403);
     expect(direct.body).toEqual(general.body);
-    expect(Number(direct.headers.get('ratelimit-remaining'))).toBe(Number(general.headers.get('ratelimit-remaining')) + 1);
+    expect(Number(direct.headers.get('ratelimit-remaining'))).toBe(
+      Number(general.headers.get('ratelimit-remaining')) + 1,
+    );
   });
 });

@@ -24,13 +24,30 @@ let memberApp: Client;
 const products: Record<string, { id: string; slug: string; name: string; features: string[] }> = {};
 const subscriptions: Record<string, string> = {};
 
-async function subscribe(name: string, slug: string, organizationId: string, status: string, endDate: string | null, seated: { id: string; api: Client; admin: Client }[] = []) {
+async function subscribe(
+  name: string,
+  slug: string,
+  organizationId: string,
+  status: string,
+  endDate: string | null,
+  seated: { id: string; api: Client; admin: Client }[] = [],
+) {
   const reply = await platform.post('/api/v1/subscriptions', {
-    organization_id: organizationId, product_id: products[slug]!.id, total_seats: 5, price_per_seat: 3, billing_cycle: 'monthly', status: 'active', end_date: endDate,
+    organization_id: organizationId,
+    product_id: products[slug]!.id,
+    total_seats: 5,
+    price_per_seat: 3,
+    billing_cycle: 'monthly',
+    status: 'active',
+    end_date: endDate,
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  for (const person of seated) expect((await person.admin.post(`/api/v1/subscriptions/${reply.body.id}/seats`, { user_id: person.id })).status).toBe(201);
-  if (status !== 'active') expect((await platform.patch(`/api/v1/subscriptions/${reply.body.id}`, { status })).status).toBe(200);
+  for (const person of seated)
+    expect(
+      (await person.admin.post(`/api/v1/subscriptions/${reply.body.id}/seats`, { user_id: person.id })).status,
+    ).toBe(201);
+  if (status !== 'active')
+    expect((await platform.patch(`/api/v1/subscriptions/${reply.body.id}`, { status })).status).toBe(200);
   subscriptions[name] = reply.body.id;
 }
 
@@ -38,7 +55,15 @@ beforeAll(async () => {
   server = await startTestServer();
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   [tenant, other] = await Promise.all([createTenant(server.url, platform), createTenant(server.url, platform)]);
-  for (const [slug, features] of Object.entries({ crm: ['reports', 'export'], wiki: ['edit'], chat: ['voice'], legacy: ['a'], lapsed: ['a'], ended: ['a'], notes: ['a'] })) {
+  for (const [slug, features] of Object.entries({
+    crm: ['reports', 'export'],
+    wiki: ['edit'],
+    chat: ['voice'],
+    legacy: ['a'],
+    lapsed: ['a'],
+    ended: ['a'],
+    notes: ['a'],
+  })) {
     const reply = await platform.post('/v1/products', { name: slug.toUpperCase(), slug, features });
     products[slug] = { id: reply.body.id, slug, name: slug.toUpperCase(), features };
   }
@@ -50,15 +75,28 @@ beforeAll(async () => {
   // Past its end date, not swept yet: no longer a license.
   await subscribe('lapsed', 'lapsed', tenant.id, 'active', PAST, [member]);
   await subscribe('ended', 'ended', tenant.id, 'expired', null, [member]);
-  await subscribe('notes', 'notes', other.id, 'active', null, [{ id: other.member.id, api: other.member.api, admin: other.admin.api }]);
+  await subscribe('notes', 'notes', other.id, 'active', null, [
+    { id: other.member.id, api: other.member.api, admin: other.admin.api },
+  ]);
   memberApp = client(server.url, { token: await accessTokenOf(tenant.member, ['openid', 'profile']) });
 });
 
 /** An access token of `person`'s, from a client of the person's organization that grants `scope`. */
 async function accessTokenOf(person: { email: string }, scope: string[]): Promise<string> {
-  const rp = await registerClient(tenant.admin.api, { name: 'Licensed app', redirect_uris: [REDIRECT], allowed_scopes: scope, consent_required: false });
+  const rp = await registerClient(tenant.admin.api, {
+    name: 'Licensed app',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: scope,
+    consent_required: false,
+  });
   const session = await sessionOf(server.url, person);
-  const back = await authorize(server.url, session, { client_id: rp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: scope.join(' '), state: 's' });
+  const back = await authorize(server.url, session, {
+    client_id: rp.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: scope.join(' '),
+    state: 's',
+  });
   const tokens = await exchangeCode(server.url, rp, codeFrom(back), REDIRECT);
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   return tokens.body.access_token;
@@ -79,15 +117,24 @@ describe('GET /api/v1/licenses/entitlements', () => {
     });
   });
 
-  it('is empty for a member without seats, and for another tenant\'s member', async () => {
-    expect((await tenant.owner.api.get('/api/v1/licenses/entitlements')).body).toEqual({ licenses: [], entitlements: [], products: [] });
+  it("is empty for a member without seats, and for another tenant's member", async () => {
+    expect((await tenant.owner.api.get('/api/v1/licenses/entitlements')).body).toEqual({
+      licenses: [],
+      entitlements: [],
+      products: [],
+    });
     expect((await other.member.api.get('/api/v1/licenses/entitlements')).body.licenses).toEqual(['notes']);
   });
 
   it('follows seat changes at once', async () => {
-    expect((await tenant.admin.api.post(`/api/v1/subscriptions/${subscriptions.chat}/seats`, { user_id: tenant.owner.id })).status).toBe(201);
+    expect(
+      (await tenant.admin.api.post(`/api/v1/subscriptions/${subscriptions.chat}/seats`, { user_id: tenant.owner.id }))
+        .status,
+    ).toBe(201);
     expect((await tenant.owner.api.get('/api/v1/licenses/entitlements')).body.licenses).toEqual(['chat']);
-    expect((await tenant.admin.api.delete(`/api/v1/subscriptions/${subscriptions.chat}/seats/${tenant.owner.id}`)).status).toBe(204);
+    expect(
+      (await tenant.admin.api.delete(`/api/v1/subscriptions/${subscriptions.chat}/seats/${tenant.owner.id}`)).status,
+    ).toBe(204);
     expect((await tenant.owner.api.get('/api/v1/licenses/entitlements')).body.licenses).toEqual([]);
   });
 
@@ -110,17 +157,138 @@ describe.each([
   ['an access token', () => memberApp],
 ])('GET /api/v1/licenses/check with %s', (_credential, caller) => {
   it.each([
-    ['product=crm', { allowed: true, code: 'VALID', product: 'crm', feature: null, subscription: 'crm', status: 'active', expires_at: FUTURE }],
-    ['product=crm&feature=reports', { allowed: true, code: 'VALID', product: 'crm', feature: 'reports', subscription: 'crm', status: 'active', expires_at: FUTURE }],
-    ['entitlement=crm:export', { allowed: true, code: 'VALID', product: 'crm', feature: 'export', subscription: 'crm', status: 'active', expires_at: FUTURE }],
-    ['entitlement=wiki:edit', { allowed: true, code: 'TRIAL', product: 'wiki', feature: 'edit', subscription: 'wiki', status: 'trial', expires_at: null }],
-    ['product=crm&feature=billing', { allowed: false, code: 'FEATURE_MISSING', product: 'crm', feature: 'billing', subscription: null, status: null, expires_at: null }],
-    ['product=chat', { allowed: false, code: 'NO_SEAT', product: 'chat', feature: null, subscription: 'chat', status: 'active', expires_at: null }],
-    ['product=legacy', { allowed: false, code: 'CANCELLED', product: 'legacy', feature: null, subscription: 'legacy', status: 'cancelled', expires_at: null }],
-    ['product=lapsed', { allowed: false, code: 'EXPIRED', product: 'lapsed', feature: null, subscription: 'lapsed', status: 'active', expires_at: PAST }],
-    ['product=ended&feature=a', { allowed: false, code: 'EXPIRED', product: 'ended', feature: 'a', subscription: 'ended', status: 'expired', expires_at: null }],
-    ['product=notes', { allowed: false, code: 'NO_SUBSCRIPTION', product: 'notes', feature: null, subscription: null, status: null, expires_at: null }],
-    ['product=nothing-like-it', { allowed: false, code: 'UNKNOWN_PRODUCT', product: 'nothing-like-it', feature: null, subscription: null, status: null, expires_at: null }],
+    [
+      'product=crm',
+      {
+        allowed: true,
+        code: 'VALID',
+        product: 'crm',
+        feature: null,
+        subscription: 'crm',
+        status: 'active',
+        expires_at: FUTURE,
+      },
+    ],
+    [
+      'product=crm&feature=reports',
+      {
+        allowed: true,
+        code: 'VALID',
+        product: 'crm',
+        feature: 'reports',
+        subscription: 'crm',
+        status: 'active',
+        expires_at: FUTURE,
+      },
+    ],
+    [
+      'entitlement=crm:export',
+      {
+        allowed: true,
+        code: 'VALID',
+        product: 'crm',
+        feature: 'export',
+        subscription: 'crm',
+        status: 'active',
+        expires_at: FUTURE,
+      },
+    ],
+    [
+      'entitlement=wiki:edit',
+      {
+        allowed: true,
+        code: 'TRIAL',
+        product: 'wiki',
+        feature: 'edit',
+        subscription: 'wiki',
+        status: 'trial',
+        expires_at: null,
+      },
+    ],
+    [
+      'product=crm&feature=billing',
+      {
+        allowed: false,
+        code: 'FEATURE_MISSING',
+        product: 'crm',
+        feature: 'billing',
+        subscription: null,
+        status: null,
+        expires_at: null,
+      },
+    ],
+    [
+      'product=chat',
+      {
+        allowed: false,
+        code: 'NO_SEAT',
+        product: 'chat',
+        feature: null,
+        subscription: 'chat',
+        status: 'active',
+        expires_at: null,
+      },
+    ],
+    [
+      'product=legacy',
+      {
+        allowed: false,
+        code: 'CANCELLED',
+        product: 'legacy',
+        feature: null,
+        subscription: 'legacy',
+        status: 'cancelled',
+        expires_at: null,
+      },
+    ],
+    [
+      'product=lapsed',
+      {
+        allowed: false,
+        code: 'EXPIRED',
+        product: 'lapsed',
+        feature: null,
+        subscription: 'lapsed',
+        status: 'active',
+        expires_at: PAST,
+      },
+    ],
+    [
+      'product=ended&feature=a',
+      {
+        allowed: false,
+        code: 'EXPIRED',
+        product: 'ended',
+        feature: 'a',
+        subscription: 'ended',
+        status: 'expired',
+        expires_at: null,
+      },
+    ],
+    [
+      'product=notes',
+      {
+        allowed: false,
+        code: 'NO_SUBSCRIPTION',
+        product: 'notes',
+        feature: null,
+        subscription: null,
+        status: null,
+        expires_at: null,
+      },
+    ],
+    [
+      'product=nothing-like-it',
+      {
+        allowed: false,
+        code: 'UNKNOWN_PRODUCT',
+        product: 'nothing-like-it',
+        feature: null,
+        subscription: null,
+        status: null,
+        expires_at: null,
+      },
+    ],
   ])('answers %s with its code', async (query, expected) => {
     const reply = await check(caller(), query);
     expect(reply.status).toBe(200);
@@ -147,14 +315,18 @@ describe.each([
 });
 
 describe('GET /api/v1/licenses/check', () => {
-  it('answers for the caller: NO_SEAT for a colleague without the seat, VALID for another tenant\'s seat holder', async () => {
+  it("answers for the caller: NO_SEAT for a colleague without the seat, VALID for another tenant's seat holder", async () => {
     expect((await check(tenant.owner.api, 'product=crm')).body.code).toBe('NO_SEAT');
     expect((await check(other.member.api, 'product=notes')).body.code).toBe('VALID');
     expect((await check(other.member.api, 'product=crm')).body.code).toBe('NO_SUBSCRIPTION');
   });
 
   it('is one SQL statement', async () => {
-    const ctx = makeContext(server.base, { kind: 'user', userId: tenant.member.id, sessionId: 'counted', organizationId: tenant.id }, { requestId: 'counted', ip: null, userAgent: null });
+    const ctx = makeContext(
+      server.base,
+      { kind: 'user', userId: tenant.member.id, sessionId: 'counted', organizationId: tenant.id },
+      { requestId: 'counted', ip: null, userAgent: null },
+    );
     const statements: string[] = [];
     const stop = onStatement(server.base.db, (sql) => statements.push(sql));
     try {
@@ -167,7 +339,7 @@ describe('GET /api/v1/licenses/check', () => {
 });
 
 describe('with an OAuth access token', () => {
-  it('any valid token reads its user\'s licenses and checks them, whatever its scopes', async () => {
+  it("any valid token reads its user's licenses and checks them, whatever its scopes", async () => {
     const api = client(server.url, { token: await accessTokenOf(tenant.member, ['openid']) });
     const entitlements = await api.get('/api/v1/licenses/entitlements');
     expect(entitlements.status, JSON.stringify(entitlements.body)).toBe(200);

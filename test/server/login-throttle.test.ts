@@ -20,13 +20,17 @@ afterAll(() => server?.stop());
 const attempt = (email: string, password: string) =>
   client(server.url).post('/api/v1/auth/login', { email, password }, { 'user-agent': 'guesser/1.0' });
 
-const statusCounts = (replies: Reply[]) => replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
+const statusCounts = (replies: Reply[]) =>
+  replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
 
 describe('parallel wrong passwords for one account', () => {
   it('answers exactly 5 as wrong and refuses the rest with 429 and Retry-After', async () => {
     // given an account in two organizations
     const victim = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'victim');
-    const invite = await other.owner.api.post(`/v1/organizations/${other.id}/invitations`, { email: victim.email, role: 'member' });
+    const invite = await other.owner.api.post(`/v1/organizations/${other.id}/invitations`, {
+      email: victim.email,
+      role: 'member',
+    });
     expect((await victim.api.post('/api/v1/invitations/accept', { token: invite.body.token })).status).toBe(200);
 
     // when 40 wrong passwords arrive at once
@@ -44,17 +48,32 @@ describe('parallel wrong passwords for one account', () => {
     // and the platform saw exactly the 5 checked failures, with the e-mail, address and agent: no organization
     // manages the account, so neither of those it joined sees attempts on it (docs/architecture.md#managed-accounts)
     for (const organizationId of [tenant.id, other.id]) {
-      expect(await server.base.db.auditLog.count({ where: { organizationId, outcome: 'failure', targetId: victim.id } })).toBe(0);
+      expect(
+        await server.base.db.auditLog.count({ where: { organizationId, outcome: 'failure', targetId: victim.id } }),
+      ).toBe(0);
     }
-    const failures = await server.base.db.auditLog.findMany({ where: { organizationId: null, action: 'auth.login', outcome: 'failure', targetId: victim.id } });
+    const failures = await server.base.db.auditLog.findMany({
+      where: { organizationId: null, action: 'auth.login', outcome: 'failure', targetId: victim.id },
+    });
     expect(failures).toHaveLength(5);
     for (const f of failures) {
-      expect(f).toMatchObject({ ip: expect.stringMatching(/127\.0\.0\.1/), userAgent: 'guesser/1.0', details: { email: victim.email, reason: 'wrong_password' } });
+      expect(f).toMatchObject({
+        ip: expect.stringMatching(/127\.0\.0\.1/),
+        userAgent: 'guesser/1.0',
+        details: { email: victim.email, reason: 'wrong_password' },
+      });
     }
     // and the 36 refusals as one entry that counts them
-    const throttled = await server.base.db.auditLog.findMany({ where: { organizationId: null, action: 'auth.login.throttled', targetId: victim.id } });
+    const throttled = await server.base.db.auditLog.findMany({
+      where: { organizationId: null, action: 'auth.login.throttled', targetId: victim.id },
+    });
     expect(throttled).toHaveLength(1);
-    expect(throttled[0]).toMatchObject({ outcome: 'failure', actorId: victim.id, ip: expect.stringMatching(/127\.0\.0\.1/), userAgent: 'guesser/1.0' });
+    expect(throttled[0]).toMatchObject({
+      outcome: 'failure',
+      actorId: victim.id,
+      ip: expect.stringMatching(/127\.0\.0\.1/),
+      userAgent: 'guesser/1.0',
+    });
     expect(throttled[0]!.details).toMatchObject({ email: victim.email, reason: 'account_locked', count: 36 });
   });
 
@@ -72,8 +91,12 @@ describe('parallel wrong passwords for one account', () => {
     const email = 'nobody-throttled@example.test';
     const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => attempt(email, `guess ${i}`)));
     expect(statusCounts(replies)).toEqual({ 401: 5, 429: 3 });
-    const throttled = await server.base.db.auditLog.findMany({ where: { action: 'auth.login.throttled', details: { path: ['email'], equals: email } } });
-    expect(throttled).toEqual([expect.objectContaining({ organizationId: null, actorId: null, actorType: 'anonymous' })]);
+    const throttled = await server.base.db.auditLog.findMany({
+      where: { action: 'auth.login.throttled', details: { path: ['email'], equals: email } },
+    });
+    expect(throttled).toEqual([
+      expect.objectContaining({ organizationId: null, actorId: null, actorType: 'anonymous' }),
+    ]);
     expect(throttled[0]!.details).toMatchObject({ count: 3 });
   });
 });

@@ -7,7 +7,14 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
-import { addPerson, createTenant, mailedInvitationToken, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
+import {
+  addPerson,
+  createTenant,
+  mailedInvitationToken,
+  PASSWORD,
+  type Person,
+  type Tenant,
+} from '../helpers/fixtures.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
 import { proveDomain } from '../helpers/sso.ts';
 import { movableClock, MINUTE } from '../helpers/clock.ts';
@@ -62,16 +69,25 @@ async function attackerOrganization(): Promise<{ id: string; owner: Person; scim
 }
 
 const scimUser = (userName: string, extra: Record<string, unknown> = {}) => ({
-  schemas: [USER], userName, name: { givenName: 'Given', familyName: 'Family' }, emails: [{ value: userName, type: 'work', primary: true }], active: true, ...extra,
+  schemas: [USER],
+  userName,
+  name: { givenName: 'Given', familyName: 'Family' },
+  emails: [{ value: userName, type: 'work', primary: true }],
+  active: true,
+  ...extra,
 });
-const postUser = (scim: Client, userName: string, extra: Record<string, unknown> = {}) => scim.post('/scim/v2/Users', scimUser(userName, extra), SCIM_JSON);
-const putUser = (scim: Client, id: string, userName: string, extra: Record<string, unknown> = {}) => scim.request('PUT', `/scim/v2/Users/${id}`, scimUser(userName, extra), SCIM_JSON);
-const patchUser = (scim: Client, id: string, Operations: unknown[]) => scim.patch(`/scim/v2/Users/${id}`, { schemas: [PATCH], Operations }, SCIM_JSON);
+const postUser = (scim: Client, userName: string, extra: Record<string, unknown> = {}) =>
+  scim.post('/scim/v2/Users', scimUser(userName, extra), SCIM_JSON);
+const putUser = (scim: Client, id: string, userName: string, extra: Record<string, unknown> = {}) =>
+  scim.request('PUT', `/scim/v2/Users/${id}`, scimUser(userName, extra), SCIM_JSON);
+const patchUser = (scim: Client, id: string, Operations: unknown[]) =>
+  scim.patch(`/scim/v2/Users/${id}`, { schemas: [PATCH], Operations }, SCIM_JSON);
 
 const accountOf = (id: string) => server.base.db.user.findUniqueOrThrow({ where: { id } });
 const membership = (userId: string, organizationId: string) =>
   server.base.db.membership.findUnique({ where: { userId_organizationId: { userId, organizationId } } });
-const hasTotp = async (userId: string) => !!(await server.base.db.totpFactor.findUnique({ where: { userId } }))?.confirmedAt;
+const hasTotp = async (userId: string) =>
+  !!(await server.base.db.totpFactor.findUnique({ where: { userId } }))?.confirmedAt;
 const passwordLogin = (email: string) => client(server.url).post('/api/v1/auth/login', { email, password: PASSWORD });
 
 /** The invitee accepts in their own session: they chose to join. */
@@ -84,7 +100,11 @@ async function invite(owner: Client, organizationId: string, person: Person) {
 
 function expectUniqueness(reply: Reply) {
   expect(reply.status, JSON.stringify(reply.body)).toBe(409);
-  expect(reply.body).toMatchObject({ schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '409', scimType: 'uniqueness' });
+  expect(reply.body).toMatchObject({
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+    status: '409',
+    scimType: 'uniqueness',
+  });
 }
 
 /** A person of acme.test with a password (set as a reset would), provisioned by Acme's directory. */
@@ -113,7 +133,10 @@ describe('T1: a directory links only the accounts its organization manages', () 
     expectUniqueness(reply);
     expect(await membership(victim.id, attacker.id)).toBeNull();
     expect(await server.base.db.scimUser.count({ where: { organizationId: attacker.id } })).toBe(0);
-    expect((await attacker.scim.get(`/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${victim.email}"`)}`)).body.totalResults).toBe(0);
+    expect(
+      (await attacker.scim.get(`/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${victim.email}"`)}`)).body
+        .totalResults,
+    ).toBe(0);
     // and a platform admin is no easier a target
     expectUniqueness(await postUser(attacker.scim, ADMIN.email));
   });
@@ -151,7 +174,11 @@ describe('T1: a directory links only the accounts its organization manages', () 
     await invite(third.owner.api, third.id, person);
 
     // then no owner resets their factors, and no directory links them
-    for (const [organizationId, owner] of [[first.id, first.owner.api], [second.id, second.owner.api], [third.id, third.owner.api]] as const) {
+    for (const [organizationId, owner] of [
+      [first.id, first.owner.api],
+      [second.id, second.owner.api],
+      [third.id, third.owner.api],
+    ] as const) {
       expect((await owner.delete(`/v1/organizations/${organizationId}/members/${person.id}/mfa`)).status).toBe(403);
       expectUniqueness(await postUser(await directoryOf(owner, organizationId), person.email));
     }
@@ -164,7 +191,7 @@ describe('T1: a directory links only the accounts its organization manages', () 
   });
 });
 
-describe('T2: an account in no organization is nobody else\'s to take', () => {
+describe("T2: an account in no organization is nobody else's to take", () => {
   it('refuses to link it, and a directory that created an account outside its domains cannot move its address', async () => {
     // given a person who left every organization, and an attacker's directory
     const home = await createTenant(server.url, platform);
@@ -185,7 +212,9 @@ describe('T2: an account in no organization is nobody else\'s to take', () => {
 
     // when the directory replaces that person's address and name with the attacker's
     const takeover = `attacker-${tag()}@evil.test`;
-    const put = await putUser(attacker.scim, created.body.id, takeover, { name: { givenName: 'Evil', familyName: 'Name' } });
+    const put = await putUser(attacker.scim, created.body.id, takeover, {
+      name: { givenName: 'Evil', familyName: 'Name' },
+    });
 
     // then the directory's record changes, the account does not, and so a reset to the attacker's address reaches no one
     expect(put.status, JSON.stringify(put.body)).toBe(200);
@@ -193,13 +222,15 @@ describe('T2: an account in no organization is nobody else\'s to take', () => {
     expect(await accountOf(account.id)).toMatchObject({ email: fresh, emailVerified: false, name: account.name });
     expect(await server.base.db.user.findUnique({ where: { email: takeover } })).toBeNull();
     expect((await client(server.url).post('/api/v1/auth/password-reset', { email: takeover })).status).toBe(202);
-    const patched = await patchUser(attacker.scim, created.body.id, [{ op: 'replace', path: 'emails[type eq "work"].value', value: takeover }]);
+    const patched = await patchUser(attacker.scim, created.body.id, [
+      { op: 'replace', path: 'emails[type eq "work"].value', value: takeover },
+    ]);
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     expect((await accountOf(account.id)).email).toBe(fresh);
   });
 });
 
-describe("a domain another organization verified", () => {
+describe('a domain another organization verified', () => {
   it("is not a directory's to provision into, even for an address with no account yet", async () => {
     // given an attacker's directory, and acme.test verified by Acme
     const attacker = await attackerOrganization();
@@ -219,10 +250,16 @@ describe('the managing organization', () => {
     // given a person of acme.test who made an account through another organization's invitation and has an app
     const elsewhere = await createTenant(server.url, platform);
     const email = `jo-${tag()}@acme.test`;
-    expect((await elsewhere.owner.api.post(`/v1/organizations/${elsewhere.id}/invitations`, { email })).status).toBe(201);
+    expect((await elsewhere.owner.api.post(`/v1/organizations/${elsewhere.id}/invitations`, { email })).status).toBe(
+      201,
+    );
     // (from the mailed link: Jo's mailbox proved the address, so linking takes nothing of Jo's away)
     const token = await mailedInvitationToken(server.url, email);
-    const accepted = await client(server.url).post('/api/v1/invitations/accept', { token, name: 'Jo', password: PASSWORD });
+    const accepted = await client(server.url).post('/api/v1/invitations/accept', {
+      token,
+      name: 'Jo',
+      password: PASSWORD,
+    });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     const userId = accepted.body.user.id as string;
     await enrolTotp(client(server.url, { token: accepted.body.token }), clock);
@@ -240,7 +277,9 @@ describe('the managing organization', () => {
     expect(await accountOf(userId)).toMatchObject({ email: moved, emailVerified: true, name: 'Jo Moved' });
 
     // the other organization cannot reset the factors, Acme's owner can
-    expect((await elsewhere.owner.api.delete(`/v1/organizations/${elsewhere.id}/members/${userId}/mfa`)).status).toBe(403);
+    expect((await elsewhere.owner.api.delete(`/v1/organizations/${elsewhere.id}/members/${userId}/mfa`)).status).toBe(
+      403,
+    );
     expect(await hasTotp(userId)).toBe(true);
     expect((await acme.owner.api.delete(`/v1/organizations/${acme.id}/members/${userId}/mfa`)).status).toBe(204);
     expect(await hasTotp(userId)).toBe(false);
@@ -252,7 +291,11 @@ describe('the managing organization', () => {
     const squatter = await attackerOrganization();
     const email = `ceo-${tag()}@later-${tag()}.test`;
     const invitation = await squatter.owner.api.post(`/v1/organizations/${squatter.id}/invitations`, { email });
-    const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: invitation.body.token, name: 'Squatter', password: PASSWORD });
+    const accepted = await client(server.url).post('/api/v1/invitations/accept', {
+      token: invitation.body.token,
+      name: 'Squatter',
+      password: PASSWORD,
+    });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     const userId = accepted.body.user.id as string;
     // (the inviter accepted it with the link it was shown, not the mailbox's: nothing proved the address)
@@ -273,7 +316,10 @@ describe('the managing organization', () => {
     expect((await passwordLogin(email)).status).toBe(401);
     expect(await hasTotp(userId)).toBe(false);
     // and the account's organizations hear of it as of any take-over: its password changed, its address proven
-    const about = async (kind: string) => (await server.base.db.event.findMany({ where: { kind } })).filter((e) => JSON.parse(e.body).data.user?.id === userId);
+    const about = async (kind: string) =>
+      (await server.base.db.event.findMany({ where: { kind } })).filter(
+        (e) => JSON.parse(e.body).data.user?.id === userId,
+      );
     expect(await about('user.password.changed')).toHaveLength(1);
     expect(await about('user.email.verified')).toHaveLength(1);
   });
@@ -283,7 +329,9 @@ describe('the managing organization', () => {
     const query = `query($o: String!) { members(organizationId: $o, limit: 100) { items { userId managed } } }`;
     const reply = await acme.owner.api.post('/graphql', { query, variables: { o: acme.id } });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    const managed = new Map(reply.body.data.members.items.map((m: { userId: string; managed: boolean }) => [m.userId, m.managed]));
+    const managed = new Map(
+      reply.body.data.members.items.map((m: { userId: string; managed: boolean }) => [m.userId, m.managed]),
+    );
     expect(managed.get(person.userId)).toBe(true);
     // Acme's founding members were invited at example.test, which nobody verified.
     expect(managed.get(acme.member.id)).toBe(false);
@@ -308,12 +356,30 @@ describe('T10: a directory deactivation of a managed account ends its sessions e
       expect((await session.get('/api/v1/auth/session')).status).toBe(200);
       const other = await attackerOrganization();
       // who also belongs to another organization and holds tokens of one of its applications
-      await invite(other.owner.api, other.id, { id: managed.userId, email: managed.email, token: login.body.token, api: session });
-      const app = await registerClient(other.owner.api, {
-        name: `App ${tag()}`, redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'offline_access'], consent_required: false,
-        grant_types: ['authorization_code', 'refresh_token'], organization_id: other.id,
+      await invite(other.owner.api, other.id, {
+        id: managed.userId,
+        email: managed.email,
+        token: login.body.token,
+        api: session,
       });
-      const code = codeFrom(await authorize(server.url, login.body.token, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid offline_access', nonce: 'n', state: 's' }));
+      const app = await registerClient(other.owner.api, {
+        name: `App ${tag()}`,
+        redirect_uris: [REDIRECT],
+        allowed_scopes: ['openid', 'offline_access'],
+        consent_required: false,
+        grant_types: ['authorization_code', 'refresh_token'],
+        organization_id: other.id,
+      });
+      const code = codeFrom(
+        await authorize(server.url, login.body.token, {
+          client_id: app.client_id,
+          redirect_uri: REDIRECT,
+          response_type: 'code',
+          scope: 'openid offline_access',
+          nonce: 'n',
+          state: 's',
+        }),
+      );
       const tokens = (await exchangeCode(server.url, app, code, REDIRECT)).body;
       expect(tokens.refresh_token, JSON.stringify(tokens)).toBeTruthy();
       const userinfo = () => client(server.url, { token: tokens.access_token }).get('/oauth/userinfo');
@@ -322,13 +388,19 @@ describe('T10: a directory deactivation of a managed account ends its sessions e
       const provisioned = await postUser(other.scim, outsider);
       expect(provisioned.status, JSON.stringify(provisioned.body)).toBe(201);
       const outsiderId = (await server.base.db.user.findUniqueOrThrow({ where: { email: outsider } })).id;
-      await server.base.db.user.update({ where: { id: outsiderId }, data: { passwordHash: await hashPassword(PASSWORD) } });
+      await server.base.db.user.update({
+        where: { id: outsiderId },
+        data: { passwordHash: await hashPassword(PASSWORD) },
+      });
       const outsiderLogin = await passwordLogin(outsider);
       expect(outsiderLogin.status, JSON.stringify(outsiderLogin.body)).toBe(200);
       const outsiderSession = client(server.url, { token: outsiderLogin.body.token });
 
       // when each directory ends its person
-      const end = (scim: Client, id: string) => (how === 'DELETE' ? scim.delete(`/scim/v2/Users/${id}`) : patchUser(scim, id, [{ op: 'replace', path: 'active', value: false }]));
+      const end = (scim: Client, id: string) =>
+        how === 'DELETE'
+          ? scim.delete(`/scim/v2/Users/${id}`)
+          : patchUser(scim, id, [{ op: 'replace', path: 'active', value: false }]);
       expect((await end(acmeScim, managed.scimId)).status).toBeLessThan(300);
       expect((await end(other.scim, provisioned.body.id)).status).toBeLessThan(300);
 
@@ -337,7 +409,12 @@ describe('T10: a directory deactivation of a managed account ends its sessions e
       expect(await membership(managed.userId, acme.id)).toBeNull();
       expect(await membership(managed.userId, other.id)).not.toBeNull();
       expect((await userinfo()).status).toBe(401);
-      const refreshed = await tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: tokens.refresh_token, client_id: app.client_id, client_secret: app.client_secret });
+      const refreshed = await tokenRequest(server.url, {
+        grant_type: 'refresh_token',
+        refresh_token: tokens.refresh_token,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      });
       expect(refreshed.status, JSON.stringify(refreshed.body)).toBe(400);
       // and the unmanaged one only left that organization
       const still = await outsiderSession.get('/api/v1/auth/session');
@@ -349,9 +426,19 @@ describe('T10: a directory deactivation of a managed account ends its sessions e
 });
 
 describe("the audit leak of T1: a person's failed sign-ins", () => {
-  const wrongPassword = (email: string) => client(server.url).post('/api/v1/auth/login', { email, password: 'definitely not it' }, { 'user-agent': 'leak-test/1.0' });
+  const wrongPassword = (email: string) =>
+    client(server.url).post(
+      '/api/v1/auth/login',
+      { email, password: 'definitely not it' },
+      { 'user-agent': 'leak-test/1.0' },
+    );
   const failuresSeenBy = async (as: Client, userId: string, organizationId?: string) => {
-    const query = { action: 'auth.login', outcome: 'failure', target_id: userId, ...(organizationId ? { organization_id: organizationId } : {}) };
+    const query = {
+      action: 'auth.login',
+      outcome: 'failure',
+      target_id: userId,
+      ...(organizationId ? { organization_id: organizationId } : {}),
+    };
     const reply = await as.get(`/api/v1/audit-logs?${new URLSearchParams(query)}`);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     return reply.body.audit_logs as { organization_id: string | null; ip: string }[];
@@ -362,16 +449,27 @@ describe("the audit leak of T1: a person's failed sign-ins", () => {
     const person = await acmePerson('watched');
     const login = await passwordLogin(person.email);
     const attacker = await attackerOrganization();
-    await invite(attacker.owner.api, attacker.id, { id: person.userId, email: person.email, token: login.body.token, api: client(server.url, { token: login.body.token }) });
+    await invite(attacker.owner.api, attacker.id, {
+      id: person.userId,
+      email: person.email,
+      token: login.body.token,
+      api: client(server.url, { token: login.body.token }),
+    });
 
     // when someone guesses their password
     expect((await wrongPassword(person.email)).status).toBe(401);
 
     // then Acme and the platform admins see it, with the address; the attacker does not
-    expect(await failuresSeenBy(acme.owner.api, person.userId, acme.id)).toEqual([expect.objectContaining({ organization_id: acme.id, ip: expect.stringMatching(/127\.0\.0\.1/) })]);
+    expect(await failuresSeenBy(acme.owner.api, person.userId, acme.id)).toEqual([
+      expect.objectContaining({ organization_id: acme.id, ip: expect.stringMatching(/127\.0\.0\.1/) }),
+    ]);
     expect(await failuresSeenBy(platform, person.userId)).toHaveLength(1);
     expect(await failuresSeenBy(attacker.owner.api, person.userId, attacker.id)).toEqual([]);
-    expect(await server.base.db.auditLog.count({ where: { organizationId: attacker.id, targetId: person.userId, outcome: 'failure' } })).toBe(0);
+    expect(
+      await server.base.db.auditLog.count({
+        where: { organizationId: attacker.id, targetId: person.userId, outcome: 'failure' },
+      }),
+    ).toBe(0);
   });
 
   it('of a person nobody manages are a platform event, in none of their organizations', async () => {
@@ -379,7 +477,9 @@ describe("the audit leak of T1: a person's failed sign-ins", () => {
     const attacker = await attackerOrganization();
     await invite(attacker.owner.api, attacker.id, home.member);
     expect((await wrongPassword(home.member.email)).status).toBe(401);
-    expect(await failuresSeenBy(platform, home.member.id)).toEqual([expect.objectContaining({ organization_id: null })]);
+    expect(await failuresSeenBy(platform, home.member.id)).toEqual([
+      expect.objectContaining({ organization_id: null }),
+    ]);
     expect(await failuresSeenBy(attacker.owner.api, home.member.id, attacker.id)).toEqual([]);
     expect(await failuresSeenBy(home.owner.api, home.member.id, home.id)).toEqual([]);
   });

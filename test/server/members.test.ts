@@ -21,8 +21,10 @@ afterAll(() => server?.stop());
 const members = (as: Client, organizationId: string) => as.get(`/v1/organizations/${organizationId}/members`);
 const roleOf = async (organizationId: string, userId: string) =>
   (await members(platform, organizationId)).body.members.find((m: any) => m.user_id === userId)?.role ?? null;
-const eventsOf = (organizationId: string, kind: string) => server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
-const auditOf = (organizationId: string, action: string) => server.base.db.auditLog.findMany({ where: { organizationId, action } });
+const eventsOf = (organizationId: string, kind: string) =>
+  server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
+const auditOf = (organizationId: string, action: string) =>
+  server.base.db.auditLog.findMany({ where: { organizationId, action } });
 
 describe('GET /v1/organizations/{id}/members', () => {
   it('lists the members with their roles to an owner', async () => {
@@ -30,9 +32,17 @@ describe('GET /v1/organizations/{id}/members', () => {
 
     expect(reply.status).toBe(200);
     // The platform admin who set the tenant up has left: owner, admin and member remain, in joining order.
-    expect(reply.body.members.map((m: any) => [m.user_id, m.role])).toEqual([[a.owner.id, 'owner'], [a.admin.id, 'admin'], [a.member.id, 'member']]);
+    expect(reply.body.members.map((m: any) => [m.user_id, m.role])).toEqual([
+      [a.owner.id, 'owner'],
+      [a.admin.id, 'admin'],
+      [a.member.id, 'member'],
+    ]);
     expect(reply.body.members[2]).toEqual({
-      user_id: a.member.id, organization_id: a.id, role: 'member', joined_at: expect.any(String), mfa_enabled: false,
+      user_id: a.member.id,
+      organization_id: a.id,
+      role: 'member',
+      joined_at: expect.any(String),
+      mfa_enabled: false,
       user: { id: a.member.id, email: a.member.email, name: 'member', email_verified: expect.any(Boolean) },
     });
   });
@@ -73,16 +83,32 @@ describe('PATCH /v1/organizations/{id}/members/{user_id}', () => {
     const reply = await a.admin.api.patch(`/v1/organizations/${a.id}/members/${person.id}`, { role: 'admin' });
 
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ user_id: person.id, organization_id: a.id, role: 'admin', user: { email: person.email } });
+    expect(reply.body).toMatchObject({
+      user_id: person.id,
+      organization_id: a.id,
+      role: 'admin',
+      user: { email: person.email },
+    });
     expect((await person.api.get('/api/v1/orgs')).body).toEqual([{ id: a.id, name: 'Tenant A', role: 'admin' }]);
     expect((await members(person.api, a.id)).status).toBe(200);
     const user = { id: person.id, email: person.email, name: 'promoted' };
-    expect((await eventsOf(a.id, 'member.role.changed')).map((e) => JSON.parse(e.body).data))
-      .toContainEqual({ organizationId: a.id, memberId: person.id, user, role: 'admin', previousRole: 'member' });
-    expect((await eventsOf(a.id, 'organization.member.role_changed')).map((e) => JSON.parse(e.body).data))
-      .toContainEqual({ organization_id: a.id, member_id: person.id, user, role: 'admin', previous_role: 'member' });
+    expect((await eventsOf(a.id, 'member.role.changed')).map((e) => JSON.parse(e.body).data)).toContainEqual({
+      organizationId: a.id,
+      memberId: person.id,
+      user,
+      role: 'admin',
+      previousRole: 'member',
+    });
+    expect(
+      (await eventsOf(a.id, 'organization.member.role_changed')).map((e) => JSON.parse(e.body).data),
+    ).toContainEqual({ organization_id: a.id, member_id: person.id, user, role: 'admin', previous_role: 'member' });
     expect(await auditOf(a.id, 'member.role.change')).toContainEqual(
-      expect.objectContaining({ actorId: a.admin.id, targetType: 'user', targetId: person.id, details: { from: 'member', to: 'admin' } }),
+      expect.objectContaining({
+        actorId: a.admin.id,
+        targetType: 'user',
+        targetId: person.id,
+        details: { from: 'member', to: 'admin' },
+      }),
     );
   });
 
@@ -130,13 +156,16 @@ describe('PATCH /v1/organizations/{id}/members/{user_id}', () => {
     expect(stepDown.status).toBe(200);
     expect(await roleOf(c.id, c.owner.id)).toBe('admin');
     // The new sole owner meets the same rule.
-    expect((await c.admin.api.patch(`/v1/organizations/${c.id}/members/${c.admin.id}`, { role: 'member' })).status).toBe(409);
+    expect(
+      (await c.admin.api.patch(`/v1/organizations/${c.id}/members/${c.admin.id}`, { role: 'member' })).status,
+    ).toBe(409);
   });
 
   it('keeps an owner when two owners step down or leave at the same moment', async () => {
     const c = await createTenant(server.url, platform, 'Tenant Race');
     const path = (userId: string) => `/v1/organizations/${c.id}/members/${userId}`;
-    const owners = async () => (await members(platform, c.id)).body.members.filter((m: any) => m.role === 'owner').length;
+    const owners = async () =>
+      (await members(platform, c.id)).body.members.filter((m: any) => m.role === 'owner').length;
 
     for (let round = 0; round < 3; round++) {
       // Two owners; each steps down (or leaves) at once: only one may succeed.
@@ -147,7 +176,10 @@ describe('PATCH /v1/organizations/{id}/members/{user_id}', () => {
         c.owner.api.patch(path(c.owner.id), { role: 'admin' }),
         leaves ? c.admin.api.delete(path(c.admin.id)) : c.admin.api.patch(path(c.admin.id), { role: 'admin' }),
       ]);
-      const outcomes = [first.status === 200 ? 'ok' : first.status, second.status === (leaves ? 204 : 200) ? 'ok' : second.status];
+      const outcomes = [
+        first.status === 200 ? 'ok' : first.status,
+        second.status === (leaves ? 204 : 200) ? 'ok' : second.status,
+      ];
       expect(outcomes.sort()).toEqual([409, 'ok']);
       expect(await owners()).toBe(1);
     }
@@ -184,13 +216,21 @@ describe('PATCH /v1/organizations/{id}/members/{user_id}', () => {
     const viaKey = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
     expect((await members(viaKey, a.id)).status).toBe(200);
 
-    expect((await a.owner.api.patch(`/v1/organizations/${a.id}/members/${person.id}`, { role: 'member' })).status).toBe(200);
+    expect((await a.owner.api.patch(`/v1/organizations/${a.id}/members/${person.id}`, { role: 'member' })).status).toBe(
+      200,
+    );
 
     expect((await members(viaKey, a.id)).status).toBe(403);
-    expect((await viaKey.post(`/v1/organizations/${a.id}/invitations`, { email: 'back-door@example.test', role: 'admin' })).status).toBe(403);
+    expect(
+      (await viaKey.post(`/v1/organizations/${a.id}/invitations`, { email: 'back-door@example.test', role: 'admin' }))
+        .status,
+    ).toBe(403);
     expect((await viaKey.get(`/v1/organizations/${a.id}`)).status).toBe(200);
     expect(await auditOf(a.id, 'api_key.role.lower')).toContainEqual(
-      expect.objectContaining({ targetId: created.body.id, details: { from: 'admin', to: 'member', reason: 'creator_demoted' } }),
+      expect.objectContaining({
+        targetId: created.body.id,
+        details: { from: 'admin', to: 'member', reason: 'creator_demoted' },
+      }),
     );
   });
 
@@ -221,11 +261,21 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
     // The session that acted in the organization falls back to none.
     expect((await leaver.api.get('/api/v1/auth/session')).body.organization).toBeNull();
     const user = { id: leaver.id, email: leaver.email, name: 'leaver' };
-    expect((await eventsOf(a.id, 'member.removed')).map((e) => JSON.parse(e.body).data))
-      .toContainEqual({ organizationId: a.id, memberId: leaver.id, user, role: 'member' });
-    expect((await eventsOf(a.id, 'organization.member.removed')).map((e) => JSON.parse(e.body).data))
-      .toContainEqual({ organization_id: a.id, member_id: leaver.id, user, role: 'member' });
-    expect(await auditOf(a.id, 'member.remove')).toContainEqual(expect.objectContaining({ actorId: leaver.id, targetId: leaver.id }));
+    expect((await eventsOf(a.id, 'member.removed')).map((e) => JSON.parse(e.body).data)).toContainEqual({
+      organizationId: a.id,
+      memberId: leaver.id,
+      user,
+      role: 'member',
+    });
+    expect((await eventsOf(a.id, 'organization.member.removed')).map((e) => JSON.parse(e.body).data)).toContainEqual({
+      organization_id: a.id,
+      member_id: leaver.id,
+      user,
+      role: 'member',
+    });
+    expect(await auditOf(a.id, 'member.remove')).toContainEqual(
+      expect.objectContaining({ actorId: leaver.id, targetId: leaver.id }),
+    );
   });
 
   it('lets an admin remove a member and another admin', async () => {
@@ -238,7 +288,9 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
     expect([first.status, second.status]).toEqual([204, 204]);
     expect((await member.api.get(`/v1/organizations/${a.id}`)).status).toBe(404);
     expect((await admin.api.get(`/v1/organizations/${a.id}/members`)).status).toBe(404);
-    expect(await auditOf(a.id, 'member.remove')).toContainEqual(expect.objectContaining({ actorId: a.admin.id, targetId: member.id }));
+    expect(await auditOf(a.id, 'member.remove')).toContainEqual(
+      expect.objectContaining({ actorId: a.admin.id, targetId: member.id }),
+    );
   });
 
   it('revokes the API keys a removed admin made there, so that it cannot come back through them', async () => {
@@ -250,8 +302,13 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
     expect((await a.owner.api.delete(`/v1/organizations/${a.id}/members/${person.id}`)).status).toBe(204);
 
     expect((await members(viaKey, a.id)).status).toBe(401);
-    expect((await viaKey.post(`/v1/organizations/${a.id}/invitations`, { email: 'back-door@example.test', role: 'admin' })).status).toBe(401);
-    expect((await eventsOf(a.id, 'api_key.revoked')).map((e) => JSON.parse(e.body).data)).toContainEqual({ apiKey: { id: created.body.id, name: 'automation' } });
+    expect(
+      (await viaKey.post(`/v1/organizations/${a.id}/invitations`, { email: 'back-door@example.test', role: 'admin' }))
+        .status,
+    ).toBe(401);
+    expect((await eventsOf(a.id, 'api_key.revoked')).map((e) => JSON.parse(e.body).data)).toContainEqual({
+      apiKey: { id: created.body.id, name: 'automation' },
+    });
     expect(await auditOf(a.id, 'api_key.revoke')).toContainEqual(
       expect.objectContaining({ targetId: created.body.id, details: { reason: 'creator_left' } }),
     );
@@ -275,7 +332,7 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
     expect(await roleOf(a.id, a.owner.id)).toBe('owner');
   });
 
-  it("answers 404 across tenants and for someone who is not a member", async () => {
+  it('answers 404 across tenants and for someone who is not a member', async () => {
     const fromB = await b.owner.api.delete(`/v1/organizations/${a.id}/members/${a.member.id}`);
     const foreignUser = await a.owner.api.delete(`/v1/organizations/${a.id}/members/${b.member.id}`);
     const foreignOrg = await a.owner.api.delete(`/v1/organizations/${b.id}/members/${b.member.id}`);

@@ -7,7 +7,14 @@ import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
 import {
-  authorize, codeFrom, decideConsent, exchangeCode, registerClient, sessionOf, tokenRequest, type RegisteredClient,
+  authorize,
+  codeFrom,
+  decideConsent,
+  exchangeCode,
+  registerClient,
+  sessionOf,
+  tokenRequest,
+  type RegisteredClient,
 } from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/callback';
@@ -37,7 +44,14 @@ interface Tokens {
 
 /** The code flow with consent, as `session`'s browser and `app`'s back end do it. */
 async function tokensFor(session: string, app: RegisteredClient): Promise<Tokens> {
-  const params = { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: SCOPES.join(' '), nonce: 'n', state: 's' };
+  const params = {
+    client_id: app.client_id,
+    redirect_uri: REDIRECT,
+    response_type: 'code',
+    scope: SCOPES.join(' '),
+    nonce: 'n',
+    state: 's',
+  };
   let back = await authorize(server.url, session, params);
   if (back.pathname === '/consent') back = await decideConsent(server.url, session, back);
   const reply = await exchangeCode(server.url, app, codeFrom(back), REDIRECT);
@@ -46,20 +60,30 @@ async function tokensFor(session: string, app: RegisteredClient): Promise<Tokens
 }
 
 const credentials = (app: RegisteredClient) => ({ client_id: app.client_id, client_secret: app.client_secret });
-const refresh = (app: RegisteredClient, token: string) => tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, ...credentials(app) });
+const refresh = (app: RegisteredClient, token: string) =>
+  tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, ...credentials(app) });
 const introspect = (app: RegisteredClient, token: string) =>
-  client(server.url).post('/oauth/introspect', new URLSearchParams({ token, ...credentials(app) }).toString(), { 'content-type': 'application/x-www-form-urlencoded' });
+  client(server.url).post('/oauth/introspect', new URLSearchParams({ token, ...credentials(app) }).toString(), {
+    'content-type': 'application/x-www-form-urlencoded',
+  });
 const userinfo = (accessToken: string) => client(server.url, { token: accessToken }).get('/oauth/userinfo');
 
 /** Invites an existing person into `tenant` as `role`; it accepts with its own session. */
 async function join(tenant: Tenant, person: Person, role: 'admin' | 'member') {
-  const invite = await tenant.owner.api.post(`/v1/organizations/${tenant.id}/invitations`, { email: person.email, role });
+  const invite = await tenant.owner.api.post(`/v1/organizations/${tenant.id}/invitations`, {
+    email: person.email,
+    role,
+  });
   expect(invite.status).toBe(201);
   expect((await person.api.post('/api/v1/invitations/accept', { token: invite.body.token })).status).toBe(200);
 }
 
 async function apiKeyOf(person: Person, organizationId: string) {
-  const reply = await person.api.post('/api/v1/api-keys', { name: `key of ${person.email}`, role: 'admin', organization_id: organizationId });
+  const reply = await person.api.post('/api/v1/api-keys', {
+    name: `key of ${person.email}`,
+    role: 'admin',
+    organization_id: organizationId,
+  });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return client(server.url, { apiKey: { key: reply.body.key, secret: reply.body.secret } });
 }
@@ -89,7 +113,9 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}', () => {
     expect((await key.get(`/v1/organizations/${a.id}`)).status).toBe(401);
     expect(await server.base.db.session.count({ where: { userId: leo.id, organizationId: a.id } })).toBe(0);
     // The remembered consent went with it: the app of A is no longer among Leo's connected apps.
-    const apps = await client(server.url, { token: session }).post('/graphql', { query: 'query { connectedApps { clientId } }' });
+    const apps = await client(server.url, { token: session }).post('/graphql', {
+      query: 'query { connectedApps { clientId } }',
+    });
     expect(apps.body.data.connectedApps).toEqual([{ clientId: appOfB.client_id }]);
 
     // What was issued for B goes on working.
@@ -116,10 +142,14 @@ describe('deleting an account', () => {
 
     expect((await key.get(`/v1/organizations/${a.id}`)).status).toBe(401);
     expect((await key.post('/api/v1/api-keys', { name: 'successor', role: 'admin' })).status).toBe(401);
-    expect((await key.post(`/v1/organizations/${a.id}/invitations`, { email: 'heir@example.test', role: 'admin' })).status).toBe(401);
+    expect(
+      (await key.post(`/v1/organizations/${a.id}/invitations`, { email: 'heir@example.test', role: 'admin' })).status,
+    ).toBe(401);
     expect((await refresh(appOfA, tokens.refresh_token)).body.error).toBe('invalid_grant');
     expect((await userinfo(tokens.access_token)).status).toBe(401);
-    const revocations = await server.base.db.auditLog.findMany({ where: { organizationId: a.id, action: 'api_key.revoke' } });
+    const revocations = await server.base.db.auditLog.findMany({
+      where: { organizationId: a.id, action: 'api_key.revoke' },
+    });
     expect(revocations).toContainEqual(expect.objectContaining({ details: { reason: 'creator_deleted' } }));
   });
 

@@ -18,7 +18,13 @@ const TOKEN = 'metrics-token-0123456789abcdef';
 interface Family {
   name: string;
   type: string;
-  metrics: { labels?: Record<string, string>; value?: string; count?: string; sum?: string; buckets?: Record<string, string> }[];
+  metrics: {
+    labels?: Record<string, string>;
+    value?: string;
+    count?: string;
+    sum?: string;
+    buckets?: Record<string, string>;
+  }[];
 }
 
 interface Scrape {
@@ -37,7 +43,9 @@ async function scrape(url: string, token: string | null = TOKEN): Promise<Scrape
 
 /** A counter's or gauge's value, of the series whose labels include `labels`. */
 function sample({ families }: Scrape, family: string, labels: Record<string, string>): number {
-  const found = families.get(family)?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  const found = families
+    .get(family)
+    ?.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
   return Number(found?.value ?? 0);
 }
 
@@ -46,11 +54,24 @@ function sample({ families }: Scrape, family: string, labels: Record<string, str
  * histogram's buckets, count and sum only without other labels, so it is given that one series' lines with their
  * series labels taken off.
  */
-function histogram({ text }: Scrape, family: string, labels: Record<string, string>): { count: number; sum: number; buckets: Record<string, string> } {
+function histogram(
+  { text }: Scrape,
+  family: string,
+  labels: Record<string, string>,
+): { count: number; sum: number; buckets: Record<string, string> } {
   const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  const lines = text.split('\n').filter((line) =>
-    line === `# TYPE ${family} histogram` || (line.startsWith(`${family}_`) && wanted.every((w) => line.includes(w)) && (line.match(/="/g)?.length ?? 0) - (line.includes('le="') ? 1 : 0) === wanted.length));
-  const unlabelled = lines.map((line) => line.replace(/\{[^}]*\}/, (set) => (/le="[^"]*"/.exec(set) ? `{${/le="[^"]*"/.exec(set)![0]}}` : '')));
+  const lines = text
+    .split('\n')
+    .filter(
+      (line) =>
+        line === `# TYPE ${family} histogram` ||
+        (line.startsWith(`${family}_`) &&
+          wanted.every((w) => line.includes(w)) &&
+          (line.match(/="/g)?.length ?? 0) - (line.includes('le="') ? 1 : 0) === wanted.length),
+    );
+  const unlabelled = lines.map((line) =>
+    line.replace(/\{[^}]*\}/, (set) => (/le="[^"]*"/.exec(set) ? `{${/le="[^"]*"/.exec(set)![0]}}` : '')),
+  );
   const [parsed] = parsePrometheusTextFormat(`${unlabelled.join('\n')}\n`) as Family[];
   const series = parsed?.metrics[0];
   return { count: Number(series?.count ?? 0), sum: Number(series?.sum ?? 0), buckets: series?.buckets ?? {} };
@@ -64,9 +85,14 @@ let receiver: HttpsReceiver;
 beforeAll(async () => {
   ca = makeTestCa();
   // A webhook receiver that answers 200 at /ok and 500 elsewhere.
-  receiver = await startHttpsReceiver(ca, (request, res) => void res.writeHead(request.path === '/ok' ? 200 : 500).end());
+  receiver = await startHttpsReceiver(
+    ca,
+    (request, res) => void res.writeHead(request.path === '/ok' ? 200 : 500).end(),
+  );
   server = await startTestServer({
-    role: 'all', env: { METRICS_TOKEN: TOKEN, WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    role: 'all',
+    env: { METRICS_TOKEN: TOKEN, WEBHOOK_CA_FILE: ca.caFile },
+    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   tenant = await createTenant(server.url, (await signIn(server.url, ADMIN.email, ADMIN.password)).api);
 });
@@ -77,11 +103,19 @@ afterAll(async () => {
 });
 
 /** The label sets of a family's series (a histogram's once each, from its _count lines). */
-const seriesOf = ({ text }: Scrape, family: string) => text.split('\n').filter((line) => line.startsWith(`${family}_count{`)).map((line) => line.slice(0, line.lastIndexOf(' ')));
+const seriesOf = ({ text }: Scrape, family: string) =>
+  text
+    .split('\n')
+    .filter((line) => line.startsWith(`${family}_count{`))
+    .map((line) => line.slice(0, line.lastIndexOf(' ')));
 
 describe('GET /metrics on the public port', () => {
   it('answers only the bearer of METRICS_TOKEN', async () => {
-    for (const authorization of [undefined, 'Bearer wrong-token-0123456789abcdef', `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`]) {
+    for (const authorization of [
+      undefined,
+      'Bearer wrong-token-0123456789abcdef',
+      `Basic ${Buffer.from(`x:${TOKEN}`).toString('base64')}`,
+    ]) {
       const reply = await fetch(`${server.url}/metrics`, { headers: authorization ? { authorization } : {} });
       expect(reply.status).toBe(401);
       expect(await reply.text()).not.toContain('tessera_');
@@ -115,10 +149,18 @@ describe('GET /metrics on the public port', () => {
     // Raw paths of every kind: an API route with an id (found or not), one nested under another id, a path no route
     // has, and a portal page with an id in its path.
     const paths = (id: string) => [
-      `/v1/users/${id}`, `/api/v1/webhooks/${id}/deliveries`, `/api/v1/no-such-collection/${id}`, `/no-such-page-${id}`, `/admin/settings/webhooks/${id}`,
+      `/v1/users/${id}`,
+      `/api/v1/webhooks/${id}/deliveries`,
+      `/api/v1/no-such-collection/${id}`,
+      `/no-such-page-${id}`,
+      `/admin/settings/webhooks/${id}`,
     ];
     const visit = async (id: string) => {
-      for (const path of paths(id)) await fetch(`${server.url}${path}?q=${id}`, { headers: { authorization: `Bearer ${tenant.owner.token}` }, redirect: 'manual' }).then((r) => r.arrayBuffer());
+      for (const path of paths(id))
+        await fetch(`${server.url}${path}?q=${id}`, {
+          headers: { authorization: `Bearer ${tenant.owner.token}` },
+          redirect: 'manual',
+        }).then((r) => r.arrayBuffer());
     };
     // given each kind of path requested once, so that its series exists
     await visit(randomUUID());
@@ -132,7 +174,10 @@ describe('GET /metrics on the public port', () => {
     for (const id of ids) expect(after.text).not.toContain(id);
     // and the requests were counted under their templates
     const counted = (scraped: Scrape, labels: Record<string, string>) => histogram(scraped, family, labels).count;
-    expect(counted(after, { method: 'GET', route: '/v1/users/:id', status: '404' }) - counted(before, { method: 'GET', route: '/v1/users/:id', status: '404' })).toBe(40);
+    expect(
+      counted(after, { method: 'GET', route: '/v1/users/:id', status: '404' }) -
+        counted(before, { method: 'GET', route: '/v1/users/:id', status: '404' }),
+    ).toBe(40);
     const unmatched = { method: 'GET', route: '(unmatched)', status: '404' };
     expect(counted(after, unmatched) - counted(before, unmatched)).toBeGreaterThanOrEqual(80);
   });
@@ -140,43 +185,66 @@ describe('GET /metrics on the public port', () => {
   it('counts sign-ins by outcome and tokens by grant type', async () => {
     const before = await scrape(server.url);
     const anonymous = client(server.url);
-    expect((await anonymous.post('/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' })).status).toBe(401);
+    expect(
+      (await anonymous.post('/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' })).status,
+    ).toBe(401);
     await signIn(server.url, ADMIN.email, ADMIN.password);
     const app = await registerClient(tenant.owner.api, {
-      name: 'Metered', redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid', 'email'], consent_required: false,
+      name: 'Metered',
+      redirect_uris: ['https://app.example.test/cb'],
+      allowed_scopes: ['openid', 'email'],
+      consent_required: false,
     });
     await accessTokenOf(server.url, tenant.member, app, 'https://app.example.test/cb', 'openid email');
     const after = await scrape(server.url);
 
-    const delta = (family: string, labels: Record<string, string>) => sample(after, family, labels) - sample(before, family, labels);
+    const delta = (family: string, labels: Record<string, string>) =>
+      sample(after, family, labels) - sample(before, family, labels);
     expect(delta('tessera_sign_ins_total', { outcome: 'failure', method: 'password' })).toBe(1);
     // The admin above, and the member's session for the code flow.
     expect(delta('tessera_sign_ins_total', { outcome: 'success', method: 'password' })).toBe(2);
     expect(delta('tessera_tokens_issued_total', { grant_type: 'authorization_code' })).toBe(1);
     const token = { method: 'POST', route: '/oauth/token', status: '200' };
-    expect(histogram(after, 'tessera_http_request_duration_seconds', token).count - histogram(before, 'tessera_http_request_duration_seconds', token).count).toBe(1);
+    expect(
+      histogram(after, 'tessera_http_request_duration_seconds', token).count -
+        histogram(before, 'tessera_http_request_duration_seconds', token).count,
+    ).toBe(1);
   });
 
   it('times webhook deliveries and mail by outcome', async () => {
     const before = await scrape(server.url);
     // given two webhooks of the tenant, one to a receiver that answers 200 and one to a receiver that answers 500
     for (const path of ['/ok', '/down']) {
-      const hook = await tenant.admin.api.post('/api/v1/webhooks', { url: receiver.url('receiver.test', path), events: ['api_key.created'] });
+      const hook = await tenant.admin.api.post('/api/v1/webhooks', {
+        url: receiver.url('receiver.test', path),
+        events: ['api_key.created'],
+      });
       expect(hook.status, JSON.stringify(hook.body)).toBe(201);
     }
     // when an event is made for both, and a password reset is asked for (mailed to the development mailbox)
     expect((await tenant.admin.api.post('/api/v1/api-keys', { name: 'metered' })).status).toBe(201);
-    expect((await client(server.url).post('/api/v1/auth/password-reset', { email: tenant.member.email })).status).toBe(202);
+    expect((await client(server.url).post('/api/v1/auth/password-reset', { email: tenant.member.email })).status).toBe(
+      202,
+    );
 
     // then the worker's attempts are counted and timed: one delivered, one failed with attempts left, one mail kept
     const webhook = 'tessera_webhook_attempt_duration_seconds';
     const mail = 'tessera_mail_attempt_duration_seconds';
-    const moved = (scraped: Scrape, family: string, outcome: string) => histogram(scraped, family, { outcome }).count - histogram(before, family, { outcome }).count;
+    const moved = (scraped: Scrape, family: string, outcome: string) =>
+      histogram(scraped, family, { outcome }).count - histogram(before, family, { outcome }).count;
     const after = await waitFor(async () => {
       const scraped = await scrape(server.url);
-      return moved(scraped, webhook, 'delivered') >= 1 && moved(scraped, webhook, 'retrying') >= 1 && moved(scraped, mail, 'mailbox') >= 1 ? scraped : undefined;
+      return moved(scraped, webhook, 'delivered') >= 1 &&
+        moved(scraped, webhook, 'retrying') >= 1 &&
+        moved(scraped, mail, 'mailbox') >= 1
+        ? scraped
+        : undefined;
     });
-    expect([moved(after, webhook, 'delivered'), moved(after, webhook, 'retrying'), moved(after, mail, 'mailbox')]).toEqual([1, 1, 1]);
+    expect([
+      moved(after, webhook, 'delivered'),
+      moved(after, webhook, 'retrying'),
+      moved(after, mail, 'mailbox'),
+    ]).toEqual([1, 1, 1]);
     expect(after.families.get(webhook)!.type).toBe('HISTOGRAM');
     const delivered = histogram(after, webhook, { outcome: 'delivered' });
     expect(delivered.sum).toBeGreaterThan(histogram(before, webhook, { outcome: 'delivered' }).sum);
@@ -187,10 +255,17 @@ describe('GET /metrics on the public port', () => {
 
   it('shows the queue, the database pool and the process', async () => {
     const scraped = await scrape(server.url);
-    expect(scraped.families.get('tessera_db_pool_connections')!.metrics.map((m) => m.labels!.state).sort()).toEqual(['busy', 'idle', 'open', 'waiting']);
+    expect(
+      scraped.families
+        .get('tessera_db_pool_connections')!
+        .metrics.map((m) => m.labels!.state)
+        .sort(),
+    ).toEqual(['busy', 'idle', 'open', 'waiting']);
     expect(sample(scraped, 'tessera_db_pool_connections', { state: 'open' })).toBeGreaterThan(0);
-    expect(sample(scraped, 'tessera_db_pool_connections', { state: 'busy' }) + sample(scraped, 'tessera_db_pool_connections', { state: 'idle' }))
-      .toBe(sample(scraped, 'tessera_db_pool_connections', { state: 'open' }));
+    expect(
+      sample(scraped, 'tessera_db_pool_connections', { state: 'busy' }) +
+        sample(scraped, 'tessera_db_pool_connections', { state: 'idle' }),
+    ).toBe(sample(scraped, 'tessera_db_pool_connections', { state: 'open' }));
     expect(scraped.families.has('tessera_jobs_queued')).toBe(true);
     expect(scraped.families.has('tessera_jobs_oldest_age_seconds')).toBe(true);
     expect(scraped.families.has('nodejs_eventloop_lag_seconds')).toBe(true);
@@ -208,10 +283,15 @@ describe('METRICS_PORT', () => {
       expect((await fetch(`http://127.0.0.1:${port}/anything-else`)).status).toBe(404);
       expect((await fetch(`${own.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(404);
       // on loopback only (METRICS_HOST unset): the machine's other addresses refuse the connection
-      const outside = Object.values(os.networkInterfaces()).flat().filter((i) => i && !i.internal && i.family === 'IPv4').map((i) => i!.address);
+      const outside = Object.values(os.networkInterfaces())
+        .flat()
+        .filter((i) => i && !i.internal && i.family === 'IPv4')
+        .map((i) => i!.address);
       for (const address of outside) {
-        await expect(new Promise((resolve, reject) => net.connect(port, address).once('connect', resolve).once('error', reject)), address)
-          .rejects.toMatchObject({ code: 'ECONNREFUSED' });
+        await expect(
+          new Promise((resolve, reject) => net.connect(port, address).once('connect', resolve).once('error', reject)),
+          address,
+        ).rejects.toMatchObject({ code: 'ECONNREFUSED' });
       }
     } finally {
       await own.stop();
@@ -220,10 +300,20 @@ describe('METRICS_PORT', () => {
 
   it('warns a worker given METRICS_TOKEN alone: it has no public port to serve them on', async () => {
     const lines: string[] = [];
-    const worker = await startTestServer({ role: 'worker', env: { METRICS_TOKEN: TOKEN }, logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }) });
+    const worker = await startTestServer({
+      role: 'worker',
+      env: { METRICS_TOKEN: TOKEN },
+      logger: pino({ level: 'info' }, { write: (line: string) => void lines.push(line) }),
+    });
     await worker.stop();
-    expect(lines.map((line) => JSON.parse(line)).filter((l) => l.level === 40).map((l) => l.msg))
-      .toContain('METRICS_TOKEN serves /metrics on the public port, which a worker has none of: set METRICS_PORT to scrape this process');
+    expect(
+      lines
+        .map((line) => JSON.parse(line))
+        .filter((l) => l.level === 40)
+        .map((l) => l.msg),
+    ).toContain(
+      'METRICS_TOKEN serves /metrics on the public port, which a worker has none of: set METRICS_PORT to scrape this process',
+    );
   });
 
   it('is not served at all, nor counted, when neither is set', async () => {

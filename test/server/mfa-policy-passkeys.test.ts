@@ -20,7 +20,10 @@ describe("removing the owner's only passkey while the organization requires a se
     const owner = tenant.owner.api;
     const key = new SoftPasskey({ origin: server.origin });
     const creation = await owner.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-    const registered = await owner.post('/api/v1/users/me/passkeys', { name: 'Only key', response: key.register(creation.body) });
+    const registered = await owner.post('/api/v1/users/me/passkeys', {
+      name: 'Only key',
+      response: key.register(creation.body),
+    });
     expect(registered.status, JSON.stringify(registered.body)).toBe(201);
     expect((await owner.patch(`/v1/organizations/${tenant.id}`, { require_mfa: true })).status).toBe(200);
 
@@ -30,6 +33,8 @@ describe("removing the owner's only passkey while the organization requires a se
     expect((await owner.get('/api/v1/users/me/mfa')).body).toMatchObject({ passkeys: 1 });
 
     expect((await owner.patch(`/v1/organizations/${tenant.id}`, { require_mfa: false })).status).toBe(200);
-    expect((await owner.delete(`/api/v1/users/me/passkeys/${registered.body.id}`, { password: PASSWORD })).status).toBe(204);
+    expect((await owner.delete(`/api/v1/users/me/passkeys/${registered.body.id}`, { password: PASSWORD })).status).toBe(
+      204,
+    );
   });
 });

@@ -31,7 +31,8 @@ afterAll(async () => {
 // Every request comes from 127.0.0.1: each test starts after the sign-in throttle's window of those before it.
 beforeEach(() => clock.advance(16 * MINUTE));
 
-const requireMfa = (as: Client, organizationId: string, on: boolean) => as.patch(`/v1/organizations/${organizationId}`, { require_mfa: on });
+const requireMfa = (as: Client, organizationId: string, on: boolean) =>
+  as.patch(`/v1/organizations/${organizationId}`, { require_mfa: on });
 
 /** A member of the tenant whose account it manages: the tenant verifies a domain of its own, and invites an address there. */
 async function managedMember(tenant: Tenant): Promise<Person> {
@@ -40,15 +41,25 @@ async function managedMember(tenant: Tenant): Promise<Person> {
   return addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'managed', domain);
 }
 
-const passwordLogin = (person: { email: string }) => client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
+const passwordLogin = (person: { email: string }) =>
+  client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
 
 /** A tenant whose owner has an authenticator app, with a subscription to see, and that requires a second factor. */
 async function requiringTenant(): Promise<Tenant & { ownerSecret: string; subscriptionId: string }> {
   const tenant = await createTenant(server.url, platform);
-  const product = await platform.post('/v1/products', { name: 'Policy', slug: `policy-${tenant.id.slice(-8)}`, features: ['a'] });
+  const product = await platform.post('/v1/products', {
+    name: 'Policy',
+    slug: `policy-${tenant.id.slice(-8)}`,
+    features: ['a'],
+  });
   expect(product.status, JSON.stringify(product.body)).toBe(201);
   const subscription = await platform.post('/api/v1/subscriptions', {
-    organization_id: tenant.id, product_id: product.body.id, total_seats: 5, price_per_seat: 3, billing_cycle: 'monthly', status: 'active',
+    organization_id: tenant.id,
+    product_id: product.body.id,
+    total_seats: 5,
+    price_per_seat: 3,
+    billing_cycle: 'monthly',
+    status: 'active',
   });
   expect(subscription.status, JSON.stringify(subscription.body)).toBe(201);
   const { secret } = await enrolTotp(tenant.owner.api, clock);
@@ -121,7 +132,11 @@ describe('PATCH /v1/organizations/{id} {require_mfa}', () => {
     expect(on.status, JSON.stringify(on.body)).toBe(200);
     expect(on.body).toMatchObject({ id: tenant.id, require_mfa: true });
     expect((await tenant.owner.api.get(`/v1/organizations/${tenant.id}`)).body.require_mfa).toBe(true);
-    expect(await server.base.db.event.count({ where: { kind: 'organization.updated', organizationId: tenant.id, body: { contains: 'requireMfa' } } })).toBe(1);
+    expect(
+      await server.base.db.event.count({
+        where: { kind: 'organization.updated', organizationId: tenant.id, body: { contains: 'requireMfa' } },
+      }),
+    ).toBe(1);
 
     // Off again, by the owner; an admin cannot turn it off either.
     expect((await requireMfa(tenant.admin.api, tenant.id, false)).status).toBe(403);
@@ -147,14 +162,23 @@ describe('a member without a second factor, where one is required', () => {
     const routes = organizationRoutes(tenant.id, tenant.subscriptionId);
     const login = await passwordLogin(tenant.member);
     expect(login.status, JSON.stringify(login.body)).toBe(200);
-    expect(login.body).toMatchObject({ token: expect.any(String), organization: { id: tenant.id }, mfa_enrollment_required: true });
+    expect(login.body).toMatchObject({
+      token: expect.any(String),
+      organization: { id: tenant.id },
+      mfa_enrollment_required: true,
+    });
     const member = client(server.url, { token: login.body.token });
 
     await expectHeldBack(member, [...routes, `/v1/organizations/${tenant.id}/members`]);
     // A list over all of their organizations leaves this one out.
     expect(await listedSubscriptions(member)).not.toContain(tenant.subscriptionId);
     // Their own second-factor routes and who they are still answer.
-    expect((await member.get('/api/v1/users/me/mfa')).body).toEqual({ totp: false, totp_pending: false, passkeys: 0, recovery_codes_left: 0 });
+    expect((await member.get('/api/v1/users/me/mfa')).body).toEqual({
+      totp: false,
+      totp_pending: false,
+      passkeys: 0,
+      recovery_codes_left: 0,
+    });
     expect((await member.get('/api/v1/users/me')).status).toBe(200);
     expect((await member.get('/api/v1/auth/session')).status).toBe(200);
 
@@ -163,7 +187,9 @@ describe('a member without a second factor, where one is required', () => {
     expect(started.status).toBe(201);
     await expectHeldBack(member, routes.slice(0, 2));
     toMidStep(clock);
-    expect((await member.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, started.body.secret) })).status).toBe(200);
+    expect(
+      (await member.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(clock, started.body.secret) })).status,
+    ).toBe(200);
 
     // Set up: the same session, and the invitation's older one, are let in.
     await expectOpen(member, routes);
@@ -178,7 +204,9 @@ describe('a member without a second factor, where one is required', () => {
     const login = await passwordLogin(tenant.member);
     expect(login.status).toBe(200);
     expect(login.body.mfa_enrollment_required).toBeUndefined();
-    expect((await client(server.url, { token: login.body.token }).get(`/v1/organizations/${tenant.id}`)).status).toBe(200);
+    expect((await client(server.url, { token: login.body.token }).get(`/v1/organizations/${tenant.id}`)).status).toBe(
+      200,
+    );
   });
 
   it("holds back the admin's session too, while the organization's API keys are unaffected", async () => {
@@ -195,14 +223,20 @@ describe('a member without a second factor, where one is required', () => {
     const members = await key.get(`/v1/organizations/${tenant.id}/members`);
     expect(members.status, JSON.stringify(members.body)).toBe(200);
     const byUser = new Map(members.body.members.map((m: any) => [m.user_id, m.mfa_enabled]));
-    expect(Object.fromEntries(byUser)).toEqual({ [tenant.owner.id]: true, [tenant.admin.id]: false, [tenant.member.id]: false });
+    expect(Object.fromEntries(byUser)).toEqual({
+      [tenant.owner.id]: true,
+      [tenant.admin.id]: false,
+      [tenant.member.id]: false,
+    });
     expect((await key.get(`/v1/organizations/${tenant.id}`)).status).toBe(200);
   });
 });
 
 describe('the operator organization requiring a second factor', () => {
   it("holds back a platform admin without one: no platform powers, no organization's data", async () => {
-    const operatorId = (await platform.get('/api/v1/users/me')).body.organization?.id ?? (await platform.get('/api/v1/auth/session')).body.organization.id;
+    const operatorId =
+      (await platform.get('/api/v1/users/me')).body.organization?.id ??
+      (await platform.get('/api/v1/auth/session')).body.organization.id;
     const tenant = await requiringTenant();
     const colleague = await addPerson(server.url, platform, operatorId, 'admin', 'operator');
     expect((await colleague.api.get('/v1/users')).status).toBe(200);
@@ -211,14 +245,22 @@ describe('the operator organization requiring a second factor', () => {
     await enrolTotp(platform, clock, ADMIN.password);
     expect((await requireMfa(platform, operatorId, true)).status).toBe(200);
     try {
-      await expectHeldBack(colleague.api, [`/v1/organizations/${operatorId}/members`, `/v1/organizations/${tenant.id}`, `/api/v1/subscriptions?organization_id=${tenant.id}`]);
+      await expectHeldBack(colleague.api, [
+        `/v1/organizations/${operatorId}/members`,
+        `/v1/organizations/${tenant.id}`,
+        `/api/v1/subscriptions?organization_id=${tenant.id}`,
+      ]);
       expect(await listedSubscriptions(colleague.api)).toEqual([]);
       // Users: only themselves.
       const users = await colleague.api.get('/v1/users');
       expect(users.body.users?.map((u: { id: string }) => u.id) ?? users.status).toEqual([colleague.id]);
       // Someone they no longer see.
       expect((await colleague.api.patch(`/v1/users/${tenant.member.id}`, { name: 'renamed' })).status).toBe(404);
-      expect((await tenant.owner.api.get(`/v1/organizations/${tenant.id}/members`)).body.members.find((m: any) => m.user_id === tenant.member.id).user.name).not.toBe('renamed');
+      expect(
+        (await tenant.owner.api.get(`/v1/organizations/${tenant.id}/members`)).body.members.find(
+          (m: any) => m.user_id === tenant.member.id,
+        ).user.name,
+      ).not.toBe('renamed');
     } finally {
       expect((await requireMfa(platform, operatorId, false)).status).toBe(200);
     }
@@ -237,12 +279,20 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
     expect(await server.base.db.totpFactor.count({ where: { userId: member.id } })).toBe(0);
     expect(await server.base.db.recoveryCode.count({ where: { userId: member.id } })).toBe(0);
     expect(await server.base.db.passkey.count({ where: { userId: member.id } })).toBe(0);
-    const audits = await server.base.db.auditLog.findMany({ where: { action: 'member.mfa.reset', organizationId: tenant.id, targetId: member.id } });
+    const audits = await server.base.db.auditLog.findMany({
+      where: { action: 'member.mfa.reset', organizationId: tenant.id, targetId: member.id },
+    });
     expect(audits).toHaveLength(1);
     expect(audits[0]).toMatchObject({ actorId: tenant.owner.id, details: { totp: true, passkeys: 0 } });
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(1);
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(
+      1,
+    );
     // Mailed twice: the app set up, then reset by the owner.
-    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
+    await waitFor(async () =>
+      (await server.base.db.mail.count({ where: { toAddress: member.email, kind: 'second_factor_changed' } })) === 2
+        ? true
+        : undefined,
+    );
 
     // The member signs in with the password alone, and is held back until a factor is set up again.
     const login = await passwordLogin(member);
@@ -285,11 +335,21 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
     const tenant = await createTenant(server.url, platform);
     const member = await managedMember(tenant);
     await enrolTotp(member.api, clock);
-    const replies = await Promise.all(Array.from({ length: 20 }, () => tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${member.id}/mfa`)));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${member.id}/mfa`),
+      ),
+    );
     expect(replies.map((r) => r.status)).toEqual(Array(20).fill(204));
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(1);
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(
+      1,
+    );
     expect(await server.base.db.totpFactor.count({ where: { userId: member.id } })).toBe(0);
-    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: member.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
+    await waitFor(async () =>
+      (await server.base.db.mail.count({ where: { toAddress: member.email, kind: 'second_factor_changed' } })) === 2
+        ? true
+        : undefined,
+    );
   });
 
   it('is refused to an API key of the organization that is no owner (403)', async () => {
@@ -299,7 +359,9 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
     expect((await key.delete(`/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`)).status).toBe(403);
-    expect(await server.base.db.totpFactor.count({ where: { userId: tenant.member.id, confirmedAt: { not: null } } })).toBe(1);
+    expect(
+      await server.base.db.totpFactor.count({ where: { userId: tenant.member.id, confirmedAt: { not: null } } }),
+    ).toBe(1);
   });
 
   it('of a member without factors answers 204 and emits nothing', async () => {
@@ -307,6 +369,8 @@ describe('DELETE /v1/organizations/{id}/members/{user_id}/mfa', () => {
     const member = await managedMember(tenant);
     const reply = await tenant.owner.api.delete(`/v1/organizations/${tenant.id}/members/${member.id}/mfa`);
     expect(reply.status).toBe(204);
-    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(0);
+    expect(await server.base.db.event.count({ where: { kind: '2fa.disabled', body: { contains: member.id } } })).toBe(
+      0,
+    );
   });
 });

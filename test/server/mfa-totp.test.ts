@@ -42,7 +42,8 @@ async function enrolledPerson(): Promise<Person & Enrolled> {
   return { ...person, ...(await enrol(person.api)) };
 }
 
-const passwordLogin = (person: { email: string }, password = PASSWORD) => client(server.url).post('/api/v1/auth/login', { email: person.email, password });
+const passwordLogin = (person: { email: string }, password = PASSWORD) =>
+  client(server.url).post('/api/v1/auth/login', { email: person.email, password });
 
 /** The sign-in's first step for an account with a factor: the mfa_token. */
 async function challenge(person: { email: string }): Promise<string> {
@@ -55,9 +56,12 @@ async function challenge(person: { email: string }): Promise<string> {
 const completeLogin = (body: unknown) => client(server.url).post('/api/v1/auth/login/mfa', body);
 
 const sessionsOf = (userId: string) => server.base.db.session.count({ where: { userId } });
-const eventsOf = (kind: string, userId: string) => server.base.db.event.count({ where: { kind, body: { contains: userId } } });
-const auditsOf = (action: string, userId: string) => server.base.db.auditLog.count({ where: { action, targetId: userId } });
-const statusCounts = (replies: Reply[]) => replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
+const eventsOf = (kind: string, userId: string) =>
+  server.base.db.event.count({ where: { kind, body: { contains: userId } } });
+const auditsOf = (action: string, userId: string) =>
+  server.base.db.auditLog.count({ where: { action, targetId: userId } });
+const statusCounts = (replies: Reply[]) =>
+  replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
 
 describe('POST /api/v1/users/me/mfa/totp', () => {
   it('answers the secret, its otpauth URL and a QR code; stores the secret encrypted, pending until confirmed', async () => {
@@ -80,7 +84,12 @@ describe('POST /api/v1/users/me/mfa/totp', () => {
     expect(row.secretEncrypted).not.toContain(secret);
     expect(row.secretEncrypted.toLowerCase()).not.toContain(secret.toLowerCase());
 
-    expect((await person.api.get('/api/v1/users/me/mfa')).body).toEqual({ totp: false, totp_pending: true, passkeys: 0, recovery_codes_left: 0 });
+    expect((await person.api.get('/api/v1/users/me/mfa')).body).toEqual({
+      totp: false,
+      totp_pending: true,
+      passkeys: 0,
+      recovery_codes_left: 0,
+    });
     // A pending app is no factor yet: the password alone still signs in.
     const login = await passwordLogin(person);
     expect(login.status).toBe(200);
@@ -99,7 +108,9 @@ describe('POST /api/v1/users/me/mfa/totp', () => {
     if (![-PERIOD, 0, PERIOD].some((o) => codeAt(second.body.secret, o) === stale)) {
       expect((await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: stale })).status).toBe(401);
     }
-    expect((await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(second.body.secret) })).status).toBe(200);
+    expect(
+      (await person.api.post('/api/v1/users/me/mfa/totp/confirm', { code: codeAt(second.body.secret) })).status,
+    ).toBe(200);
   });
 
   it('answers 409 once an authenticator app is set up, and leaves it as it is', async () => {
@@ -132,9 +143,15 @@ describe('POST /api/v1/users/me/mfa/totp/confirm', () => {
     // Stored hashed: no row holds a code as it was shown.
     const stored = await server.base.db.recoveryCode.findMany({ where: { userId: person.id } });
     expect(stored).toHaveLength(10);
-    for (const row of stored) expect(codes.some((c) => row.codeHash.includes(c) || row.codeHash.includes(c.replace(/-/g, '')))).toBe(false);
+    for (const row of stored)
+      expect(codes.some((c) => row.codeHash.includes(c) || row.codeHash.includes(c.replace(/-/g, '')))).toBe(false);
 
-    expect((await person.api.get('/api/v1/users/me/mfa')).body).toEqual({ totp: true, totp_pending: false, passkeys: 0, recovery_codes_left: 10 });
+    expect((await person.api.get('/api/v1/users/me/mfa')).body).toEqual({
+      totp: true,
+      totp_pending: false,
+      passkeys: 0,
+      recovery_codes_left: 10,
+    });
     expect(await eventsOf('2fa.enabled', person.id)).toBe(1);
     expect(await auditsOf('mfa.totp.enable', person.id)).toBe(1);
     const mail = await waitForMailRow(server.base.db, person.email);
@@ -151,10 +168,15 @@ describe('POST /api/v1/users/me/mfa/totp/confirm', () => {
     const { secret } = (await person.api.post('/api/v1/users/me/mfa/totp', { password: PASSWORD })).body;
     toMidStep();
     const code = codeAt(secret);
-    const replies = await Promise.all(Array.from({ length: 20 }, () => person.api.post('/api/v1/users/me/mfa/totp/confirm', { code })));
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => person.api.post('/api/v1/users/me/mfa/totp/confirm', { code })),
+    );
     const counts = statusCounts(replies);
     expect(counts[200], JSON.stringify(counts)).toBe(1);
-    expect(Object.keys(counts).every((s) => ['200', '401', '409'].includes(s)), JSON.stringify(counts)).toBe(true);
+    expect(
+      Object.keys(counts).every((s) => ['200', '401', '409'].includes(s)),
+      JSON.stringify(counts),
+    ).toBe(true);
     const issued = replies.find((r) => r.status === 200)!.body.recovery_codes;
     const stored = await server.base.db.recoveryCode.count({ where: { userId: person.id } });
     expect(stored).toBe(10);
@@ -227,7 +249,12 @@ describe('POST /api/v1/auth/login for an account with a second factor', () => {
     const started = clock.now().getTime();
     const reply = await passwordLogin(person);
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toEqual({ mfa_required: true, mfa_token: expect.stringMatching(/^\S{32,}$/), methods: ['totp', 'recovery_code'], expires_at: expect.any(String) });
+    expect(reply.body).toEqual({
+      mfa_required: true,
+      mfa_token: expect.stringMatching(/^\S{32,}$/),
+      methods: ['totp', 'recovery_code'],
+      expires_at: expect.any(String),
+    });
     const expiresIn = Date.parse(reply.body.expires_at) - started;
     expect(expiresIn).toBeGreaterThan(5 * MINUTE * 1000 - 5000);
     expect(expiresIn).toBeLessThanOrEqual(5 * MINUTE * 1000 + 5000);
@@ -253,14 +280,25 @@ describe('POST /api/v1/auth/login/mfa', () => {
     toMidStep();
     const reply = await completeLogin({ mfa_token: token, code: codeAt(person.secret) });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toMatchObject({ token: expect.any(String), token_type: 'Bearer', user: { id: person.id, email: person.email }, organization: { id: tenant.id } });
+    expect(reply.body).toMatchObject({
+      token: expect.any(String),
+      token_type: 'Bearer',
+      user: { id: person.id, email: person.email },
+      organization: { id: tenant.id },
+    });
     expect(reply.body.mfa_enrollment_required).toBeUndefined();
     expect(reply.headers.get('set-cookie')).toMatch(/^tessera_session=[^;]+;/);
     expect(await sessionsOf(person.id)).toBe(before + 1);
     expect((await client(server.url, { token: reply.body.token }).get('/api/v1/users/me')).body.id).toBe(person.id);
-    const session = await server.base.db.session.findFirstOrThrow({ where: { userId: person.id }, orderBy: { createdAt: 'desc' } });
+    const session = await server.base.db.session.findFirstOrThrow({
+      where: { userId: person.id },
+      orderBy: { createdAt: 'desc' },
+    });
     expect([...session.amr].sort()).toEqual(['mfa', 'otp', 'pwd']);
-    const audit = await server.base.db.auditLog.findFirstOrThrow({ where: { action: 'auth.login', targetId: person.id, outcome: 'success' }, orderBy: { createdAt: 'desc' } });
+    const audit = await server.base.db.auditLog.findFirstOrThrow({
+      where: { action: 'auth.login', targetId: person.id, outcome: 'success' },
+      orderBy: { createdAt: 'desc' },
+    });
     expect(audit.details).toMatchObject({ amr: ['pwd', 'otp', 'mfa'] });
 
     // The token works once.
@@ -311,13 +349,20 @@ describe('POST /api/v1/auth/login/mfa', () => {
     expect(right.body.error).toBe('rate_limited');
     expect(Number(right.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await passwordLogin(person)).status).toBe(429);
-    expect(await server.base.db.auditLog.count({ where: { action: 'auth.login.mfa', outcome: 'failure', targetId: person.id } })).toBe(5);
+    expect(
+      await server.base.db.auditLog.count({
+        where: { action: 'auth.login.mfa', outcome: 'failure', targetId: person.id },
+      }),
+    ).toBe(5);
   });
 
   it('a right password between wrong codes does not clear their count', async () => {
     const person = await enrolledPerson();
     toMidStep();
-    for (let i = 0; i < 4; i++) expect((await completeLogin({ mfa_token: await challenge(person), code: wrongCode(person.secret) })).status).toBe(401);
+    for (let i = 0; i < 4; i++)
+      expect((await completeLogin({ mfa_token: await challenge(person), code: wrongCode(person.secret) })).status).toBe(
+        401,
+      );
     // The password again (right, so answered with a new challenge), and a fifth wrong code: the account is locked.
     const token = await challenge(person);
     expect((await completeLogin({ mfa_token: token, code: wrongCode(person.secret) })).status).toBe(401);
@@ -331,14 +376,21 @@ describe('POST /api/v1/auth/login/mfa', () => {
     const reply = await completeLogin({ mfa_token: await challenge(person), recovery_code: typed });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(reply.headers.get('set-cookie')).toMatch(/^tessera_session=/);
-    const session = await server.base.db.session.findFirstOrThrow({ where: { userId: person.id }, orderBy: { createdAt: 'desc' } });
+    const session = await server.base.db.session.findFirstOrThrow({
+      where: { userId: person.id },
+      orderBy: { createdAt: 'desc' },
+    });
     expect(session.amr).toContain('mfa');
-    expect((await client(server.url, { token: reply.body.token }).get('/api/v1/users/me/mfa')).body.recovery_codes_left).toBe(9);
+    expect(
+      (await client(server.url, { token: reply.body.token }).get('/api/v1/users/me/mfa')).body.recovery_codes_left,
+    ).toBe(9);
     const again = await completeLogin({ mfa_token: await challenge(person), recovery_code: code });
     expect(again.status).toBe(401);
     expect(again.body.error).toBe('invalid_credentials');
     // Another one of the set still works.
-    expect((await completeLogin({ mfa_token: await challenge(person), recovery_code: person.recoveryCodes[1] })).status).toBe(200);
+    expect(
+      (await completeLogin({ mfa_token: await challenge(person), recovery_code: person.recoveryCodes[1] })).status,
+    ).toBe(200);
   });
 
   it('20 sign-ins at once with one recovery code, each with its own mfa_token: exactly one succeeds', async () => {
@@ -348,13 +400,19 @@ describe('POST /api/v1/auth/login/mfa', () => {
     expect(new Set(tokens).size).toBe(20);
     // 20 devices signing in at once hold 20 live tokens. Where issuing a token voids the person's earlier ones (a
     // token stored as a link token), they are made live again, so that the recovery code alone decides.
-    await server.base.db.linkToken.updateMany({ where: { userId: person.id, purpose: 'mfa' }, data: { endedAt: null } });
+    await server.base.db.linkToken.updateMany({
+      where: { userId: person.id, purpose: 'mfa' },
+      data: { endedAt: null },
+    });
     const before = await sessionsOf(person.id);
     const code = person.recoveryCodes[0];
     const replies = await Promise.all(tokens.map((mfa_token) => completeLogin({ mfa_token, recovery_code: code })));
     const counts = statusCounts(replies);
     expect(counts[200], JSON.stringify(counts)).toBe(1);
-    expect(Object.keys(counts).every((s) => ['200', '401', '429'].includes(s)), JSON.stringify(counts)).toBe(true);
+    expect(
+      Object.keys(counts).every((s) => ['200', '401', '429'].includes(s)),
+      JSON.stringify(counts),
+    ).toBe(true);
     expect(await sessionsOf(person.id)).toBe(before + 1);
     expect(await server.base.db.recoveryCode.count({ where: { userId: person.id, usedAt: { not: null } } })).toBe(1);
   });
@@ -425,7 +483,11 @@ describe('DELETE /api/v1/users/me/mfa/totp', () => {
     expect(await eventsOf('2fa.disabled', person.id)).toBe(1);
     expect(await auditsOf('mfa.totp.remove', person.id)).toBe(1);
     // Mailed: the app set up, then removed.
-    await waitFor(async () => ((await server.base.db.mail.count({ where: { toAddress: person.email, kind: 'second_factor_changed' } })) === 2 ? true : undefined));
+    await waitFor(async () =>
+      (await server.base.db.mail.count({ where: { toAddress: person.email, kind: 'second_factor_changed' } })) === 2
+        ? true
+        : undefined,
+    );
 
     // The password alone signs in again.
     const login = await passwordLogin(person);
@@ -460,7 +522,9 @@ describe('a code given as the proof of a change', () => {
     }
     const right = await person.api.delete('/api/v1/users/me/mfa/totp', { code: codeAt(person.secret) });
     expect(right.status, JSON.stringify(right.body)).toBe(429);
-    expect((await person.api.post('/api/v1/users/me/mfa/recovery-codes', { code: codeAt(person.secret, PERIOD) })).status).toBe(429);
+    expect(
+      (await person.api.post('/api/v1/users/me/mfa/recovery-codes', { code: codeAt(person.secret, PERIOD) })).status,
+    ).toBe(429);
     expect((await person.api.get('/api/v1/users/me/mfa')).body.totp).toBe(true);
     expect(await eventsOf('2fa.disabled', person.id)).toBe(0);
   });
@@ -469,8 +533,13 @@ describe('a code given as the proof of a change', () => {
 describe('removing the app 20 times at once', () => {
   it('removes it once: 2fa.disabled and the audit entry once', async () => {
     const person = await enrolledPerson();
-    const replies = await Promise.all(Array.from({ length: 20 }, () => person.api.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD })));
-    expect(replies.every((r) => r.status === 200), JSON.stringify(statusCounts(replies))).toBe(true);
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, () => person.api.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD })),
+    );
+    expect(
+      replies.every((r) => r.status === 200),
+      JSON.stringify(statusCounts(replies)),
+    ).toBe(true);
     expect(await eventsOf('2fa.disabled', person.id)).toBe(1);
     expect(await auditsOf('mfa.totp.remove', person.id)).toBe(1);
     expect(await server.base.db.totpFactor.count({ where: { userId: person.id } })).toBe(0);
@@ -493,7 +562,9 @@ describe('POST /api/v1/users/me/mfa/recovery-codes', () => {
     expect(await eventsOf('2fa.enabled', person.id)).toBe(1);
     expect(await eventsOf('2fa.disabled', person.id)).toBe(0);
 
-    expect((await completeLogin({ mfa_token: await challenge(person), recovery_code: person.recoveryCodes[0] })).status).toBe(401);
+    expect(
+      (await completeLogin({ mfa_token: await challenge(person), recovery_code: person.recoveryCodes[0] })).status,
+    ).toBe(401);
     expect((await completeLogin({ mfa_token: await challenge(person), recovery_code: fresh[0] })).status).toBe(200);
 
     // A code works as the proof too.
@@ -518,13 +589,24 @@ describe('only a session manages second factors', () => {
     const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'mfa probe' });
     expect(created.status).toBe(201);
     const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
-    const app = await registerClient(tenant.owner.api, { name: 'mfa app', redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid', 'api'], consent_required: false });
+    const app = await registerClient(tenant.owner.api, {
+      name: 'mfa app',
+      redirect_uris: ['https://app.example.test/cb'],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
+    });
     // The token is the enrolled person's: a full sign-in first, then the code flow with that session.
     const token = client(server.url, { token: await tokenOfEnrolled(person, app) });
     const newcomer = await newPerson();
-    const tokenOfNewcomer = client(server.url, { token: await accessTokenOf(server.url, newcomer, app, 'https://app.example.test/cb', 'openid api') });
+    const tokenOfNewcomer = client(server.url, {
+      token: await accessTokenOf(server.url, newcomer, app, 'https://app.example.test/cb', 'openid api'),
+    });
     toMidStep();
-    for (const [who, as] of [['API key', key], ['access token', token], ['access token of a person without a factor', tokenOfNewcomer]] as const) {
+    for (const [who, as] of [
+      ['API key', key],
+      ['access token', token],
+      ['access token of a person without a factor', tokenOfNewcomer],
+    ] as const) {
       const replies = {
         status: await as.get('/api/v1/users/me/mfa'),
         enrol: await as.post('/api/v1/users/me/mfa/totp', { password: PASSWORD }),
@@ -532,10 +614,16 @@ describe('only a session manages second factors', () => {
         remove: await as.delete('/api/v1/users/me/mfa/totp', { password: PASSWORD }),
         regenerate: await as.post('/api/v1/users/me/mfa/recovery-codes', { password: PASSWORD }),
       };
-      for (const [route, reply] of Object.entries(replies)) expect(reply.status, `${who}: ${route} ${JSON.stringify(reply.body)}`).toBe(403);
+      for (const [route, reply] of Object.entries(replies))
+        expect(reply.status, `${who}: ${route} ${JSON.stringify(reply.body)}`).toBe(403);
     }
     expect(await server.base.db.totpFactor.count({ where: { userId: newcomer.id } })).toBe(0);
-    expect((await person.api.get('/api/v1/users/me/mfa')).body).toEqual({ totp: true, totp_pending: false, passkeys: 0, recovery_codes_left: 10 });
+    expect((await person.api.get('/api/v1/users/me/mfa')).body).toEqual({
+      totp: true,
+      totp_pending: false,
+      passkeys: 0,
+      recovery_codes_left: 10,
+    });
     expect(await auditsOf('mfa.recovery_codes.regenerate', person.id)).toBe(0);
     expect(await eventsOf('2fa.disabled', person.id)).toBe(0);
 
@@ -546,11 +634,21 @@ describe('only a session manages second factors', () => {
 });
 
 /** An access token for an enrolled person: their session comes from the full sign-in. */
-async function tokenOfEnrolled(person: Person & Enrolled, app: { client_id: string; client_secret: string }): Promise<string> {
+async function tokenOfEnrolled(
+  person: Person & Enrolled,
+  app: { client_id: string; client_secret: string },
+): Promise<string> {
   toMidStep();
   const login = await completeLogin({ mfa_token: await challenge(person), code: codeAt(person.secret) });
   expect(login.status).toBe(200);
-  const back = await authorize(server.url, login.body.token, { client_id: app.client_id, redirect_uri: 'https://app.example.test/cb', response_type: 'code', scope: 'openid api', nonce: 'n', state: 's' });
+  const back = await authorize(server.url, login.body.token, {
+    client_id: app.client_id,
+    redirect_uri: 'https://app.example.test/cb',
+    response_type: 'code',
+    scope: 'openid api',
+    nonce: 'n',
+    state: 's',
+  });
   const tokens = await exchangeCode(server.url, app, codeFrom(back), 'https://app.example.test/cb');
   expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
   return tokens.body.access_token;

@@ -18,7 +18,14 @@ import { startSampleApp } from '../helpers/sample-app.ts';
 import { SoftPasskey, startPasskeyServer } from '../helpers/webauthn.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
 import {
-  compileAllResponseSchemas, documentedOperations, expectMatchesOpenApi, findOperation, HTTP_METHODS, openapi, pointer, resolveRef,
+  compileAllResponseSchemas,
+  documentedOperations,
+  expectMatchesOpenApi,
+  findOperation,
+  HTTP_METHODS,
+  openapi,
+  pointer,
+  resolveRef,
 } from '../helpers/openapi.ts';
 
 const OPS_ENDPOINTS = ['GET /healthz', 'GET /readyz', 'GET /openapi.json'];
@@ -50,14 +57,33 @@ const OAUTH_KEYS = OAUTH_ENDPOINTS.map((e) => e.key);
  * OAuth ones are. None is public: each takes a directory token (the scimToken scheme).
  */
 const SCIM_ENDPOINTS = [
-  'GET /scim/v2/Users', 'POST /scim/v2/Users', 'POST /scim/v2/Users/.search',
-  'GET /scim/v2/Users/{id}', 'PUT /scim/v2/Users/{id}', 'PATCH /scim/v2/Users/{id}', 'DELETE /scim/v2/Users/{id}',
-  'GET /scim/v2/Groups', 'POST /scim/v2/Groups', 'POST /scim/v2/Groups/.search',
-  'GET /scim/v2/Groups/{id}', 'PUT /scim/v2/Groups/{id}', 'PATCH /scim/v2/Groups/{id}', 'DELETE /scim/v2/Groups/{id}',
-  'GET /scim/v2/ServiceProviderConfig', 'GET /scim/v2/ResourceTypes', 'GET /scim/v2/ResourceTypes/{id}', 'GET /scim/v2/Schemas', 'GET /scim/v2/Schemas/{id}',
+  'GET /scim/v2/Users',
+  'POST /scim/v2/Users',
+  'POST /scim/v2/Users/.search',
+  'GET /scim/v2/Users/{id}',
+  'PUT /scim/v2/Users/{id}',
+  'PATCH /scim/v2/Users/{id}',
+  'DELETE /scim/v2/Users/{id}',
+  'GET /scim/v2/Groups',
+  'POST /scim/v2/Groups',
+  'POST /scim/v2/Groups/.search',
+  'GET /scim/v2/Groups/{id}',
+  'PUT /scim/v2/Groups/{id}',
+  'PATCH /scim/v2/Groups/{id}',
+  'DELETE /scim/v2/Groups/{id}',
+  'GET /scim/v2/ServiceProviderConfig',
+  'GET /scim/v2/ResourceTypes',
+  'GET /scim/v2/ResourceTypes/{id}',
+  'GET /scim/v2/Schemas',
+  'GET /scim/v2/Schemas/{id}',
 ];
 /** Endpoints without a failure path: they answer every well-formed request the same way. */
-const NEVER_FAIL = [...OPS_ENDPOINTS, 'GET /.well-known/openid-configuration', 'GET /.well-known/oauth-authorization-server', 'GET /.well-known/jwks.json'];
+const NEVER_FAIL = [
+  ...OPS_ENDPOINTS,
+  'GET /.well-known/openid-configuration',
+  'GET /.well-known/oauth-authorization-server',
+  'GET /.well-known/jwks.json',
+];
 
 /** The route tables as documented operations: `:id` becomes `{id}`, the router prefix is added. */
 const routes = [
@@ -74,7 +100,10 @@ const keyOf = (op: { method: string; path: string }) => `${op.method} ${op.path}
 describe('openapi.json and the route tables', () => {
   it('documents every route of /v1 and /api/v1 and nothing else', () => {
     const fromTables = routes.map((r) => r.key).sort();
-    const fromDocument = documented.map(keyOf).filter((k) => !OPS_ENDPOINTS.includes(k) && !OAUTH_KEYS.includes(k) && !SCIM_ENDPOINTS.includes(k)).sort();
+    const fromDocument = documented
+      .map(keyOf)
+      .filter((k) => !OPS_ENDPOINTS.includes(k) && !OAUTH_KEYS.includes(k) && !SCIM_ENDPOINTS.includes(k))
+      .sort();
 
     expect(fromDocument).toEqual(fromTables);
   });
@@ -86,20 +115,32 @@ describe('openapi.json and the route tables', () => {
 
   it('lists every path and method of the SCIM router (server/scim/router.ts)', () => {
     // HEAD comes with every GET; the router has no layer of its own for anything else.
-    const served = scimRouter().stack.flatMap((l) => l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(l.path).replace(/:(\w+)/g, '{$1}')}`));
+    const served = scimRouter().stack.flatMap((l) =>
+      l.methods.filter((m) => m !== 'HEAD').map((m) => `${m} ${String(l.path).replace(/:(\w+)/g, '{$1}')}`),
+    );
     expect(served.sort()).toEqual([...SCIM_ENDPOINTS].sort());
   });
 
   it('lists every path and method of the OAuth router (server/oidc/router.ts)', () => {
     // Building the router touches nothing: its handlers close over the context base and run only on a request.
-    const layers = oidcRouter({} as ContextBase, { secure: false }).stack.map((l) => ({ path: String(l.path), methods: l.methods.filter((m) => m !== 'HEAD' && m !== 'OPTIONS') }));
-    const listed = (path: string) => OAUTH_ENDPOINTS.filter((e) => e.key.endsWith(` ${path}`)).map((e) => e.key.split(' ')[0]!).sort();
+    const layers = oidcRouter({} as ContextBase, { secure: false }).stack.map((l) => ({
+      path: String(l.path),
+      methods: l.methods.filter((m) => m !== 'HEAD' && m !== 'OPTIONS'),
+    }));
+    const listed = (path: string) =>
+      OAUTH_ENDPOINTS.filter((e) => e.key.endsWith(` ${path}`))
+        .map((e) => e.key.split(' ')[0]!)
+        .sort();
     // Layers that only answer CORS preflights (OPTIONS) are not operations.
     const withOperations = layers.filter((l) => l.methods.length > 0);
-    expect([...new Set(withOperations.map((l) => l.path))].sort()).toEqual([...new Set(OAUTH_KEYS.map((k) => k.split(' ')[1]!))].sort());
+    expect([...new Set(withOperations.map((l) => l.path))].sort()).toEqual(
+      [...new Set(OAUTH_KEYS.map((k) => k.split(' ')[1]!))].sort(),
+    );
     for (const layer of withOperations) {
       // router.all() rows (token, revoke, introspect) take every method and answer 405 to all but POST.
-      const methods = ['GET', 'POST', 'PUT', 'DELETE'].every((m) => layer.methods.includes(m)) ? ['POST'] : layer.methods;
+      const methods = ['GET', 'POST', 'PUT', 'DELETE'].every((m) => layer.methods.includes(m))
+        ? ['POST']
+        : layer.methods;
       for (const method of methods) expect(listed(layer.path), layer.path).toContain(method);
     }
   });
@@ -116,7 +157,8 @@ describe('openapi.json and the route tables', () => {
   });
 
   it('lets exactly the public routes (and the operations and public OAuth endpoints) be called without credentials', () => {
-    const anonymous = (security: Record<string, string[]>[]) => security.length === 0 || security.some((s) => Object.keys(s).length === 0);
+    const anonymous = (security: Record<string, string[]>[]) =>
+      security.length === 0 || security.some((s) => Object.keys(s).length === 0);
     for (const op of documented) {
       const security = op.operation.security ?? openapi.security ?? [];
       const route = routes.find((r) => r.key === keyOf(op));
@@ -167,7 +209,10 @@ describe('openapi.json is a well-formed OpenAPI 3.0 document', () => {
       const responses = Object.entries<any>(op.operation.responses ?? {});
       // The browser endpoints of OAuth succeed with a redirect.
       const success = OAUTH_KEYS.includes(keyOf(op)) ? /^[23]/ : /^2/;
-      expect(responses.some(([status]) => success.test(status)), keyOf(op)).toBe(true);
+      expect(
+        responses.some(([status]) => success.test(status)),
+        keyOf(op),
+      ).toBe(true);
       for (const [status, response] of responses) {
         expect(status, keyOf(op)).toMatch(/^([1-5]\d\d|[1-5]XX|default)$/);
         expect(resolveRef(response).description, `${keyOf(op)} ${status}`).toEqual(expect.any(String));
@@ -193,7 +238,8 @@ describe('openapi.json is a well-formed OpenAPI 3.0 document', () => {
     const schemes = Object.keys(openapi.components?.securitySchemes ?? {});
     const tags = (openapi.tags ?? []).map((t: { name: string }) => t.name);
     const requirements = [...(openapi.security ?? []), ...documented.flatMap((op) => op.operation.security ?? [])];
-    for (const requirement of requirements) for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
+    for (const requirement of requirements)
+      for (const name of Object.keys(requirement)) expect(schemes).toContain(name);
     for (const op of documented) for (const tag of op.operation.tags ?? []) expect(tags, keyOf(op)).toContain(tag);
   });
 
@@ -217,14 +263,16 @@ describe('openapi.json is a well-formed OpenAPI 3.0 document', () => {
       if (op.operationId === 'getOpenApiDocument') continue;
       // What /scim/v2 answers is as closed as REST's; what it takes is not (below).
       for (const [status, response] of Object.entries<any>(op.operation.responses)) {
-        for (const [type, media] of Object.entries<any>(resolveRef(response).content ?? {})) check(media.schema, `${keyOf(op)} ${status} ${type}`);
+        for (const [type, media] of Object.entries<any>(resolveRef(response).content ?? {}))
+          check(media.schema, `${keyOf(op)} ${status} ${type}`);
       }
       // OAuth endpoints ignore parameters they do not know (RFC 6749 3.1, 3.2): their request schemas stay open. So do
       // SCIM's: attribute names are case-insensitive (RFC 7643 2.1), and a directory sends attributes Tessera does not
       // keep (the enterprise extension, roles, password), which are accepted and ignored (RFC 7644 3.3;
       // docs/architecture.md#directory-provisioning). A closed schema would call Entra ID's own requests wrong.
       if (OAUTH_KEYS.includes(keyOf(op)) || SCIM_ENDPOINTS.includes(keyOf(op))) continue;
-      for (const [type, media] of Object.entries<any>(resolveRef(op.operation.requestBody ?? {}).content ?? {})) check(media.schema, `${keyOf(op)} body ${type}`);
+      for (const [type, media] of Object.entries<any>(resolveRef(op.operation.requestBody ?? {}).content ?? {}))
+        check(media.schema, `${keyOf(op)} body ${type}`);
     }
     expect(open).toEqual([]);
   });
@@ -240,7 +288,8 @@ describe('openapi.json is a well-formed OpenAPI 3.0 document', () => {
         const headers = resolveRef(response).headers ?? {};
         const where = `${keyOf(op)} ${status}`;
         for (const name of RATE_LIMIT) {
-          if (rest || (scim && status !== '401')) expect(resolveRef(headers[name] ?? null)?.required, `${where} ${name}`).toBe(false);
+          if (rest || (scim && status !== '401'))
+            expect(resolveRef(headers[name] ?? null)?.required, `${where} ${name}`).toBe(false);
           else expect(headers[name], `${where} ${name}`).toBeUndefined();
         }
         if (status === '429') expect(resolveRef(headers['Retry-After'] ?? null)?.required, where).toBe(true);
@@ -251,7 +300,10 @@ describe('openapi.json is a well-formed OpenAPI 3.0 document', () => {
   it('gives every redirect a required Location header', () => {
     for (const op of documented) {
       for (const [status, response] of Object.entries<any>(op.operation.responses)) {
-        if (/^3/.test(status)) expect(resolveRef(resolveRef(response).headers?.Location ?? null)?.required, `${keyOf(op)} ${status}`).toBe(true);
+        if (/^3/.test(status))
+          expect(resolveRef(resolveRef(response).headers?.Location ?? null)?.required, `${keyOf(op)} ${status}`).toBe(
+            true,
+          );
       }
     }
   });
@@ -286,7 +338,13 @@ let dns: TestDnsServer;
 const seen = new Map<string, Set<number>>();
 
 /** Calls the route and checks the reply against the document; records the operation as covered. */
-async function call(as: Client, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Reply> {
+async function call(
+  as: Client,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<Reply> {
   const reply = await as.request(method, path, body, headers);
   const op = expectMatchesOpenApi(method, path, reply);
   const key = keyOf(op);
@@ -299,7 +357,8 @@ async function call(as: Client, method: string, path: string, body?: unknown, he
 const expectStatus = (reply: Reply, status: number) => expect(reply.status, JSON.stringify(reply.body)).toBe(status);
 
 /** The code an authenticator app with `secret` shows now (the tour's server keeps real time). */
-const totpNow = (secret: string) => new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate();
+const totpNow = (secret: string) =>
+  new TOTP({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, period: 30 }).generate();
 
 /** Sets up an authenticator app for the session `api`, outside the tour's records. */
 async function enrolNow(api: Client): Promise<void> {
@@ -332,8 +391,18 @@ describe('a tour of every route, checked against openapi.json', () => {
   it('signs in, describes the session, lists the organizations, signs out', async () => {
     const login = await call(anon, 'POST', '/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD });
     expectStatus(login, 200);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' }), 401);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD, remember: true }), 400);
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' }),
+      401,
+    );
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/login', {
+        email: tenant.member.email,
+        password: PASSWORD,
+        remember: true,
+      }),
+      400,
+    );
 
     const session = client(server.url, { token: login.body.token });
     expectStatus(await call(session, 'GET', '/api/v1/auth/session'), 200);
@@ -352,7 +421,8 @@ describe('a tour of every route, checked against openapi.json', () => {
     // Someone of their own: signing out everywhere else would end the sessions the rest of the tour uses.
     const person = await newPerson();
     const first = person.api;
-    const second = (await (await signIn(server.url, person.email, PASSWORD)).api.get('/api/v1/auth/session')).body.session.id;
+    const second = (await (await signIn(server.url, person.email, PASSWORD)).api.get('/api/v1/auth/session')).body
+      .session.id;
     const third = (await signIn(server.url, person.email, PASSWORD)).api;
     const listed = await call(first, 'GET', '/api/v1/auth/sessions');
     expectStatus(listed, 200);
@@ -373,16 +443,28 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(anon, 'GET', '/api/v1/users/me'), 401);
 
     const person = await newPerson();
-    const renamed = await call(person.api, 'PATCH', '/api/v1/users/me', { name: 'Renamed', picture: 'https://example.test/me.png' });
+    const renamed = await call(person.api, 'PATCH', '/api/v1/users/me', {
+      name: 'Renamed',
+      picture: 'https://example.test/me.png',
+    });
     expectStatus(renamed, 200);
     expect(renamed.body).toMatchObject({ name: 'Renamed', picture: 'https://example.test/me.png' });
     // A new password answers with a fresh login payload instead of the profile.
-    const changed = await call(person.api, 'PATCH', '/api/v1/users/me', { current_password: PASSWORD, password: 'another long password' });
+    const changed = await call(person.api, 'PATCH', '/api/v1/users/me', {
+      current_password: PASSWORD,
+      password: 'another long password',
+    });
     expectStatus(changed, 200);
     expect(changed.body.token_type).toBe('Bearer');
     const fresh = client(server.url, { token: changed.body.token });
     expectStatus(await call(fresh, 'PATCH', '/api/v1/users/me', { nickname: 'x' }), 400);
-    expectStatus(await call(fresh, 'PATCH', '/api/v1/users/me', { email: tenant.admin.email, current_password: 'another long password' }), 409);
+    expectStatus(
+      await call(fresh, 'PATCH', '/api/v1/users/me', {
+        email: tenant.admin.email,
+        current_password: 'another long password',
+      }),
+      409,
+    );
 
     // Deleting the account needs the password again (or a code): the session alone is not enough.
     expectStatus(await call(fresh, 'DELETE', '/api/v1/users/me'), 400);
@@ -409,7 +491,9 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(key, 'GET', '/api/v1/users/me'), 403);
     expectStatus(await call(key, 'POST', '/v1/organizations', { name: 'By a key' }), 403);
     const used = await call(tenant.admin.api, 'GET', `/api/v1/api-keys?organization_id=${tenant.id}`);
-    expect(used.body.api_keys.find((k: { id: string }) => k.id === created.body.id).last_used_at).toEqual(expect.any(String));
+    expect(used.body.api_keys.find((k: { id: string }) => k.id === created.body.id).last_used_at).toEqual(
+      expect.any(String),
+    );
 
     expectStatus(await call(tenant.admin.api, 'DELETE', `/api/v1/api-keys/${created.body.id}`), 204);
     expectStatus(await call(tenant.admin.api, 'DELETE', `/api/v1/api-keys/${created.body.id}`), 404);
@@ -426,13 +510,31 @@ describe('a tour of every route, checked against openapi.json', () => {
   it('registers, lists, reads, updates, rotates and deletes OAuth clients', async () => {
     const admin = tenant.admin.api;
     const body = { name: 'Tour app', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email'] };
-    const created = await call(admin, 'POST', '/api/v1/oauth-clients', { ...body, description: 'From the tour', allowed_origins: ['https://app.example.test'] });
+    const created = await call(admin, 'POST', '/api/v1/oauth-clients', {
+      ...body,
+      description: 'From the tour',
+      allowed_origins: ['https://app.example.test'],
+    });
     expectStatus(created, 201);
-    expect(created.body).toMatchObject({ organization_id: tenant.id, enabled: true, consent_required: true, grant_types: ['authorization_code', 'refresh_token'] });
+    expect(created.body).toMatchObject({
+      organization_id: tenant.id,
+      enabled: true,
+      consent_required: true,
+      grant_types: ['authorization_code', 'refresh_token'],
+    });
     expect(created.body.client_secret).toEqual(expect.any(String));
-    expectStatus(await call(admin, 'POST', '/api/v1/oauth-clients', { ...body, redirect_uris: ['http://app.example.test/callback'] }), 400);
+    expectStatus(
+      await call(admin, 'POST', '/api/v1/oauth-clients', {
+        ...body,
+        redirect_uris: ['http://app.example.test/callback'],
+      }),
+      400,
+    );
     expectStatus(await call(tenant.member.api, 'POST', '/api/v1/oauth-clients', body), 403);
-    expectStatus(await call(platform, 'POST', '/api/v1/oauth-clients', { ...body, organization_id: 'no-such-organization' }), 404);
+    expectStatus(
+      await call(platform, 'POST', '/api/v1/oauth-clients', { ...body, organization_id: 'no-such-organization' }),
+      404,
+    );
 
     const listed = await call(admin, 'GET', '/api/v1/oauth-clients');
     expectStatus(listed, 200);
@@ -445,7 +547,10 @@ describe('a tour of every route, checked against openapi.json', () => {
     expect(byClientId.body.id).toBe(created.body.id);
     expectStatus(await call(admin, 'GET', '/api/v1/oauth-clients/no-such-client'), 404);
 
-    const disabled = await call(admin, 'PATCH', `/api/v1/oauth-clients/${created.body.id}`, { enabled: false, post_logout_redirect_uris: [AFTER_LOGOUT] });
+    const disabled = await call(admin, 'PATCH', `/api/v1/oauth-clients/${created.body.id}`, {
+      enabled: false,
+      post_logout_redirect_uris: [AFTER_LOGOUT],
+    });
     expectStatus(disabled, 200);
     expect(disabled.body).toMatchObject({ enabled: false, post_logout_redirect_uris: [AFTER_LOGOUT] });
     expectStatus(await call(admin, 'PATCH', `/api/v1/oauth-clients/${created.body.id}`, { redirect_uris: [] }), 400);
@@ -461,15 +566,25 @@ describe('a tour of every route, checked against openapi.json', () => {
 
   it('authorizes a signed-in browser, exchanges the code, and uses, introspects and revokes the tokens', async () => {
     const registered = await tenant.admin.api.post('/api/v1/oauth-clients', {
-      name: 'Relying party', redirect_uris: [REDIRECT], post_logout_redirect_uris: [AFTER_LOGOUT],
-      allowed_scopes: ['openid', 'profile', 'email', 'organization', 'offline_access'], consent_required: false,
+      name: 'Relying party',
+      redirect_uris: [REDIRECT],
+      post_logout_redirect_uris: [AFTER_LOGOUT],
+      allowed_scopes: ['openid', 'profile', 'email', 'organization', 'offline_access'],
+      consent_required: false,
     });
     expectStatus(registered, 201);
     const rp = registered.body;
     const credentials = { client_id: rp.client_id, client_secret: rp.client_secret };
     const login = await call(anon, 'POST', '/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD });
     const browser = { cookie: `tessera_session=${login.body.token}` };
-    const request = { client_id: rp.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid profile email organization offline_access', state: 'tour', nonce: 'n-0S6_WzA2Mj' };
+    const request = {
+      client_id: rp.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid profile email organization offline_access',
+      state: 'tour',
+      nonce: 'n-0S6_WzA2Mj',
+    };
     const authorizeUrl = (params: Record<string, string>) => `/oauth/authorize?${new URLSearchParams(params)}`;
 
     // The authorization endpoint: a code for the signed-in member (no consent asked), a sign-in first without the
@@ -484,10 +599,22 @@ describe('a tour of every route, checked against openapi.json', () => {
     const toLogin = await call(anon, 'GET', authorizeUrl(request));
     expectStatus(toLogin, 302);
     expect(toLogin.headers.get('location')).toMatch(/^\/login\?return_to=/);
-    const refused = await call(anon, 'GET', authorizeUrl({ ...request, scope: 'openid not-allowed' }), undefined, browser);
+    const refused = await call(
+      anon,
+      'GET',
+      authorizeUrl({ ...request, scope: 'openid not-allowed' }),
+      undefined,
+      browser,
+    );
     expectStatus(refused, 302);
     expect(new URL(refused.headers.get('location')!).searchParams.get('error')).toBe('invalid_scope');
-    const page = await call(anon, 'GET', authorizeUrl({ ...request, redirect_uri: 'https://elsewhere.example.test/' }), undefined, browser);
+    const page = await call(
+      anon,
+      'GET',
+      authorizeUrl({ ...request, redirect_uri: 'https://elsewhere.example.test/' }),
+      undefined,
+      browser,
+    );
     expectStatus(page, 400);
     expect(page.body).toContain('redirect_uri not registered');
 
@@ -501,18 +628,36 @@ describe('a tour of every route, checked against openapi.json', () => {
     const exchange = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, ...credentials };
     const tokens = await call(anon, 'POST', '/oauth/token', form(exchange), FORM);
     expectStatus(tokens, 200);
-    expect(tokens.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, refresh_token: expect.any(String), id_token: expect.any(String) });
-    const refreshed = await call(anon, 'POST', '/oauth/token', { grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token, ...credentials });
+    expect(tokens.body).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: 3600,
+      refresh_token: expect.any(String),
+      id_token: expect.any(String),
+    });
+    const refreshed = await call(anon, 'POST', '/oauth/token', {
+      grant_type: 'refresh_token',
+      refresh_token: tokens.body.refresh_token,
+      ...credentials,
+    });
     expectStatus(refreshed, 200);
     expectStatus(await call(anon, 'POST', '/oauth/token', form({ ...credentials, grant_type: 'password' }), FORM), 400);
-    expectStatus(await call(anon, 'POST', '/oauth/token', form({ ...exchange, client_secret: 'not the secret' }), FORM), 401);
+    expectStatus(
+      await call(anon, 'POST', '/oauth/token', form({ ...exchange, client_secret: 'not the secret' }), FORM),
+      401,
+    );
 
     // userinfo: the bearer token in the header or in a form body, not both; none is a 401 with WWW-Authenticate.
     const accessToken = refreshed.body.access_token;
     const bearer = client(server.url, { token: accessToken });
     const claims = await call(bearer, 'GET', '/oauth/userinfo');
     expectStatus(claims, 200);
-    expect(claims.body).toMatchObject({ sub: tenant.member.id, email: tenant.member.email, organization_id: tenant.id, organizationId: tenant.id, role: 'member' });
+    expect(claims.body).toMatchObject({
+      sub: tenant.member.id,
+      email: tenant.member.email,
+      organization_id: tenant.id,
+      organizationId: tenant.id,
+      role: 'member',
+    });
     expectStatus(await call(anon, 'POST', '/oauth/userinfo', form({ access_token: accessToken }), FORM), 200);
     expectStatus(await call(bearer, 'POST', '/oauth/userinfo', form({ access_token: accessToken }), FORM), 400);
     expectStatus(await call(anon, 'GET', '/oauth/userinfo'), 401);
@@ -520,43 +665,107 @@ describe('a tour of every route, checked against openapi.json', () => {
     // Introspection: both kinds of token are active; a missing token, a wrong secret.
     const active = await call(anon, 'POST', '/oauth/introspect', form({ token: accessToken, ...credentials }), FORM);
     expectStatus(active, 200);
-    expect(active.body).toMatchObject({ active: true, token_type: 'Bearer', sub: tenant.member.id, client_id: rp.client_id });
-    const activeRefresh = await call(anon, 'POST', '/oauth/introspect', form({ token: refreshed.body.refresh_token, ...credentials }), FORM);
+    expect(active.body).toMatchObject({
+      active: true,
+      token_type: 'Bearer',
+      sub: tenant.member.id,
+      client_id: rp.client_id,
+    });
+    const activeRefresh = await call(
+      anon,
+      'POST',
+      '/oauth/introspect',
+      form({ token: refreshed.body.refresh_token, ...credentials }),
+      FORM,
+    );
     expect(activeRefresh.body).toMatchObject({ active: true, token_type: 'refresh_token' });
     expectStatus(await call(anon, 'POST', '/oauth/introspect', form(credentials), FORM), 400);
-    expectStatus(await call(anon, 'POST', '/oauth/introspect', form({ token: accessToken, ...credentials, client_secret: 'not the secret' }), FORM), 401);
+    expectStatus(
+      await call(
+        anon,
+        'POST',
+        '/oauth/introspect',
+        form({ token: accessToken, ...credentials, client_secret: 'not the secret' }),
+        FORM,
+      ),
+      401,
+    );
 
     // Revocation ends the grant: the access token is inactive and no longer opens userinfo.
-    const revoked = await call(anon, 'POST', '/oauth/revoke', form({ token: refreshed.body.refresh_token, ...credentials }), FORM);
+    const revoked = await call(
+      anon,
+      'POST',
+      '/oauth/revoke',
+      form({ token: refreshed.body.refresh_token, ...credentials }),
+      FORM,
+    );
     expectStatus(revoked, 200);
     expect(revoked.body).toEqual({});
-    expectStatus(await call(anon, 'POST', '/oauth/revoke', { token: accessToken, ...credentials, client_secret: 'not the secret' }), 401);
+    expectStatus(
+      await call(anon, 'POST', '/oauth/revoke', {
+        token: accessToken,
+        ...credentials,
+        client_secret: 'not the secret',
+      }),
+      401,
+    );
     const inactive = await call(anon, 'POST', '/oauth/introspect', form({ token: accessToken, ...credentials }), FORM);
     expect(inactive.body).toEqual({ active: false });
     expectStatus(await call(bearer, 'GET', '/oauth/userinfo'), 401);
 
     // A machine client: client_credentials gives an access token alone; without openid it opens no userinfo.
-    const machine = (await tenant.admin.api.post('/api/v1/oauth-clients', { name: 'Machine', redirect_uris: [], grant_types: ['client_credentials'], allowed_scopes: ['organization'] })).body;
-    const machineToken = await call(anon, 'POST', '/oauth/token', form({ grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret }), FORM);
+    const machine = (
+      await tenant.admin.api.post('/api/v1/oauth-clients', {
+        name: 'Machine',
+        redirect_uris: [],
+        grant_types: ['client_credentials'],
+        allowed_scopes: ['organization'],
+      })
+    ).body;
+    const machineToken = await call(
+      anon,
+      'POST',
+      '/oauth/token',
+      form({ grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret }),
+      FORM,
+    );
     expectStatus(machineToken, 200);
     expect(machineToken.body.refresh_token).toBeUndefined();
-    const machineInfo = await call(client(server.url, { token: machineToken.body.access_token }), 'GET', '/oauth/userinfo');
+    const machineInfo = await call(
+      client(server.url, { token: machineToken.body.access_token }),
+      'GET',
+      '/oauth/userinfo',
+    );
     expectStatus(machineInfo, 403);
     expect(machineInfo.body.error).toBe('insufficient_scope');
 
     // RP-initiated logout: back to the registered URI with state and the session ended; our page for an
     // unregistered one; the sign-in page when none is given.
-    const logoutQuery = new URLSearchParams({ id_token_hint: tokens.body.id_token, post_logout_redirect_uri: AFTER_LOGOUT, state: 'bye' });
+    const logoutQuery = new URLSearchParams({
+      id_token_hint: tokens.body.id_token,
+      post_logout_redirect_uri: AFTER_LOGOUT,
+      state: 'bye',
+    });
     const signedOut = await call(anon, 'GET', `/oauth/logout?${logoutQuery}`, undefined, browser);
     expectStatus(signedOut, 302);
     expect(signedOut.headers.get('location')).toBe(`${AFTER_LOGOUT}?state=bye`);
     expectStatus(await call(client(server.url, { token: login.body.token }), 'GET', '/api/v1/auth/session'), 401);
-    expectStatus(await call(anon, 'GET', `/oauth/logout?${new URLSearchParams({ client_id: rp.client_id, post_logout_redirect_uri: 'https://elsewhere.example.test/' })}`), 400);
+    expectStatus(
+      await call(
+        anon,
+        'GET',
+        `/oauth/logout?${new URLSearchParams({ client_id: rp.client_id, post_logout_redirect_uri: 'https://elsewhere.example.test/' })}`,
+      ),
+      400,
+    );
     const plain = await call(anon, 'GET', '/oauth/logout');
     expectStatus(plain, 303);
     expect(plain.headers.get('location')).toBe('/login?signed_out=1');
     expectStatus(await call(anon, 'POST', '/oauth/logout', form({ client_id: rp.client_id }), FORM), 303);
-    expectStatus(await call(anon, 'POST', '/oauth/logout', form({ post_logout_redirect_uri: AFTER_LOGOUT }), FORM), 400);
+    expectStatus(
+      await call(anon, 'POST', '/oauth/logout', form({ post_logout_redirect_uri: AFTER_LOGOUT }), FORM),
+      400,
+    );
   });
 
   it('serves the discovery documents and the key set', async () => {
@@ -567,7 +776,9 @@ describe('a tour of every route, checked against openapi.json', () => {
     }
     const keys = await call(anon, 'GET', '/.well-known/jwks.json');
     expectStatus(keys, 200);
-    expect(keys.body.keys.map((k: { alg: string }) => k.alg)).toEqual(expect.arrayContaining(['RS256', 'ES256', 'EdDSA']));
+    expect(keys.body.keys.map((k: { alg: string }) => k.alg)).toEqual(
+      expect.arrayContaining(['RS256', 'ES256', 'EdDSA']),
+    );
   });
 
   it('lists, creates, reads and updates organizations', async () => {
@@ -591,7 +802,10 @@ describe('a tour of every route, checked against openapi.json', () => {
     expect(seenByPlatform.body.role).toBeNull();
     expectStatus(await call(platform, 'GET', '/v1/organizations/no-such-organization'), 404);
 
-    expectStatus(await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}`, { name: `${tenant.name} (renamed)` }), 200);
+    expectStatus(
+      await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}`, { name: `${tenant.name} (renamed)` }),
+      200,
+    );
     expectStatus(await call(tenant.member.api, 'PATCH', `/v1/organizations/${tenant.id}`, { name: 'Mine now' }), 403);
     expectStatus(await call(platform, 'PATCH', '/v1/organizations/no-such-organization', { name: 'Ghost' }), 404);
   });
@@ -601,20 +815,42 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.member.api, 'GET', `/v1/organizations/${tenant.id}/members`), 403);
 
     const person = await newPerson();
-    const promoted = await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${person.id}`, { role: 'admin' });
+    const promoted = await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${person.id}`, {
+      role: 'admin',
+    });
     expectStatus(promoted, 200);
     expect(promoted.body.role).toBe('admin');
-    expectStatus(await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`, { role: 'member' }), 403);
-    expectStatus(await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${person.id}`, { role: 'boss' }), 400);
-    expectStatus(await call(tenant.owner.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`, { role: 'admin' }), 409);
+    expectStatus(
+      await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`, {
+        role: 'member',
+      }),
+      403,
+    );
+    expectStatus(
+      await call(tenant.admin.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${person.id}`, { role: 'boss' }),
+      400,
+    );
+    expectStatus(
+      await call(tenant.owner.api, 'PATCH', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`, {
+        role: 'admin',
+      }),
+      409,
+    );
 
     expectStatus(await call(tenant.admin.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${person.id}`), 204);
     expectStatus(await call(tenant.admin.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${person.id}`), 404);
-    expectStatus(await call(tenant.owner.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`), 409);
+    expectStatus(
+      await call(tenant.owner.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${tenant.owner.id}`),
+      409,
+    );
   });
 
   it('searches organizations by name and transfers ownership', async () => {
-    const found = await call(platform, 'GET', `/v1/organizations?search=${encodeURIComponent(tenant.name.toUpperCase())}`);
+    const found = await call(
+      platform,
+      'GET',
+      `/v1/organizations?search=${encodeURIComponent(tenant.name.toUpperCase())}`,
+    );
     expectStatus(found, 200);
     expect(found.body.organizations.map((o: { id: string }) => o.id)).toContain(tenant.id);
     expectStatus(await call(platform, 'GET', `/v1/organizations?search=${'x'.repeat(201)}`), 400);
@@ -631,27 +867,69 @@ describe('a tour of every route, checked against openapi.json', () => {
   });
 
   it('invites, lists, revokes and accepts invitations', async () => {
-    const invited = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: 'revoke-me@example.test' });
+    const invited = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, {
+      email: 'revoke-me@example.test',
+    });
     expectStatus(invited, 201);
     expect(invited.body).toMatchObject({ role: 'member', status: 'pending' });
-    expectStatus(await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: tenant.member.email }), 409);
-    expectStatus(await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: 'boss@example.test', role: 'owner' }), 403);
+    expectStatus(
+      await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, {
+        email: tenant.member.email,
+      }),
+      409,
+    );
+    expectStatus(
+      await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, {
+        email: 'boss@example.test',
+        role: 'owner',
+      }),
+      403,
+    );
 
     expectStatus(await call(tenant.admin.api, 'GET', `/v1/organizations/${tenant.id}/invitations`), 200);
     expectStatus(await call(tenant.member.api, 'GET', `/v1/organizations/${tenant.id}/invitations`), 403);
 
-    expectStatus(await call(tenant.admin.api, 'DELETE', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}`), 204);
-    expectStatus(await call(tenant.admin.api, 'DELETE', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}`), 409);
+    expectStatus(
+      await call(tenant.admin.api, 'DELETE', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}`),
+      204,
+    );
+    expectStatus(
+      await call(tenant.admin.api, 'DELETE', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}`),
+      409,
+    );
 
-    const fresh = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: 'joiner@example.test', role: 'admin' });
-    const accepted = await call(anon, 'POST', '/api/v1/invitations/accept', { token: fresh.body.token, name: 'Joiner', password: PASSWORD });
+    const fresh = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, {
+      email: 'joiner@example.test',
+      role: 'admin',
+    });
+    const accepted = await call(anon, 'POST', '/api/v1/invitations/accept', {
+      token: fresh.body.token,
+      name: 'Joiner',
+      password: PASSWORD,
+    });
     expectStatus(accepted, 200);
     expect(accepted.body.organization).toEqual({ id: tenant.id, name: expect.any(String), role: 'admin' });
-    expectStatus(await call(anon, 'POST', '/api/v1/invitations/accept', { token: fresh.body.token, name: 'Again', password: PASSWORD }), 400);
-    expectStatus(await call(anon, 'POST', '/api/v1/invitations/accept', { token: invited.body.token, name: 'Revoked', password: PASSWORD }), 400);
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/invitations/accept', {
+        token: fresh.body.token,
+        name: 'Again',
+        password: PASSWORD,
+      }),
+      400,
+    );
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/invitations/accept', {
+        token: invited.body.token,
+        name: 'Revoked',
+        password: PASSWORD,
+      }),
+      400,
+    );
     // An existing account accepts only when signed in as it, or with its password.
     const side = await call(platform, 'POST', '/v1/organizations', { name: 'Another tenant' });
-    const again = await call(platform, 'POST', `/v1/organizations/${side.body.id}/invitations`, { email: tenant.member.email });
+    const again = await call(platform, 'POST', `/v1/organizations/${side.body.id}/invitations`, {
+      email: tenant.member.email,
+    });
     expectStatus(await call(anon, 'POST', '/api/v1/invitations/accept', { token: again.body.token }), 401);
     expectStatus(await call(tenant.member.api, 'POST', '/api/v1/invitations/accept', { token: again.body.token }), 200);
   });
@@ -660,7 +938,10 @@ describe('a tour of every route, checked against openapi.json', () => {
     // This server runs no worker: the mails wait in the outbox, where the test reads their links.
     const linkTo = async (to: string, path: string) => {
       const mail = await server.base.db.mail.findFirstOrThrow({ where: { toAddress: to }, orderBy: { id: 'desc' } });
-      const url = mail.textBody!.match(/https?:\/\/\S+/g)!.map((u) => new URL(u)).find((u) => u.pathname === path)!;
+      const url = mail
+        .textBody!.match(/https?:\/\/\S+/g)!
+        .map((u) => new URL(u))
+        .find((u) => u.pathname === path)!;
       return url.searchParams.get('token')!;
     };
     const person = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'tour-reset');
@@ -671,13 +952,25 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(platform, 'POST', `/v1/users/${person.id}/password-reset`), 202);
     expectStatus(await call(tenant.owner.api, 'POST', `/v1/users/${person.id}/password-reset`), 403);
     const resetToken = await linkTo(person.email, '/reset-password');
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: 'short' }), 400);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: PASSWORD }), 204);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: PASSWORD }), 400);
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: 'short' }),
+      400,
+    );
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: PASSWORD }),
+      204,
+    );
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/password-reset/confirm', { token: resetToken, password: PASSWORD }),
+      400,
+    );
 
     const { api } = await signIn(server.url, person.email, PASSWORD);
     expectStatus(await call(api, 'POST', '/api/v1/users/me/email/verify-request'), 409);
-    const changed = await call(api, 'PATCH', '/api/v1/users/me', { email: `moved-${person.email}`, current_password: PASSWORD });
+    const changed = await call(api, 'PATCH', '/api/v1/users/me', {
+      email: `moved-${person.email}`,
+      current_password: PASSWORD,
+    });
     expectStatus(changed, 200);
     expect(changed.body).toMatchObject({ email: person.email, pending_email: `moved-${person.email}` });
     expectStatus(await call(api, 'POST', '/api/v1/users/me/email/verify-request'), 202);
@@ -688,11 +981,20 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(anon, 'POST', '/api/v1/auth/verify-email', { token: verifyToken }), 400);
     expectStatus(await call(api, 'GET', '/api/v1/users/me'), 200);
 
-    const invited = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, { email: 'resend-me@example.test' });
-    const resent = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}/resend`);
+    const invited = await call(tenant.admin.api, 'POST', `/v1/organizations/${tenant.id}/invitations`, {
+      email: 'resend-me@example.test',
+    });
+    const resent = await call(
+      tenant.admin.api,
+      'POST',
+      `/v1/organizations/${tenant.id}/invitations/${invited.body.id}/resend`,
+    );
     expectStatus(resent, 200);
     expect(resent.body.token).not.toBe(invited.body.token);
-    expectStatus(await call(tenant.member.api, 'POST', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}/resend`), 403);
+    expectStatus(
+      await call(tenant.member.api, 'POST', `/v1/organizations/${tenant.id}/invitations/${invited.body.id}/resend`),
+      403,
+    );
 
     const mails = await call(platform, 'GET', '/api/v1/mails?limit=2');
     expectStatus(mails, 200);
@@ -711,12 +1013,21 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.admin.api, 'GET', `/v1/users/${tenant.member.id}`), 200);
     expectStatus(await call(tenant.member.api, 'GET', `/v1/users/${tenant.owner.id}`), 404);
 
-    expectStatus(await call(tenant.member.api, 'PATCH', `/v1/users/${tenant.member.id}`, { name: 'Member Renamed', picture: null }), 200);
+    expectStatus(
+      await call(tenant.member.api, 'PATCH', `/v1/users/${tenant.member.id}`, {
+        name: 'Member Renamed',
+        picture: null,
+      }),
+      200,
+    );
     const verified = await call(platform, 'PATCH', `/v1/users/${tenant.member.id}`, { email_verified: true });
     expectStatus(verified, 200);
     expect(verified.body.email_verified).toBe(true);
     expectStatus(await call(tenant.admin.api, 'PATCH', `/v1/users/${tenant.member.id}`, { name: 'Not yours' }), 403);
-    expectStatus(await call(tenant.member.api, 'PATCH', `/v1/users/${tenant.member.id}`, { email_verified: true }), 403);
+    expectStatus(
+      await call(tenant.member.api, 'PATCH', `/v1/users/${tenant.member.id}`, { email_verified: true }),
+      403,
+    );
 
     const person = await newPerson();
     expectStatus(await call(tenant.admin.api, 'DELETE', `/v1/users/${person.id}`), 403);
@@ -730,7 +1041,11 @@ describe('a tour of every route, checked against openapi.json', () => {
     expect(first.body.audit_logs).toHaveLength(2);
     expectStatus(await call(platform, 'GET', `/api/v1/audit-logs?limit=2&cursor=${first.body.next_cursor}`), 200);
     // Failed sign-ins on an account no organization manages are the platform's (docs/architecture.md#managed-accounts).
-    const failures = await call(platform, 'GET', `/api/v1/audit-logs?action=auth.login&outcome=failure&from=2000-01-01&target_id=${tenant.member.id}`);
+    const failures = await call(
+      platform,
+      'GET',
+      `/api/v1/audit-logs?action=auth.login&outcome=failure&from=2000-01-01&target_id=${tenant.member.id}`,
+    );
     expectStatus(failures, 200);
     expect(failures.body.audit_logs.length).toBeGreaterThan(0);
     expectStatus(await call(tenant.admin.api, 'GET', '/api/v1/audit-logs?outcome=maybe'), 400);
@@ -739,30 +1054,59 @@ describe('a tour of every route, checked against openapi.json', () => {
   });
 
   it('manages the catalog, subscriptions and seats, and answers license questions', async () => {
-    const created = await call(platform, 'POST', '/v1/products', { name: 'Tour product', slug: 'tour-product', description: 'From the tour', features: ['reports'] });
+    const created = await call(platform, 'POST', '/v1/products', {
+      name: 'Tour product',
+      slug: 'tour-product',
+      description: 'From the tour',
+      features: ['reports'],
+    });
     expectStatus(created, 201);
     expectStatus(await call(platform, 'POST', '/v1/products', { name: 'Again', slug: 'tour-product' }), 409);
     expectStatus(await call(tenant.member.api, 'GET', '/v1/products?limit=1'), 200);
     expectStatus(await call(anon, 'GET', '/v1/products'), 401);
     expectStatus(await call(tenant.member.api, 'GET', '/v1/products/tour-product'), 200);
     expectStatus(await call(tenant.member.api, 'GET', '/v1/products/no-such-product'), 404);
-    expectStatus(await call(platform, 'PATCH', `/v1/products/${created.body.id}`, { features: ['reports', 'export'] }), 200);
+    expectStatus(
+      await call(platform, 'PATCH', `/v1/products/${created.body.id}`, { features: ['reports', 'export'] }),
+      200,
+    );
     expectStatus(await call(tenant.owner.api, 'PATCH', `/v1/products/${created.body.id}`, { name: 'Mine' }), 403);
 
-    const body = { organization_id: tenant.id, product_id: created.body.id, total_seats: 2, price_per_seat: 19.99, billing_cycle: 'monthly', status: 'active' };
+    const body = {
+      organization_id: tenant.id,
+      product_id: created.body.id,
+      total_seats: 2,
+      price_per_seat: 19.99,
+      billing_cycle: 'monthly',
+      status: 'active',
+    };
     for (const prefix of ['/v1', '/api/v1']) {
-      const sub = await call(platform, 'POST', `${prefix}/subscriptions`, { ...body, end_date: '2099-01-01T00:00:00.000Z' });
+      const sub = await call(platform, 'POST', `${prefix}/subscriptions`, {
+        ...body,
+        end_date: '2099-01-01T00:00:00.000Z',
+      });
       expectStatus(sub, 201);
       expect(sub.body.price_per_seat).toBe(19.99);
       expectStatus(await call(tenant.owner.api, 'POST', `${prefix}/subscriptions`, body), 403);
-      expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions?organization_id=${tenant.id}&status=active`), 200);
+      expectStatus(
+        await call(tenant.member.api, 'GET', `${prefix}/subscriptions?organization_id=${tenant.id}&status=active`),
+        200,
+      );
       expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions?status=paused`), 400);
       expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions/${sub.body.id}`), 200);
       expectStatus(await call(tenant.member.api, 'GET', `${prefix}/subscriptions/no-such-subscription`), 404);
-      expectStatus(await call(platform, 'PATCH', `${prefix}/subscriptions/${sub.body.id}`, { total_seats: 3, end_date: '2100-01-01T00:00:00.000Z' }), 200);
+      expectStatus(
+        await call(platform, 'PATCH', `${prefix}/subscriptions/${sub.body.id}`, {
+          total_seats: 3,
+          end_date: '2100-01-01T00:00:00.000Z',
+        }),
+        200,
+      );
       expectStatus(await call(platform, 'PATCH', `${prefix}/subscriptions/${sub.body.id}`, { status: 'paused' }), 400);
     }
-    const sub = (await platform.get(`/v1/subscriptions?organization_id=${tenant.id}&product_id=${created.body.id}&limit=1`)).body.subscriptions[0];
+    const sub = (
+      await platform.get(`/v1/subscriptions?organization_id=${tenant.id}&product_id=${created.body.id}&limit=1`)
+    ).body.subscriptions[0];
     const seats = `/api/v1/subscriptions/${sub.id}/seats`;
     expectStatus(await call(tenant.admin.api, 'POST', seats, { user_id: tenant.member.id }), 201);
     expectStatus(await call(tenant.admin.api, 'POST', seats, { user_id: tenant.member.id }), 409);
@@ -793,15 +1137,25 @@ describe('a tour of every route, checked against openapi.json', () => {
     const admin = tenant.admin.api;
     expectStatus(await call(tenant.member.api, 'GET', '/api/v1/event-types'), 200);
     expectStatus(await call(anon, 'GET', '/api/v1/event-types'), 401);
-    const created = await call(admin, 'POST', '/api/v1/webhooks', { url: 'https://127.0.0.1:9/tour', events: ['user.created'], description: 'Tour' });
+    const created = await call(admin, 'POST', '/api/v1/webhooks', {
+      url: 'https://127.0.0.1:9/tour',
+      events: ['user.created'],
+      description: 'Tour',
+    });
     expectStatus(created, 201);
-    expectStatus(await call(admin, 'POST', '/api/v1/webhooks', { url: 'http://hooks.example.test/', events: ['user.created'] }), 400);
+    expectStatus(
+      await call(admin, 'POST', '/api/v1/webhooks', { url: 'http://hooks.example.test/', events: ['user.created'] }),
+      400,
+    );
     const id = created.body.id;
     expectStatus(await call(admin, 'GET', '/api/v1/webhooks'), 200);
     expectStatus(await call(tenant.member.api, 'GET', '/api/v1/webhooks'), 403);
     expectStatus(await call(admin, 'GET', `/api/v1/webhooks/${id}`), 200);
     expectStatus(await call(admin, 'GET', '/api/v1/webhooks/no-such-webhook'), 404);
-    expectStatus(await call(admin, 'PATCH', `/api/v1/webhooks/${id}`, { events: ['user.created', 'user.updated'] }), 200);
+    expectStatus(
+      await call(admin, 'PATCH', `/api/v1/webhooks/${id}`, { events: ['user.created', 'user.updated'] }),
+      200,
+    );
     expectStatus(await call(admin, 'PATCH', `/api/v1/webhooks/${id}`, { secret: 'mine' }), 400);
     expectStatus(await call(admin, 'POST', `/api/v1/webhooks/${id}/rotate-secret`), 200);
     expectStatus(await call(tenant.member.api, 'POST', `/api/v1/webhooks/${id}/rotate-secret`), 403);
@@ -814,7 +1168,10 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.member.api, 'GET', `/api/v1/webhooks/${id}/deliveries`), 403);
     // This server runs no worker: the delivery is marked failed by hand to reach the retry.
     expectStatus(await call(admin, 'POST', `/api/v1/webhooks/deliveries/${test.body.id}/retry`), 409);
-    await server.base.db.webhookDelivery.update({ where: { id: test.body.id }, data: { status: 'failed', attempts: 5 } });
+    await server.base.db.webhookDelivery.update({
+      where: { id: test.body.id },
+      data: { status: 'failed', attempts: 5 },
+    });
     expectStatus(await call(admin, 'POST', `/api/v1/webhooks/deliveries/${test.body.id}/retry`), 202);
     expectStatus(await call(admin, 'DELETE', `/api/v1/webhooks/${id}`), 204);
     expectStatus(await call(admin, 'DELETE', `/api/v1/webhooks/${id}`), 404);
@@ -822,14 +1179,20 @@ describe('a tour of every route, checked against openapi.json', () => {
 
   it("retries a delivery now through its webhook's path", async () => {
     const admin = tenant.admin.api;
-    const hook = await admin.post('/api/v1/webhooks', { url: 'https://127.0.0.1:9/retry-now', events: ['user.created'] });
+    const hook = await admin.post('/api/v1/webhooks', {
+      url: 'https://127.0.0.1:9/retry-now',
+      events: ['user.created'],
+    });
     expectStatus(hook, 201);
     const test = await admin.post(`/api/v1/webhooks/${hook.body.id}/test`, { event: 'user.created' });
     expectStatus(test, 202);
     const path = `/api/v1/webhooks/${hook.body.id}/deliveries/${test.body.id}/retry`;
     // This server runs no worker: nothing has been attempted yet (409), so a failed first attempt is recorded by hand.
     expectStatus(await call(admin, 'POST', path), 409);
-    await server.base.db.webhookDelivery.update({ where: { id: test.body.id }, data: { attempts: 1, lastStatusCode: 500 } });
+    await server.base.db.webhookDelivery.update({
+      where: { id: test.body.id },
+      data: { attempts: 1, lastStatusCode: 500 },
+    });
     const retried = await call(admin, 'POST', path);
     expectStatus(retried, 202);
     expect(retried.body).toMatchObject({ id: test.body.id, status: 'pending', attemptCount: 1 });
@@ -842,12 +1205,20 @@ describe('a tour of every route, checked against openapi.json', () => {
   it('registers, installs, lists and uninstalls marketplace apps', async () => {
     // An install needs an app that answers over trusted HTTPS: a server of its own, trusting the sample app's CA.
     const ca = makeTestCa(['app.test']);
-    const own = await startTestServer({ env: { WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const own = await startTestServer({
+      env: { WEBHOOK_CA_FILE: ca.caFile },
+      webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
     const sample = await startSampleApp(ca, own.url);
     try {
       const admin = (await signIn(own.url, ADMIN.email, ADMIN.password)).api;
       const org = await createTenant(own.url, admin);
-      const body = { name: 'Tour app', webhook_url: sample.url('/hooks'), redirect_uris: [sample.url('/callback')], scopes: ['openid', 'email'] };
+      const body = {
+        name: 'Tour app',
+        webhook_url: sample.url('/hooks'),
+        redirect_uris: [sample.url('/callback')],
+        scopes: ['openid', 'email'],
+      };
       const created = await call(admin, 'POST', '/api/v1/apps', body);
       expectStatus(created, 201);
       expectStatus(await call(org.admin.api, 'POST', '/api/v1/apps', body), 403);
@@ -887,12 +1258,24 @@ describe('a tour of every route, checked against openapi.json', () => {
     const api = tenant.owner.api;
     const path = `/v1/organizations/${tenant.id}`;
     expectStatus(await call(api, 'PATCH', path, '{"name": ', { 'content-type': 'application/json' }), 400);
-    expectStatus(await call(api, 'PATCH', path, 'name=Plain', { 'content-type': 'application/x-www-form-urlencoded' }), 415);
+    expectStatus(
+      await call(api, 'PATCH', path, 'name=Plain', { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+    );
     expectStatus(await call(api, 'PATCH', path, { name: 'x'.repeat(200_000) }), 413);
     expectStatus(await call(api, 'PATCH', path, ['not', 'an', 'object']), 400);
     expectStatus(await call(api, 'GET', '/v1/users?limit=1&limit=2'), 400);
     expectStatus(await call(anon, 'GET', '/api/v1/orgs', undefined, { authorization: 'Basic Zm9vOmJhcg==' }), 401);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/login', { email: tenant.member.email, password: PASSWORD }, { authorization: 'Bearer tss_forged' }), 401);
+    expectStatus(
+      await call(
+        anon,
+        'POST',
+        '/api/v1/auth/login',
+        { email: tenant.member.email, password: PASSWORD },
+        { authorization: 'Bearer tss_forged' },
+      ),
+      401,
+    );
   });
 
   it('serves health, readiness and this document', async () => {
@@ -916,12 +1299,21 @@ describe('a tour of every route, checked against openapi.json', () => {
       const options = await call(me, 'POST', '/api/v1/users/me/passkeys/options', { password: ADMIN.password });
       expectStatus(options, 200);
       expectStatus(await call(nobody, 'POST', '/api/v1/users/me/passkeys/options'), 401);
-      const registered = await call(me, 'POST', '/api/v1/users/me/passkeys', { name: 'Tour key', response: key.register(options.body) });
+      const registered = await call(me, 'POST', '/api/v1/users/me/passkeys', {
+        name: 'Tour key',
+        response: key.register(options.body),
+      });
       expectStatus(registered, 201);
-      expectStatus(await call(me, 'POST', '/api/v1/users/me/passkeys', { name: 'Again', response: key.register(options.body) }), 400);
+      expectStatus(
+        await call(me, 'POST', '/api/v1/users/me/passkeys', { name: 'Again', response: key.register(options.body) }),
+        400,
+      );
       expectStatus(await call(me, 'GET', '/api/v1/users/me/passkeys'), 200);
       expectStatus(await call(nobody, 'GET', '/api/v1/users/me/passkeys'), 401);
-      expectStatus(await call(me, 'PATCH', `/api/v1/users/me/passkeys/${registered.body.id}`, { name: 'Renamed' }), 200);
+      expectStatus(
+        await call(me, 'PATCH', `/api/v1/users/me/passkeys/${registered.body.id}`, { name: 'Renamed' }),
+        200,
+      );
       expectStatus(await call(me, 'PATCH', '/api/v1/users/me/passkeys/no-such-passkey', { name: 'Renamed' }), 404);
 
       const request = await call(nobody, 'POST', '/api/v1/auth/passkeys/options');
@@ -930,8 +1322,14 @@ describe('a tour of every route, checked against openapi.json', () => {
       expectStatus(await call(nobody, 'POST', '/api/v1/auth/passkeys/verify', { response: answer }), 200);
       expectStatus(await call(nobody, 'POST', '/api/v1/auth/passkeys/verify', { response: answer }), 400);
 
-      expectStatus(await call(me, 'DELETE', `/api/v1/users/me/passkeys/${registered.body.id}`, { password: 'not the password' }), 401);
-      expectStatus(await call(me, 'DELETE', `/api/v1/users/me/passkeys/${registered.body.id}`, { password: ADMIN.password }), 204);
+      expectStatus(
+        await call(me, 'DELETE', `/api/v1/users/me/passkeys/${registered.body.id}`, { password: 'not the password' }),
+        401,
+      );
+      expectStatus(
+        await call(me, 'DELETE', `/api/v1/users/me/passkeys/${registered.body.id}`, { password: ADMIN.password }),
+        204,
+      );
     } finally {
       await local.stop();
     }
@@ -950,7 +1348,9 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(anon, 'POST', '/api/v1/users/me/mfa/totp'), 401);
     expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp/confirm', { code: 'not a code' }), 401);
     // The tour's server keeps real time: the code of now.
-    const confirmed = await call(me, 'POST', '/api/v1/users/me/mfa/totp/confirm', { code: totpNow(enrolment.body.secret) });
+    const confirmed = await call(me, 'POST', '/api/v1/users/me/mfa/totp/confirm', {
+      code: totpNow(enrolment.body.secret),
+    });
     expectStatus(confirmed, 200);
     expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/totp', { password: PASSWORD }), 409);
 
@@ -958,10 +1358,22 @@ describe('a tour of every route, checked against openapi.json', () => {
     const challenge = await call(anon, 'POST', '/api/v1/auth/login', { email: person.email, password: PASSWORD });
     expectStatus(challenge, 200);
     expect(challenge.body.mfa_required).toBe(true);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: 'not a code' }), 401);
-    const signedIn = await call(anon, 'POST', '/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, recovery_code: confirmed.body.recovery_codes[0] });
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, code: 'not a code' }),
+      401,
+    );
+    const signedIn = await call(anon, 'POST', '/api/v1/auth/login/mfa', {
+      mfa_token: challenge.body.mfa_token,
+      recovery_code: confirmed.body.recovery_codes[0],
+    });
     expectStatus(signedIn, 200);
-    expectStatus(await call(anon, 'POST', '/api/v1/auth/login/mfa', { mfa_token: challenge.body.mfa_token, recovery_code: confirmed.body.recovery_codes[1] }), 400);
+    expectStatus(
+      await call(anon, 'POST', '/api/v1/auth/login/mfa', {
+        mfa_token: challenge.body.mfa_token,
+        recovery_code: confirmed.body.recovery_codes[1],
+      }),
+      400,
+    );
 
     expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/recovery-codes', { password: 'not the password' }), 401);
     expectStatus(await call(me, 'POST', '/api/v1/users/me/mfa/recovery-codes', { password: PASSWORD }), 200);
@@ -990,10 +1402,18 @@ describe('a tour of every route, checked against openapi.json', () => {
     await enrolNow(strict.member.api);
     const members = await call(strict.owner.api, 'GET', `/v1/organizations/${strict.id}/members`);
     expectStatus(members, 200);
-    expect(members.body.members.find((m: { user_id: string }) => m.user_id === strict.member.id).mfa_enabled).toBe(true);
-    expectStatus(await call(strict.owner.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`), 404);
+    expect(members.body.members.find((m: { user_id: string }) => m.user_id === strict.member.id).mfa_enabled).toBe(
+      true,
+    );
+    expectStatus(
+      await call(strict.owner.api, 'DELETE', `/v1/organizations/${tenant.id}/members/${tenant.member.id}/mfa`),
+      404,
+    );
     // The member's address is in no domain the organization verified: the factors are the account's, not its own.
-    expectStatus(await call(strict.owner.api, 'DELETE', `/v1/organizations/${strict.id}/members/${strict.member.id}/mfa`), 403);
+    expectStatus(
+      await call(strict.owner.api, 'DELETE', `/v1/organizations/${strict.id}/members/${strict.member.id}/mfa`),
+      403,
+    );
     expectStatus(await call(platform, 'DELETE', `/v1/organizations/${strict.id}/members/${strict.member.id}/mfa`), 204);
   });
 
@@ -1025,16 +1445,39 @@ describe('a tour of every route, checked against openapi.json', () => {
     const ca = makeTestCa();
     try {
       const owner = tenant.owner.api;
-      const created = await call(owner, 'POST', '/api/v1/connections', { type: 'saml', name: 'Tour IdP', entry_point: 'https://idp.example.test/sso', idp_cert: ca.cert, domains: [] });
+      const created = await call(owner, 'POST', '/api/v1/connections', {
+        type: 'saml',
+        name: 'Tour IdP',
+        entry_point: 'https://idp.example.test/sso',
+        idp_cert: ca.cert,
+        domains: [],
+      });
       expectStatus(created, 201);
-      expectStatus(await call(owner, 'POST', '/api/v1/connections', { type: 'saml', name: 'No certificate', entry_point: 'https://idp.example.test/sso' }), 400);
+      expectStatus(
+        await call(owner, 'POST', '/api/v1/connections', {
+          type: 'saml',
+          name: 'No certificate',
+          entry_point: 'https://idp.example.test/sso',
+        }),
+        400,
+      );
       expectStatus(await call(owner, 'GET', '/api/v1/connections'), 200);
       expectStatus(await call(tenant.member.api, 'GET', '/api/v1/connections'), 403);
       const id = created.body.id;
       expectStatus(await call(owner, 'GET', `/api/v1/connections/${id}`), 200);
       expectStatus(await call(owner, 'GET', '/api/v1/connections/no-such-connection'), 404);
-      expectStatus(await call(owner, 'PATCH', `/api/v1/connections/${id}`, { enabled: false, role_claim: 'groups', role_map: { admins: 'admin' } }), 200);
-      expectStatus(await call(owner, 'PATCH', `/api/v1/connections/${id}`, { domains: ['unproven.example.test'] }), 400);
+      expectStatus(
+        await call(owner, 'PATCH', `/api/v1/connections/${id}`, {
+          enabled: false,
+          role_claim: 'groups',
+          role_map: { admins: 'admin' },
+        }),
+        200,
+      );
+      expectStatus(
+        await call(owner, 'PATCH', `/api/v1/connections/${id}`, { domains: ['unproven.example.test'] }),
+        400,
+      );
       expectStatus(await call(owner, 'DELETE', `/api/v1/connections/${id}`), 204);
       expectStatus(await call(owner, 'DELETE', `/api/v1/connections/${id}`), 404);
     } finally {
@@ -1051,9 +1494,15 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(await call(tenant.member.api, 'GET', '/api/v1/scim-tokens'), 403);
     expectStatus(await call(owner, 'DELETE', `/api/v1/scim-tokens/${token.body.id}`), 204);
     expectStatus(await call(owner, 'DELETE', '/api/v1/scim-tokens/no-such-token'), 404);
-    const mapping = await call(owner, 'POST', '/api/v1/directory/group-mappings', { group: 'Tour admins', role: 'admin' });
+    const mapping = await call(owner, 'POST', '/api/v1/directory/group-mappings', {
+      group: 'Tour admins',
+      role: 'admin',
+    });
     expectStatus(mapping, 201);
-    expectStatus(await call(owner, 'POST', '/api/v1/directory/group-mappings', { group: 'Tour admins', role: 'member' }), 409);
+    expectStatus(
+      await call(owner, 'POST', '/api/v1/directory/group-mappings', { group: 'Tour admins', role: 'member' }),
+      409,
+    );
     expectStatus(await call(owner, 'GET', '/api/v1/directory/group-mappings'), 200);
     expectStatus(await call(anon, 'GET', '/api/v1/directory/group-mappings'), 401);
     expectStatus(await call(owner, 'DELETE', `/api/v1/directory/group-mappings/${mapping.body.id}`), 204);
@@ -1070,7 +1519,8 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(made, 201);
     const directory = client(server.url, { token: made.body.token });
     const SCIM = { 'content-type': 'application/scim+json', accept: 'application/scim+json' };
-    const scim = (method: string, path: string, body?: unknown, as = directory) => call(as, method, `/scim/v2${path}`, body, SCIM);
+    const scim = (method: string, path: string, body?: unknown, as = directory) =>
+      call(as, method, `/scim/v2${path}`, body, SCIM);
     const filter = (text: string) => `filter=${encodeURIComponent(text)}`;
 
     // Discovery; a filter is refused there, and a session token is no directory token.
@@ -1092,8 +1542,13 @@ describe('a tour of every route, checked against openapi.json', () => {
     // A user as Entra ID sends one, with attributes Tessera does not keep.
     const userName = 'tour.directory@example.test';
     const entra = {
-      schemas: [USER, ENTERPRISE], externalId: 'tour-entra-1', userName, active: true, roles: [],
-      name: { givenName: 'Tour', familyName: 'Directory', formatted: 'Tour Directory' }, emails: [{ primary: true, type: 'work', value: userName }],
+      schemas: [USER, ENTERPRISE],
+      externalId: 'tour-entra-1',
+      userName,
+      active: true,
+      roles: [],
+      name: { givenName: 'Tour', familyName: 'Directory', formatted: 'Tour Directory' },
+      emails: [{ primary: true, type: 'work', value: userName }],
       [ENTERPRISE]: { department: 'Sales', manager: { value: 'boss' } },
     };
     const created = await scim('POST', '/Users', entra);
@@ -1105,7 +1560,11 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(listed, 200);
     expect(listed.body.Resources.map((u: { id: string }) => u.id)).toEqual([userId]);
     expectStatus(await scim('GET', `/Users?${filter('favouriteColour eq "blue"')}`), 400);
-    const searched = await scim('POST', '/Users/.search', { schemas: [SEARCH], filter: 'externalId eq "tour-entra-1"', attributes: ['userName'] });
+    const searched = await scim('POST', '/Users/.search', {
+      schemas: [SEARCH],
+      filter: 'externalId eq "tour-entra-1"',
+      attributes: ['userName'],
+    });
     expectStatus(searched, 200);
     expect(searched.body.Resources).toEqual([{ schemas: [USER], id: userId, userName }]);
     expectStatus(await scim('POST', '/Users/.search', [1]), 400);
@@ -1116,26 +1575,70 @@ describe('a tour of every route, checked against openapi.json', () => {
     expectStatus(replaced, 200);
     expect(replaced.body.displayName).toBe('Tour D.');
     expectStatus(await scim('PUT', `/Users/${userId}`, { userName: 5 }), 400);
-    const patched = await scim('PATCH', `/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: 'False' }, { op: 'Add', path: 'title', value: 'Director' }] });
+    const patched = await scim('PATCH', `/Users/${userId}`, {
+      schemas: [PATCH_OP],
+      Operations: [
+        { op: 'Replace', path: 'active', value: 'False' },
+        { op: 'Add', path: 'title', value: 'Director' },
+      ],
+    });
     expectStatus(patched, 200);
     expect(patched.body.active).toBe(false);
-    expectStatus(await scim('PATCH', `/Users/${userId}`, { schemas: [PATCH_OP], Operations: [{ op: 'move', path: 'userName', value: 'x' }] }), 400);
+    expectStatus(
+      await scim('PATCH', `/Users/${userId}`, {
+        schemas: [PATCH_OP],
+        Operations: [{ op: 'move', path: 'userName', value: 'x' }],
+      }),
+      400,
+    );
 
     // A group with the user, changed as a delta, replaced whole.
-    const group = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Tour directory group', externalId: 'tour-group', members: [{ value: userId }] });
+    const group = await scim('POST', '/Groups', {
+      schemas: [GROUP],
+      displayName: 'Tour directory group',
+      externalId: 'tour-group',
+      members: [{ value: userId }],
+    });
     expectStatus(group, 201);
     expect(group.headers.get('location')).toBe(group.body.meta.location);
     const groupId = group.body.id;
     expectStatus(await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'TOUR DIRECTORY GROUP' }), 409);
-    expectStatus(await scim('GET', `/Groups?excludedAttributes=members&${filter('displayName eq "Tour directory group"')}`), 200);
+    expectStatus(
+      await scim('GET', `/Groups?excludedAttributes=members&${filter('displayName eq "Tour directory group"')}`),
+      200,
+    );
     expectStatus(await scim('GET', `/Groups?${filter('userName eq "x"')}`), 400);
-    expectStatus(await scim('POST', '/Groups/.search', { schemas: [SEARCH], filter: `members[value eq "${userId}"]`, startIndex: 1, count: 5 }), 200);
+    expectStatus(
+      await scim('POST', '/Groups/.search', {
+        schemas: [SEARCH],
+        filter: `members[value eq "${userId}"]`,
+        startIndex: 1,
+        count: 5,
+      }),
+      200,
+    );
     expectStatus(await scim('POST', '/Groups/.search', { count: 'many' }), 400);
     expectStatus(await scim('GET', `/Groups/${groupId}`), 200);
     expectStatus(await scim('GET', '/Groups/no-such-group'), 404);
-    expectStatus(await scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'remove', path: `members[value eq "${userId}"]` }] }), 204);
-    expectStatus(await scim('PATCH', `/Groups/${groupId}`, { schemas: [PATCH_OP], Operations: [{ op: 'add', path: 'members', value: [{ value: 'nobody' }] }] }), 400);
-    const put = await scim('PUT', `/Groups/${groupId}`, { schemas: [GROUP], displayName: 'Tour directory group 2', members: [{ value: userId }] });
+    expectStatus(
+      await scim('PATCH', `/Groups/${groupId}`, {
+        schemas: [PATCH_OP],
+        Operations: [{ op: 'remove', path: `members[value eq "${userId}"]` }],
+      }),
+      204,
+    );
+    expectStatus(
+      await scim('PATCH', `/Groups/${groupId}`, {
+        schemas: [PATCH_OP],
+        Operations: [{ op: 'add', path: 'members', value: [{ value: 'nobody' }] }],
+      }),
+      400,
+    );
+    const put = await scim('PUT', `/Groups/${groupId}`, {
+      schemas: [GROUP],
+      displayName: 'Tour directory group 2',
+      members: [{ value: userId }],
+    });
     expectStatus(put, 200);
     expect(put.body.members.map((m: { value: string }) => m.value)).toEqual([userId]);
     expectStatus(await scim('PUT', `/Groups/${groupId}`, { schemas: [GROUP] }), 400);
@@ -1154,7 +1657,10 @@ describe('a tour of every route, checked against openapi.json', () => {
   });
 
   it('POST /api/v1/api-keys by a platform admin for an unknown organization answers 404 (was a 500)', async () => {
-    expectStatus(await call(platform, 'POST', '/api/v1/api-keys', { name: 'ghost', organization_id: 'no-such-organization' }), 404);
+    expectStatus(
+      await call(platform, 'POST', '/api/v1/api-keys', { name: 'ghost', organization_id: 'no-such-organization' }),
+      404,
+    );
   });
 
   it('called every route on its success path and on a failure path', () => {
@@ -1204,7 +1710,7 @@ describe('rate limits, checked against openapi.json', () => {
     for (const name of RATE_LIMIT) expect(anonymous.headers.get(name), name).toBeNull();
   });
 
-  it('reports a directory token\'s own limit on SCIM answers, none on a refused token, and answers 429 with Retry-After past it', async () => {
+  it("reports a directory token's own limit on SCIM answers, none on a refused token, and answers 429 with Retry-After past it", async () => {
     const admin = (await signIn(limited.url, ADMIN.email, ADMIN.password)).api;
     const made = await admin.post('/api/v1/scim-tokens', { name: 'limited' });
     expectStatus(made, 201);
@@ -1238,50 +1744,142 @@ describe('expectMatchesOpenApi', () => {
     expect(findOperation('GET', '/api/v1/users/me')?.operationId).toBe('getMe');
     expect(findOperation('DELETE', '/v1/organizations/o/members/u')?.operationId).toBe('removeMember');
     expect(findOperation('PUT', '/v1/users/abc')).toBeUndefined();
-    expect(findOperation('POST', '/api/v1/oauth-clients/abc/rotate-secret')?.operationId).toBe('rotateOAuthClientSecret');
+    expect(findOperation('POST', '/api/v1/oauth-clients/abc/rotate-secret')?.operationId).toBe(
+      'rotateOAuthClientSecret',
+    );
     expect(findOperation('GET', '/oauth/authorize?client_id=x')?.operationId).toBe('authorize');
     expect(findOperation('GET', '/.well-known/jwks.json')?.operationId).toBe('getJwks');
   });
 
   it('checks a redirect by its status and Location, and a page by its media type', () => {
-    const redirect = (location?: string) => ({ status: 302, headers: new Headers(location ? { location, 'content-type': 'text/plain' } : {}), body: 'Redirecting to ...' });
-    expect(() => expectMatchesOpenApi('GET', '/oauth/authorize', redirect('https://app.example.test/cb?code=x'))).not.toThrow();
-    expect(() => expectMatchesOpenApi('GET', '/oauth/authorize', redirect())).toThrow(/without the documented header Location/);
-    expect(() => expectMatchesOpenApi('POST', '/oauth/authorize', redirect('/login'))).toThrow(/answered 302, but authorizeWithForm .* documents only 303, 400, 413/);
+    const redirect = (location?: string) => ({
+      status: 302,
+      headers: new Headers(location ? { location, 'content-type': 'text/plain' } : {}),
+      body: 'Redirecting to ...',
+    });
+    expect(() =>
+      expectMatchesOpenApi('GET', '/oauth/authorize', redirect('https://app.example.test/cb?code=x')),
+    ).not.toThrow();
+    expect(() => expectMatchesOpenApi('GET', '/oauth/authorize', redirect())).toThrow(
+      /without the documented header Location/,
+    );
+    expect(() => expectMatchesOpenApi('POST', '/oauth/authorize', redirect('/login'))).toThrow(
+      /answered 302, but authorizeWithForm .* documents only 303, 400, 413/,
+    );
 
     const page = '<!doctype html><p>Client not found</p>';
-    expect(() => expectMatchesOpenApi('GET', '/oauth/authorize', { status: 400, headers: headers('text/html; charset=utf-8'), body: page })).not.toThrow();
-    expect(() => expectMatchesOpenApi('GET', '/oauth/authorize', { status: 400, headers: headers(), body: { error: 'invalid_client', error_description: 'x' } }))
-      .toThrow(/content-type "application\/json", documented text\/html/);
+    expect(() =>
+      expectMatchesOpenApi('GET', '/oauth/authorize', {
+        status: 400,
+        headers: headers('text/html; charset=utf-8'),
+        body: page,
+      }),
+    ).not.toThrow();
+    expect(() =>
+      expectMatchesOpenApi('GET', '/oauth/authorize', {
+        status: 400,
+        headers: headers(),
+        body: { error: 'invalid_client', error_description: 'x' },
+      }),
+    ).toThrow(/content-type "application\/json", documented text\/html/);
     // A POST may also fail on its body before the page could be shown: JSON then.
-    expect(() => expectMatchesOpenApi('POST', '/oauth/authorize', { status: 400, headers: headers(), body: { error: 'invalid_request', error_description: 'x' } })).not.toThrow();
+    expect(() =>
+      expectMatchesOpenApi('POST', '/oauth/authorize', {
+        status: 400,
+        headers: headers(),
+        body: { error: 'invalid_request', error_description: 'x' },
+      }),
+    ).not.toThrow();
   });
 
   it('validates JSON of other media types, and the headers that are present against their schemas', () => {
     const jwks = (keys: unknown[]) => ({ status: 200, headers: headers('application/jwk-set+json'), body: { keys } });
-    expect(() => expectMatchesOpenApi('GET', '/.well-known/jwks.json', jwks([{ kty: 'OKP', crv: 'Ed25519', x: 'x', kid: 'k', alg: 'EdDSA', use: 'sig' }]))).not.toThrow();
-    expect(() => expectMatchesOpenApi('GET', '/.well-known/jwks.json', jwks([{ kty: 'oct', k: 'secret', kid: 'k', alg: 'HS256', use: 'sig' }]))).toThrow(/kty|alg/);
+    expect(() =>
+      expectMatchesOpenApi(
+        'GET',
+        '/.well-known/jwks.json',
+        jwks([{ kty: 'OKP', crv: 'Ed25519', x: 'x', kid: 'k', alg: 'EdDSA', use: 'sig' }]),
+      ),
+    ).not.toThrow();
+    expect(() =>
+      expectMatchesOpenApi(
+        'GET',
+        '/.well-known/jwks.json',
+        jwks([{ kty: 'oct', k: 'secret', kid: 'k', alg: 'HS256', use: 'sig' }]),
+      ),
+    ).toThrow(/kty|alg/);
 
-    const list = (extra: Record<string, string>) => ({ status: 200, headers: new Headers({ 'content-type': 'application/json', ...extra }), body: { oauth_clients: [], next_cursor: null } });
+    const list = (extra: Record<string, string>) => ({
+      status: 200,
+      headers: new Headers({ 'content-type': 'application/json', ...extra }),
+      body: { oauth_clients: [], next_cursor: null },
+    });
     expect(() => expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list({}))).not.toThrow();
-    expect(() => expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list({ 'ratelimit-policy': '100;w=60, 1000;w=3600', ratelimit: 'limit=100, remaining=9, reset=30', 'ratelimit-remaining': '9' }))).not.toThrow();
-    expect(() => expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list({ 'ratelimit-remaining': 'many' }))).toThrow(/RateLimit-Remaining: many, which is not an integer/);
-    expect(() => expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list({ ratelimit: 'limit=100' }))).toThrow(/RateLimit: limit=100, which does not fit its schema/);
+    expect(() =>
+      expectMatchesOpenApi(
+        'GET',
+        '/api/v1/oauth-clients',
+        list({
+          'ratelimit-policy': '100;w=60, 1000;w=3600',
+          ratelimit: 'limit=100, remaining=9, reset=30',
+          'ratelimit-remaining': '9',
+        }),
+      ),
+    ).not.toThrow();
+    expect(() => expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list({ 'ratelimit-remaining': 'many' }))).toThrow(
+      /RateLimit-Remaining: many, which is not an integer/,
+    );
+    expect(() => expectMatchesOpenApi('GET', '/api/v1/oauth-clients', list({ ratelimit: 'limit=100' }))).toThrow(
+      /RateLimit: limit=100, which does not fit its schema/,
+    );
   });
 
   it('refuses an undocumented status, a body that does not fit, and a missing required header', () => {
-    expect(() => expectMatchesOpenApi('GET', '/v1/users/abc', { status: 500, headers: headers(), body: { error: 'internal_error', error_description: 'x' } }))
-      .toThrow(/answered 500, but getUser \(GET \/v1\/users\/\{id\}\) documents only 200, 400, 401, 404, 429/);
-    expect(() => expectMatchesOpenApi('GET', '/api/v1/orgs', { status: 200, headers: headers(), body: [{ id: 'o', name: 'O', role: 'member', extra: 1 }] }))
-      .toThrow(/additional properties "extra"/);
-    expect(() => expectMatchesOpenApi('GET', '/api/v1/orgs', { status: 401, headers: headers(), body: { error: 'unauthenticated', error_description: 'x' } }))
-      .toThrow(/without the documented header WWW-Authenticate/);
-    expect(() => expectMatchesOpenApi('GET', '/nowhere', { status: 200, headers: headers(), body: null })).toThrow(/not documented/);
+    expect(() =>
+      expectMatchesOpenApi('GET', '/v1/users/abc', {
+        status: 500,
+        headers: headers(),
+        body: { error: 'internal_error', error_description: 'x' },
+      }),
+    ).toThrow(/answered 500, but getUser \(GET \/v1\/users\/\{id\}\) documents only 200, 400, 401, 404, 429/);
+    expect(() =>
+      expectMatchesOpenApi('GET', '/api/v1/orgs', {
+        status: 200,
+        headers: headers(),
+        body: [{ id: 'o', name: 'O', role: 'member', extra: 1 }],
+      }),
+    ).toThrow(/additional properties "extra"/);
+    expect(() =>
+      expectMatchesOpenApi('GET', '/api/v1/orgs', {
+        status: 401,
+        headers: headers(),
+        body: { error: 'unauthenticated', error_description: 'x' },
+      }),
+    ).toThrow(/without the documented header WWW-Authenticate/);
+    expect(() => expectMatchesOpenApi('GET', '/nowhere', { status: 200, headers: headers(), body: null })).toThrow(
+      /not documented/,
+    );
   });
 
   it('accepts null where the document says nullable', () => {
-    const org = { id: 'o', name: 'O', role: null, is_operator: false, require_mfa: false, created_at: '2025-01-01T00:00:00.000Z', updated_at: '2025-01-01T00:00:00.000Z' };
-    expect(() => expectMatchesOpenApi('GET', '/v1/organizations/o', { status: 200, headers: headers(), body: org })).not.toThrow();
-    expect(() => expectMatchesOpenApi('GET', '/v1/organizations/o', { status: 200, headers: headers(), body: { ...org, role: 'boss' } })).toThrow(/role/);
+    const org = {
+      id: 'o',
+      name: 'O',
+      role: null,
+      is_operator: false,
+      require_mfa: false,
+      created_at: '2025-01-01T00:00:00.000Z',
+      updated_at: '2025-01-01T00:00:00.000Z',
+    };
+    expect(() =>
+      expectMatchesOpenApi('GET', '/v1/organizations/o', { status: 200, headers: headers(), body: org }),
+    ).not.toThrow();
+    expect(() =>
+      expectMatchesOpenApi('GET', '/v1/organizations/o', {
+        status: 200,
+        headers: headers(),
+        body: { ...org, role: 'boss' },
+      }),
+    ).toThrow(/role/);
   });
 });

@@ -17,16 +17,33 @@ let other: Tenant;
 const UNKNOWN_ID = '01900000-0000-7000-8000-000000000000';
 
 const OVERVIEW = /* GraphQL */ `
-  query($org: String!) {
+  query ($org: String!) {
     organizationOverview(organizationId: $org) {
-      organizationId members activeSubscriptions seatsUsed seatsTotal oauthClients webhooks failingWebhooks
-      gettingStarted { product oauthClient webhook invitation }
-      platform { organizations users products }
+      organizationId
+      members
+      activeSubscriptions
+      seatsUsed
+      seatsTotal
+      oauthClients
+      webhooks
+      failingWebhooks
+      gettingStarted {
+        product
+        oauthClient
+        webhook
+        invitation
+      }
+      platform {
+        organizations
+        users
+        products
+      }
     }
   }
 `;
 
-const overviewAs = (api: Client, organizationId: string) => api.post('/graphql', { query: OVERVIEW, variables: { org: organizationId } });
+const overviewAs = (api: Client, organizationId: string) =>
+  api.post('/graphql', { query: OVERVIEW, variables: { org: organizationId } });
 
 /** The overview, which must be answered. */
 async function overview(api: Client, organizationId: string) {
@@ -54,7 +71,10 @@ beforeAll(async () => {
   const signedIn = await signIn(server.url, ADMIN.email, ADMIN.password);
   platform = signedIn.api;
   operatorId = signedIn.login.organization.id;
-  [tenant, other] = await Promise.all([createTenant(server.url, platform, 'Tenant'), createTenant(server.url, platform, 'Other')]);
+  [tenant, other] = await Promise.all([
+    createTenant(server.url, platform, 'Tenant'),
+    createTenant(server.url, platform, 'Other'),
+  ]);
 });
 afterAll(() => server?.stop());
 
@@ -69,35 +89,79 @@ describe('organizationOverview', () => {
 
     // then it has its founder and nothing else, and no step is done (the product step is not theirs)
     expect(await overview(founder.api, freshId)).toEqual({
-      organizationId: freshId, members: 1, activeSubscriptions: 0, seatsUsed: 0, seatsTotal: 0, oauthClients: 0, webhooks: 0, failingWebhooks: 0,
+      organizationId: freshId,
+      members: 1,
+      activeSubscriptions: 0,
+      seatsUsed: 0,
+      seatsTotal: 0,
+      oauthClients: 0,
+      webhooks: 0,
+      failingWebhooks: 0,
       gettingStarted: { product: null, oauthClient: false, webhook: false, invitation: false },
       platform: null,
     });
 
     // when an OAuth client is registered there
-    await registerClient(founder.api, { name: 'Fresh app', redirect_uris: ['https://fresh.example.com/cb'], allowed_scopes: ['openid'], organization_id: freshId });
+    await registerClient(founder.api, {
+      name: 'Fresh app',
+      redirect_uris: ['https://fresh.example.com/cb'],
+      allowed_scopes: ['openid'],
+      organization_id: freshId,
+    });
     // then it is counted, and its step is done
-    expect(await overview(founder.api, freshId)).toMatchObject({ oauthClients: 1, gettingStarted: { oauthClient: true, webhook: false } });
+    expect(await overview(founder.api, freshId)).toMatchObject({
+      oauthClients: 1,
+      gettingStarted: { oauthClient: true, webhook: false },
+    });
 
     // when a webhook is added
-    const hook = await created(founder.api.post('/api/v1/webhooks', { url: 'https://hooks.example.test/fresh', events: ['member.added'], organizationId: freshId }));
-    expect(await overview(founder.api, freshId)).toMatchObject({ webhooks: 1, failingWebhooks: 0, gettingStarted: { webhook: true } });
+    const hook = await created(
+      founder.api.post('/api/v1/webhooks', {
+        url: 'https://hooks.example.test/fresh',
+        events: ['member.added'],
+        organizationId: freshId,
+      }),
+    );
+    expect(await overview(founder.api, freshId)).toMatchObject({
+      webhooks: 1,
+      failingWebhooks: 0,
+      gettingStarted: { webhook: true },
+    });
     // and its deliveries fail (five failed attempts set failing_since: the worker's part, written here directly)
     await server.base.db.webhook.update({ where: { id: hook.id }, data: { failingSince: new Date() } });
     expect(await overview(founder.api, freshId)).toMatchObject({ webhooks: 1, failingWebhooks: 1 });
 
     // when someone is invited, the step is done before they accept; accepting makes them a member
-    const invitation = await created(founder.api.post(`/v1/organizations/${freshId}/invitations`, { email: 'fresh-colleague@example.test', role: 'member' }));
+    const invitation = await created(
+      founder.api.post(`/v1/organizations/${freshId}/invitations`, {
+        email: 'fresh-colleague@example.test',
+        role: 'member',
+      }),
+    );
     expect(await overview(founder.api, freshId)).toMatchObject({ members: 1, gettingStarted: { invitation: true } });
-    const accepted = await client(server.url).post('/api/v1/invitations/accept', { token: invitation.token, name: 'Colleague', password: PASSWORD });
+    const accepted = await client(server.url).post('/api/v1/invitations/accept', {
+      token: invitation.token,
+      name: 'Colleague',
+      password: PASSWORD,
+    });
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(200);
     expect(await overview(founder.api, freshId)).toMatchObject({ members: 2 });
 
     // when the platform sells it an active and a trial subscription, and one that is cancelled
-    const product = await created(platform.post('/v1/products', { name: 'Fresh product', slug: 'fresh-product', features: [] }));
-    const subscribe = (status: string, seats: number) => created(platform.post('/api/v1/subscriptions', {
-      organization_id: freshId, product_id: product.id, total_seats: seats, price_per_seat: 10, billing_cycle: 'monthly', status,
-    }));
+    const product = await created(
+      platform.post('/v1/products', { name: 'Fresh product', slug: 'fresh-product', features: [] }),
+    );
+    const subscribe = (status: string, seats: number) =>
+      created(
+        platform.post('/api/v1/subscriptions', {
+          organization_id: freshId,
+          product_id: product.id,
+          total_seats: seats,
+          price_per_seat: 10,
+          billing_cycle: 'monthly',
+          status,
+        }),
+      );
     const active = await subscribe('active', 3);
     await subscribe('trial', 2);
     const cancelled = await subscribe('active', 5);
@@ -113,23 +177,41 @@ describe('organizationOverview', () => {
 
   it("counts only the organization's own: another tenant's clients, webhooks and members are not in it", async () => {
     // given a client and a webhook in the tenant
-    await registerClient(tenant.admin.api, { name: 'Tenant app', redirect_uris: ['https://tenant.example.com/cb'], allowed_scopes: ['openid'] });
-    await created(tenant.admin.api.post('/api/v1/webhooks', { url: 'https://hooks.example.test/tenant', events: ['member.added'] }));
+    await registerClient(tenant.admin.api, {
+      name: 'Tenant app',
+      redirect_uris: ['https://tenant.example.com/cb'],
+      allowed_scopes: ['openid'],
+    });
+    await created(
+      tenant.admin.api.post('/api/v1/webhooks', { url: 'https://hooks.example.test/tenant', events: ['member.added'] }),
+    );
 
     // then the tenant's admin sees its three people and its own client and webhook, none failing
     expect(await overview(tenant.admin.api, tenant.id)).toMatchObject({
-      organizationId: tenant.id, members: 3, oauthClients: 1, webhooks: 1, failingWebhooks: 0, activeSubscriptions: 0,
+      organizationId: tenant.id,
+      members: 3,
+      oauthClients: 1,
+      webhooks: 1,
+      failingWebhooks: 0,
+      activeSubscriptions: 0,
       gettingStarted: { product: null, oauthClient: true, webhook: true, invitation: true },
       platform: null,
     });
     // and the other tenant, untouched, has none of them
-    expect(await overview(other.owner.api, other.id)).toMatchObject({ members: 3, oauthClients: 0, webhooks: 0, failingWebhooks: 0 });
+    expect(await overview(other.owner.api, other.id)).toMatchObject({
+      members: 3,
+      oauthClients: 0,
+      webhooks: 0,
+      failingWebhooks: 0,
+    });
   });
 
   it('gives platform admins the platform-wide counts and the product step, in any organization', async () => {
     // given the catalog has a product (the first test made one)
     const [organizations, users, products] = await Promise.all([
-      server.base.db.organization.count(), server.base.db.user.count(), server.base.db.product.count(),
+      server.base.db.organization.count(),
+      server.base.db.user.count(),
+      server.base.db.product.count(),
     ]);
     expect(products).toBeGreaterThan(0);
 
@@ -140,7 +222,11 @@ describe('organizationOverview', () => {
     expect(own.platform).toEqual({ organizations, users, products });
     expect(own.gettingStarted.product).toBe(true);
     // and a tenant's overview too, though the platform admin is no member there
-    expect(await overview(platform, tenant.id)).toMatchObject({ organizationId: tenant.id, members: 3, platform: { organizations, users, products } });
+    expect(await overview(platform, tenant.id)).toMatchObject({
+      organizationId: tenant.id,
+      members: 3,
+      platform: { organizations, users, products },
+    });
   });
 
   it("answers another tenant's owner 404, a member 403, a signed-out caller 401; an unknown organization is 404", async () => {
@@ -158,7 +244,10 @@ describe('organizationOverview', () => {
       const made = await created(api.post('/api/v1/api-keys', { name: `overview ${role}`, role }));
       return client(server.url, { apiKey: { key: made.key, secret: made.secret } });
     };
-    expect(await overview(await key(tenant.admin.api, 'admin'), tenant.id)).toMatchObject({ organizationId: tenant.id, members: 3 });
+    expect(await overview(await key(tenant.admin.api, 'admin'), tenant.id)).toMatchObject({
+      organizationId: tenant.id,
+      members: 3,
+    });
     expect(await refusal(await key(tenant.admin.api, 'member'), tenant.id)).toBe('forbidden');
     expect(await refusal(await key(tenant.admin.api, 'admin'), other.id)).toBe('not_found');
   });

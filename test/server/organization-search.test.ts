@@ -49,7 +49,10 @@ describe('GET /v1/organizations?search=', () => {
     const first = await platform.get('/v1/organizations?search=cotton&limit=1');
     expect(first.body.organizations).toHaveLength(1);
     const second = await platform.get(`/v1/organizations?search=cotton&limit=1&cursor=${first.body.next_cursor}`);
-    expect([first.body.organizations[0].name, second.body.organizations[0].name].sort()).toEqual(['100% Cotton', '1000 Cotton']);
+    expect([first.body.organizations[0].name, second.body.organizations[0].name].sort()).toEqual([
+      '100% Cotton',
+      '1000 Cotton',
+    ]);
   });
 
   it('answers 400 for a search longer than 200 characters, and 401 without credentials', async () => {
@@ -62,7 +65,9 @@ describe('GET /v1/organizations?search=', () => {
 
 describe('organizations(search:) over GraphQL', () => {
   it('filters the page the same way', async () => {
-    const reply = await platform.post('/graphql', { query: '{ organizations(search: "LABS") { items { name } nextCursor } }' });
+    const reply = await platform.post('/graphql', {
+      query: '{ organizations(search: "LABS") { items { name } nextCursor } }',
+    });
     expect(reply.body).toEqual({ data: { organizations: { items: [{ name: 'acme labs' }], nextCursor: null } } });
   });
 });

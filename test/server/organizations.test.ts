@@ -21,8 +21,10 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const eventsOf = (organizationId: string) => server.base.db.event.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
-const auditOf = (organizationId: string, action: string) => server.base.db.auditLog.findMany({ where: { organizationId, action } });
+const eventsOf = (organizationId: string) =>
+  server.base.db.event.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
+const auditOf = (organizationId: string, action: string) =>
+  server.base.db.auditLog.findMany({ where: { organizationId, action } });
 
 describe('POST /v1/organizations', () => {
   it('creates an organization owned by the caller', async () => {
@@ -32,8 +34,13 @@ describe('POST /v1/organizations', () => {
 
     expect(reply.status).toBe(201);
     expect(reply.body).toEqual({
-      id: expect.any(String), name: 'Acme Labs', role: 'owner', is_operator: false, require_mfa: false,
-      created_at: expect.any(String), updated_at: expect.any(String),
+      id: expect.any(String),
+      name: 'Acme Labs',
+      role: 'owner',
+      is_operator: false,
+      require_mfa: false,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     const mine = await founder.api.get('/api/v1/orgs');
     expect(mine.body).toContainEqual({ id: reply.body.id, name: 'Acme Labs', role: 'owner' });
@@ -53,7 +60,9 @@ describe('POST /v1/organizations', () => {
     expect(created.organization).toEqual({ id, name: 'Evented' });
     expect(created.data.organization).toMatchObject({ id, name: 'Evented' });
     const memberData = {
-      organization_id: id, member_id: founder.id, role: 'owner',
+      organization_id: id,
+      member_id: founder.id,
+      role: 'owner',
       user: { id: founder.id, email: founder.email, name: 'founder' },
     };
     // The same facts, each list's case (docs/architecture.md#events-webhooks-and-the-outbox): member.added is list A, organization.member.added list B.
@@ -61,7 +70,13 @@ describe('POST /v1/organizations', () => {
     expect(orgAdded.data).toEqual(memberData);
     const audit = await auditOf(id, 'organization.create');
     expect(audit).toHaveLength(1);
-    expect(audit[0]).toMatchObject({ actorType: 'user', actorId: founder.id, targetType: 'organization', targetId: id, outcome: 'success' });
+    expect(audit[0]).toMatchObject({
+      actorType: 'user',
+      actorId: founder.id,
+      targetType: 'organization',
+      targetId: id,
+      outcome: 'success',
+    });
   });
 
   it('answers 400 with details for a missing or blank name and for unknown fields', async () => {
@@ -88,7 +103,10 @@ describe('POST /v1/organizations', () => {
 
     const key = await a.admin.api.post('/api/v1/api-keys', { name: 'ci' });
     expect(key.status).toBe(201);
-    const byKey = await client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }).post('/v1/organizations', { name: 'By key' });
+    const byKey = await client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }).post(
+      '/v1/organizations',
+      { name: 'By key' },
+    );
     expect(byKey.status).toBe(403);
   });
 });
@@ -170,9 +188,14 @@ describe('PATCH /v1/organizations/{id}', () => {
     expect(reply.body).toMatchObject({ id: a.id, name: 'Tenant A Renamed', role: 'admin' });
     expect((await a.member.api.get(`/v1/organizations/${a.id}`)).body.name).toBe('Tenant A Renamed');
     const updated = (await eventsOf(a.id)).filter((e) => e.kind === 'organization.updated');
-    expect(updated.map((e) => JSON.parse(e.body).data)).toContainEqual({ organization: { id: a.id, name: 'Tenant A Renamed' }, changes: ['name'] });
+    expect(updated.map((e) => JSON.parse(e.body).data)).toContainEqual({
+      organization: { id: a.id, name: 'Tenant A Renamed' },
+      changes: ['name'],
+    });
     const audit = await auditOf(a.id, 'organization.update');
-    expect(audit).toContainEqual(expect.objectContaining({ actorId: a.admin.id, targetId: a.id, details: { fields: ['name'] } }));
+    expect(audit).toContainEqual(
+      expect.objectContaining({ actorId: a.admin.id, targetId: a.id, details: { fields: ['name'] } }),
+    );
     await a.owner.api.patch(`/v1/organizations/${a.id}`, { name: 'Tenant A' });
   });
 
@@ -215,17 +238,22 @@ describe('PATCH /v1/organizations/{id}', () => {
 describe('GET /api/v1/orgs', () => {
   it("lists exactly the caller's memberships, with its role in each", async () => {
     // b.member is invited into A as an admin: two organizations, two roles.
-    const invite = await a.owner.api.post(`/v1/organizations/${a.id}/invitations`, { email: b.member.email, role: 'admin' });
+    const invite = await a.owner.api.post(`/v1/organizations/${a.id}/invitations`, {
+      email: b.member.email,
+      role: 'admin',
+    });
     expect(invite.status).toBe(201);
     expect((await b.member.api.post('/api/v1/invitations/accept', { token: invite.body.token })).status).toBe(200);
 
     const reply = await b.member.api.get('/api/v1/orgs');
 
     expect(reply.status).toBe(200);
-    expect(reply.body).toEqual(expect.arrayContaining([
-      { id: b.id, name: 'Tenant B', role: 'member' },
-      { id: a.id, name: 'Tenant A', role: 'admin' },
-    ]));
+    expect(reply.body).toEqual(
+      expect.arrayContaining([
+        { id: b.id, name: 'Tenant B', role: 'member' },
+        { id: a.id, name: 'Tenant A', role: 'admin' },
+      ]),
+    );
     expect(reply.body).toHaveLength(2);
   });
 

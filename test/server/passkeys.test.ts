@@ -40,7 +40,17 @@ async function register(person: Person, name: string, options: Partial<Authentic
   expect(creation.status, JSON.stringify(creation.body)).toBe(200);
   const reply = await person.api.post('/api/v1/users/me/passkeys', { name, response: key.register(creation.body) });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
-  return { key, passkey: reply.body as { id: string; name: string; device_type: string; backed_up: boolean; created_at: string; last_used_at: string | null } };
+  return {
+    key,
+    passkey: reply.body as {
+      id: string;
+      name: string;
+      device_type: string;
+      backed_up: boolean;
+      created_at: string;
+      last_used_at: string | null;
+    },
+  };
 }
 
 const signInOptions = async () => {
@@ -49,14 +59,25 @@ const signInOptions = async () => {
   return reply.body as { challenge: string; rpId: string; allowCredentials?: unknown[]; userVerification: string };
 };
 
-const verify = (response: unknown, headers?: Record<string, string>) => anon.post('/api/v1/auth/passkeys/verify', { response }, headers);
+const verify = (response: unknown, headers?: Record<string, string>) =>
+  anon.post('/api/v1/auth/passkeys/verify', { response }, headers);
 
-const events = (kind: string, userId: string) => server.base.db.event.count({ where: { kind, body: { contains: userId } } });
-const sessionsOf = (userId: string) => server.base.db.session.findMany({ where: { userId }, orderBy: { createdAt: 'asc' } });
+const events = (kind: string, userId: string) =>
+  server.base.db.event.count({ where: { kind, body: { contains: userId } } });
+const sessionsOf = (userId: string) =>
+  server.base.db.session.findMany({ where: { userId }, orderBy: { createdAt: 'asc' } });
 const listOf = async (person: Person) => {
   const reply = await person.api.get('/api/v1/users/me/passkeys');
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-  return reply.body.passkeys as { id: string; name: string; created_at: string; last_used_at: string | null; device_type: string; backed_up: boolean; transports: string[] }[];
+  return reply.body.passkeys as {
+    id: string;
+    name: string;
+    created_at: string;
+    last_used_at: string | null;
+    device_type: string;
+    backed_up: boolean;
+    transports: string[];
+  }[];
 };
 
 describe('registering, listing, renaming', () => {
@@ -72,15 +93,25 @@ describe('registering, listing, renaming', () => {
     });
 
     const laptop = await register(person, '  Laptop  ');
-    expect(laptop.passkey).toMatchObject({ name: 'Laptop', device_type: 'singleDevice', backed_up: false, last_used_at: null });
+    expect(laptop.passkey).toMatchObject({
+      name: 'Laptop',
+      device_type: 'singleDevice',
+      backed_up: false,
+      last_used_at: null,
+    });
     const phone = await register(person, 'Phone', { synced: true });
     expect(phone.passkey).toMatchObject({ name: 'Phone', device_type: 'multiDevice', backed_up: true });
 
     // The next options exclude both, so an authenticator does not register twice.
     const again = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-    expect(again.body.excludeCredentials.map((c: { id: string }) => c.id).sort()).toEqual([laptop.key.id, phone.key.id].sort());
+    expect(again.body.excludeCredentials.map((c: { id: string }) => c.id).sort()).toEqual(
+      [laptop.key.id, phone.key.id].sort(),
+    );
 
-    expect((await listOf(person)).map((p) => [p.id, p.name, p.transports])).toEqual([[laptop.passkey.id, 'Laptop', ['internal']], [phone.passkey.id, 'Phone', ['internal']]]);
+    expect((await listOf(person)).map((p) => [p.id, p.name, p.transports])).toEqual([
+      [laptop.passkey.id, 'Laptop', ['internal']],
+      [phone.passkey.id, 'Phone', ['internal']],
+    ]);
 
     const renamed = await person.api.patch(`/api/v1/users/me/passkeys/${laptop.passkey.id}`, { name: 'Work laptop' });
     expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
@@ -88,10 +119,14 @@ describe('registering, listing, renaming', () => {
     expect((await listOf(person))[0]!.name).toBe('Work laptop');
 
     expect(await events('2fa.enabled', person.id)).toBe(1);
-    const mails = await server.base.db.mail.findMany({ where: { toAddress: person.email, kind: 'second_factor_changed' } });
+    const mails = await server.base.db.mail.findMany({
+      where: { toAddress: person.email, kind: 'second_factor_changed' },
+    });
     expect(mails).toHaveLength(2);
     expect(mails.map((m) => m.textBody).join('\n')).toContain('"Laptop"');
-    const audits = await server.base.db.auditLog.findMany({ where: { action: { in: ['passkey.register', 'passkey.rename'] }, actorId: person.id } });
+    const audits = await server.base.db.auditLog.findMany({
+      where: { action: { in: ['passkey.register', 'passkey.rename'] }, actorId: person.id },
+    });
     expect(audits.map((a) => a.action).sort()).toEqual(['passkey.register', 'passkey.register', 'passkey.rename']);
   });
 
@@ -107,17 +142,24 @@ describe('registering, listing, renaming', () => {
     }
     const { key } = await register(person, 'Once');
     const options = await person.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-    const twice = await person.api.post('/api/v1/users/me/passkeys', { name: 'Twice', response: key.register(options.body) });
+    const twice = await person.api.post('/api/v1/users/me/passkeys', {
+      name: 'Twice',
+      response: key.register(options.body),
+    });
     expect(twice.status).toBe(409);
 
     // Another person's registration challenge, and a sign-in challenge, do not register.
     const theirs = await other.api.post('/api/v1/users/me/passkeys/options', { password: PASSWORD });
-    const stolen = await person.api.post('/api/v1/users/me/passkeys', { name: 'Theirs', response: new SoftPasskey({ origin }).register(theirs.body) });
+    const stolen = await person.api.post('/api/v1/users/me/passkeys', {
+      name: 'Theirs',
+      response: new SoftPasskey({ origin }).register(theirs.body),
+    });
     expect(stolen.status).toBe(400);
     expect(stolen.body.error).toBe('invalid_challenge');
     const signInChallenge = await signInOptions();
     const wrongPurpose = await person.api.post('/api/v1/users/me/passkeys', {
-      name: 'Wrong', response: new SoftPasskey({ origin }).register({ challenge: signInChallenge.challenge, user: { id: 'x' } }),
+      name: 'Wrong',
+      response: new SoftPasskey({ origin }).register({ challenge: signInChallenge.challenge, user: { id: 'x' } }),
     });
     expect(wrongPurpose.status).toBe(400);
     expect(wrongPurpose.body.error).toBe('invalid_challenge');
@@ -128,16 +170,28 @@ describe('registering, listing, renaming', () => {
     const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'passkeys probe' });
     expect(created.status).toBe(201);
     const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
-    const app = await registerClient(tenant.owner.api, { name: 'passkeys app', redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid', 'api'], consent_required: false });
-    const token = client(server.url, { token: await accessTokenOf(server.url, tenant.owner, app, 'https://app.example.test/cb', 'openid api') });
+    const app = await registerClient(tenant.owner.api, {
+      name: 'passkeys app',
+      redirect_uris: ['https://app.example.test/cb'],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
+    });
+    const token = client(server.url, {
+      token: await accessTokenOf(server.url, tenant.owner, app, 'https://app.example.test/cb', 'openid api'),
+    });
     const someone = await newPerson();
     const { passkey } = await register(someone, 'Target');
-    for (const [who, as] of [['API key', key], ['access token', token]] as const) {
+    for (const [who, as] of [
+      ['API key', key],
+      ['access token', token],
+    ] as const) {
       expect((await as.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).status, who).toBe(403);
       expect((await as.post('/api/v1/users/me/passkeys', { name: 'x', response: {} })).status, who).toBe(403);
       expect((await as.get('/api/v1/users/me/passkeys')).status, who).toBe(403);
       expect((await as.patch(`/api/v1/users/me/passkeys/${passkey.id}`, { name: 'x' })).status, who).toBe(403);
-      expect((await as.delete(`/api/v1/users/me/passkeys/${passkey.id}`, { password: PASSWORD })).status, who).toBe(403);
+      expect((await as.delete(`/api/v1/users/me/passkeys/${passkey.id}`, { password: PASSWORD })).status, who).toBe(
+        403,
+      );
     }
     expect((await anon.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).status).toBe(401);
     expect((await anon.get('/api/v1/users/me/passkeys')).status).toBe(401);
@@ -146,18 +200,20 @@ describe('registering, listing, renaming', () => {
 });
 
 describe('removing', () => {
-  it('needs the right password, keeps another person\'s passkey (404), and the last one emits 2fa.disabled', async () => {
+  it("needs the right password, keeps another person's passkey (404), and the last one emits 2fa.disabled", async () => {
     const person = await newPerson();
     const other = await newPerson();
     const first = await register(person, 'First');
     const second = await register(person, 'Second');
     const theirs = await register(other, 'Theirs');
 
-    const wrong = await person.api.delete(`/api/v1/users/me/passkeys/${first.passkey.id}`, { password: 'not the password at all' });
+    const wrong = await person.api.delete(`/api/v1/users/me/passkeys/${first.passkey.id}`, {
+      password: 'not the password at all',
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_credentials');
     expect((await person.api.delete(`/api/v1/users/me/passkeys/${first.passkey.id}`)).status).toBe(400);
-    expect((await listOf(person))).toHaveLength(2);
+    expect(await listOf(person)).toHaveLength(2);
 
     for (const reply of [
       await person.api.delete(`/api/v1/users/me/passkeys/${theirs.passkey.id}`, { password: PASSWORD }),
@@ -168,15 +224,22 @@ describe('removing', () => {
     }
     expect((await listOf(other)).map((p) => p.name)).toEqual(['Theirs']);
 
-    expect((await person.api.delete(`/api/v1/users/me/passkeys/${first.passkey.id}`, { password: PASSWORD })).status).toBe(204);
+    expect(
+      (await person.api.delete(`/api/v1/users/me/passkeys/${first.passkey.id}`, { password: PASSWORD })).status,
+    ).toBe(204);
     expect(await events('2fa.disabled', person.id)).toBe(0);
-    expect((await person.api.delete(`/api/v1/users/me/passkeys/${second.passkey.id}`, { password: PASSWORD })).status).toBe(204);
+    expect(
+      (await person.api.delete(`/api/v1/users/me/passkeys/${second.passkey.id}`, { password: PASSWORD })).status,
+    ).toBe(204);
     expect(await events('2fa.disabled', person.id)).toBe(1);
     expect(await listOf(person)).toEqual([]);
     // A removed passkey no longer signs in.
     const reply = await verify(second.key.authenticate(await signInOptions()));
     expect(reply.status).toBe(401);
-    const audits = await server.base.db.auditLog.findMany({ where: { action: 'passkey.remove', actorId: person.id }, orderBy: { createdAt: 'asc' } });
+    const audits = await server.base.db.auditLog.findMany({
+      where: { action: 'passkey.remove', actorId: person.id },
+      orderBy: { createdAt: 'asc' },
+    });
     expect(audits.map((a) => a.outcome)).toEqual(['failure', 'success', 'success']);
   });
 });
@@ -195,7 +258,11 @@ describe('signing in with a passkey', () => {
     const before = (await sessionsOf(person.id)).length;
     const reply = await verify(device.key.authenticate(options), { 'user-agent': 'Passkey/1.0' });
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toMatchObject({ token_type: 'Bearer', user: { id: person.id, email: person.email }, organization: { id: tenant.id, role: 'member' } });
+    expect(reply.body).toMatchObject({
+      token_type: 'Bearer',
+      user: { id: person.id, email: person.email },
+      organization: { id: tenant.id, role: 'member' },
+    });
     expect(reply.headers.get('set-cookie')).toContain(reply.body.token);
     const me = await client(server.url, { token: reply.body.token }).get('/api/v1/users/me');
     expect(me.body.id).toBe(person.id);
@@ -204,8 +271,15 @@ describe('signing in with a passkey', () => {
     expect((await verify(unverified.key.authenticate(await signInOptions()))).status).toBe(200);
     const sessions = (await sessionsOf(person.id)).slice(before);
     expect(sessions.map((s) => s.amr)).toEqual([['hwk', 'user', 'mfa'], ['swk', 'user', 'mfa'], ['hwk']]);
-    const logins = await server.base.db.auditLog.findMany({ where: { action: 'auth.login', actorId: person.id }, orderBy: { createdAt: 'asc' } });
-    expect(logins.slice(-3).map((l) => (l.details as { amr: string[] }).amr)).toEqual([['hwk', 'user', 'mfa'], ['swk', 'user', 'mfa'], ['hwk']]);
+    const logins = await server.base.db.auditLog.findMany({
+      where: { action: 'auth.login', actorId: person.id },
+      orderBy: { createdAt: 'asc' },
+    });
+    expect(logins.slice(-3).map((l) => (l.details as { amr: string[] }).amr)).toEqual([
+      ['hwk', 'user', 'mfa'],
+      ['swk', 'user', 'mfa'],
+      ['hwk'],
+    ]);
 
     // The list says when each was last used.
     const listed = await listOf(person);
@@ -219,7 +293,10 @@ describe('signing in with a passkey', () => {
     expect(password.status, JSON.stringify(password.body)).toBe(200);
     expect(password.body).toMatchObject({ mfa_required: true, methods: expect.arrayContaining(['passkey']) });
     expect(password.body.token).toBeUndefined();
-    const completed = await anon.post('/api/v1/auth/passkeys/verify', { response: key.authenticate(await signInOptions()), mfa_token: password.body.mfa_token });
+    const completed = await anon.post('/api/v1/auth/passkeys/verify', {
+      response: key.authenticate(await signInOptions()),
+      mfa_token: password.body.mfa_token,
+    });
     expect(completed.status, JSON.stringify(completed.body)).toBe(200);
     expect(completed.body.user.id).toBe(person.id);
     const alone = await verify(key.authenticate(await signInOptions()));
@@ -229,10 +306,22 @@ describe('signing in with a passkey', () => {
   it('an ID token after a passkey sign-in says so: amr hwk, user and mfa, acr mfa (RFC 8176, OIDC Core 2)', async () => {
     const person = await newPerson();
     const { key } = await register(person, 'For the app');
-    const app = await registerClient(tenant.owner.api, { name: 'amr app', redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid'], consent_required: false });
+    const app = await registerClient(tenant.owner.api, {
+      name: 'amr app',
+      redirect_uris: ['https://app.example.test/cb'],
+      allowed_scopes: ['openid'],
+      consent_required: false,
+    });
     const signedIn = await verify(key.authenticate(await signInOptions()));
     expect(signedIn.status).toBe(200);
-    const back = await authorize(server.url, signedIn.body.token, { client_id: app.client_id, redirect_uri: 'https://app.example.test/cb', response_type: 'code', scope: 'openid', nonce: 'n', state: 's' });
+    const back = await authorize(server.url, signedIn.body.token, {
+      client_id: app.client_id,
+      redirect_uri: 'https://app.example.test/cb',
+      response_type: 'code',
+      scope: 'openid',
+      nonce: 'n',
+      state: 's',
+    });
     const tokens = await exchangeCode(server.url, app, codeFrom(back), 'https://app.example.test/cb');
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     const claims = decodeJwt(tokens.body.id_token);
@@ -331,7 +420,9 @@ describe('signing in with a passkey', () => {
     const cloned = await verify(key.authenticate(await signInOptions()));
     expect(cloned.status).toBe(400);
     expect(cloned.body.error).toBe('passkey_counter_mismatch');
-    const audit = await server.base.db.auditLog.findFirst({ where: { action: 'auth.passkey', outcome: 'failure', targetId: person.id } });
+    const audit = await server.base.db.auditLog.findFirst({
+      where: { action: 'auth.passkey', outcome: 'failure', targetId: person.id },
+    });
     expect(audit?.details).toMatchObject({ reason: 'counter_mismatch', passkeyId: passkey.id });
     expect((await server.base.db.passkey.findUniqueOrThrow({ where: { id: passkey.id } })).counter).toBe(2n);
   });
@@ -341,12 +432,20 @@ describe('signing in with a passkey', () => {
     const { key } = await register(person, 'Fuzzed');
     const good = () => key.authenticate({ challenge: 'not-a-stored-challenge' });
     const cases: unknown[] = [
-      undefined, null, 'text', 42, [], {},
+      undefined,
+      null,
+      'text',
+      42,
+      [],
+      {},
       { ...good(), response: 'nope' },
       { ...good(), type: 'password' },
       { ...good(), response: { ...good().response, clientDataJSON: '!!!' } },
       { ...good(), response: { ...good().response, clientDataJSON: Buffer.from('not json').toString('base64url') } },
-      { ...good(), response: { ...good().response, clientDataJSON: Buffer.from('{"challenge":5}').toString('base64url') } },
+      {
+        ...good(),
+        response: { ...good().response, clientDataJSON: Buffer.from('{"challenge":5}').toString('base64url') },
+      },
       { ...good(), response: { ...good().response, authenticatorData: 'x'.repeat(70_000) } },
       { ...good(), id: 'a\u0000b' },
       { ...good(), response: { ...good().response, signature: 'AA\u0000' } },
@@ -363,7 +462,11 @@ describe('signing in with a passkey', () => {
     garbage.response.authenticatorData = Buffer.from('short').toString('base64url');
     expect((await verify(garbage)).status).toBe(400);
     // Registration too.
-    for (const response of [null, {}, { id: 'x', rawId: 'x', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'oA' } }]) {
+    for (const response of [
+      null,
+      {},
+      { id: 'x', rawId: 'x', type: 'public-key', response: { clientDataJSON: 'e30', attestationObject: 'oA' } },
+    ]) {
       const reply = await person.api.post('/api/v1/users/me/passkeys', { name: 'Bad', response });
       expect(reply.status).toBe(400);
     }
@@ -371,7 +474,9 @@ describe('signing in with a passkey', () => {
     const broken = new SoftPasskey({ origin }).register(live.body);
     broken.response.attestationObject = Buffer.from('not cbor').toString('base64url');
     expect((await person.api.post('/api/v1/users/me/passkeys', { name: 'Broken', response: broken })).status).toBe(400);
-    const notJson = await anon.post('/api/v1/auth/passkeys/verify', '{"response": ', { 'content-type': 'application/json' });
+    const notJson = await anon.post('/api/v1/auth/passkeys/verify', '{"response": ', {
+      'content-type': 'application/json',
+    });
     expect(notJson.status).toBe(400);
   });
 
@@ -380,7 +485,10 @@ describe('signing in with a passkey', () => {
     const person = await newPerson();
     const { key } = await register(person, 'Throttled');
     // The device cookies of earlier sign-ins: this person's (with the passkey), and another account's
-    const deviceOf = (reply: { headers: Headers }) => /^tessera_device=([^;]+)/.exec(reply.headers.getSetCookie().find((c) => c.startsWith('tessera_device=')) ?? '')?.[1];
+    const deviceOf = (reply: { headers: Headers }) =>
+      /^tessera_device=([^;]+)/.exec(
+        reply.headers.getSetCookie().find((c) => c.startsWith('tessera_device=')) ?? '',
+      )?.[1];
     const own = deviceOf(await verify(key.authenticate(await signInOptions())));
     const another = deviceOf(await anon.post('/api/v1/auth/login', { email: ADMIN.email, password: ADMIN.password }));
     expect(own && another).toBeTruthy();
@@ -396,10 +504,16 @@ describe('signing in with a passkey', () => {
     const locked = await verify(key.authenticate(await signInOptions()));
     expect(locked.status).toBe(429);
     expect(locked.headers.get('retry-after')).toBeTruthy();
-    expect((await verify(key.authenticate(await signInOptions()), { cookie: `tessera_device=${another}` })).status).toBe(429);
-    expect((await verify(stranger.authenticate(await signInOptions()), { cookie: `tessera_device=${own}` })).status).toBe(429);
+    expect(
+      (await verify(key.authenticate(await signInOptions()), { cookie: `tessera_device=${another}` })).status,
+    ).toBe(429);
+    expect(
+      (await verify(stranger.authenticate(await signInOptions()), { cookie: `tessera_device=${own}` })).status,
+    ).toBe(429);
     // A browser that signed in with the passkey before still does
-    expect((await verify(key.authenticate(await signInOptions()), { cookie: `tessera_device=${own}` })).status).toBe(200);
+    expect((await verify(key.authenticate(await signInOptions()), { cookie: `tessera_device=${own}` })).status).toBe(
+      200,
+    );
     clock.advance(61 * MINUTE);
     expect((await verify(key.authenticate(await signInOptions()))).status).toBe(200);
   });
@@ -410,7 +524,11 @@ describe('sign-in options', () => {
     clock.advance(6 * MINUTE);
     const statuses: number[] = [];
     for (let i = 0; i < SIGN_IN_OPTIONS_PER_ADDRESS; i += 20) {
-      statuses.push(...(await Promise.all(Array.from({ length: 20 }, async () => (await anon.post('/api/v1/auth/passkeys/options')).status))));
+      statuses.push(
+        ...(await Promise.all(
+          Array.from({ length: 20 }, async () => (await anon.post('/api/v1/auth/passkeys/options')).status),
+        )),
+      );
     }
     expect(statuses.filter((s) => s !== 200)).toEqual([]);
     const over = await anon.post('/api/v1/auth/passkeys/options');
@@ -428,7 +546,15 @@ describe('sign-in options', () => {
 describe('BASE_URL with an IP address', () => {
   it('offers passkeys nowhere: 400 passkeys_unavailable, passkeysAvailable false, and the start-up log says why once', async () => {
     const lines: string[] = [];
-    const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _enc, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    );
     const ip = await startTestServer({ logger });
     try {
       const api = client(ip.url);
@@ -436,13 +562,19 @@ describe('BASE_URL with an IP address', () => {
       expect(options.status).toBe(400);
       expect(options.body.error).toBe('passkeys_unavailable');
       const { api: admin } = await signIn(ip.url, ADMIN.email, ADMIN.password);
-      expect((await admin.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).body.error).toBe('passkeys_unavailable');
+      expect((await admin.post('/api/v1/users/me/passkeys/options', { password: PASSWORD })).body.error).toBe(
+        'passkeys_unavailable',
+      );
       expect((await api.post('/graphql', { query: '{ passkeysAvailable }' })).body.data.passkeysAvailable).toBe(false);
       expect(lines.filter((l) => l.includes('passkeys are off'))).toHaveLength(1);
       // And the lines `npm start` prints for the person at the terminal.
       const mail = { smtpUrl: undefined, from: 'tessera@localhost' };
-      expect(welcomeLines(ip.base.settings.issuer(), { mail, role: 'all' })).toContainEqual(expect.stringMatching(/^ {2}Passkeys: +off: BASE_URL has an IP address/));
-      expect(welcomeLines(origin, { mail, role: 'all' })).toContainEqual(expect.stringMatching(/^ {2}Passkeys: +for localhost$/));
+      expect(welcomeLines(ip.base.settings.issuer(), { mail, role: 'all' })).toContainEqual(
+        expect.stringMatching(/^ {2}Passkeys: +off: BASE_URL has an IP address/),
+      );
+      expect(welcomeLines(origin, { mail, role: 'all' })).toContainEqual(
+        expect.stringMatching(/^ {2}Passkeys: +for localhost$/),
+      );
     } finally {
       await ip.stop();
     }

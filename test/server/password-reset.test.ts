@@ -22,7 +22,11 @@ let adminId: string;
 
 beforeAll(async () => {
   smtp = await startTestSmtp();
-  server = await startTestServer({ role: 'all', clock, env: { SMTP_URL: smtp.url, MAIL_FROM: 'Tessera Test <id@tessera.test>', TRUST_PROXY: 'true' } });
+  server = await startTestServer({
+    role: 'all',
+    clock,
+    env: { SMTP_URL: smtp.url, MAIL_FROM: 'Tessera Test <id@tessera.test>', TRUST_PROXY: 'true' },
+  });
   admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   adminId = (await admin.get('/api/v1/users/me')).body.id;
   tenant = await createTenant(server.url, admin);
@@ -36,11 +40,15 @@ let addresses = 0;
 /** A client address no other request of the file comes from (198.18.0.0/15, the benchmarking range). */
 const freshIp = () => `198.18.${Math.floor(addresses / 250)}.${(addresses++ % 250) + 1}`;
 
-const ask = (email: unknown, ip = freshIp()) => client(server.url).post('/api/v1/auth/password-reset', { email }, { 'x-forwarded-for': ip });
-const confirm = (token: unknown, password: unknown) => client(server.url).post('/api/v1/auth/password-reset/confirm', { token, password });
-const login = (email: string, password: string) => client(server.url).post('/api/v1/auth/login', { email, password }, { 'x-forwarded-for': freshIp() });
+const ask = (email: unknown, ip = freshIp()) =>
+  client(server.url).post('/api/v1/auth/password-reset', { email }, { 'x-forwarded-for': ip });
+const confirm = (token: unknown, password: unknown) =>
+  client(server.url).post('/api/v1/auth/password-reset/confirm', { token, password });
+const login = (email: string, password: string) =>
+  client(server.url).post('/api/v1/auth/login', { email, password }, { 'x-forwarded-for': freshIp() });
 const freshMember = (label: string) => addPerson(server.url, tenant.owner.api, tenant.id, 'member', label);
-const statusCounts = (replies: { status: number }[]) => replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
+const statusCounts = (replies: { status: number }[]) =>
+  replies.reduce<Record<number, number>>((n, r) => ({ ...n, [r.status]: (n[r.status] ?? 0) + 1 }), {});
 
 /** The token of the `count`-th reset link mailed to `email`. */
 async function mailedToken(email: string, count = 1): Promise<string> {
@@ -50,7 +58,9 @@ async function mailedToken(email: string, count = 1): Promise<string> {
 
 /** Asks for a reset link for `person` and returns the token it mails. */
 async function resetToken(person: { email: string }): Promise<string> {
-  const before = smtp.received.filter((m) => m.to === person.email.toLowerCase() && /Reset your/.test(m.subject)).length;
+  const before = smtp.received.filter(
+    (m) => m.to === person.email.toLowerCase() && /Reset your/.test(m.subject),
+  ).length;
   expect((await ask(person.email)).status).toBe(202);
   return mailedToken(person.email, before + 1);
 }
@@ -63,7 +73,9 @@ const rowsFor = async (email: string) => ({
 /** Once every reset request taken so far has been looked at by the worker (its password_reset_mail job is done). */
 const requestsHandled = () =>
   waitFor(async () => {
-    const [row] = await server.base.db.$queryRaw<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'password_reset_mail'`;
+    const [row] = await server.base.db.$queryRaw<
+      { n: number }[]
+    >`select count(*)::int as n from graphile_worker.jobs where task_identifier = 'password_reset_mail'`;
     return row!.n === 0 || undefined;
   });
 
@@ -85,12 +97,20 @@ describe('POST /api/v1/auth/password-reset', () => {
     expect(link.origin).toBe(server.base.settings.issuer());
     const token = link.searchParams.get('token')!;
 
-    const confirmed = await anonymous.post('/api/v1/auth/password-reset/confirm', { token, password: 'a brand new password' });
+    const confirmed = await anonymous.post('/api/v1/auth/password-reset/confirm', {
+      token,
+      password: 'a brand new password',
+    });
     expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
     expect((await person.api.get('/api/v1/users/me')).status).toBe(401);
     expect((await anonymous.post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(401);
-    expect((await anonymous.post('/api/v1/auth/login', { email: person.email, password: 'a brand new password' })).status).toBe(200);
-    const again = await anonymous.post('/api/v1/auth/password-reset/confirm', { token, password: 'yet another password' });
+    expect(
+      (await anonymous.post('/api/v1/auth/login', { email: person.email, password: 'a brand new password' })).status,
+    ).toBe(200);
+    const again = await anonymous.post('/api/v1/auth/password-reset/confirm', {
+      token,
+      password: 'yet another password',
+    });
     expect(again.status).toBe(400);
     const [notice] = await smtp.waitForMail(person.email, /password was changed/);
     expect(notice!.text).toContain('Every session and token');
@@ -121,12 +141,19 @@ describe('POST /api/v1/auth/password-reset', () => {
       const stop = onStatement(quiet.base.db, (sql) => statements.push(sql));
       try {
         const res = await fetch(`${quiet.url}/api/v1/auth/password-reset`, {
-          method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': freshIp() }, body: JSON.stringify({ email }),
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': freshIp() },
+          body: JSON.stringify({ email }),
         });
         const reply = { status: res.status, body: await res.text(), type: res.headers.get('content-type') };
         stop();
         const after = await written();
-        const wrote = { jobs: after.jobs - before.jobs, mails: after.mails - before.mails, links: after.links - before.links, users: after.users - before.users };
+        const wrote = {
+          jobs: after.jobs - before.jobs,
+          mails: after.mails - before.mails,
+          links: after.links - before.links,
+          users: after.users - before.users,
+        };
         return { ...reply, statements, wrote };
       } finally {
         stop();
@@ -139,11 +166,23 @@ describe('POST /api/v1/auth/password-reset', () => {
       await measured('warming-up@example.test');
 
       // when a reset is asked for the admin's address and for an address no account uses, twice each in turn
-      const runs = [await measured(ADMIN.email), await measured(unknownEmail), await measured(unknownEmail), await measured(ADMIN.email)];
+      const runs = [
+        await measured(ADMIN.email),
+        await measured(unknownEmail),
+        await measured(unknownEmail),
+        await measured(ADMIN.email),
+      ];
 
       // then every answer is the same 202 with the same bytes
-      for (const run of runs) expect({ status: run.status, body: run.body, type: run.type }).toEqual({ status: 202, body: runs[0]!.body, type: runs[0]!.type });
-      expect(JSON.parse(runs[0]!.body)).toEqual({ message: expect.stringContaining('If an account uses this address') });
+      for (const run of runs)
+        expect({ status: run.status, body: run.body, type: run.type }).toEqual({
+          status: 202,
+          body: runs[0]!.body,
+          type: runs[0]!.type,
+        });
+      expect(JSON.parse(runs[0]!.body)).toEqual({
+        message: expect.stringContaining('If an account uses this address'),
+      });
       // and the same statements ran, in the same order
       expect(runs[0]!.statements.length).toBeGreaterThan(0);
       for (const run of runs) expect(run.statements).toEqual(runs[0]!.statements);
@@ -241,7 +280,9 @@ describe('POST /api/v1/auth/password-reset', () => {
     const text = await post('email=someone@example.test', { 'content-type': 'text/plain' });
     expect(text.status).toBe(415);
     expect(text.body.error).toBe('unsupported_media_type');
-    expect((await post('email=someone%40example.test', { 'content-type': 'application/x-www-form-urlencoded' })).status).toBe(415);
+    expect(
+      (await post('email=someone%40example.test', { 'content-type': 'application/x-www-form-urlencoded' })).status,
+    ).toBe(415);
   });
 });
 
@@ -250,7 +291,8 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     // given a live link
     const person = await freshMember('malformed');
     const token = await resetToken(person);
-    const post = (body: unknown, headers?: Record<string, string>) => client(server.url).post('/api/v1/auth/password-reset/confirm', body, headers);
+    const post = (body: unknown, headers?: Record<string, string>) =>
+      client(server.url).post('/api/v1/auth/password-reset/confirm', body, headers);
 
     // when it is sent with what cannot be right, then each is a 400 on the field (or a 415), and nothing changes
     expectInvalid(await confirm(token, 'too short'), 'password');
@@ -286,7 +328,9 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     expect(statusCounts(replies)).toEqual({ 202: 5 });
     const tokens = await Promise.all([1, 2, 3, 4, 5].map((n) => mailedToken(person.email, n)));
     // but only one of them is live: each issuer voided what the one before it had committed
-    expect(await server.base.db.linkToken.count({ where: { userId: person.id, purpose: 'password_reset', endedAt: null } })).toBe(1);
+    expect(
+      await server.base.db.linkToken.count({ where: { userId: person.id, purpose: 'password_reset', endedAt: null } }),
+    ).toBe(1);
     const used = await Promise.all(tokens.map((token, i) => confirm(token, `concurrently asked password ${i}`)));
     expect(statusCounts(used)).toEqual({ 204: 1, 400: 4 });
   });
@@ -321,16 +365,21 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
 
     // then one is 204 and the 19 others are 400 on token, none a 5xx
     expect(statusCounts(replies)).toEqual({ 204: 1, 400: 19 });
-    for (const refused of replies.filter((r) => r.status === 400)) expect(refused.body.details).toEqual([{ path: 'token', message: 'is not a valid link' }]);
+    for (const refused of replies.filter((r) => r.status === 400))
+      expect(refused.body.details).toEqual([{ path: 'token', message: 'is not a valid link' }]);
     // and the password is the winner's
     const winner = passwords[replies.findIndex((r) => r.status === 204)]!;
     const loser = passwords.find((p) => p !== winner)!;
     expect((await login(person.email, loser)).status).toBe(401);
     expect((await login(person.email, winner)).status).toBe(200);
     // and it happened once: one event per organization, one audit entry, one notice
-    const changed = await server.base.db.event.findMany({ where: { kind: 'user.password.changed', organizationId: tenant.id } });
+    const changed = await server.base.db.event.findMany({
+      where: { kind: 'user.password.changed', organizationId: tenant.id },
+    });
     expect(changed.filter((e) => JSON.parse(e.body).data.user.id === person.id)).toHaveLength(1);
-    expect(await server.base.db.auditLog.count({ where: { action: 'user.password.reset', targetId: person.id } })).toBe(1);
+    expect(await server.base.db.auditLog.count({ where: { action: 'user.password.reset', targetId: person.id } })).toBe(
+      1,
+    );
     await smtp.waitForMail(person.email, /password was changed/);
     expect(await server.base.db.mail.count({ where: { toAddress: person.email, kind: 'password_changed' } })).toBe(1);
   });
@@ -340,17 +389,35 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     const person = await freshMember('tokens');
     const session = await sessionOf(server.url, person);
     const app = await registerClient(admin, {
-      name: 'Reset app', organization_id: tenant.id, redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'api'], consent_required: false,
+      name: 'Reset app',
+      organization_id: tenant.id,
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'email', 'api'],
+      consent_required: false,
     });
-    const back = await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid email api', nonce: 'n', state: 's' });
+    const back = await authorize(server.url, session, {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid email api',
+      nonce: 'n',
+      state: 's',
+    });
     const first = await exchangeCode(server.url, app, codeFrom(back), REDIRECT);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
-    const refresh = (token: string) => tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, client_id: app.client_id, client_secret: app.client_secret });
+    const refresh = (token: string) =>
+      tokenRequest(server.url, {
+        grant_type: 'refresh_token',
+        refresh_token: token,
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+      });
     // (the refresh token works before: it is rotated into the one kept)
     const tokens = await refresh(first.body.refresh_token);
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     const { access_token: accessToken, refresh_token: refreshToken } = tokens.body;
-    const userinfo = (token: string) => fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+    const userinfo = (token: string) =>
+      fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${token}` } });
     expect((await userinfo(accessToken)).status).toBe(200);
     expect((await client(server.url, { token: accessToken }).get('/api/v1/users/me')).status).toBe(200);
     expect((await client(server.url, { token: session }).get('/api/v1/users/me')).status).toBe(200);
@@ -376,7 +443,10 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     // given a person of two organizations whose address is not verified yet
     const person = await freshMember('evented');
     const other = await createTenant(server.url, admin);
-    const invite = await other.owner.api.post(`/v1/organizations/${other.id}/invitations`, { email: person.email, role: 'member' });
+    const invite = await other.owner.api.post(`/v1/organizations/${other.id}/invitations`, {
+      email: person.email,
+      role: 'member',
+    });
     expect((await person.api.post('/api/v1/invitations/accept', { token: invite.body.token })).status).toBe(200);
     // (accepting a mailed invitation proved the address: a platform admin marks it unproven again)
     expect((await admin.patch(`/v1/users/${person.id}`, { email_verified: false })).status).toBe(200);
@@ -387,17 +457,28 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
 
     // then each organization got one user.password.changed and one user.email.verified about the person
     const about = async (kind: string) =>
-      (await server.base.db.event.findMany({ where: { kind } })).filter((e) => JSON.parse(e.body).data.user.id === person.id).map((e) => e.organizationId).sort();
+      (await server.base.db.event.findMany({ where: { kind } }))
+        .filter((e) => JSON.parse(e.body).data.user.id === person.id)
+        .map((e) => e.organizationId)
+        .sort();
     expect(await about('user.password.changed')).toEqual([tenant.id, other.id].sort());
     expect(await about('user.email.verified')).toEqual([tenant.id, other.id].sort());
-    const [event] = (await server.base.db.event.findMany({ where: { kind: 'user.password.changed', organizationId: tenant.id } })).filter((e) => JSON.parse(e.body).data.user.id === person.id);
+    const [event] = (
+      await server.base.db.event.findMany({ where: { kind: 'user.password.changed', organizationId: tenant.id } })
+    ).filter((e) => JSON.parse(e.body).data.user.id === person.id);
     const body = JSON.parse(event!.body);
-    expect(body).toMatchObject({ event: 'user.password.changed', organization: { id: tenant.id }, data: { user: { id: person.id } } });
+    expect(body).toMatchObject({
+      event: 'user.password.changed',
+      organization: { id: tenant.id },
+      data: { user: { id: person.id } },
+    });
     expect(event!.body).not.toMatch(/password_hash|passwordHash|tsr_/);
     // and the address is verified now
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).emailVerified).toBe(true);
     // and the reset is audited as the person's own act
-    const audits = await server.base.db.auditLog.findMany({ where: { action: 'user.password.reset', targetId: person.id } });
+    const audits = await server.base.db.auditLog.findMany({
+      where: { action: 'user.password.reset', targetId: person.id },
+    });
     expect(audits).toEqual([expect.objectContaining({ actorId: person.id, targetType: 'user', outcome: 'success' })]);
     expect(JSON.stringify(audits[0]!.details)).not.toMatch(/tsr_|an evented new password/);
 
@@ -439,7 +520,9 @@ describe('POST /v1/users/{id}/password-reset', () => {
     expect((await confirm(token, 'set by the person')).status).toBe(204);
     expect((await login(person.email, 'set by the person')).status).toBe(200);
     // and the sending is audited as the admin's act
-    const audits = await server.base.db.auditLog.findMany({ where: { action: 'user.password_reset.send', targetId: person.id } });
+    const audits = await server.base.db.auditLog.findMany({
+      where: { action: 'user.password_reset.send', targetId: person.id },
+    });
     expect(audits).toEqual([expect.objectContaining({ actorId: adminId, targetType: 'user', outcome: 'success' })]);
   });
 
@@ -454,12 +537,26 @@ describe('POST /v1/users/{id}/password-reset', () => {
   it('refuses an OAuth access token with 403, even a platform admin’s', async () => {
     // given an `api` access token of the platform admin, from a client of the operator organization
     const person = await freshMember('by-token');
-    const operator = await server.base.db.membership.findFirstOrThrow({ where: { userId: adminId }, select: { organizationId: true } });
+    const operator = await server.base.db.membership.findFirstOrThrow({
+      where: { userId: adminId },
+      select: { organizationId: true },
+    });
     const app = await registerClient(admin, {
-      name: 'Operator app', organization_id: operator.organizationId, redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false,
+      name: 'Operator app',
+      organization_id: operator.organizationId,
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
     });
     const session = (await signIn(server.url, ADMIN.email, ADMIN.password)).login.token;
-    const back = await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid api', nonce: 'n', state: 's' });
+    const back = await authorize(server.url, session, {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid api',
+      nonce: 'n',
+      state: 's',
+    });
     const tokens = await exchangeCode(server.url, app, codeFrom(back), REDIRECT);
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     const byToken = client(server.url, { token: tokens.body.access_token });
@@ -483,7 +580,8 @@ describe('POST /v1/users/{id}/password-reset', () => {
     expectInvalid(reply, 'password');
     expect(reply.body.details[0].message).toContain('not a known field');
     const viaGraphql = await admin.post('/graphql', {
-      query: 'mutation($id: ID!) { updateUser(id: $id, input: { password: "chosen by the admin" }) { __typename } }', variables: { id: person.id },
+      query: 'mutation($id: ID!) { updateUser(id: $id, input: { password: "chosen by the admin" }) { __typename } }',
+      variables: { id: person.id },
     });
     expect(viaGraphql.body.errors?.[0]?.message, JSON.stringify(viaGraphql.body)).toMatch(/password/);
     expect((await login(person.email, 'chosen by the admin')).status).toBe(401);
@@ -497,14 +595,19 @@ describe('the mail log', () => {
   it('never shows a platform admin a live reset link, even while SMTP has not taken the mail', async () => {
     // given a person, an outbox that has sent everything, and an SMTP server that answers the next mail with 451
     const person = await freshMember('read-by-admin');
-    await waitFor(async () => (await server.base.db.mail.count({ where: { status: { in: ['queued', 'retrying'] } } })) === 0 || undefined);
+    await waitFor(
+      async () =>
+        (await server.base.db.mail.count({ where: { status: { in: ['queued', 'retrying'] } } })) === 0 || undefined,
+    );
     smtp.refuse(1, 451);
 
     // when a platform admin sends the person a reset link and reads the mail log while the mail waits for a retry
     expect((await admin.post(`/v1/users/${person.id}/password-reset`)).status).toBe(202);
     const waiting = await waitFor(async () => {
       const reply = await admin.get(`/api/v1/mails?to=${encodeURIComponent(person.email)}`);
-      return reply.body.mails.find((m: { kind: string; status: string }) => m.kind === 'password_reset' && m.status === 'retrying');
+      return reply.body.mails.find(
+        (m: { kind: string; status: string }) => m.kind === 'password_reset' && m.status === 'retrying',
+      );
     });
 
     // then the log does not carry the link's token

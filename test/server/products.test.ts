@@ -17,7 +17,13 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const product = (slug: string, extra: Record<string, unknown> = {}) => ({ name: `Product ${slug}`, slug, description: 'For tests', features: ['export', 'sso'], ...extra });
+const product = (slug: string, extra: Record<string, unknown> = {}) => ({
+  name: `Product ${slug}`,
+  slug,
+  description: 'For tests',
+  features: ['export', 'sso'],
+  ...extra,
+});
 
 describe('POST /v1/products', () => {
   it('creates a product with camelCase fields for a platform admin', async () => {
@@ -25,10 +31,17 @@ describe('POST /v1/products', () => {
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     expectMatchesOpenApi('POST', '/v1/products', reply);
     expect(reply.body).toEqual({
-      id: expect.any(String), name: 'Product analytics', slug: 'analytics', description: 'For tests', features: ['export', 'sso'],
-      createdAt: expect.any(String), updatedAt: expect.any(String),
+      id: expect.any(String),
+      name: 'Product analytics',
+      slug: 'analytics',
+      description: 'For tests',
+      features: ['export', 'sso'],
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
     });
-    const audit = await server.base.db.auditLog.findFirst({ where: { action: 'product.create', targetId: reply.body.id } });
+    const audit = await server.base.db.auditLog.findFirst({
+      where: { action: 'product.create', targetId: reply.body.id },
+    });
     expect(audit).toMatchObject({ outcome: 'success', actorType: 'user' });
   });
 
@@ -117,12 +130,22 @@ describe('GET /v1/products and /v1/products/{slug}', () => {
 describe('PATCH /v1/products/{id}', () => {
   it('changes the given fields only and records the change', async () => {
     const created = await platform.post('/v1/products', product('editable'));
-    const reply = await platform.patch(`/v1/products/${created.body.id}`, { description: 'New words', features: ['api', 'api', 'export'] });
+    const reply = await platform.patch(`/v1/products/${created.body.id}`, {
+      description: 'New words',
+      features: ['api', 'api', 'export'],
+    });
     expect(reply.status).toBe(200);
     expectMatchesOpenApi('PATCH', `/v1/products/${created.body.id}`, reply);
-    expect(reply.body).toMatchObject({ name: 'Product editable', slug: 'editable', description: 'New words', features: ['api', 'export'] });
+    expect(reply.body).toMatchObject({
+      name: 'Product editable',
+      slug: 'editable',
+      description: 'New words',
+      features: ['api', 'export'],
+    });
     expect(new Date(reply.body.updatedAt) >= new Date(created.body.updatedAt)).toBe(true);
-    const audit = await server.base.db.auditLog.findFirst({ where: { action: 'product.update', targetId: created.body.id } });
+    const audit = await server.base.db.auditLog.findFirst({
+      where: { action: 'product.update', targetId: created.body.id },
+    });
     expect(audit?.details).toEqual({ fields: ['description', 'features'] });
   });
 
@@ -149,13 +172,20 @@ describe('DELETE /v1/products/{id}', () => {
     expectMatchesOpenApi('DELETE', `/v1/products/${created.body.id}`, reply);
     expect((await platform.get('/v1/products/doomed')).status).toBe(404);
     expect((await platform.delete(`/v1/products/${created.body.id}`)).status).toBe(404);
-    expect(await server.base.db.auditLog.count({ where: { action: 'product.delete', targetId: created.body.id } })).toBe(1);
+    expect(
+      await server.base.db.auditLog.count({ where: { action: 'product.delete', targetId: created.body.id } }),
+    ).toBe(1);
   });
 
   it('answers 409 while a subscription refers to the product, even a cancelled one', async () => {
     const created = await platform.post('/v1/products', product('subscribed'));
     const sub = await platform.post('/v1/subscriptions', {
-      organization_id: tenant.id, product_id: created.body.id, total_seats: 1, price_per_seat: 5, billing_cycle: 'monthly', status: 'active',
+      organization_id: tenant.id,
+      product_id: created.body.id,
+      total_seats: 1,
+      price_per_seat: 5,
+      billing_cycle: 'monthly',
+      status: 'active',
     });
     expect(sub.status, JSON.stringify(sub.body)).toBe(201);
     expect((await platform.delete(`/v1/subscriptions/${sub.body.id}`)).status).toBe(200);

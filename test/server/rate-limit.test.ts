@@ -9,7 +9,10 @@ let admin: Client;
 
 beforeAll(async () => {
   // Small limits so the test stays fast; the rule is the same at the interface's 100 and 1000.
-  server = await startTestServer({ clock, env: { RATE_LIMIT_API_KEY_PER_MINUTE: '5', RATE_LIMIT_ORGANIZATION_PER_HOUR: '12' } });
+  server = await startTestServer({
+    clock,
+    env: { RATE_LIMIT_API_KEY_PER_MINUTE: '5', RATE_LIMIT_ORGANIZATION_PER_HOUR: '12' },
+  });
   admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
 });
 afterAll(() => server?.stop());
@@ -45,7 +48,9 @@ describe('rate limits', () => {
     for (let i = 0; i < 13; i++) statuses.push((await admin.get('/api/v1/orgs')).status);
     expect(statuses.slice(0, 12).every((s) => s === 200)).toBe(true);
     expect(statuses[12]).toBe(429);
-    expect((await admin.get('/api/v1/orgs')).body.error_description).toBe('Rate limit exceeded: 12 requests an hour per organization');
+    expect((await admin.get('/api/v1/orgs')).body.error_description).toBe(
+      'Rate limit exceeded: 12 requests an hour per organization',
+    );
     // GraphQL counts against the same organization.
     const gql = await admin.post('/graphql', { query: '{ viewer { user { id } } }' });
     expect(gql.status).toBe(429);

@@ -18,7 +18,9 @@ beforeAll(async () => {
   server = await startTestServer();
   const platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   const acme = await createTenant(server.url, platform, 'Acme');
-  scim = client(server.url, { token: (await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Entra ID' })).body.token });
+  scim = client(server.url, {
+    token: (await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Entra ID' })).body.token,
+  });
 });
 afterAll(() => server?.stop());
 
@@ -32,18 +34,34 @@ it(`provisions ${PEOPLE} people, each looked up and then created, without an err
       const userName = `person-${String(i).padStart(4, '0')}@acme.test`;
       const found = await scim.get(`/scim/v2/Users?filter=${encodeURIComponent(`userName eq "${userName}"`)}`);
       if (found.status !== 200 || found.body.totalResults !== 0) failures.push(`${userName} lookup: ${found.status}`);
-      const created = await scim.post('/scim/v2/Users', {
-        schemas: [USER], userName, externalId: `ext-${i}`, active: true, displayName: `Person ${i}`,
-        name: { givenName: 'Person', familyName: String(i) }, emails: [{ value: userName, type: 'work', primary: true }],
-      }, { 'content-type': 'application/scim+json' });
-      if (created.status !== 201) failures.push(`${userName} create: ${created.status} ${JSON.stringify(created.body)}`);
+      const created = await scim.post(
+        '/scim/v2/Users',
+        {
+          schemas: [USER],
+          userName,
+          externalId: `ext-${i}`,
+          active: true,
+          displayName: `Person ${i}`,
+          name: { givenName: 'Person', familyName: String(i) },
+          emails: [{ value: userName, type: 'work', primary: true }],
+        },
+        { 'content-type': 'application/scim+json' },
+      );
+      if (created.status !== 201)
+        failures.push(`${userName} create: ${created.status} ${JSON.stringify(created.body)}`);
     }
   };
   await Promise.all(Array.from({ length: AT_ONCE }, worker));
   const seconds = (performance.now() - started) / 1000;
-  console.log(`SCIM initial sync: ${PEOPLE} people, ${PEOPLE * 2} requests, ${AT_ONCE} at a time, in ${seconds.toFixed(1)} s (${((PEOPLE * 2) / seconds).toFixed(0)} requests/s)`);
+  console.log(
+    `SCIM initial sync: ${PEOPLE} people, ${PEOPLE * 2} requests, ${AT_ONCE} at a time, in ${seconds.toFixed(1)} s (${((PEOPLE * 2) / seconds).toFixed(0)} requests/s)`,
+  );
   expect(failures).toEqual([]);
   const listed = await scim.get('/scim/v2/Users?count=1');
   expect(listed.body.totalResults).toBe(PEOPLE);
-  expect(await server.base.db.membership.count({ where: { organization: { name: 'Acme' }, user: { email: { startsWith: 'person-' } } } })).toBe(PEOPLE);
+  expect(
+    await server.base.db.membership.count({
+      where: { organization: { name: 'Acme' }, user: { email: { startsWith: 'person-' } } },
+    }),
+  ).toBe(PEOPLE);
 }, 300_000);

@@ -22,7 +22,13 @@ afterAll(() => server?.stop());
 
 async function subscription(extra: Record<string, unknown> = {}, organizationId = tenant.id) {
   const reply = await platform.post('/api/v1/subscriptions', {
-    organization_id: organizationId, product_id: productId, total_seats: 2, price_per_seat: 10, billing_cycle: 'yearly', status: 'active', ...extra,
+    organization_id: organizationId,
+    product_id: productId,
+    total_seats: 2,
+    price_per_seat: 10,
+    billing_cycle: 'yearly',
+    status: 'active',
+    ...extra,
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body as { id: string };
@@ -37,8 +43,11 @@ describe('POST /api/v1/subscriptions/{id}/seats', () => {
     expect(given.status, JSON.stringify(given.body)).toBe(201);
     expectMatchesOpenApi('POST', seatsPath(s.id), given);
     expect(given.body).toEqual({
-      id: expect.any(String), subscription_id: s.id, user_id: tenant.member.id,
-      user: { id: tenant.member.id, email: tenant.member.email, name: 'member' }, assigned_at: expect.any(String),
+      id: expect.any(String),
+      subscription_id: s.id,
+      user_id: tenant.member.id,
+      user: { id: tenant.member.id, email: tenant.member.email, name: 'member' },
+      assigned_at: expect.any(String),
     });
     expect((await tenant.member.api.get(`/api/v1/subscriptions/${s.id}`)).body.assigned_seats).toBe(1);
 
@@ -55,9 +64,13 @@ describe('POST /api/v1/subscriptions/{id}/seats', () => {
     expect(again.status).toBe(404);
     expectMatchesOpenApi('DELETE', `${seatsPath(s.id)}/${tenant.member.id}`, again);
 
-    const audit = await server.base.db.auditLog.findMany({ where: { targetId: s.id, action: { startsWith: 'subscription.seat.' } }, orderBy: { id: 'asc' } });
+    const audit = await server.base.db.auditLog.findMany({
+      where: { targetId: s.id, action: { startsWith: 'subscription.seat.' } },
+      orderBy: { id: 'asc' },
+    });
     expect(audit.map((a) => [a.action, (a.details as { userId: string }).userId])).toEqual([
-      ['subscription.seat.assign', tenant.member.id], ['subscription.seat.unassign', tenant.member.id],
+      ['subscription.seat.assign', tenant.member.id],
+      ['subscription.seat.unassign', tenant.member.id],
     ]);
   });
 
@@ -101,7 +114,13 @@ describe('POST /api/v1/subscriptions/{id}/seats', () => {
       const dead = await subscription({ status });
       expect((await tenant.admin.api.post(seatsPath(dead.id), { user_id: tenant.member.id })).status).toBe(409);
     }
-    expect((await tenant.admin.api.post(seatsPath((await subscription({ status: 'trial' })).id), { user_id: tenant.member.id })).status).toBe(201);
+    expect(
+      (
+        await tenant.admin.api.post(seatsPath((await subscription({ status: 'trial' })).id), {
+          user_id: tenant.member.id,
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('answers 409 when every seat is taken', async () => {
@@ -125,9 +144,17 @@ describe('POST /api/v1/subscriptions/{id}/seats', () => {
 
   it('never assigns more than total_seats: 50 concurrent assignments on 10 seats give exactly 10', async () => {
     // Fifty members, written straight to the database: the race is about seats, not about sign-ups.
-    const users = await Promise.all(Array.from({ length: 50 }, (_, i) => server.base.db.user.create({
-      data: { email: `racer-${i}-${Date.now()}@example.test`, passwordHash: 'not used', memberships: { create: { organizationId: tenant.id, role: 'member' } } },
-    })));
+    const users = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        server.base.db.user.create({
+          data: {
+            email: `racer-${i}-${Date.now()}@example.test`,
+            passwordHash: 'not used',
+            memberships: { create: { organizationId: tenant.id, role: 'member' } },
+          },
+        }),
+      ),
+    );
     const s = await subscription({ total_seats: 10 });
     const replies = await Promise.all(users.map((u) => tenant.admin.api.post(seatsPath(s.id), { user_id: u.id })));
     const statuses = replies.map((r) => r.status);

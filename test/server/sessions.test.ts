@@ -24,7 +24,11 @@ const newPerson = (): Promise<Person> => addPerson(server.url, tenant.owner.api,
 
 /** A sign-in from a browser of its own: the user agent is what the list shows. */
 async function signInAs(person: Person, userAgent: string): Promise<{ api: Client; token: string; id: string }> {
-  const reply = await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD }, { 'user-agent': userAgent });
+  const reply = await client(server.url).post(
+    '/api/v1/auth/login',
+    { email: person.email, password: PASSWORD },
+    { 'user-agent': userAgent },
+  );
   expect(reply.status).toBe(200);
   const api = client(server.url, { token: reply.body.token });
   const session = await api.get('/api/v1/auth/session');
@@ -34,11 +38,24 @@ async function signInAs(person: Person, userAgent: string): Promise<{ api: Clien
 const sessionsOf = async (api: Client) => {
   const reply = await api.get('/api/v1/auth/sessions');
   expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-  return reply.body.sessions as { id: string; created_at: string; last_used_at: string; expires_at: string; ip: string | null; user_agent: string | null; organization: { id: string; name: string } | null; current: boolean }[];
+  return reply.body.sessions as {
+    id: string;
+    created_at: string;
+    last_used_at: string;
+    expires_at: string;
+    ip: string | null;
+    user_agent: string | null;
+    organization: { id: string; name: string } | null;
+    current: boolean;
+  }[];
 };
 
-const revokedEvents = (sessionId: string) => server.base.db.event.count({ where: { kind: 'session.revoked', body: { contains: sessionId } } });
-const revokeAudits = (sessionId: string) => server.base.db.auditLog.count({ where: { action: 'auth.session.revoke', targetType: 'session', targetId: sessionId } });
+const revokedEvents = (sessionId: string) =>
+  server.base.db.event.count({ where: { kind: 'session.revoked', body: { contains: sessionId } } });
+const revokeAudits = (sessionId: string) =>
+  server.base.db.auditLog.count({
+    where: { action: 'auth.session.revoke', targetType: 'session', targetId: sessionId },
+  });
 
 describe('GET /api/v1/auth/sessions', () => {
   it('lists the live sessions with address, user agent and organization, the current one marked, newest use first', async () => {
@@ -53,7 +70,11 @@ describe('GET /api/v1/auth/sessions', () => {
     const sessions = await sessionsOf(laptop.api);
     const byId = new Map(sessions.map((s) => [s.id, s]));
     expect(byId.has(ended.id)).toBe(false);
-    expect(byId.get(laptop.id)).toMatchObject({ user_agent: 'Laptop/1.0', current: true, organization: { id: tenant.id, name: tenant.name } });
+    expect(byId.get(laptop.id)).toMatchObject({
+      user_agent: 'Laptop/1.0',
+      current: true,
+      organization: { id: tenant.id, name: tenant.name },
+    });
     expect(byId.get(phone.id)).toMatchObject({ user_agent: 'Phone/2.0', current: false });
     expect(byId.get(laptop.id)!.ip).toMatch(/127\.0\.0\.1/);
     expect(sessions.filter((s) => s.current)).toHaveLength(1);
@@ -122,11 +143,15 @@ describe('DELETE /api/v1/auth/sessions/{id}', () => {
     const person = await newPerson();
     const mine = await signInAs(person, 'Mine/1.0');
     const other = await signInAs(person, 'Other/1.0');
-    const statuses = await Promise.all(Array.from({ length: 20 }, () => mine.api.delete(`/api/v1/auth/sessions/${other.id}`).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, () => mine.api.delete(`/api/v1/auth/sessions/${other.id}`).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 204)).toHaveLength(1);
     expect(statuses.filter((s) => s === 404)).toHaveLength(19);
     expect(await revokeAudits(other.id)).toBe(1);
-    expect(await server.base.db.event.count({ where: { kind: 'session.revoked', body: { contains: other.id } } })).toBe(1);
+    expect(await server.base.db.event.count({ where: { kind: 'session.revoked', body: { contains: other.id } } })).toBe(
+      1,
+    );
   });
 
   it('refuses NUL bytes in the id with 400', async () => {
@@ -166,10 +191,20 @@ describe('only a session manages sessions', () => {
     const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'sessions probe' });
     expect(created.status).toBe(201);
     const key = client(server.url, { apiKey: { key: created.body.key, secret: created.body.secret } });
-    const app = await registerClient(tenant.owner.api, { name: 'sessions app', redirect_uris: ['https://app.example.test/cb'], allowed_scopes: ['openid', 'api'], consent_required: false });
-    const token = client(server.url, { token: await accessTokenOf(server.url, tenant.owner, app, 'https://app.example.test/cb', 'openid api') });
+    const app = await registerClient(tenant.owner.api, {
+      name: 'sessions app',
+      redirect_uris: ['https://app.example.test/cb'],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
+    });
+    const token = client(server.url, {
+      token: await accessTokenOf(server.url, tenant.owner, app, 'https://app.example.test/cb', 'openid api'),
+    });
     const target = await signInAs(tenant.owner, 'Owner/1.0');
-    for (const [who, as] of [['API key', key], ['access token', token]] as const) {
+    for (const [who, as] of [
+      ['API key', key],
+      ['access token', token],
+    ] as const) {
       expect((await as.get('/api/v1/auth/sessions')).status, who).toBe(403);
       expect((await as.delete(`/api/v1/auth/sessions/${target.id}`)).status, who).toBe(403);
       expect((await as.delete('/api/v1/auth/sessions')).status, who).toBe(403);
@@ -186,7 +221,10 @@ describe('only a session manages sessions', () => {
     const other = await signInAs(person, 'Other/1.0');
     const listed = await mine.api.post('/graphql', { query: '{ mySessions { id current userAgent lastUsedAt } }' });
     expect(listed.body.data.mySessions.find((s: { current: boolean }) => s.current).id).toBe(mine.id);
-    const revoked = await mine.api.post('/graphql', { query: 'mutation($id: ID!) { revokeSession(id: $id) { __typename ... on RevokedSession { id current } } }', variables: { id: other.id } });
+    const revoked = await mine.api.post('/graphql', {
+      query: 'mutation($id: ID!) { revokeSession(id: $id) { __typename ... on RevokedSession { id current } } }',
+      variables: { id: other.id },
+    });
     expect(revoked.body.data.revokeSession).toEqual({ __typename: 'RevokedSession', id: other.id, current: false });
     const rest = await mine.api.post('/graphql', { query: 'mutation { revokeOtherSessions }' });
     expect(rest.body.data.revokeOtherSessions).toBe(1);

@@ -31,20 +31,36 @@ describe('stop()', () => {
   it('answers a keep-alive request in flight, then closes its connection at once', { timeout: 30_000 }, async () => {
     // given a service and a keep-alive client whose request is in flight: its body not all sent yet
     running = await startTessera({
-      env: { DATABASE_URL: database.url, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, SECRET_KEY: randomBytes(32).toString('hex'), ROLE: 'api', LOG_LEVEL: 'silent' },
+      env: {
+        DATABASE_URL: database.url,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        SECRET_KEY: randomBytes(32).toString('hex'),
+        ROLE: 'api',
+        LOG_LEVEL: 'silent',
+      },
       logger: pino({ level: 'silent' }),
     });
     const agent = new http.Agent({ keepAlive: true });
     const body = JSON.stringify({ query: '{ __typename }' });
-    const request = http.request(`${running.url}/graphql`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } });
-    const answered = new Promise<{ status: number; connection: string | undefined; text: string; at: number }>((resolve, reject) => {
-      request.on('error', reject);
-      request.on('response', (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk));
-        res.on('end', () => resolve({ status: res.statusCode!, connection: res.headers.connection, text, at: Date.now() }));
-      });
+    const request = http.request(`${running.url}/graphql`, {
+      method: 'POST',
+      agent,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     });
+    const answered = new Promise<{ status: number; connection: string | undefined; text: string; at: number }>(
+      (resolve, reject) => {
+        request.on('error', reject);
+        request.on('response', (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk));
+          res.on('end', () =>
+            resolve({ status: res.statusCode!, connection: res.headers.connection, text, at: Date.now() }),
+          );
+        });
+      },
+    );
     request.write(body.slice(0, 5));
     await pause(300);
 

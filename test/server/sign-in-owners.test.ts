@@ -38,7 +38,13 @@ afterAll(async () => {
 });
 
 const oidcConnection = (extra: Record<string, unknown> = {}) => ({
-  type: 'oidc', name: 'Acme IdP', issuer: idp.issuer, client_id: idp.clientId, client_secret: idp.clientSecret, scopes: ['email', 'profile', 'groups'], ...extra,
+  type: 'oidc',
+  name: 'Acme IdP',
+  issuer: idp.issuer,
+  client_id: idp.clientId,
+  client_secret: idp.clientSecret,
+  scopes: ['email', 'profile', 'groups'],
+  ...extra,
 });
 
 function expectForbidden(reply: Reply, what: string) {
@@ -46,8 +52,10 @@ function expectForbidden(reply: Reply, what: string) {
   expect(reply.body.error, what).toBe('forbidden');
 }
 
-const gql = (api: Client, query: string, variables: Record<string, unknown> = {}) => api.post('/graphql', { query, variables });
-const roleIn = async (token: string | null) => (await client(server.url, { token: token ?? undefined }).get('/api/v1/auth/session')).body.organization?.role;
+const gql = (api: Client, query: string, variables: Record<string, unknown> = {}) =>
+  api.post('/graphql', { query, variables });
+const roleIn = async (token: string | null) =>
+  (await client(server.url, { token: token ?? undefined }).get('/api/v1/auth/session')).body.organization?.role;
 
 describe('domains', () => {
   it('an admin reads them but cannot add, verify or delete one, over REST or GraphQL; an owner can', async () => {
@@ -59,7 +67,9 @@ describe('domains', () => {
     expectForbidden(await acme.admin.api.post('/api/v1/domains', { domain: 'us.acme.test' }), 'add');
     expectForbidden(await acme.admin.api.post(`/api/v1/domains/${added.body.id}/verify`), 'verify');
     expectForbidden(await acme.admin.api.delete(`/api/v1/domains/${added.body.id}`), 'delete');
-    const viaGraphql = await gql(acme.admin.api, 'mutation($id: ID!) { deleteDomain(id: $id) { __typename } }', { id: added.body.id });
+    const viaGraphql = await gql(acme.admin.api, 'mutation($id: ID!) { deleteDomain(id: $id) { __typename } }', {
+      id: added.body.id,
+    });
     expect(viaGraphql.body.errors?.[0]?.extensions?.code, JSON.stringify(viaGraphql.body)).toBe('forbidden');
     expect(await server.base.db.domain.count({ where: { organizationId: acme.id } })).toBe(before);
     expect((await server.base.db.domain.findUniqueOrThrow({ where: { id: added.body.id } })).verifiedAt).toBeNull();
@@ -83,9 +93,14 @@ describe('connections', () => {
   let connectionId: string;
 
   beforeAll(async () => {
-    const created = await acme.owner.api.post('/api/v1/connections', oidcConnection({
-      domains: ['acme.test'], role_claim: 'groups', role_map: { founders: 'owner', leads: 'admin' },
-    }));
+    const created = await acme.owner.api.post(
+      '/api/v1/connections',
+      oidcConnection({
+        domains: ['acme.test'],
+        role_claim: 'groups',
+        role_map: { founders: 'owner', leads: 'admin' },
+      }),
+    );
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     connectionId = created.body.id;
     idp.redirectUris.add(created.body.callback_url);
@@ -93,41 +108,96 @@ describe('connections', () => {
 
   it('T6: an admin cannot create a connection whose role map makes owners, nor any other', async () => {
     const count = await server.base.db.ssoConnection.count({ where: { organizationId: acme.id } });
-    expectForbidden(await acme.admin.api.post('/api/v1/connections', oidcConnection({ name: 'Admin IdP', role_claim: 'groups', role_map: { x: 'owner' } })), 'role_map owner');
-    expectForbidden(await acme.admin.api.post('/api/v1/connections', oidcConnection({ name: 'Admin IdP', default_role: 'owner' })), 'default_role owner');
+    expectForbidden(
+      await acme.admin.api.post(
+        '/api/v1/connections',
+        oidcConnection({ name: 'Admin IdP', role_claim: 'groups', role_map: { x: 'owner' } }),
+      ),
+      'role_map owner',
+    );
+    expectForbidden(
+      await acme.admin.api.post('/api/v1/connections', oidcConnection({ name: 'Admin IdP', default_role: 'owner' })),
+      'default_role owner',
+    );
     expectForbidden(await acme.admin.api.post('/api/v1/connections', oidcConnection({ name: 'Admin IdP' })), 'plain');
-    const viaGraphql = await gql(acme.admin.api, 'mutation($i: CreateSsoConnectionInput!) { createSsoConnection(input: $i) { __typename } }', {
-      i: { type: 'oidc', name: 'Admin IdP', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret, roleClaim: 'groups', roleMap: { x: 'owner' } },
-    });
+    const viaGraphql = await gql(
+      acme.admin.api,
+      'mutation($i: CreateSsoConnectionInput!) { createSsoConnection(input: $i) { __typename } }',
+      {
+        i: {
+          type: 'oidc',
+          name: 'Admin IdP',
+          issuer: idp.issuer,
+          clientId: idp.clientId,
+          clientSecret: idp.clientSecret,
+          roleClaim: 'groups',
+          roleMap: { x: 'owner' },
+        },
+      },
+    );
     expect(viaGraphql.body.errors?.[0]?.extensions?.code, JSON.stringify(viaGraphql.body)).toBe('forbidden');
     expect(await server.base.db.ssoConnection.count({ where: { organizationId: acme.id } })).toBe(count);
   });
 
-  it('T6: an admin cannot change an existing connection\'s role map (or anything else of it), and signing in then gives no owner', async () => {
-    expectForbidden(await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { role_map: { staff: 'owner' } }), 'role_map');
-    expectForbidden(await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { role_claim: 'department' }), 'role_claim');
-    expectForbidden(await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { default_role: 'owner' }), 'default_role');
+  it("T6: an admin cannot change an existing connection's role map (or anything else of it), and signing in then gives no owner", async () => {
+    expectForbidden(
+      await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { role_map: { staff: 'owner' } }),
+      'role_map',
+    );
+    expectForbidden(
+      await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { role_claim: 'department' }),
+      'role_claim',
+    );
+    expectForbidden(
+      await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { default_role: 'owner' }),
+      'default_role',
+    );
     expectForbidden(await acme.admin.api.patch(`/api/v1/connections/${connectionId}`, { enabled: false }), 'enabled');
     expectForbidden(await acme.admin.api.delete(`/api/v1/connections/${connectionId}`), 'delete');
-    const viaGraphql = await gql(acme.admin.api, 'mutation($id: String!, $i: UpdateSsoConnectionInput!) { updateSsoConnection(id: $id, input: $i) { __typename } }', { id: connectionId, i: { roleMap: { staff: 'owner' } } });
+    const viaGraphql = await gql(
+      acme.admin.api,
+      'mutation($id: String!, $i: UpdateSsoConnectionInput!) { updateSsoConnection(id: $id, input: $i) { __typename } }',
+      { id: connectionId, i: { roleMap: { staff: 'owner' } } },
+    );
     expect(viaGraphql.body.errors?.[0]?.extensions?.code, JSON.stringify(viaGraphql.body)).toBe('forbidden');
 
     const read = await acme.admin.api.get(`/api/v1/connections/${connectionId}`);
     expect(read.status).toBe(200);
-    expect(read.body).toMatchObject({ enabled: true, role_claim: 'groups', default_role: 'member', role_map: { founders: 'owner', leads: 'admin' } });
-    expect((await acme.admin.api.get('/api/v1/connections')).body.connections.map((c: { id: string }) => c.id)).toEqual([connectionId]);
+    expect(read.body).toMatchObject({
+      enabled: true,
+      role_claim: 'groups',
+      default_role: 'member',
+      role_map: { founders: 'owner', leads: 'admin' },
+    });
+    expect((await acme.admin.api.get('/api/v1/connections')).body.connections.map((c: { id: string }) => c.id)).toEqual(
+      [connectionId],
+    );
 
     // The group the admin tried to make owners signs in as what the owner's map says: the default role.
-    idp.addAccount({ sub: 'staffer', email: 'staffer@acme.test', email_verified: true, name: 'Staffer', groups: ['staff'] });
+    idp.addAccount({
+      sub: 'staffer',
+      email: 'staffer@acme.test',
+      email_verified: true,
+      name: 'Staffer',
+      groups: ['staff'],
+    });
     idp.signInAs('staffer');
     expect(await roleIn((await ssoSignInThroughOidc(server.url, connectionId, ca)).session)).toBe('member');
   });
 
-  it('an owner\'s role map that makes owners still does', async () => {
-    idp.addAccount({ sub: 'founder', email: 'founder@acme.test', email_verified: true, name: 'Founder', groups: ['founders'] });
+  it("an owner's role map that makes owners still does", async () => {
+    idp.addAccount({
+      sub: 'founder',
+      email: 'founder@acme.test',
+      email_verified: true,
+      name: 'Founder',
+      groups: ['founders'],
+    });
     idp.signInAs('founder');
     expect(await roleIn((await ssoSignInThroughOidc(server.url, connectionId, ca)).session)).toBe('owner');
-    const changed = await acme.owner.api.patch(`/api/v1/connections/${connectionId}`, { role_map: { founders: 'owner', leads: 'admin', staff: 'admin' } });
+    const changed = await acme.owner.api.patch(`/api/v1/connections/${connectionId}`, {
+      role_map: { founders: 'owner', leads: 'admin', staff: 'admin' },
+    });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     idp.signInAs('staffer');
     expect(await roleIn((await ssoSignInThroughOidc(server.url, connectionId, ca)).session)).toBe('admin');
@@ -144,23 +214,45 @@ describe('directory tokens and group mappings', () => {
     expect(viaGraphql.body.errors?.[0]?.extensions?.code, JSON.stringify(viaGraphql.body)).toBe('forbidden');
     const listed = await acme.admin.api.get('/api/v1/scim-tokens');
     expect(listed.status).toBe(200);
-    expect(listed.body.scim_tokens).toEqual([expect.objectContaining({ id: made.body.id, name: 'Entra ID', revoked_at: null })]);
+    expect(listed.body.scim_tokens).toEqual([
+      expect.objectContaining({ id: made.body.id, name: 'Entra ID', revoked_at: null }),
+    ]);
     expect((await client(server.url, { token: made.body.token }).get('/scim/v2/Users')).status).toBe(200);
     expect((await acme.owner.api.delete(`/api/v1/scim-tokens/${made.body.id}`)).status).toBe(204);
   });
 
-  it('an admin\'s group mapping to owner is refused and the group\'s members stay members; an owner\'s makes owners', async () => {
+  it("an admin's group mapping to owner is refused and the group's members stay members; an owner's makes owners", async () => {
     const token = (await acme.owner.api.post('/api/v1/scim-tokens', { name: 'Okta' })).body.token as string;
     const scim = client(server.url, { token });
-    const user = await scim.post('/scim/v2/Users', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'grouped@acme.test', name: { givenName: 'G', familyName: 'M' }, emails: [{ value: 'grouped@acme.test', primary: true }], active: true });
+    const user = await scim.post('/scim/v2/Users', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      userName: 'grouped@acme.test',
+      name: { givenName: 'G', familyName: 'M' },
+      emails: [{ value: 'grouped@acme.test', primary: true }],
+      active: true,
+    });
     expect(user.status, JSON.stringify(user.body)).toBe(201);
-    const group = await scim.post('/scim/v2/Groups', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'], displayName: 'Board', members: [{ value: user.body.id }] });
+    const group = await scim.post('/scim/v2/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Board',
+      members: [{ value: user.body.id }],
+    });
     expect(group.status, JSON.stringify(group.body)).toBe(201);
     const userId = (await server.base.db.scimUser.findUniqueOrThrow({ where: { id: user.body.id } })).userId!;
-    const roleOf = async () => (await server.base.db.membership.findUniqueOrThrow({ where: { userId_organizationId: { userId, organizationId: acme.id } } })).role;
+    const roleOf = async () =>
+      (
+        await server.base.db.membership.findUniqueOrThrow({
+          where: { userId_organizationId: { userId, organizationId: acme.id } },
+        })
+      ).role;
 
-    expectForbidden(await acme.admin.api.post('/api/v1/directory/group-mappings', { group: 'Board', role: 'owner' }), 'admin maps owner');
-    expect(await server.base.db.directoryGroupMapping.count({ where: { organizationId: acme.id, groupName: 'Board' } })).toBe(0);
+    expectForbidden(
+      await acme.admin.api.post('/api/v1/directory/group-mappings', { group: 'Board', role: 'owner' }),
+      'admin maps owner',
+    );
+    expect(
+      await server.base.db.directoryGroupMapping.count({ where: { organizationId: acme.id, groupName: 'Board' } }),
+    ).toBe(0);
     expect(await roleOf()).toBe('member');
     // Up to their own role an admin still maps groups.
     const asAdmin = await acme.admin.api.post('/api/v1/directory/group-mappings', { group: 'Helpers', role: 'admin' });
@@ -170,7 +262,10 @@ describe('directory tokens and group mappings', () => {
     expect(asOwner.status, JSON.stringify(asOwner.body)).toBe(201);
     expect(await roleOf()).toBe('owner');
     // Nor does an admin remove the owner's mapping, which would take the role from the group's owners at the next change.
-    expectForbidden(await acme.admin.api.delete(`/api/v1/directory/group-mappings/${asOwner.body.id}`), 'admin removes owner mapping');
+    expectForbidden(
+      await acme.admin.api.delete(`/api/v1/directory/group-mappings/${asOwner.body.id}`),
+      'admin removes owner mapping',
+    );
     expect(await server.base.db.directoryGroupMapping.count({ where: { id: asOwner.body.id } })).toBe(1);
     expect((await acme.admin.api.delete(`/api/v1/directory/group-mappings/${asAdmin.body.id}`)).status).toBe(204);
   });

@@ -23,15 +23,31 @@ beforeAll(async () => {
   dns = await startDnsServer();
   ca = makeTestCa(['idp.test']);
   upstream = await startOidcUpstream(ca);
-  server = await startTestServer({ env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile }, webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+  server = await startTestServer({
+    env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile },
+    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+  });
   platform = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   acme = await createTenant(server.url, platform, 'Acme');
   await proveDomain(acme.owner.api, dns, 'acme.test');
-  const oidc = await acme.owner.api.post('/api/v1/connections', { type: 'oidc', name: 'Acme IdP', issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, domains: ['acme.test'] });
+  const oidc = await acme.owner.api.post('/api/v1/connections', {
+    type: 'oidc',
+    name: 'Acme IdP',
+    issuer: upstream.issuer,
+    client_id: upstream.clientId,
+    client_secret: upstream.clientSecret,
+    domains: ['acme.test'],
+  });
   expect(oidc.status, JSON.stringify(oidc.body)).toBe(201);
   oidcId = oidc.body.id;
   upstream.redirectUris.add(oidc.body.callback_url);
-  const saml = await acme.owner.api.post('/api/v1/connections', { type: 'saml', name: 'Acme SAML', entry_point: 'https://idp.acme.test/sso', idp_cert: ca.cert, domains: [] });
+  const saml = await acme.owner.api.post('/api/v1/connections', {
+    type: 'saml',
+    name: 'Acme SAML',
+    entry_point: 'https://idp.acme.test/sso',
+    idp_cert: ca.cert,
+    domains: [],
+  });
   samlId = saml.body.id;
 });
 afterAll(async () => {
@@ -43,16 +59,28 @@ afterAll(async () => {
 
 /** A request as a browser sends it, not following redirects. */
 const raw = (path: string, init: RequestInit = {}) => fetch(`${server.url}${path}`, { redirect: 'manual', ...init });
-const reasonOf = (res: Response) => new URL(res.headers.get('location') ?? '/', server.url).searchParams.get('sso_error');
+const reasonOf = (res: Response) =>
+  new URL(res.headers.get('location') ?? '/', server.url).searchParams.get('sso_error');
 
 describe('/sso/* under attack', () => {
   it('answers odd or unknown connection ids, and odd states, with a reason on /login', async () => {
-    for (const path of ['/sso/..%2F..%2Fetc/start', '/sso/%00/start', `/sso/${'a'.repeat(200)}/start`, '/sso/01a217ee-0000-7000-8000-000000000000/start']) {
+    for (const path of [
+      '/sso/..%2F..%2Fetc/start',
+      '/sso/%00/start',
+      `/sso/${'a'.repeat(200)}/start`,
+      '/sso/01a217ee-0000-7000-8000-000000000000/start',
+    ]) {
       const res = await raw(path);
       expect(res.status, path).toBe(303);
       expect(reasonOf(res), path).toBe('unknown_connection');
     }
-    for (const query of ['state=%00', 'state=%FF%FE&code=%FF', `state=${'x'.repeat(5000)}`, 'state=a&state=b', 'code=x']) {
+    for (const query of [
+      'state=%00',
+      'state=%FF%FE&code=%FF',
+      `state=${'x'.repeat(5000)}`,
+      'state=a&state=b',
+      'code=x',
+    ]) {
       const res = await raw(`/sso/${oidcId}/callback?${query}`);
       expect(res.status, query).toBe(303);
       expect(reasonOf(res), query).toMatch(/^(expired_request|invalid_request)$/);
@@ -61,8 +89,19 @@ describe('/sso/* under attack', () => {
   });
 
   it('refuses SAML posts that are malformed, huge, or answer no request', async () => {
-    const post = (body: string) => raw(`/sso/${samlId}/acs`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
-    for (const body of ['SAMLResponse=%00&RelayState=x', 'SAMLResponse=not-base64!!&RelayState=x', 'RelayState=x', '', `SAMLResponse=${Buffer.from('<x/>').toString('base64')}`]) {
+    const post = (body: string) =>
+      raw(`/sso/${samlId}/acs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      });
+    for (const body of [
+      'SAMLResponse=%00&RelayState=x',
+      'SAMLResponse=not-base64!!&RelayState=x',
+      'RelayState=x',
+      '',
+      `SAMLResponse=${Buffer.from('<x/>').toString('base64')}`,
+    ]) {
       const res = await post(body);
       expect(res.status, body).toBe(303);
       expect(reasonOf(res), body).toMatch(/^(expired_request|invalid_request|invalid_response)$/);

@@ -10,7 +10,14 @@ import { client, signIn } from '../helpers/http.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
 import { makeTestCa, type TestCa } from '../helpers/https-receiver.ts';
-import { browserGet, followUntil, startOidcUpstream, type CookieJar, type Misbehaviour, type OidcUpstream } from '../helpers/oidc-upstream.ts';
+import {
+  browserGet,
+  followUntil,
+  startOidcUpstream,
+  type CookieJar,
+  type Misbehaviour,
+  type OidcUpstream,
+} from '../helpers/oidc-upstream.ts';
 import { proveDomain, ssoSignInThroughOidc } from '../helpers/sso.ts';
 
 const DOMAIN = 'oidc-acme.test';
@@ -21,7 +28,8 @@ async function ssoSignIns(): Promise<Record<string, number>> {
   const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
   expect(res.status).toBe(200);
   const counts: Record<string, number> = {};
-  for (const m of (await res.text()).matchAll(/^tessera_sign_ins_total\{outcome="(\w+)",method="sso"\} (\d+)$/gm)) counts[m[1]!] = Number(m[2]);
+  for (const m of (await res.text()).matchAll(/^tessera_sign_ins_total\{outcome="(\w+)",method="sso"\} (\d+)$/gm))
+    counts[m[1]!] = Number(m[2]);
   return counts;
 }
 
@@ -36,9 +44,27 @@ beforeAll(async () => {
   dns = await startDnsServer();
   ca = makeTestCa(['idp.test']);
   upstream = await startOidcUpstream(ca);
-  upstream.addAccount({ sub: 'ada-1', email: `ada@${DOMAIN}`, email_verified: true, name: 'Ada Lovelace', groups: ['acme-admins', 'engineering'] });
-  upstream.addAccount({ sub: 'bob-2', email: `bob@${DOMAIN}`, email_verified: true, name: 'Bob', groups: ['engineering'] });
-  upstream.addAccount({ sub: 'eve-3', email: 'eve@elsewhere.test', email_verified: true, name: 'Eve', groups: ['acme-admins'] });
+  upstream.addAccount({
+    sub: 'ada-1',
+    email: `ada@${DOMAIN}`,
+    email_verified: true,
+    name: 'Ada Lovelace',
+    groups: ['acme-admins', 'engineering'],
+  });
+  upstream.addAccount({
+    sub: 'bob-2',
+    email: `bob@${DOMAIN}`,
+    email_verified: true,
+    name: 'Bob',
+    groups: ['engineering'],
+  });
+  upstream.addAccount({
+    sub: 'eve-3',
+    email: 'eve@elsewhere.test',
+    email_verified: true,
+    name: 'Eve',
+    groups: ['acme-admins'],
+  });
   server = await startTestServer({
     env: { DNS_SERVERS: dns.address, WEBHOOK_CA_FILE: ca.caFile, METRICS_TOKEN },
     // The provider's host name is this machine (WEBHOOK_ALLOW_PRIVATE_NETWORKS is on in tests).
@@ -48,10 +74,19 @@ beforeAll(async () => {
   acme = await createTenant(server.url, platform, 'Acme OIDC');
   await proveDomain(acme.owner.api, dns, DOMAIN);
   const created = await acme.owner.api.post('/api/v1/connections', {
-    type: 'oidc', name: 'Acme IdP', domains: [DOMAIN], default_role: 'member', role_claim: 'groups', role_map: { 'acme-admins': 'admin' },
-    issuer: upstream.issuer, client_id: upstream.clientId, client_secret: upstream.clientSecret, scopes: ['openid', 'email', 'profile', 'groups'],
+    type: 'oidc',
+    name: 'Acme IdP',
+    domains: [DOMAIN],
+    default_role: 'member',
+    role_claim: 'groups',
+    role_map: { 'acme-admins': 'admin' },
+    issuer: upstream.issuer,
+    client_id: upstream.clientId,
+    client_secret: upstream.clientSecret,
+    scopes: ['openid', 'email', 'profile', 'groups'],
   });
-  if (created.status !== 201) throw new Error(`create connection failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`create connection failed: ${created.status} ${JSON.stringify(created.body)}`);
   connectionId = created.body.id;
   upstream.redirectUris.add(created.body.callback_url);
 });
@@ -72,16 +107,29 @@ const at = (location: string | null | undefined) => {
 async function memberWith(email: string) {
   const members = await acme.owner.api.get(`/v1/organizations/${acme.id}/members?limit=100`);
   expect(members.status).toBe(200);
-  return (members.body.members as { role: string; user: { email: string; name: string; email_verified: boolean } }[]).find((m) => m.user.email === email);
+  return (
+    members.body.members as { role: string; user: { email: string; name: string; email_verified: boolean } }[]
+  ).find((m) => m.user.email === email);
 }
 
 describe('an OpenID Connect connection over REST', () => {
   it('shows its callback and never its secret; an issuer that does not answer is refused', async () => {
     const shown = await acme.owner.api.get(`/api/v1/connections/${connectionId}`);
-    expect(shown.body).toMatchObject({ type: 'oidc', issuer: upstream.issuer, client_id: upstream.clientId, has_client_secret: true, callback_url: `${server.url}/sso/${connectionId}/callback` });
+    expect(shown.body).toMatchObject({
+      type: 'oidc',
+      issuer: upstream.issuer,
+      client_id: upstream.clientId,
+      has_client_secret: true,
+      callback_url: `${server.url}/sso/${connectionId}/callback`,
+    });
     expect(JSON.stringify(shown.body)).not.toContain(upstream.clientSecret);
     const unreachable = await acme.owner.api.post('/api/v1/connections', {
-      type: 'oidc', name: 'Nowhere', domains: [], issuer: 'https://idp.test:1', client_id: 'a', client_secret: 'b',
+      type: 'oidc',
+      name: 'Nowhere',
+      domains: [],
+      issuer: 'https://idp.test:1',
+      client_id: 'a',
+      client_secret: 'b',
     });
     expect(unreachable.status, JSON.stringify(unreachable.body)).toBeGreaterThanOrEqual(400);
     expect(unreachable.status).toBeLessThan(500);
@@ -98,23 +146,34 @@ describe('signing in through the provider', () => {
     const me = await client(server.url, { token: result.session! }).get('/api/v1/users/me');
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ email: `ada@${DOMAIN}`, name: 'Ada Lovelace', email_verified: true });
-    expect(await memberWith(`ada@${DOMAIN}`)).toMatchObject({ role: 'admin', user: { name: 'Ada Lovelace', email_verified: true } });
+    expect(await memberWith(`ada@${DOMAIN}`)).toMatchObject({
+      role: 'admin',
+      user: { name: 'Ada Lovelace', email_verified: true },
+    });
 
     // The same callback URL again, from the same browser (its session cookie set aside, to see whether another
     // comes): the sign-in was used up.
     const host = new URL(server.url).host;
-    const jar: CookieJar = new Map([[host, new Map([...result.jar.get(host)!].filter(([name]) => name !== 'tessera_session'))]]);
+    const jar: CookieJar = new Map([
+      [host, new Map([...result.jar.get(host)!].filter(([name]) => name !== 'tessera_session'))],
+    ]);
     const replay = await browserGet(new URL(result.callback), { ca: ca.caPem, jar });
     expect(at(replay.location)).toBe('/login?sso_error=expired_request');
     expect(jar.get(host)?.get('tessera_session')).toBeUndefined();
   });
 
-  it('a second sign-in is the same person, with the provider\'s role applied again', async () => {
+  it("a second sign-in is the same person, with the provider's role applied again", async () => {
     upstream.signInAs('bob-2');
     const first = await ssoSignInThroughOidc(server.url, connectionId, ca);
     expect(first.session).toMatch(/^tss_/);
     expect(await memberWith(`bob@${DOMAIN}`)).toMatchObject({ role: 'member' });
-    upstream.addAccount({ sub: 'bob-2', email: `bob@${DOMAIN}`, email_verified: true, name: 'Bob', groups: ['acme-admins'] });
+    upstream.addAccount({
+      sub: 'bob-2',
+      email: `bob@${DOMAIN}`,
+      email_verified: true,
+      name: 'Bob',
+      groups: ['acme-admins'],
+    });
     const second = await ssoSignInThroughOidc(server.url, connectionId, ca);
     expect(second.session).toMatch(/^tss_/);
     const a = await client(server.url, { token: first.session! }).get('/api/v1/users/me');
@@ -126,14 +185,18 @@ describe('signing in through the provider', () => {
   it('a callback brought by another browser is refused', async () => {
     upstream.signInAs('ada-1');
     const tessera = new URL(server.url);
-    const callback = await followUntil(`${server.url}/sso/${connectionId}/start`, (u) => u.host === tessera.host && u.pathname.endsWith('/callback'), { ca: ca.caPem });
+    const callback = await followUntil(
+      `${server.url}/sso/${connectionId}/start`,
+      (u) => u.host === tessera.host && u.pathname.endsWith('/callback'),
+      { ca: ca.caPem },
+    );
     const elsewhere: CookieJar = new Map();
     const answer = await browserGet(new URL(callback), { ca: ca.caPem, jar: elsewhere });
     expect(at(answer.location)).toBe('/login?sso_error=wrong_browser');
     expect(elsewhere.get(tessera.host)?.get('tessera_session')).toBeUndefined();
   });
 
-  it('an address outside the connection\'s domains is refused', async () => {
+  it("an address outside the connection's domains is refused", async () => {
     upstream.signInAs('eve-3');
     const result = await ssoSignInThroughOidc(server.url, connectionId, ca);
     expect(at(result.location)).toBe('/login?sso_error=email_outside_domains');
@@ -172,7 +235,7 @@ describe('answers that sign nobody in', () => {
     });
   }
 
-  it('the provider\'s own refusal (access_denied)', async () => {
+  it("the provider's own refusal (access_denied)", async () => {
     upstream.refuse({ error: 'access_denied', error_description: 'The person declined' });
     try {
       const result = await ssoSignInThroughOidc(server.url, connectionId, ca);

@@ -8,7 +8,14 @@ import { client, signIn } from '../helpers/http.ts';
 import { createTenant, type Tenant } from '../helpers/fixtures.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns.ts';
 import { proveDomain } from '../helpers/sso.ts';
-import { makeSigningKey, NAMEID_FORMAT, SAML_STATUS, startSamlIdp, type ResponseOptions, type TestSamlIdp } from '../helpers/saml-idp.ts';
+import {
+  makeSigningKey,
+  NAMEID_FORMAT,
+  SAML_STATUS,
+  startSamlIdp,
+  type ResponseOptions,
+  type TestSamlIdp,
+} from '../helpers/saml-idp.ts';
 
 const DOMAIN = 'saml-acme.test';
 
@@ -27,9 +34,15 @@ beforeAll(async () => {
   await proveDomain(acme.owner.api, dns, DOMAIN);
   idp = startSamlIdp({ entityId: `https://idp.${DOMAIN}/saml`, ssoUrl: `https://idp.${DOMAIN}/sso` });
   const created = await acme.owner.api.post('/api/v1/connections', {
-    type: 'saml', name: 'Acme IdP', domains: [DOMAIN], metadata_xml: idp.metadata, role_claim: 'groups', role_map: { 'acme-admins': 'admin' },
+    type: 'saml',
+    name: 'Acme IdP',
+    domains: [DOMAIN],
+    metadata_xml: idp.metadata,
+    role_claim: 'groups',
+    role_map: { 'acme-admins': 'admin' },
   });
-  if (created.status !== 201) throw new Error(`create connection failed: ${created.status} ${JSON.stringify(created.body)}`);
+  if (created.status !== 201)
+    throw new Error(`create connection failed: ${created.status} ${JSON.stringify(created.body)}`);
   connectionId = created.body.id;
   spMetadata = await (await fetch(`${server.url}/sso/${connectionId}/metadata`)).text();
 });
@@ -39,7 +52,8 @@ afterAll(async () => {
 });
 
 const setCookies = (reply: Response) => reply.headers.getSetCookie();
-const sessionCookie = (reply: Response) => setCookies(reply).find((c) => /^tessera_session=[^;]+/.test(c) && !/^tessera_session=;/.test(c));
+const sessionCookie = (reply: Response) =>
+  setCookies(reply).find((c) => /^tessera_session=[^;]+/.test(c) && !/^tessera_session=;/.test(c));
 
 /** GET /sso/{id}/start as a browser: the redirect to the IdP, which reads the AuthnRequest in it. */
 async function start(query = '') {
@@ -57,13 +71,21 @@ const post = (samlResponse: string, relayState: string | null) =>
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://idp.saml-acme.test' },
-    body: new URLSearchParams({ SAMLResponse: samlResponse, ...(relayState === null ? {} : { RelayState: relayState }) }),
+    body: new URLSearchParams({
+      SAMLResponse: samlResponse,
+      ...(relayState === null ? {} : { RelayState: relayState }),
+    }),
   });
 
 /** A whole sign-in whose answer the test bends. */
 async function signInWith(options: Partial<ResponseOptions> = {}, query = '') {
   const { request } = await start(query);
-  const answer = await idp.respond({ inResponseTo: request.id, acsUrl: request.acsUrl, spEntityId: request.issuer, ...options });
+  const answer = await idp.respond({
+    inResponseTo: request.id,
+    acsUrl: request.acsUrl,
+    spEntityId: request.issuer,
+    ...options,
+  });
   return { reply: await post(answer.samlResponse, request.relayState), answer, request };
 }
 
@@ -88,14 +110,22 @@ describe('SAML sign-in over HTTP', () => {
 
   it('start sends the browser to the IdP with an AuthnRequest from this SP, the login hint passed on', async () => {
     const { request, location } = await start(`?login_hint=${encodeURIComponent(`ada@${DOMAIN}`)}`);
-    expect(request).toMatchObject({ issuer: `${server.url}/sso/${connectionId}/metadata`, acsUrl: `${server.url}/sso/${connectionId}/acs`, destination: idp.ssoUrl });
+    expect(request).toMatchObject({
+      issuer: `${server.url}/sso/${connectionId}/metadata`,
+      acsUrl: `${server.url}/sso/${connectionId}/acs`,
+      destination: idp.ssoUrl,
+    });
     expect(request.relayState).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     expect(new URL(location).searchParams.get('login_hint')).toBe(`ada@${DOMAIN}`);
   });
 
   it('a signed assertion signs a new person in (a session cookie) as a member with the role the IdP gives', async () => {
     const email = `grace@${DOMAIN}`;
-    const { reply } = await signInWith({ nameId: email, nameIdFormat: NAMEID_FORMAT.email, attributes: { displayName: 'Grace Hopper', groups: ['staff', 'acme-admins'] } });
+    const { reply } = await signInWith({
+      nameId: email,
+      nameIdFormat: NAMEID_FORMAT.email,
+      attributes: { displayName: 'Grace Hopper', groups: ['staff', 'acme-admins'] },
+    });
     expect(reply.status).toBe(303);
     expect(new URL(reply.headers.get('location')!, server.url).searchParams.get('sso_error')).toBeNull();
     const cookie = sessionCookie(reply);
@@ -106,13 +136,18 @@ describe('SAML sign-in over HTTP', () => {
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ email, name: 'Grace Hopper', email_verified: true });
     const members = await acme.owner.api.get(`/v1/organizations/${acme.id}/members?limit=100`);
-    expect(members.body.members.find((m: { email?: string; user?: { email: string } }) => (m.email ?? m.user?.email) === email)).toMatchObject({ role: 'admin' });
+    expect(
+      members.body.members.find(
+        (m: { email?: string; user?: { email: string } }) => (m.email ?? m.user?.email) === email,
+      ),
+    ).toMatchObject({ role: 'admin' });
   });
 
   it('an Entra ID style answer (persistent NameID, e-mail in a claim URI) signs in too', async () => {
     const email = `ada@${DOMAIN}`;
     const { reply } = await signInWith({
-      nameId: 'Xr7Z0oQb4Ykqf5nM-entra-like-persistent-id', nameIdFormat: NAMEID_FORMAT.persistent,
+      nameId: 'Xr7Z0oQb4Ykqf5nM-entra-like-persistent-id',
+      nameIdFormat: NAMEID_FORMAT.persistent,
       attributes: {
         'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress': email,
         'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname': 'Ada',
@@ -121,7 +156,10 @@ describe('SAML sign-in over HTTP', () => {
     });
     const token = /^tessera_session=([^;]+)/.exec(sessionCookie(reply) ?? '')?.[1];
     expect(token).toBeDefined();
-    expect((await client(server.url, { token }).get('/api/v1/users/me')).body).toMatchObject({ email, name: 'Ada Lovelace' });
+    expect((await client(server.url, { token }).get('/api/v1/users/me')).body).toMatchObject({
+      email,
+      name: 'Ada Lovelace',
+    });
   });
 
   describe('refuses, back on /login with the reason and no session', () => {
@@ -129,11 +167,23 @@ describe('SAML sign-in over HTTP', () => {
       ['an unsigned assertion', { sign: 'none' }, 'invalid_response'],
       ['a signed response around an unsigned assertion', { sign: 'response' }, 'invalid_response'],
       ['an assertion signed by another key', { signingKey: makeSigningKey('Impostor') }, 'invalid_response'],
-      ['an expired assertion', { notBefore: new Date(Date.now() - 30 * 60_000), notOnOrAfter: new Date(Date.now() - 20 * 60_000) }, 'invalid_response'],
+      [
+        'an expired assertion',
+        { notBefore: new Date(Date.now() - 30 * 60_000), notOnOrAfter: new Date(Date.now() - 20 * 60_000) },
+        'invalid_response',
+      ],
       ['an assertion for another audience', { audience: 'https://other-sp.test/metadata' }, 'invalid_response'],
       ['an assertion for another recipient', { recipient: 'https://other-sp.test/acs' }, 'invalid_response'],
-      ['an assertion answering another request', { inResponseTo: '_not-this-one', responseInResponseTo: null }, 'invalid_response'],
-      ['an IdP that did not sign the person in', { status: SAML_STATUS.responder, statusDetail: SAML_STATUS.authnFailed, sign: 'none' }, 'idp_error'],
+      [
+        'an assertion answering another request',
+        { inResponseTo: '_not-this-one', responseInResponseTo: null },
+        'invalid_response',
+      ],
+      [
+        'an IdP that did not sign the person in',
+        { status: SAML_STATUS.responder, statusDetail: SAML_STATUS.authnFailed, sign: 'none' },
+        'idp_error',
+      ],
     ];
     for (const [what, options, reason] of refusals) {
       it(what, async () => {
@@ -143,10 +193,19 @@ describe('SAML sign-in over HTTP', () => {
     }
 
     it("an admin's test refused ends on the settings page with its reason, though the IdP's cross-site POST carries no cookie", async () => {
-      const started = await fetch(`${server.url}/sso/${connectionId}/start?test=1`, { redirect: 'manual', headers: { cookie: `tessera_session=${acme.owner.token}` } });
+      const started = await fetch(`${server.url}/sso/${connectionId}/start?test=1`, {
+        redirect: 'manual',
+        headers: { cookie: `tessera_session=${acme.owner.token}` },
+      });
       expect(started.status).toBe(303);
       const request = await idp.readRequest(started.headers.get('location')!, spMetadata);
-      const answer = await idp.respond({ inResponseTo: request.id, acsUrl: request.acsUrl, spEntityId: request.issuer, nameId: `eve@${DOMAIN}`, sign: 'none' });
+      const answer = await idp.respond({
+        inResponseTo: request.id,
+        acsUrl: request.acsUrl,
+        spEntityId: request.issuer,
+        nameId: `eve@${DOMAIN}`,
+        sign: 'none',
+      });
       const reply = await post(answer.samlResponse, request.relayState);
       const back = new URL(reply.headers.get('location')!, server.url);
       expect(back.pathname).toBe('/admin/settings/sso');
@@ -171,7 +230,11 @@ describe('SAML sign-in over HTTP', () => {
       const { request } = await start();
       const good = await idp.respond({ inResponseTo: request.id, acsUrl: request.acsUrl, spEntityId: request.issuer });
       expectRefused(await post(good.samlResponse, null), 'expired_request');
-      for (const samlResponse of ['%%%', Buffer.from('<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>').toString('base64'), 'A'.repeat(300 * 1024)]) {
+      for (const samlResponse of [
+        '%%%',
+        Buffer.from('<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><x>&e;</x>').toString('base64'),
+        'A'.repeat(300 * 1024),
+      ]) {
         const { request: next } = await start();
         expectRefused(await post(samlResponse, next.relayState), 'invalid_response');
       }

@@ -9,7 +9,15 @@ import { resolveActor, type Credentials } from '../../schema/modules/auth/actor.
 import type { TestServer } from '../helpers/server.ts';
 import type { Client } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { authorize, codeFrom, exchangeCode, registerClient, startWithSignedInMember, tokenRequest, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  exchangeCode,
+  registerClient,
+  startWithSignedInMember,
+  tokenRequest,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/cb';
 let server: TestServer;
@@ -24,16 +32,28 @@ const measured: Record<string, number> = {};
 beforeAll(async () => {
   ({ server, admin, tenant, session } = await startWithSignedInMember());
   app = await registerClient(admin, {
-    name: 'Counted', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'email', 'profile', 'organization'],
-    consent_required: false, organization_id: tenant.id,
+    name: 'Counted',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'email', 'profile', 'organization'],
+    consent_required: false,
+    organization_id: tenant.id,
   });
-  machine = await registerClient(admin, { name: 'Machine', grant_types: ['client_credentials'], allowed_scopes: ['openid'], organization_id: tenant.id });
+  machine = await registerClient(admin, {
+    name: 'Machine',
+    grant_types: ['client_credentials'],
+    allowed_scopes: ['openid'],
+    organization_id: tenant.id,
+  });
   const key = await tenant.admin.api.post('/api/v1/api-keys', { name: 'counted' });
   expect(key.status).toBe(201);
   apiKey = { key: key.body.key, secret: key.body.secret };
 });
 afterAll(async () => {
-  console.log(`statements per request:\n${Object.entries(measured).map(([k, v]) => `  ${k.padEnd(34)} ${v}`).join('\n')}`);
+  console.log(
+    `statements per request:\n${Object.entries(measured)
+      .map(([k, v]) => `  ${k.padEnd(34)} ${v}`)
+      .join('\n')}`,
+  );
   await server?.stop();
 });
 
@@ -51,15 +71,36 @@ async function counted<T>(name: string, fn: () => Promise<T>): Promise<{ result:
 }
 
 const scope = 'openid email profile organization';
-const newCode = async () => codeFrom(await authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, nonce: 'n', state: 's' }));
-const refresh = (token: string) => tokenRequest(server.url, { grant_type: 'refresh_token', refresh_token: token, client_id: app.client_id, client_secret: app.client_secret });
+const newCode = async () =>
+  codeFrom(
+    await authorize(server.url, session, {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope,
+      nonce: 'n',
+      state: 's',
+    }),
+  );
+const refresh = (token: string) =>
+  tokenRequest(server.url, {
+    grant_type: 'refresh_token',
+    refresh_token: token,
+    client_id: app.client_id,
+    client_secret: app.client_secret,
+  });
 const authenticate = (credentials: Credentials) =>
-  resolveActor(makeContext(server.base, null, { requestId: 'statements', ip: '127.0.0.1', userAgent: 'vitest' }), credentials);
+  resolveActor(
+    makeContext(server.base, null, { requestId: 'statements', ip: '127.0.0.1', userAgent: 'vitest' }),
+    credentials,
+  );
 
 describe('statements per request', () => {
   it('code exchange: at most 4, client authentication included, and no interactive transaction', async () => {
     const code = await newCode();
-    const { result, statements } = await counted('token: authorization_code', () => exchangeCode(server.url, app, code, REDIRECT));
+    const { result, statements } = await counted('token: authorization_code', () =>
+      exchangeCode(server.url, app, code, REDIRECT),
+    );
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(result.body.id_token).toBeTruthy();
     expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(4);
@@ -77,7 +118,12 @@ describe('statements per request', () => {
 
   it('client_credentials: at most 2', async () => {
     const { result, statements } = await counted('token: client_credentials', () =>
-      tokenRequest(server.url, { grant_type: 'client_credentials', client_id: machine.client_id, client_secret: machine.client_secret }));
+      tokenRequest(server.url, {
+        grant_type: 'client_credentials',
+        client_id: machine.client_id,
+        client_secret: machine.client_secret,
+      }),
+    );
     expect(result.status, JSON.stringify(result.body)).toBe(200);
     expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(2);
   });
@@ -85,7 +131,15 @@ describe('statements per request', () => {
   it('authorize with a session: at most 3, and no interactive transaction', async () => {
     await newCode();
     const { result, statements } = await counted('authorize: with a session', () =>
-      authorize(server.url, session, { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope, nonce: 'n', state: 's' }));
+      authorize(server.url, session, {
+        client_id: app.client_id,
+        redirect_uri: REDIRECT,
+        response_type: 'code',
+        scope,
+        nonce: 'n',
+        state: 's',
+      }),
+    );
     expect(codeFrom(result)).toMatch(/^tsa_/);
     expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(3);
     expect(statements.filter((s) => /^\s*begin/i.test(s))).toEqual([]);
@@ -93,7 +147,9 @@ describe('statements per request', () => {
 
   it('userinfo: 1', async () => {
     const tokens = await exchangeCode(server.url, app, await newCode(), REDIRECT);
-    const { result, statements } = await counted('userinfo', () => fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.body.access_token}` } }));
+    const { result, statements } = await counted('userinfo', () =>
+      fetch(`${server.url}/oauth/userinfo`, { headers: { authorization: `Bearer ${tokens.body.access_token}` } }),
+    );
     expect(result.status).toBe(200);
     expect((await result.json()).email).toBe(tenant.member.email);
     expect(statements.length, statements.join('\n---\n')).toBeLessThanOrEqual(1);
@@ -101,11 +157,16 @@ describe('statements per request', () => {
 
   it('introspection and revocation: at most 2 each (client authentication included)', async () => {
     const tokens = await exchangeCode(server.url, app, await newCode(), REDIRECT);
-    const form = (path: string, token: string) => fetch(`${server.url}${path}`, {
-      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ token, client_id: app.client_id, client_secret: app.client_secret }),
-    });
-    for (const [name, token] of [['access token', tokens.body.access_token], ['refresh token', tokens.body.refresh_token]] as const) {
+    const form = (path: string, token: string) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, client_id: app.client_id, client_secret: app.client_secret }),
+      });
+    for (const [name, token] of [
+      ['access token', tokens.body.access_token],
+      ['refresh token', tokens.body.refresh_token],
+    ] as const) {
       const introspected = await counted(`introspect: ${name}`, () => form('/oauth/introspect', token));
       expect((await introspected.result.json()).active).toBe(true);
       expect(introspected.statements.length, introspected.statements.join('\n---\n')).toBeLessThanOrEqual(2);
@@ -126,7 +187,9 @@ describe('statements per request', () => {
 
   it('API-key authentication: 1, also when it records the last use', async () => {
     for (const name of ['auth: API key (first use)', 'auth: API key']) {
-      const { result, statements } = await counted(name, () => authenticate({ bearer: apiKey.key, apiSecret: apiKey.secret }));
+      const { result, statements } = await counted(name, () =>
+        authenticate({ bearer: apiKey.key, apiSecret: apiKey.secret }),
+      );
       expect(result).toMatchObject({ kind: 'apiKey', organizationId: tenant.id });
       expect(statements.length, statements.join('\n---\n')).toBe(1);
     }
@@ -134,14 +197,19 @@ describe('statements per request', () => {
 
   it('access-token authentication: 1', async () => {
     const tokens = await exchangeCode(server.url, app, await newCode(), REDIRECT);
-    const { result, statements } = await counted('auth: access token', () => authenticate({ bearer: tokens.body.access_token }));
+    const { result, statements } = await counted('auth: access token', () =>
+      authenticate({ bearer: tokens.body.access_token }),
+    );
     expect(result).toMatchObject({ kind: 'oauth', organizationId: tenant.id });
     expect(statements).toHaveLength(1);
   });
 
   it('a REST call with an API key: the authentication and the rate-limit counters come first', async () => {
     const { result, statements } = await counted('REST GET /api/v1/orgs with API key', () =>
-      fetch(`${server.url}/api/v1/orgs`, { headers: { authorization: `Bearer ${apiKey.key}`, 'x-api-secret': apiKey.secret } }));
+      fetch(`${server.url}/api/v1/orgs`, {
+        headers: { authorization: `Bearer ${apiKey.key}`, 'x-api-secret': apiKey.secret },
+      }),
+    );
     expect(result.status).toBe(200);
     expect(statements[0]).toMatch(/api_keys/);
     expect(statements.slice(1).filter((s) => /api_keys/.test(s))).toEqual([]);

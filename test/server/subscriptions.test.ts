@@ -27,7 +27,13 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 const body = (extra: Record<string, unknown> = {}) => ({
-  organization_id: tenant.id, product_id: productId, total_seats: 10, price_per_seat: 19.99, billing_cycle: 'monthly', status: 'active', ...extra,
+  organization_id: tenant.id,
+  product_id: productId,
+  total_seats: 10,
+  price_per_seat: 19.99,
+  billing_cycle: 'monthly',
+  status: 'active',
+  ...extra,
 });
 
 async function create(extra: Record<string, unknown> = {}, prefix: string = '/v1') {
@@ -37,8 +43,9 @@ async function create(extra: Record<string, unknown> = {}, prefix: string = '/v1
 }
 
 const eventsOf = async (id: string) =>
-  (await server.base.db.event.findMany({ where: { kind: { startsWith: 'subscription.' } }, orderBy: { id: 'asc' } }))
-    .filter((e) => JSON.parse(e.body).data.subscription.id === id);
+  (
+    await server.base.db.event.findMany({ where: { kind: { startsWith: 'subscription.' } }, orderBy: { id: 'asc' } })
+  ).filter((e) => JSON.parse(e.body).data.subscription.id === id);
 
 describe('POST /subscriptions', () => {
   it.each(PREFIXES)('creates a subscription with the snake_case fields under %s', async (prefix) => {
@@ -46,20 +53,36 @@ describe('POST /subscriptions', () => {
     expect(reply.status, JSON.stringify(reply.body)).toBe(201);
     expectMatchesOpenApi('POST', `${prefix}/subscriptions`, reply);
     expect(reply.body).toEqual({
-      id: expect.any(String), organization_id: tenant.id, product_id: productId, total_seats: 10, assigned_seats: 0,
-      price_per_seat: 19.99, billing_cycle: 'monthly', status: 'active', end_date: '2027-06-30T00:00:00.000Z',
-      created_at: expect.any(String), updated_at: expect.any(String),
+      id: expect.any(String),
+      organization_id: tenant.id,
+      product_id: productId,
+      total_seats: 10,
+      assigned_seats: 0,
+      price_per_seat: 19.99,
+      billing_cycle: 'monthly',
+      status: 'active',
+      end_date: '2027-06-30T00:00:00.000Z',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
   });
 
   it('keeps the price exact: numeric in the database, the same number on the wire', async () => {
     const s = await create({ price_per_seat: 0.1 });
-    const [row] = await server.base.db.$queryRaw<{ price: string }[]>`select price_per_seat::text as price from subscriptions where id = ${s.id}`;
+    const [row] = await server.base.db.$queryRaw<
+      { price: string }[]
+    >`select price_per_seat::text as price from subscriptions where id = ${s.id}`;
     expect(row!.price).toBe('0.10');
     const patched = await platform.patch(`/v1/subscriptions/${s.id}`, { price_per_seat: 19.99 });
-    const [after] = await server.base.db.$queryRaw<{ price: string }[]>`select price_per_seat::text as price from subscriptions where id = ${s.id}`;
+    const [after] = await server.base.db.$queryRaw<
+      { price: string }[]
+    >`select price_per_seat::text as price from subscriptions where id = ${s.id}`;
     expect(after!.price).toBe('19.99');
-    const text = await (await fetch(`${server.url}/v1/subscriptions/${s.id}`, { headers: { authorization: `Bearer ${tenant.member.token}` } })).text();
+    const text = await (
+      await fetch(`${server.url}/v1/subscriptions/${s.id}`, {
+        headers: { authorization: `Bearer ${tenant.member.token}` },
+      })
+    ).text();
     expect(text).toContain('"price_per_seat":19.99');
     expect(patched.body.price_per_seat).toBe(19.99);
     expect((await create({ price_per_seat: 1234567890.12 })).price_per_seat).toBe(1234567890.12);
@@ -78,8 +101,19 @@ describe('POST /subscriptions', () => {
     expect(events.map((e) => e.kind)).toEqual(['subscription.created']);
     expect(events[0]!.organizationId).toBe(tenant.id);
     expect(JSON.parse(events[0]!.body).organization).toEqual({ id: tenant.id, name: tenant.name });
-    expect(JSON.parse(events[0]!.body).data.subscription).toMatchObject({ id: s.id, organization_id: tenant.id, product_id: productId, price_per_seat: 19.99, total_seats: 10, status: 'active' });
-    expect(await server.base.db.auditLog.count({ where: { action: 'subscription.create', targetId: s.id, organizationId: tenant.id } })).toBe(1);
+    expect(JSON.parse(events[0]!.body).data.subscription).toMatchObject({
+      id: s.id,
+      organization_id: tenant.id,
+      product_id: productId,
+      price_per_seat: 19.99,
+      total_seats: 10,
+      status: 'active',
+    });
+    expect(
+      await server.base.db.auditLog.count({
+        where: { action: 'subscription.create', targetId: s.id, organizationId: tenant.id },
+      }),
+    ).toBe(1);
   });
 
   it.each([
@@ -146,12 +180,16 @@ describe('reading subscriptions', () => {
       const ids = listed.body.subscriptions.map((s: { id: string }) => s.id);
       expect(ids).toContain(mine.id);
       expect(ids).not.toContain(theirs.id);
-      expect(listed.body.subscriptions.every((s: { organization_id: string }) => s.organization_id === tenant.id)).toBe(true);
+      expect(listed.body.subscriptions.every((s: { organization_id: string }) => s.organization_id === tenant.id)).toBe(
+        true,
+      );
     }
     const trials = await platform.get(`/api/v1/subscriptions?status=trial&organization_id=${other.id}`);
     expect(trials.body.subscriptions.map((s: { id: string }) => s.id)).toEqual([theirs.id]);
     const everything = await platform.get('/v1/subscriptions?status=trial&limit=100');
-    expect(everything.body.subscriptions.map((s: { id: string }) => s.id)).toEqual(expect.arrayContaining([mine.id, theirs.id]));
+    expect(everything.body.subscriptions.map((s: { id: string }) => s.id)).toEqual(
+      expect.arrayContaining([mine.id, theirs.id]),
+    );
     expect(everything.body.subscriptions.every((s: { status: string }) => s.status === 'trial')).toBe(true);
     const byProduct = await platform.get(`/v1/subscriptions?product_id=${productId}&limit=1`);
     expect(byProduct.body.subscriptions).toHaveLength(1);
@@ -184,10 +222,20 @@ describe('the status table, row by row', () => {
     for (const to of STATUSES) {
       it(`PATCH moves ${from} to ${to}`, async () => {
         const s = await create({ status: from });
-        const reply = await platform.patch(`/v1/subscriptions/${s.id}`, { status: to, total_seats: 12, price_per_seat: 9.5, end_date: '2028-01-01T00:00:00.000Z' });
+        const reply = await platform.patch(`/v1/subscriptions/${s.id}`, {
+          status: to,
+          total_seats: 12,
+          price_per_seat: 9.5,
+          end_date: '2028-01-01T00:00:00.000Z',
+        });
         expect(reply.status, JSON.stringify(reply.body)).toBe(200);
         expectMatchesOpenApi('PATCH', `/v1/subscriptions/${s.id}`, reply);
-        expect(reply.body).toMatchObject({ status: to, total_seats: 12, price_per_seat: 9.5, end_date: '2028-01-01T00:00:00.000Z' });
+        expect(reply.body).toMatchObject({
+          status: to,
+          total_seats: 12,
+          price_per_seat: 9.5,
+          end_date: '2028-01-01T00:00:00.000Z',
+        });
         expect((await platform.get(`/v1/subscriptions/${s.id}`)).body.status).toBe(to);
       });
     }
@@ -201,7 +249,9 @@ describe('the status table, row by row', () => {
     expect(reply.body).toMatchObject({ id: s.id, status: 'cancelled', total_seats: 10 });
     expect((await tenant.member.api.get(`/api/v1/subscriptions/${s.id}`)).body.status).toBe('cancelled');
     const kinds = (await eventsOf(s.id)).map((e) => e.kind);
-    expect(kinds).toEqual(from === 'cancelled' ? ['subscription.created'] : ['subscription.created', 'subscription.cancelled']);
+    expect(kinds).toEqual(
+      from === 'cancelled' ? ['subscription.created'] : ['subscription.created', 'subscription.cancelled'],
+    );
   });
 
   // Row 4: DELETE cancels, from any state; the record stays.
@@ -218,8 +268,12 @@ describe('the status table, row by row', () => {
     expect(kept.body.status).toBe('cancelled');
     const kinds = (await eventsOf(s.id)).map((e) => e.kind);
     // The second DELETE finds it cancelled already: no second event.
-    expect(kinds).toEqual(from === 'cancelled' ? ['subscription.created'] : ['subscription.created', 'subscription.cancelled']);
-    expect(await server.base.db.auditLog.count({ where: { action: 'subscription.cancel', targetId: s.id } })).toBe(from === 'cancelled' ? 0 : 1);
+    expect(kinds).toEqual(
+      from === 'cancelled' ? ['subscription.created'] : ['subscription.created', 'subscription.cancelled'],
+    );
+    expect(await server.base.db.auditLog.count({ where: { action: 'subscription.cancel', targetId: s.id } })).toBe(
+      from === 'cancelled' ? 0 : 1,
+    );
   });
 
   it('refuses changes and cancellation from anyone but platform admins', async () => {
@@ -247,10 +301,15 @@ describe('PATCH /subscriptions/{id}', () => {
     expect(events.map((e) => e.kind)).toEqual([
       'subscription.created',
       'subscription.updated',
-      'subscription.updated', 'subscription.renewed',
+      'subscription.updated',
+      'subscription.renewed',
       'subscription.updated',
     ]);
-    expect(JSON.parse(events[3]!.body).data).toMatchObject({ changes: ['end_date'], previous_end_date: '2027-01-01T00:00:00.000Z', subscription: { end_date: '2028-01-01T00:00:00.000Z' } });
+    expect(JSON.parse(events[3]!.body).data).toMatchObject({
+      changes: ['end_date'],
+      previous_end_date: '2027-01-01T00:00:00.000Z',
+      subscription: { end_date: '2028-01-01T00:00:00.000Z' },
+    });
     expect(await server.base.db.auditLog.count({ where: { action: 'subscription.update', targetId: s.id } })).toBe(3);
   });
 
@@ -290,7 +349,9 @@ describe('PATCH /subscriptions/{id}', () => {
   it('refuses to lower total_seats below the assigned seats (409), and allows it down to them', async () => {
     const s = await create({ total_seats: 3 });
     for (const person of [tenant.admin, tenant.member]) {
-      expect((await tenant.owner.api.post(`/api/v1/subscriptions/${s.id}/seats`, { user_id: person.id })).status).toBe(201);
+      expect((await tenant.owner.api.post(`/api/v1/subscriptions/${s.id}/seats`, { user_id: person.id })).status).toBe(
+        201,
+      );
     }
     const refused = await platform.patch(`/v1/subscriptions/${s.id}`, { total_seats: 1 });
     expect(refused.status).toBe(409);
@@ -341,24 +402,37 @@ describe('end_date is a strict RFC 3339 date-time', () => {
   ];
   const NUL_MESSAGE = 'must not contain NUL (U+0000) characters';
   const why = (value: string) => (value.includes('\u0000') ? NUL_MESSAGE : TIMESTAMP_RULE);
-  const stored = async (id: string) => (await server.base.db.subscription.findUniqueOrThrow({ where: { id } })).endDate?.toISOString() ?? null;
+  const stored = async (id: string) =>
+    (await server.base.db.subscription.findUniqueOrThrow({ where: { id } })).endDate?.toISOString() ?? null;
   const countOf = () => server.base.db.subscription.count({ where: { organizationId: tenant.id } });
   const gql = (query: string, variables: Record<string, unknown>) => platform.post('/graphql', { query, variables });
-  const CREATE = 'mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ... on Subscription { id endDate } } }';
-  const UPDATE = 'mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ... on Subscription { id endDate } } }';
-  const gqlInput = (endDate: unknown) => ({ organizationId: tenant.id, productId, totalSeats: 1, pricePerSeat: '1.00', billingCycle: 'monthly', endDate });
-
-  it.each(REFUSED)('refuses %s on REST create under /v1 and /api/v1: 400 naming end_date, nothing stored', async (_label, value) => {
-    const before = await countOf();
-    for (const prefix of PREFIXES) {
-      const reply = await platform.post(`${prefix}/subscriptions`, body({ end_date: value }));
-      expect(reply.status, JSON.stringify(reply.body)).toBe(400);
-      expect(reply.body.error).toBe('invalid_request');
-      expect(reply.body.details).toEqual([{ path: 'end_date', message: why(value) }]);
-      expectMatchesOpenApi('POST', `${prefix}/subscriptions`, reply);
-    }
-    expect(await countOf()).toBe(before);
+  const CREATE =
+    'mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ... on Subscription { id endDate } } }';
+  const UPDATE =
+    'mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ... on Subscription { id endDate } } }';
+  const gqlInput = (endDate: unknown) => ({
+    organizationId: tenant.id,
+    productId,
+    totalSeats: 1,
+    pricePerSeat: '1.00',
+    billingCycle: 'monthly',
+    endDate,
   });
+
+  it.each(REFUSED)(
+    'refuses %s on REST create under /v1 and /api/v1: 400 naming end_date, nothing stored',
+    async (_label, value) => {
+      const before = await countOf();
+      for (const prefix of PREFIXES) {
+        const reply = await platform.post(`${prefix}/subscriptions`, body({ end_date: value }));
+        expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+        expect(reply.body.error).toBe('invalid_request');
+        expect(reply.body.details).toEqual([{ path: 'end_date', message: why(value) }]);
+        expectMatchesOpenApi('POST', `${prefix}/subscriptions`, reply);
+      }
+      expect(await countOf()).toBe(before);
+    },
+  );
 
   it.each(REFUSED)('refuses %s on REST update: 400 naming end_date, the end date unchanged', async (_label, value) => {
     const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
@@ -369,31 +443,48 @@ describe('end_date is a strict RFC 3339 date-time', () => {
       expect(reply.body.details).toEqual([{ path: 'end_date', message: why(value) }]);
     }
     const row = await server.base.db.subscription.findUniqueOrThrow({ where: { id: s.id } });
-    expect({ endDate: row.endDate?.toISOString(), totalSeats: row.totalSeats }).toEqual({ endDate: '2027-01-01T00:00:00.000Z', totalSeats: 10 });
+    expect({ endDate: row.endDate?.toISOString(), totalSeats: row.totalSeats }).toEqual({
+      endDate: '2027-01-01T00:00:00.000Z',
+      totalSeats: 10,
+    });
     expect((await eventsOf(s.id)).map((e) => e.kind)).toEqual(['subscription.created']);
   });
 
-  it.each(REFUSED)('refuses %s in GraphQL variables: 400 invalid_request at input.endDate, nothing stored', async (_label, value) => {
-    const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
-    const before = await countOf();
-    for (const [query, variables] of [[CREATE, { input: gqlInput(value) }], [UPDATE, { id: s.id, input: { endDate: value } }]] as const) {
-      const reply = await gql(query, variables);
-      // A NUL is refused at the door of /graphql for every operation (server/graphql/yoga.ts decides its status).
-      if (!value.includes('\u0000')) expect(reply.status, JSON.stringify(reply.body)).toBe(400);
-      expect(reply.body.errors[0].extensions.code).toBe('invalid_request');
-      if (value.includes('\u0000')) expect(reply.body.errors[0].extensions.details).toEqual([{ path: 'variables.input.endDate', message: NUL_MESSAGE }]);
-      else expect(reply.body.errors[0].message).toContain(`at "input.endDate"; ${TIMESTAMP_RULE}`);
-      expect(reply.body.data ?? null).toBeNull();
-    }
-    expect(await countOf()).toBe(before);
-    expect(await stored(s.id)).toBe('2027-01-01T00:00:00.000Z');
-  });
+  it.each(REFUSED)(
+    'refuses %s in GraphQL variables: 400 invalid_request at input.endDate, nothing stored',
+    async (_label, value) => {
+      const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
+      const before = await countOf();
+      for (const [query, variables] of [
+        [CREATE, { input: gqlInput(value) }],
+        [UPDATE, { id: s.id, input: { endDate: value } }],
+      ] as const) {
+        const reply = await gql(query, variables);
+        // A NUL is refused at the door of /graphql for every operation (server/graphql/yoga.ts decides its status).
+        if (!value.includes('\u0000')) expect(reply.status, JSON.stringify(reply.body)).toBe(400);
+        expect(reply.body.errors[0].extensions.code).toBe('invalid_request');
+        if (value.includes('\u0000'))
+          expect(reply.body.errors[0].extensions.details).toEqual([
+            { path: 'variables.input.endDate', message: NUL_MESSAGE },
+          ]);
+        else expect(reply.body.errors[0].message).toContain(`at "input.endDate"; ${TIMESTAMP_RULE}`);
+        expect(reply.body.data ?? null).toBeNull();
+      }
+      expect(await countOf()).toBe(before);
+      expect(await stored(s.id)).toBe('2027-01-01T00:00:00.000Z');
+    },
+  );
 
   it('refuses an impossible date written in the GraphQL document too, locating the value', async () => {
     const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
-    const reply = await gql(`mutation { updateSubscription(id: "${s.id}", input: { endDate: "2027-02-30T00:00:00Z" }) { __typename } }`, {});
+    const reply = await gql(
+      `mutation { updateSubscription(id: "${s.id}", input: { endDate: "2027-02-30T00:00:00Z" }) { __typename } }`,
+      {},
+    );
     // A document that does not validate, as with any literal of the wrong type (Int, enums).
-    expect(reply.body.errors[0].message).toBe(`Expected value of type "DateTime", found "2027-02-30T00:00:00Z"; ${TIMESTAMP_RULE}`);
+    expect(reply.body.errors[0].message).toBe(
+      `Expected value of type "DateTime", found "2027-02-30T00:00:00Z"; ${TIMESTAMP_RULE}`,
+    );
     expect(reply.body.errors[0].locations).toEqual([expect.objectContaining({ line: 1 })]);
     expect(reply.body.data ?? null).toBeNull();
     expect(await stored(s.id)).toBe('2027-01-01T00:00:00.000Z');
@@ -410,19 +501,25 @@ describe('end_date is a strict RFC 3339 date-time', () => {
     }
   });
 
-  it.each(ACCEPTED)('stores %s as the instant it names, on REST create and update and GraphQL', async (_label, value, instant) => {
-    const created = await create({ end_date: value });
-    expect(created.end_date).toBe(instant);
-    expect(await stored(created.id)).toBe(instant);
+  it.each(ACCEPTED)(
+    'stores %s as the instant it names, on REST create and update and GraphQL',
+    async (_label, value, instant) => {
+      const created = await create({ end_date: value });
+      expect(created.end_date).toBe(instant);
+      expect(await stored(created.id)).toBe(instant);
 
-    const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
-    const patched = await platform.patch(`/api/v1/subscriptions/${s.id}`, { end_date: value });
-    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
-    expect(patched.body.end_date).toBe(instant);
-    expect(await stored(s.id)).toBe(instant);
+      const s = await create({ end_date: '2027-01-01T00:00:00.000Z' });
+      const patched = await platform.patch(`/api/v1/subscriptions/${s.id}`, { end_date: value });
+      expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+      expect(patched.body.end_date).toBe(instant);
+      expect(await stored(s.id)).toBe(instant);
 
-    const viaGraphql = await gql(CREATE, { input: gqlInput(value) });
-    expect(viaGraphql.body.data?.createSubscription, JSON.stringify(viaGraphql.body)).toMatchObject({ __typename: 'Subscription', endDate: instant });
-    expect(await stored(viaGraphql.body.data.createSubscription.id)).toBe(instant);
-  });
+      const viaGraphql = await gql(CREATE, { input: gqlInput(value) });
+      expect(viaGraphql.body.data?.createSubscription, JSON.stringify(viaGraphql.body)).toMatchObject({
+        __typename: 'Subscription',
+        endDate: instant,
+      });
+      expect(await stored(viaGraphql.body.data.createSubscription.id)).toBe(instant);
+    },
+  );
 });

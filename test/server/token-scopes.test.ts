@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
 import { addPerson, createTenant, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
-import { accessTokenOf, authorize, codeFrom, decideConsent, registerClient, sessionOf, type RegisteredClient } from '../helpers/oauth.ts';
+import {
+  accessTokenOf,
+  authorize,
+  codeFrom,
+  decideConsent,
+  registerClient,
+  sessionOf,
+  type RegisteredClient,
+} from '../helpers/oauth.ts';
 
 const REDIRECT = 'https://rp.example.test/callback';
 const CHALLENGE = 'Bearer error="insufficient_scope", scope="api"';
@@ -22,9 +30,17 @@ beforeAll(async () => {
   const admin = (await signIn(server.url, ADMIN.email, ADMIN.password)).api;
   tenant = await createTenant(server.url, admin);
   trusted = await registerClient(tenant.admin.api, {
-    name: 'Trusted', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile', 'email', 'organization', 'api'], consent_required: false,
+    name: 'Trusted',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'profile', 'email', 'organization', 'api'],
+    consent_required: false,
   });
-  plain = await registerClient(tenant.admin.api, { name: 'Plain', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'profile', 'email'], consent_required: false });
+  plain = await registerClient(tenant.admin.api, {
+    name: 'Plain',
+    redirect_uris: [REDIRECT],
+    allowed_scopes: ['openid', 'profile', 'email'],
+    consent_required: false,
+  });
 });
 afterAll(() => server?.stop());
 
@@ -39,7 +55,8 @@ function expectInsufficientScope(reply: Reply) {
   expect(reply.headers.get('www-authenticate')).toBe(CHALLENGE);
 }
 
-const graphql = (api: Client, query: string, variables?: Record<string, unknown>) => api.post('/graphql', { query, variables });
+const graphql = (api: Client, query: string, variables?: Record<string, unknown>) =>
+  api.post('/graphql', { query, variables });
 
 describe('an access token without the api scope', () => {
   let person: Person;
@@ -64,8 +81,12 @@ describe('an access token without the api scope', () => {
 
   it('cannot act as its user, even an admin, over REST: 403 insufficient_scope with the RFC 6750 challenge', async () => {
     expectInsufficientScope(await api.post('/api/v1/api-keys', { name: 'escalation', role: 'admin' }));
-    expectInsufficientScope(await api.post('/api/v1/oauth-clients', { name: 'Rogue', redirect_uris: [REDIRECT], allowed_scopes: ['openid'] }));
-    expectInsufficientScope(await api.post(`/v1/organizations/${tenant.id}/invitations`, { email: 'rogue@example.test', role: 'admin' }));
+    expectInsufficientScope(
+      await api.post('/api/v1/oauth-clients', { name: 'Rogue', redirect_uris: [REDIRECT], allowed_scopes: ['openid'] }),
+    );
+    expectInsufficientScope(
+      await api.post(`/v1/organizations/${tenant.id}/invitations`, { email: 'rogue@example.test', role: 'admin' }),
+    );
     expectInsufficientScope(await api.get('/api/v1/api-keys'));
     expectInsufficientScope(await api.get(`/v1/organizations/${tenant.id}/members`));
     expectInsufficientScope(await api.delete(`/v1/users/${person.id}`));
@@ -86,7 +107,11 @@ describe('an access token without the api scope', () => {
 
     const own = await graphql(api, 'query { me { id } myOrganizations { id } viewer { user { id } } }');
     expect(own.body.errors).toBeUndefined();
-    expect(own.body.data).toEqual({ me: { id: person.id }, myOrganizations: [{ id: tenant.id }], viewer: { user: { id: person.id } } });
+    expect(own.body.data).toEqual({
+      me: { id: person.id },
+      myOrganizations: [{ id: tenant.id }],
+      viewer: { user: { id: person.id } },
+    });
   });
 
   it('needs openid, profile or email even for the profile', async () => {
@@ -129,21 +154,40 @@ describe('the api scope', () => {
     const doc = await client(server.url).get('/.well-known/openid-configuration');
     expect(doc.body.scopes_supported).toContain('api');
 
-    const consenting = await registerClient(tenant.admin.api, { name: 'Asks', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'api'] });
+    const consenting = await registerClient(tenant.admin.api, {
+      name: 'Asks',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'api'],
+    });
     const session = await sessionOf(server.url, tenant.member);
-    const page = await authorize(server.url, session, { client_id: consenting.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid api', nonce: 'n' });
+    const page = await authorize(server.url, session, {
+      client_id: consenting.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid api',
+      nonce: 'n',
+    });
     expect(page.pathname).toBe('/consent');
     const prompt = await client(server.url, { token: session }).post('/graphql', {
       query: 'query($r: String!) { consentPrompt(request: $r) { scopes { name description } } }',
       variables: { r: page.searchParams.get('request') },
     });
-    expect(prompt.body.data.consentPrompt.scopes).toContainEqual({ name: 'api', description: "Act as you in Tessera's API" });
+    expect(prompt.body.data.consentPrompt.scopes).toContainEqual({
+      name: 'api',
+      description: "Act as you in Tessera's API",
+    });
     expect(codeFrom(await decideConsent(server.url, session, page))).toEqual(expect.any(String));
   });
 
   it('is refused to a client whose allowed_scopes do not list it', async () => {
     const session = await sessionOf(server.url, tenant.member);
-    const back = await authorize(server.url, session, { client_id: plain.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid api', nonce: 'n' });
+    const back = await authorize(server.url, session, {
+      client_id: plain.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid api',
+      nonce: 'n',
+    });
     expect(back.searchParams.get('error')).toBe('invalid_scope');
   });
 });

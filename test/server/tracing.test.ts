@@ -32,7 +32,9 @@ const attribute = (span: OtlpSpan, key: string) => {
   return value?.stringValue ?? value?.intValue;
 };
 /** A statement's span (the pool's connects are database spans too). */
-const isStatement = (span: OtlpSpan) => span.name.startsWith('pg.query') && (attribute(span, 'db.system') ?? attribute(span, 'db.system.name')) === 'postgresql';
+const isStatement = (span: OtlpSpan) =>
+  span.name.startsWith('pg.query') &&
+  (attribute(span, 'db.system') ?? attribute(span, 'db.system.name')) === 'postgresql';
 
 /** An OTLP/HTTP receiver: POST /v1/traces, kept as received. */
 function startReceiver() {
@@ -50,7 +52,14 @@ function startReceiver() {
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
       const request = JSON.parse(body.toString('utf8'));
       for (const r of request.resourceSpans ?? []) {
-        resources.push(Object.fromEntries((r.resource?.attributes ?? []).map((a: { key: string; value: { stringValue?: string } }) => [a.key, a.value.stringValue])));
+        resources.push(
+          Object.fromEntries(
+            (r.resource?.attributes ?? []).map((a: { key: string; value: { stringValue?: string } }) => [
+              a.key,
+              a.value.stringValue,
+            ]),
+          ),
+        );
         for (const scope of r.scopeSpans ?? []) spans.push(...scope.spans);
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -94,8 +103,16 @@ async function startService(env: Record<string, string>): Promise<Child> {
   const child = spawn(NODE, [`--import=data:text/javascript,${encodeURIComponent(RECORDER)}`, 'server/main.ts'], {
     cwd: ROOT,
     env: {
-      ...cleanEnv(), PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: database.url, LOG_LEVEL: 'info',
-      BOOTSTRAP_ADMIN_EMAIL: ADMIN.email, BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password, TESSERA_TEST_MODULES: modulesFile, ...env,
+      ...cleanEnv(),
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      DATABASE_URL: database.url,
+      LOG_LEVEL: 'info',
+      BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+      BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+      TESSERA_TEST_MODULES: modulesFile,
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -109,7 +126,10 @@ async function startService(env: Record<string, string>): Promise<Child> {
     if (child.exitCode !== null) throw new Error(`the service ended:\n${output}`);
     // Its own line first: a probe alone could take another service's answer on the port for this one's.
     if (!output.includes('tessera listening on')) return undefined;
-    return fetch(`${url}/readyz`).then((r) => (r.ok ? true : undefined), () => undefined);
+    return fetch(`${url}/readyz`).then(
+      (r) => (r.ok ? true : undefined),
+      () => undefined,
+    );
   }, 60_000);
   return {
     url,
@@ -134,98 +154,147 @@ afterAll(async () => {
 });
 
 describe('tracing', () => {
-  it('without OTEL_EXPORTER_OTLP_ENDPOINT (and without metrics) loads no OpenTelemetry package, and registers nothing', { timeout: 90_000 }, async () => {
-    // given a service started without the variable, that has served a request and a GraphQL operation
-    const service = await startService({});
-    expect((await signIn(service.url, ADMIN.email, ADMIN.password)).login.token).toBeTruthy();
-    expect((await client(service.url).post('/graphql', { query: '{ __typename }' })).status).toBe(200);
+  it(
+    'without OTEL_EXPORTER_OTLP_ENDPOINT (and without metrics) loads no OpenTelemetry package, and registers nothing',
+    { timeout: 90_000 },
+    async () => {
+      // given a service started without the variable, that has served a request and a GraphQL operation
+      const service = await startService({});
+      expect((await signIn(service.url, ADMIN.email, ADMIN.password)).login.token).toBeTruthy();
+      expect((await client(service.url).post('/graphql', { query: '{ __typename }' })).status).toBe(200);
 
-    // then, once it has stopped: not one OpenTelemetry package was loaded (prom-client, which requires the API for its
-    // exemplars, is loaded only when metrics are on), and nothing registered
-    const { packages, registered } = await service.stop();
-    expect(packages).toEqual([]);
-    expect(registered).toBe(false);
-    expect(service.output()).not.toContain('trace_id');
-  });
-
-  it('with it: a token request is one trace, its server span named after the route with the statements under it, and its log line carries the trace id', { timeout: 120_000 }, async () => {
-    // given a receiver and a service sending it its spans
-    const receiver = startReceiver();
-    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', () => resolve()));
-    try {
-      const endpoint = `http://127.0.0.1:${(receiver.server.address() as { port: number }).port}`;
-      const service = await startService({ OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test' });
-      const { url } = service;
-
-      // when a member goes through the code flow (the consent decided through GraphQL) and the client redeems the code
-      const { api: admin } = await signIn(url, ADMIN.email, ADMIN.password);
-      const tenant = await createTenant(url, admin);
-      const redirect = 'https://rp.tracing.test/cb';
-      const app = await registerClient(admin, { name: 'Traced', redirect_uris: [redirect], allowed_scopes: ['openid'], organization_id: tenant.id });
-      const session = await sessionOf(url, tenant.member);
-      const consent = await authorize(url, session, { client_id: app.client_id, redirect_uri: redirect, response_type: 'code', scope: 'openid', state: 's' });
-      const back = await decideConsent(url, session, consent);
-      const tokens = await exchangeCode(url, app, codeFrom(back), redirect);
-      expect(tokens.status).toBe(200);
-      // and a named GraphQL query
-      expect((await client(url).post('/graphql', { query: 'query TracingProbe { __typename }' })).body).toEqual({ data: { __typename: 'Query' } });
-      // and a REST request, which runs its operation in-process rather than through /graphql
-      expect((await admin.get('/api/v1/users/me')).status).toBe(200);
-      const requestId = tokens.headers.get('x-request-id');
-      const logLine = await waitFor(() => service.output().split('\n').find((l) => l.includes(`"requestId":"${requestId}"`)));
-
-      // then, once the service has stopped (which sends what it buffered)
+      // then, once it has stopped: not one OpenTelemetry package was loaded (prom-client, which requires the API for its
+      // exemplars, is loaded only when metrics are on), and nothing registered
       const { packages, registered } = await service.stop();
-      expect(packages).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/instrumentation-pg']));
-      expect(registered).toBe(true);
-      const spans = receiver.spans;
-      expect(receiver.resources[0]).toMatchObject({ 'service.name': 'tessera', 'deployment.environment.name': 'tracing-test' });
-      const byId = new Map(spans.map((s) => [s.spanId, s]));
-      const under = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
-        for (let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined; at; at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined) {
-          if (at.spanId === ancestor.spanId) return true;
-        }
-        return false;
-      };
+      expect(packages).toEqual([]);
+      expect(registered).toBe(false);
+      expect(service.output()).not.toContain('trace_id');
+    },
+  );
 
-      // the token request: one server span, the root of its trace, with the route's template in its name
-      const tokenSpans = spans.filter((s) => s.kind === SERVER && attribute(s, 'http.route') === '/oauth/token');
-      expect(tokenSpans).toHaveLength(1);
-      const token = tokenSpans[0]!;
-      expect(token.name).toBe('POST /oauth/token');
-      expect(token.parentSpanId || undefined).toBeUndefined();
-      const trace = spans.filter((s) => s.traceId === token.traceId);
-      expect(trace.filter((s) => s.kind === SERVER)).toEqual([token]);
-      // every other span of the trace below it, the statements among them
-      expect(trace.filter((s) => s !== token && !under(s, token))).toEqual([]);
-      const statements = trace.filter(isStatement);
-      expect(statements.length).toBeGreaterThan(0);
-      // named by what they do, not by their prepared statements' hashes
-      for (const statement of statements) expect(statement.name).toMatch(/^pg\.query:[A-Z]+ /);
+  it(
+    'with it: a token request is one trace, its server span named after the route with the statements under it, and its log line carries the trace id',
+    { timeout: 120_000 },
+    async () => {
+      // given a receiver and a service sending it its spans
+      const receiver = startReceiver();
+      await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', () => resolve()));
+      try {
+        const endpoint = `http://127.0.0.1:${(receiver.server.address() as { port: number }).port}`;
+        const service = await startService({
+          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
+        });
+        const { url } = service;
 
-      // its log line carries the trace and the server span
-      expect(JSON.parse(logLine)).toMatchObject({ path: '/oauth/token', status: 200, trace_id: token.traceId, span_id: token.spanId });
+        // when a member goes through the code flow (the consent decided through GraphQL) and the client redeems the code
+        const { api: admin } = await signIn(url, ADMIN.email, ADMIN.password);
+        const tenant = await createTenant(url, admin);
+        const redirect = 'https://rp.tracing.test/cb';
+        const app = await registerClient(admin, {
+          name: 'Traced',
+          redirect_uris: [redirect],
+          allowed_scopes: ['openid'],
+          organization_id: tenant.id,
+        });
+        const session = await sessionOf(url, tenant.member);
+        const consent = await authorize(url, session, {
+          client_id: app.client_id,
+          redirect_uri: redirect,
+          response_type: 'code',
+          scope: 'openid',
+          state: 's',
+        });
+        const back = await decideConsent(url, session, consent);
+        const tokens = await exchangeCode(url, app, codeFrom(back), redirect);
+        expect(tokens.status).toBe(200);
+        // and a named GraphQL query
+        expect((await client(url).post('/graphql', { query: 'query TracingProbe { __typename }' })).body).toEqual({
+          data: { __typename: 'Query' },
+        });
+        // and a REST request, which runs its operation in-process rather than through /graphql
+        expect((await admin.get('/api/v1/users/me')).status).toBe(200);
+        const requestId = tokens.headers.get('x-request-id');
+        const logLine = await waitFor(() =>
+          service
+            .output()
+            .split('\n')
+            .find((l) => l.includes(`"requestId":"${requestId}"`)),
+        );
 
-      // the consent decided through GraphQL: an operation span under the /graphql server span, its statements under it
-      // (REST's operations have spans too: the sign-in's mutation sits under POST /api/v1/auth/login)
-      const mutation = spans.find((s) => attribute(s, 'graphql.operation.type') === 'mutation' && byId.get(s.parentSpanId!)?.name === 'POST /graphql');
-      expect(mutation).toBeDefined();
-      const graphqlRequest = byId.get(mutation!.parentSpanId!)!;
-      expect(graphqlRequest).toMatchObject({ kind: SERVER, name: 'POST /graphql' });
-      expect(spans.filter((s) => isStatement(s) && under(s, mutation!)).length).toBeGreaterThan(0);
-      // a named operation is named so
-      const probe = spans.find((s) => s.name === 'query TracingProbe');
-      expect(probe && attribute(probe, 'graphql.operation.name')).toBe('TracingProbe');
-      // the REST request: its operation span under its server span, as /graphql's, with the statements under it
-      const me = spans.find((s) => s.kind === SERVER && s.name === 'GET /api/v1/users/me');
-      expect(me).toBeDefined();
-      const meOperations = spans.filter((s) => s.parentSpanId === me!.spanId && attribute(s, 'graphql.operation.type') === 'query');
-      expect(meOperations.map((s) => s.name)).toEqual(['query']);
-      expect(spans.filter((s) => isStatement(s) && under(s, meOperations[0]!)).length).toBeGreaterThan(0);
-      // health probes are not traced
-      expect(spans.filter((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('readyz'))).toEqual([]);
-    } finally {
-      receiver.server.close();
-    }
-  });
+        // then, once the service has stopped (which sends what it buffered)
+        const { packages, registered } = await service.stop();
+        expect(packages).toEqual(
+          expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/instrumentation-pg']),
+        );
+        expect(registered).toBe(true);
+        const spans = receiver.spans;
+        expect(receiver.resources[0]).toMatchObject({
+          'service.name': 'tessera',
+          'deployment.environment.name': 'tracing-test',
+        });
+        const byId = new Map(spans.map((s) => [s.spanId, s]));
+        const under = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
+          for (
+            let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
+            at;
+            at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined
+          ) {
+            if (at.spanId === ancestor.spanId) return true;
+          }
+          return false;
+        };
+
+        // the token request: one server span, the root of its trace, with the route's template in its name
+        const tokenSpans = spans.filter((s) => s.kind === SERVER && attribute(s, 'http.route') === '/oauth/token');
+        expect(tokenSpans).toHaveLength(1);
+        const token = tokenSpans[0]!;
+        expect(token.name).toBe('POST /oauth/token');
+        expect(token.parentSpanId || undefined).toBeUndefined();
+        const trace = spans.filter((s) => s.traceId === token.traceId);
+        expect(trace.filter((s) => s.kind === SERVER)).toEqual([token]);
+        // every other span of the trace below it, the statements among them
+        expect(trace.filter((s) => s !== token && !under(s, token))).toEqual([]);
+        const statements = trace.filter(isStatement);
+        expect(statements.length).toBeGreaterThan(0);
+        // named by what they do, not by their prepared statements' hashes
+        for (const statement of statements) expect(statement.name).toMatch(/^pg\.query:[A-Z]+ /);
+
+        // its log line carries the trace and the server span
+        expect(JSON.parse(logLine)).toMatchObject({
+          path: '/oauth/token',
+          status: 200,
+          trace_id: token.traceId,
+          span_id: token.spanId,
+        });
+
+        // the consent decided through GraphQL: an operation span under the /graphql server span, its statements under it
+        // (REST's operations have spans too: the sign-in's mutation sits under POST /api/v1/auth/login)
+        const mutation = spans.find(
+          (s) =>
+            attribute(s, 'graphql.operation.type') === 'mutation' &&
+            byId.get(s.parentSpanId!)?.name === 'POST /graphql',
+        );
+        expect(mutation).toBeDefined();
+        const graphqlRequest = byId.get(mutation!.parentSpanId!)!;
+        expect(graphqlRequest).toMatchObject({ kind: SERVER, name: 'POST /graphql' });
+        expect(spans.filter((s) => isStatement(s) && under(s, mutation!)).length).toBeGreaterThan(0);
+        // a named operation is named so
+        const probe = spans.find((s) => s.name === 'query TracingProbe');
+        expect(probe && attribute(probe, 'graphql.operation.name')).toBe('TracingProbe');
+        // the REST request: its operation span under its server span, as /graphql's, with the statements under it
+        const me = spans.find((s) => s.kind === SERVER && s.name === 'GET /api/v1/users/me');
+        expect(me).toBeDefined();
+        const meOperations = spans.filter(
+          (s) => s.parentSpanId === me!.spanId && attribute(s, 'graphql.operation.type') === 'query',
+        );
+        expect(meOperations.map((s) => s.name)).toEqual(['query']);
+        expect(spans.filter((s) => isStatement(s) && under(s, meOperations[0]!)).length).toBeGreaterThan(0);
+        // health probes are not traced
+        expect(spans.filter((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('readyz'))).toEqual([]);
+      } finally {
+        receiver.server.close();
+      }
+    },
+  );
 });

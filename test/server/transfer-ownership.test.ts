@@ -18,12 +18,18 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const transfer = (as: Client, organizationId: string, body: Record<string, unknown>) => as.post(`/v1/organizations/${organizationId}/transfer-ownership`, body);
+const transfer = (as: Client, organizationId: string, body: Record<string, unknown>) =>
+  as.post(`/v1/organizations/${organizationId}/transfer-ownership`, body);
 const rolesOf = async (organizationId: string) =>
-  Object.fromEntries((await server.base.db.membership.findMany({ where: { organizationId } })).map((m) => [m.userId, m.role]));
-const ownersOf = async (organizationId: string) => server.base.db.membership.count({ where: { organizationId, role: 'owner' } });
-const eventsOf = (organizationId: string, kind: string) => server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
-const auditOf = (organizationId: string, action: string) => server.base.db.auditLog.findMany({ where: { organizationId, action }, orderBy: { id: 'asc' } });
+  Object.fromEntries(
+    (await server.base.db.membership.findMany({ where: { organizationId } })).map((m) => [m.userId, m.role]),
+  );
+const ownersOf = async (organizationId: string) =>
+  server.base.db.membership.count({ where: { organizationId, role: 'owner' } });
+const eventsOf = (organizationId: string, kind: string) =>
+  server.base.db.event.findMany({ where: { organizationId, kind }, orderBy: { id: 'asc' } });
+const auditOf = (organizationId: string, action: string) =>
+  server.base.db.auditLog.findMany({ where: { organizationId, action }, orderBy: { id: 'asc' } });
 
 describe('POST /v1/organizations/{id}/transfer-ownership', () => {
   it('makes the member owner and the calling owner admin, with the role events and audit entries', async () => {
@@ -35,12 +41,22 @@ describe('POST /v1/organizations/{id}/transfer-ownership', () => {
 
     // then the admin is owner, the old owner admin
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
-    expect(reply.body).toMatchObject({ user_id: t.admin.id, organization_id: t.id, role: 'owner', user: { email: t.admin.email } });
+    expect(reply.body).toMatchObject({
+      user_id: t.admin.id,
+      organization_id: t.id,
+      role: 'owner',
+      user: { email: t.admin.email },
+    });
     expect(await rolesOf(t.id)).toEqual({ [t.owner.id]: 'admin', [t.admin.id]: 'owner', [t.member.id]: 'member' });
     // and the events say so, the new owner first
     const changed = (await eventsOf(t.id, 'member.role.changed')).map((e) => JSON.parse(e.body).data);
-    expect(changed.map((d) => [d.memberId, d.previousRole, d.role])).toEqual([[t.admin.id, 'admin', 'owner'], [t.owner.id, 'owner', 'admin']]);
-    expect((await eventsOf(t.id, 'organization.member.role_changed')).map((e) => JSON.parse(e.body).data.member_id)).toEqual([t.admin.id, t.owner.id]);
+    expect(changed.map((d) => [d.memberId, d.previousRole, d.role])).toEqual([
+      [t.admin.id, 'admin', 'owner'],
+      [t.owner.id, 'owner', 'admin'],
+    ]);
+    expect(
+      (await eventsOf(t.id, 'organization.member.role_changed')).map((e) => JSON.parse(e.body).data.member_id),
+    ).toEqual([t.admin.id, t.owner.id]);
     // and the audit trail has both role changes and the transfer, by the old owner
     const roleChanges = await auditOf(t.id, 'member.role.change');
     expect(roleChanges.map((a) => [a.actorId, a.targetId, a.details])).toEqual([
@@ -48,10 +64,17 @@ describe('POST /v1/organizations/{id}/transfer-ownership', () => {
       [t.owner.id, t.owner.id, { from: 'owner', to: 'admin' }],
     ]);
     expect(await auditOf(t.id, 'member.ownership.transfer')).toEqual([
-      expect.objectContaining({ actorId: t.owner.id, targetType: 'user', targetId: t.admin.id, details: { from: t.owner.id, previousRole: 'admin', steppedDown: true } }),
+      expect.objectContaining({
+        actorId: t.owner.id,
+        targetType: 'user',
+        targetId: t.admin.id,
+        details: { from: t.owner.id, previousRole: 'admin', steppedDown: true },
+      }),
     ]);
     // and the new owner can act as one: the old owner is an admin, whom an admin may not make owner again
-    expect((await t.owner.api.patch(`/v1/organizations/${t.id}/members/${t.owner.id}`, { role: 'owner' })).status).toBe(403);
+    expect((await t.owner.api.patch(`/v1/organizations/${t.id}/members/${t.owner.id}`, { role: 'owner' })).status).toBe(
+      403,
+    );
   });
 
   it('keeps the caller owner with step_down: false', async () => {
@@ -61,7 +84,9 @@ describe('POST /v1/organizations/{id}/transfer-ownership', () => {
 
     expect(reply.status, JSON.stringify(reply.body)).toBe(200);
     expect(await rolesOf(t.id)).toEqual({ [t.owner.id]: 'owner', [t.admin.id]: 'admin', [t.member.id]: 'owner' });
-    expect((await eventsOf(t.id, 'member.role.changed')).map((e) => JSON.parse(e.body).data.memberId)).toEqual([t.member.id]);
+    expect((await eventsOf(t.id, 'member.role.changed')).map((e) => JSON.parse(e.body).data.memberId)).toEqual([
+      t.member.id,
+    ]);
   });
 
   it('answers 403 to an admin and to a member, and changes nothing', async () => {
@@ -107,7 +132,7 @@ describe('POST /v1/organizations/{id}/transfer-ownership', () => {
     expect(await ownersOf(t.id)).toBe(1);
   });
 
-  it("lets a platform admin who is not a member make someone owner, with nobody stepping down", async () => {
+  it('lets a platform admin who is not a member make someone owner, with nobody stepping down', async () => {
     const t = await createTenant(server.url, platform);
 
     const reply = await transfer(platform, t.id, { user_id: t.member.id });
@@ -120,7 +145,9 @@ describe('POST /v1/organizations/{id}/transfer-ownership', () => {
   it('takes turns: transfers at once never leave the organization without an owner', async () => {
     // given a sole owner who hands the organization to two people at once
     const t = await createTenant(server.url, platform);
-    const people = await Promise.all([1, 2, 3].map((i) => addPerson(server.url, t.owner.api, t.id, 'member', `heir${i}`)));
+    const people = await Promise.all(
+      [1, 2, 3].map((i) => addPerson(server.url, t.owner.api, t.id, 'member', `heir${i}`)),
+    );
 
     const replies = await Promise.all([t.admin, ...people].map((p) => transfer(t.owner.api, t.id, { user_id: p.id })));
 
@@ -154,7 +181,11 @@ describe('transferOwnership over GraphQL', () => {
     const self = await t.owner.api.post('/graphql', { query: mutation, variables: { org: t.id, user: t.owner.id } });
     const done = await t.owner.api.post('/graphql', { query: mutation, variables: { org: t.id, user: t.admin.id } });
 
-    expect(self.body.data.transferOwnership).toEqual({ __typename: 'UserError', code: 'invalid_request', message: 'Choose another member to make owner' });
+    expect(self.body.data.transferOwnership).toEqual({
+      __typename: 'UserError',
+      code: 'invalid_request',
+      message: 'Choose another member to make owner',
+    });
     expect(done.body.data.transferOwnership).toEqual({ __typename: 'Membership', userId: t.admin.id, role: 'owner' });
   });
 });

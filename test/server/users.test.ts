@@ -35,9 +35,15 @@ async function unverifiedMember() {
  * worker): the queued rows keep their bodies.
  */
 async function verifyTokensMailedTo(to: string): Promise<string[]> {
-  const mails = await server.base.db.mail.findMany({ where: { toAddress: to, kind: 'email_change' }, orderBy: { id: 'desc' } });
+  const mails = await server.base.db.mail.findMany({
+    where: { toAddress: to, kind: 'email_change' },
+    orderBy: { id: 'desc' },
+  });
   return mails.map((m) => {
-    const link = m.textBody?.match(/https?:\/\/\S+/g)?.map((u) => new URL(u)).find((u) => u.pathname === '/verify-email');
+    const link = m.textBody
+      ?.match(/https?:\/\/\S+/g)
+      ?.map((u) => new URL(u))
+      .find((u) => u.pathname === '/verify-email');
     if (!link) throw new Error(`no /verify-email link in the mail "${m.subject}":\n${m.textBody}`);
     return link.searchParams.get('token')!;
   });
@@ -49,7 +55,9 @@ async function walk(api: Client, limit: number) {
   const pages: number[] = [];
   let cursor: string | null = null;
   do {
-    const reply: { status: number; body: any } = await api.get(`/v1/users?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const reply: { status: number; body: any } = await api.get(
+      `/v1/users?limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+    );
     expect(reply.status).toBe(200);
     pages.push(reply.body.users.length);
     ids.push(...reply.body.users.map((u: { id: string }) => u.id));
@@ -60,10 +68,15 @@ async function walk(api: Client, limit: number) {
 }
 
 const memberIdsOf = async (organizationId: string) =>
-  (await server.base.db.membership.findMany({ where: { organizationId }, select: { userId: true } })).map((m) => m.userId).sort();
+  (await server.base.db.membership.findMany({ where: { organizationId }, select: { userId: true } }))
+    .map((m) => m.userId)
+    .sort();
 
 const eventsAbout = async (kind: string, userId: string) =>
-  (await server.base.db.event.findMany({ where: { kind } })).filter((e) => { const { data } = JSON.parse(e.body); return data?.user?.id === userId || data?.member_id === userId; });
+  (await server.base.db.event.findMany({ where: { kind } })).filter((e) => {
+    const { data } = JSON.parse(e.body);
+    return data?.user?.id === userId || data?.member_id === userId;
+  });
 
 describe('GET /api/v1/users/me', () => {
   it('returns the caller’s profile', async () => {
@@ -88,7 +101,9 @@ describe('GET /api/v1/users/me', () => {
     expect((await client(server.url).get('/api/v1/users/me')).status).toBe(401);
     const key = await tenant.owner.api.post('/api/v1/api-keys', { name: 'not a person' });
     expect(key.status).toBe(201);
-    const reply = await client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }).get('/api/v1/users/me');
+    const reply = await client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }).get(
+      '/api/v1/users/me',
+    );
     expect(reply.status).toBe(403);
     expect(reply.body.error).toBe('forbidden');
   });
@@ -97,10 +112,21 @@ describe('GET /api/v1/users/me', () => {
 describe('PATCH /api/v1/users/me', () => {
   it('updates the name and the picture, and null removes the picture', async () => {
     const person = await freshMember();
-    const reply = await person.api.patch('/api/v1/users/me', { name: '  Ada Lovelace ', picture: 'https://cdn.example.test/ada.png' });
+    const reply = await person.api.patch('/api/v1/users/me', {
+      name: '  Ada Lovelace ',
+      picture: 'https://cdn.example.test/ada.png',
+    });
     expect(reply.status).toBe(200);
-    expect(reply.body).toMatchObject({ id: person.id, name: 'Ada Lovelace', picture: 'https://cdn.example.test/ada.png', email: person.email });
-    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ name: 'Ada Lovelace', picture: 'https://cdn.example.test/ada.png' });
+    expect(reply.body).toMatchObject({
+      id: person.id,
+      name: 'Ada Lovelace',
+      picture: 'https://cdn.example.test/ada.png',
+      email: person.email,
+    });
+    expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({
+      name: 'Ada Lovelace',
+      picture: 'https://cdn.example.test/ada.png',
+    });
     expect(await eventsAbout('user.updated', person.id)).toHaveLength(1);
 
     const cleared = await person.api.patch('/api/v1/users/me', { picture: null });
@@ -110,7 +136,14 @@ describe('PATCH /api/v1/users/me', () => {
 
   it('takes only an https picture', async () => {
     const person = await freshMember();
-    for (const picture of ['http://cdn.example.test/a.png', 'javascript:alert(1)', 'data:image/png;base64,AAAA', 'ftp://example.test/a.png', 'not a url', `https://example.test/${'a'.repeat(3000)}`]) {
+    for (const picture of [
+      'http://cdn.example.test/a.png',
+      'javascript:alert(1)',
+      'data:image/png;base64,AAAA',
+      'ftp://example.test/a.png',
+      'not a url',
+      `https://example.test/${'a'.repeat(3000)}`,
+    ]) {
       const reply = await person.api.patch('/api/v1/users/me', { picture });
       expect(reply.status, picture).toBe(400);
       expect(reply.body.error).toBe('invalid_request');
@@ -124,7 +157,9 @@ describe('PATCH /api/v1/users/me', () => {
     expect((await person.api.patch('/api/v1/users/me', { name: '   ' })).status).toBe(400);
     const verified = await person.api.patch('/api/v1/users/me', { email_verified: true });
     expect(verified.status).toBe(400);
-    expect(verified.body.details).toEqual([{ path: 'email_verified', message: expect.stringContaining('not a known field') }]);
+    expect(verified.body.details).toEqual([
+      { path: 'email_verified', message: expect.stringContaining('not a known field') },
+    ]);
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).emailVerified).toBe(false);
   });
 
@@ -140,20 +175,30 @@ describe('PATCH /api/v1/users/me', () => {
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toBe('invalid_credentials');
 
-    const taken = await person.api.patch('/api/v1/users/me', { email: tenant.owner.email.toUpperCase(), current_password: PASSWORD });
+    const taken = await person.api.patch('/api/v1/users/me', {
+      email: tenant.owner.email.toUpperCase(),
+      current_password: PASSWORD,
+    });
     expect(taken.status).toBe(409);
     expect(taken.body.error).toBe('conflict');
 
-    expect((await person.api.patch('/api/v1/users/me', { email: 'not an address', current_password: PASSWORD })).status).toBe(400);
+    expect(
+      (await person.api.patch('/api/v1/users/me', { email: 'not an address', current_password: PASSWORD })).status,
+    ).toBe(400);
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).email).toBe(person.email);
 
     // The new address is pending until the link mailed to it is used: the account keeps the old one meanwhile.
-    const changed = await person.api.patch('/api/v1/users/me', { email: next.toUpperCase(), current_password: PASSWORD });
+    const changed = await person.api.patch('/api/v1/users/me', {
+      email: next.toUpperCase(),
+      current_password: PASSWORD,
+    });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ email: person.email, email_verified: true, pending_email: next });
     expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: person.email, pending_email: next });
     expect((await client(server.url).post('/api/v1/auth/login', { email: next, password: PASSWORD })).status).toBe(401);
-    expect((await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(200);
+    expect(
+      (await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status,
+    ).toBe(200);
     expect(await eventsAbout('user.updated', person.id)).toEqual([]);
     const [token] = await verifyTokensMailedTo(next);
 
@@ -162,28 +207,39 @@ describe('PATCH /api/v1/users/me', () => {
     expect(confirmed.body).toMatchObject({ id: person.id, email: next, email_verified: true });
     expect((await person.api.get('/api/v1/users/me')).body).toMatchObject({ email: next, pending_email: null });
     expect((await client(server.url).post('/api/v1/auth/login', { email: next, password: PASSWORD })).status).toBe(200);
-    expect((await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(401);
-    expect((await eventsAbout('user.updated', person.id)).map((e) => JSON.parse(e.body).data.changes)).toEqual([['email']]);
+    expect(
+      (await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status,
+    ).toBe(401);
+    expect((await eventsAbout('user.updated', person.id)).map((e) => JSON.parse(e.body).data.changes)).toEqual([
+      ['email'],
+    ]);
   });
 
   it('gives everyone but the winner of a race for the same new address a 409, not a 500', async () => {
     // Asking is not taking: each of five people asking at once for one free address is mailed a link there.
     const racers = await Promise.all([1, 2, 3, 4, 5].map(() => freshMember('racer')));
     const target = `raced-${randomUUID().slice(0, 8)}@example.test`;
-    const asked = await Promise.all(racers.map((p) => p.api.patch('/api/v1/users/me', { email: target, current_password: PASSWORD })));
+    const asked = await Promise.all(
+      racers.map((p) => p.api.patch('/api/v1/users/me', { email: target, current_password: PASSWORD })),
+    );
     expect(asked.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
     expect(asked.every((r) => r.body.pending_email === target)).toBe(true);
     const tokens = await verifyTokensMailedTo(target);
     expect(tokens).toHaveLength(5);
 
     // The race is at confirmation: the unique index lets one through, the others are told the address is taken.
-    const confirmed = await Promise.all(tokens.map((token) => client(server.url).post('/api/v1/auth/verify-email', { token })));
+    const confirmed = await Promise.all(
+      tokens.map((token) => client(server.url).post('/api/v1/auth/verify-email', { token })),
+    );
     expect(confirmed.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
     expect(confirmed.filter((r) => r.status === 409).every((r) => r.body.error === 'conflict')).toBe(true);
     const winner = confirmed.find((r) => r.status === 200)!.body;
     expect(winner).toMatchObject({ email: target, email_verified: true });
     expect(racers.map((p) => p.id)).toContain(winner.id);
-    const holders = await server.base.db.user.findMany({ where: { id: { in: racers.map((p) => p.id) } }, select: { id: true, email: true } });
+    const holders = await server.base.db.user.findMany({
+      where: { id: { in: racers.map((p) => p.id) } },
+      select: { id: true, email: true },
+    });
     expect(holders.filter((u) => u.email === target).map((u) => u.id)).toEqual([winner.id]);
     // Asking for it now, too, is a 409.
     const late = racers.find((p) => p.id !== winner.id)!;
@@ -192,7 +248,10 @@ describe('PATCH /api/v1/users/me', () => {
 
   it('does not ask for the password when the e-mail address stays the same', async () => {
     const person = await freshMember();
-    const reply = await person.api.patch('/api/v1/users/me', { email: person.email.toUpperCase(), name: 'Same Address' });
+    const reply = await person.api.patch('/api/v1/users/me', {
+      email: person.email.toUpperCase(),
+      name: 'Same Address',
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ email: person.email, name: 'Same Address' });
   });
@@ -214,12 +273,18 @@ describe('DELETE /api/v1/users/me', () => {
     const after = await person.api.get('/api/v1/users/me');
     expect(after.status).toBe(401);
     expect(after.headers.get('www-authenticate')).toMatch(/^Bearer/);
-    expect((await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status).toBe(401);
+    expect(
+      (await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD })).status,
+    ).toBe(401);
     expect(await server.base.db.user.findUnique({ where: { id: person.id } })).toBeNull();
     expect(await server.base.db.membership.count({ where: { userId: person.id } })).toBe(0);
     expect(await eventsAbout('user.deleted', person.id)).toHaveLength(1);
     expect(await eventsAbout('member.removed', person.id)).toHaveLength(1);
-    expect((await tenant.owner.api.get(`/v1/organizations/${tenant.id}/members`)).body.members.map((m: { user_id: string }) => m.user_id)).not.toContain(person.id);
+    expect(
+      (await tenant.owner.api.get(`/v1/organizations/${tenant.id}/members`)).body.members.map(
+        (m: { user_id: string }) => m.user_id,
+      ),
+    ).not.toContain(person.id);
   });
 
   it('refuses the sole owner of an organization with other members: 409', async () => {
@@ -243,7 +308,9 @@ describe('DELETE /api/v1/users/me', () => {
     expect(created.status).toBe(201);
     expect((await founder.api.delete('/api/v1/users/me', { password: PASSWORD })).status).toBe(204);
     expect(await server.base.db.organization.findUnique({ where: { id: created.body.id } })).toBeNull();
-    const deleted = await server.base.db.event.findMany({ where: { kind: 'organization.deleted', organizationId: created.body.id } });
+    const deleted = await server.base.db.event.findMany({
+      where: { kind: 'organization.deleted', organizationId: created.body.id },
+    });
     expect(deleted).toHaveLength(1);
   });
 
@@ -255,7 +322,9 @@ describe('DELETE /api/v1/users/me', () => {
 
   it('is not for API keys', async () => {
     const key = await tenant.owner.api.post('/api/v1/api-keys', { name: 'cannot delete people' });
-    const reply = await client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }).delete('/api/v1/users/me');
+    const reply = await client(server.url, { apiKey: { key: key.body.key, secret: key.body.secret } }).delete(
+      '/api/v1/users/me',
+    );
     expect(reply.status).toBe(403);
     expect(await server.base.db.user.findUnique({ where: { id: tenant.owner.id } })).not.toBeNull();
   });
@@ -283,7 +352,11 @@ describe('GET /v1/users', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.users.map((u: { id: string }) => u.id)).toEqual([tenant.member.id]);
     expect(reply.body.next_cursor).toBeNull();
-    expect(reply.body.users[0]).toMatchObject({ id: tenant.member.id, email: tenant.member.email, email_verified: true });
+    expect(reply.body.users[0]).toMatchObject({
+      id: tenant.member.id,
+      email: tenant.member.email,
+      email_verified: true,
+    });
   });
 
   it('shows an admin API key its organization’s members', async () => {
@@ -317,7 +390,10 @@ describe('GET /v1/users', () => {
 
 describe('GET /v1/users/{id}', () => {
   it('shows callers the users they may see', async () => {
-    expect((await tenant.member.api.get(`/v1/users/${tenant.member.id}`)).body).toMatchObject({ id: tenant.member.id, email: tenant.member.email });
+    expect((await tenant.member.api.get(`/v1/users/${tenant.member.id}`)).body).toMatchObject({
+      id: tenant.member.id,
+      email: tenant.member.email,
+    });
     expect((await tenant.admin.api.get(`/v1/users/${tenant.member.id}`)).status).toBe(200);
     expect((await admin.get(`/v1/users/${other.member.id}`)).status).toBe(200);
   });
@@ -337,7 +413,10 @@ describe('GET /v1/users/{id}', () => {
 describe('PATCH /v1/users/{id}', () => {
   it('lets users update themselves, but not mark their own e-mail verified', async () => {
     const person = await unverifiedMember();
-    const reply = await person.api.patch(`/v1/users/${person.id}`, { name: 'Self Service', picture: 'https://example.test/me.png' });
+    const reply = await person.api.patch(`/v1/users/${person.id}`, {
+      name: 'Self Service',
+      picture: 'https://example.test/me.png',
+    });
     expect(reply.status).toBe(200);
     expect(reply.body).toMatchObject({ id: person.id, name: 'Self Service', picture: 'https://example.test/me.png' });
     const verify = await person.api.patch(`/v1/users/${person.id}`, { email_verified: true });
@@ -359,13 +438,17 @@ describe('PATCH /v1/users/{id}', () => {
     const same = await tenant.admin.api.patch(`/v1/users/${tenant.member.id}`, { name: 'Renamed By Admin' });
     expect(same.status).toBe(403);
     expect(same.body.error).toBe('forbidden');
-    expect((await tenant.owner.api.patch(`/v1/users/${tenant.member.id}`, { name: 'Renamed By Owner' })).status).toBe(403);
+    expect((await tenant.owner.api.patch(`/v1/users/${tenant.member.id}`, { name: 'Renamed By Owner' })).status).toBe(
+      403,
+    );
     expect((await tenant.admin.api.patch(`/v1/users/${other.member.id}`, { name: 'Renamed' })).status).toBe(404);
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: tenant.member.id } })).name).toBe(before.name);
   });
 
   it('refuses invalid and unknown fields', async () => {
-    expect((await admin.patch(`/v1/users/${tenant.member.id}`, { picture: 'http://example.test/a.png' })).status).toBe(400);
+    expect((await admin.patch(`/v1/users/${tenant.member.id}`, { picture: 'http://example.test/a.png' })).status).toBe(
+      400,
+    );
     expect((await admin.patch(`/v1/users/${tenant.member.id}`, { email_verified: 'yes' })).status).toBe(400);
     const email = await admin.patch(`/v1/users/${tenant.member.id}`, { email: 'someone-else@example.test' });
     expect(email.status).toBe(400);
@@ -378,7 +461,9 @@ describe('DELETE /v1/users/{id}', () => {
     expect((await tenant.admin.api.delete(`/v1/users/${tenant.member.id}`)).status).toBe(403);
     expect((await tenant.admin.api.delete(`/v1/users/${other.member.id}`)).status).toBe(404);
     expect((await tenant.member.api.delete(`/v1/users/${tenant.admin.id}`)).status).toBe(404);
-    expect(await server.base.db.user.count({ where: { id: { in: [tenant.member.id, other.member.id, tenant.admin.id] } } })).toBe(3);
+    expect(
+      await server.base.db.user.count({ where: { id: { in: [tenant.member.id, other.member.id, tenant.admin.id] } } }),
+    ).toBe(3);
   });
 
   it('lets a platform administrator delete a user, whose token then stops working', async () => {

@@ -9,10 +9,24 @@
 // Each row over real HTTP against a real OpenID Connect provider, a software authenticator and DNS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/http.ts';
-import { addPerson, createTenant, mailedInvitationToken, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';
+import {
+  addPerson,
+  createTenant,
+  mailedInvitationToken,
+  PASSWORD,
+  type Person,
+  type Tenant,
+} from '../helpers/fixtures.ts';
 import { movableClock } from '../helpers/clock.ts';
 import type { CookieJar, OidcUpstream } from '../helpers/oidc-upstream.ts';
-import { addOidcConnection, proveDomain, ssoSignInThroughOidc, startSsoStage, type SsoSignInResult, type SsoStage } from '../helpers/sso.ts';
+import {
+  addOidcConnection,
+  proveDomain,
+  ssoSignInThroughOidc,
+  startSsoStage,
+  type SsoSignInResult,
+  type SsoStage,
+} from '../helpers/sso.ts';
 import { codeAt, enrolTotp, toMidStep } from '../helpers/totp.ts';
 import { addPasskey, passkeySignIn, type SoftPasskey } from '../helpers/webauthn.ts';
 import { waitFor } from '../helpers/wait.ts';
@@ -105,13 +119,16 @@ async function mfaTokenOf(email: string): Promise<string> {
 }
 async function codeStep(mfaToken: string, secret: string) {
   toMidStep(clock);
-  return outcomeOf(await anonymous().post('/api/v1/auth/login/mfa', { mfa_token: mfaToken, code: codeAt(clock, secret) }));
+  return outcomeOf(
+    await anonymous().post('/api/v1/auth/login/mfa', { mfa_token: mfaToken, code: codeAt(clock, secret) }),
+  );
 }
 const recoveryStep = async (mfaToken: string, code: string) =>
   outcomeOf(await anonymous().post('/api/v1/auth/login/mfa', { mfa_token: mfaToken, recovery_code: code }));
 
 /** A browser that carries the session `token` (a sign-in through a provider started signed in, to connect it). */
-const withSession = (token: string): CookieJar => new Map([[new URL(stage.server.origin).host, new Map([['tessera_session', token]])]]);
+const withSession = (token: string): CookieJar =>
+  new Map([[new URL(stage.server.origin).host, new Map([['tessera_session', token]])]]);
 
 /** Invites `email` to `organizationId`; the mailed link's token, as the invitee's mailbox would have it. */
 async function invitationFor(owner: Client, organizationId: string, email: string): Promise<string> {
@@ -125,14 +142,20 @@ async function resetToken(email: string): Promise<string> {
   const before = await db().mail.count({ where: { toAddress: email, kind: 'password_reset' } });
   expect((await anonymous().post('/api/v1/auth/password-reset', { email })).status).toBe(202);
   const mail = await waitFor(async () => {
-    const mails = await db().mail.findMany({ where: { toAddress: email, kind: 'password_reset' }, orderBy: { createdAt: 'asc' } });
+    const mails = await db().mail.findMany({
+      where: { toAddress: email, kind: 'password_reset' },
+      orderBy: { createdAt: 'asc' },
+    });
     return mails.length > before ? mails[mails.length - 1] : undefined;
   });
   return /reset-password\?token=([A-Za-z0-9_-]+)/.exec(mail.textBody ?? '')![1]!;
 }
 /** A reset through the mailed link: it sets the password and makes no session; then the password sign-in. */
 async function resetThenLogin(email: string): Promise<Outcome> {
-  const confirmed = await anonymous().post('/api/v1/auth/password-reset/confirm', { token: await resetToken(email), password: PASSWORD });
+  const confirmed = await anonymous().post('/api/v1/auth/password-reset/confirm', {
+    token: await resetToken(email),
+    password: PASSWORD,
+  });
   expect(confirmed.status, JSON.stringify(confirmed.body)).toBe(204);
   expect(confirmed.headers.get('set-cookie')).toBeNull();
   return outcomeOf(await passwordLogin(email));
@@ -152,7 +175,11 @@ beforeAll(async () => {
   pat = { ...patPerson, key: patKey, totp: patTotp.secret, recoveryCodes: patTotp.recoveryCodes };
   upstream.addAccount({ sub: 'pat-1', email: pat.email, email_verified: true, name: 'Pat' });
   upstream.addAccount({ sub: 'newcomer-1', email: `newcomer@${SSO_DOMAIN}`, email_verified: true, name: 'Newcomer' });
-  ssoConnection = await addOidcConnection(acme.owner.api, upstream, { name: 'Acme IdP', domains: [SSO_DOMAIN], ...through });
+  ssoConnection = await addOidcConnection(acme.owner.api, upstream, {
+    name: 'Acme IdP',
+    domains: [SSO_DOMAIN],
+    ...through,
+  });
   platformConnection = await addOidcConnection(platform, upstream, { platform: true, name: 'Social' });
 
   gamma = await createTenant(url(), platform, 'Gamma ways');
@@ -165,22 +192,34 @@ beforeAll(async () => {
   // beta0 connects the platform-wide provider to the account, as Security's "Connected sign-ins" does.
   upstream.addAccount({ sub: 'none-social', email: beta0.email, email_verified: true, name: 'None' });
   upstream.signInAs('none-social');
-  const linked = await ssoSignInThroughOidc(stage.server.origin, platformConnection, stage.ca, { query: { link: '1' }, jar: withSession(beta0.token) });
+  const linked = await ssoSignInThroughOidc(stage.server.origin, platformConnection, stage.ca, {
+    query: { link: '1' },
+    jar: withSession(beta0.token),
+  });
   expect(new URL(linked.location, url()).searchParams.get('linked'), linked.location).toBe('1');
   await proveDomain(beta.owner.api, dns, MFA_DOMAIN);
   upstream.addAccount({ sub: 'sam-1', email: `sam@${MFA_DOMAIN}`, email_verified: true, name: 'Sam' });
-  betaConnection = await addOidcConnection(beta.owner.api, upstream, { name: 'Beta IdP', domains: [MFA_DOMAIN], ...through });
+  betaConnection = await addOidcConnection(beta.owner.api, upstream, {
+    name: 'Beta IdP',
+    domains: [MFA_DOMAIN],
+    ...through,
+  });
   await enrolTotp(beta.owner.api, clock);
   expect((await beta.owner.api.patch(`/v1/organizations/${beta.id}`, { require_mfa: true })).status).toBe(200);
   const product = await platform.post('/v1/products', { name: 'Ways', slug: 'ways', features: ['a'] });
   const subscription = await platform.post('/api/v1/subscriptions', {
-    organization_id: beta.id, product_id: product.body.id, total_seats: 5, price_per_seat: 1, billing_cycle: 'monthly', status: 'active',
+    organization_id: beta.id,
+    product_id: product.body.id,
+    total_seats: 5,
+    price_per_seat: 1,
+    billing_cycle: 'monthly',
+    status: 'active',
   });
   expect(subscription.status, JSON.stringify(subscription.body)).toBe(201);
 }, 180_000);
 afterAll(() => stage?.stop());
 
-describe('require_sso on the address\'s domain: no session but through the connection that serves it', () => {
+describe("require_sso on the address's domain: no session but through the connection that serves it", () => {
   /** mfa_tokens of password steps of a moment before SSO was required: their second steps come after. */
   const early: string[] = [];
   /** A session of pat's from a password and code of a moment before SSO was required. */
@@ -207,12 +246,15 @@ describe('require_sso on the address\'s domain: no session but through the conne
   };
 
   const table: Record<WayIn, Row> = {
-    'password': { attempt: async () => outcomeOf(await passwordLogin(pat.email)), then: refused },
+    password: { attempt: async () => outcomeOf(await passwordLogin(pat.email)), then: refused },
     'second factor: a TOTP code': { attempt: () => codeStep(early[0]!, pat.totp), then: refused },
     'second factor: a recovery code': { attempt: () => recoveryStep(early[1]!, pat.recoveryCodes[0]!), then: refused },
     // T7: a passkey answered 200 with a session.
     'passkey alone': { attempt: async () => outcomeOf(await passkeySignIn(url(), pat.key)), then: refused },
-    'passkey as the second step': { attempt: async () => outcomeOf(await passkeySignIn(url(), pat.key, early[2])), then: refused },
+    'passkey as the second step': {
+      attempt: async () => outcomeOf(await passkeySignIn(url(), pat.key, early[2])),
+      then: refused,
+    },
     'organization SSO': {
       attempt: async () => {
         upstream.signInAs('pat-1');
@@ -235,7 +277,13 @@ describe('require_sso on the address\'s domain: no session but through the conne
     },
     'password reset': { attempt: () => resetThenLogin(pat.email), then: refused },
     'invitation accepted with a password': {
-      attempt: async () => outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token: await invitationFor(beta.owner.api, beta.id, pat.email), password: PASSWORD })),
+      attempt: async () =>
+        outcomeOf(
+          await anonymous().post('/api/v1/invitations/accept', {
+            token: await invitationFor(beta.owner.api, beta.id, pat.email),
+            password: PASSWORD,
+          }),
+        ),
       then: refused,
     },
     // The session to accept in can only be the connection's.
@@ -254,7 +302,9 @@ describe('require_sso on the address\'s domain: no session but through the conne
     'invitation accepted creating an account': {
       attempt: async () => {
         const token = await invitationFor(gamma.owner.api, gamma.id, `invited@${SSO_DOMAIN}`);
-        return outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token, name: 'Invited', password: PASSWORD }));
+        return outcomeOf(
+          await anonymous().post('/api/v1/invitations/accept', { token, name: 'Invited', password: PASSWORD }),
+        );
       },
       then: async (o) => {
         refused(o);
@@ -278,7 +328,8 @@ describe('require_sso on the address\'s domain: no session but through the conne
 
 describe('require_mfa on the organization: the second step with a factor; without one, nothing of it until one is set up', () => {
   /** The organization a session acts in. */
-  const organizationOf = async (token: string) => (await client(url(), { token }).get('/api/v1/auth/session')).body.organization?.id;
+  const organizationOf = async (token: string) =>
+    (await client(url(), { token }).get('/api/v1/auth/session')).body.organization?.id;
 
   /** A session in beta without a factor: flagged, and refused what beta has (licences, portal pages but Security). */
   async function heldBack(o: Outcome) {
@@ -295,7 +346,8 @@ describe('require_mfa on the organization: the second step with a factor; withou
     }
     const graphql = await api.post('/graphql', { query: '{ myLicenses { licenses } }' });
     expect(graphql.body.errors?.[0]?.extensions?.code, JSON.stringify(graphql.body)).toBe('mfa_enrollment_required');
-    for (const path of ['/portal/dashboard', '/portal/oauth-clients']) expect(await portalPage(o.token!, path), path).toEqual({ status: 303, to: '/portal/security' });
+    for (const path of ['/portal/dashboard', '/portal/oauth-clients'])
+      expect(await portalPage(o.token!, path), path).toEqual({ status: 303, to: '/portal/security' });
     expect((await portalPage(o.token!, '/portal/security')).status).toBe(200);
   }
   /** A session in beta that used its factor: let in. */
@@ -318,11 +370,20 @@ describe('require_mfa on the organization: the second step with a factor; withou
   }
 
   const table: Record<WayIn, Row> = {
-    'password': { attempt: async () => outcomeOf(await passwordLogin(beta0.email)), then: heldBack },
-    'second factor: a TOTP code': { attempt: async () => codeStep(await mfaTokenOf(betaTotp.email), betaTotp.secret), then: letIn },
-    'second factor: a recovery code': { attempt: async () => recoveryStep(await mfaTokenOf(betaTotp.email), betaTotp.recoveryCodes[0]!), then: letIn },
+    password: { attempt: async () => outcomeOf(await passwordLogin(beta0.email)), then: heldBack },
+    'second factor: a TOTP code': {
+      attempt: async () => codeStep(await mfaTokenOf(betaTotp.email), betaTotp.secret),
+      then: letIn,
+    },
+    'second factor: a recovery code': {
+      attempt: async () => recoveryStep(await mfaTokenOf(betaTotp.email), betaTotp.recoveryCodes[0]!),
+      then: letIn,
+    },
     'passkey alone': { attempt: async () => outcomeOf(await passkeySignIn(url(), betaKey.key)), then: letIn },
-    'passkey as the second step': { attempt: async () => outcomeOf(await passkeySignIn(url(), betaKey.key, await mfaTokenOf(betaKey.email))), then: letIn },
+    'passkey as the second step': {
+      attempt: async () => outcomeOf(await passkeySignIn(url(), betaKey.key, await mfaTokenOf(betaKey.email))),
+      then: letIn,
+    },
     'organization SSO': {
       attempt: async () => {
         upstream.signInAs('sam-1');
@@ -341,7 +402,13 @@ describe('require_mfa on the organization: the second step with a factor; withou
     'password reset': { attempt: () => resetThenLogin(betaTotp.email), then: secondStep },
     // Accepting joins beta: the session (moved there, or new) is beta's, and held back like any other.
     'invitation accepted with a password': {
-      attempt: async () => outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token: await invitationFor(beta.owner.api, beta.id, gamma.admin.email), password: PASSWORD })),
+      attempt: async () =>
+        outcomeOf(
+          await anonymous().post('/api/v1/invitations/accept', {
+            token: await invitationFor(beta.owner.api, beta.id, gamma.admin.email),
+            password: PASSWORD,
+          }),
+        ),
       then: heldBack,
     },
     'invitation accepted inside a session': {
@@ -354,7 +421,9 @@ describe('require_mfa on the organization: the second step with a factor; withou
     'invitation accepted creating an account': {
       attempt: async () => {
         const token = await invitationFor(beta.owner.api, beta.id, `newcomer-${Date.now()}@example.test`);
-        return outcomeOf(await anonymous().post('/api/v1/invitations/accept', { token, name: 'Newcomer', password: PASSWORD }));
+        return outcomeOf(
+          await anonymous().post('/api/v1/invitations/accept', { token, name: 'Newcomer', password: PASSWORD }),
+        );
       },
       then: heldBack,
     },

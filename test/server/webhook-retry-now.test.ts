@@ -47,7 +47,8 @@ afterAll(async () => {
 });
 
 const retry = (as: Client, deliveryId: string) => as.post(`/api/v1/webhooks/deliveries/${deliveryId}/retry`);
-const retryOf = (as: Client, webhookId: string, deliveryId: string) => as.post(`/api/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`);
+const retryOf = (as: Client, webhookId: string, deliveryId: string) =>
+  as.post(`/api/v1/webhooks/${webhookId}/deliveries/${deliveryId}/retry`);
 
 /**
  * A fresh organization (so that each test sees only its own events) with a webhook to the receiver at `path`, and an
@@ -57,7 +58,10 @@ async function deliveryTo(path: string, firstAnswer: number) {
   answers.set(path, firstAnswer);
   const org = await createTenant(server.url, platform);
   const admin = org.admin.api;
-  const hook = await admin.post('/api/v1/webhooks', { url: receiver.url('receiver.test', path), events: ['api_key.created'] });
+  const hook = await admin.post('/api/v1/webhooks', {
+    url: receiver.url('receiver.test', path),
+    events: ['api_key.created'],
+  });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
   expect((await admin.post('/api/v1/api-keys', { name: `for ${path}` })).status).toBe(201);
   const delivery = await attemptedBy(admin, hook.body.id, 1);
@@ -65,19 +69,25 @@ async function deliveryTo(path: string, firstAnswer: number) {
 }
 
 /** The webhook's (only) delivery once `n` attempts are recorded. */
-const attemptedBy = (admin: Client, webhookId: string, n: number) => waitFor(async () => {
-  const [d] = (await admin.get(`/api/v1/webhooks/${webhookId}/deliveries`)).body.deliveries;
-  return d && d.attemptCount >= n ? d : undefined;
-});
+const attemptedBy = (admin: Client, webhookId: string, n: number) =>
+  waitFor(async () => {
+    const [d] = (await admin.get(`/api/v1/webhooks/${webhookId}/deliveries`)).body.deliveries;
+    return d && d.attemptCount >= n ? d : undefined;
+  });
 
 const requestsTo = (path: string) => receiver.received.filter((r) => r.path === path);
 
-interface QueuedJob { run_at: Date; payload: { deliveryId: string; attempt: number }; locked: boolean }
+interface QueuedJob {
+  run_at: Date;
+  payload: { deliveryId: string; attempt: number };
+  locked: boolean;
+}
 /** The delivery's jobs in graphile-worker's queue, by their key (its own table: the public view shows no payload). */
 const jobsOf = (deliveryId: string) => server.base.db.$queryRaw<QueuedJob[]>`
   select run_at, payload, locked_at is not null as locked from graphile_worker._private_jobs where key = ${`webhook_delivery:${deliveryId}`}`;
 /** Waits until the queue holds no job for the delivery (a finished job is deleted). */
-const noJobLeft = (deliveryId: string) => waitFor(async () => ((await jobsOf(deliveryId)).length === 0 ? true : undefined));
+const noJobLeft = (deliveryId: string) =>
+  waitFor(async () => ((await jobsOf(deliveryId)).length === 0 ? true : undefined));
 
 describe('Retry now', () => {
   it('retries a delivery whose first attempt failed at once: it is delivered, the attempt recorded, and the schedule ends', async () => {
@@ -87,7 +97,9 @@ describe('Retry now', () => {
     const [scheduled] = await jobsOf(delivery.id);
     expect(scheduled).toMatchObject({ payload: { deliveryId: delivery.id, attempt: 2 }, locked: false });
     expect(scheduled!.run_at.getTime()).toBe(new Date(delivery.nextAttemptAt).getTime());
-    expect(new Date(delivery.nextAttemptAt).getTime() - new Date(delivery.attempts[0].timestamp).getTime()).toBe(MINUTE * 1000);
+    expect(new Date(delivery.nextAttemptAt).getTime() - new Date(delivery.attempts[0].timestamp).getTime()).toBe(
+      MINUTE * 1000,
+    );
 
     // when the receiver is fixed and the delivery is retried now
     answers.set('/flaky', 200);
@@ -100,11 +112,28 @@ describe('Retry now', () => {
       const d = await attemptedBy(org.admin.api, webhookId, 2);
       return d.status === 'delivered' ? d : undefined;
     });
-    expect(done).toMatchObject({ status: 'delivered', attemptCount: 2, statusCode: 200, nextAttemptAt: null, deliveredAt: expect.any(String) });
+    expect(done).toMatchObject({
+      status: 'delivered',
+      attemptCount: 2,
+      statusCode: 200,
+      nextAttemptAt: null,
+      deliveredAt: expect.any(String),
+    });
     expect(done.attempts[0]).toMatchObject({ attempt: 1, manual: false, success: false, statusCode: 500 });
     expect(done.attempts[1]).toMatchObject({
-      attempt: 2, manual: true, success: true, statusCode: 200, error: null, durationMs: expect.any(Number), timestamp: expect.any(String),
-      request: { headers: expect.objectContaining({ 'x-service-delivery': delivery.id, 'webhook-id': done.attempts[0].request.headers['webhook-id'] }) },
+      attempt: 2,
+      manual: true,
+      success: true,
+      statusCode: 200,
+      error: null,
+      durationMs: expect.any(Number),
+      timestamp: expect.any(String),
+      request: {
+        headers: expect.objectContaining({
+          'x-service-delivery': delivery.id,
+          'webhook-id': done.attempts[0].request.headers['webhook-id'],
+        }),
+      },
       response: { headers: expect.objectContaining({ 'content-type': 'text/plain' }), body: 'ok' },
     });
     // the first answer was long: it is kept truncated, like any attempt's
@@ -128,9 +157,15 @@ describe('Retry now', () => {
     expect(await attemptedBy(org.admin.api, webhookId, 2)).toMatchObject({ status: 'delivered', attemptCount: 2 });
 
     // and a delivered delivery has nothing to retry, on either path
-    for (const reply of [await retry(org.admin.api, delivery.id), await retryOf(org.admin.api, webhookId, delivery.id)]) {
+    for (const reply of [
+      await retry(org.admin.api, delivery.id),
+      await retryOf(org.admin.api, webhookId, delivery.id),
+    ]) {
       expect(reply.status, JSON.stringify(reply.body)).toBe(409);
-      expect(reply.body).toEqual({ error: 'conflict', error_description: 'The delivery was delivered: there is nothing to retry' });
+      expect(reply.body).toEqual({
+        error: 'conflict',
+        error_description: 'The delivery was delivered: there is nothing to retry',
+      });
     }
     expect(await jobsOf(delivery.id)).toEqual([]);
   });
@@ -158,7 +193,12 @@ describe('Retry now', () => {
     expect((await org.admin.api.get(`/api/v1/webhooks/${webhookId}`)).body).toMatchObject({ failing: false });
 
     // and the four scheduled attempts left come at 1, 5, 15 and 60 minutes, after which the delivery is failed
-    for (const [n, delay] of [[3, 1], [4, 4], [5, 10], [6, 45]] as const) {
+    for (const [n, delay] of [
+      [3, 1],
+      [4, 4],
+      [5, 10],
+      [6, 45],
+    ] as const) {
       clock.advance(delay * MINUTE);
       expect(await sweepDueDeliveries({ db: server.base.db, clock })).toBe(1);
       d = await attemptedBy(org.admin.api, webhookId, n);
@@ -169,7 +209,11 @@ describe('Retry now', () => {
     });
     expect(d).toMatchObject({ status: 'failed', attemptCount: 6, nextAttemptAt: null });
     expect(d.attempts.map((a: any) => a.manual)).toEqual([false, true, false, false, false, false]);
-    const scheduledAt = d.attempts.filter((a: any) => !a.manual).map((a: any) => Math.round((new Date(a.timestamp).getTime() - new Date(d.attempts[0].timestamp).getTime()) / 60_000));
+    const scheduledAt = d.attempts
+      .filter((a: any) => !a.manual)
+      .map((a: any) =>
+        Math.round((new Date(a.timestamp).getTime() - new Date(d.attempts[0].timestamp).getTime()) / 60_000),
+      );
     expect(scheduledAt).toEqual([0, 1, 5, 15, 60]);
     expect((await org.admin.api.get(`/api/v1/webhooks/${webhookId}`)).body).toMatchObject({ failing: true });
 
@@ -196,7 +240,9 @@ describe('Retry now', () => {
     // then one is accepted and the other 19 are refused: the retry is already on its way
     expect(replies.map((r) => r.status).sort()).toEqual([202, ...Array<number>(19).fill(409)]);
     for (const reply of replies.filter((r) => r.status === 409)) {
-      expect(reply.body.error_description).toMatch(/^(A retry of this delivery is already on its way|An attempt of this delivery is being made: retry once it has ended)$/);
+      expect(reply.body.error_description).toMatch(
+        /^(A retry of this delivery is already on its way|An attempt of this delivery is being made: retry once it has ended)$/,
+      );
     }
 
     // and the receiver gets one request, whose attempt is running (its job locked)
@@ -211,7 +257,10 @@ describe('Retry now', () => {
     held.pop()!.writeHead(500).end('still down');
     const d = await attemptedBy(org.admin.api, webhookId, 2);
     expect(d).toMatchObject({ status: 'pending', attemptCount: 2, nextAttemptAt: delivery.nextAttemptAt });
-    expect(d.attempts.map((a: any) => [a.attempt, a.manual])).toEqual([[1, false], [2, true]]);
+    expect(d.attempts.map((a: any) => [a.attempt, a.manual])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
     const [next] = await waitFor(async () => {
       const jobs = await jobsOf(delivery.id);
       return jobs.length === 1 && jobs[0]!.payload.attempt === 3 && !jobs[0]!.locked ? jobs : undefined;
@@ -229,7 +278,11 @@ describe('Retry now', () => {
     expect(running.status).toBe(409);
     expect(running.body.error_description).toBe('An attempt of this delivery is being made: retry once it has ended');
     held.pop()!.writeHead(503).end('still down');
-    expect(await attemptedBy(org.admin.api, webhookId, 3)).toMatchObject({ status: 'pending', attemptCount: 3, statusCode: 503 });
+    expect(await attemptedBy(org.admin.api, webhookId, 3)).toMatchObject({
+      status: 'pending',
+      attemptCount: 3,
+      statusCode: 503,
+    });
 
     // and once that attempt is recorded, Retry now may be asked for again
     answers.set('/held', 200);
@@ -238,7 +291,12 @@ describe('Retry now', () => {
       const got = await attemptedBy(org.admin.api, webhookId, 4);
       return got.status === 'delivered' ? got : undefined;
     });
-    expect(done.attempts.map((a: any) => [a.attempt, a.manual, a.statusCode])).toEqual([[1, false, 500], [2, true, 500], [3, false, 503], [4, true, 200]]);
+    expect(done.attempts.map((a: any) => [a.attempt, a.manual, a.statusCode])).toEqual([
+      [1, false, 500],
+      [2, true, 500],
+      [3, false, 503],
+      [4, true, 200],
+    ]);
     expect(requestsTo('/held')).toHaveLength(4);
     await noJobLeft(delivery.id);
   });
@@ -246,9 +304,15 @@ describe('Retry now', () => {
   it("is not found for another tenant, another webhook's path, or an unknown id, and refused to members", async () => {
     // given a failed-once delivery of the tenant, and another webhook of the tenant
     const { org, webhookId, delivery } = await deliveryTo('/fail/tenancy', 500);
-    const another = await org.admin.api.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/another'), events: ['user.created'] });
+    const another = await org.admin.api.post('/api/v1/webhooks', {
+      url: receiver.url('receiver.test', '/another'),
+      events: ['user.created'],
+    });
     expect(another.status).toBe(201);
-    const theirs = await other.admin.api.post('/api/v1/webhooks', { url: receiver.url('receiver.test', '/theirs'), events: ['user.created'] });
+    const theirs = await other.admin.api.post('/api/v1/webhooks', {
+      url: receiver.url('receiver.test', '/theirs'),
+      events: ['user.created'],
+    });
     expect(theirs.status).toBe(201);
 
     // then
@@ -264,7 +328,9 @@ describe('Retry now', () => {
     }
     expect((await retryOf(org.member.api, webhookId, delivery.id)).status).toBe(403);
     // a field in the body is refused, as on every route that takes none
-    expect((await org.admin.api.post(`/api/v1/webhooks/${webhookId}/deliveries/${delivery.id}/retry`, { now: true })).status).toBe(400);
+    expect(
+      (await org.admin.api.post(`/api/v1/webhooks/${webhookId}/deliveries/${delivery.id}/retry`, { now: true })).status,
+    ).toBe(400);
 
     // and an inactive webhook's delivery is not retried
     expect((await org.admin.api.patch(`/api/v1/webhooks/${webhookId}`, { isActive: false })).status).toBe(200);

@@ -53,17 +53,29 @@ afterAll(async () => {
   ca?.remove();
 });
 
-const create = (as: Client, body: Record<string, unknown>) => as.post('/api/v1/webhooks', { url: 'https://hooks.example.test/tessera', events: ['user.created'], ...body });
+const create = (as: Client, body: Record<string, unknown>) =>
+  as.post('/api/v1/webhooks', { url: 'https://hooks.example.test/tessera', events: ['user.created'], ...body });
 
 describe('/api/v1/webhooks', () => {
   it('creates, reads, lists, edits, deactivates and deletes a webhook, with the spec field names', async () => {
     const admin = tenant.admin.api;
-    const created = await create(admin, { events: ['member.added', 'organization.member.added'], description: 'CRM sync' });
+    const created = await create(admin, {
+      events: ['member.added', 'organization.member.added'],
+      description: 'CRM sync',
+    });
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     expect(created.body).toEqual({
-      id: expect.any(String), organizationId: tenant.id, url: 'https://hooks.example.test/tessera', events: ['member.added', 'organization.member.added'],
-      description: 'CRM sync', isActive: true, failing: false, failingSince: null, secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
-      createdAt: expect.any(String), updatedAt: expect.any(String),
+      id: expect.any(String),
+      organizationId: tenant.id,
+      url: 'https://hooks.example.test/tessera',
+      events: ['member.added', 'organization.member.added'],
+      description: 'CRM sync',
+      isActive: true,
+      failing: false,
+      failingSince: null,
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
     });
     const id = created.body.id;
     expect((await admin.get(`/api/v1/webhooks/${id}`)).body).toEqual({ ...created.body, secret: undefined });
@@ -72,7 +84,11 @@ describe('/api/v1/webhooks', () => {
     expect(listed.body.webhooks[0].secret).toBeUndefined();
     expect(listed.body.next_cursor).toBeNull();
 
-    const edited = await admin.patch(`/api/v1/webhooks/${id}`, { events: ['user.updated'], description: 'changed', isActive: false });
+    const edited = await admin.patch(`/api/v1/webhooks/${id}`, {
+      events: ['user.updated'],
+      description: 'changed',
+      isActive: false,
+    });
     expect(edited.body).toMatchObject({ events: ['user.updated'], description: 'changed', isActive: false });
     expect(edited.body.secret).toBeUndefined();
     // The secret is not editable: only regenerated.
@@ -100,7 +116,8 @@ describe('/api/v1/webhooks', () => {
       await other.admin.api.post(`/api/v1/webhooks/${id}/test`, { event: 'user.created' }),
       await other.admin.api.get(`/api/v1/webhooks/${id}/deliveries`),
       await create(other.admin.api, { organizationId: tenant.id }),
-    ]) expect(reply.status, JSON.stringify(reply.body)).toBe(404);
+    ])
+      expect(reply.status, JSON.stringify(reply.body)).toBe(404);
     expect((await other.admin.api.get('/api/v1/webhooks')).body.webhooks.map((w: any) => w.id)).not.toContain(id);
   });
 
@@ -125,13 +142,33 @@ describe('/api/v1/webhooks', () => {
 
   it('refuses private, loopback, link-local, CGNAT and metadata destinations at creation and at edit', async () => {
     const admin = tenant.admin.api;
-    const hosts = ['loopback.test', 'metadata.test', 'mixed.test', 'mapped.test', '127.0.0.1', '10.1.2.3', '100.64.0.1', '169.254.169.254',
-      '192.168.1.1', '172.16.0.1', '0.0.0.0', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:a9fe:a9fe]', '[fd00:ec2::254]', '[fe80::1]', '[64:ff9b::a9fe:a9fe]',
-      '[::ffff:0:7f00:1]', '[64:ff9b:1::7f00:1]'];
+    const hosts = [
+      'loopback.test',
+      'metadata.test',
+      'mixed.test',
+      'mapped.test',
+      '127.0.0.1',
+      '10.1.2.3',
+      '100.64.0.1',
+      '169.254.169.254',
+      '192.168.1.1',
+      '172.16.0.1',
+      '0.0.0.0',
+      '[::1]',
+      '[::ffff:127.0.0.1]',
+      '[::ffff:a9fe:a9fe]',
+      '[fd00:ec2::254]',
+      '[fe80::1]',
+      '[64:ff9b::a9fe:a9fe]',
+      '[::ffff:0:7f00:1]',
+      '[64:ff9b:1::7f00:1]',
+    ];
     for (const host of hosts) {
       const reply = await create(admin, { url: `https://${host}/hook` });
       expect(reply.status, host).toBe(400);
-      expect(reply.body.details, host).toEqual([{ path: 'url', message: 'resolves to a private, loopback, link-local or reserved address' }]);
+      expect(reply.body.details, host).toEqual([
+        { path: 'url', message: 'resolves to a private, loopback, link-local or reserved address' },
+      ]);
     }
     const ok = await create(admin, {});
     expect((await admin.patch(`/api/v1/webhooks/${ok.body.id}`, { url: 'https://metadata.test/' })).status).toBe(400);
@@ -148,7 +185,11 @@ describe('/api/v1/webhooks', () => {
       const list = (await admin.get(`/api/v1/webhooks/${hook.body.id}/deliveries`)).body.deliveries;
       return list[0]?.attempts.length ? list : undefined;
     });
-    expect(delivery.attempts[0]).toMatchObject({ success: false, statusCode: null, error: 'refused: the URL resolves to a private, loopback, link-local or reserved address' });
+    expect(delivery.attempts[0]).toMatchObject({
+      success: false,
+      statusCode: null,
+      error: 'refused: the URL resolves to a private, loopback, link-local or reserved address',
+    });
     expect(receiver.received).toEqual([]);
   });
 
@@ -157,20 +198,36 @@ describe('/api/v1/webhooks', () => {
     expect(reply.status).toBe(200);
     expect(reply.body.event_types.map((e: any) => e.kind)).toEqual(EVENT_KINDS);
     expect(reply.body.event_types.find((e: any) => e.kind === 'organization.member.added')).toEqual({
-      kind: 'organization.member.added', group: 'Members & invitations', lists: ['B'], description: expect.any(String),
-      example: { organization_id: expect.any(String), member_id: expect.any(String), user: { id: expect.any(String), email: expect.any(String), name: expect.any(String) }, role: 'member' },
+      kind: 'organization.member.added',
+      group: 'Members & invitations',
+      lists: ['B'],
+      description: expect.any(String),
+      example: {
+        organization_id: expect.any(String),
+        member_id: expect.any(String),
+        user: { id: expect.any(String), email: expect.any(String), name: expect.any(String) },
+        role: 'member',
+      },
     });
     expect(reply.body.event_types.find((e: any) => e.kind === 'user.created').lists).toEqual(['A', 'B']);
   });
 
   it('offers the same through GraphQL', async () => {
     const gql = (query: string, variables = {}) => tenant.admin.api.post('/graphql', { query, variables });
-    const created = await gql('mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id secret isActive } ... on UserError { code details { path } } } }',
-      { i: { url: 'https://hooks.example.test/gql', events: ['subscription.created'] } });
+    const created = await gql(
+      'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id secret isActive } ... on UserError { code details { path } } } }',
+      { i: { url: 'https://hooks.example.test/gql', events: ['subscription.created'] } },
+    );
     expect(created.body.data.createWebhook).toMatchObject({ __typename: 'Webhook', isActive: true });
-    const bad = await gql('mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on UserError { code details { path } } } }',
-      { i: { url: 'https://loopback.test/', events: ['subscription.created'] } });
-    expect(bad.body.data.createWebhook).toEqual({ __typename: 'UserError', code: 'invalid_request', details: [{ path: 'url' }] });
+    const bad = await gql(
+      'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on UserError { code details { path } } } }',
+      { i: { url: 'https://loopback.test/', events: ['subscription.created'] } },
+    );
+    expect(bad.body.data.createWebhook).toEqual({
+      __typename: 'UserError',
+      code: 'invalid_request',
+      details: [{ path: 'url' }],
+    });
     const listed = await gql('{ webhooks { items { id events } } eventTypes { kind } }');
     expect(listed.body.data.webhooks.items.map((w: any) => w.id)).toContain(created.body.data.createWebhook.id);
     expect(listed.body.data.eventTypes).toHaveLength(EVENT_KINDS.length);
@@ -192,12 +249,24 @@ describe('the number of webhooks of an organization', () => {
     // when a 21st is created, then it is refused, saying why and what to do
     const refused = await create(admin, { url: 'https://hooks.example.test/crowded/21' });
     expect(refused.status, JSON.stringify(refused.body)).toBe(409);
-    expect(refused.body).toEqual({ error: 'conflict', error_description: 'This organization has 20 webhooks, the most allowed; delete one first' });
+    expect(refused.body).toEqual({
+      error: 'conflict',
+      error_description: 'This organization has 20 webhooks, the most allowed; delete one first',
+    });
     const gql = await admin.post('/graphql', {
-      query: 'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id } ... on UserError { code message } } }',
+      query:
+        'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id } ... on UserError { code message } } }',
       variables: { i: { url: 'https://hooks.example.test/crowded/gql', events: ['user.created'] } },
     });
-    expect(gql.body).toEqual({ data: { createWebhook: { __typename: 'UserError', code: 'conflict', message: 'This organization has 20 webhooks, the most allowed; delete one first' } } });
+    expect(gql.body).toEqual({
+      data: {
+        createWebhook: {
+          __typename: 'UserError',
+          code: 'conflict',
+          message: 'This organization has 20 webhooks, the most allowed; delete one first',
+        },
+      },
+    });
     expect(await count(admin)).toBe(20);
 
     // and a platform admin creating one for it is refused too, while another organization is not affected
@@ -232,14 +301,20 @@ describe('the number of webhooks of an organization', () => {
     expect((await loadConfig(env)).webhookLimitPerOrganization).toBe(20);
     expect((await loadConfig({ ...env, WEBHOOK_LIMIT_PER_ORGANIZATION: '3' })).webhookLimitPerOrganization).toBe(3);
     for (const bad of ['0', '-1', '2.5', 'many']) {
-      await expect(loadConfig({ ...env, WEBHOOK_LIMIT_PER_ORGANIZATION: bad }), bad).rejects.toThrow(/WEBHOOK_LIMIT_PER_ORGANIZATION/);
+      await expect(loadConfig({ ...env, WEBHOOK_LIMIT_PER_ORGANIZATION: bad }), bad).rejects.toThrow(
+        /WEBHOOK_LIMIT_PER_ORGANIZATION/,
+      );
     }
 
     // and a service started with 2 refuses the third webhook of an organization
-    const small = await startTestServer({ env: { WEBHOOK_LIMIT_PER_ORGANIZATION: '2' }, webhookResolver: async () => [{ address: PUBLIC, family: 4 }] });
+    const small = await startTestServer({
+      env: { WEBHOOK_LIMIT_PER_ORGANIZATION: '2' },
+      webhookResolver: async () => [{ address: PUBLIC, family: 4 }],
+    });
     try {
       const admin = (await signIn(small.url, ADMIN.email, ADMIN.password)).api;
-      const post = () => admin.post('/api/v1/webhooks', { url: 'https://hooks.example.test/small', events: ['user.created'] });
+      const post = () =>
+        admin.post('/api/v1/webhooks', { url: 'https://hooks.example.test/small', events: ['user.created'] });
       expect([(await post()).status, (await post()).status]).toEqual([201, 201]);
       const third = await post();
       expect(third.status).toBe(409);
@@ -257,15 +332,23 @@ describe('the signing secret', () => {
   });
   const gql = (as: Client, query: string, variables = {}) => as.post('/graphql', { query, variables });
   const reveal = (as: Client, id: string) => as.post(`/api/v1/webhooks/${id}/reveal-secret`);
-  const REVEAL = 'mutation($id: ID!) { revealWebhookSecret(id: $id) { __typename ... on WebhookSecret { webhookId secret } ... on UserError { code } } }';
+  const REVEAL =
+    'mutation($id: ID!) { revealWebhookSecret(id: $id) { __typename ... on WebhookSecret { webhookId secret } ... on UserError { code } } }';
   const reveals = async (id: string) =>
-    (await org.owner.api.get(`/api/v1/audit-logs?${new URLSearchParams({ action: 'webhook.secret.reveal', target_id: id })}`)).body.audit_logs;
+    (
+      await org.owner.api.get(
+        `/api/v1/audit-logs?${new URLSearchParams({ action: 'webhook.secret.reveal', target_id: id })}`,
+      )
+    ).body.audit_logs;
 
   it('is in the create and rotate answers only: REST get, list and patch and GraphQL reads carry none', async () => {
     // given a webhook made through GraphQL, with its secret in the answer
     const admin = org.admin.api;
-    const made = await gql(admin, 'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id secret } } }',
-      { i: { url: 'https://hooks.example.test/secret', events: ['user.created'] } });
+    const made = await gql(
+      admin,
+      'mutation($i: CreateWebhookInput!) { createWebhook(input: $i) { __typename ... on Webhook { id secret } } }',
+      { i: { url: 'https://hooks.example.test/secret', events: ['user.created'] } },
+    );
     const { id, secret } = made.body.data.createWebhook;
     expect(secret).toMatch(/^whsec_/);
 
@@ -274,21 +357,40 @@ describe('the signing secret', () => {
     expect(read.status).toBe(200);
     expect(Object.keys(read.body)).not.toContain('secret');
     for (const w of (await admin.get('/api/v1/webhooks')).body.webhooks) expect(Object.keys(w)).not.toContain('secret');
-    expect(Object.keys((await admin.patch(`/api/v1/webhooks/${id}`, { description: 'seen' })).body)).not.toContain('secret');
+    expect(Object.keys((await admin.patch(`/api/v1/webhooks/${id}`, { description: 'seen' })).body)).not.toContain(
+      'secret',
+    );
     // nor GraphQL, for an admin or a platform admin
     for (const as of [admin, org.owner.api, platform]) {
-      const reads = await gql(as, 'query($id: ID!) { webhook(id: $id) { id secret } webhooks(organizationId: $org) { items { id secret } } }'.replace('$org', JSON.stringify(org.id)), { id });
+      const reads = await gql(
+        as,
+        'query($id: ID!) { webhook(id: $id) { id secret } webhooks(organizationId: $org) { items { id secret } } }'.replace(
+          '$org',
+          JSON.stringify(org.id),
+        ),
+        { id },
+      );
       expect(reads.body.errors).toBeUndefined();
       expect(reads.body.data.webhook).toEqual({ id, secret: null });
       expect(reads.body.data.webhooks.items.map((w: any) => w.secret)).toEqual([null]);
     }
-    const updated = await gql(admin, 'mutation($id: ID!) { updateWebhook(id: $id, input: { isActive: false }) { ... on Webhook { secret } } }', { id });
+    const updated = await gql(
+      admin,
+      'mutation($id: ID!) { updateWebhook(id: $id, input: { isActive: false }) { ... on Webhook { secret } } }',
+      { id },
+    );
     expect(updated.body.data.updateWebhook).toEqual({ secret: null });
     // while rotating answers with the new one, once
-    const rotated = await gql(admin, 'mutation($id: ID!) { rotateWebhookSecret(id: $id) { ... on Webhook { secret } } }', { id });
+    const rotated = await gql(
+      admin,
+      'mutation($id: ID!) { rotateWebhookSecret(id: $id) { ... on Webhook { secret } } }',
+      { id },
+    );
     expect(rotated.body.data.rotateWebhookSecret.secret).toMatch(/^whsec_/);
     expect(rotated.body.data.rotateWebhookSecret.secret).not.toBe(secret);
-    expect((await gql(admin, 'query($id: ID!) { webhook(id: $id) { secret } }', { id })).body.data.webhook.secret).toBeNull();
+    expect(
+      (await gql(admin, 'query($id: ID!) { webhook(id: $id) { secret } }', { id })).body.data.webhook.secret,
+    ).toBeNull();
   });
 
   it('is revealed to an owner and to a platform admin, each reveal audited without the secret', async () => {
@@ -301,8 +403,14 @@ describe('the signing secret', () => {
     expect(shown.status, JSON.stringify(shown.body)).toBe(200);
     expect(shown.body).toEqual({ secret });
     expect(await reveals(id)).toEqual([
-      expect.objectContaining({ organization_id: org.id, action: 'webhook.secret.reveal', outcome: 'success', target_type: 'webhook', target_id: id,
-        actor: expect.objectContaining({ type: 'user', id: org.owner.id }) }),
+      expect.objectContaining({
+        organization_id: org.id,
+        action: 'webhook.secret.reveal',
+        outcome: 'success',
+        target_type: 'webhook',
+        target_id: id,
+        actor: expect.objectContaining({ type: 'user', id: org.owner.id }),
+      }),
     ]);
     expect(JSON.stringify(await reveals(id))).not.toContain(secret);
 
@@ -326,13 +434,23 @@ describe('the signing secret', () => {
 
     // an access token with the api scope, of the organization's owner
     const REDIRECT = 'https://rp.example.test/callback';
-    const app = await registerClient(org.admin.api, { name: 'Reveal', redirect_uris: [REDIRECT], allowed_scopes: ['openid', 'api'], consent_required: false });
-    const token = client(server.url, { token: await accessTokenOf(server.url, org.owner, app, REDIRECT, 'openid api') });
+    const app = await registerClient(org.admin.api, {
+      name: 'Reveal',
+      redirect_uris: [REDIRECT],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
+    });
+    const token = client(server.url, {
+      token: await accessTokenOf(server.url, org.owner, app, REDIRECT, 'openid api'),
+    });
     expect((await token.get(`/api/v1/webhooks/${id}`)).status).toBe(200);
 
     // then
     for (const [who, as, status] of [
-      ['admin', org.admin.api, 403], ['member', org.member.api, 403], ['API key', apiKey, 403], ['access token', token, 403],
+      ['admin', org.admin.api, 403],
+      ['member', org.member.api, 403],
+      ['API key', apiKey, 403],
+      ['access token', token, 403],
       ['another organization', other.owner.api, 404],
     ] as const) {
       const reply = await reveal(as, id);

@@ -6,7 +6,15 @@ import type { TestServer } from '../helpers/server.ts';
 import { client, type Client } from '../helpers/http.ts';
 import { DAY, movableClock } from '../helpers/clock.ts';
 import type { Tenant } from '../helpers/fixtures.ts';
-import { authorize, codeFrom, decideConsent, exchangeCode, registerClient, sessionOf, startWithSignedInMember } from '../helpers/oauth.ts';
+import {
+  authorize,
+  codeFrom,
+  decideConsent,
+  exchangeCode,
+  registerClient,
+  sessionOf,
+  startWithSignedInMember,
+} from '../helpers/oauth.ts';
 import { runTaskNow } from '../helpers/worker.ts';
 import { waitFor } from '../helpers/wait.ts';
 
@@ -25,26 +33,31 @@ afterAll(() => server?.stop());
 /** How many rows of each kind the cleanup looks after. */
 async function counts() {
   const db = server.base.db;
-  const [sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions] = await Promise.all([
-    db.session.count(),
-    db.authorizationCode.count(),
-    db.refreshToken.count(),
-    db.consentAnswer.count(),
-    db.loginThrottle.count(),
-    db.webauthnChallenge.count(),
-    db.ssoRequest.count(),
-    db.samlAssertion.count(),
-  ]);
+  const [sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions] =
+    await Promise.all([
+      db.session.count(),
+      db.authorizationCode.count(),
+      db.refreshToken.count(),
+      db.consentAnswer.count(),
+      db.loginThrottle.count(),
+      db.webauthnChallenge.count(),
+      db.ssoRequest.count(),
+      db.samlAssertion.count(),
+    ]);
   return { sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions };
 }
 
 /** Runs the cleanup through the job queue, waits for the job to finish, and counts what is left. */
 async function cleanupAndSettle(): Promise<Awaited<ReturnType<typeof counts>>> {
-  const jobsBefore = await server.base.db.$queryRaw<{ n: bigint }[]>`select count(*) as n from graphile_worker.jobs where task_identifier = 'cleanup'`;
+  const jobsBefore = await server.base.db.$queryRaw<
+    { n: bigint }[]
+  >`select count(*) as n from graphile_worker.jobs where task_identifier = 'cleanup'`;
   await runTaskNow(server.databaseUrl, 'cleanup');
   // The job row is deleted once the task has succeeded.
   await waitFor(async () => {
-    const [row] = await server.base.db.$queryRaw<{ n: bigint }[]>`select count(*) as n from graphile_worker.jobs where task_identifier = 'cleanup'`;
+    const [row] = await server.base.db.$queryRaw<
+      { n: bigint }[]
+    >`select count(*) as n from graphile_worker.jobs where task_identifier = 'cleanup'`;
     return row!.n <= jobsBefore[0]!.n ? true : undefined;
   });
   return counts();
@@ -59,30 +72,72 @@ describe('the cleanup task', () => {
       consent_required: true,
       organization_id: tenant.id,
     });
-    const params = { client_id: app.client_id, redirect_uri: REDIRECT, response_type: 'code', scope: 'openid', nonce: 'n' };
+    const params = {
+      client_id: app.client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid',
+      nonce: 'n',
+    };
     // An answered consent request, a used code with its refresh token, and an unused code.
     const consent = await authorize(server.url, session, params);
     const code = codeFrom(await decideConsent(server.url, session, consent));
     expect((await exchangeCode(server.url, app, code, REDIRECT)).status).toBe(200);
     codeFrom(await authorize(server.url, session, params));
     // A failed sign-in leaves a throttle row.
-    expect((await client(server.url).post('/api/v1/auth/login', { email: tenant.member.email, password: 'not the password' })).status).toBe(401);
+    expect(
+      (
+        await client(server.url).post('/api/v1/auth/login', {
+          email: tenant.member.email,
+          password: 'not the password',
+        })
+      ).status,
+    ).toBe(401);
     // A passkey challenge never answered (this server's BASE_URL is an IP address, where no passkey ceremony starts:
     // the row is written as the options route writes it).
     const now = clock.now();
     await server.base.db.webauthnChallenge.create({
-      data: { id: crypto.randomUUID(), challenge: crypto.randomUUID(), purpose: 'authentication', expiresAt: new Date(now.getTime() + 300_000), createdAt: now },
+      data: {
+        id: crypto.randomUUID(),
+        challenge: crypto.randomUUID(),
+        purpose: 'authentication',
+        expiresAt: new Date(now.getTime() + 300_000),
+        createdAt: now,
+      },
     });
     // A sign-in that never came back from its identity provider, and the id of an assertion used (as the sign-in
     // through a connection writes them).
     const connection = await server.base.db.ssoConnection.create({
-      data: { id: crypto.randomUUID(), organizationId: tenant.id, type: 'saml', name: 'Cleanup IdP', createdAt: now, updatedAt: now },
+      data: {
+        id: crypto.randomUUID(),
+        organizationId: tenant.id,
+        type: 'saml',
+        name: 'Cleanup IdP',
+        createdAt: now,
+        updatedAt: now,
+      },
     });
-    await server.base.db.ssoRequest.create({ data: { id: crypto.randomUUID(), connectionId: connection.id, expiresAt: new Date(now.getTime() + 600_000), createdAt: now } });
-    await server.base.db.samlAssertion.create({ data: { connectionId: connection.id, assertionId: '_assertion', expiresAt: new Date(now.getTime() + 300_000) } });
+    await server.base.db.ssoRequest.create({
+      data: {
+        id: crypto.randomUUID(),
+        connectionId: connection.id,
+        expiresAt: new Date(now.getTime() + 600_000),
+        createdAt: now,
+      },
+    });
+    await server.base.db.samlAssertion.create({
+      data: { connectionId: connection.id, assertionId: '_assertion', expiresAt: new Date(now.getTime() + 300_000) },
+    });
 
     const before = await counts();
-    expect(before).toMatchObject({ codes: 2, refreshTokens: 1, consentAnswers: 1, challenges: 1, ssoRequests: 1, samlAssertions: 1 });
+    expect(before).toMatchObject({
+      codes: 2,
+      refreshTokens: 1,
+      consentAnswers: 1,
+      challenges: 1,
+      ssoRequests: 1,
+      samlAssertions: 1,
+    });
     expect(before.sessions).toBeGreaterThan(0);
     expect(before.throttles).toBeGreaterThan(0);
 
@@ -94,7 +149,16 @@ describe('the cleanup task', () => {
     clock.advance(40 * DAY);
     const fresh = await sessionOf(server.url, tenant.member);
     const after = await cleanupAndSettle();
-    expect(after).toEqual({ sessions: 1, codes: 0, refreshTokens: 0, consentAnswers: 0, throttles: 0, challenges: 0, ssoRequests: 0, samlAssertions: 0 });
+    expect(after).toEqual({
+      sessions: 1,
+      codes: 0,
+      refreshTokens: 0,
+      consentAnswers: 0,
+      throttles: 0,
+      challenges: 0,
+      ssoRequests: 0,
+      samlAssertions: 0,
+    });
     expect(await server.base.db.session.count({ where: { expiresAt: { gt: clock.now() } } })).toBe(1);
     expect((await client(server.url, { token: fresh }).get('/api/v1/auth/session')).status).toBe(200);
   });
@@ -102,11 +166,20 @@ describe('the cleanup task', () => {
   it("keeps each organization's last 1,000 directory requests", async () => {
     const now = clock.now();
     const rows = Array.from({ length: 1005 }, (_, i) => ({
-      id: `0${String(i).padStart(6, '0')}`, organizationId: tenant.id, method: 'GET', path: '/scim/v2/Users', status: 200, createdAt: now,
+      id: `0${String(i).padStart(6, '0')}`,
+      organizationId: tenant.id,
+      method: 'GET',
+      path: '/scim/v2/Users',
+      status: 200,
+      createdAt: now,
     }));
     await server.base.db.scimRequest.createMany({ data: rows });
     await cleanupAndSettle();
-    const left = await server.base.db.scimRequest.findMany({ where: { organizationId: tenant.id }, orderBy: { id: 'asc' }, select: { id: true } });
+    const left = await server.base.db.scimRequest.findMany({
+      where: { organizationId: tenant.id },
+      orderBy: { id: 'asc' },
+      select: { id: true },
+    });
     expect(left).toHaveLength(1000);
     expect(left[0]!.id).toBe('0000005');
   });

@@ -18,14 +18,24 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 async function expiredEvents(invitationId: string) {
-  const rows = await server.base.db.event.findMany({ where: { kind: 'member.invitation.expired', organizationId: orgId } });
-  return rows.filter((e) => (JSON.parse(e.body) as { data: { invitation: { id: string } } }).data.invitation.id === invitationId);
+  const rows = await server.base.db.event.findMany({
+    where: { kind: 'member.invitation.expired', organizationId: orgId },
+  });
+  return rows.filter(
+    (e) => (JSON.parse(e.body) as { data: { invitation: { id: string } } }).data.invitation.id === invitationId,
+  );
 }
 
 describe('the expire_invitations task', () => {
   it('announces an invitation that ran out exactly once, and leaves pending, accepted and revoked ones alone', async () => {
-    const lapsing = await admin.post(`/v1/organizations/${orgId}/invitations`, { email: 'late@example.test', role: 'member' });
-    const revoked = await admin.post(`/v1/organizations/${orgId}/invitations`, { email: 'revoked@example.test', role: 'member' });
+    const lapsing = await admin.post(`/v1/organizations/${orgId}/invitations`, {
+      email: 'late@example.test',
+      role: 'member',
+    });
+    const revoked = await admin.post(`/v1/organizations/${orgId}/invitations`, {
+      email: 'revoked@example.test',
+      role: 'member',
+    });
     expect((await admin.delete(`/v1/organizations/${orgId}/invitations/${revoked.body.id}`)).status).toBe(204);
 
     // Not yet expired: the run finishes and announces nothing.
@@ -36,7 +46,13 @@ describe('the expire_invitations task', () => {
     await runTaskNow(server.databaseUrl, 'expire_invitations');
     const [event] = await expiredEvents(lapsing.body.id);
     expect((JSON.parse(event!.body) as { data: unknown }).data).toEqual({
-      invitation: { id: lapsing.body.id, email: 'late@example.test', role: 'member', invitedBy: expect.any(String), expiresAt: lapsing.body.expires_at },
+      invitation: {
+        id: lapsing.body.id,
+        email: 'late@example.test',
+        role: 'member',
+        invitedBy: expect.any(String),
+        expiresAt: lapsing.body.expires_at,
+      },
     });
     expect(await expiredEvents(revoked.body.id)).toHaveLength(0);
 

@@ -21,7 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => server?.stop());
 
-const sessionId = async (token: string) => (await server.base.db.session.findUniqueOrThrow({ where: { tokenHash: sha256(token) } })).id;
+const sessionId = async (token: string) =>
+  (await server.base.db.session.findUniqueOrThrow({ where: { tokenHash: sha256(token) } })).id;
 
 /** The session.expired events per session id, with each event's organization. */
 async function announced(): Promise<Map<string, { organizationId: string; data: unknown }[]>> {
@@ -29,7 +30,10 @@ async function announced(): Promise<Map<string, { organizationId: string; data: 
   const bySession = new Map<string, { organizationId: string; data: unknown }[]>();
   for (const row of rows) {
     const data = (JSON.parse(row.body) as { data: { session: { id: string } } }).data;
-    bySession.set(data.session.id, [...(bySession.get(data.session.id) ?? []), { organizationId: row.organizationId!, data }]);
+    bySession.set(data.session.id, [
+      ...(bySession.get(data.session.id) ?? []),
+      { organizationId: row.organizationId!, data },
+    ]);
   }
   return bySession;
 }
@@ -41,13 +45,18 @@ describe('the expire_sessions task', () => {
     expect((await signedOut.api.post('/api/v1/auth/logout')).status).toBe(204);
     // A member who changes the password: the sessions from before end at once, the new one lives on.
     const member = await addPerson(server.url, admin, orgId, 'member');
-    const changed = await member.api.patch('/api/v1/users/me', { current_password: PASSWORD, password: 'another long password' });
+    const changed = await member.api.patch('/api/v1/users/me', {
+      current_password: PASSWORD,
+      password: 'another long password',
+    });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
     const renewedToken = changed.body.token as string;
     expect(renewedToken).toEqual(expect.any(String));
     const ids = {
-      live: await sessionId(live.login.token), signedOut: await sessionId(signedOut.login.token),
-      replaced: await sessionId(member.token), renewed: await sessionId(renewedToken),
+      live: await sessionId(live.login.token),
+      signedOut: await sessionId(signedOut.login.token),
+      replaced: await sessionId(member.token),
+      renewed: await sessionId(renewedToken),
     };
 
     // Not yet expired: the run finishes and announces none of them.
@@ -63,7 +72,12 @@ describe('the expire_sessions task', () => {
     // One event per organization the user belongs to, with the session as the catalog shows it.
     const session = await server.base.db.session.findUniqueOrThrow({ where: { id: ids.live } });
     expect(seen.get(ids.live)?.map((e) => e.data)).toContainEqual({
-      session: { id: ids.live, userId: session.userId, createdAt: session.createdAt.toISOString(), expiresAt: session.expiresAt.toISOString() },
+      session: {
+        id: ids.live,
+        userId: session.userId,
+        createdAt: session.createdAt.toISOString(),
+        expiresAt: session.expiresAt.toISOString(),
+      },
     });
     expect(seen.get(ids.renewed)).toEqual([expect.objectContaining({ organizationId: orgId })]);
 

@@ -27,7 +27,11 @@ async function runSweep(): Promise<void> {
   await db.connect();
   try {
     const { rows } = await db.query('select id from graphile_worker.add_job($1)', ['expire_subscriptions']);
-    await waitFor(async () => ((await db.query('select 1 from graphile_worker.jobs where id = $1', [rows[0].id])).rowCount === 0 ? true : undefined));
+    await waitFor(async () =>
+      (await db.query('select 1 from graphile_worker.jobs where id = $1', [rows[0].id])).rowCount === 0
+        ? true
+        : undefined,
+    );
   } finally {
     await db.end();
   }
@@ -37,7 +41,13 @@ const inDays = (days: number) => new Date(clock.now().getTime() + days * DAY * 1
 
 async function subscription(status: string, endDate: string | null) {
   const reply = await admin.post('/v1/subscriptions', {
-    organization_id: orgId, product_id: productId, total_seats: 1, price_per_seat: 1, billing_cycle: 'monthly', status, end_date: endDate,
+    organization_id: orgId,
+    product_id: productId,
+    total_seats: 1,
+    price_per_seat: 1,
+    billing_cycle: 'monthly',
+    status,
+    end_date: endDate,
   });
   expect(reply.status, JSON.stringify(reply.body)).toBe(201);
   return reply.body.id as string;
@@ -45,8 +55,12 @@ async function subscription(status: string, endDate: string | null) {
 
 const statusOf = async (id: string) => (await admin.get(`/v1/subscriptions/${id}`)).body.status;
 const updates = async (id: string) =>
-  (await server.base.db.event.findMany({ where: { kind: 'subscription.updated', organizationId: orgId }, orderBy: { id: 'asc' } }))
-    .filter((e) => JSON.parse(e.body).data.subscription.id === id);
+  (
+    await server.base.db.event.findMany({
+      where: { kind: 'subscription.updated', organizationId: orgId },
+      orderBy: { id: 'asc' },
+    })
+  ).filter((e) => JSON.parse(e.body).data.subscription.id === id);
 
 describe('the expire_subscriptions task', () => {
   it('expires active and trial subscriptions past end_date once, and leaves the others alone', async () => {
@@ -57,21 +71,42 @@ describe('the expire_subscriptions task', () => {
     const endless = await subscription('active', null);
 
     await runSweep();
-    expect(await Promise.all([active, trial, later, cancelled, endless].map(statusOf))).toEqual(['active', 'trial', 'active', 'cancelled', 'active']);
+    expect(await Promise.all([active, trial, later, cancelled, endless].map(statusOf))).toEqual([
+      'active',
+      'trial',
+      'active',
+      'cancelled',
+      'active',
+    ]);
 
     clock.advance(3 * DAY);
     await runSweep();
-    expect(await Promise.all([active, trial, later, cancelled, endless].map(statusOf))).toEqual(['expired', 'expired', 'active', 'cancelled', 'active']);
+    expect(await Promise.all([active, trial, later, cancelled, endless].map(statusOf))).toEqual([
+      'expired',
+      'expired',
+      'active',
+      'cancelled',
+      'active',
+    ]);
 
     const [event] = await updates(active);
     expect(JSON.parse(event!.body)).toMatchObject({
       organization: { id: orgId, name: 'Operator' },
-      data: { subscription: { id: active, status: 'expired' }, changes: ['status'], previous_status: 'active', reason: 'end_date_passed' },
+      data: {
+        subscription: { id: active, status: 'expired' },
+        changes: ['status'],
+        previous_status: 'active',
+        reason: 'end_date_passed',
+      },
     });
     expect((await updates(trial)).map((e) => JSON.parse(e.body).data.previous_status)).toEqual(['trial']);
     expect(await updates(later)).toHaveLength(0);
     expect(await updates(cancelled)).toHaveLength(0);
-    expect(await server.base.db.auditLog.count({ where: { action: 'subscription.expire', targetId: { in: [active, trial] }, actorType: 'system' } })).toBe(2);
+    expect(
+      await server.base.db.auditLog.count({
+        where: { action: 'subscription.expire', targetId: { in: [active, trial] }, actorType: 'system' },
+      }),
+    ).toBe(2);
 
     await runSweep();
     expect(await updates(active)).toHaveLength(1);

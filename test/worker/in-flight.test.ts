@@ -4,7 +4,14 @@ import type { Job, JobHelpers } from 'graphile-worker';
 import { describe, expect, it } from 'vitest';
 import { InFlight } from '../../worker/in-flight.ts';
 
-const job = (id: string, flag: string) => ({ id, key: `webhook_delivery:${id}`, task_identifier: 'webhook_deliver', priority: 0, flags: { [flag]: true } }) as unknown as Job;
+const job = (id: string, flag: string) =>
+  ({
+    id,
+    key: `webhook_delivery:${id}`,
+    task_identifier: 'webhook_deliver',
+    priority: 0,
+    flags: { [flag]: true },
+  }) as unknown as Job;
 const start = (gate: InFlight, j: Job) => gate.events.emit('job:start', { job: j } as never);
 const complete = (gate: InFlight, j: Job) => gate.events.emit('job:complete', { job: j, error: undefined } as never);
 const empty = (gate: InFlight) => gate.events.emit('worker:getJob:empty', {} as never);
@@ -37,7 +44,12 @@ describe('InFlight', () => {
     const ran: string[] = [];
     const added: { task: string; payload: unknown; spec: Record<string, unknown> }[] = [];
     const task = gate.capped(async (payload) => void ran.push((payload as { id: string }).id));
-    const helpers = (j: Job) => ({ job: j, addJob: async (t: string, payload: unknown, spec: Record<string, unknown>) => void added.push({ task: t, payload, spec }) }) as unknown as JobHelpers;
+    const helpers = (j: Job) =>
+      ({
+        job: j,
+        addJob: async (t: string, payload: unknown, spec: Record<string, unknown>) =>
+          void added.push({ task: t, payload, spec }),
+      }) as unknown as JobHelpers;
     const [first, second] = [job('1', 'webhook:a'), job('2', 'webhook:a')];
     start(gate, first!);
     await task({ id: '1' }, helpers(first!));
@@ -46,7 +58,11 @@ describe('InFlight', () => {
     await task({ id: '2' }, helpers(second!));
     expect(ran).toEqual(['1']);
     expect(added).toHaveLength(1);
-    expect(added[0]).toMatchObject({ task: 'webhook_deliver', payload: { id: '2' }, spec: { jobKey: 'webhook_delivery:2', flags: ['webhook:a'] } });
+    expect(added[0]).toMatchObject({
+      task: 'webhook_deliver',
+      payload: { id: '2' },
+      spec: { jobKey: 'webhook_delivery:2', flags: ['webhook:a'] },
+    });
     expect((added[0]!.spec.runAt as Date).getTime()).toBeGreaterThan(before);
   });
 });

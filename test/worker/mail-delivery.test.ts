@@ -54,35 +54,55 @@ describe('mail over SMTP', () => {
     await smtp?.close();
   });
 
-  it('retries a 451 with back-off and, once accepted, has sent the mail exactly once', { timeout: 60_000 }, async () => {
-    // given a relay that answers the next two messages with 451
-    const refusedBefore = smtp.refused;
-    smtp.refuse(2, 451);
+  it(
+    'retries a 451 with back-off and, once accepted, has sent the mail exactly once',
+    { timeout: 60_000 },
+    async () => {
+      // given a relay that answers the next two messages with 451
+      const refusedBefore = smtp.refused;
+      smtp.refuse(2, 451);
 
-    // when a mail is queued
-    const to = address('retried');
-    await invite(admin, organizationId, to);
+      // when a mail is queued
+      const to = address('retried');
+      await invite(admin, organizationId, to);
 
-    // then the first refusal is recorded and the job waits for its next attempt
-    const retrying = await waitFor(async () => {
-      const mail = await waitForMailRow(server.base.db, to);
-      return mail.status === 'retrying' ? mail : undefined;
-    });
-    expect(retrying.lastError).toContain('451');
-    expect(retrying.textBody).not.toBeNull();
-    expect(await mailJobs(server.base.db, retrying.id)).toBe(1);
+      // then the first refusal is recorded and the job waits for its next attempt
+      const retrying = await waitFor(async () => {
+        const mail = await waitForMailRow(server.base.db, to);
+        return mail.status === 'retrying' ? mail : undefined;
+      });
+      expect(retrying.lastError).toContain('451');
+      expect(retrying.textBody).not.toBeNull();
+      expect(await mailJobs(server.base.db, retrying.id)).toBe(1);
 
-    // and the third attempt is accepted; the job is done, and the relay got the mail once
-    const mail = await waitForSettledMail(server.base.db, to, 'sent', 45_000);
-    expect(smtp.refused - refusedBefore).toBe(2);
-    expect(received(to)).toHaveLength(1);
-    expect(mail).toMatchObject({ status: 'sent', attempts: 3, lastError: null, textBody: null, htmlBody: null, sentAt: expect.any(Date) });
-    // graphile-worker's back-off: exp(1) ≈ 2.7 s after the first attempt, exp(2) ≈ 7.4 s after the second.
-    expect(mail.sentAt!.getTime() - mail.createdAt.getTime()).toBeGreaterThanOrEqual(10_000);
-    const shown = await admin.get(`/api/v1/mails/${mail.id}`);
-    expect(shown.status).toBe(200);
-    expect(shown.body).toMatchObject({ id: mail.id, kind: 'invitation', to, status: 'sent', attempts: 3, last_error: null, text: null, html: null });
-  });
+      // and the third attempt is accepted; the job is done, and the relay got the mail once
+      const mail = await waitForSettledMail(server.base.db, to, 'sent', 45_000);
+      expect(smtp.refused - refusedBefore).toBe(2);
+      expect(received(to)).toHaveLength(1);
+      expect(mail).toMatchObject({
+        status: 'sent',
+        attempts: 3,
+        lastError: null,
+        textBody: null,
+        htmlBody: null,
+        sentAt: expect.any(Date),
+      });
+      // graphile-worker's back-off: exp(1) ≈ 2.7 s after the first attempt, exp(2) ≈ 7.4 s after the second.
+      expect(mail.sentAt!.getTime() - mail.createdAt.getTime()).toBeGreaterThanOrEqual(10_000);
+      const shown = await admin.get(`/api/v1/mails/${mail.id}`);
+      expect(shown.status).toBe(200);
+      expect(shown.body).toMatchObject({
+        id: mail.id,
+        kind: 'invitation',
+        to,
+        status: 'sent',
+        attempts: 3,
+        last_error: null,
+        text: null,
+        html: null,
+      });
+    },
+  );
 
   it('gives up at once on a 550: failed after one attempt, the job finished, nothing received', async () => {
     // given a relay that refuses the next message for good
@@ -147,17 +167,25 @@ describe('mail over SMTP', () => {
   it('queues a mail in the caller transaction: a rollback mails nothing, a commit mails once', async () => {
     const db = server.base.db;
     const to = address('outbox');
-    const facts = () => ({ name: 'Outbox Person', at: new Date(), forgotUrl: `${server.base.settings.issuer()}/forgot-password` });
+    const facts = () => ({
+      name: 'Outbox Person',
+      at: new Date(),
+      forgotUrl: `${server.base.settings.issuer()}/forgot-password`,
+    });
 
     // given a change that queues a mail and then fails
     let seen: { mailId: string; jobs: number } | undefined;
-    await expect(db.$transaction(async (tx) => {
-      await queueMail(tx, 'password_changed', to, facts(), new Date());
-      const mail = await tx.mail.findFirstOrThrow({ where: { toAddress: to } });
-      const [jobs] = await tx.$queryRaw<{ n: number }[]>`select count(*)::int as n from graphile_worker.jobs where key = ${`mail:${mail.id}`}`;
-      seen = { mailId: mail.id, jobs: jobs!.n };
-      throw new Error('rolled back');
-    })).rejects.toThrow('rolled back');
+    await expect(
+      db.$transaction(async (tx) => {
+        await queueMail(tx, 'password_changed', to, facts(), new Date());
+        const mail = await tx.mail.findFirstOrThrow({ where: { toAddress: to } });
+        const [jobs] = await tx.$queryRaw<
+          { n: number }[]
+        >`select count(*)::int as n from graphile_worker.jobs where key = ${`mail:${mail.id}`}`;
+        seen = { mailId: mail.id, jobs: jobs!.n };
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
 
     // then neither the row nor its job outlived the transaction
     expect(seen).toEqual({ mailId: expect.any(String), jobs: 1 });
@@ -213,10 +241,21 @@ describe('mail without SMTP_URL', () => {
     const link = new URL(invited.accept_url);
     link.searchParams.set('token', (await mailedInvitationToken(server.url, to))!);
     expect(link.href).not.toBe(invited.accept_url);
-    expect(listed.body.mails).toEqual([{
-      id: mail.id, kind: 'invitation', to, subject: expect.stringContaining('You are invited to'), text: expect.stringContaining(link.href),
-      html: expect.stringContaining(`href="${link.href}"`), status: 'mailbox', attempts: 1, last_error: null, sent_at: null, created_at: expect.any(String),
-    }]);
+    expect(listed.body.mails).toEqual([
+      {
+        id: mail.id,
+        kind: 'invitation',
+        to,
+        subject: expect.stringContaining('You are invited to'),
+        text: expect.stringContaining(link.href),
+        html: expect.stringContaining(`href="${link.href}"`),
+        status: 'mailbox',
+        attempts: 1,
+        last_error: null,
+        sent_at: null,
+        created_at: expect.any(String),
+      },
+    ]);
     const one = await admin.get(`/api/v1/mails/${mail.id}`);
     expect(one.status).toBe(200);
     expect(one.body).toEqual(listed.body.mails[0]);
@@ -230,7 +269,9 @@ describe('mail without SMTP_URL', () => {
     // when the owner asks for the mail log, or one mail
     // then both are forbidden
     expect((await tenant.owner.api.get('/api/v1/mails')).status).toBe(403);
-    expect((await tenant.owner.api.get(`/api/v1/mails?to=${encodeURIComponent(tenant.member.email)}`)).status).toBe(403);
+    expect((await tenant.owner.api.get(`/api/v1/mails?to=${encodeURIComponent(tenant.member.email)}`)).status).toBe(
+      403,
+    );
     expect((await tenant.owner.api.get(`/api/v1/mails/${mail.id}`)).status).toBe(403);
   });
 

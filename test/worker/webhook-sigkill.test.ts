@@ -43,9 +43,18 @@ async function startService(role: 'api' | 'all'): Promise<{ child: ChildProcess;
   const child = spawn(NODE, ['server/main.ts'], {
     cwd: ROOT,
     env: {
-      ...cleanEnv(), DATABASE_URL: database.url, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, SECRET_KEY: secretKey, ROLE: role,
-      LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', NODE_EXTRA_CA_CERTS: ca.caFile,
-      BOOTSTRAP_ADMIN_EMAIL: OWNER.email, BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
+      ...cleanEnv(),
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      SECRET_KEY: secretKey,
+      ROLE: role,
+      LOG_LEVEL: 'warn',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      NODE_EXTRA_CA_CERTS: ca.caFile,
+      BOOTSTRAP_ADMIN_EMAIL: OWNER.email,
+      BOOTSTRAP_ADMIN_PASSWORD: OWNER.password,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -53,7 +62,14 @@ async function startService(role: 'api' | 'all'): Promise<{ child: ChildProcess;
   child.stdout!.on('data', (d) => (output += d));
   child.stderr!.on('data', (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => (await fetch(`${url}/readyz`).then((r) => r.ok, () => false)) || undefined, 60_000).catch(() => {
+  await waitFor(
+    async () =>
+      (await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )) || undefined,
+    60_000,
+  ).catch(() => {
     throw new Error(`the service did not become ready:\n${output}`);
   });
   return { child, url };
@@ -63,7 +79,10 @@ it('delivers an event committed just before a SIGKILL once the service runs agai
   const api = await startService('api');
   const { api: owner } = await signIn(api.url, OWNER.email, OWNER.password);
   const org = (await owner.get('/api/v1/orgs')).body[0];
-  const hook = await owner.post('/api/v1/webhooks', { url: receiver.url('127.0.0.1', '/after-kill'), events: ['organization.updated'] });
+  const hook = await owner.post('/api/v1/webhooks', {
+    url: receiver.url('127.0.0.1', '/after-kill'),
+    events: ['organization.updated'],
+  });
   expect(hook.status, JSON.stringify(hook.body)).toBe(201);
 
   const renamed = await owner.patch(`/v1/organizations/${org.id}`, { name: 'Renamed before the crash' });
@@ -76,9 +95,17 @@ it('delivers an event committed just before a SIGKILL once the service runs agai
   const again = await startService('all');
   const [request] = await waitFor(() => (receiver.received.length ? receiver.received : undefined), 30_000);
   expect(request!.headers['x-service-event']).toBe('organization.updated');
-  const body = new StandardWebhook(hook.body.secret).verify(request!.body, request!.headers as Record<string, string>) as any;
-  expect(body).toMatchObject({ event: 'organization.updated', organization: { id: org.id, name: 'Renamed before the crash' } });
-  const history = await (await signIn(again.url, OWNER.email, OWNER.password)).api.get(`/api/v1/webhooks/${hook.body.id}/deliveries`);
+  const body = new StandardWebhook(hook.body.secret).verify(
+    request!.body,
+    request!.headers as Record<string, string>,
+  ) as any;
+  expect(body).toMatchObject({
+    event: 'organization.updated',
+    organization: { id: org.id, name: 'Renamed before the crash' },
+  });
+  const history = await (
+    await signIn(again.url, OWNER.email, OWNER.password)
+  ).api.get(`/api/v1/webhooks/${hook.body.id}/deliveries`);
   expect(history.body.deliveries[0]).toMatchObject({ status: 'delivered', attemptCount: 1, statusCode: 204 });
   again.child.kill('SIGTERM');
   await new Promise((resolve) => again.child.once('exit', resolve));

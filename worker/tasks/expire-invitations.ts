@@ -4,7 +4,9 @@ import { announceExpiredInvitations } from '../../schema/modules/members/invitat
 
 export const EXPIRE_INVITATIONS_TASK = 'expire_invitations';
 
-export const expireInvitations = (deps: WorkerDeps): Task => async (_payload, helpers) => {
-  const announced = await announceExpiredInvitations(deps.db, deps.clock.now());
-  if (announced) helpers.logger.info(`announced ${announced} expired invitations`);
-};
+export const expireInvitations =
+  (deps: WorkerDeps): Task =>
+  async (_payload, helpers) => {
+    const announced = await announceExpiredInvitations(deps.db, deps.clock.now());
+    if (announced) helpers.logger.info(`announced ${announced} expired invitations`);
+  };

@@ -4,7 +4,9 @@ import { announceExpiredSessions } from '../../schema/modules/auth/sessions.serv
 
 export const EXPIRE_SESSIONS_TASK = 'expire_sessions';
 
-export const expireSessions = (deps: WorkerDeps): Task => async (_payload, helpers) => {
-  const announced = await announceExpiredSessions(deps.db, deps.clock.now());
-  if (announced) helpers.logger.info(`announced ${announced} expired sessions`);
-};
+export const expireSessions =
+  (deps: WorkerDeps): Task =>
+  async (_payload, helpers) => {
+    const announced = await announceExpiredSessions(deps.db, deps.clock.now());
+    if (announced) helpers.logger.info(`announced ${announced} expired sessions`);
+  };

@@ -4,10 +4,15 @@ import { assertDeliverJob, attemptDelivery } from '../../schema/modules/webhooks
 import { pgSql } from '../../schema/push/signed-attempt.ts';
 
 /** One attempt of one webhook delivery; it records the attempt and schedules the next one itself. */
-export const webhookDeliver = (deps: WorkerDeps): Task => async (payload, helpers) => {
-  const job = assertDeliverJob(payload);
-  const started = performance.now();
-  const outcome = await attemptDelivery({ ...deps, sql: pgSql((q) => helpers.withPgClient((client) => client.query(q))) }, job);
-  if (outcome !== 'skipped') deps.metrics.webhookAttempt(outcome, (performance.now() - started) / 1000);
-  if (outcome !== 'delivered') helpers.logger.debug(`webhook delivery ${job.id} attempt ${job.attempt}: ${outcome}`);
-};
+export const webhookDeliver =
+  (deps: WorkerDeps): Task =>
+  async (payload, helpers) => {
+    const job = assertDeliverJob(payload);
+    const started = performance.now();
+    const outcome = await attemptDelivery(
+      { ...deps, sql: pgSql((q) => helpers.withPgClient((client) => client.query(q))) },
+      job,
+    );
+    if (outcome !== 'skipped') deps.metrics.webhookAttempt(outcome, (performance.now() - started) / 1000);
+    if (outcome !== 'delivered') helpers.logger.debug(`webhook delivery ${job.id} attempt ${job.attempt}: ${outcome}`);
+  };

@@ -5,7 +5,9 @@ import { sweepDueDeliveries } from '../../schema/modules/webhooks/delivery.servi
 export const WEBHOOK_SWEEP_TASK = 'webhook_sweep';
 
 /** Runs webhook attempts that are due by the service clock but not queued to run (see sweepDueDeliveries). */
-export const webhookSweep = (deps: WorkerDeps): Task => async (_payload, helpers) => {
-  const moved = await sweepDueDeliveries(deps);
-  if (moved) helpers.logger.info(`queued ${moved} due webhook attempts`);
-};
+export const webhookSweep =
+  (deps: WorkerDeps): Task =>
+  async (_payload, helpers) => {
+    const moved = await sweepDueDeliveries(deps);
+    if (moved) helpers.logger.info(`queued ${moved} due webhook attempts`);
+  };

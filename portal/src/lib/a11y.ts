@@ -13,11 +13,13 @@ export const focus = (node: HTMLElement) => {
  * it appears, and again whenever what `again` reads changes (the form's next answer): a form's error summary, which
  * screen readers then read out, after a submission the page answered with a refusal.
  */
-export const reveal = (again: () => unknown = () => undefined) => (node: HTMLElement) => {
-	again();
-	node.scrollIntoView({ block: 'center' });
-	node.focus({ preventScroll: true });
-};
+export const reveal =
+	(again: () => unknown = () => undefined) =>
+	(node: HTMLElement) => {
+		again();
+		node.scrollIntoView({ block: 'center' });
+		node.focus({ preventScroll: true });
+	};
 
 /** An aria-describedby naming the ids given (false and undefined skipped), or none when there are none. */
 export const describedBy = (...ids: (string | false | undefined)[]) => ids.filter(Boolean).join(' ') || undefined;

@@ -36,7 +36,11 @@ export function problemLines(details: readonly Problem[] | undefined, labels: Fi
  * of `labels` are the form's, shown beside each field; the problems of any other go to `form`, named by their label.
  * Given the `values` sent, a problem with one entry of a list names that entry.
  */
-export function fieldErrors(details: readonly Problem[] | undefined, labels: FieldLabels, values: Record<string, unknown> = {}): FieldErrors {
+export function fieldErrors(
+	details: readonly Problem[] | undefined,
+	labels: FieldLabels,
+	values: Record<string, unknown> = {},
+): FieldErrors {
 	const errors: FieldErrors = {};
 	for (const { path, message } of details ?? []) {
 		const [head = '', index] = path.split('.');
@@ -46,7 +50,10 @@ export function fieldErrors(details: readonly Problem[] | undefined, labels: Fie
 			continue;
 		}
 		const list = values[field];
-		const entry = index !== undefined && /^\d+$/.test(index) && Array.isArray(list) ? `“${String(list[Number(index)] ?? '')}” ` : '';
+		const entry =
+			index !== undefined && /^\d+$/.test(index) && Array.isArray(list)
+				? `“${String(list[Number(index)] ?? '')}” `
+				: '';
 		(errors[field] ??= []).push(entry + message);
 	}
 	return errors;

@@ -3,7 +3,7 @@ const DAY = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeZone: 'U
 const MOMENT = {
 	minute: new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }),
 	// Where moments seconds apart must read apart (a delivery's attempts).
-	second: new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' })
+	second: new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }),
 };
 
 /** The date of an ISO instant ("3 Nov 2026"). */

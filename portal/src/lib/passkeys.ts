@@ -9,7 +9,8 @@ export function ceremonyProblem(error: unknown): string | null {
 	if (name === 'AbortError') return null;
 	// Cancelled, timed out, or no passkey chosen: the browser does not tell these apart (WebAuthn Level 3, 5.1.4.1).
 	if (name === 'NotAllowedError') return 'The passkey request was cancelled or timed out. Try again.';
-	if (error instanceof WebAuthnError && error.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED') return 'This device already holds a passkey for your account.';
+	if (error instanceof WebAuthnError && error.code === 'ERROR_AUTHENTICATOR_PREVIOUSLY_REGISTERED')
+		return 'This device already holds a passkey for your account.';
 	return error instanceof Error ? `The passkey could not be used: ${error.message}` : 'The passkey could not be used.';
 }
 

@@ -23,10 +23,15 @@ export async function rest<T = unknown>(method: string, path: string, body?: unk
 			method,
 			credentials: 'same-origin',
 			headers: { accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-			body: body === undefined ? undefined : JSON.stringify(body)
+			body: body === undefined ? undefined : JSON.stringify(body),
 		});
 	} catch {
-		return { ok: false, status: 0, body: null as T, message: 'The service could not be reached. Check your connection and try again.' };
+		return {
+			ok: false,
+			status: 0,
+			body: null as T,
+			message: 'The service could not be reached. Check your connection and try again.',
+		};
 	}
 	const text = await response.text();
 	let parsed: unknown = null;
@@ -36,12 +41,19 @@ export async function rest<T = unknown>(method: string, path: string, body?: unk
 		// not JSON: only the status says anything
 	}
 	if (response.ok) return { ok: true, status: response.status, body: parsed as T, message: null };
-	return { ok: false, status: response.status, body: parsed as T, message: messageOf(parsed as ErrorBody | null, response.status) };
+	return {
+		ok: false,
+		status: response.status,
+		body: parsed as T,
+		message: messageOf(parsed as ErrorBody | null, response.status),
+	};
 }
 
 function messageOf(error: ErrorBody | null, status: number): string {
 	if (status === 429) return 'Too many attempts. Please wait a while and try again.';
 	const lines = [error?.error_description ?? `The request failed (${status}).`];
-	for (const problem of error?.details ?? []) if (problem.path !== 'response') lines.push(`${problem.path.charAt(0).toUpperCase()}${problem.path.slice(1)} ${problem.message}.`);
+	for (const problem of error?.details ?? [])
+		if (problem.path !== 'response')
+			lines.push(`${problem.path.charAt(0).toUpperCase()}${problem.path.slice(1)} ${problem.message}.`);
 	return lines.join(' ');
 }

@@ -13,11 +13,13 @@ export class Sending {
 	 * The `use:enhance` callback of the form `key`: marked from submit until the page has updated. `reset: false`
 	 * keeps what was typed or chosen in the page's other forms.
 	 */
-	as = (key: string, options: { reset?: boolean } = {}): SubmitFunction => () => {
-		this.key = key;
-		return async ({ update }) => {
-			await update(options);
-			this.key = null;
+	as =
+		(key: string, options: { reset?: boolean } = {}): SubmitFunction =>
+		() => {
+			this.key = key;
+			return async ({ update }) => {
+				await update(options);
+				this.key = null;
+			};
 		};
-	};
 }

@@ -9,7 +9,10 @@ const RequestPasswordResetInput = builder.inputType('RequestPasswordResetInput',
 });
 
 const ConfirmPasswordResetInput = builder.inputType('ConfirmPasswordResetInput', {
-  fields: (t) => ({ token: t.string({ required: true }), password: t.string({ required: true, description: 'The new password (12 characters or more).' }) }),
+  fields: (t) => ({
+    token: t.string({ required: true }),
+    password: t.string({ required: true, description: 'The new password (12 characters or more).' }),
+  }),
 });
 
 const VerifyEmailInput = builder.inputType('VerifyEmailInput', {
@@ -41,7 +44,7 @@ builder.mutationField('confirmPasswordReset', (t) =>
 builder.mutationField('sendPasswordReset', (t) =>
   t.boolean({
     errors: { directResult: false },
-    description: 'Mails a person a password reset link (platform admins). Nobody can set another person\'s password.',
+    description: "Mails a person a password reset link (platform admins). Nobody can set another person's password.",
     authScopes: firstParty({ platformAdmin: true }),
     args: { userId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => sendPasswordResetLink(ctx, String(args.userId)),
@@ -52,7 +55,8 @@ builder.mutationField('requestEmailVerification', (t) =>
   t.field({
     errors: {},
     type: VerificationSent,
-    description: 'Mails the caller a verification link: for the new address it asked for, else for its own unverified one.',
+    description:
+      'Mails the caller a verification link: for the new address it asked for, else for its own unverified one.',
     authScopes: firstParty({ person: true }),
     resolve: (_root, _args, ctx) => requestEmailVerification(ctx),
   }),
@@ -62,7 +66,7 @@ builder.mutationField('verifyEmail', (t) =>
   t.prismaField({
     errors: {},
     type: 'User',
-    description: 'Proves an address with a verification link token; a new address becomes the account\'s address.',
+    description: "Proves an address with a verification link token; a new address becomes the account's address.",
     args: { input: t.arg({ type: VerifyEmailInput, required: true }) },
     resolve: (_query, _root, { input }, ctx) => verifyEmail(ctx, input),
   }),

@@ -11,7 +11,15 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
 import { EmailTakenError } from '../users/users.errors.ts';
 import { AlreadyVerifiedError, InvalidLinkError } from './accounts.errors.ts';
-import { claimLinkToken, findLiveLinkToken, issuingLock, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery, type LinkPurpose } from './link-tokens.ts';
+import {
+  claimLinkToken,
+  findLiveLinkToken,
+  issuingLock,
+  LINK_TOKEN_PURPOSES,
+  newLinkToken,
+  userIdQuery,
+  type LinkPurpose,
+} from './link-tokens.ts';
 import { verifyEmailUrl } from './links.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -26,19 +34,32 @@ const HOURS = LINK_TOKEN_PURPOSES.email_verification.ttlSeconds / 3600;
  * Counts a verification or address-change mail against the person's hourly limit (429 past it): neither asking again
  * nor asking for one new address after another can flood an inbox.
  */
-export const countVerificationMail = (ctx: Context, userId: string) => countRequest(ctx, [{ key: `verify:${userId}`, limit: RESEND_LIMIT }], WINDOW_SECONDS);
+export const countVerificationMail = (ctx: Context, userId: string) =>
+  countRequest(ctx, [{ key: `verify:${userId}`, limit: RESEND_LIMIT }], WINDOW_SECONDS);
 
 /** Mails `address` a link of `purpose` for `person`, voiding their older ones; in the caller's transaction. */
-async function mailLink(ctx: Context, tx: Tx, purpose: 'email_verification' | 'email_change', person: Person, address: string) {
+async function mailLink(
+  ctx: Context,
+  tx: Tx,
+  purpose: 'email_verification' | 'email_change',
+  person: Person,
+  address: string,
+) {
   const now = ctx.clock.now();
   const link = newLinkToken(purpose, userIdQuery(person.id), address, now);
-  const mail = queueMailSql(purpose, address, { name: person.name, url: verifyEmailUrl(ctx, link.token), hours: HOURS }, now);
+  const mail = queueMailSql(
+    purpose,
+    address,
+    { name: person.name, url: verifyEmailUrl(ctx, link.token), hours: HOURS },
+    now,
+  );
   await tx.$executeRaw`${issuingLock(purpose, person.id)}`;
   await tx.$executeRaw`with ${link.ctes} select ${mail}`;
 }
 
 /** A new account's address, to be proven. */
-export const mailVerificationLink = (ctx: Context, tx: Tx, person: Person) => mailLink(ctx, tx, 'email_verification', person, person.email);
+export const mailVerificationLink = (ctx: Context, tx: Tx, person: Person) =>
+  mailLink(ctx, tx, 'email_verification', person, person.email);
 
 /** The person no longer wants the new address it asked for (it asked for its current one again). */
 export async function cancelEmailChange(tx: Pick<Tx, 'linkToken'>, userId: string, now: Date): Promise<void> {
@@ -46,7 +67,8 @@ export async function cancelEmailChange(tx: Pick<Tx, 'linkToken'>, userId: strin
 }
 
 /** The person asked to use `newEmail`: it takes effect once the link mailed there is used. */
-export const mailEmailChangeLink = (ctx: Context, tx: Tx, person: Person, newEmail: string) => mailLink(ctx, tx, 'email_change', person, newEmail);
+export const mailEmailChangeLink = (ctx: Context, tx: Tx, person: Person, newEmail: string) =>
+  mailLink(ctx, tx, 'email_change', person, newEmail);
 
 /** The new address a person asked for and has not proven yet, if any. */
 export async function pendingEmailOf(db: Pick<Tx, 'linkToken'>, userId: string, now: Date): Promise<string | null> {
@@ -65,7 +87,9 @@ export async function requestEmailVerification(ctx: Context): Promise<{ email: s
   const pending = await pendingEmailOf(ctx.db, userId, ctx.clock.now());
   if (!pending && user.emailVerified) throw new AlreadyVerifiedError();
   await countVerificationMail(ctx, userId);
-  await ctx.db.$transaction((tx) => (pending ? mailEmailChangeLink(ctx, tx, user, pending) : mailVerificationLink(ctx, tx, user)));
+  await ctx.db.$transaction((tx) =>
+    pending ? mailEmailChangeLink(ctx, tx, user, pending) : mailVerificationLink(ctx, tx, user),
+  );
   return { email: pending ?? user.email };
 }
 
@@ -76,33 +100,52 @@ export async function verifyEmail(ctx: Context, input: unknown) {
   const { token } = parseInput(verifyInput, input);
   const now = ctx.clock.now();
   if (!(await findLiveLinkToken(ctx.db, token, PURPOSES, now))) throw new InvalidLinkError('verification');
-  return ctx.db.$transaction(async (tx) => {
-    const claimed = await claimLinkToken(tx, token, PURPOSES, now);
-    const before = claimed && (await tx.user.findUnique({ where: { id: claimed.userId } }));
-    if (!claimed || !before) throw new InvalidLinkError('verification');
-    const at = { at: now };
-    if (claimed.purpose === 'email_verification') {
-      // A link for an address the account has since left proves nothing about the account.
-      if (before.email !== claimed.email) throw new InvalidLinkError('verification');
-      if (before.emailVerified) return before;
-      const user = await tx.user.update({ where: { id: before.id }, data: { emailVerified: true } });
+  return ctx.db
+    .$transaction(async (tx) => {
+      const claimed = await claimLinkToken(tx, token, PURPOSES, now);
+      const before = claimed && (await tx.user.findUnique({ where: { id: claimed.userId } }));
+      if (!claimed || !before) throw new InvalidLinkError('verification');
+      const at = { at: now };
+      if (claimed.purpose === 'email_verification') {
+        // A link for an address the account has since left proves nothing about the account.
+        if (before.email !== claimed.email) throw new InvalidLinkError('verification');
+        if (before.emailVerified) return before;
+        const user = await tx.user.update({ where: { id: before.id }, data: { emailVerified: true } });
+        await emitUserEvent(tx, 'user.email.verified', user.id, { user }, at);
+        await recordAudit(
+          ctx,
+          { action: 'user.email.verify', actorId: user.id, targetType: 'user', targetId: user.id },
+          tx,
+        );
+        return user;
+      }
+      const user = await tx.user.update({
+        where: { id: before.id },
+        data: { email: claimed.email, emailVerified: true },
+      });
+      // Links mailed to the old address (a reset, a verification) no longer speak for the account.
+      await tx.linkToken.updateMany({ where: { userId: user.id, endedAt: null }, data: { endedAt: now } });
+      await emitUserEvent(tx, 'user.updated', user.id, { user, changes: ['email'] }, at);
       await emitUserEvent(tx, 'user.email.verified', user.id, { user }, at);
-      await recordAudit(ctx, { action: 'user.email.verify', actorId: user.id, targetType: 'user', targetId: user.id }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'user.email.change',
+          actorId: user.id,
+          targetType: 'user',
+          targetId: user.id,
+          details: { from: before.email, to: user.email },
+        },
+        tx,
+      );
+      await queueMail(tx, 'email_changed', before.email, { name: user.name, newEmail: user.email, at: now }, now);
       return user;
-    }
-    const user = await tx.user.update({ where: { id: before.id }, data: { email: claimed.email, emailVerified: true } });
-    // Links mailed to the old address (a reset, a verification) no longer speak for the account.
-    await tx.linkToken.updateMany({ where: { userId: user.id, endedAt: null }, data: { endedAt: now } });
-    await emitUserEvent(tx, 'user.updated', user.id, { user, changes: ['email'] }, at);
-    await emitUserEvent(tx, 'user.email.verified', user.id, { user }, at);
-    await recordAudit(ctx, { action: 'user.email.change', actorId: user.id, targetType: 'user', targetId: user.id, details: { from: before.email, to: user.email } }, tx);
-    await queueMail(tx, 'email_changed', before.email, { name: user.name, newEmail: user.email, at: now }, now);
-    return user;
-  }).catch(async (error: unknown) => {
-    if (!isUniqueViolation(error)) throw error;
-    // Someone else took the address after the link was sent: the unique index decided. The rolled-back claim is
-    // made again on its own, so that the address no longer shows as pending and no new link is mailed to it.
-    await claimLinkToken(ctx.db, token, ['email_change'], now);
-    throw new EmailTakenError();
-  });
+    })
+    .catch(async (error: unknown) => {
+      if (!isUniqueViolation(error)) throw error;
+      // Someone else took the address after the link was sent: the unique index decided. The rolled-back claim is
+      // made again on its own, so that the address no longer shows as pending and no new link is mailed to it.
+      await claimLinkToken(ctx.db, token, ['email_change'], now);
+      throw new EmailTakenError();
+    });
 }

@@ -26,7 +26,8 @@ export interface NewLinkToken {
  * waited here sees the token a concurrent issuer committed and voids it, and of concurrent requests only the newest
  * link stays live. Without it, each voided only what was committed before both began, and several stayed live.
  */
-export const issuingLock = (purpose: LinkPurpose, key: string) => Prisma.sql`select pg_advisory_xact_lock(hashtextextended(${`link:${purpose}:${key}`}, 0))`;
+export const issuingLock = (purpose: LinkPurpose, key: string) =>
+  Prisma.sql`select pg_advisory_xact_lock(hashtextextended(${`link:${purpose}:${key}`}, 0))`;
 
 /** A query that gives one user id: `select id from <earlier CTE>`, or `select <id>::text`. */
 export const userIdQuery = (id: string) => Prisma.sql`select ${id}::text as id`;
@@ -35,7 +36,12 @@ export const userIdQuery = (id: string) => Prisma.sql`select ${id}::text as id`;
  * A fresh token of `purpose`, and the CTEs that store it for the user the query `owner` gives (userIdQuery, or a
  * select from an earlier CTE): no row is written when it gives none.
  */
-export function newLinkToken(purpose: LinkPurpose, owner: Prisma.Sql, email: string | Prisma.Sql, now: Date): NewLinkToken {
+export function newLinkToken(
+  purpose: LinkPurpose,
+  owner: Prisma.Sql,
+  email: string | Prisma.Sql,
+  now: Date,
+): NewLinkToken {
   const { prefix, ttlSeconds } = LINK_TOKEN_PURPOSES[purpose];
   const token = randomToken(prefix);
   const expiresAt = addSeconds(now, ttlSeconds);
@@ -58,7 +64,12 @@ export interface LiveLinkToken {
 }
 
 /** The unused, unexpired token of one of `purposes`, or null: a read, to refuse a bad link before slow work. */
-export async function findLiveLinkToken(db: Pick<Prisma.TransactionClient, 'linkToken'>, token: string, purposes: readonly LinkPurpose[], now: Date): Promise<LiveLinkToken | null> {
+export async function findLiveLinkToken(
+  db: Pick<Prisma.TransactionClient, 'linkToken'>,
+  token: string,
+  purposes: readonly LinkPurpose[],
+  now: Date,
+): Promise<LiveLinkToken | null> {
   const row = await db.linkToken.findFirst({
     where: { tokenHash: sha256(token), purpose: { in: [...purposes] }, endedAt: null, expiresAt: { gt: now } },
     select: { id: true, userId: true, purpose: true, email: true },
@@ -67,7 +78,12 @@ export async function findLiveLinkToken(db: Pick<Prisma.TransactionClient, 'link
 }
 
 /** Uses the token: of any number of concurrent uses, exactly one gets it back; the others get null. */
-export async function claimLinkToken(tx: Pick<Prisma.TransactionClient, '$queryRaw'>, token: string, purposes: readonly LinkPurpose[], now: Date): Promise<LiveLinkToken | null> {
+export async function claimLinkToken(
+  tx: Pick<Prisma.TransactionClient, '$queryRaw'>,
+  token: string,
+  purposes: readonly LinkPurpose[],
+  now: Date,
+): Promise<LiveLinkToken | null> {
   const [row] = await tx.$queryRaw<{ id: string; user_id: string; purpose: LinkPurpose; email: string }[]>`
     update link_tokens set ended_at = ${now}::timestamp
     where token_hash = ${sha256(token)} and purpose = any(${[...purposes]}::text[]) and ended_at is null and expires_at > ${now}::timestamp

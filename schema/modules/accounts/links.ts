@@ -2,6 +2,8 @@
 import type { Context } from '../../context.ts';
 
 /** Takes the issuer rather than a request's context: the worker writes reset links too. */
-export const resetPasswordUrl = (issuer: string, token: string) => `${issuer}/reset-password?token=${encodeURIComponent(token)}`;
+export const resetPasswordUrl = (issuer: string, token: string) =>
+  `${issuer}/reset-password?token=${encodeURIComponent(token)}`;
 export const forgotPasswordUrl = (ctx: Context) => `${ctx.settings.issuer()}/forgot-password`;
-export const verifyEmailUrl = (ctx: Context, token: string) => `${ctx.settings.issuer()}/verify-email?token=${encodeURIComponent(token)}`;
+export const verifyEmailUrl = (ctx: Context, token: string) =>
+  `${ctx.settings.issuer()}/verify-email?token=${encodeURIComponent(token)}`;

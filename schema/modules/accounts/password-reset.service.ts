@@ -19,7 +19,14 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { forgetFailedSignIns } from '../auth/throttle.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
 import { InvalidLinkError } from './accounts.errors.ts';
-import { claimLinkToken, findLiveLinkToken, issuingLock, LINK_TOKEN_PURPOSES, newLinkToken, userIdQuery } from './link-tokens.ts';
+import {
+  claimLinkToken,
+  findLiveLinkToken,
+  issuingLock,
+  LINK_TOKEN_PURPOSES,
+  newLinkToken,
+  userIdQuery,
+} from './link-tokens.ts';
 import { forgotPasswordUrl, resetPasswordUrl } from './links.ts';
 
 /** Reset mails one address may be sent, and one client address may ask for, in an hour. */
@@ -37,7 +44,8 @@ export interface ResetRequestJob {
 
 export function assertResetRequestJob(payload: unknown): ResetRequestJob {
   const p = payload as Partial<ResetRequestJob> | null;
-  if (typeof p?.email !== 'string' || typeof p.mailId !== 'string') throw new Error(`${PASSWORD_RESET_TASK}: payload must be {email, mailId}`);
+  if (typeof p?.email !== 'string' || typeof p.mailId !== 'string')
+    throw new Error(`${PASSWORD_RESET_TASK}: payload must be {email, mailId}`);
   return { email: p.email, mailId: p.mailId };
 }
 
@@ -54,7 +62,13 @@ const linkDepsOf = (ctx: Context): LinkDeps => ({ db: ctx.db, clock: ctx.clock, 
 async function mailResetLink(deps: LinkDeps, account: Prisma.Sql, email: string, mailId?: string) {
   const now = deps.clock.now();
   const link = newLinkToken('password_reset', Prisma.sql`select id from account`, email, now);
-  const mail = queueMailSql('password_reset', email, { url: resetPasswordUrl(deps.issuer(), link.token), minutes: LINK_TOKEN_PURPOSES.password_reset.ttlSeconds / 60 }, now, mailId);
+  const mail = queueMailSql(
+    'password_reset',
+    email,
+    { url: resetPasswordUrl(deps.issuer(), link.token), minutes: LINK_TOKEN_PURPOSES.password_reset.ttlSeconds / 60 },
+    now,
+    mailId,
+  );
   await deps.db.$transaction([
     deps.db.$executeRaw`${issuingLock('password_reset', email)}`,
     deps.db.$executeRaw`with account as (${account}), ${link.ctes} select ${mail} from account`,
@@ -66,11 +80,19 @@ const requestInput = z.object({ email: fields.email }).strict();
 export async function requestPasswordReset(ctx: Context, input: unknown): Promise<true> {
   const { email } = parseInput(requestInput, input);
   const ip = ctx.request.ip;
-  await countRequest(ctx, [{ key: `reset:${email}`, limit: LIMITS.address }, ...(ip ? [{ key: `reset-from:${ip}`, limit: LIMITS.client }] : [])], WINDOW_SECONDS);
+  await countRequest(
+    ctx,
+    [
+      { key: `reset:${email}`, limit: LIMITS.address },
+      ...(ip ? [{ key: `reset-from:${ip}`, limit: LIMITS.client }] : []),
+    ],
+    WINDOW_SECONDS,
+  );
   // The same one insert whether or not an account uses the address: the lookup, and the writes that follow only for
   // an account, happen in the job, after the answer has gone.
   const job: ResetRequestJob = { email, mailId: uuidv7() };
-  await ctx.db.$executeRaw`select graphile_worker.add_job(${PASSWORD_RESET_TASK}::text, ${JSON.stringify(job)}::json, max_attempts := 5)`;
+  await ctx.db
+    .$executeRaw`select graphile_worker.add_job(${PASSWORD_RESET_TASK}::text, ${JSON.stringify(job)}::json, max_attempts := 5)`;
   return true;
 }
 
@@ -112,13 +134,28 @@ export async function confirmPasswordReset(ctx: Context, input: unknown): Promis
     // The link reached the address, which proves it. An account whose address was never proven may have been made
     // by someone else (pre-hijacking): taking it over removes what they set up, sets the password and proves the
     // address, with the events a reset emits (take-over.ts).
-    const takenOver = !before.emailVerified && (await takeOverUnproven(ctx, tx, before.id, passwordHash, { via: 'password_reset' })).takenOver;
+    const takenOver =
+      !before.emailVerified &&
+      (await takeOverUnproven(ctx, tx, before.id, passwordHash, { via: 'password_reset' })).takenOver;
     const user = takenOver
       ? await tx.user.findUniqueOrThrow({ where: { id: before.id } })
-      : await tx.user.update({ where: { id: before.id }, data: { passwordHash, sessionVersion: { increment: 1 }, emailVerified: true } });
+      : await tx.user.update({
+          where: { id: before.id },
+          data: { passwordHash, sessionVersion: { increment: 1 }, emailVerified: true },
+        });
     if (!takenOver) await emitUserEvent(tx, 'user.password.changed', user.id, { user }, { at: now });
-    await recordAudit(ctx, { action: 'user.password.reset', actorId: user.id, targetType: 'user', targetId: user.id }, tx);
-    await queueMail(tx, 'password_changed', user.email, { name: user.name, at: now, forgotUrl: forgotPasswordUrl(ctx) }, now);
+    await recordAudit(
+      ctx,
+      { action: 'user.password.reset', actorId: user.id, targetType: 'user', targetId: user.id },
+      tx,
+    );
+    await queueMail(
+      tx,
+      'password_changed',
+      user.email,
+      { name: user.name, at: now, forgotUrl: forgotPasswordUrl(ctx) },
+      now,
+    );
     return user;
   });
   // Whoever locked the account by guessing, its owner has just proven it: sign-in starts afresh.

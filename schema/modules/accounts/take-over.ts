@@ -30,8 +30,16 @@ export interface TakenOver {
  * here for every way a take-over comes, so a caller adds none.
  */
 export async function takeOverUnproven(
-  ctx: Context, tx: Tx, userId: string, passwordHash: string,
-  via: { via: 'sso' | 'password_reset' | 'scim'; organizationId?: string | null; connectionId?: string; tokenId?: string },
+  ctx: Context,
+  tx: Tx,
+  userId: string,
+  passwordHash: string,
+  via: {
+    via: 'sso' | 'password_reset' | 'scim';
+    organizationId?: string | null;
+    connectionId?: string;
+    tokenId?: string;
+  },
 ): Promise<TakenOver> {
   const now = ctx.clock.now();
   const [user] = await tx.$queryRaw<TakenOver['user'][]>`
@@ -39,7 +47,10 @@ export async function takeOverUnproven(
     where id = ${userId} and not email_verified
     returning id, email, name, email_verified as "emailVerified", created_at as "createdAt", session_version as "sessionVersion"`;
   if (!user) {
-    const proven = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, emailVerified: true, createdAt: true, sessionVersion: true } });
+    const proven = await tx.user.findUniqueOrThrow({
+      where: { id: userId },
+      select: { id: true, email: true, name: true, emailVerified: true, createdAt: true, sessionVersion: true },
+    });
     return { user: proven, takenOver: false };
   }
   const [totp] = await tx.$queryRaw<{ confirmed: boolean }[]>`
@@ -55,19 +66,38 @@ export async function takeOverUnproven(
   const grants = await revokeGrants(ctx, tx, { userId });
   await tx.oAuthConsent.deleteMany({ where: { userId } });
   await tx.linkToken.updateMany({ where: { userId, endedAt: null }, data: { endedAt: now } });
-  const keys = await tx.apiKey.findMany({ where: { createdById: userId, revokedAt: null }, select: { organization: { select: { id: true, name: true } } } });
+  const keys = await tx.apiKey.findMany({
+    where: { createdById: userId, revokedAt: null },
+    select: { organization: { select: { id: true, name: true } } },
+  });
   const organizations = new Map(keys.map((k) => [k.organization.id, k.organization]));
-  for (const organization of organizations.values()) await apiKeysFollowCreator(ctx, tx, organization, userId, null, 'account_taken_over');
+  for (const organization of organizations.values())
+    await apiKeysFollowCreator(ctx, tx, organization, userId, null, 'account_taken_over');
   const at = { at: now };
   await emitUserEvent(tx, 'user.password.changed', userId, { user }, at);
   await emitUserEvent(tx, 'user.email.verified', userId, { user }, at);
   if (totp?.confirmed || passkeys.count) await emitUserEvent(tx, '2fa.disabled', userId, { user }, at);
-  await recordAudit(ctx, {
-    action: 'account.take_over', organizationId: via.organizationId ?? null, actorId: userId, targetType: 'user', targetId: userId,
-    details: {
-      via: via.via, ...(via.connectionId ? { connectionId: via.connectionId } : {}), ...(via.tokenId ? { tokenId: via.tokenId } : {}),
-      passkeys: passkeys.count, totp: !!totp, identities: identities.count, sessions: sessions.length, grants, apiKeys: keys.length,
+  await recordAudit(
+    ctx,
+    {
+      action: 'account.take_over',
+      organizationId: via.organizationId ?? null,
+      actorId: userId,
+      targetType: 'user',
+      targetId: userId,
+      details: {
+        via: via.via,
+        ...(via.connectionId ? { connectionId: via.connectionId } : {}),
+        ...(via.tokenId ? { tokenId: via.tokenId } : {}),
+        passkeys: passkeys.count,
+        totp: !!totp,
+        identities: identities.count,
+        sessions: sessions.length,
+        grants,
+        apiKeys: keys.length,
+      },
     },
-  }, tx);
+    tx,
+  );
   return { user, takenOver: true };
 }

@@ -33,7 +33,10 @@ const CreatedApiKeyRef = builder.objectRef<Created>('CreatedApiKey').implement({
 const CreateApiKeyInput = builder.inputType('CreateApiKeyInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
-    role: t.field({ type: RoleEnum, description: "admin or member; defaults to the creator's role (admin for owners)." }),
+    role: t.field({
+      type: RoleEnum,
+      description: "admin or member; defaults to the creator's role (admin for owners).",
+    }),
     organizationId: t.string({ description: "Defaults to the caller's current organization." }),
   }),
 });
@@ -54,7 +57,11 @@ builder.mutationField('createApiKey', (t) =>
     authScopes: firstParty(),
     args: { input: t.arg({ type: CreateApiKeyInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      createApiKey(ctx, { name: input.name, role: input.role ?? undefined, organizationId: input.organizationId ?? undefined }),
+      createApiKey(ctx, {
+        name: input.name,
+        role: input.role ?? undefined,
+        organizationId: input.organizationId ?? undefined,
+      }),
   }),
 );
 

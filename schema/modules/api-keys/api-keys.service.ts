@@ -24,7 +24,6 @@ const createInput = z.object({
   organizationId: fields.id.optional(),
 });
 
-
 export async function createApiKey(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
@@ -41,7 +40,11 @@ export async function createApiKey(ctx: Context, input: unknown) {
       include: { organization: { select: { id: true, name: true } } },
     });
     await emitEvent(tx, 'api_key.created', record.organization, { apiKey: record }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'api_key.create', organizationId, targetType: 'api_key', targetId: record.id }, tx);
+    await recordAudit(
+      ctx,
+      { action: 'api_key.create', organizationId, targetType: 'api_key', targetId: record.id },
+      tx,
+    );
     return record;
   });
   return { ...record, secret };
@@ -56,13 +59,20 @@ export async function listApiKeys(ctx: Context, organizationId?: string | null, 
 
 export async function revokeApiKey(ctx: Context, input: unknown) {
   const { id } = parseInput(z.object({ id: fields.id }), input);
-  const record = await ctx.db.apiKey.findUnique({ where: { id }, include: { organization: { select: { id: true, name: true } } } });
+  const record = await ctx.db.apiKey.findUnique({
+    where: { id },
+    include: { organization: { select: { id: true, name: true } } },
+  });
   if (!record || record.revokedAt) throw new NotFoundError('API key');
   await requireOrgRole(ctx, record.organizationId, 'admin', 'API key');
   return ctx.db.$transaction(async (tx) => {
     const revoked = await tx.apiKey.update({ where: { id }, data: { revokedAt: ctx.clock.now() } });
     await emitEvent(tx, 'api_key.revoked', record.organization, { apiKey: record }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'api_key.revoke', organizationId: record.organizationId, targetType: 'api_key', targetId: id }, tx);
+    await recordAudit(
+      ctx,
+      { action: 'api_key.revoke', organizationId: record.organizationId, targetType: 'api_key', targetId: id },
+      tx,
+    );
     return revoked;
   });
 }
@@ -80,18 +90,37 @@ export async function apiKeysFollowCreator(
   role: Role | null,
   reason: 'creator_left' | 'creator_deleted' | 'creator_demoted' | 'account_taken_over',
 ) {
-  const keys = await tx.apiKey.findMany({ where: { organizationId: organization.id, createdById: creatorId, revokedAt: null } });
+  const keys = await tx.apiKey.findMany({
+    where: { organizationId: organization.id, createdById: creatorId, revokedAt: null },
+  });
   for (const key of keys) {
     if (role === null) {
       await tx.apiKey.update({ where: { id: key.id }, data: { revokedAt: ctx.clock.now() } });
       await emitEvent(tx, 'api_key.revoked', organization, { apiKey: key }, { at: ctx.clock.now() });
-      await recordAudit(ctx, { action: 'api_key.revoke', organizationId: organization.id, targetType: 'api_key', targetId: key.id, details: { reason } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'api_key.revoke',
+          organizationId: organization.id,
+          targetType: 'api_key',
+          targetId: key.id,
+          details: { reason },
+        },
+        tx,
+      );
     } else if (!roleAtLeast(role, key.role)) {
       await tx.apiKey.update({ where: { id: key.id }, data: { role } });
-      await recordAudit(ctx, {
-        action: 'api_key.role.lower', organizationId: organization.id, targetType: 'api_key', targetId: key.id,
-        details: { from: key.role, to: role, reason },
-      }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'api_key.role.lower',
+          organizationId: organization.id,
+          targetType: 'api_key',
+          targetId: key.id,
+          details: { from: key.role, to: role, reason },
+        },
+        tx,
+      );
     }
   }
 }

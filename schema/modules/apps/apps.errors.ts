@@ -18,7 +18,9 @@ export class WebhookUrlNotAllowedError extends ValidationError {
 
 export class AppInstalledError extends ConflictError {
   constructor() {
-    super('The app is installed in at least one organization: it cannot be deleted until every installation is removed');
+    super(
+      'The app is installed in at least one organization: it cannot be deleted until every installation is removed',
+    );
   }
 }
 

@@ -3,7 +3,17 @@ import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { pageType } from '../../page-type.ts';
 import {
-  createApp, deleteApp, getApp, getInstallation, installApp, launchUrl, listApps, listInstallations, rotateAppSecret, uninstallApp, updateApp,
+  createApp,
+  deleteApp,
+  getApp,
+  getInstallation,
+  installApp,
+  launchUrl,
+  listApps,
+  listInstallations,
+  rotateAppSecret,
+  uninstallApp,
+  updateApp,
 } from './apps.service.ts';
 
 const AppRef = builder.prismaObject('App', {
@@ -12,7 +22,9 @@ const AppRef = builder.prismaObject('App', {
     id: t.exposeID('id'),
     name: t.exposeString('name'),
     description: t.exposeString('description'),
-    webhookUrl: t.exposeString('webhookUrl', { description: 'Where installs and uninstalls are announced (signed POST).' }),
+    webhookUrl: t.exposeString('webhookUrl', {
+      description: 'Where installs and uninstalls are announced (signed POST).',
+    }),
     redirectUris: t.exposeStringList('redirectUris', { description: 'The first one is where a launch returns to.' }),
     scopes: t.exposeStringList('scopes'),
     homepageUrl: t.exposeString('homepageUrl', { nullable: true }),
@@ -31,18 +43,28 @@ const AppWithSecretRef = builder.objectRef<WithSecret>('AppWithSecret').implemen
 });
 
 type InstallationRow = Awaited<ReturnType<typeof getInstallation>>;
-const InstallationRef = builder.objectRef<Pick<InstallationRow, 'id' | 'appId' | 'organizationId' | 'createdAt' | 'app'> & { client: { clientId: string } }>('Installation').implement({
-  description: 'An app installed in an organization, with the OAuth client made for it.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    appId: t.exposeString('appId'),
-    organizationId: t.exposeString('organizationId'),
-    clientId: t.string({ description: 'The client_id of the OAuth client made for this installation.', resolve: (i) => i.client.clientId }),
-    launchUrl: t.string({ description: 'Opens the app with single sign-on: the authorization URL, state = the organization id.', resolve: (i, _a, ctx) => launchUrl(ctx, i) }),
-    installedAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
-    app: t.field({ type: AppRef, resolve: (i) => i.app }),
-  }),
-});
+const InstallationRef = builder
+  .objectRef<
+    Pick<InstallationRow, 'id' | 'appId' | 'organizationId' | 'createdAt' | 'app'> & { client: { clientId: string } }
+  >('Installation')
+  .implement({
+    description: 'An app installed in an organization, with the OAuth client made for it.',
+    fields: (t) => ({
+      id: t.exposeID('id'),
+      appId: t.exposeString('appId'),
+      organizationId: t.exposeString('organizationId'),
+      clientId: t.string({
+        description: 'The client_id of the OAuth client made for this installation.',
+        resolve: (i) => i.client.clientId,
+      }),
+      launchUrl: t.string({
+        description: 'Opens the app with single sign-on: the authorization URL, state = the organization id.',
+        resolve: (i, _a, ctx) => launchUrl(ctx, i),
+      }),
+      installedAt: t.field({ type: 'DateTime', resolve: (i) => i.createdAt }),
+      app: t.field({ type: AppRef, resolve: (i) => i.app }),
+    }),
+  });
 
 const CreateAppInput = builder.inputType('CreateAppInput', {
   fields: (t) => ({
@@ -56,7 +78,12 @@ const CreateAppInput = builder.inputType('CreateAppInput', {
 });
 const UpdateAppInput = builder.inputType('UpdateAppInput', {
   fields: (t) => ({
-    name: t.string(), description: t.string(), webhookUrl: t.string(), redirectUris: t.stringList(), scopes: t.stringList(), homepageUrl: t.string(),
+    name: t.string(),
+    description: t.string(),
+    webhookUrl: t.string(),
+    redirectUris: t.stringList(),
+    scopes: t.stringList(),
+    homepageUrl: t.string(),
   }),
 });
 
@@ -71,7 +98,12 @@ builder.queryField('apps', (t) =>
 );
 
 builder.queryField('app', (t) =>
-  t.field({ type: AppRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => getApp(ctx, String(id)) }),
+  t.field({
+    type: AppRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => getApp(ctx, String(id)),
+  }),
 );
 
 builder.queryField('installations', (t) =>
@@ -85,7 +117,12 @@ builder.queryField('installations', (t) =>
 );
 
 builder.queryField('installation', (t) =>
-  t.field({ type: InstallationRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => getInstallation(ctx, String(id)) }),
+  t.field({
+    type: InstallationRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => getInstallation(ctx, String(id)),
+  }),
 );
 
 builder.mutationField('createApp', (t) =>
@@ -131,9 +168,13 @@ builder.mutationField('installApp', (t) =>
   t.field({
     errors: {},
     type: InstallationRef,
-    description: "Installs the app (an organization's admins): makes its OAuth client and pushes the credentials to the app.",
+    description:
+      "Installs the app (an organization's admins): makes its OAuth client and pushes the credentials to the app.",
     authScopes: firstParty(),
-    args: { appId: t.arg.id({ required: true }), organizationId: t.arg.string({ description: "Defaults to the caller's current organization." }) },
+    args: {
+      appId: t.arg.id({ required: true }),
+      organizationId: t.arg.string({ description: "Defaults to the caller's current organization." }),
+    },
     resolve: (_root, { appId, organizationId }, ctx) => installApp(ctx, String(appId), present({ organizationId })),
   }),
 );
@@ -142,7 +183,8 @@ builder.mutationField('uninstallApp', (t) =>
   t.field({
     errors: {},
     type: InstallationRef,
-    description: 'Removes an installation: its client and every token of it end at once; the app is told through the worker.',
+    description:
+      'Removes an installation: its client and every token of it end at once; the app is told through the worker.',
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => uninstallApp(ctx, String(id)),

@@ -15,24 +15,54 @@ import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { CLIENT_ID_PREFIX, redirectUri } from '../clients/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
-import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type Destination } from '../../push/destination.ts';
+import {
+  checkDestination,
+  DEFAULT_WEBHOOK_SETTINGS,
+  DestinationError,
+  type Destination,
+} from '../../push/destination.ts';
 import { encryptSecret, newSecret } from '../../push/secret.ts';
 import { send } from '../../push/sender.ts';
 import { isAccepted, signMessage } from '../../push/signed-attempt.ts';
-import { AlreadyInstalledError, AppInstalledError, AppUnreachableError, AppWriterOnlyError, WebhookUrlNotAllowedError } from './apps.errors.ts';
+import {
+  AlreadyInstalledError,
+  AppInstalledError,
+  AppUnreachableError,
+  AppWriterOnlyError,
+  WebhookUrlNotAllowedError,
+} from './apps.errors.ts';
 import { notificationJobSql } from './notifications.service.ts';
 
-const scope = z.string().refine(isKnownScope, 'is not a known scope (openid, profile, email, organization, offline_access, api or a product slug)');
+const scope = z
+  .string()
+  .refine(
+    isKnownScope,
+    'is not a known scope (openid, profile, email, organization, offline_access, api or a product slug)',
+  );
 const appFields = {
   name: fields.name,
   description: z.string().trim().max(1000, 'must be at most 1000 characters'),
   webhookUrl: fields.httpsUrl,
   // The first one is where a launch returns to.
-  redirectUris: z.array(redirectUri).min(1, 'must name at least one').max(20, 'at most 20').transform((l) => [...new Set(l)]),
-  scopes: z.array(scope).min(1, 'must name at least one scope').max(100).transform((l) => [...new Set(l)]),
+  redirectUris: z
+    .array(redirectUri)
+    .min(1, 'must name at least one')
+    .max(20, 'at most 20')
+    .transform((l) => [...new Set(l)]),
+  scopes: z
+    .array(scope)
+    .min(1, 'must name at least one scope')
+    .max(100)
+    .transform((l) => [...new Set(l)]),
   homepageUrl: fields.httpsUrl.nullable(),
 };
-const createInput = z.object({ ...appFields, description: appFields.description.default(''), homepageUrl: appFields.homepageUrl.optional() }).strict();
+const createInput = z
+  .object({
+    ...appFields,
+    description: appFields.description.default(''),
+    homepageUrl: appFields.homepageUrl.optional(),
+  })
+  .strict();
 const updateInput = z.object(appFields).partial().strict();
 const installInput = z.object({ organizationId: fields.id.nullish() }).strict();
 
@@ -75,8 +105,20 @@ export async function createApp(ctx: Context, input: unknown) {
   const signingSecret = newSecret();
   const signingSecretEncrypted = await encryptSecret(signingSecret, ctx.settings.secretKey);
   const app = await ctx.db.$transaction(async (tx) => {
-    const app = await tx.app.create({ data: { ...data, homepageUrl: data.homepageUrl ?? null, signingSecretEncrypted } });
-    await recordAudit(ctx, { action: 'app.create', organizationId: operatorId, targetType: 'app', targetId: app.id, details: { name: app.name, webhookUrl: app.webhookUrl } }, tx);
+    const app = await tx.app.create({
+      data: { ...data, homepageUrl: data.homepageUrl ?? null, signingSecretEncrypted },
+    });
+    await recordAudit(
+      ctx,
+      {
+        action: 'app.create',
+        organizationId: operatorId,
+        targetType: 'app',
+        targetId: app.id,
+        details: { name: app.name, webhookUrl: app.webhookUrl },
+      },
+      tx,
+    );
     return app;
   });
   return { app, signingSecret };
@@ -94,7 +136,17 @@ export async function updateApp(ctx: Context, id: unknown, input: unknown) {
     if (Object.values(clients).some((v) => v !== undefined)) {
       await tx.oAuthClient.updateMany({ where: { installation: { is: { appId: app.id } } }, data: clients });
     }
-    await recordAudit(ctx, { action: 'app.update', organizationId: operatorId, targetType: 'app', targetId: app.id, details: { fields: Object.keys(data) } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'app.update',
+        organizationId: operatorId,
+        targetType: 'app',
+        targetId: app.id,
+        details: { fields: Object.keys(data) },
+      },
+      tx,
+    );
     return updated;
   });
 }
@@ -105,7 +157,17 @@ export async function deleteApp(ctx: Context, id: unknown) {
   try {
     await ctx.db.$transaction(async (tx) => {
       await tx.app.delete({ where: { id: app.id } });
-      await recordAudit(ctx, { action: 'app.delete', organizationId: operatorId, targetType: 'app', targetId: app.id, details: { name: app.name } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'app.delete',
+          organizationId: operatorId,
+          targetType: 'app',
+          targetId: app.id,
+          details: { name: app.name },
+        },
+        tx,
+      );
     });
   } catch (error) {
     // installations.app_id is ON DELETE RESTRICT: pending installations count too.
@@ -123,7 +185,11 @@ export async function rotateAppSecret(ctx: Context, id: unknown) {
   const signingSecretEncrypted = await encryptSecret(signingSecret, ctx.settings.secretKey);
   const updated = await ctx.db.$transaction(async (tx) => {
     const updated = await tx.app.update({ where: { id: app.id }, data: { signingSecretEncrypted } });
-    await recordAudit(ctx, { action: 'app.rotate_secret', organizationId: operatorId, targetType: 'app', targetId: app.id }, tx);
+    await recordAudit(
+      ctx,
+      { action: 'app.rotate_secret', organizationId: operatorId, targetType: 'app', targetId: app.id },
+      tx,
+    );
     return updated;
   });
   return { app: updated, signingSecret };
@@ -132,7 +198,14 @@ export async function rotateAppSecret(ctx: Context, id: unknown) {
 const installationInclude = { app: true, client: { select: { clientId: true } } } as const;
 
 /** The authorization URL that opens the app for a member: state carries the organization id, and no nonce. */
-export function launchUrl(ctx: Context, installation: { organizationId: string; app: { redirectUris: string[]; scopes: string[] }; client: { clientId: string } }): string {
+export function launchUrl(
+  ctx: Context,
+  installation: {
+    organizationId: string;
+    app: { redirectUris: string[]; scopes: string[] };
+    client: { clientId: string };
+  },
+): string {
   const params = new URLSearchParams({
     response_type: 'code',
     client_id: installation.client.clientId,
@@ -166,10 +239,16 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
   try {
     destination = await checkDestination(app.webhookUrl, settings);
   } catch (error) {
-    if (error instanceof DestinationError) throw new AppUnreachableError(`its webhook URL ${error.message}`, app.webhookUrl);
+    if (error instanceof DestinationError)
+      throw new AppUnreachableError(`its webhook URL ${error.message}`, app.webhookUrl);
     throw error;
   }
-  if (await ctx.db.installation.findUnique({ where: { appId_organizationId: { appId: app.id, organizationId } }, select: { id: true } })) {
+  if (
+    await ctx.db.installation.findUnique({
+      where: { appId_organizationId: { appId: app.id, organizationId } },
+      select: { id: true },
+    })
+  ) {
     throw new AlreadyInstalledError();
   }
 
@@ -182,14 +261,29 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
     pending = await ctx.db.$transaction(async (tx) => {
       const client = await tx.oAuthClient.create({
         data: {
-          clientId, secretHash: sha256(clientSecret), organizationId, createdById: userId, name: app.name,
-          description: `Marketplace app ${app.name}`, redirectUris: app.redirectUris, allowedScopes: app.scopes,
+          clientId,
+          secretHash: sha256(clientSecret),
+          organizationId,
+          createdById: userId,
+          name: app.name,
+          description: `Marketplace app ${app.name}`,
+          redirectUris: app.redirectUris,
+          allowedScopes: app.scopes,
           // The installing admin consents for the organization (docs/architecture.md#marketplace); disabled until
           // the app took the credentials.
-          consentRequired: false, enabled: false,
+          consentRequired: false,
+          enabled: false,
         },
       });
-      return tx.installation.create({ data: { appId: app.id, organizationId, oauthClientId: client.id, installedById: userId, createdAt: ctx.clock.now() } });
+      return tx.installation.create({
+        data: {
+          appId: app.id,
+          organizationId,
+          oauthClientId: client.id,
+          installedById: userId,
+          createdAt: ctx.clock.now(),
+        },
+      });
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new AlreadyInstalledError();
@@ -197,9 +291,16 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
   }
 
   const body = JSON.stringify({ event: 'app.installed', organizationId, clientId, clientSecret });
-  const { headers } = await signMessage({ clock: ctx.clock, secretKey: ctx.settings.secretKey }, app.signingSecretEncrypted, {
-    eventId: pending.id, deliveryId: uuidv7(), kind: 'app.installed', body,
-  });
+  const { headers } = await signMessage(
+    { clock: ctx.clock, secretKey: ctx.settings.secretKey },
+    app.signingSecretEncrypted,
+    {
+      eventId: pending.id,
+      deliveryId: uuidv7(),
+      kind: 'app.installed',
+      body,
+    },
+  );
   const result = await send(destination, headers, body, { timeoutMs: settings.timeoutMs, ca: settings.ca });
 
   if (!isAccepted(result)) {
@@ -207,20 +308,60 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
     await ctx.db.$transaction(async (tx) => {
       // The installation goes with its client (ON DELETE CASCADE).
       await tx.oAuthClient.deleteMany({ where: { id: pending.oauthClientId } });
-      await recordAudit(ctx, { action: 'app.install', outcome: 'failure', organizationId, targetType: 'app', targetId: app.id, details: { reason } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'app.install',
+          outcome: 'failure',
+          organizationId,
+          targetType: 'app',
+          targetId: app.id,
+          details: { reason },
+        },
+        tx,
+      );
     });
     throw new AppUnreachableError(reason, app.webhookUrl);
   }
 
   return ctx.db.$transaction(async (tx) => {
     const now = ctx.clock.now();
-    const activated = await tx.installation.updateMany({ where: { id: pending.id, status: 'pending' }, data: { status: 'active', activatedAt: now } });
+    const activated = await tx.installation.updateMany({
+      where: { id: pending.id, status: 'pending' },
+      data: { status: 'active', activatedAt: now },
+    });
     // Swept while the app took its time: nothing is left to activate.
     if (activated.count !== 1) throw new AppUnreachableError('it answered too late', app.webhookUrl);
-    const client = await tx.oAuthClient.update({ where: { id: pending.oauthClientId }, data: { enabled: true }, include: { organization: { select: { id: true, name: true } } } });
-    await emitEvents(tx, ['oauth.client.created', 'oauth_client.created'], client.organization, { client: { id: client.id, clientId: client.clientId, name: client.name } });
-    await recordAudit(ctx, { action: 'oauth_client.create', organizationId, targetType: 'oauth_client', targetId: client.id, details: { appId: app.id } }, tx);
-    await recordAudit(ctx, { action: 'app.install', organizationId, targetType: 'installation', targetId: pending.id, details: { appId: app.id, clientId } }, tx);
+    const client = await tx.oAuthClient.update({
+      where: { id: pending.oauthClientId },
+      data: { enabled: true },
+      include: { organization: { select: { id: true, name: true } } },
+    });
+    await emitEvents(tx, ['oauth.client.created', 'oauth_client.created'], client.organization, {
+      client: { id: client.id, clientId: client.clientId, name: client.name },
+    });
+    await recordAudit(
+      ctx,
+      {
+        action: 'oauth_client.create',
+        organizationId,
+        targetType: 'oauth_client',
+        targetId: client.id,
+        details: { appId: app.id },
+      },
+      tx,
+    );
+    await recordAudit(
+      ctx,
+      {
+        action: 'app.install',
+        organizationId,
+        targetType: 'installation',
+        targetId: pending.id,
+        details: { appId: app.id, clientId },
+      },
+      tx,
+    );
     return tx.installation.findUniqueOrThrow({ where: { id: pending.id }, include: installationInclude });
   });
 }
@@ -230,7 +371,11 @@ async function findInstallation(ctx: Context, id: unknown, role: 'member' | 'adm
   const installationId = parseInput(fields.id, id);
   const installation = await ctx.db.installation.findUnique({
     where: { id: installationId },
-    include: { ...installationInclude, client: { select: { id: true, clientId: true, name: true } }, organization: { select: { id: true, name: true } } },
+    include: {
+      ...installationInclude,
+      client: { select: { id: true, clientId: true, name: true } },
+      organization: { select: { id: true, name: true } },
+    },
   });
   if (!installation || installation.status !== 'active') throw new NotFoundError('Installation');
   await requireOrgRole(ctx, installation.organizationId, role, 'Installation');
@@ -257,13 +402,41 @@ export async function uninstallApp(ctx: Context, id: unknown) {
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthClient.delete({ where: { id: installation.oauthClientId } });
     const { client } = installation;
-    await emitEvents(tx, ['oauth.client.deleted', 'oauth_client.deleted'], installation.organization, { client: { id: client.id, clientId: client.clientId, name: client.name } });
+    await emitEvents(tx, ['oauth.client.deleted', 'oauth_client.deleted'], installation.organization, {
+      client: { id: client.id, clientId: client.clientId, name: client.name },
+    });
     const notification = await tx.appNotification.create({
-      data: { appId: installation.appId, organizationId: installation.organizationId, kind: 'app.uninstalled', body, nextAttemptAt: ctx.clock.now() },
+      data: {
+        appId: installation.appId,
+        organizationId: installation.organizationId,
+        kind: 'app.uninstalled',
+        body,
+        nextAttemptAt: ctx.clock.now(),
+      },
     });
     await tx.$queryRaw`select (${notificationJobSql(notification.id, installation.appId, 1, ctx.clock.now())}).id`;
-    await recordAudit(ctx, { action: 'oauth_client.delete', organizationId: installation.organizationId, targetType: 'oauth_client', targetId: client.id, details: { appId: installation.appId } }, tx);
-    await recordAudit(ctx, { action: 'app.uninstall', organizationId: installation.organizationId, targetType: 'installation', targetId: installation.id, details: { appId: installation.appId } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'oauth_client.delete',
+        organizationId: installation.organizationId,
+        targetType: 'oauth_client',
+        targetId: client.id,
+        details: { appId: installation.appId },
+      },
+      tx,
+    );
+    await recordAudit(
+      ctx,
+      {
+        action: 'app.uninstall',
+        organizationId: installation.organizationId,
+        targetType: 'installation',
+        targetId: installation.id,
+        details: { appId: installation.appId },
+      },
+      tx,
+    );
   });
   return installation;
 }

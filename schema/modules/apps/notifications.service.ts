@@ -4,8 +4,17 @@
 import { Prisma } from '../../db.ts';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../push/destination.ts';
 import {
-  advanceSql, assertAttemptJob, attemptJobSql, attemptSigned, nextJobSql, outcomeOf, recordAttempt, STUCK_AFTER_SECONDS,
-  type AttemptDeps, type AttemptLane, type AttemptOutcome,
+  advanceSql,
+  assertAttemptJob,
+  attemptJobSql,
+  attemptSigned,
+  nextJobSql,
+  outcomeOf,
+  recordAttempt,
+  STUCK_AFTER_SECONDS,
+  type AttemptDeps,
+  type AttemptLane,
+  type AttemptOutcome,
 } from '../../push/signed-attempt.ts';
 
 export const NOTIFY_TASK = 'app_notify';
@@ -14,10 +23,17 @@ const lane: AttemptLane = { task: NOTIFY_TASK, idKey: 'notificationId', keyPrefi
 export const assertNotifyJob = (payload: unknown) => assertAttemptJob(lane, payload);
 
 /** The job of one attempt, one app's notices one at a time, keyed so the sweep can move it. */
-export const notificationJobSql = (id: Prisma.Sql | string, appId: Prisma.Sql | string, attempt: Prisma.Sql | number, runAt: Date | null) =>
-  attemptJobSql(lane, id, Prisma.sql`'app:' || (${appId})::text`, attempt, runAt);
+export const notificationJobSql = (
+  id: Prisma.Sql | string,
+  appId: Prisma.Sql | string,
+  attempt: Prisma.Sql | number,
+  runAt: Date | null,
+) => attemptJobSql(lane, id, Prisma.sql`'app:' || (${appId})::text`, attempt, runAt);
 
-export async function attemptNotification(deps: AttemptDeps, job: { id: string; attempt: number }): Promise<AttemptOutcome> {
+export async function attemptNotification(
+  deps: AttemptDeps,
+  job: { id: string; attempt: number },
+): Promise<AttemptOutcome> {
   const notification = await deps.db.appNotification.findUnique({
     where: { id: job.id },
     include: { app: { select: { id: true, webhookUrl: true, signingSecretEncrypted: true } } },
@@ -27,12 +43,20 @@ export async function attemptNotification(deps: AttemptDeps, job: { id: string; 
 
   const { app } = notification;
   const sent = await attemptSigned(deps, job.attempt, {
-    url: app.webhookUrl, secretEncrypted: app.signingSecretEncrypted, eventId: notification.id, deliveryId: notification.id, kind: notification.kind, body: notification.body,
+    url: app.webhookUrl,
+    secretEncrypted: app.signingSecretEncrypted,
+    eventId: notification.id,
+    deliveryId: notification.id,
+    kind: notification.kind,
+    body: notification.body,
   });
-  await recordAttempt(sent, (a) => deps.db.$queryRaw`
+  await recordAttempt(
+    sent,
+    (a) => deps.db.$queryRaw`
     with n as (${advanceSql('app_notifications', notification.id, a, Prisma.sql`, last_error = ${a.result.error}::text`)} returning id, app_id)
     select n.id, ${nextJobSql(a, notificationJobSql(Prisma.sql`n.id`, Prisma.sql`n.app_id`, job.attempt + 1, a.next))} as job
-    from n`);
+    from n`,
+  );
   return outcomeOf(sent);
 }
 
@@ -58,6 +82,8 @@ const INSTALL_GRACE_MS = 30_000;
 export async function sweepStaleInstallations(deps: Pick<AttemptDeps, 'db' | 'clock' | 'webhooks'>): Promise<number> {
   const timeoutMs = (deps.webhooks ?? DEFAULT_WEBHOOK_SETTINGS).timeoutMs;
   const before = new Date(deps.clock.now().getTime() - timeoutMs - INSTALL_GRACE_MS);
-  const deleted = await deps.db.oAuthClient.deleteMany({ where: { enabled: false, installation: { is: { status: 'pending', createdAt: { lt: before } } } } });
+  const deleted = await deps.db.oAuthClient.deleteMany({
+    where: { enabled: false, installation: { is: { status: 'pending', createdAt: { lt: before } } } },
+  });
   return deleted.count;
 }

@@ -26,15 +26,20 @@ export interface AuditStamp {
   at: Date;
 }
 
-export const auditStamp = (ctx: Context): AuditStamp =>
-  ({ id: uuidv7(), ip: ctx.request.ip, userAgent: ctx.request.userAgent?.slice(0, 500) ?? null, at: ctx.clock.now() });
+export const auditStamp = (ctx: Context): AuditStamp => ({
+  id: uuidv7(),
+  ip: ctx.request.ip,
+  userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
+  at: ctx.clock.now(),
+});
 
 /**
  * `name AS (INSERT INTO audit_logs ...)`, one row for each row of `from` (a CTE name or a from-list written in
  * code, never input); `from` null writes exactly one row. The stamp gives its id, time, ip and user agent.
  */
 export function auditRowCte(stamp: AuditStamp, name: string, from: string | null, e: AuditRow): Prisma.Sql {
-  const details = e.details instanceof Prisma.Sql ? e.details : sqlJson(withoutSecrets(e.details) as Record<string, unknown>);
+  const details =
+    e.details instanceof Prisma.Sql ? e.details : sqlJson(withoutSecrets(e.details) as Record<string, unknown>);
   return Prisma.sql`${Prisma.raw(name)} AS (
     INSERT INTO audit_logs (id, organization_id, actor_type, actor_id, action, target_type, target_id, outcome, ip, user_agent, details, created_at)
     SELECT ${stamp.id}::text, ${sqlText(e.organizationId)}, ${e.actorType}::text, ${sqlText(e.actorId)}, ${e.action}::text,

@@ -12,17 +12,22 @@ const AuditActorRef = builder.objectRef<AuditActor>('AuditActor').implement({
   }),
 });
 
-const AuditOrganizationRef = builder.objectRef<NonNullable<AuditLogEntry['organization']>>('AuditOrganization').implement({
-  fields: (t) => ({
-    id: t.exposeString('id'),
-    name: t.exposeString('name', { nullable: true, description: 'Null when the organization is gone.' }),
-  }),
-});
+const AuditOrganizationRef = builder
+  .objectRef<NonNullable<AuditLogEntry['organization']>>('AuditOrganization')
+  .implement({
+    fields: (t) => ({
+      id: t.exposeString('id'),
+      name: t.exposeString('name', { nullable: true, description: 'Null when the organization is gone.' }),
+    }),
+  });
 
 const AuditLogRef = builder.objectRef<AuditLogEntry>('AuditLog').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
-    organizationId: t.exposeString('organizationId', { nullable: true, description: 'Null for a platform event (seen by platform admins).' }),
+    organizationId: t.exposeString('organizationId', {
+      nullable: true,
+      description: 'Null for a platform event (seen by platform admins).',
+    }),
     organization: t.field({ type: AuditOrganizationRef, nullable: true, resolve: (e) => e.organization }),
     actorType: t.exposeString('actorType'),
     actorId: t.exposeString('actorId', { nullable: true }),
@@ -42,12 +47,14 @@ builder.queryField('auditLogs', (t) =>
   t.field({
     type: pageType('AuditLogPage', AuditLogRef),
     description:
-      'The audit trail, newest first. Platform admins read every organization\'s and the platform events (no ' +
+      "The audit trail, newest first. Platform admins read every organization's and the platform events (no " +
       "organization); an organization's admins read theirs (the current one unless `organizationId` names another).",
     authScopes: { authenticated: true },
     args: {
       organizationId: t.arg.string(),
-      actor: t.arg.string({ description: "An actor's id, or an e-mail: that person's entries and the attempts made on that e-mail." }),
+      actor: t.arg.string({
+        description: "An actor's id, or an e-mail: that person's entries and the attempts made on that e-mail.",
+      }),
       action: t.arg.string({ description: 'Exact, or a prefix ending in `*` (`auth.*`).' }),
       targetType: t.arg.string(),
       targetId: t.arg.string(),

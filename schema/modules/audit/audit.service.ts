@@ -40,7 +40,11 @@ const SECRET_KEY = /secret|password|passwd|hash|(^|_)(token|code|code_verifier|a
 export function withoutSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutSecrets);
   if (!value || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([k]) => !SECRET_KEY.test(k)).map(([k, v]) => [k, withoutSecrets(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([k]) => !SECRET_KEY.test(k))
+      .map(([k, v]) => [k, withoutSecrets(v)]),
+  );
 }
 
 const userAgentOf = (ctx: Context) => ctx.request.userAgent?.slice(0, 500) ?? null;
@@ -77,7 +81,10 @@ interface Account {
  * joined, since anyone can make one and invite them.
  */
 async function accountOf(ctx: Context, email: string): Promise<Account | null> {
-  const [user, home] = await Promise.all([ctx.db.user.findUnique({ where: { email }, select: { id: true } }), managerOf(ctx.db, email)]);
+  const [user, home] = await Promise.all([
+    ctx.db.user.findUnique({ where: { email }, select: { id: true } }),
+    managerOf(ctx.db, email),
+  ]);
   return user ? { id: user.id, home } : null;
 }
 
@@ -86,7 +93,11 @@ async function accountOf(ctx: Context, email: string): Promise<Account | null> {
  * platform event (as is an unknown e-mail). The entry names the e-mail tried; the address and user agent come with
  * every entry. Written in one statement, outside any transaction.
  */
-export async function recordFailedPasswordAttempt(ctx: Context, email: string, entry: { action: string; reason: string }): Promise<void> {
+export async function recordFailedPasswordAttempt(
+  ctx: Context,
+  email: string,
+  entry: { action: string; reason: string },
+): Promise<void> {
   const account = await accountOf(ctx, email);
   await ctx.db.auditLog.create({
     data: row(ctx, {
@@ -114,7 +125,9 @@ export const THROTTLED_ACTION = 'auth.login.throttled';
  * time is the lock's start (so it sorts where the lock began), the rest a hash of what it aggregates.
  */
 function aggregateId(lock: ThrottleLock, email: string, organizationId: string | null): string {
-  const digest = createHash('sha256').update(JSON.stringify([THROTTLED_ACTION, organizationId, email, lock.key, lock.since.toISOString()])).digest();
+  const digest = createHash('sha256')
+    .update(JSON.stringify([THROTTLED_ACTION, organizationId, email, lock.key, lock.since.toISOString()]))
+    .digest();
   return uuidv7(lock.since.getTime(), digest.subarray(0, 16));
 }
 
@@ -148,17 +161,19 @@ export async function countThrottledAttempt(ctx: Context, email: string, lock: T
 
 const text = (max: number) => z.string().trim().min(1, 'must not be empty').max(max).nullish();
 
-const filterInput = z.object({
-  organizationId: text(100),
-  actor: text(254),
-  action: text(100),
-  targetType: text(100),
-  targetId: text(200),
-  outcome: z.enum(['success', 'failure'], { message: 'must be success or failure' }).nullish(),
-  // A date is that whole day in UTC (the interface's); a date-time needs its zone (lib/input.ts).
-  from: fields.timestampOrDay.nullish(),
-  to: fields.timestampOrDay.nullish(),
-}).refine((f) => !f.from || !f.to || f.from.date <= f.to.date, { path: ['to'], message: 'must not be before from' });
+const filterInput = z
+  .object({
+    organizationId: text(100),
+    actor: text(254),
+    action: text(100),
+    targetType: text(100),
+    targetId: text(200),
+    outcome: z.enum(['success', 'failure'], { message: 'must be success or failure' }).nullish(),
+    // A date is that whole day in UTC (the interface's); a date-time needs its zone (lib/input.ts).
+    from: fields.timestampOrDay.nullish(),
+    to: fields.timestampOrDay.nullish(),
+  })
+  .refine((f) => !f.from || !f.to || f.from.date <= f.to.date, { path: ['to'], message: 'must not be before from' });
 
 /** As the caller sent it: checked here, so that REST and GraphQL get the same field problems. */
 export type AuditFilter = { [K in keyof z.input<typeof filterInput>]?: string | null };
@@ -167,7 +182,10 @@ export type AuditFilter = { [K in keyof z.input<typeof filterInput>]?: string | 
  * Whose entries the caller may read: a named organization needs its admins (platform admins for any); without
  * one, platform admins read every organization's and the platform events, anyone else their current one's.
  */
-async function visibleScope(ctx: Context, organizationId: string | null | undefined): Promise<Prisma.AuditLogWhereInput> {
+async function visibleScope(
+  ctx: Context,
+  organizationId: string | null | undefined,
+): Promise<Prisma.AuditLogWhereInput> {
   if (organizationId) {
     await requireOrgRole(ctx, organizationId, 'admin');
     return { organizationId };
@@ -197,7 +215,8 @@ async function filterWhere(ctx: Context, f: z.output<typeof filterInput>): Promi
   if (f.outcome) where.push({ outcome: f.outcome });
   if (f.from) where.push({ createdAt: { gte: f.from.date } });
   // A date as `to` includes that whole day.
-  if (f.to) where.push({ createdAt: { lt: f.to.dateOnly ? new Date(f.to.date.getTime() + 24 * 3600 * 1000) : f.to.date } });
+  if (f.to)
+    where.push({ createdAt: { lt: f.to.dateOnly ? new Date(f.to.date.getTime() + 24 * 3600 * 1000) : f.to.date } });
   return where;
 }
 
@@ -210,24 +229,41 @@ export interface AuditActor {
 }
 
 /** Names the actors of a page in at most three queries (people, API keys, OAuth clients). */
-async function actorsOf(ctx: Context, rows: { actorType: string; actorId: string | null }[]): Promise<Map<string, AuditActor>> {
-  const ids = (type: string) => [...new Set(rows.filter((r) => r.actorType === type && r.actorId).map((r) => r.actorId!))];
+async function actorsOf(
+  ctx: Context,
+  rows: { actorType: string; actorId: string | null }[],
+): Promise<Map<string, AuditActor>> {
+  const ids = (type: string) => [
+    ...new Set(rows.filter((r) => r.actorType === type && r.actorId).map((r) => r.actorId!)),
+  ];
   const [users, keys, clients] = await Promise.all([
-    ids('user').length ? ctx.db.user.findMany({ where: { id: { in: ids('user') } }, select: { id: true, name: true, email: true } }) : [],
-    ids('api_key').length ? ctx.db.apiKey.findMany({ where: { id: { in: ids('api_key') } }, select: { id: true, name: true } }) : [],
-    ids('oauth_client').length ? ctx.db.oAuthClient.findMany({ where: { id: { in: ids('oauth_client') } }, select: { id: true, name: true } }) : [],
+    ids('user').length
+      ? ctx.db.user.findMany({ where: { id: { in: ids('user') } }, select: { id: true, name: true, email: true } })
+      : [],
+    ids('api_key').length
+      ? ctx.db.apiKey.findMany({ where: { id: { in: ids('api_key') } }, select: { id: true, name: true } })
+      : [],
+    ids('oauth_client').length
+      ? ctx.db.oAuthClient.findMany({ where: { id: { in: ids('oauth_client') } }, select: { id: true, name: true } })
+      : [],
   ]);
   const named = new Map<string, AuditActor>();
   for (const u of users) named.set(`user:${u.id}`, { type: 'user', id: u.id, name: u.name, email: u.email });
   for (const k of keys) named.set(`api_key:${k.id}`, { type: 'api_key', id: k.id, name: k.name, email: null });
-  for (const c of clients) named.set(`oauth_client:${c.id}`, { type: 'oauth_client', id: c.id, name: c.name, email: null });
+  for (const c of clients)
+    named.set(`oauth_client:${c.id}`, { type: 'oauth_client', id: c.id, name: c.name, email: null });
   return named;
 }
 
 /** The names of the organizations a page's entries belong to, in one query. */
-async function organizationNames(ctx: Context, rows: { organizationId: string | null }[]): Promise<Map<string, string>> {
+async function organizationNames(
+  ctx: Context,
+  rows: { organizationId: string | null }[],
+): Promise<Map<string, string>> {
   const ids = [...new Set(rows.map((r) => r.organizationId).filter((id): id is string => !!id))];
-  const orgs = ids.length ? await ctx.db.organization.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } }) : [];
+  const orgs = ids.length
+    ? await ctx.db.organization.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } })
+    : [];
   return new Map(orgs.map((o) => [o.id, o.name]));
 }
 
@@ -236,14 +272,20 @@ export async function listAuditLogs(ctx: Context, input: AuditFilter & PageInput
   const { limit: pageLimit, cursor, ...filters } = input;
   const f = parseInput(filterInput, filters);
   const scope = await visibleScope(ctx, f.organizationId);
-  const { limit, args } = paged({ limit: pageLimit, cursor }, { AND: [scope, ...(await filterWhere(ctx, f))] }, { newestFirst: true });
+  const { limit, args } = paged(
+    { limit: pageLimit, cursor },
+    { AND: [scope, ...(await filterWhere(ctx, f))] },
+    { newestFirst: true },
+  );
   const page = toPage(await ctx.db.auditLog.findMany(args), limit);
   const [actors, organizations] = await Promise.all([actorsOf(ctx, page.items), organizationNames(ctx, page.items)]);
   return {
     ...page,
     items: page.items.map((e) => ({
       ...e,
-      organization: e.organizationId ? { id: e.organizationId, name: organizations.get(e.organizationId) ?? null } : null,
+      organization: e.organizationId
+        ? { id: e.organizationId, name: organizations.get(e.organizationId) ?? null }
+        : null,
       details: withoutSecrets(e.details),
       actor: actors.get(`${e.actorType}:${e.actorId}`) ?? { type: e.actorType, id: e.actorId, name: null, email: null },
     })),

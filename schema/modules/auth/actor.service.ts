@@ -27,7 +27,8 @@ export async function resolveActor(ctx: Context, credentials: Credentials): Prom
   if (credentials.sessionCookie) {
     const session = await findLiveSession(ctx, credentials.sessionCookie);
     // A stale cookie is simply no session: the browser is sent to sign in again.
-    if (session) return { kind: 'user', userId: session.userId, sessionId: session.id, organizationId: session.organizationId };
+    if (session)
+      return { kind: 'user', userId: session.userId, sessionId: session.id, organizationId: session.organizationId };
   }
   return null;
 }
@@ -36,16 +37,35 @@ async function fromBearer(ctx: Context, bearer: string, apiSecret: string | null
   if (bearer.startsWith(API_KEY_PREFIX)) {
     const key = apiSecret ? await authenticateApiKey(ctx, bearer, apiSecret) : null;
     if (!key) {
-      await recordAudit(ctx, { action: 'auth.api_key', outcome: 'failure', actorId: null, details: { reason: apiSecret ? 'bad_key_or_secret' : 'missing_secret' } });
+      await recordAudit(ctx, {
+        action: 'auth.api_key',
+        outcome: 'failure',
+        actorId: null,
+        details: { reason: apiSecret ? 'bad_key_or_secret' : 'missing_secret' },
+      });
       return null;
     }
-    return { kind: 'apiKey', apiKeyId: key.id, organizationId: key.organizationId, role: key.role, createdById: key.createdById };
+    return {
+      kind: 'apiKey',
+      apiKeyId: key.id,
+      organizationId: key.organizationId,
+      role: key.role,
+      createdById: key.createdById,
+    };
   }
   const session = await findLiveSession(ctx, bearer);
-  if (session) return { kind: 'user', userId: session.userId, sessionId: session.id, organizationId: session.organizationId };
+  if (session)
+    return { kind: 'user', userId: session.userId, sessionId: session.id, organizationId: session.organizationId };
   const token = await verifyAccessToken(ctx, bearer).catch(() => null);
   if (token) {
-    return { kind: 'oauth', userId: token.userId, clientId: token.clientId, organizationId: token.organizationId, scope: token.scope, grantId: token.grantId };
+    return {
+      kind: 'oauth',
+      userId: token.userId,
+      clientId: token.clientId,
+      organizationId: token.organizationId,
+      scope: token.scope,
+      grantId: token.grantId,
+    };
   }
   return null;
 }

@@ -5,7 +5,9 @@ import { UnauthenticatedError } from '../../errors/index.ts';
 
 /** What acts on the caller's own session: an API key or an access token has none. */
 export class SessionRequiredError extends UnauthenticatedError {
-  constructor(what: 'Sign-out' | 'Switching organization' | 'Managing sessions' | 'Managing second factors' | 'Managing passkeys') {
+  constructor(
+    what: 'Sign-out' | 'Switching organization' | 'Managing sessions' | 'Managing second factors' | 'Managing passkeys',
+  ) {
     super(`${what} needs a session`);
   }
 }

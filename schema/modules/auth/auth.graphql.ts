@@ -58,14 +58,19 @@ export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').im
     user: t.field({ type: UserSummary, resolve: (p) => p.user }),
     organization: t.field({ type: OrganizationMembershipRef, nullable: true, resolve: (p) => p.organization }),
     mfaEnrollmentRequired: t.exposeBoolean('mfaEnrollmentRequired', {
-      description: 'The organization requires a second factor and the person has none: set one up before anything else there.',
+      description:
+        'The organization requires a second factor and the person has none: set one up before anything else there.',
     }),
-    deviceCookie: t.field({ type: DeviceCookieRef, resolve: (login, _args, ctx) => issueDeviceCookie(ctx, login.user.email) }),
+    deviceCookie: t.field({
+      type: DeviceCookieRef,
+      resolve: (login, _args, ctx) => issueDeviceCookie(ctx, login.user.email),
+    }),
   }),
 });
 
 export const MfaChallengeRef = builder.objectRef<MfaChallenge>('MfaChallenge').implement({
-  description: 'The password was right and the account has a second factor: complete the sign-in with completeMfaLogin (or a passkey).',
+  description:
+    'The password was right and the account has a second factor: complete the sign-in with completeMfaLogin (or a passkey).',
   fields: (t) => ({
     mfaRequired: t.boolean({ resolve: () => true }),
     mfaToken: t.exposeString('mfaToken', { description: 'Single use, for 5 minutes, for this person only.' }),
@@ -78,11 +83,12 @@ export const MfaChallengeRef = builder.objectRef<MfaChallenge>('MfaChallenge').i
 // problem the caller can correct) is spelled out under the name the plugin gave it before.
 const LoginResultRef = builder.unionType('MutationLoginResult', {
   types: [LoginPayloadRef, MfaChallengeRef, UserError],
-  resolveType: (outcome) => (outcome instanceof UserError ? 'UserError' : 'mfaToken' in outcome ? MfaChallengeRef : LoginPayloadRef),
+  resolveType: (outcome) =>
+    outcome instanceof UserError ? 'UserError' : 'mfaToken' in outcome ? MfaChallengeRef : LoginPayloadRef,
 });
 
 /** A UserError as a member of the result union, as the errors plugin does; anything else stays an error. */
-const userErrorAsResult = async <T,>(work: Promise<T>): Promise<T | UserError> => {
+const userErrorAsResult = async <T>(work: Promise<T>): Promise<T | UserError> => {
   try {
     return await work;
   } catch (error) {
@@ -99,7 +105,8 @@ export const ViewerRef = builder.objectRef<ViewerShape>('Viewer').implement({
     organizations: t.field({ type: [OrganizationMembershipRef], resolve: (v) => v.organizations }),
     platformAdmin: t.exposeBoolean('platformAdmin'),
     mfaEnrollmentRequired: t.exposeBoolean('mfaEnrollmentRequired', {
-      description: 'The current organization requires a second factor and this session\'s person has none: everything there is refused until one is set up.',
+      description:
+        "The current organization requires a second factor and this session's person has none: everything there is refused until one is set up.",
     }),
     session: t.field({ type: SessionInfo, nullable: true, resolve: (v) => v.session }),
   }),
@@ -135,7 +142,13 @@ builder.mutationField('switchOrganization', (t) =>
 );
 
 builder.queryField('viewer', (t) =>
-  t.field({ type: ViewerRef, nullable: true, skipTypeScopes: true, authScopes: { profileRead: true }, resolve: (_root, _args, ctx) => viewer(ctx) }),
+  t.field({
+    type: ViewerRef,
+    nullable: true,
+    skipTypeScopes: true,
+    authScopes: { profileRead: true },
+    resolve: (_root, _args, ctx) => viewer(ctx),
+  }),
 );
 
 const SessionRef = builder.objectRef<PersonSession>('Session').implement({
@@ -143,11 +156,19 @@ const SessionRef = builder.objectRef<PersonSession>('Session').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', description: 'The last request made with it, to the minute.' }),
+    lastUsedAt: t.expose('lastUsedAt', {
+      type: 'DateTime',
+      description: 'The last request made with it, to the minute.',
+    }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
     ip: t.exposeString('ip', { nullable: true, description: 'The client address that signed in.' }),
     userAgent: t.exposeString('userAgent', { nullable: true, description: 'The user agent that signed in.' }),
-    organization: t.field({ type: OrganizationSummaryRef, nullable: true, description: 'The organization it acts in.', resolve: (s) => s.organization }),
+    organization: t.field({
+      type: OrganizationSummaryRef,
+      nullable: true,
+      description: 'The organization it acts in.',
+      resolve: (s) => s.organization,
+    }),
     current: t.exposeBoolean('current', { description: 'The session this request came with.' }),
   }),
 });
@@ -155,7 +176,9 @@ const SessionRef = builder.objectRef<PersonSession>('Session').implement({
 const RevokedSessionRef = builder.objectRef<{ id: string; current: boolean }>('RevokedSession').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
-    current: t.exposeBoolean('current', { description: 'It was the session this request came with: the caller is signed out.' }),
+    current: t.exposeBoolean('current', {
+      description: 'It was the session this request came with: the caller is signed out.',
+    }),
   }),
 });
 
@@ -172,7 +195,8 @@ builder.mutationField('revokeSession', (t) =>
   t.field({
     errors: {},
     type: RevokedSessionRef,
-    description: "Ends one of the caller's sessions (the current one too, which signs out). Another person's is not found.",
+    description:
+      "Ends one of the caller's sessions (the current one too, which signs out). Another person's is not found.",
     authScopes: { session: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => revokeMySession(ctx, args),
@@ -181,7 +205,8 @@ builder.mutationField('revokeSession', (t) =>
 
 builder.mutationField('revokeOtherSessions', (t) =>
   t.int({
-    description: "Signs out everywhere else: ends every session of the caller but the current one, and answers how many.",
+    description:
+      'Signs out everywhere else: ends every session of the caller but the current one, and answers how many.',
     authScopes: { session: true },
     resolve: (_root, _args, ctx) => revokeOtherSessions(ctx),
   }),

@@ -8,7 +8,13 @@ import { burnPasswordCheck, sha256, verifyPassword } from '../../lib/crypto.ts';
 import { decryptSecret } from '../../push/secret.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
-import { createSession, findLiveSession, revokeSession, type AuthMethod, type IssuedSession } from './sessions.service.ts';
+import {
+  createSession,
+  findLiveSession,
+  revokeSession,
+  type AuthMethod,
+  type IssuedSession,
+} from './sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
 import { issueMfaToken } from './mfa-token.ts';
 import { SsoRequiredError } from '../sso/sso.errors.ts';
@@ -40,10 +46,20 @@ const loginInput = z.object({
 });
 
 /** The login payload for a freshly issued session. */
-export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | 'membership'>, issued: IssuedSession, userId: string): Promise<LoginResult> {
+export async function loginPayload(
+  db: Pick<Prisma.TransactionClient, 'user' | 'membership'>,
+  issued: IssuedSession,
+  userId: string,
+): Promise<LoginResult> {
   const user = await db.user.findUniqueOrThrow({
     where: { id: userId },
-    select: { id: true, email: true, name: true, totpFactor: { select: { confirmedAt: true } }, _count: { select: { passkeys: true } } },
+    select: {
+      id: true,
+      email: true,
+      name: true,
+      totpFactor: { select: { confirmedAt: true } },
+      _count: { select: { passkeys: true } },
+    },
   });
   const orgId = issued.session.organizationId;
   const membership = orgId
@@ -58,7 +74,9 @@ export async function loginPayload(db: Pick<Prisma.TransactionClient, 'user' | '
     expiresAt: issued.session.expiresAt,
     session: issued.session,
     user: { id: user.id, email: user.email, name: user.name },
-    organization: membership ? { id: membership.organization.id, name: membership.organization.name, role: membership.role } : null,
+    organization: membership
+      ? { id: membership.organization.id, name: membership.organization.name, role: membership.role }
+      : null,
     mfaEnrollmentRequired: !!membership?.organization.requireMfa && !hasFactor,
   };
 }
@@ -109,7 +127,8 @@ export const requiredConnectionSql = (domain: string) => Prisma.sql`
  * requiredConnectionSql in its own statement already; a connection may sign in the addresses it is required for;
  * every other way in (the second step, a passkey, an invitation that makes an account) is asked here.
  */
-export type WayIn = { via: 'password' } | { via: 'second_factor' | 'passkey' | 'invitation' } | { via: 'sso'; connectionId: string };
+export type WayIn =
+  { via: 'password' } | { via: 'second_factor' | 'passkey' | 'invitation' } | { via: 'sso'; connectionId: string };
 
 /**
  * The organizations' sign-in policy, one rule for every way in: an address whose domain requires single sign-on
@@ -117,7 +136,11 @@ export type WayIn = { via: 'password' } | { via: 'second_factor' | 'passkey' | '
  * here: a person with a factor always meets it at the password, and one without is flagged (loginPayload) and held
  * back in the organization at every request (awaitingFactor, auth/access.ts), whichever way they came in.
  */
-export async function admitSignIn(db: Pick<Prisma.TransactionClient, '$queryRaw'>, email: string, way: WayIn): Promise<void> {
+export async function admitSignIn(
+  db: Pick<Prisma.TransactionClient, '$queryRaw'>,
+  email: string,
+  way: WayIn,
+): Promise<void> {
   if (way.via === 'password') return;
   const [required] = await db.$queryRaw<{ id: string; name: string }[]>`${requiredConnectionSql(domainOf(email))}`;
   if (required && !(way.via === 'sso' && way.connectionId === required.id)) throw new SsoRequiredError(required);
@@ -159,9 +182,20 @@ async function passwordLogin(ctx: Context, input: unknown, also?: SignInAlso): P
  * use, the person's) that POST /api/v1/auth/login/mfa completes with a code, or a passkey sign-in replaces.
  */
 async function mfaChallenge(ctx: Context, user: Account, email: string): Promise<MfaChallenge> {
-  const totp = user.totp ? { secret: await decryptSecret(user.totp, ctx.settings.secretKey), stored: sha256(user.totp) } : null;
-  const { token, expiresAt } = await issueMfaToken(ctx, { userId: user.id, email, sessionVersion: user.sessionVersion, totp });
-  const methods: MfaMethod[] = [...(user.totp ? (['totp'] as const) : []), 'recovery_code', ...(user.passkeys ? (['passkey'] as const) : [])];
+  const totp = user.totp
+    ? { secret: await decryptSecret(user.totp, ctx.settings.secretKey), stored: sha256(user.totp) }
+    : null;
+  const { token, expiresAt } = await issueMfaToken(ctx, {
+    userId: user.id,
+    email,
+    sessionVersion: user.sessionVersion,
+    totp,
+  });
+  const methods: MfaMethod[] = [
+    ...(user.totp ? (['totp'] as const) : []),
+    'recovery_code',
+    ...(user.passkeys ? (['passkey'] as const) : []),
+  ];
   return { mfaToken: token, expiresAt, methods };
 }
 
@@ -172,7 +206,11 @@ async function mfaChallenge(ctx: Context, user: Account, email: string): Promise
  * that fails there leaves nothing behind. The session starts in `organizationId`, else in the default one.
  */
 export async function signInWith(
-  ctx: Context, user: { id: string; email: string; sessionVersion: number }, amr: AuthMethod[], way: WayIn, use?: (tx: Prisma.TransactionClient) => Promise<void>,
+  ctx: Context,
+  user: { id: string; email: string; sessionVersion: number },
+  amr: AuthMethod[],
+  way: WayIn,
+  use?: (tx: Prisma.TransactionClient) => Promise<void>,
   organizationId?: string,
 ): Promise<LoginResult> {
   const userId = user.id;
@@ -180,7 +218,18 @@ export async function signInWith(
     await admitSignIn(tx, user.email, way);
     await use?.(tx);
     const issued = await createSession(ctx, tx, userId, user.sessionVersion, { organizationId, amr });
-    await recordAudit(ctx, { action: 'auth.login', actorId: userId, targetType: 'user', targetId: userId, organizationId: issued.session.organizationId, details: { amr } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'auth.login',
+        actorId: userId,
+        targetType: 'user',
+        targetId: userId,
+        organizationId: issued.session.organizationId,
+        details: { amr },
+      },
+      tx,
+    );
     return issued;
   });
   return loginPayload(ctx.db, issued, userId);

@@ -27,7 +27,10 @@ export interface DeviceCookie {
 }
 
 /** A new device cookie for the account with address `email`, to be set after a sign-in to it. */
-export async function issueDeviceCookie(ctx: Pick<Context, 'settings' | 'clock'>, email: string): Promise<DeviceCookie> {
+export async function issueDeviceCookie(
+  ctx: Pick<Context, 'settings' | 'clock'>,
+  email: string,
+): Promise<DeviceCookie> {
   const now = ctx.clock.now();
   const expiresAt = addSeconds(now, DEVICE_COOKIE_TTL_SECONDS);
   const token = await new SignJWT({})
@@ -49,7 +52,10 @@ export async function deviceAccountOf(ctx: Pick<Context, 'settings' | 'clock' | 
   if (!cookie || cookie.length > MAX_LENGTH || !cookie.startsWith(PREFIX)) return null;
   try {
     const { payload } = await jwtVerify(cookie.slice(PREFIX.length), signingKey(ctx), {
-      algorithms: ['HS256'], typ: TYP, currentDate: ctx.clock.now(), requiredClaims: ['sub', 'jti', 'exp'],
+      algorithms: ['HS256'],
+      typ: TYP,
+      currentDate: ctx.clock.now(),
+      requiredClaims: ['sub', 'jti', 'exp'],
     });
     return typeof payload.sub === 'string' ? payload.sub : null;
   } catch {

@@ -39,10 +39,18 @@ export function useMfaTokenSql(pending: PendingSignIn, now: Date, gate: Prisma.S
     on conflict (token_hash) do nothing returning id`;
 }
 
-export async function issueMfaToken(ctx: Context, sign: Omit<PendingSignIn, 'jti' | 'expiresAt'>): Promise<{ token: string; expiresAt: Date }> {
+export async function issueMfaToken(
+  ctx: Context,
+  sign: Omit<PendingSignIn, 'jti' | 'expiresAt'>,
+): Promise<{ token: string; expiresAt: Date }> {
   const now = ctx.clock.now();
   const expiresAt = addSeconds(now, MFA_TOKEN_TTL_SECONDS);
-  const token = await new EncryptJWT({ email: sign.email, sv: sign.sessionVersion, totp: sign.totp?.secret, tf: sign.totp?.stored })
+  const token = await new EncryptJWT({
+    email: sign.email,
+    sv: sign.sessionVersion,
+    totp: sign.totp?.secret,
+    tf: sign.totp?.stored,
+  })
     .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', typ: TYP })
     .setSubject(sign.userId)
     .setJti(randomUUID())
@@ -56,9 +64,20 @@ export async function issueMfaToken(ctx: Context, sign: Omit<PendingSignIn, 'jti
 export async function readMfaToken(ctx: Context, token: string): Promise<PendingSignIn | null> {
   if (!token.startsWith(PREFIX)) return null;
   try {
-    const { payload, protectedHeader } = await jwtDecrypt(token.slice(PREFIX.length), ctx.settings.secretKey, { currentDate: ctx.clock.now(), keyManagementAlgorithms: ['dir'], contentEncryptionAlgorithms: ['A256GCM'] });
+    const { payload, protectedHeader } = await jwtDecrypt(token.slice(PREFIX.length), ctx.settings.secretKey, {
+      currentDate: ctx.clock.now(),
+      keyManagementAlgorithms: ['dir'],
+      contentEncryptionAlgorithms: ['A256GCM'],
+    });
     const { sub, jti, email, sv, totp, tf, exp } = payload;
-    if (protectedHeader.typ !== TYP || typeof sub !== 'string' || typeof jti !== 'string' || typeof email !== 'string' || typeof sv !== 'number') return null;
+    if (
+      protectedHeader.typ !== TYP ||
+      typeof sub !== 'string' ||
+      typeof jti !== 'string' ||
+      typeof email !== 'string' ||
+      typeof sv !== 'number'
+    )
+      return null;
     const factor = typeof totp === 'string' && typeof tf === 'string' ? { secret: totp, stored: tf } : null;
     return { jti, userId: sub, email, sessionVersion: sv, totp: factor, expiresAt: new Date(exp! * 1000) };
   } catch {

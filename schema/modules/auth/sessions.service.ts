@@ -17,7 +17,14 @@ export const SESSION_TOKEN_PREFIX = 'tss_';
 
 export interface IssuedSession {
   token: string;
-  session: { id: string; createdAt: Date; expiresAt: Date; organizationId: string | null; authTime: Date; amr: string[] };
+  session: {
+    id: string;
+    createdAt: Date;
+    expiresAt: Date;
+    organizationId: string | null;
+    authTime: Date;
+    amr: string[];
+  };
 }
 
 /**
@@ -53,7 +60,11 @@ export interface SessionMaking {
 }
 
 export async function createSession(
-  ctx: Context, tx: Tx, userId: string, sessionVersion: number, { organizationId, authTime, amr = ['pwd'], connectionId = null }: SessionMaking = {},
+  ctx: Context,
+  tx: Tx,
+  userId: string,
+  sessionVersion: number,
+  { organizationId, authTime, amr = ['pwd'], connectionId = null }: SessionMaking = {},
 ): Promise<IssuedSession> {
   const token = randomToken(SESSION_TOKEN_PREFIX);
   const now = ctx.clock.now();
@@ -130,12 +141,17 @@ export type SessionsToEnd = { id: string; userId?: string } | { userId: string; 
  * ended. Sign-out, the person's own endings, a directory's deactivation and a take-over (take-over.ts) all end
  * sessions here.
  */
-export async function endSessions(ctx: Context, tx: Tx, which: SessionsToEnd): Promise<{ id: string; userId: string }[]> {
+export async function endSessions(
+  ctx: Context,
+  tx: Tx,
+  which: SessionsToEnd,
+): Promise<{ id: string; userId: string }[]> {
   const now = ctx.clock.now();
   const sql = Prisma.sql;
-  const named = 'id' in which
-    ? sql`s.id = ${which.id}::text ${which.userId === undefined ? Prisma.empty : sql`and s.user_id = ${which.userId}::text`}`
-    : sql`s.user_id = ${which.userId}::text ${which.allBut === undefined ? Prisma.empty : sql`and s.id <> ${which.allBut}::text`}`;
+  const named =
+    'id' in which
+      ? sql`s.id = ${which.id}::text ${which.userId === undefined ? Prisma.empty : sql`and s.user_id = ${which.userId}::text`}`
+      : sql`s.user_id = ${which.userId}::text ${which.allBut === undefined ? Prisma.empty : sql`and s.id <> ${which.allBut}::text`}`;
   const ended = await tx.$queryRaw<{ id: string; userId: string }[]>`
     with named as (
       select s.id from sessions s join users u on u.id = s.user_id and u.session_version = s.session_version
@@ -188,7 +204,12 @@ function sessionActor(ctx: Context): { userId: string; sessionId: string } {
 /** The caller's live sessions (not revoked, not expired, of the current session version), newest use first. */
 export async function listMySessions(ctx: Context): Promise<PersonSession[]> {
   const { userId, sessionId } = sessionActor(ctx);
-  const rows = await ctx.db.$queryRaw<(Omit<PersonSession, 'organization' | 'current'> & { organizationId: string | null; organizationName: string | null })[]>`
+  const rows = await ctx.db.$queryRaw<
+    (Omit<PersonSession, 'organization' | 'current'> & {
+      organizationId: string | null;
+      organizationName: string | null;
+    })[]
+  >`
     select s.id, s.created_at as "createdAt", s.last_seen_at as "lastUsedAt", s.expires_at as "expiresAt", s.ip,
            s.user_agent as "userAgent", o.id as "organizationId", o.name as "organizationName"
     from sessions s
@@ -237,9 +258,17 @@ export async function revokeOtherSessions(ctx: Context): Promise<number> {
  * of the organization that manages the account (docs/architecture.md#managed-accounts) and a take-over of an
  * unproven one; the caller audits. The sessions ended, and the new session version.
  */
-export async function endEverySession(ctx: Context, tx: Tx, userId: string): Promise<{ ended: { id: string }[]; sessionVersion: number }> {
+export async function endEverySession(
+  ctx: Context,
+  tx: Tx,
+  userId: string,
+): Promise<{ ended: { id: string }[]; sessionVersion: number }> {
   const ended = await endSessions(ctx, tx, { userId });
-  const { sessionVersion } = await tx.user.update({ where: { id: userId }, data: { sessionVersion: { increment: 1 } }, select: { sessionVersion: true } });
+  const { sessionVersion } = await tx.user.update({
+    where: { id: userId },
+    data: { sessionVersion: { increment: 1 } },
+    select: { sessionVersion: true },
+  });
   return { ended, sessionVersion };
 }
 
@@ -268,7 +297,13 @@ export async function announceExpiredSessions(db: Context['db'], now: Date): Pro
       order by c.expires_at`;
     const live = ended.filter((s) => s.live);
     for (const { id, userId, createdAt, expiresAt } of live) {
-      await emitUserEvent(tx, 'session.expired', userId, { session: { id, userId, createdAt, expiresAt } }, { at: now });
+      await emitUserEvent(
+        tx,
+        'session.expired',
+        userId,
+        { session: { id, userId, createdAt, expiresAt } },
+        { at: now },
+      );
     }
     return live.length;
   });

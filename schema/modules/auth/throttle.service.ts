@@ -60,7 +60,11 @@ async function refuse(ctx: Context, email: string | null, key: string, until: Da
  * A passkey sign-in asks too, with no account (null): its failures count against the address alone, and a device
  * cookie of the passkey's owner (`owner`, null for a passkey nobody has) lets it past the address's lock.
  */
-export async function admitPasswordAttempt(ctx: Context, email: string | null, owner: string | null = email): Promise<void> {
+export async function admitPasswordAttempt(
+  ctx: Context,
+  email: string | null,
+  owner: string | null = email,
+): Promise<void> {
   const now = ctx.clock.now();
   const keys = (await countersOf(ctx, email, owner)).map((c) => c.key);
   if (!keys.length) return;
@@ -99,7 +103,8 @@ export async function passwordRejected(ctx: Context, email: string | null): Prom
   const now = ctx.clock.now();
   for (const counter of await countersOf(ctx, email)) {
     const { failures, locked_until: lockedUntil } = await countFailure(ctx, counter, now);
-    if (failures > counter.limit) await refuse(ctx, email, counter.key, lockedUntil ?? addSeconds(now, counter.lockSeconds), now);
+    if (failures > counter.limit)
+      await refuse(ctx, email, counter.key, lockedUntil ?? addSeconds(now, counter.lockSeconds), now);
   }
 }
 
@@ -132,7 +137,11 @@ export interface FoundLock {
  * `locked` (first) holds the lock of the account or address, if any; `cleared` (after the CTE named `proved`)
  * clears the account's count when `proved` has a row. The statement selects the lock with lockOf.
  */
-export async function acceptedCtes(ctx: Context, email: string, proved: string): Promise<{ locked: Prisma.Sql; cleared: Prisma.Sql }> {
+export async function acceptedCtes(
+  ctx: Context,
+  email: string,
+  proved: string,
+): Promise<{ locked: Prisma.Sql; cleared: Prisma.Sql }> {
   const keys = (await countersOf(ctx, email)).map((c) => c.key);
   return {
     locked: Prisma.sql`locked as (
@@ -155,7 +164,11 @@ export async function refuseLocked(ctx: Context, email: string, lock: FoundLock)
  * with the password), counted against the same throttle as sign-ins: a stolen session or token cannot guess faster
  * than the login page allows. True when right; a wrong one is counted (and past the limit refused with 429).
  */
-export async function checkAccountPassword(ctx: Context, account: { email: string; passwordHash: string }, password: string): Promise<boolean> {
+export async function checkAccountPassword(
+  ctx: Context,
+  account: { email: string; passwordHash: string },
+  password: string,
+): Promise<boolean> {
   await admitPasswordAttempt(ctx, account.email);
   if (await verifyPassword(account.passwordHash, password)) {
     await passwordAccepted(ctx, account.email);

@@ -17,9 +17,13 @@ export interface ViewerShape {
 export async function viewer(ctx: Context): Promise<ViewerShape | null> {
   const actor = ctx.actor;
   if (!actor || actor.kind === 'apiKey' || !actor.userId) return null;
-  const user = await ctx.db.user.findUniqueOrThrow({ where: { id: actor.userId }, select: { id: true, email: true, name: true } });
+  const user = await ctx.db.user.findUniqueOrThrow({
+    where: { id: actor.userId },
+    select: { id: true, email: true, name: true },
+  });
   const organizations = await myOrganizations(ctx);
-  const session = actor.kind === 'user' ? await ctx.db.session.findUniqueOrThrow({ where: { id: actor.sessionId } }) : null;
+  const session =
+    actor.kind === 'user' ? await ctx.db.session.findUniqueOrThrow({ where: { id: actor.sessionId } }) : null;
   return {
     user,
     organizations,

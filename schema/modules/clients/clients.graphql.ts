@@ -3,7 +3,14 @@ import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
-import { createClient, deleteClient, getClient, listClients, rotateClientSecret, updateClient } from './clients.service.ts';
+import {
+  createClient,
+  deleteClient,
+  getClient,
+  listClients,
+  rotateClientSecret,
+  updateClient,
+} from './clients.service.ts';
 import { connectedApps, revokeConnectedApp } from './consents.service.ts';
 
 const OAuthClientRef = builder.prismaObject('OAuthClient', {
@@ -125,7 +132,11 @@ const ConnectedAppRef = builder.objectRef<App>('ConnectedApp').implement({
 });
 
 builder.queryField('connectedApps', (t) =>
-  t.field({ type: [ConnectedAppRef], authScopes: { person: true }, resolve: (_root, _args, ctx) => connectedApps(ctx) }),
+  t.field({
+    type: [ConnectedAppRef],
+    authScopes: { person: true },
+    resolve: (_root, _args, ctx) => connectedApps(ctx),
+  }),
 );
 
 builder.mutationField('revokeConnectedApp', (t) =>

@@ -49,7 +49,10 @@ export const redirectUri = z
     if (url.protocol === 'https:') return;
     if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return;
     if (/^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(url.protocol)) return; // reverse-domain scheme (RFC 8252)
-    ctx.addIssue({ code: 'custom', message: 'must be an absolute https URL without a fragment (http only for localhost)' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be an absolute https URL without a fragment (http only for localhost)',
+    });
   });
 
 const origin = z
@@ -59,13 +62,20 @@ const origin = z
     if (CONTROL_OR_SPACE.test(value)) return false;
     try {
       const url = new URL(value);
-      return url.origin === value && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)));
+      return (
+        url.origin === value && (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname)))
+      );
     } catch {
       return false;
     }
   }, 'must be an origin such as https://app.example.com (no path, spaces or control characters)');
 
-const scope = z.string().refine(isKnownScope, 'is not a known scope (openid, profile, email, organization, offline_access, api or a product slug)');
+const scope = z
+  .string()
+  .refine(
+    isKnownScope,
+    'is not a known scope (openid, profile, email, organization, offline_access, api or a product slug)',
+  );
 
 const clientFields = {
   name: fields.name,
@@ -103,14 +113,21 @@ const createInput = z
     message: REDIRECT_URI_REQUIRED,
   });
 
-const updateInput = z.object(Object.fromEntries(Object.entries(clientFields).map(([k, v]) => [k, v.optional()])) as {
-  [K in keyof typeof clientFields]: z.ZodOptional<(typeof clientFields)[K]>;
-}).strict();
+const updateInput = z
+  .object(
+    Object.fromEntries(Object.entries(clientFields).map(([k, v]) => [k, v.optional()])) as {
+      [K in keyof typeof clientFields]: z.ZodOptional<(typeof clientFields)[K]>;
+    },
+  )
+  .strict();
 
 const dedupe = (list?: string[]) => (list ? [...new Set(list)] : undefined);
 
 async function loadOwned(ctx: Context, id: string) {
-  const client = await ctx.db.oAuthClient.findFirst({ where: { OR: [{ id }, { clientId: id }] }, include: { organization: { select: { id: true, name: true } } } });
+  const client = await ctx.db.oAuthClient.findFirst({
+    where: { OR: [{ id }, { clientId: id }] },
+    include: { organization: { select: { id: true, name: true } } },
+  });
   if (!client) throw new OAuthClientNotFound();
   await requireOrgRole(ctx, client.organizationId, 'admin', 'OAuth client');
   return client;
@@ -142,8 +159,18 @@ export async function createClient(ctx: Context, input: unknown) {
       },
       include: { organization: { select: { id: true, name: true } } },
     });
-    await emitEvents(tx, ['oauth.client.created', 'oauth_client.created'], client.organization, { client }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'oauth_client.create', organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
+    await emitEvents(
+      tx,
+      ['oauth.client.created', 'oauth_client.created'],
+      client.organization,
+      { client },
+      { at: ctx.clock.now() },
+    );
+    await recordAudit(
+      ctx,
+      { action: 'oauth_client.create', organizationId, targetType: 'oauth_client', targetId: client.id },
+      tx,
+    );
     return client;
   });
   return { ...client, clientSecret: secret };
@@ -184,7 +211,17 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
       // A disabled client's tokens stop working at once: the grants they hang on end, with their refresh tokens.
       await revokeGrants(ctx, tx, { clientId: client.id });
     }
-    await recordAudit(ctx, { action: 'oauth_client.update', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id, details: { fields: Object.keys(data) } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'oauth_client.update',
+        organizationId: client.organizationId,
+        targetType: 'oauth_client',
+        targetId: client.id,
+        details: { fields: Object.keys(data) },
+      },
+      tx,
+    );
     return updated;
   });
 }
@@ -193,7 +230,12 @@ export async function rotateClientSecret(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
   const secret = randomToken('tscs_');
   const updated = await ctx.db.oAuthClient.update({ where: { id: client.id }, data: { secretHash: sha256(secret) } });
-  await recordAudit(ctx, { action: 'oauth_client.rotate_secret', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id });
+  await recordAudit(ctx, {
+    action: 'oauth_client.rotate_secret',
+    organizationId: client.organizationId,
+    targetType: 'oauth_client',
+    targetId: client.id,
+  });
   return { ...updated, clientSecret: secret };
 }
 
@@ -201,8 +243,23 @@ export async function deleteClient(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthClient.delete({ where: { id: client.id } });
-    await emitEvents(tx, ['oauth.client.deleted', 'oauth_client.deleted'], client.organization, { client }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'oauth_client.delete', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
+    await emitEvents(
+      tx,
+      ['oauth.client.deleted', 'oauth_client.deleted'],
+      client.organization,
+      { client },
+      { at: ctx.clock.now() },
+    );
+    await recordAudit(
+      ctx,
+      {
+        action: 'oauth_client.delete',
+        organizationId: client.organizationId,
+        targetType: 'oauth_client',
+        targetId: client.id,
+      },
+      tx,
+    );
   });
   return true;
 }

@@ -12,7 +12,11 @@ const appClient = { select: { clientId: true, name: true, description: true, org
 
 export async function connectedApps(ctx: Context) {
   const userId = requireUserId(ctx);
-  const consents = await ctx.db.oAuthConsent.findMany({ where: { userId }, include: { client: appClient }, orderBy: { createdAt: 'asc' } });
+  const consents = await ctx.db.oAuthConsent.findMany({
+    where: { userId },
+    include: { client: appClient },
+    orderBy: { createdAt: 'asc' },
+  });
   // The newest live grant of each other client: its scopes, and when the person last authorized it.
   const granted = await ctx.db.oAuthGrant.findMany({
     where: { userId, revokedAt: null, clientId: { notIn: consents.map((c) => c.clientId) } },
@@ -20,20 +24,42 @@ export async function connectedApps(ctx: Context) {
     orderBy: [{ clientId: 'asc' }, { createdAt: 'desc' }],
     include: { client: appClient },
   });
-  const unconsented = granted.map((g) => ({ client: g.client, scopes: g.scope.split(' ').filter(Boolean), createdAt: g.createdAt, lastUsedAt: g.createdAt }));
+  const unconsented = granted.map((g) => ({
+    client: g.client,
+    scopes: g.scope.split(' ').filter(Boolean),
+    createdAt: g.createdAt,
+    lastUsedAt: g.createdAt,
+  }));
   return [...consents, ...unconsented];
 }
 
 export async function revokeConnectedApp(ctx: Context, clientId: string) {
   const userId = requireUserId(ctx);
-  const client = await ctx.db.oAuthClient.findUnique({ where: { clientId }, select: { id: true, organizationId: true } });
-  const consent = client && (await ctx.db.oAuthConsent.findUnique({ where: { userId_clientId: { userId, clientId: client.id } }, select: { id: true } }));
+  const client = await ctx.db.oAuthClient.findUnique({
+    where: { clientId },
+    select: { id: true, organizationId: true },
+  });
+  const consent =
+    client &&
+    (await ctx.db.oAuthConsent.findUnique({
+      where: { userId_clientId: { userId, clientId: client.id } },
+      select: { id: true },
+    }));
   const live = client && (await ctx.db.oAuthGrant.count({ where: { userId, clientId: client.id, revokedAt: null } }));
   if (!client || (!consent && !live)) throw new ConnectedAppNotFound();
   await ctx.db.$transaction(async (tx) => {
     if (consent) await tx.oAuthConsent.deleteMany({ where: { id: consent.id } });
     await revokeGrants(ctx, tx, { userId, clientId: client.id });
-    await recordAudit(ctx, { action: 'oauth.consent.revoke', organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'oauth.consent.revoke',
+        organizationId: client.organizationId,
+        targetType: 'oauth_client',
+        targetId: client.id,
+      },
+      tx,
+    );
   });
   return true;
 }

@@ -11,7 +11,15 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { LastOwnerError } from '../members/members.errors.ts';
 import { followGroups, recordSeatRefusal } from './group-effects.ts';
 import { ScimInvalidValueError, ScimLastOwnerError, ScimNoSeatError, ScimUniquenessError } from './directory.errors.ts';
-import type { DirectoryGroup, DirectoryGroupChange, DirectoryGroupInput, GroupWhere, ListPage, Listed, ScimCaller } from './directory.types.ts';
+import type {
+  DirectoryGroup,
+  DirectoryGroupChange,
+  DirectoryGroupInput,
+  GroupWhere,
+  ListPage,
+  Listed,
+  ScimCaller,
+} from './directory.types.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -33,8 +41,15 @@ function checked<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   throw new ScimInvalidValueError(issue.path.join('.') || 'Group', issue.message);
 }
 
-const MEMBERS = { members: { select: { scimUser: { select: { id: true, userName: true, displayName: true } } }, orderBy: { scimUserId: 'asc' } } } as const;
-type Row = Prisma.ScimGroupGetPayload<object> & { members?: { scimUser: { id: string; userName: string; displayName: string | null } }[] };
+const MEMBERS = {
+  members: {
+    select: { scimUser: { select: { id: true, userName: true, displayName: true } } },
+    orderBy: { scimUserId: 'asc' },
+  },
+} as const;
+type Row = Prisma.ScimGroupGetPayload<object> & {
+  members?: { scimUser: { id: string; userName: string; displayName: string | null } }[];
+};
 
 const view = (row: Row): DirectoryGroup => ({
   id: row.id,
@@ -46,24 +61,46 @@ const view = (row: Row): DirectoryGroup => ({
   updatedAt: row.updatedAt,
 });
 
-export async function listDirectoryGroups(ctx: Context, caller: ScimCaller, page: ListPage<GroupWhere>, withMembers = true): Promise<Listed<DirectoryGroup>> {
+export async function listDirectoryGroups(
+  ctx: Context,
+  caller: ScimCaller,
+  page: ListPage<GroupWhere>,
+  withMembers = true,
+): Promise<Listed<DirectoryGroup>> {
   const where: GroupWhere = { AND: [{ organizationId: caller.organizationId }, page.where] };
   const [totalResults, rows] = await Promise.all([
     ctx.db.scimGroup.count({ where }),
     page.count > 0
-      ? ctx.db.scimGroup.findMany({ where, include: withMembers ? MEMBERS : undefined, orderBy: { id: 'asc' }, skip: Math.max(page.startIndex - 1, 0), take: page.count })
+      ? ctx.db.scimGroup.findMany({
+          where,
+          include: withMembers ? MEMBERS : undefined,
+          orderBy: { id: 'asc' },
+          skip: Math.max(page.startIndex - 1, 0),
+          take: page.count,
+        })
       : Promise.resolve([]),
   ]);
   return { totalResults, resources: rows.map(view) };
 }
 
 async function findRow(db: Tx | Context['db'], caller: ScimCaller, id: string, withMembers = true): Promise<Row> {
-  const row = id.length <= 100 ? await db.scimGroup.findFirst({ where: { id, organizationId: caller.organizationId }, include: withMembers ? MEMBERS : undefined }) : null;
+  const row =
+    id.length <= 100
+      ? await db.scimGroup.findFirst({
+          where: { id, organizationId: caller.organizationId },
+          include: withMembers ? MEMBERS : undefined,
+        })
+      : null;
   if (!row) throw new NotFoundError('Group');
   return row;
 }
 
-export async function getDirectoryGroup(ctx: Context, caller: ScimCaller, id: string, withMembers = true): Promise<DirectoryGroup> {
+export async function getDirectoryGroup(
+  ctx: Context,
+  caller: ScimCaller,
+  id: string,
+  withMembers = true,
+): Promise<DirectoryGroup> {
   return view(await findRow(ctx.db, caller, id, withMembers));
 }
 
@@ -83,38 +120,80 @@ async function writing<T>(ctx: Context, work: (tx: Tx) => Promise<T>): Promise<T
 }
 
 /** displayName (case-insensitively, as its unique index) or externalId used by another group; in SQL, as for users. */
-async function refuseTaken(tx: Tx, caller: ScimCaller, data: { displayName?: string; externalId?: string | null }, self?: string) {
+async function refuseTaken(
+  tx: Tx,
+  caller: ScimCaller,
+  data: { displayName?: string; externalId?: string | null },
+  self?: string,
+) {
   if (data.displayName === undefined && !data.externalId) return;
   const [taken] = await tx.$queryRaw<{ displayName: string }[]>`
     select display_name as "displayName" from scim_groups
     where organization_id = ${caller.organizationId} and id <> ${self ?? ''}
       and (lower(display_name) = lower(${data.displayName ?? null}) or external_id = ${data.externalId ?? null})
     limit 1`;
-  if (taken) throw new ScimUniquenessError(data.displayName !== undefined && taken.displayName.toLowerCase() === data.displayName.toLowerCase() ? `displayName ${data.displayName}` : `externalId ${data.externalId}`);
+  if (taken)
+    throw new ScimUniquenessError(
+      data.displayName !== undefined && taken.displayName.toLowerCase() === data.displayName.toLowerCase()
+        ? `displayName ${data.displayName}`
+        : `externalId ${data.externalId}`,
+    );
 }
 
 /** The directory users of the organization with these SCIM ids, as account ids; an unknown id is refused. */
 async function usersOf(tx: Tx, caller: ScimCaller, scimIds: string[]): Promise<Map<string, string>> {
   const unique = [...new Set(scimIds)];
   if (!unique.length) return new Map();
-  const rows = await tx.scimUser.findMany({ where: { organizationId: caller.organizationId, id: { in: unique } }, select: { id: true, userId: true } });
+  const rows = await tx.scimUser.findMany({
+    where: { organizationId: caller.organizationId, id: { in: unique } },
+    select: { id: true, userId: true },
+  });
   if (rows.length !== unique.length) {
     const missing = unique.find((id) => !rows.some((r) => r.id === id))!;
-    throw new ScimInvalidValueError('members', `${JSON.stringify(missing.slice(0, 100))} is not a user of this directory`);
+    throw new ScimInvalidValueError(
+      'members',
+      `${JSON.stringify(missing.slice(0, 100))} is not a user of this directory`,
+    );
   }
   return new Map(rows.map((r) => [r.id, r.userId]));
 }
 
-export async function createDirectoryGroup(ctx: Context, caller: ScimCaller, input: DirectoryGroupInput): Promise<DirectoryGroup> {
+export async function createDirectoryGroup(
+  ctx: Context,
+  caller: ScimCaller,
+  input: DirectoryGroupInput,
+): Promise<DirectoryGroup> {
   const data = checked(groupInput, input);
   const now = ctx.clock.now();
   const id = await writing(ctx, async (tx) => {
     await refuseTaken(tx, caller, data);
     const members = await usersOf(tx, caller, data.members ?? []);
     const id = uuidv7(now.getTime());
-    await tx.scimGroup.create({ data: { id, organizationId: caller.organizationId, displayName: data.displayName, externalId: data.externalId ?? null, createdAt: now, updatedAt: now } });
-    if (members.size) await tx.scimGroupMember.createMany({ data: [...members.keys()].map((scimUserId) => ({ groupId: id, scimUserId })) });
-    await recordAudit(ctx, { action: 'directory.group.create', organizationId: caller.organizationId, targetType: 'directory_group', targetId: id, details: { displayName: data.displayName, members: members.size, tokenId: caller.tokenId } }, tx);
+    await tx.scimGroup.create({
+      data: {
+        id,
+        organizationId: caller.organizationId,
+        displayName: data.displayName,
+        externalId: data.externalId ?? null,
+        createdAt: now,
+        updatedAt: now,
+      },
+    });
+    if (members.size)
+      await tx.scimGroupMember.createMany({
+        data: [...members.keys()].map((scimUserId) => ({ groupId: id, scimUserId })),
+      });
+    await recordAudit(
+      ctx,
+      {
+        action: 'directory.group.create',
+        organizationId: caller.organizationId,
+        targetType: 'directory_group',
+        targetId: id,
+        details: { displayName: data.displayName, members: members.size, tokenId: caller.tokenId },
+      },
+      tx,
+    );
     await followGroups(ctx, tx, caller.organizationId, [...members.values()], { seatRefusal: 'fail' });
     return id;
   });
@@ -125,7 +204,12 @@ export async function createDirectoryGroup(ctx: Context, caller: ScimCaller, inp
  * PUT or PATCH: a new name, and members replaced or added and removed. Those who joined get what the group gives,
  * those who left lose its seats; a rename moves everyone from one mapping to another.
  */
-export async function changeDirectoryGroup(ctx: Context, caller: ScimCaller, id: string, change: DirectoryGroupChange): Promise<DirectoryGroup> {
+export async function changeDirectoryGroup(
+  ctx: Context,
+  caller: ScimCaller,
+  id: string,
+  change: DirectoryGroupChange,
+): Promise<DirectoryGroup> {
   const data = checked(changeInput, change);
   const now = ctx.clock.now();
   await writing(ctx, async (tx) => {
@@ -133,28 +217,58 @@ export async function changeDirectoryGroup(ctx: Context, caller: ScimCaller, id:
     // The group's row lock: concurrent changes of one group take turns, each seeing the members before it.
     await tx.$executeRaw`select 1 from scim_groups where id = ${found.id} for update`;
     await refuseTaken(tx, caller, data, found.id);
-    const before = new Set((await tx.scimGroupMember.findMany({ where: { groupId: found.id }, select: { scimUserId: true } })).map((m) => m.scimUserId));
+    const before = new Set(
+      (await tx.scimGroupMember.findMany({ where: { groupId: found.id }, select: { scimUserId: true } })).map(
+        (m) => m.scimUserId,
+      ),
+    );
     const after = new Set(data.members ?? before);
     for (const add of data.add ?? []) after.add(add);
     for (const remove of data.remove ?? []) after.delete(remove);
-    if (after.size > MAX_MEMBERS) throw new ScimInvalidValueError('members', `must list at most ${MAX_MEMBERS} members`);
+    if (after.size > MAX_MEMBERS)
+      throw new ScimInvalidValueError('members', `must list at most ${MAX_MEMBERS} members`);
     const joined = [...after].filter((m) => !before.has(m));
     const left = [...before].filter((m) => !after.has(m));
     const accounts = await usersOf(tx, caller, [...joined, ...left]);
-    if (joined.length) await tx.scimGroupMember.createMany({ data: joined.map((scimUserId) => ({ groupId: found.id, scimUserId })), skipDuplicates: true });
+    if (joined.length)
+      await tx.scimGroupMember.createMany({
+        data: joined.map((scimUserId) => ({ groupId: found.id, scimUserId })),
+        skipDuplicates: true,
+      });
     if (left.length) await tx.scimGroupMember.deleteMany({ where: { groupId: found.id, scimUserId: { in: left } } });
     const renamed = data.displayName !== undefined && data.displayName !== found.displayName;
     await tx.scimGroup.update({
       where: { id: found.id },
-      data: { displayName: data.displayName, externalId: data.externalId === undefined ? undefined : data.externalId, version: { increment: 1 }, updatedAt: now },
+      data: {
+        displayName: data.displayName,
+        externalId: data.externalId === undefined ? undefined : data.externalId,
+        version: { increment: 1 },
+        updatedAt: now,
+      },
     });
-    await recordAudit(ctx, {
-      action: 'directory.group.change', organizationId: caller.organizationId, targetType: 'directory_group', targetId: found.id,
-      details: { displayName: data.displayName ?? found.displayName, joined: joined.length, left: left.length, ...(renamed ? { renamedFrom: found.displayName } : {}), tokenId: caller.tokenId },
-    }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'directory.group.change',
+        organizationId: caller.organizationId,
+        targetType: 'directory_group',
+        targetId: found.id,
+        details: {
+          displayName: data.displayName ?? found.displayName,
+          joined: joined.length,
+          left: left.length,
+          ...(renamed ? { renamedFrom: found.displayName } : {}),
+          tokenId: caller.tokenId,
+        },
+      },
+      tx,
+    );
     // A rename moves everyone from one mapping to another; otherwise only those who joined or left are concerned.
     const affected = renamed ? await usersOf(tx, caller, [...after, ...left]) : accounts;
-    await followGroups(ctx, tx, caller.organizationId, [...affected.values()], { left: [found.displayName], seatRefusal: 'fail' });
+    await followGroups(ctx, tx, caller.organizationId, [...affected.values()], {
+      left: [found.displayName],
+      seatRefusal: 'fail',
+    });
   });
   return getDirectoryGroup(ctx, caller, id);
 }
@@ -163,9 +277,28 @@ export async function deleteDirectoryGroup(ctx: Context, caller: ScimCaller, id:
   await writing(ctx, async (tx) => {
     const found = await findRow(tx, caller, id, false);
     await tx.$executeRaw`select 1 from scim_groups where id = ${found.id} for update`;
-    const members = await tx.scimGroupMember.findMany({ where: { groupId: found.id }, select: { scimUser: { select: { userId: true } } } });
+    const members = await tx.scimGroupMember.findMany({
+      where: { groupId: found.id },
+      select: { scimUser: { select: { userId: true } } },
+    });
     await tx.scimGroup.delete({ where: { id: found.id } });
-    await recordAudit(ctx, { action: 'directory.group.delete', organizationId: caller.organizationId, targetType: 'directory_group', targetId: found.id, details: { displayName: found.displayName, tokenId: caller.tokenId } }, tx);
-    await followGroups(ctx, tx, caller.organizationId, members.map((m) => m.scimUser.userId), { left: [found.displayName], seatRefusal: 'audit' });
+    await recordAudit(
+      ctx,
+      {
+        action: 'directory.group.delete',
+        organizationId: caller.organizationId,
+        targetType: 'directory_group',
+        targetId: found.id,
+        details: { displayName: found.displayName, tokenId: caller.tokenId },
+      },
+      tx,
+    );
+    await followGroups(
+      ctx,
+      tx,
+      caller.organizationId,
+      members.map((m) => m.scimUser.userId),
+      { left: [found.displayName], seatRefusal: 'audit' },
+    );
   });
 }

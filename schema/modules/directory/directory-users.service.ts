@@ -17,8 +17,22 @@ import { takeOverUnproven } from '../accounts/take-over.ts';
 import { admitMember, dismissMember } from '../members/members.service.ts';
 import { LastOwnerError } from '../members/members.errors.ts';
 import { followGroups } from './group-effects.ts';
-import { ScimAccountNotManagedError, ScimInvalidValueError, ScimLastOwnerError, ScimUniquenessError, ScimVersionConflictError } from './directory.errors.ts';
-import type { DirectoryEmail, DirectoryUser, DirectoryUserInput, ListPage, Listed, ScimCaller, UserWhere } from './directory.types.ts';
+import {
+  ScimAccountNotManagedError,
+  ScimInvalidValueError,
+  ScimLastOwnerError,
+  ScimUniquenessError,
+  ScimVersionConflictError,
+} from './directory.errors.ts';
+import type {
+  DirectoryEmail,
+  DirectoryUser,
+  DirectoryUserInput,
+  ListPage,
+  Listed,
+  ScimCaller,
+  UserWhere,
+} from './directory.types.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -30,7 +44,10 @@ const userInput = z.object({
   displayName: text(200).nullish(),
   givenName: text(200).nullish(),
   familyName: text(200).nullish(),
-  emails: z.array(z.object({ value: text(254), primary: z.boolean().optional(), type: text(50).optional() })).max(20, 'must hold at most 20 addresses').optional(),
+  emails: z
+    .array(z.object({ value: text(254), primary: z.boolean().optional(), type: text(50).optional() }))
+    .max(20, 'must hold at most 20 addresses')
+    .optional(),
 });
 
 /** The input checked, with the primary address the account gets: the primary e-mail, the first, or userName. */
@@ -44,7 +61,8 @@ function checked(input: DirectoryUserInput) {
   const emails = (data.emails ?? []).map((e) => ({ ...e, value: e.value.trim().toLowerCase() }));
   const candidate = emails.find((e) => e.primary)?.value ?? emails[0]?.value ?? data.userName.toLowerCase();
   const email = fields.email.safeParse(candidate);
-  if (!email.success) throw new ScimInvalidValueError('emails', 'must hold an e-mail address (or userName must be one)');
+  if (!email.success)
+    throw new ScimInvalidValueError('emails', 'must hold an e-mail address (or userName must be one)');
   return { ...data, emails, email: email.data };
 }
 
@@ -70,19 +88,32 @@ const view = (row: Row): DirectoryUser => ({
   updatedAt: row.updatedAt,
 });
 
-export async function listDirectoryUsers(ctx: Context, caller: ScimCaller, page: ListPage<UserWhere>): Promise<Listed<DirectoryUser>> {
+export async function listDirectoryUsers(
+  ctx: Context,
+  caller: ScimCaller,
+  page: ListPage<UserWhere>,
+): Promise<Listed<DirectoryUser>> {
   const where: UserWhere = { AND: [{ organizationId: caller.organizationId }, page.where] };
   const [totalResults, rows] = await Promise.all([
     ctx.db.scimUser.count({ where }),
     page.count > 0
-      ? ctx.db.scimUser.findMany({ where, include: VIEW, orderBy: { id: 'asc' }, skip: Math.max(page.startIndex - 1, 0), take: page.count })
+      ? ctx.db.scimUser.findMany({
+          where,
+          include: VIEW,
+          orderBy: { id: 'asc' },
+          skip: Math.max(page.startIndex - 1, 0),
+          take: page.count,
+        })
       : Promise.resolve([]),
   ]);
   return { totalResults, resources: rows.map(view) };
 }
 
 async function findRow(db: Tx | Context['db'], caller: ScimCaller, id: string): Promise<Row> {
-  const row = id.length <= 100 ? await db.scimUser.findFirst({ where: { id, organizationId: caller.organizationId }, include: VIEW }) : null;
+  const row =
+    id.length <= 100
+      ? await db.scimUser.findFirst({ where: { id, organizationId: caller.organizationId }, include: VIEW })
+      : null;
   if (!row) throw new NotFoundError('User');
   return row;
 }
@@ -106,48 +137,101 @@ async function writing<T>(ctx: Context, work: (tx: Tx) => Promise<T>): Promise<T
  * userName (case-insensitively, as its unique index) or externalId already used by another user of the directory. In
  * SQL: Prisma's case-insensitive equals is an ILIKE, where a _ or % in a userName would match other names.
  */
-async function refuseTaken(tx: Tx, caller: ScimCaller, data: { userName: string; externalId?: string | null }, self?: string) {
+async function refuseTaken(
+  tx: Tx,
+  caller: ScimCaller,
+  data: { userName: string; externalId?: string | null },
+  self?: string,
+) {
   const [taken] = await tx.$queryRaw<{ userName: string }[]>`
     select user_name as "userName" from scim_users
     where organization_id = ${caller.organizationId} and id <> ${self ?? ''}
       and (lower(user_name) = lower(${data.userName}) or external_id = ${data.externalId ?? null})
     limit 1`;
-  if (taken) throw new ScimUniquenessError(taken.userName.toLowerCase() === data.userName.toLowerCase() ? `userName ${data.userName}` : `externalId ${data.externalId}`);
+  if (taken)
+    throw new ScimUniquenessError(
+      taken.userName.toLowerCase() === data.userName.toLowerCase()
+        ? `userName ${data.userName}`
+        : `externalId ${data.externalId}`,
+    );
 }
 
 /**
  * A new directory user: the account with the primary address (an existing one, or a new one with a password nobody
  * knows) and, unless inactive, the membership.
  */
-export async function createDirectoryUser(ctx: Context, caller: ScimCaller, input: DirectoryUserInput): Promise<DirectoryUser> {
+export async function createDirectoryUser(
+  ctx: Context,
+  caller: ScimCaller,
+  input: DirectoryUserInput,
+): Promise<DirectoryUser> {
   const data = checked(input);
   const passwordHash = await unusablePasswordHash();
   const now = ctx.clock.now();
   const id = await writing(ctx, async (tx) => {
     await refuseTaken(tx, caller, data);
-    const existing = await tx.user.findUnique({ where: { email: data.email }, select: { id: true, emailVerified: true } });
+    const existing = await tx.user.findUnique({
+      where: { email: data.email },
+      select: { id: true, emailVerified: true },
+    });
     const manager = await managerOf(tx, data.email);
     const managed = manager === caller.organizationId;
     // An existing account is linked only by the organization that manages it, and an address of a domain another
     // organization verified is that one's to provision: to anyone else the address is taken.
     if ((existing || manager) && !managed) throw new ScimAccountNotManagedError();
-    if (existing && (await tx.scimUser.findUnique({ where: { organizationId_userId: { organizationId: caller.organizationId, userId: existing.id } }, select: { id: true } }))) {
+    if (
+      existing &&
+      (await tx.scimUser.findUnique({
+        where: { organizationId_userId: { organizationId: caller.organizationId, userId: existing.id } },
+        select: { id: true },
+      }))
+    ) {
       throw new ScimUniquenessError(`The person with ${data.email}`);
     }
     // An account of its domain whose address nobody proved may have been made by someone else before the domain was
     // verified: the directory vouches for the address, so the account becomes the person's with nothing of its maker's.
-    if (existing && !existing.emailVerified) await takeOverUnproven(ctx, tx, existing.id, passwordHash, { via: 'scim', organizationId: caller.organizationId, tokenId: caller.tokenId });
+    if (existing && !existing.emailVerified)
+      await takeOverUnproven(ctx, tx, existing.id, passwordHash, {
+        via: 'scim',
+        organizationId: caller.organizationId,
+        tokenId: caller.tokenId,
+      });
     // Only a managing organization's directory vouches for the address; another's makes an account still to prove it.
-    const user = existing ?? (await tx.user.create({ data: { email: data.email, emailVerified: managed, name: nameOf(data), passwordHash }, select: { id: true } }));
+    const user =
+      existing ??
+      (await tx.user.create({
+        data: { email: data.email, emailVerified: managed, name: nameOf(data), passwordHash },
+        select: { id: true },
+      }));
     const id = uuidv7(now.getTime());
     await tx.scimUser.create({
       data: {
-        id, organizationId: caller.organizationId, userId: user.id, userName: data.userName, externalId: data.externalId ?? null,
-        active: data.active ?? true, displayName: data.displayName ?? null, givenName: data.givenName ?? null, familyName: data.familyName ?? null,
-        email: data.email, emails: data.emails as unknown as Prisma.InputJsonValue, createdAt: now, updatedAt: now,
+        id,
+        organizationId: caller.organizationId,
+        userId: user.id,
+        userName: data.userName,
+        externalId: data.externalId ?? null,
+        active: data.active ?? true,
+        displayName: data.displayName ?? null,
+        givenName: data.givenName ?? null,
+        familyName: data.familyName ?? null,
+        email: data.email,
+        emails: data.emails as unknown as Prisma.InputJsonValue,
+        createdAt: now,
+        updatedAt: now,
       },
     });
-    await recordAudit(ctx, { action: 'directory.user.create', organizationId: caller.organizationId, targetType: 'user', targetId: user.id, details: { userName: data.userName, tokenId: caller.tokenId } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'directory.user.create',
+        organizationId: caller.organizationId,
+        targetType: 'user',
+        targetId: user.id,
+        details: { userName: data.userName, tokenId: caller.tokenId },
+      },
+      tx,
+    );
     if (data.active ?? true) await join(ctx, tx, caller, user.id, !existing);
     return id;
   });
@@ -156,9 +240,15 @@ export async function createDirectoryUser(ctx: Context, caller: ScimCaller, inpu
 
 /** Makes the membership (kept as it is when the person is already a member), then what their groups give. */
 async function join(ctx: Context, tx: Tx, caller: ScimCaller, userId: string, created: boolean) {
-  const member = await tx.membership.findUnique({ where: { userId_organizationId: { userId, organizationId: caller.organizationId } }, select: { id: true } });
+  const member = await tx.membership.findUnique({
+    where: { userId_organizationId: { userId, organizationId: caller.organizationId } },
+    select: { id: true },
+  });
   if (!member) {
-    const organization = await tx.organization.findUniqueOrThrow({ where: { id: caller.organizationId }, select: { id: true, name: true } });
+    const organization = await tx.organization.findUniqueOrThrow({
+      where: { id: caller.organizationId },
+      select: { id: true, name: true },
+    });
     await admitMember(ctx, tx, organization, userId, 'member', { via: 'scim', created });
   }
   await followGroups(ctx, tx, caller.organizationId, [userId]);
@@ -169,7 +259,13 @@ async function join(ctx: Context, tx: Tx, caller: ScimCaller, userId: string, cr
  * changed since, for the caller to read again). The account's name and address follow the directory's only when the
  * organization manages the account (followProfile); otherwise only the directory's record of the person changes.
  */
-export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id: string, input: DirectoryUserInput, expectedVersion?: number): Promise<DirectoryUser> {
+export async function replaceDirectoryUser(
+  ctx: Context,
+  caller: ScimCaller,
+  id: string,
+  input: DirectoryUserInput,
+  expectedVersion?: number,
+): Promise<DirectoryUser> {
   const data = checked(input);
   const now = ctx.clock.now();
   await writing(ctx, async (tx) => {
@@ -178,9 +274,16 @@ export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id:
     const bumped = await tx.scimUser.updateMany({
       where: { id: row.id, version: expectedVersion ?? row.version },
       data: {
-        userName: data.userName, externalId: data.externalId ?? null, active: data.active ?? row.active, displayName: data.displayName ?? null,
-        givenName: data.givenName ?? null, familyName: data.familyName ?? null, email: data.email,
-        emails: data.emails as unknown as Prisma.InputJsonValue, version: { increment: 1 }, updatedAt: now,
+        userName: data.userName,
+        externalId: data.externalId ?? null,
+        active: data.active ?? row.active,
+        displayName: data.displayName ?? null,
+        givenName: data.givenName ?? null,
+        familyName: data.familyName ?? null,
+        email: data.email,
+        emails: data.emails as unknown as Prisma.InputJsonValue,
+        version: { increment: 1 },
+        updatedAt: now,
       },
     });
     if (bumped.count !== 1) throw new ScimVersionConflictError();
@@ -189,10 +292,17 @@ export async function replaceDirectoryUser(ctx: Context, caller: ScimCaller, id:
     if (active !== row.active) {
       if (active) await join(ctx, tx, caller, row.userId, false);
       else await leave(ctx, tx, caller, row.userId);
-      await recordAudit(ctx, {
-        action: active ? 'directory.user.activate' : 'directory.user.deactivate', organizationId: caller.organizationId,
-        targetType: 'user', targetId: row.userId, details: { userName: data.userName, tokenId: caller.tokenId },
-      }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: active ? 'directory.user.activate' : 'directory.user.deactivate',
+          organizationId: caller.organizationId,
+          targetType: 'user',
+          targetId: row.userId,
+          details: { userName: data.userName, tokenId: caller.tokenId },
+        },
+        tx,
+      );
     }
   });
   return view(await findRow(ctx.db, caller, id));
@@ -211,13 +321,20 @@ async function followProfile(ctx: Context, tx: Tx, caller: ScimCaller, row: Row,
   const name = nameOf(data);
   if (name && name !== user.name) changes.name = name;
   if (data.email !== user.email && ours(data.email)) {
-    if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } })) throw new ScimUniquenessError(`The address ${data.email}`);
+    if (await tx.user.findUnique({ where: { email: data.email }, select: { id: true } }))
+      throw new ScimUniquenessError(`The address ${data.email}`);
     changes.email = data.email;
     changes.emailVerified = true;
   }
   if (!Object.keys(changes).length) return;
   const updated = await tx.user.update({ where: { id: row.userId }, data: changes });
-  await emitUserEvent(tx, 'user.updated', updated.id, { user: updated, changes: Object.keys(changes).filter((k) => k !== 'emailVerified') }, { at: ctx.clock.now() });
+  await emitUserEvent(
+    tx,
+    'user.updated',
+    updated.id,
+    { user: updated, changes: Object.keys(changes).filter((k) => k !== 'emailVerified') },
+    { at: ctx.clock.now() },
+  );
 }
 
 /**
@@ -231,7 +348,17 @@ async function leave(ctx: Context, tx: Tx, caller: ScimCaller, userId: string) {
   const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true } });
   if (!(await manages(tx, caller.organizationId, user.email))) return;
   const { ended } = await endEverySession(ctx, tx, userId);
-  await recordAudit(ctx, { action: 'auth.sessions.end_all', organizationId: caller.organizationId, targetType: 'user', targetId: userId, details: { via: 'scim', sessions: ended.length } }, tx);
+  await recordAudit(
+    ctx,
+    {
+      action: 'auth.sessions.end_all',
+      organizationId: caller.organizationId,
+      targetType: 'user',
+      targetId: userId,
+      details: { via: 'scim', sessions: ended.length },
+    },
+    tx,
+  );
 }
 
 export async function deleteDirectoryUser(ctx: Context, caller: ScimCaller, id: string): Promise<void> {
@@ -239,6 +366,16 @@ export async function deleteDirectoryUser(ctx: Context, caller: ScimCaller, id: 
     const row = await findRow(tx, caller, id);
     if (row.active) await leave(ctx, tx, caller, row.userId);
     await tx.scimUser.delete({ where: { id: row.id } });
-    await recordAudit(ctx, { action: 'directory.user.delete', organizationId: caller.organizationId, targetType: 'user', targetId: row.userId, details: { userName: row.userName, tokenId: caller.tokenId } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'directory.user.delete',
+        organizationId: caller.organizationId,
+        targetType: 'user',
+        targetId: row.userId,
+        details: { userName: row.userName, tokenId: caller.tokenId },
+      },
+      tx,
+    );
   });
 }

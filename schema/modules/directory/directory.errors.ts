@@ -17,7 +17,7 @@ export class ScimUniquenessError extends ConflictError {
 export class ScimAccountNotManagedError extends ConflictError {
   readonly scimType = 'uniqueness';
   constructor() {
-    super('This address is outside this organization\'s verified domains and already taken: invite the person instead');
+    super("This address is outside this organization's verified domains and already taken: invite the person instead");
   }
 }
 
@@ -33,7 +33,7 @@ export class ScimInvalidValueError extends ValidationError {
 export class ScimLastOwnerError extends ConflictError {
   readonly scimType = 'mutability';
   constructor() {
-    super('This person is the organization\'s last owner: make someone else owner in Tessera first');
+    super("This person is the organization's last owner: make someone else owner in Tessera first");
   }
 }
 

@@ -53,7 +53,9 @@ const ScimRequestRef = builder.prismaObject('ScimRequest', {
 
 builder.queryField('scimTokens', (t) =>
   t.field({
-    type: [ScimTokenRef], authScopes: { authenticated: true }, args: { organizationId: t.arg.string() },
+    type: [ScimTokenRef],
+    authScopes: { authenticated: true },
+    args: { organizationId: t.arg.string() },
     resolve: (_root, { organizationId }, ctx) => listScimTokens(ctx, organizationId),
   }),
 );
@@ -65,17 +67,26 @@ builder.mutationField('createScimToken', (t) =>
     type: CreatedScimTokenRef,
     authScopes: firstParty(),
     args: { name: t.arg.string({ required: true }), organizationId: t.arg.string() },
-    resolve: (_root, { name, organizationId }, ctx) => createScimToken(ctx, { name, ...(organizationId ? { organizationId } : {}) }),
+    resolve: (_root, { name, organizationId }, ctx) =>
+      createScimToken(ctx, { name, ...(organizationId ? { organizationId } : {}) }),
   }),
 );
 
 builder.mutationField('revokeScimToken', (t) =>
-  t.field({ type: ScimTokenRef, description: 'Owners only.', authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => revokeScimToken(ctx, id) }),
+  t.field({
+    type: ScimTokenRef,
+    description: 'Owners only.',
+    authScopes: firstParty(),
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => revokeScimToken(ctx, id),
+  }),
 );
 
 builder.queryField('directoryGroupMappings', (t) =>
   t.field({
-    type: [DirectoryGroupMappingRef], authScopes: { authenticated: true }, args: { organizationId: t.arg.string() },
+    type: [DirectoryGroupMappingRef],
+    authScopes: { authenticated: true },
+    args: { organizationId: t.arg.string() },
     resolve: (_root, { organizationId }, ctx) => listGroupMappings(ctx, organizationId),
   }),
 );
@@ -100,12 +111,18 @@ builder.mutationField('createDirectoryGroupMapping', (t) =>
 );
 
 builder.mutationField('deleteDirectoryGroupMapping', (t) =>
-  t.boolean({ authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteGroupMapping(ctx, id) }),
+  t.boolean({
+    authScopes: firstParty(),
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => deleteGroupMapping(ctx, id),
+  }),
 );
 
 builder.queryField('scimRequests', (t) =>
   t.field({
-    type: [ScimRequestRef], authScopes: { authenticated: true }, description: "The directory's last 100 requests, newest first.",
+    type: [ScimRequestRef],
+    authScopes: { authenticated: true },
+    description: "The directory's last 100 requests, newest first.",
     args: { organizationId: t.arg.string() },
     resolve: (_root, { organizationId }, ctx) => listScimRequests(ctx, organizationId),
   }),

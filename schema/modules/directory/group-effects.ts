@@ -22,12 +22,22 @@ export interface GroupMoves {
   seatRefusal: 'fail' | 'audit';
 }
 
-const highest = (roles: Role[]) => roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null);
+const highest = (roles: Role[]) =>
+  roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null);
 
 /** Applies the organization's group mappings to these people (their accounts' ids), active members only. */
-export async function followGroups(ctx: Context, tx: Tx, organizationId: string, userIds: string[], moves: GroupMoves = { seatRefusal: 'audit' }) {
+export async function followGroups(
+  ctx: Context,
+  tx: Tx,
+  organizationId: string,
+  userIds: string[],
+  moves: GroupMoves = { seatRefusal: 'audit' },
+) {
   if (!userIds.length) return;
-  const mappings = await tx.directoryGroupMapping.findMany({ where: { organizationId }, orderBy: { createdAt: 'asc' } });
+  const mappings = await tx.directoryGroupMapping.findMany({
+    where: { organizationId },
+    orderBy: { createdAt: 'asc' },
+  });
   if (!mappings.length) return;
   const people = await tx.scimUser.findMany({
     where: { organizationId, userId: { in: userIds }, active: true },
@@ -38,23 +48,57 @@ export async function followGroups(ctx: Context, tx: Tx, organizationId: string,
   for (const person of people) {
     const names = new Set(person.groups.map((g) => g.group.displayName.toLowerCase()));
     const mine = mappings.filter((m) => names.has(m.groupName.toLowerCase()));
-    if (mapsRoles) await applyRoleFromUpstream(ctx, tx, organizationId, person.userId, highest(mine.flatMap((m) => (m.role ? [m.role] : []))) ?? 'member', 'scim');
+    if (mapsRoles)
+      await applyRoleFromUpstream(
+        ctx,
+        tx,
+        organizationId,
+        person.userId,
+        highest(mine.flatMap((m) => (m.role ? [m.role] : []))) ?? 'member',
+        'scim',
+      );
     for (const subscriptionId of new Set(mine.flatMap((m) => (m.subscriptionId ? [m.subscriptionId] : [])))) {
       await seat(ctx, tx, { organizationId, subscriptionId, userId: person.userId }, moves.seatRefusal);
     }
-    const gone = mappings.filter((m) => m.subscriptionId && left.has(m.groupName.toLowerCase()) && !mine.some((k) => k.subscriptionId === m.subscriptionId));
+    const gone = mappings.filter(
+      (m) =>
+        m.subscriptionId &&
+        left.has(m.groupName.toLowerCase()) &&
+        !mine.some((k) => k.subscriptionId === m.subscriptionId),
+    );
     for (const subscriptionId of new Set(gone.map((m) => m.subscriptionId!))) {
       const { count } = await tx.seatAssignment.deleteMany({ where: { subscriptionId, userId: person.userId } });
       if (count) {
-        await recordAudit(ctx, { action: 'subscription.seat.unassign', organizationId, targetType: 'subscription', targetId: subscriptionId, details: { userId: person.userId, via: 'scim' } }, tx);
+        await recordAudit(
+          ctx,
+          {
+            action: 'subscription.seat.unassign',
+            organizationId,
+            targetType: 'subscription',
+            targetId: subscriptionId,
+            details: { userId: person.userId, via: 'scim' },
+          },
+          tx,
+        );
       }
     }
   }
 }
 
 /** A seat of the subscription, unless the person has one. */
-async function seat(ctx: Context, tx: Tx, wanted: { organizationId: string; subscriptionId: string; userId: string }, refusal: GroupMoves['seatRefusal']) {
-  if (await tx.seatAssignment.findUnique({ where: { subscriptionId_userId: { subscriptionId: wanted.subscriptionId, userId: wanted.userId } }, select: { id: true } })) return;
+async function seat(
+  ctx: Context,
+  tx: Tx,
+  wanted: { organizationId: string; subscriptionId: string; userId: string },
+  refusal: GroupMoves['seatRefusal'],
+) {
+  if (
+    await tx.seatAssignment.findUnique({
+      where: { subscriptionId_userId: { subscriptionId: wanted.subscriptionId, userId: wanted.userId } },
+      select: { id: true },
+    })
+  )
+    return;
   try {
     await takeSeat(ctx, tx, wanted, 'scim');
   } catch (error) {
@@ -66,9 +110,22 @@ async function seat(ctx: Context, tx: Tx, wanted: { organizationId: string; subs
 }
 
 /** The admins see in the audit log why a member got no seat. */
-export function recordSeatRefusal(ctx: Context, wanted: { organizationId: string; subscriptionId: string; userId: string }, message: string, tx?: Tx) {
-  return recordAudit(ctx, {
-    action: 'subscription.seat.assign', outcome: 'failure', organizationId: wanted.organizationId, targetType: 'subscription', targetId: wanted.subscriptionId,
-    details: { userId: wanted.userId, via: 'scim', reason: 'no_seat', message },
-  }, tx);
+export function recordSeatRefusal(
+  ctx: Context,
+  wanted: { organizationId: string; subscriptionId: string; userId: string },
+  message: string,
+  tx?: Tx,
+) {
+  return recordAudit(
+    ctx,
+    {
+      action: 'subscription.seat.assign',
+      outcome: 'failure',
+      organizationId: wanted.organizationId,
+      targetType: 'subscription',
+      targetId: wanted.subscriptionId,
+      details: { userId: wanted.userId, via: 'scim', reason: 'no_seat', message },
+    },
+    tx,
+  );
 }

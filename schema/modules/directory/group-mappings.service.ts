@@ -12,12 +12,14 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { followGroups } from './group-effects.ts';
 
-const createInput = z.object({
-  group: z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters'),
-  role: fields.role.optional(),
-  subscriptionId: fields.id.optional(),
-  organizationId: fields.id.optional(),
-}).strict();
+const createInput = z
+  .object({
+    group: z.string().trim().min(1, 'is required').max(200, 'must be at most 200 characters'),
+    role: fields.role.optional(),
+    subscriptionId: fields.id.optional(),
+    organizationId: fields.id.optional(),
+  })
+  .strict();
 
 export async function listGroupMappings(ctx: Context, organizationId?: string | null) {
   const orgId = organizationInScope(ctx, organizationId);
@@ -32,25 +34,63 @@ export async function createGroupMapping(ctx: Context, input: unknown) {
   // A group that makes owners is an owner's decision, as granting the role is (members.service.ts).
   if (data.role && !roleAtLeast(callerRole, data.role)) throw new RoleAboveYoursError('map a group to');
   if (!data.role === !data.subscriptionId) {
-    throw new ValidationError('A group gives a role or a subscription\'s seats', [{ path: data.role ? 'subscriptionId' : 'role', message: 'give either role or subscription_id' }]);
+    throw new ValidationError("A group gives a role or a subscription's seats", [
+      { path: data.role ? 'subscriptionId' : 'role', message: 'give either role or subscription_id' },
+    ]);
   }
   const now = ctx.clock.now();
   const id = uuidv7(now.getTime());
   try {
-    await ctx.db.$transaction(async (tx) => {
-      if (data.subscriptionId && !(await tx.subscription.findFirst({ where: { id: data.subscriptionId, organizationId }, select: { id: true } }))) {
-        throw new ValidationError('No such subscription in this organization', [{ path: 'subscriptionId', message: 'is not a subscription of this organization' }]);
-      }
-      await tx.directoryGroupMapping.create({ data: { id, organizationId, groupName: data.group, role: data.role ?? null, subscriptionId: data.subscriptionId ?? null, createdAt: now } });
-      await recordAudit(ctx, { action: 'directory.mapping.create', organizationId, targetType: 'directory_mapping', targetId: id, details: { group: data.group, role: data.role, subscriptionId: data.subscriptionId } }, tx);
-      // The group's members, its name compared as its unique index does (an ILIKE would read _ and % as wildcards).
-      const members = await tx.$queryRaw<{ userId: string }[]>`
+    await ctx.db.$transaction(
+      async (tx) => {
+        if (
+          data.subscriptionId &&
+          !(await tx.subscription.findFirst({
+            where: { id: data.subscriptionId, organizationId },
+            select: { id: true },
+          }))
+        ) {
+          throw new ValidationError('No such subscription in this organization', [
+            { path: 'subscriptionId', message: 'is not a subscription of this organization' },
+          ]);
+        }
+        await tx.directoryGroupMapping.create({
+          data: {
+            id,
+            organizationId,
+            groupName: data.group,
+            role: data.role ?? null,
+            subscriptionId: data.subscriptionId ?? null,
+            createdAt: now,
+          },
+        });
+        await recordAudit(
+          ctx,
+          {
+            action: 'directory.mapping.create',
+            organizationId,
+            targetType: 'directory_mapping',
+            targetId: id,
+            details: { group: data.group, role: data.role, subscriptionId: data.subscriptionId },
+          },
+          tx,
+        );
+        // The group's members, its name compared as its unique index does (an ILIKE would read _ and % as wildcards).
+        const members = await tx.$queryRaw<{ userId: string }[]>`
         select u.user_id as "userId" from scim_groups g
         join scim_group_members gm on gm.group_id = g.id
         join scim_users u on u.id = gm.scim_user_id
         where g.organization_id = ${organizationId} and lower(g.display_name) = lower(${data.group})`;
-      await followGroups(ctx, tx, organizationId, members.map((m) => m.userId), { seatRefusal: 'audit' });
-    }, { timeout: 60_000 });
+        await followGroups(
+          ctx,
+          tx,
+          organizationId,
+          members.map((m) => m.userId),
+          { seatRefusal: 'audit' },
+        );
+      },
+      { timeout: 60_000 },
+    );
   } catch (error) {
     if (isUniqueViolation(error)) throw new ConflictError(`The group ${data.group} is already mapped`);
     throw error;
@@ -68,7 +108,17 @@ export async function deleteGroupMapping(ctx: Context, id: string) {
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.directoryGroupMapping.deleteMany({ where: { id: mappingId } });
     if (!count) throw new NotFoundError('Group mapping');
-    await recordAudit(ctx, { action: 'directory.mapping.delete', organizationId: found.organizationId, targetType: 'directory_mapping', targetId: mappingId, details: { group: found.groupName } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'directory.mapping.delete',
+        organizationId: found.organizationId,
+        targetType: 'directory_mapping',
+        targetId: mappingId,
+        details: { group: found.groupName },
+      },
+      tx,
+    );
   });
   return true;
 }

@@ -32,10 +32,13 @@ const CONTROL = /[\u0000-\u0008\u000a-\u001f\u007f]/;
 
 /** Reads a filter's text into its syntax tree, or refuses it: too long, control characters, malformed, too deep. */
 export function parseScimFilter(text: string): Filter {
-  if (text.length > MAX_FILTER_LENGTH) throw new ScimInvalidFilterError(`The filter is longer than ${MAX_FILTER_LENGTH} characters`);
-  if (CONTROL.test(text) || !text.isWellFormed()) throw new ScimInvalidFilterError('The filter contains control characters or malformed Unicode');
+  if (text.length > MAX_FILTER_LENGTH)
+    throw new ScimInvalidFilterError(`The filter is longer than ${MAX_FILTER_LENGTH} characters`);
+  if (CONTROL.test(text) || !text.isWellFormed())
+    throw new ScimInvalidFilterError('The filter contains control characters or malformed Unicode');
   if (!text.trim()) throw new ScimInvalidFilterError('The filter is empty');
-  if (bracketDepth(text) > MAX_FILTER_DEPTH) throw new ScimInvalidFilterError(`The filter is nested more than ${MAX_FILTER_DEPTH} levels deep`);
+  if (bracketDepth(text) > MAX_FILTER_DEPTH)
+    throw new ScimInvalidFilterError(`The filter is nested more than ${MAX_FILTER_DEPTH} levels deep`);
   let filter: Filter;
   try {
     filter = parse(text);
@@ -43,7 +46,8 @@ export function parseScimFilter(text: string): Filter {
     // The parser's messages quote pieces of the input and its internals: a fixed one is safer to show and log.
     throw new ScimInvalidFilterError('The filter is not valid SCIM filter syntax (RFC 7644 3.4.2.2)');
   }
-  if (depthOf(filter, 1) > MAX_FILTER_DEPTH) throw new ScimInvalidFilterError(`The filter is nested more than ${MAX_FILTER_DEPTH} levels deep`);
+  if (depthOf(filter, 1) > MAX_FILTER_DEPTH)
+    throw new ScimInvalidFilterError(`The filter is nested more than ${MAX_FILTER_DEPTH} levels deep`);
   return filter;
 }
 
@@ -125,7 +129,10 @@ interface Resource {
 }
 
 const column = (kind: Scalar['kind'], field: string, caseExact: boolean, required: boolean): Scalar => ({
-  kind, caseExact, required, at: (filter) => ({ [field]: filter }),
+  kind,
+  caseExact,
+  required,
+  at: (filter) => ({ [field]: filter }),
 });
 
 const emailValue: Scalar = column('string', 'email', false, true);
@@ -136,7 +143,11 @@ const emails: Multi = {
   sub: {
     value: emailValue,
     type: { kind: 'jsonKey', type: 'string', at: (value) => ({ emails: { array_contains: [{ type: value }] } }) },
-    primary: { kind: 'jsonKey', type: 'boolean', at: (value) => ({ emails: { array_contains: [{ primary: value }] } }) },
+    primary: {
+      kind: 'jsonKey',
+      type: 'boolean',
+      at: (value) => ({ emails: { array_contains: [{ primary: value }] } }),
+    },
   },
   wrap: (where) => where,
   present: {},
@@ -156,7 +167,12 @@ const groupMembers: Multi = {
   kind: 'multi',
   sub: {
     value: column('string', 'scimUserId', true, true),
-    display: { kind: 'string', caseExact: false, required: false, at: (filter) => ({ scimUser: { displayName: filter } }) },
+    display: {
+      kind: 'string',
+      caseExact: false,
+      required: false,
+      at: (filter) => ({ scimUser: { displayName: filter } }),
+    },
   },
   wrap: (where) => ({ members: { some: where } }),
   present: { members: { some: {} } },
@@ -210,9 +226,12 @@ function resolve(resource: Resource, path: string): { attribute: Attribute; sub?
   const dot = name.lastIndexOf('.');
   if (dot > 0) {
     const parent = own(resource.attributes, name.slice(0, dot));
-    if (parent?.kind === 'multi' && own(parent.sub, name.slice(dot + 1))) return { attribute: parent, sub: name.slice(dot + 1) };
+    if (parent?.kind === 'multi' && own(parent.sub, name.slice(dot + 1)))
+      return { attribute: parent, sub: name.slice(dot + 1) };
   }
-  throw new ScimInvalidFilterError(`The filter names the attribute ${shown(path)}, which ${resource === USER ? 'Users' : 'Groups'} cannot be filtered by`);
+  throw new ScimInvalidFilterError(
+    `The filter names the attribute ${shown(path)}, which ${resource === USER ? 'Users' : 'Groups'} cannot be filtered by`,
+  );
 }
 
 // ---- comparisons ------------------------------------------------------------------------------------------------
@@ -261,7 +280,8 @@ function compareBoolean(attr: Scalar, path: string, op: CompareOp, value: Value)
 }
 
 function compareDateTime(attr: Scalar, path: string, op: CompareOp, value: Value): Where {
-  if (op === 'co' || op === 'sw' || op === 'ew') refuse(path, op, 'a date-time is compared with eq, ne, gt, ge, lt or le');
+  if (op === 'co' || op === 'sw' || op === 'ew')
+    refuse(path, op, 'a date-time is compared with eq, ne, gt, ge, lt or le');
   const date = typeof value === 'string' ? parseTimestamp(value) : undefined;
   if (!date) refuse(path, op, 'its value must be an RFC 3339 date-time such as "2026-01-31T12:00:00Z"');
   const prismaOp = { eq: 'equals', ne: 'equals', gt: 'gt', ge: 'gte', lt: 'lt', le: 'lte' }[op];
@@ -317,7 +337,8 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
       const { attrPath, valFilter } = filter as { attrPath: string; valFilter: Filter };
       if (within) throw new ScimInvalidFilterError('A value path cannot hold another value path');
       const { attribute, sub } = resolve(resource, attrPath);
-      if (attribute.kind !== 'multi' || sub) throw new ScimInvalidFilterError(`${shown(attrPath)} is not a multi-valued attribute: it takes no [filter]`);
+      if (attribute.kind !== 'multi' || sub)
+        throw new ScimInvalidFilterError(`${shown(attrPath)} is not a multi-valued attribute: it takes no [filter]`);
       return attribute.wrap(translate(resource, valFilter, { multi: attribute, path: attrPath }));
     }
     case 'pr': {
@@ -325,7 +346,8 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
       if (within) return present(subAttribute(within, attrPath), attrPath);
       const { attribute, sub } = resolve(resource, attrPath);
       if (attribute.kind === 'complex') return attribute.present;
-      if (attribute.kind === 'multi') return sub ? attribute.wrap(present(attribute.sub[sub]!, attrPath)) : attribute.present;
+      if (attribute.kind === 'multi')
+        return sub ? attribute.wrap(present(attribute.sub[sub]!, attrPath)) : attribute.present;
       return present(attribute, attrPath);
     }
     default: {
@@ -333,9 +355,11 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
       const op = filter.op as CompareOp;
       if (within) return compareScalar(subAttribute(within, attrPath), attrPath, op, compValue);
       const { attribute, sub } = resolve(resource, attrPath);
-      if (attribute.kind === 'complex') refuse(attrPath, op, 'a complex attribute is compared through its sub-attributes');
+      if (attribute.kind === 'complex')
+        refuse(attrPath, op, 'a complex attribute is compared through its sub-attributes');
       // A multi-valued attribute named alone compares its values (RFC 7644 3.4.2.2: "emails co ..." means emails.value).
-      if (attribute.kind === 'multi') return attribute.wrap(compareScalar(attribute.sub[sub ?? 'value']!, attrPath, op, compValue));
+      if (attribute.kind === 'multi')
+        return attribute.wrap(compareScalar(attribute.sub[sub ?? 'value']!, attrPath, op, compValue));
       return compareScalar(attribute, attrPath, op, compValue);
     }
   }
@@ -343,7 +367,8 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
 
 function subAttribute(within: { multi: Multi; path: string }, name: string): Scalar | JsonKey {
   const found = own(within.multi.sub, name.toLowerCase());
-  if (!found) throw new ScimInvalidFilterError(`${shown(within.path)} has no sub-attribute ${shown(name)} to filter by`);
+  if (!found)
+    throw new ScimInvalidFilterError(`${shown(within.path)} has no sub-attribute ${shown(name)} to filter by`);
   return found;
 }
 

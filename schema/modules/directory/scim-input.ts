@@ -8,7 +8,8 @@ import { GROUP_SCHEMA, USER_SCHEMA } from './scim-filter.ts';
 
 type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * The object's attributes by lower-case name, the core schema's URN prefix taken off (`urn:...:User:userName`).
@@ -20,7 +21,8 @@ export function attributesOf(body: Json, schema: string, where = ''): Map<string
   for (const [key, value] of Object.entries(body)) {
     let name = key.toLowerCase();
     if (name.startsWith(prefix)) name = name.slice(prefix.length);
-    if (found.has(name)) throw new ScimInvalidValueError(`${where}${key}`, 'is given twice (attribute names are case-insensitive)');
+    if (found.has(name))
+      throw new ScimInvalidValueError(`${where}${key}`, 'is given twice (attribute names are case-insensitive)');
     found.set(name, value);
   }
   return found;
@@ -96,7 +98,8 @@ export function memberIdsOf(value: unknown, path = 'members'): string[] {
     const at = Array.isArray(value) ? `${path}[${i}]` : path;
     if (!isObject(item)) throw new ScimInvalidValueError(at, 'must be an object {value: <a User id>}');
     const id = attributesOf(item, GROUP_SCHEMA, `${at}.`).get('value');
-    if (typeof id !== 'string' || !id || id.length > 200) throw new ScimInvalidValueError(`${at}.value`, 'must be the id of a User');
+    if (typeof id !== 'string' || !id || id.length > 200)
+      throw new ScimInvalidValueError(`${at}.value`, 'must be the id of a User');
     return id;
   });
 }

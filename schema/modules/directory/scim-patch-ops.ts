@@ -16,7 +16,8 @@ export const MAX_PATCH_OPERATIONS = 1_000;
 const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:user';
 const MAX_PATH_LENGTH = 1_000;
 
-export type PatchScimType = 'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'mutability' | 'invalidFilter';
+export type PatchScimType =
+  'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'mutability' | 'invalidFilter';
 
 /** A PATCH this service provider cannot apply, with its RFC 7644 3.12 error type: answered 400. */
 export class ScimPatchError extends ValidationError {
@@ -34,14 +35,23 @@ export interface PatchOperation {
 }
 
 type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The operations of a PatchOp body (RFC 7644 3.5.2): its schema, 1 to 1,000 operations, each op add, replace or remove. */
 export function readPatchBody(body: unknown): PatchOperation[] {
-  if (!isObject(body)) throw new ScimPatchError('invalidSyntax', 'The body must be a PatchOp object: {"schemas": [...PatchOp], "Operations": [...]}', '(body)');
+  if (!isObject(body))
+    throw new ScimPatchError(
+      'invalidSyntax',
+      'The body must be a PatchOp object: {"schemas": [...PatchOp], "Operations": [...]}',
+      '(body)',
+    );
   const attrs = attributesOf(body, PATCH_OP_SCHEMA);
   const schemas = attrs.get('schemas');
-  if (!Array.isArray(schemas) || !schemas.some((s) => typeof s === 'string' && s.toLowerCase() === PATCH_OP_SCHEMA.toLowerCase())) {
+  if (
+    !Array.isArray(schemas) ||
+    !schemas.some((s) => typeof s === 'string' && s.toLowerCase() === PATCH_OP_SCHEMA.toLowerCase())
+  ) {
     throw new ScimPatchError('invalidSyntax', `schemas must hold "${PATCH_OP_SCHEMA}"`, 'schemas');
   }
   const operations = attrs.get('operations');
@@ -50,20 +60,28 @@ export function readPatchBody(body: unknown): PatchOperation[] {
   }
   return operations.map((operation, i) => {
     const at = `Operations[${i}]`;
-    if (!isObject(operation)) throw new ScimPatchError('invalidSyntax', `${at} must be an object {op, path, value}`, at);
+    if (!isObject(operation))
+      throw new ScimPatchError('invalidSyntax', `${at} must be an object {op, path, value}`, at);
     const fields = attributesOf(operation, PATCH_OP_SCHEMA, `${at}.`);
     const op = fields.get('op');
-    if (typeof op !== 'string' || !/^(add|replace|remove)$/i.test(op)) throw new ScimPatchError('invalidSyntax', `${at}.op must be add, replace or remove`, `${at}.op`);
+    if (typeof op !== 'string' || !/^(add|replace|remove)$/i.test(op))
+      throw new ScimPatchError('invalidSyntax', `${at}.op must be add, replace or remove`, `${at}.op`);
     const path = fields.get('path');
     if (path !== undefined && (typeof path !== 'string' || !path.trim() || path.length > MAX_PATH_LENGTH)) {
-      throw new ScimPatchError('invalidPath', `${at}.path must be an attribute path of at most ${MAX_PATH_LENGTH} characters`, `${at}.path`);
+      throw new ScimPatchError(
+        'invalidPath',
+        `${at}.path must be an attribute path of at most ${MAX_PATH_LENGTH} characters`,
+        `${at}.path`,
+      );
     }
     const result: PatchOperation = { op: op.toLowerCase() as PatchOperation['op'] };
     if (path !== undefined) result.path = (path as string).trim();
     if (fields.has('value')) result.value = fields.get('value');
     // RFC 7644 3.5.2.2: a remove without a path has no target; 3.5.2.1/3: add and replace carry a value.
-    if (result.op === 'remove' && result.path === undefined) throw new ScimPatchError('noTarget', `${at}: remove needs a path`, at);
-    if (result.op !== 'remove' && result.value === undefined) throw new ScimPatchError('invalidValue', `${at}: ${result.op} needs a value`, at);
+    if (result.op === 'remove' && result.path === undefined)
+      throw new ScimPatchError('noTarget', `${at}: remove needs a path`, at);
+    if (result.op !== 'remove' && result.value === undefined)
+      throw new ScimPatchError('invalidValue', `${at}: ${result.op} needs a value`, at);
     return result;
   });
 }
@@ -85,13 +103,16 @@ function readPath(text: string, own: string, other: string): ParsedPath {
   let rest = text;
   const lower = text.toLowerCase();
   if (lower.startsWith('urn:')) {
-    if (lower === ENTERPRISE_USER_SCHEMA || lower.startsWith(`${ENTERPRISE_USER_SCHEMA}:`)) return { attribute: '', extension: true };
+    if (lower === ENTERPRISE_USER_SCHEMA || lower.startsWith(`${ENTERPRISE_USER_SCHEMA}:`))
+      return { attribute: '', extension: true };
     if (lower.startsWith(`${own.toLowerCase()}:`)) rest = text.slice(own.length + 1);
-    else if (lower.startsWith(other.toLowerCase())) throw new ScimPatchError('invalidPath', `The path ${shown(text)} is an attribute of another resource type`);
+    else if (lower.startsWith(other.toLowerCase()))
+      throw new ScimPatchError('invalidPath', `The path ${shown(text)} is an attribute of another resource type`);
     else throw new ScimPatchError('invalidPath', `The path ${shown(text)} names a schema this resource does not have`);
   }
   const match = PATH.exec(rest);
-  if (!match) throw new ScimPatchError('invalidPath', `The path ${shown(text)} is not an attribute path (RFC 7644 3.5.2)`);
+  if (!match)
+    throw new ScimPatchError('invalidPath', `The path ${shown(text)} is not an attribute path (RFC 7644 3.5.2)`);
   const parsed: ParsedPath = { attribute: match[1]!.toLowerCase() };
   if (match[2] !== undefined) {
     let tree: Filter;
@@ -134,8 +155,21 @@ const USER_KEPT: Record<string, { name: string; sub?: Record<string, string>; mu
 };
 /** Core User attributes (RFC 7643 4.1) Tessera does not keep: changes to them are accepted and ignored. */
 const USER_IGNORED = new Set([
-  'nickname', 'profileurl', 'title', 'usertype', 'preferredlanguage', 'locale', 'timezone', 'password', 'phonenumbers',
-  'ims', 'photos', 'addresses', 'entitlements', 'roles', 'x509certificates',
+  'nickname',
+  'profileurl',
+  'title',
+  'usertype',
+  'preferredlanguage',
+  'locale',
+  'timezone',
+  'password',
+  'phonenumbers',
+  'ims',
+  'photos',
+  'addresses',
+  'entitlements',
+  'roles',
+  'x509certificates',
 ]);
 /** Sub-attributes of kept attributes that are not kept (name.formatted is made from the parts). */
 const USER_IGNORED_SUB: Record<string, Set<string>> = {
@@ -146,7 +180,7 @@ const USER_IGNORED_SUB: Record<string, Set<string>> = {
 const READ_ONLY = new Set(['id', 'meta', 'groups', 'schemas']);
 
 function readOnly(name: string, resource: string): never {
-  const hint = name === 'groups' ? ': change the group\'s members instead' : '';
+  const hint = name === 'groups' ? ": change the group's members instead" : '';
   throw new ScimPatchError('mutability', `${shown(name)} is read-only on a ${resource}${hint}`);
 }
 
@@ -164,7 +198,10 @@ function canonicalObject(value: unknown, attr: string, sub: Record<string, strin
 function canonicalUserValue(attr: string, value: unknown): unknown {
   const kept = own(USER_KEPT, attr)!;
   if (!kept.sub) return value;
-  if (kept.multi) return Array.isArray(value) ? value.map((v) => canonicalObject(v, attr, kept.sub!)) : canonicalObject(value, attr, kept.sub);
+  if (kept.multi)
+    return Array.isArray(value)
+      ? value.map((v) => canonicalObject(v, attr, kept.sub!))
+      : canonicalObject(value, attr, kept.sub);
   return canonicalObject(value, attr, kept.sub);
 }
 
@@ -172,7 +209,11 @@ function canonicalUserValue(attr: string, value: unknown): unknown {
 function userOperation(operation: PatchOperation): ScimPatchOperation | null {
   if (operation.path === undefined) {
     // No path: the value holds the attributes (RFC 7644 3.5.2.1, 3.5.2.3), named as in a resource.
-    if (!isObject(operation.value)) throw new ScimPatchError('invalidValue', `${operation.op} without a path needs an object of attributes as its value`);
+    if (!isObject(operation.value))
+      throw new ScimPatchError(
+        'invalidValue',
+        `${operation.op} without a path needs an object of attributes as its value`,
+      );
     const value: Json = {};
     for (const [key, v] of Object.entries(operation.value)) {
       const path = readPath(key, USER_SCHEMA, GROUP_SCHEMA);
@@ -210,9 +251,14 @@ function userOperation(operation: PatchOperation): ScimPatchOperation | null {
   if (!kept) throw new ScimPatchError('invalidPath', `A User has no attribute ${shown(operation.path)}`);
   let canonical = kept.name;
   if (path.filter) {
-    if (!kept.multi) throw new ScimPatchError('invalidPath', `${shown(kept.name)} is not multi-valued: it takes no [filter]`);
+    if (!kept.multi)
+      throw new ScimPatchError('invalidPath', `${shown(kept.name)} is not multi-valued: it takes no [filter]`);
     const unknown = filterNames(path.filter.tree).find((n) => !own(kept.sub!, n));
-    if (unknown) throw new ScimPatchError('invalidFilter', `The value filter of ${shown(operation.path)} compares ${shown(unknown)}, which ${kept.name} does not have`);
+    if (unknown)
+      throw new ScimPatchError(
+        'invalidFilter',
+        `The value filter of ${shown(operation.path)} compares ${shown(unknown)}, which ${kept.name} does not have`,
+      );
     canonical += `[${path.filter.text}]`;
   }
   if (path.sub) {
@@ -236,10 +282,14 @@ export function patchUser(current: DirectoryUser, operations: PatchOperation[]):
   const document = userDocument(current) as unknown as ScimResource;
   let patched: ScimResource;
   try {
-    patched = rewritten.length ? scimPatch(document, rewritten, { mutateDocument: false, treatMissingAsAdd: true }) : document;
+    patched = rewritten.length
+      ? scimPatch(document, rewritten, { mutateDocument: false, treatMissingAsAdd: true })
+      : document;
   } catch (error) {
     if (error instanceof ScimError) {
-      const scimType = (['noTarget', 'invalidPath', 'invalidValue', 'invalidFilter'] as const).find((t) => t === error.scimCode) ?? 'invalidSyntax';
+      const scimType =
+        (['noTarget', 'invalidPath', 'invalidValue', 'invalidFilter'] as const).find((t) => t === error.scimCode) ??
+        'invalidSyntax';
       throw new ScimPatchError(scimType, error.message.slice(0, 300));
     }
     throw error;
@@ -253,8 +303,12 @@ export function patchUser(current: DirectoryUser, operations: PatchOperation[]):
 function membersPicked(filter: Filter, text: string): string[] {
   if (filter.op === 'or') return (filter as { filters: Filter[] }).filters.flatMap((f) => membersPicked(f, text));
   const compare = filter as { op: string; attrPath?: string; compValue?: unknown };
-  if (compare.op === 'eq' && compare.attrPath?.toLowerCase() === 'value' && typeof compare.compValue === 'string') return [compare.compValue];
-  throw new ScimPatchError('invalidFilter', `The path ${shown(text)} picks members other than by value eq "<id>" (or several joined by or)`);
+  if (compare.op === 'eq' && compare.attrPath?.toLowerCase() === 'value' && typeof compare.compValue === 'string')
+    return [compare.compValue];
+  throw new ScimPatchError(
+    'invalidFilter',
+    `The path ${shown(text)} picks members other than by value eq "<id>" (or several joined by or)`,
+  );
 }
 
 /** A change to the member list, kept as a delta until a replace gives the whole list. */
@@ -291,22 +345,36 @@ class MemberChange {
 }
 
 function displayNameOf(value: unknown): string {
-  if (typeof value !== 'string' || !value.trim()) throw new ScimPatchError('invalidValue', 'displayName must be a non-empty string', 'displayName');
+  if (typeof value !== 'string' || !value.trim())
+    throw new ScimPatchError('invalidValue', 'displayName must be a non-empty string', 'displayName');
   return value;
 }
 
 function externalIdOf(value: unknown): string | null {
-  if (value !== null && typeof value !== 'string') throw new ScimPatchError('invalidValue', 'externalId must be a string', 'externalId');
+  if (value !== null && typeof value !== 'string')
+    throw new ScimPatchError('invalidValue', 'externalId must be a string', 'externalId');
   return value;
 }
 
 /** A Group attribute changed by add or replace (with a path, or as a key of a value without one). */
-function setGroupAttribute(change: DirectoryGroupChange, members: MemberChange, op: 'add' | 'replace', key: string, value: unknown): void {
+function setGroupAttribute(
+  change: DirectoryGroupChange,
+  members: MemberChange,
+  op: 'add' | 'replace',
+  key: string,
+  value: unknown,
+): void {
   const path = readPath(key, GROUP_SCHEMA, USER_SCHEMA);
-  if (path.extension) throw new ScimPatchError('invalidPath', `The path ${shown(key)} is an attribute of another resource type`);
-  if (path.attribute === 'id' || path.attribute === 'meta' || path.attribute === 'schemas') throw new ScimPatchError('mutability', `${shown(key)} is read-only on a Group`);
+  if (path.extension)
+    throw new ScimPatchError('invalidPath', `The path ${shown(key)} is an attribute of another resource type`);
+  if (path.attribute === 'id' || path.attribute === 'meta' || path.attribute === 'schemas')
+    throw new ScimPatchError('mutability', `${shown(key)} is read-only on a Group`);
   if (path.filter || path.sub) {
-    if (path.attribute === 'members') throw new ScimPatchError('invalidPath', `Members are added or replaced as a list: ${shown(key)} cannot be changed`);
+    if (path.attribute === 'members')
+      throw new ScimPatchError(
+        'invalidPath',
+        `Members are added or replaced as a list: ${shown(key)} cannot be changed`,
+      );
     throw new ScimPatchError('invalidPath', `A Group has no attribute ${shown(key)}`);
   }
   switch (path.attribute) {
@@ -328,12 +396,24 @@ function setGroupAttribute(change: DirectoryGroupChange, members: MemberChange, 
   }
 }
 
-function removeFromGroup(change: DirectoryGroupChange, members: MemberChange, operation: PatchOperation & { path: string }): void {
+function removeFromGroup(
+  change: DirectoryGroupChange,
+  members: MemberChange,
+  operation: PatchOperation & { path: string },
+): void {
   const path = readPath(operation.path, GROUP_SCHEMA, USER_SCHEMA);
-  if (path.extension) throw new ScimPatchError('invalidPath', `The path ${shown(operation.path)} is an attribute of another resource type`);
+  if (path.extension)
+    throw new ScimPatchError(
+      'invalidPath',
+      `The path ${shown(operation.path)} is an attribute of another resource type`,
+    );
   switch (path.attribute) {
     case 'members':
-      if (path.sub) throw new ScimPatchError('invalidPath', `Members are removed whole: ${shown(operation.path)} cannot be removed`);
+      if (path.sub)
+        throw new ScimPatchError(
+          'invalidPath',
+          `Members are removed whole: ${shown(operation.path)} cannot be removed`,
+        );
       if (path.filter) return members.removing(membersPicked(path.filter.tree, operation.path));
       // Entra ID names the members to remove in the value; without one, every member goes (RFC 7644 3.5.2.2).
       if (operation.value === undefined || operation.value === null) return members.replace([]);
@@ -363,7 +443,11 @@ export function patchGroup(operations: PatchOperation[]): DirectoryGroupChange {
     } else if (operation.path !== undefined) {
       setGroupAttribute(change, members, operation.op, operation.path, operation.value);
     } else {
-      if (!isObject(operation.value)) throw new ScimPatchError('invalidValue', `${operation.op} without a path needs an object of attributes as its value`);
+      if (!isObject(operation.value))
+        throw new ScimPatchError(
+          'invalidValue',
+          `${operation.op} without a path needs an object of attributes as its value`,
+        );
       for (const [key, value] of Object.entries(operation.value)) {
         // Okta renames a group with {"op": "replace", "value": {"id": "...", "displayName": "..."}}: the id is its own.
         if (/^(id|schemas|meta)$/i.test(key)) continue;

@@ -43,5 +43,9 @@ export async function recordScimRequest(ctx: Context, caller: ScimCaller, outcom
 export async function listScimRequests(ctx: Context, organizationId?: string | null, limit = 100) {
   const orgId = organizationInScope(ctx, organizationId);
   await requireOrgRole(ctx, orgId, 'admin');
-  return ctx.db.scimRequest.findMany({ where: { organizationId: orgId }, orderBy: { id: 'desc' }, take: Math.min(Math.max(limit, 1), 100) });
+  return ctx.db.scimRequest.findMany({
+    where: { organizationId: orgId },
+    orderBy: { id: 'desc' },
+    take: Math.min(Math.max(limit, 1), 100),
+  });
 }

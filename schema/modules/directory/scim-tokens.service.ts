@@ -27,9 +27,26 @@ export async function createScimToken(ctx: Context, input: unknown) {
   const createdById = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const record = await ctx.db.$transaction(async (tx) => {
     const record = await tx.scimToken.create({
-      data: { id: uuidv7(now.getTime()), organizationId, name: data.name, tokenHash: sha256(token), createdById, createdAt: now },
+      data: {
+        id: uuidv7(now.getTime()),
+        organizationId,
+        name: data.name,
+        tokenHash: sha256(token),
+        createdById,
+        createdAt: now,
+      },
     });
-    await recordAudit(ctx, { action: 'scim_token.create', organizationId, targetType: 'scim_token', targetId: record.id, details: { name: data.name } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'scim_token.create',
+        organizationId,
+        targetType: 'scim_token',
+        targetId: record.id,
+        details: { name: data.name },
+      },
+      tx,
+    );
     return record;
   });
   return { ...record, token };
@@ -49,7 +66,16 @@ export async function revokeScimToken(ctx: Context, id: string) {
   const now = ctx.clock.now();
   await ctx.db.$transaction(async (tx) => {
     await tx.scimToken.updateMany({ where: { id: tokenId, revokedAt: null }, data: { revokedAt: now } });
-    await recordAudit(ctx, { action: 'scim_token.revoke', organizationId: found.organizationId, targetType: 'scim_token', targetId: tokenId }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'scim_token.revoke',
+        organizationId: found.organizationId,
+        targetType: 'scim_token',
+        targetId: tokenId,
+      },
+      tx,
+    );
   });
   return { ...found, revokedAt: found.revokedAt ?? now };
 }

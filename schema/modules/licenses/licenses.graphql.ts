@@ -1,6 +1,13 @@
 import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
-import { checkLicense, LICENSE_CODES, myLicenses, type LicenseCheck, type LicensedProduct, type Licenses } from './licenses.service.ts';
+import {
+  checkLicense,
+  LICENSE_CODES,
+  myLicenses,
+  type LicenseCheck,
+  type LicensedProduct,
+  type Licenses,
+} from './licenses.service.ts';
 
 // Any valid access token may read its user's own licenses (docs/architecture.md#authorization): these fields skip the type-level `api` scope.
 const ANY_TOKEN = { skipTypeScopes: true, authScopes: { authenticated: true } } as const;
@@ -49,7 +56,8 @@ builder.queryField('licenseCheck', (t) =>
   t.field({
     ...ANY_TOKEN,
     type: LicenseCheckRef,
-    description: 'Whether the caller may use a product (and a feature of it); every business outcome is a code, not an error.',
+    description:
+      'Whether the caller may use a product (and a feature of it); every business outcome is a code, not an error.',
     args: { product: t.arg.string(), feature: t.arg.string(), entitlement: t.arg.string() },
     resolve: (_root, args, ctx) => checkLicense(ctx, present(args)),
   }),

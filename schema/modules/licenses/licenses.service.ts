@@ -8,8 +8,21 @@ import { hotQuery, hotStatement, Prisma, type Db } from '../../db.ts';
 import { countSql, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
 import type { CounterRow } from '../../limits/leases.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
-import { tokenGrantFrom, tokenGrantKeys, tokenGrantStands, verifyAccessTokenSignature, type TokenGrantKeys } from '../oauth/verify-access-token.ts';
-import { actingOrganizationId, awaitingFactorSql, awaitsFactor, MfaEnrollmentRequiredError, requireUserId, userIdOf } from '../../auth/access.ts';
+import {
+  tokenGrantFrom,
+  tokenGrantKeys,
+  tokenGrantStands,
+  verifyAccessTokenSignature,
+  type TokenGrantKeys,
+} from '../oauth/verify-access-token.ts';
+import {
+  actingOrganizationId,
+  awaitingFactorSql,
+  awaitsFactor,
+  MfaEnrollmentRequiredError,
+  requireUserId,
+  userIdOf,
+} from '../../auth/access.ts';
 import { parseInput } from '../../lib/input.ts';
 
 export interface LicensedProduct {
@@ -26,7 +39,12 @@ export interface Licenses {
 }
 
 /** The products `userId` holds a live seat of in `organizationId` at `now`, by slug. For userinfo and scopes too. */
-export async function licensedProducts(db: Db, userId: string, organizationId: string | null, now: Date): Promise<LicensedProduct[]> {
+export async function licensedProducts(
+  db: Db,
+  userId: string,
+  organizationId: string | null,
+  now: Date,
+): Promise<LicensedProduct[]> {
   if (!organizationId) return [];
   return db.$queryRaw<LicensedProduct[]>`
     select distinct p.id, p.slug, p.name, p.features
@@ -56,7 +74,16 @@ export async function myLicenses(ctx: Context): Promise<Licenses> {
   return toLicenses(await licensedProducts(ctx.db, userId, organizationId, ctx.clock.now()));
 }
 
-export const LICENSE_CODES = ['VALID', 'TRIAL', 'NO_SEAT', 'NO_SUBSCRIPTION', 'EXPIRED', 'CANCELLED', 'FEATURE_MISSING', 'UNKNOWN_PRODUCT'] as const;
+export const LICENSE_CODES = [
+  'VALID',
+  'TRIAL',
+  'NO_SEAT',
+  'NO_SUBSCRIPTION',
+  'EXPIRED',
+  'CANCELLED',
+  'FEATURE_MISSING',
+  'UNKNOWN_PRODUCT',
+] as const;
 export type LicenseCode = (typeof LICENSE_CODES)[number];
 
 export interface LicenseCheck {
@@ -73,11 +100,20 @@ const checkInput = z
   .object({
     product: z.string().min(1, 'must not be empty').max(63).nullish(),
     feature: z.string().min(1, 'must not be empty').max(100).nullish(),
-    entitlement: z.string().regex(/^[^:]{1,63}:.{1,100}$/s, 'must be <product slug>:<feature>').nullish(),
+    entitlement: z
+      .string()
+      .regex(/^[^:]{1,63}:.{1,100}$/s, 'must be <product slug>:<feature>')
+      .nullish(),
   })
   .strict()
-  .refine((v) => !!v.product !== !!v.entitlement, { message: 'give either product (and optionally feature) or entitlement', path: ['product'] })
-  .refine((v) => !(v.entitlement && v.feature), { message: 'give feature inside entitlement, not beside it', path: ['feature'] })
+  .refine((v) => !!v.product !== !!v.entitlement, {
+    message: 'give either product (and optionally feature) or entitlement',
+    path: ['product'],
+  })
+  .refine((v) => !(v.entitlement && v.feature), {
+    message: 'give feature inside entitlement, not beside it',
+    path: ['feature'],
+  })
   .transform((v) => {
     if (!v.entitlement) return { product: v.product!, feature: v.feature ?? null };
     const at = v.entitlement.indexOf(':');
@@ -99,7 +135,13 @@ interface CheckRow {
  * this order: a live one the user has a seat on, a live one (no seat), one the user had a seat on, the newest.
  * `userId` and `organizationId` are SQL (values or columns of the statement around it).
  */
-function checkSql(userId: Prisma.Sql, organizationId: Prisma.Sql, slug: string, feature: string | null, now: Date): Prisma.Sql {
+function checkSql(
+  userId: Prisma.Sql,
+  organizationId: Prisma.Sql,
+  slug: string,
+  feature: string | null,
+  now: Date,
+): Prisma.Sql {
   return Prisma.sql`
     select p.id as product_id, (${feature}::text is null or ${feature}::text = any(p.features)) as has_feature,
            s.id as subscription_id, s.status, s.end_date, s.live, s.seated
@@ -146,9 +188,13 @@ export async function checkLicense(ctx: Context, input: unknown): Promise<Licens
   const check = checkSql(user, organization, product, feature, ctx.clock.now());
   // A session is held back in an organization that requires a second factor its person lacks
   // (docs/architecture.md#second-factors): asked in the check's own statement, so that it stays one.
-  const [row] = ctx.actor?.kind === 'user'
-    ? await hotQuery<CheckRow & { awaiting: boolean }>(ctx.db, Prisma.sql`select chk.*, ${awaitingFactorSql(user, organization)} as awaiting from (${check}) chk`)
-    : await hotQuery<CheckRow & { awaiting?: boolean }>(ctx.db, check);
+  const [row] =
+    ctx.actor?.kind === 'user'
+      ? await hotQuery<CheckRow & { awaiting: boolean }>(
+          ctx.db,
+          Prisma.sql`select chk.*, ${awaitingFactorSql(user, organization)} as awaiting from (${check}) chk`,
+        )
+      : await hotQuery<CheckRow & { awaiting?: boolean }>(ctx.db, check);
   if (row!.awaiting) throw new MfaEnrollmentRequiredError();
   return present(row!, product, feature);
 }
@@ -169,9 +215,13 @@ const checkForGrant = (p: { readonly [K in keyof CheckWithTokenParams]: any }) =
  * no lease on the caller's rate limit, a block of requests leased from it too (only for a caller t holds).
  */
 const CHECK_WITH_TOKEN = hotStatement<CheckWithTokenParams, CheckWithTokenRow>(
-  (p) => Prisma.sql`with ${standingGrant(p)} select t.user_id, chk.* from t cross join lateral (${checkForGrant(p)}) chk`,
+  (p) =>
+    Prisma.sql`with ${standingGrant(p)} select t.user_id, chk.* from t cross join lateral (${checkForGrant(p)}) chk`,
 );
-const CHECK_WITH_TOKEN_LEASING = hotStatement<CheckWithTokenParams & { key: string; windowSeconds: number; block: number }, CheckWithTokenRow & CounterRow>(
+const CHECK_WITH_TOKEN_LEASING = hotStatement<
+  CheckWithTokenParams & { key: string; windowSeconds: number; block: number },
+  CheckWithTokenRow & CounterRow
+>(
   (p) => Prisma.sql`
     with ${standingGrant(p)}, counted as (${countSql(p, p.block, p.now, Prisma.sql`from t`)})
     select t.user_id, counted.count, counted.window_start, chk.*
@@ -193,13 +243,25 @@ export interface CountedLimits {
  * (credentials, limits, user, check). Null when this path cannot answer
  * outright (a signature or an input that is not valid): the general path answers those with their exact errors.
  */
-export async function checkLicenseWithAccessToken(ctx: Context, token: string, input: unknown, limits: CountedLimits): Promise<LicenseCheck | null> {
+export async function checkLicenseWithAccessToken(
+  ctx: Context,
+  token: string,
+  input: unknown,
+  limits: CountedLimits,
+): Promise<LicenseCheck | null> {
   const parsed = checkInput.safeParse(input);
   const signed = parsed.success ? await verifyAccessTokenSignature(ctx, token).catch(() => null) : null;
   if (!parsed.success || !signed) return null;
   const { product, feature } = parsed.data;
   const now = ctx.clock.now();
-  const actor: OAuthActor = { kind: 'oauth', userId: null, clientId: signed.clientId, organizationId: signed.organizationId, scope: signed.scope, grantId: signed.grantId };
+  const actor: OAuthActor = {
+    kind: 'oauth',
+    userId: null,
+    clientId: signed.clientId,
+    organizationId: signed.organizationId,
+    scope: signed.scope,
+    grantId: signed.grantId,
+  };
   // An access token answers to one limit, its organization's; were there others, the general path counts them.
   const applying = limits.limitsOf(actor);
   if (applying.length !== 1) return null;
@@ -207,7 +269,12 @@ export async function checkLicenseWithAccessToken(ctx: Context, token: string, i
   const params = { ...tokenGrantKeys(signed), product, feature, now };
   const answered: { row?: CheckWithTokenRow } = {};
   const state = await ctx.rateLimitLeases.count(limit, now, async (block) => {
-    const [row] = await CHECK_WITH_TOKEN_LEASING(ctx.db, { ...params, key: limit.key, windowSeconds: limit.windowSeconds, block });
+    const [row] = await CHECK_WITH_TOKEN_LEASING(ctx.db, {
+      ...params,
+      key: limit.key,
+      windowSeconds: limit.windowSeconds,
+      block,
+    });
     answered.row = row;
     return row ?? null;
   });

@@ -34,25 +34,44 @@ export class MailNotYetSentError extends Error {}
 
 export type MailOutcome = 'sent' | 'mailbox' | 'retrying' | 'failed' | 'skipped';
 
-export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { number: number; last: boolean }): Promise<MailOutcome> {
+export async function sendQueuedMail(
+  deps: MailDeps,
+  job: MailJob,
+  attempt: { number: number; last: boolean },
+): Promise<MailOutcome> {
   const mail = await deps.db.mail.findUnique({ where: { id: job.mailId } });
   if (!mail || !['queued', 'retrying'].includes(mail.status)) return 'skipped';
   const now = () => deps.clock.now();
   const started = performance.now();
   if (!deps.mailer) {
-    await deps.db.mail.update({ where: { id: mail.id }, data: { status: 'mailbox', attempts: { increment: 1 }, updatedAt: now() } });
+    await deps.db.mail.update({
+      where: { id: mail.id },
+      data: { status: 'mailbox', attempts: { increment: 1 }, updatedAt: now() },
+    });
     deps.metrics.mailAttempt('mailbox', (performance.now() - started) / 1000);
     return 'mailbox';
   }
   const outcome = await deps.mailer.send({
-    from: deps.from ?? defaultSender(deps.issuer()), to: mail.toAddress, subject: mail.subject, text: mail.textBody ?? '', html: mail.htmlBody ?? '',
+    from: deps.from ?? defaultSender(deps.issuer()),
+    to: mail.toAddress,
+    subject: mail.subject,
+    text: mail.textBody ?? '',
+    html: mail.htmlBody ?? '',
   });
   const seconds = (performance.now() - started) / 1000;
   if (outcome.ok) {
     deps.metrics.mailAttempt('sent', seconds);
     await deps.db.mail.update({
       where: { id: mail.id },
-      data: { status: 'sent', attempts: { increment: 1 }, lastError: null, sentAt: now(), textBody: null, htmlBody: null, updatedAt: now() },
+      data: {
+        status: 'sent',
+        attempts: { increment: 1 },
+        lastError: null,
+        sentAt: now(),
+        textBody: null,
+        htmlBody: null,
+        updatedAt: now(),
+      },
     });
     return 'sent';
   }
@@ -60,7 +79,13 @@ export async function sendQueuedMail(deps: MailDeps, job: MailJob, attempt: { nu
   deps.metrics.mailAttempt(giveUp ? 'failed' : 'retrying', seconds);
   await deps.db.mail.update({
     where: { id: mail.id },
-    data: { status: giveUp ? 'failed' : 'retrying', attempts: { increment: 1 }, lastError: outcome.error, updatedAt: now(), ...(giveUp ? { textBody: null, htmlBody: null } : {}) },
+    data: {
+      status: giveUp ? 'failed' : 'retrying',
+      attempts: { increment: 1 },
+      lastError: outcome.error,
+      updatedAt: now(),
+      ...(giveUp ? { textBody: null, htmlBody: null } : {}),
+    },
   });
   if (giveUp) return 'failed';
   throw new MailNotYetSentError(`mail ${mail.id} attempt ${attempt.number}: ${outcome.error}`);

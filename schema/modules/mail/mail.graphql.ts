@@ -22,8 +22,16 @@ const MailRef = builder.prismaObject('Mail', {
     // Mails carry single-use links (a password reset sets a password): their bodies are shown only in the development
     // mailbox, where nothing is sent and reading them is the point; a mail on its way to a person's inbox is not
     // readable here, so that no administrator can use another person's link.
-    text: t.string({ nullable: true, description: 'Only in the development mailbox (status mailbox); otherwise null.', resolve: (m) => (m.status === 'mailbox' ? m.textBody : null) }),
-    html: t.string({ nullable: true, description: 'Only in the development mailbox (status mailbox); otherwise null.', resolve: (m) => (m.status === 'mailbox' ? m.htmlBody : null) }),
+    text: t.string({
+      nullable: true,
+      description: 'Only in the development mailbox (status mailbox); otherwise null.',
+      resolve: (m) => (m.status === 'mailbox' ? m.textBody : null),
+    }),
+    html: t.string({
+      nullable: true,
+      description: 'Only in the development mailbox (status mailbox); otherwise null.',
+      resolve: (m) => (m.status === 'mailbox' ? m.htmlBody : null),
+    }),
     status: t.field({ type: MailStatusEnum, resolve: (m) => m.status as 'queued' }),
     attempts: t.exposeInt('attempts'),
     lastError: t.exposeString('lastError', { nullable: true }),

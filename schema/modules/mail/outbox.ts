@@ -11,12 +11,24 @@ type Tx = Pick<Prisma.TransactionClient, '$executeRaw'>;
  * The call that queues a rendered mail, for statements that queue one only where a row exists (`from <cte>`).
  * `id` is the mail's id when the caller chose it beforehand (a job that must write its mail once, however often it runs).
  */
-export function queueMailSql<K extends MailKind>(kind: K, to: string | Prisma.Sql, facts: MailFacts<K>, at: Date, id: string = uuidv7()): Prisma.Sql {
+export function queueMailSql<K extends MailKind>(
+  kind: K,
+  to: string | Prisma.Sql,
+  facts: MailFacts<K>,
+  at: Date,
+  id: string = uuidv7(),
+): Prisma.Sql {
   const { subject, text, html } = renderMail(kind, facts);
   return Prisma.sql`tessera_queue_mail(${id}, ${kind}, ${to}, ${subject}, ${text}, ${html}, ${at}::timestamp)`;
 }
 
 /** Queues one mail to `to` in the transaction `tx`. */
-export async function queueMail<K extends MailKind>(tx: Tx, kind: K, to: string, facts: MailFacts<K>, at: Date): Promise<void> {
+export async function queueMail<K extends MailKind>(
+  tx: Tx,
+  kind: K,
+  to: string,
+  facts: MailFacts<K>,
+  at: Date,
+): Promise<void> {
   await tx.$executeRaw`select ${queueMailSql(kind, to, facts, at)}`;
 }

@@ -26,7 +26,12 @@ export interface Mailer {
 }
 
 export function smtpMailer(smtpUrl: string): Mailer {
-  const transport = createTransport({ url: smtpUrl, connectionTimeout: 15_000, greetingTimeout: 15_000, socketTimeout: 60_000 });
+  const transport = createTransport({
+    url: smtpUrl,
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 60_000,
+  });
   return {
     async send(mail) {
       try {
@@ -35,7 +40,11 @@ export function smtpMailer(smtpUrl: string): Mailer {
       } catch (error) {
         const e = error as Error & { permanent?: boolean; responseCode?: number; code?: string };
         // A relay's reply is text from outside: kept short and storable.
-        return { ok: false, permanent: e.permanent === true, error: storable(`${e.code ?? 'error'}${e.responseCode ? ` ${e.responseCode}` : ''}: ${e.message}`, 1000) };
+        return {
+          ok: false,
+          permanent: e.permanent === true,
+          error: storable(`${e.code ?? 'error'}${e.responseCode ? ` ${e.responseCode}` : ''}: ${e.message}`, 1000),
+        };
       }
     },
   };

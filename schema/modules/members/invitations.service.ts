@@ -7,7 +7,14 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { AlreadyMemberError, InvalidInvitationError, InvitationNotPendingError, InviteeNotProvenError, NewAccountFieldsError, RoleAboveYoursError } from './members.errors.ts';
+import {
+  AlreadyMemberError,
+  InvalidInvitationError,
+  InvitationNotPendingError,
+  InviteeNotProvenError,
+  NewAccountFieldsError,
+  RoleAboveYoursError,
+} from './members.errors.ts';
 import { requireOrgRole, roleAtLeast } from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
@@ -26,7 +33,10 @@ const TOKEN_PREFIX = 'tsi_';
 
 export type InvitationStatus = 'pending' | 'accepted' | 'revoked' | 'expired';
 
-export function invitationStatus(inv: { acceptedAt: Date | null; revokedAt: Date | null; expiresAt: Date }, now: Date): InvitationStatus {
+export function invitationStatus(
+  inv: { acceptedAt: Date | null; revokedAt: Date | null; expiresAt: Date },
+  now: Date,
+): InvitationStatus {
   if (inv.acceptedAt) return 'accepted';
   if (inv.revokedAt) return 'revoked';
   return inv.expiresAt <= now ? 'expired' : 'pending';
@@ -38,9 +48,14 @@ export function invitationStatus(inv: { acceptedAt: Date | null; revokedAt: Date
  */
 const MAILS_PER_ADDRESS = { limit: 10, windowSeconds: 3600 } as const;
 const countInvitationMail = (ctx: Context, organizationId: string, email: string) =>
-  countRequest(ctx, [{ key: `invite:${organizationId}:${email}`, limit: MAILS_PER_ADDRESS.limit }], MAILS_PER_ADDRESS.windowSeconds);
+  countRequest(
+    ctx,
+    [{ key: `invite:${organizationId}:${email}`, limit: MAILS_PER_ADDRESS.limit }],
+    MAILS_PER_ADDRESS.windowSeconds,
+  );
 
-const acceptUrl = (ctx: Context, token: string) => `${ctx.settings.issuer()}/invitations/accept?token=${encodeURIComponent(token)}`;
+const acceptUrl = (ctx: Context, token: string) =>
+  `${ctx.settings.issuer()}/invitations/accept?token=${encodeURIComponent(token)}`;
 
 const createInput = z.object({ email: fields.email, role: fields.role.default('member') }).strict();
 
@@ -65,13 +80,29 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
     });
     const invitation = await tx.invitation.create({
       data: {
-        organizationId, email, role, tokenHash: sha256(mailed), copyTokenHash: sha256(copy), createdAt: now, invitedById,
+        organizationId,
+        email,
+        role,
+        tokenHash: sha256(mailed),
+        copyTokenHash: sha256(copy),
+        createdAt: now,
+        invitedById,
         expiresAt: addSeconds(now, INVITATION_TTL_SECONDS),
       },
       include: { organization: { select: { id: true, name: true } } },
     });
     await announce(ctx, tx, invitation, mailed);
-    await recordAudit(ctx, { action: 'invitation.create', organizationId, targetType: 'invitation', targetId: invitation.id, details: { email, role } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'invitation.create',
+        organizationId,
+        targetType: 'invitation',
+        targetId: invitation.id,
+        details: { email, role },
+      },
+      tx,
+    );
     return invitation;
   });
   return shown(ctx, invitation, copy);
@@ -81,7 +112,11 @@ export async function createInvitation(ctx: Context, organizationId: string, inp
 const newLinks = () => ({ mailed: randomToken(TOKEN_PREFIX), copy: randomToken(TOKEN_PREFIX) });
 
 /** What the inviter is answered: the invitation and the link to copy, which joins but proves no address. */
-const shown = <T extends object>(ctx: Context, invitation: T, copy: string) => ({ ...invitation, token: copy, acceptUrl: acceptUrl(ctx, copy) });
+const shown = <T extends object>(ctx: Context, invitation: T, copy: string) => ({
+  ...invitation,
+  token: copy,
+  acceptUrl: acceptUrl(ctx, copy),
+});
 
 /** Who invites: the person signed in, or the one who made the API key. */
 const inviterOf = (ctx: Context) => {
@@ -89,28 +124,56 @@ const inviterOf = (ctx: Context) => {
   return actor.kind === 'apiKey' ? actor.createdById : actor.userId;
 };
 
-type SentInvitation = { id: string; email: string; role: Role; invitedById: string | null; expiresAt: Date; organization: { id: string; name: string } };
+type SentInvitation = {
+  id: string;
+  email: string;
+  role: Role;
+  invitedById: string | null;
+  expiresAt: Date;
+  organization: { id: string; name: string };
+};
 
 /** member.invitation.sent and the mail with the accept link, in the transaction that made the token. */
 async function announce(ctx: Context, tx: Tx, invitation: SentInvitation, token: string) {
   const now = ctx.clock.now();
   const { id, email, role, invitedById, expiresAt } = invitation;
-  await emitEvent(tx, 'member.invitation.sent', invitation.organization, { invitation: { id, email, role, invitedBy: invitedById, expiresAt } }, { at: now });
-  await queueMail(tx, 'invitation', email, {
-    organization: invitation.organization.name, inviter: await inviterName(tx, invitedById), role, url: acceptUrl(ctx, token), expiresAt,
-  }, now);
+  await emitEvent(
+    tx,
+    'member.invitation.sent',
+    invitation.organization,
+    { invitation: { id, email, role, invitedBy: invitedById, expiresAt } },
+    { at: now },
+  );
+  await queueMail(
+    tx,
+    'invitation',
+    email,
+    {
+      organization: invitation.organization.name,
+      inviter: await inviterName(tx, invitedById),
+      role,
+      url: acceptUrl(ctx, token),
+      expiresAt,
+    },
+    now,
+  );
 }
 
 /** How the mail and the accept page name who invited: their name, else their address; null once they are gone. */
 async function inviterName(db: Tx | Context['db'], invitedById: string | null) {
-  const inviter = invitedById ? await db.user.findUnique({ where: { id: invitedById }, select: { name: true, email: true } }) : null;
+  const inviter = invitedById
+    ? await db.user.findUnique({ where: { id: invitedById }, select: { name: true, email: true } })
+    : null;
   return inviter ? inviter.name || inviter.email : null;
 }
 
 /** Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working. */
 export async function resendInvitation(ctx: Context, organizationId: string, invitationId: string) {
   await requireOrgRole(ctx, organizationId, 'admin');
-  const found = await ctx.db.invitation.findFirst({ where: { id: invitationId, organizationId }, select: { email: true } });
+  const found = await ctx.db.invitation.findFirst({
+    where: { id: invitationId, organizationId },
+    select: { email: true },
+  });
   if (!found) throw new NotFoundError('Invitation');
   await countInvitationMail(ctx, organizationId, found.email);
   const { mailed, copy } = newLinks();
@@ -119,12 +182,29 @@ export async function resendInvitation(ctx: Context, organizationId: string, inv
     // Only while pending: of a resend racing an accept or a revoke, one wins.
     const renewed = await tx.invitation.updateMany({
       where: { id: invitationId, acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
-      data: { tokenHash: sha256(mailed), copyTokenHash: sha256(copy), expiresAt: addSeconds(now, INVITATION_TTL_SECONDS) },
+      data: {
+        tokenHash: sha256(mailed),
+        copyTokenHash: sha256(copy),
+        expiresAt: addSeconds(now, INVITATION_TTL_SECONDS),
+      },
     });
     if (renewed.count !== 1) throw new InvitationNotPendingError('resent');
-    const invitation = await tx.invitation.findUniqueOrThrow({ where: { id: invitationId }, include: { organization: { select: { id: true, name: true } } } });
+    const invitation = await tx.invitation.findUniqueOrThrow({
+      where: { id: invitationId },
+      include: { organization: { select: { id: true, name: true } } },
+    });
     await announce(ctx, tx, invitation, mailed);
-    await recordAudit(ctx, { action: 'invitation.resend', organizationId, targetType: 'invitation', targetId: invitationId, details: { email: invitation.email } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'invitation.resend',
+        organizationId,
+        targetType: 'invitation',
+        targetId: invitationId,
+        details: { email: invitation.email },
+      },
+      tx,
+    );
     return invitation;
   });
   return shown(ctx, invitation, copy);
@@ -146,7 +226,12 @@ export async function revokeInvitation(ctx: Context, organizationId: string, inv
     data: { revokedAt: now },
   });
   if (revoked.count !== 1) throw new InvitationNotPendingError('revoked');
-  await recordAudit(ctx, { action: 'invitation.revoke', organizationId, targetType: 'invitation', targetId: invitationId });
+  await recordAudit(ctx, {
+    action: 'invitation.revoke',
+    organizationId,
+    targetType: 'invitation',
+    targetId: invitationId,
+  });
   return { ...invitation, revokedAt: now };
 }
 
@@ -194,7 +279,11 @@ async function invitationOf(db: Context['db'], token: string) {
 type FoundInvitation = NonNullable<Awaited<ReturnType<typeof invitationOf>>>;
 
 const acceptInput = z
-  .object({ token: z.string().min(1, 'is required').max(200), name: fields.name.optional(), password: z.string().max(256).optional() })
+  .object({
+    token: z.string().min(1, 'is required').max(200),
+    name: fields.name.optional(),
+    password: z.string().max(256).optional(),
+  })
   .strict();
 
 type Tx = Prisma.TransactionClient;
@@ -209,7 +298,9 @@ async function newAccountFields(ctx: Context, email: string, name?: string, pass
   await admitSignIn(ctx.db, email, { via: 'invitation' });
   const problems = [
     ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
-    ...(fields.password.safeParse(password).success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
+    ...(fields.password.safeParse(password).success
+      ? []
+      : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
   ];
   if (problems.length) throw new NewAccountFieldsError(problems);
   return { name: name!, passwordHash: await hashPassword(password!) };
@@ -231,7 +322,9 @@ export async function acceptInvitation(ctx: Context, input: unknown): Promise<Lo
   const existing = await ctx.db.user.findUnique({ where: { email }, select: { id: true } });
   if (!existing) {
     const create = await newAccountFields(ctx, email, name, password);
-    return joinWithSession(ctx, found, { create }, (tx, user) => createSession(ctx, tx, user.id, user.sessionVersion, { organizationId }));
+    return joinWithSession(ctx, found, { create }, (tx, user) =>
+      createSession(ctx, tx, user.id, user.sessionVersion, { organizationId }),
+    );
   }
   const actor = ctx.actor;
   if (actor?.kind === 'user' && actor.userId === existing.id) {
@@ -239,13 +332,29 @@ export async function acceptInvitation(ctx: Context, input: unknown): Promise<Lo
     // connection), and it is a new session, so the sign-in policy is asked as for any other: a session from before
     // its domain required single sign-on mints no fresh one (docs/architecture.md#single-sign-on).
     return joinWithSession(ctx, found, { userId: existing.id }, async (tx, user) => {
-      const current = await tx.session.findUniqueOrThrow({ where: { id: actor.sessionId }, select: { authTime: true, amr: true, connectionId: true } });
-      await admitSignIn(tx, email, current.connectionId ? { via: 'sso', connectionId: current.connectionId } : { via: 'invitation' });
-      return createSession(ctx, tx, user.id, user.sessionVersion, { organizationId, authTime: current.authTime, amr: current.amr as AuthMethod[], connectionId: current.connectionId });
+      const current = await tx.session.findUniqueOrThrow({
+        where: { id: actor.sessionId },
+        select: { authTime: true, amr: true, connectionId: true },
+      });
+      await admitSignIn(
+        tx,
+        email,
+        current.connectionId ? { via: 'sso', connectionId: current.connectionId } : { via: 'invitation' },
+      );
+      return createSession(ctx, tx, user.id, user.sessionVersion, {
+        organizationId,
+        authTime: current.authTime,
+        amr: current.amr as AuthMethod[],
+        connectionId: current.connectionId,
+      });
     });
   }
   if (!password) throw new InviteeNotProvenError();
-  return login(ctx, { email, password }, { organizationId, use: async (tx) => void (await join(ctx, tx, found, { userId: existing.id })) });
+  return login(
+    ctx,
+    { email, password },
+    { organizationId, use: async (tx) => void (await join(ctx, tx, found, { userId: existing.id })) },
+  );
 }
 
 /** Who joins: a new account, or an existing one (signed in, or signing in with its password). */
@@ -253,7 +362,10 @@ type Joiner = { create: { name: string; passwordHash: string } } | { userId: str
 
 /** Joins, and opens the person's session in the organization, in one transaction; the session's login payload. */
 function joinWithSession(
-  ctx: Context, found: FoundInvitation, joiner: Joiner, open: (tx: Tx, user: { id: string; sessionVersion: number }) => Promise<IssuedSession>,
+  ctx: Context,
+  found: FoundInvitation,
+  joiner: Joiner,
+  open: (tx: Tx, user: { id: string; sessionVersion: number }) => Promise<IssuedSession>,
 ): Promise<LoginResult> {
   return ctx.db.$transaction(async (tx) => {
     const user = await join(ctx, tx, found, joiner);
@@ -269,31 +381,72 @@ async function join(ctx: Context, tx: Tx, { invitation, hash, mailed }: FoundInv
   // Claim it while it is still pending and still this link's: of two accepts, or an accept and a revoke or a
   // resend (which replaces both links), racing, one wins.
   const claimed = await tx.invitation.updateMany({
-    where: { id: invitation.id, ...(mailed ? { tokenHash: hash } : { copyTokenHash: hash }), acceptedAt: null, revokedAt: null, expiresAt: { gt: now } },
+    where: {
+      id: invitation.id,
+      ...(mailed ? { tokenHash: hash } : { copyTokenHash: hash }),
+      acceptedAt: null,
+      revokedAt: null,
+      expiresAt: { gt: now },
+    },
     data: { acceptedAt: now },
   });
   if (claimed.count !== 1) throw new InvalidInvitationError();
-  const user = 'create' in joiner
-    ? await tx.user.create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } }).catch((error: unknown) => {
-      // Another organization's invitation, accepted at the same time, made the account: it accepts as any account does.
-      throw isUniqueViolation(error) ? new InviteeNotProvenError() : error;
-    })
-    : await proveAddress(ctx, tx, joiner.userId, invitation.email, mailed);
-  const already = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId: org.id } } });
-  if (!already) await tx.membership.create({ data: { userId: user.id, organizationId: org.id, role: invitation.role } });
+  const user =
+    'create' in joiner
+      ? await tx.user
+          .create({ data: { email: invitation.email, ...joiner.create, emailVerified: mailed } })
+          .catch((error: unknown) => {
+            // Another organization's invitation, accepted at the same time, made the account: it accepts as any account does.
+            throw isUniqueViolation(error) ? new InviteeNotProvenError() : error;
+          })
+      : await proveAddress(ctx, tx, joiner.userId, invitation.email, mailed);
+  const already = await tx.membership.findUnique({
+    where: { userId_organizationId: { userId: user.id, organizationId: org.id } },
+  });
+  if (!already)
+    await tx.membership.create({ data: { userId: user.id, organizationId: org.id, role: invitation.role } });
   // Once the account belongs to the organization, so that the organization that invited hears of it.
   if ('create' in joiner) {
     await emitUserEvent(tx, 'user.created', user.id, { user }, at);
     // The link passed on by the inviter reached someone, not necessarily the address: it is asked to prove itself.
     if (!mailed) await mailVerificationLink(ctx, tx, user);
   }
-  await emitEvent(tx, 'member.invitation.accepted', org, {
-    invitation: { id: invitation.id, email: invitation.email, role: invitation.role, invitedBy: invitation.invitedById },
-    user,
-    organization: org,
-  }, at);
-  if (!already) await emitEvents(tx, ['member.added', 'organization.member.added'], org, { organization: org, user, role: invitation.role }, at);
-  await recordAudit(ctx, { action: 'invitation.accept', organizationId: org.id, actorId: user.id, targetType: 'invitation', targetId: invitation.id, details: { mailed } }, tx);
+  await emitEvent(
+    tx,
+    'member.invitation.accepted',
+    org,
+    {
+      invitation: {
+        id: invitation.id,
+        email: invitation.email,
+        role: invitation.role,
+        invitedBy: invitation.invitedById,
+      },
+      user,
+      organization: org,
+    },
+    at,
+  );
+  if (!already)
+    await emitEvents(
+      tx,
+      ['member.added', 'organization.member.added'],
+      org,
+      { organization: org, user, role: invitation.role },
+      at,
+    );
+  await recordAudit(
+    ctx,
+    {
+      action: 'invitation.accept',
+      organizationId: org.id,
+      actorId: user.id,
+      targetType: 'invitation',
+      targetId: invitation.id,
+      details: { mailed },
+    },
+    tx,
+  );
   return user;
 }
 
@@ -306,7 +459,17 @@ async function proveAddress(ctx: Context, tx: Tx, userId: string, email: string,
   if (!mailed || user.emailVerified || user.email !== email) return user;
   const verified = await tx.user.update({ where: { id: userId }, data: { emailVerified: true } });
   await emitUserEvent(tx, 'user.email.verified', userId, { user: verified }, { at: ctx.clock.now() });
-  await recordAudit(ctx, { action: 'user.email.verify', actorId: userId, targetType: 'user', targetId: userId, details: { by: 'invitation' } }, tx);
+  await recordAudit(
+    ctx,
+    {
+      action: 'user.email.verify',
+      actorId: userId,
+      targetType: 'user',
+      targetId: userId,
+      details: { by: 'invitation' },
+    },
+    tx,
+  );
   return verified;
 }
 
@@ -316,7 +479,16 @@ async function proveAddress(ctx: Context, tx: Tx, userId: string, email: string,
  */
 export async function announceExpiredInvitations(db: Context['db'], now: Date): Promise<number> {
   return db.$transaction(async (tx) => {
-    const expired = await tx.$queryRaw<{ id: string; organization_id: string; email: string; role: string; invited_by_id: string | null; expires_at: Date }[]>`
+    const expired = await tx.$queryRaw<
+      {
+        id: string;
+        organization_id: string;
+        email: string;
+        role: string;
+        invited_by_id: string | null;
+        expires_at: Date;
+      }[]
+    >`
       update invitations set expiry_announced_at = ${now}
       where id in (
         select id from invitations
@@ -324,10 +496,25 @@ export async function announceExpiredInvitations(db: Context['db'], now: Date): 
         order by expires_at limit 500 for update skip locked)
       returning id, organization_id, email, role, invited_by_id, expires_at`;
     for (const inv of expired) {
-      const org = await tx.organization.findUniqueOrThrow({ where: { id: inv.organization_id }, select: { id: true, name: true } });
-      await emitEvent(tx, 'member.invitation.expired', org, {
-        invitation: { id: inv.id, email: inv.email, role: inv.role, invitedBy: inv.invited_by_id, expiresAt: inv.expires_at },
-      }, { at: now });
+      const org = await tx.organization.findUniqueOrThrow({
+        where: { id: inv.organization_id },
+        select: { id: true, name: true },
+      });
+      await emitEvent(
+        tx,
+        'member.invitation.expired',
+        org,
+        {
+          invitation: {
+            id: inv.id,
+            email: inv.email,
+            role: inv.role,
+            invitedBy: inv.invited_by_id,
+            expiresAt: inv.expires_at,
+          },
+        },
+        { at: now },
+      );
     }
     return expired.length;
   });

@@ -1,6 +1,12 @@
 // Memberships' and invitations' refusals (docs/architecture.md#tenancy-and-roles). Each keeps the stable code of
 // its kind (forbidden, conflict, invalid_request, invalid_credentials) and the HTTP status that code maps to.
-import { ConflictError, ForbiddenError, InvalidCredentialsError, ValidationError, type FieldProblem } from '../../errors/index.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidCredentialsError,
+  ValidationError,
+  type FieldProblem,
+} from '../../errors/index.ts';
 
 /** Admins act on members and admins; only owners act on owners. */
 export class OwnerOnlyError extends ForbiddenError {
@@ -39,7 +45,9 @@ export class InvitationNotPendingError extends ConflictError {
 /** An unknown token, or one of an invitation accepted, revoked or expired: the same answer for each. */
 export class InvalidInvitationError extends ValidationError {
   constructor() {
-    super('This invitation is not valid: it may have expired, been used or been revoked', [{ path: 'token', message: 'is not a valid invitation' }]);
+    super('This invitation is not valid: it may have expired, been used or been revoked', [
+      { path: 'token', message: 'is not a valid invitation' },
+    ]);
   }
 }
 

@@ -4,8 +4,23 @@ import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum, LoginPayloadRef, MfaChallengeRef } from '../auth/auth.graphql.ts';
 import { UserError } from '../../errors/index.ts';
-import { changeMemberRole, hasSecondFactor, isManagedMember, listMembers, removeMember, transferOwnership } from './members.service.ts';
-import { acceptInvitation, createInvitation, invitationStatus, listInvitations, previewInvitation, resendInvitation, revokeInvitation } from './invitations.service.ts';
+import {
+  changeMemberRole,
+  hasSecondFactor,
+  isManagedMember,
+  listMembers,
+  removeMember,
+  transferOwnership,
+} from './members.service.ts';
+import {
+  acceptInvitation,
+  createInvitation,
+  invitationStatus,
+  listInvitations,
+  previewInvitation,
+  resendInvitation,
+  revokeInvitation,
+} from './invitations.service.ts';
 
 const MembershipRef = builder.prismaObject('Membership', {
   fields: (t) => ({
@@ -15,15 +30,21 @@ const MembershipRef = builder.prismaObject('Membership', {
     role: t.expose('role', { type: RoleEnum }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     user: t.relation('user'),
-    mfaEnabled: t.boolean({ description: 'The member has a second factor (an authenticator app or a passkey).', resolve: (m, _a, ctx) => hasSecondFactor(ctx, m) }),
+    mfaEnabled: t.boolean({
+      description: 'The member has a second factor (an authenticator app or a passkey).',
+      resolve: (m, _a, ctx) => hasSecondFactor(ctx, m),
+    }),
     managed: t.boolean({
-      description: "The organization manages the member's account (its address is in a domain the organization verified): only then may its owners reset the member's second factors, and its directory change their address and name.",
+      description:
+        "The organization manages the member's account (its address is in a domain the organization verified): only then may its owners reset the member's second factors, and its directory change their address and name.",
       resolve: (m, _a, ctx) => isManagedMember(ctx, m),
     }),
   }),
 });
 
-const InvitationStatusEnum = builder.enumType('InvitationStatus', { values: ['pending', 'accepted', 'revoked', 'expired'] as const });
+const InvitationStatusEnum = builder.enumType('InvitationStatus', {
+  values: ['pending', 'accepted', 'revoked', 'expired'] as const,
+});
 
 const InvitationRef = builder.prismaObject('Invitation', {
   fields: (t) => ({
@@ -31,7 +52,10 @@ const InvitationRef = builder.prismaObject('Invitation', {
     organizationId: t.exposeString('organizationId'),
     email: t.exposeString('email'),
     role: t.expose('role', { type: RoleEnum }),
-    status: t.field({ type: InvitationStatusEnum, resolve: (inv, _args, ctx) => invitationStatus(inv, ctx.clock.now()) }),
+    status: t.field({
+      type: InvitationStatusEnum,
+      resolve: (inv, _args, ctx) => invitationStatus(inv, ctx.clock.now()),
+    }),
     invitedById: t.exposeString('invitedById', { nullable: true }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -44,12 +68,18 @@ const CreatedInvitationRef = builder.objectRef<Created>('CreatedInvitation').imp
     'A new invitation with a link to pass on (shown only now). The invitee is mailed a link of their own; this one joins too, but does not prove the address.',
   fields: (t) => ({
     invitation: t.field({ type: InvitationRef, resolve: (c) => c }),
-    token: t.exposeString('token', { description: "The pass-on link's token: accepting with it does not verify the address." }),
-    acceptUrl: t.exposeString('acceptUrl', { description: 'The link to pass on: it joins, but does not verify the address (the mailed link does).' }),
+    token: t.exposeString('token', {
+      description: "The pass-on link's token: accepting with it does not verify the address.",
+    }),
+    acceptUrl: t.exposeString('acceptUrl', {
+      description: 'The link to pass on: it joins, but does not verify the address (the mailed link does).',
+    }),
   }),
 });
 
-const orgAdmin = (_p: unknown, args: { organizationId: string }) => ({ orgRole: { organizationId: args.organizationId, role: 'admin' as const } });
+const orgAdmin = (_p: unknown, args: { organizationId: string }) => ({
+  orgRole: { organizationId: args.organizationId, role: 'admin' as const },
+});
 /** An invitation's link outlives the token that would ask for it (docs/architecture.md#authorization). */
 const orgAdminFirstParty = (p: unknown, args: { organizationId: string }) => firstParty(orgAdmin(p, args));
 
@@ -76,7 +106,11 @@ builder.mutationField('changeMemberRole', (t) =>
     errors: {},
     type: 'Membership',
     authScopes: orgAdmin,
-    args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }), role: t.arg({ type: RoleEnum, required: true }) },
+    args: {
+      organizationId: t.arg.string({ required: true }),
+      userId: t.arg.string({ required: true }),
+      role: t.arg({ type: RoleEnum, required: true }),
+    },
     resolve: (_query, _root, args, ctx) => changeMemberRole(ctx, args.organizationId, args.userId, { role: args.role }),
   }),
 );
@@ -85,10 +119,16 @@ builder.mutationField('transferOwnership', (t) =>
   t.prismaField({
     errors: {},
     type: 'Membership',
-    description: 'Makes a member an owner and, unless stepDown is false, the calling owner an admin, in one change (owners only). Answers the new owner\'s membership.',
+    description:
+      "Makes a member an owner and, unless stepDown is false, the calling owner an admin, in one change (owners only). Answers the new owner's membership.",
     authScopes: orgAdmin,
-    args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }), stepDown: t.arg.boolean() },
-    resolve: (_query, _root, args, ctx) => transferOwnership(ctx, args.organizationId, args.userId, present({ stepDown: args.stepDown })),
+    args: {
+      organizationId: t.arg.string({ required: true }),
+      userId: t.arg.string({ required: true }),
+      stepDown: t.arg.boolean(),
+    },
+    resolve: (_query, _root, args, ctx) =>
+      transferOwnership(ctx, args.organizationId, args.userId, present({ stepDown: args.stepDown })),
   }),
 );
 
@@ -112,7 +152,8 @@ builder.mutationField('createInvitation', (t) =>
     type: CreatedInvitationRef,
     authScopes: orgAdminFirstParty,
     args: { organizationId: t.arg.string({ required: true }), input: t.arg({ type: InvitationInput, required: true }) },
-    resolve: (_root, args, ctx) => createInvitation(ctx, args.organizationId, { email: args.input.email, role: args.input.role ?? undefined }),
+    resolve: (_root, args, ctx) =>
+      createInvitation(ctx, args.organizationId, { email: args.input.email, role: args.input.role ?? undefined }),
   }),
 );
 
@@ -142,12 +183,27 @@ const InvitationPreviewRef = builder.objectRef<Preview>('InvitationPreview').imp
   description: 'An invitation as its link shows it before accepting. The details are given only while it is pending.',
   fields: (t) => ({
     status: t.expose('status', { type: InvitationStatusEnum }),
-    organizationName: t.string({ nullable: true, resolve: (p) => ('organizationName' in p ? p.organizationName : null) }),
-    inviterName: t.string({ nullable: true, description: 'Who invited: their name, else their address; null once their account is gone.', resolve: (p) => ('inviterName' in p ? p.inviterName : null) }),
-    email: t.string({ nullable: true, description: 'The invited address.', resolve: (p) => ('email' in p ? p.email : null) }),
+    organizationName: t.string({
+      nullable: true,
+      resolve: (p) => ('organizationName' in p ? p.organizationName : null),
+    }),
+    inviterName: t.string({
+      nullable: true,
+      description: 'Who invited: their name, else their address; null once their account is gone.',
+      resolve: (p) => ('inviterName' in p ? p.inviterName : null),
+    }),
+    email: t.string({
+      nullable: true,
+      description: 'The invited address.',
+      resolve: (p) => ('email' in p ? p.email : null),
+    }),
     role: t.field({ type: RoleEnum, nullable: true, resolve: (p) => ('role' in p ? p.role : null) }),
     expiresAt: t.field({ type: 'DateTime', nullable: true, resolve: (p) => ('expiresAt' in p ? p.expiresAt : null) }),
-    accountExists: t.boolean({ nullable: true, description: 'Whether the invited address has an account, which accepts with its password.', resolve: (p) => ('accountExists' in p ? p.accountExists : null) }),
+    accountExists: t.boolean({
+      nullable: true,
+      description: 'Whether the invited address has an account, which accepts with its password.',
+      resolve: (p) => ('accountExists' in p ? p.accountExists : null),
+    }),
   }),
 });
 
@@ -155,7 +211,8 @@ builder.queryField('invitationPreview', (t) =>
   t.field({
     type: InvitationPreviewRef,
     nullable: true,
-    description: 'What an invitation link is for, to whoever holds it (no sign-in needed); null for a token that is not one.',
+    description:
+      'What an invitation link is for, to whoever holds it (no sign-in needed); null for a token that is not one.',
     args: { token: t.arg.string({ required: true }) },
     resolve: (_root, { token }, ctx) => previewInvitation(ctx, token),
   }),
@@ -171,7 +228,8 @@ const AcceptInput = builder.inputType('AcceptInvitationInput', {
 const AcceptResultRef = builder.unionType('MutationAcceptInvitationResult', {
   types: [LoginPayloadRef, MfaChallengeRef, UserError],
   extensions: { pothosErrorTypes: [UserError] },
-  resolveType: (outcome) => ('mfaToken' in outcome ? MfaChallengeRef : 'session' in outcome && 'token' in outcome ? LoginPayloadRef : UserError),
+  resolveType: (outcome) =>
+    'mfaToken' in outcome ? MfaChallengeRef : 'session' in outcome && 'token' in outcome ? LoginPayloadRef : UserError,
 });
 
 builder.mutationField('acceptInvitation', (t) =>
@@ -184,6 +242,10 @@ builder.mutationField('acceptInvitation', (t) =>
     authScopes: { firstParty: true },
     args: { input: t.arg({ type: AcceptInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      acceptInvitation(ctx, { token: input.token, name: input.name ?? undefined, password: input.password ?? undefined }),
+      acceptInvitation(ctx, {
+        token: input.token,
+        name: input.name ?? undefined,
+        password: input.password ?? undefined,
+      }),
   }),
 );

@@ -44,17 +44,26 @@ class Locked extends Error {
  * acceptedCtes(ctx, pending.email, 'used'), made before the transaction opens (it checks the device cookie's
  * signature).
  */
-async function useSecondFactor(tx: Prisma.TransactionClient, ctx: Context, pending: PendingSignIn, factor: Factor, throttle: { locked: Prisma.Sql; cleared: Prisma.Sql }) {
+async function useSecondFactor(
+  tx: Prisma.TransactionClient,
+  ctx: Context,
+  pending: PendingSignIn,
+  factor: Factor,
+  throttle: { locked: Prisma.Sql; cleared: Prisma.Sql },
+) {
   const now = ctx.clock.now();
-  const used = 'step' in factor
-    ? Prisma.sql`update totp_factors set last_used_step = ${factor.step}
+  const used =
+    'step' in factor
+      ? Prisma.sql`update totp_factors set last_used_step = ${factor.step}
         where user_id = ${pending.userId} and encode(sha256(convert_to(secret_encrypted, 'UTF8')), 'hex') = ${pending.totp!.stored}
           and confirmed_at is not null
           and last_used_step < ${factor.step} and exists (select 1 from claimed) returning 1`
-    : Prisma.sql`update recovery_codes set used_at = ${now}::timestamp
+      : Prisma.sql`update recovery_codes set used_at = ${now}::timestamp
         where user_id = ${pending.userId} and code_hash = ${recoveryCodeHash(factor.recoveryCode)} and used_at is null
           and exists (select 1 from claimed) returning 1`;
-  const [row] = await tx.$queryRaw<{ lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]>`
+  const [row] = await tx.$queryRaw<
+    { lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]
+  >`
     with ${throttle.locked},
     claimed as (${useMfaTokenSql(pending, now, Prisma.sql`not exists (select 1 from locked)`)}),
     used as (${used}),
@@ -69,7 +78,10 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
   if (!pending) throw new InvalidMfaTokenError();
   const refuse = async (error: InvalidCodeError) => {
     await passwordRejected(ctx, pending.email);
-    await recordFailedPasswordAttempt(ctx, pending.email, { action: 'auth.login.mfa', reason: code ? 'wrong_code' : 'wrong_recovery_code' });
+    await recordFailedPasswordAttempt(ctx, pending.email, {
+      action: 'auth.login.mfa',
+      reason: code ? 'wrong_code' : 'wrong_recovery_code',
+    });
     ctx.metrics.signIn('failure', 'second_factor');
     return error;
   };
@@ -84,12 +96,18 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
   const wrong = new InvalidCodeError('step' in factor ? 'code' : 'recovery code');
   const throttle = await acceptedCtes(ctx, pending.email, 'used');
   try {
-    const result = await signInWith(ctx, { id: pending.userId, email: pending.email, sessionVersion: pending.sessionVersion }, PASSWORD_AND_CODE, { via: 'second_factor' }, async (tx) => {
-      const verdict = await useSecondFactor(tx, ctx, pending, factor, throttle);
-      if (verdict.lockedKey) throw new Locked({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
-      if (!verdict.claimed) throw new InvalidMfaTokenError();
-      if (!verdict.used) throw wrong;
-    });
+    const result = await signInWith(
+      ctx,
+      { id: pending.userId, email: pending.email, sessionVersion: pending.sessionVersion },
+      PASSWORD_AND_CODE,
+      { via: 'second_factor' },
+      async (tx) => {
+        const verdict = await useSecondFactor(tx, ctx, pending, factor, throttle);
+        if (verdict.lockedKey) throw new Locked({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
+        if (!verdict.claimed) throw new InvalidMfaTokenError();
+        if (!verdict.used) throw wrong;
+      },
+    );
     ctx.metrics.signIn('success', 'second_factor');
     return result;
   } catch (error) {

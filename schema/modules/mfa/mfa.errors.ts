@@ -11,7 +11,9 @@ export class InvalidCodeError extends InvalidCredentialsError {
 /** An unknown mfa_token, or one used or past its 5 minutes: sign in again. */
 export class InvalidMfaTokenError extends ValidationError {
   constructor() {
-    super('This sign-in has expired or was already completed: sign in again', [{ path: 'mfaToken', message: 'is not a valid sign-in in progress' }]);
+    super('This sign-in has expired or was already completed: sign in again', [
+      { path: 'mfaToken', message: 'is not a valid sign-in in progress' },
+    ]);
   }
 }
 
@@ -46,8 +48,9 @@ export class NoSecondFactorError extends ConflictError {
  */
 export class FreshProofRequiredError extends ValidationError {
   constructor() {
-    super('Confirm with your password or a code from your authenticator app (if you sign in through your organization, sign in again first)', [
-      { path: 'password', message: 'or a code is required' },
-    ]);
+    super(
+      'Confirm with your password or a code from your authenticator app (if you sign in through your organization, sign in again first)',
+      [{ path: 'password', message: 'or a code is required' }],
+    );
   }
 }

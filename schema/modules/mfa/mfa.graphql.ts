@@ -3,13 +3,24 @@ import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { completeMfaLogin } from './mfa-login.service.ts';
-import { confirmTotp, enrollTotp, myMfa, regenerateRecoveryCodes, removeTotp, resetMemberMfa, type MfaStatus, type TotpEnrolment } from './mfa.service.ts';
+import {
+  confirmTotp,
+  enrollTotp,
+  myMfa,
+  regenerateRecoveryCodes,
+  removeTotp,
+  resetMemberMfa,
+  type MfaStatus,
+  type TotpEnrolment,
+} from './mfa.service.ts';
 
 const MfaStatusRef = builder.objectRef<MfaStatus>('MfaStatus').implement({
   description: "The caller's second factors.",
   fields: (t) => ({
     totp: t.exposeBoolean('totp', { description: 'An authenticator app is set up.' }),
-    totpPending: t.exposeBoolean('totpPending', { description: 'An authenticator app is being set up: a code confirms it.' }),
+    totpPending: t.exposeBoolean('totpPending', {
+      description: 'An authenticator app is being set up: a code confirms it.',
+    }),
     passkeys: t.exposeInt('passkeys'),
     recoveryCodesLeft: t.exposeInt('recoveryCodesLeft'),
   }),
@@ -17,7 +28,11 @@ const MfaStatusRef = builder.objectRef<MfaStatus>('MfaStatus').implement({
 
 const TotpEnrolmentRef = builder.objectRef<TotpEnrolment>('TotpEnrolment').implement({
   description: 'What an authenticator app needs: the secret as text, as an otpauth:// URL and as a QR code (SVG).',
-  fields: (t) => ({ secret: t.exposeString('secret'), otpauthUrl: t.exposeString('otpauthUrl'), qrSvg: t.exposeString('qrSvg') }),
+  fields: (t) => ({
+    secret: t.exposeString('secret'),
+    otpauthUrl: t.exposeString('otpauthUrl'),
+    qrSvg: t.exposeString('qrSvg'),
+  }),
 });
 
 const RecoveryCodesRef = builder.objectRef<{ codes: string[] }>('RecoveryCodes').implement({
@@ -29,7 +44,7 @@ const CodeInput = builder.inputType('TotpCodeInput', { fields: (t) => ({ code: t
 
 export const FreshProofInput = builder.inputType('FreshProofInput', {
   description:
-    'The password, or a code of the authenticator app, given again for a change at the account\'s level (removing a factor, a first factor, deleting the account). An account that signs in through its identity provider may leave both out within five minutes of a sign-in.',
+    "The password, or a code of the authenticator app, given again for a change at the account's level (removing a factor, a first factor, deleting the account). An account that signs in through its identity provider may leave both out within five minutes of a sign-in.",
   fields: (t) => ({ password: t.string(), code: t.string() }),
 });
 
@@ -42,14 +57,20 @@ const MfaLoginInput = builder.inputType('MfaLoginInput', {
 });
 
 builder.queryField('myMfa', (t) =>
-  t.field({ type: MfaStatusRef, description: "The caller's second factors. Needs a session.", authScopes: { session: true }, resolve: (_r, _a, ctx) => myMfa(ctx) }),
+  t.field({
+    type: MfaStatusRef,
+    description: "The caller's second factors. Needs a session.",
+    authScopes: { session: true },
+    resolve: (_r, _a, ctx) => myMfa(ctx),
+  }),
 );
 
 builder.mutationField('enrollTotp', (t) =>
   t.field({
     errors: {},
     type: TotpEnrolmentRef,
-    description: 'Starts setting up an authenticator app; it is pending until confirmTotp. Needs a session, and as the first factor a fresh proof.',
+    description:
+      'Starts setting up an authenticator app; it is pending until confirmTotp. Needs a session, and as the first factor a fresh proof.',
     authScopes: { session: true },
     args: { input: t.arg({ type: FreshProofInput, required: false }) },
     resolve: (_r, { input }, ctx) => enrollTotp(ctx, input ?? {}),
@@ -93,7 +114,8 @@ builder.mutationField('completeMfaLogin', (t) =>
   t.field({
     errors: {},
     type: LoginPayloadRef,
-    description: 'Completes a sign-in that answered an MfaChallenge, with a code of the authenticator app or a recovery code.',
+    description:
+      'Completes a sign-in that answered an MfaChallenge, with a code of the authenticator app or a recovery code.',
     args: { input: t.arg({ type: MfaLoginInput, required: true }) },
     resolve: (_r, { input }, ctx) => completeMfaLogin(ctx, input),
   }),

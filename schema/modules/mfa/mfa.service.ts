@@ -12,9 +12,21 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { decryptSecret, encryptSecret } from '../../push/secret.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SessionRequiredError } from '../auth/auth.errors.ts';
-import { admitPasswordAttempt, checkAccountPassword, passwordAccepted, passwordRejected } from '../auth/throttle.service.ts';
+import {
+  admitPasswordAttempt,
+  checkAccountPassword,
+  passwordAccepted,
+  passwordRejected,
+} from '../auth/throttle.service.ts';
 import { queueMail } from '../mail/outbox.ts';
-import { FactorRequiredError, FreshProofRequiredError, InvalidCodeError, NoPendingTotpError, NoSecondFactorError, TotpAlreadyEnabledError } from './mfa.errors.ts';
+import {
+  FactorRequiredError,
+  FreshProofRequiredError,
+  InvalidCodeError,
+  NoPendingTotpError,
+  NoSecondFactorError,
+  TotpAlreadyEnabledError,
+} from './mfa.errors.ts';
 import { newRecoveryCodes } from './recovery-codes.ts';
 import { matchingStep, newTotpSecret, totpEnrolment } from './totp.ts';
 
@@ -40,7 +52,12 @@ async function statusOf(db: Pick<Tx, '$queryRaw'>, userId: string): Promise<MfaS
     select (select confirmed_at is not null from totp_factors where user_id = ${userId}) as confirmed,
            (select count(*)::int from passkeys where user_id = ${userId}) as passkeys,
            (select count(*)::int from recovery_codes where user_id = ${userId} and used_at is null) as left`;
-  return { totp: row!.confirmed === true, totpPending: row!.confirmed === false, passkeys: row!.passkeys, recoveryCodesLeft: row!.left };
+  return {
+    totp: row!.confirmed === true,
+    totpPending: row!.confirmed === false,
+    passkeys: row!.passkeys,
+    recoveryCodesLeft: row!.left,
+  };
 }
 
 export async function myMfa(ctx: Context): Promise<MfaStatus> {
@@ -62,7 +79,10 @@ export interface TotpEnrolment {
 export async function enrollTotp(ctx: Context, input: unknown = {}): Promise<TotpEnrolment> {
   const { userId } = sessionPerson(ctx);
   const proof = proofOf(input);
-  const user = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true, totpFactor: { select: { confirmedAt: true } } } });
+  const user = await ctx.db.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { email: true, totpFactor: { select: { confirmedAt: true } } },
+  });
   if (user.totpFactor?.confirmedAt) throw new TotpAlreadyEnabledError();
   if ((await statusOf(ctx.db, userId)).passkeys === 0) await requireFreshProof(ctx, userId, proof);
   const secret = newTotpSecret();
@@ -81,15 +101,25 @@ const codeInput = z.object({ code: z.string().trim().min(1, 'is required').max(6
 
 /** The TOTP secret of `userId` and whether it is confirmed, or null. */
 async function totpOf(ctx: Context, userId: string): Promise<{ secret: string; confirmed: boolean } | null> {
-  const factor = await ctx.db.totpFactor.findUnique({ where: { userId }, select: { secretEncrypted: true, confirmedAt: true } });
-  return factor ? { secret: await decryptSecret(factor.secretEncrypted, ctx.settings.secretKey), confirmed: !!factor.confirmedAt } : null;
+  const factor = await ctx.db.totpFactor.findUnique({
+    where: { userId },
+    select: { secretEncrypted: true, confirmedAt: true },
+  });
+  return factor
+    ? { secret: await decryptSecret(factor.secretEncrypted, ctx.settings.secretKey), confirmed: !!factor.confirmedAt }
+    : null;
 }
 
 /**
  * Takes the step of a right code for the factor, in `tx`: true only if no code of that step or a later one was
  * accepted before (a code works once, RFC 6238 5.2), and `confirmed` says which factor, pending or set up.
  */
-export async function takeTotpStep(tx: Pick<Tx, '$executeRaw'>, userId: string, step: number, confirmed: boolean): Promise<boolean> {
+export async function takeTotpStep(
+  tx: Pick<Tx, '$executeRaw'>,
+  userId: string,
+  step: number,
+  confirmed: boolean,
+): Promise<boolean> {
   const taken = await tx.$executeRaw`
     update totp_factors set last_used_step = ${step}
     where user_id = ${userId} and last_used_step < ${step} and (confirmed_at is not null) = ${confirmed}`;
@@ -98,14 +128,31 @@ export async function takeTotpStep(tx: Pick<Tx, '$executeRaw'>, userId: string, 
 
 /** Whether the person has another second factor than the one being removed (passkeys count). */
 const otherFactors = async (tx: Tx, userId: string, besides: 'totp' | 'passkeys') =>
-  besides === 'totp' ? (await tx.passkey.count({ where: { userId } })) > 0 : !!(await tx.totpFactor.findFirst({ where: { userId, confirmedAt: { not: null } } }));
+  besides === 'totp'
+    ? (await tx.passkey.count({ where: { userId } })) > 0
+    : !!(await tx.totpFactor.findFirst({ where: { userId, confirmedAt: { not: null } } }));
 
 /** The event (first factor set up, last removed) and the mail that follow a change of a person's factors, in its transaction. */
-export async function announceFactorChange(ctx: Context, tx: Tx, userId: string, change: string, event: '2fa.enabled' | '2fa.disabled' | null): Promise<void> {
+export async function announceFactorChange(
+  ctx: Context,
+  tx: Tx,
+  userId: string,
+  change: string,
+  event: '2fa.enabled' | '2fa.disabled' | null,
+): Promise<void> {
   const now = ctx.clock.now();
-  const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true, emailVerified: true, createdAt: true } });
+  const user = await tx.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { id: true, email: true, name: true, emailVerified: true, createdAt: true },
+  });
   if (event) await emitUserEvent(tx, event, userId, { user }, { at: now });
-  await queueMail(tx, 'second_factor_changed', user.email, { name: user.name, change, at: now, securityUrl: `${ctx.settings.issuer()}/portal/security` }, now);
+  await queueMail(
+    tx,
+    'second_factor_changed',
+    user.email,
+    { name: user.name, change, at: now, securityUrl: `${ctx.settings.issuer()}/portal/security` },
+    now,
+  );
 }
 
 /** Confirms the authenticator app with a first code: it is set up, and the person gets ten recovery codes. */
@@ -127,7 +174,13 @@ export async function confirmTotp(ctx: Context, input: unknown): Promise<{ codes
     await tx.$executeRaw`
       update sessions set amr = array(select distinct unnest(amr || array['otp', 'mfa']::text[])) where id = ${sessionId}`;
     await recordAudit(ctx, { action: 'mfa.totp.enable', targetType: 'user', targetId: userId }, tx);
-    await announceFactorChange(ctx, tx, userId, 'an authenticator app was set up as a second factor.', first ? '2fa.enabled' : null);
+    await announceFactorChange(
+      ctx,
+      tx,
+      userId,
+      'an authenticator app was set up as a second factor.',
+      first ? '2fa.enabled' : null,
+    );
   });
   return { codes: recovery.codes };
 }
@@ -158,7 +211,11 @@ async function signedInRecentlyThroughProvider(ctx: Context, userId: string): Pr
   const since = new Date(ctx.clock.now().getTime() - RECENT_SIGN_IN_SECONDS * 1000);
   // The session itself must come from the provider: a recent password sign-in of a person who also has a linked
   // identity proves nothing fresher than the session that stole it.
-  return (await ctx.db.session.count({ where: { id: actor.sessionId, userId, connectionId: { not: null }, authTime: { gt: since } } })) > 0;
+  return (
+    (await ctx.db.session.count({
+      where: { id: actor.sessionId, userId, connectionId: { not: null }, authTime: { gt: since } },
+    })) > 0
+  );
 }
 
 /**
@@ -173,7 +230,10 @@ export async function requireFreshProof(ctx: Context, userId: string, { password
     throw new FreshProofRequiredError();
   }
   if (password) {
-    const account = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true, passwordHash: true } });
+    const account = await ctx.db.user.findUniqueOrThrow({
+      where: { id: userId },
+      select: { email: true, passwordHash: true },
+    });
     if (!(await checkAccountPassword(ctx, account, password))) throw new InvalidCodeError('password');
     return;
   }
@@ -202,7 +262,13 @@ export async function removeTotp(ctx: Context, input: unknown): Promise<MfaStatu
       if (last) await keepRequiredFactor(tx, userId);
       if (last) await tx.recoveryCode.deleteMany({ where: { userId } });
       await recordAudit(ctx, { action: 'mfa.totp.remove', targetType: 'user', targetId: userId }, tx);
-      await announceFactorChange(ctx, tx, userId, 'the authenticator app was removed from your second factors.', last ? '2fa.disabled' : null);
+      await announceFactorChange(
+        ctx,
+        tx,
+        userId,
+        'the authenticator app was removed from your second factors.',
+        last ? '2fa.disabled' : null,
+      );
     }
     return statusOf(tx, userId);
   });
@@ -213,7 +279,10 @@ export async function removeTotp(ctx: Context, input: unknown): Promise<MfaStatu
  * it, and an owner could no longer even turn the requirement off. An owner's reset of a member stays possible.
  */
 export async function keepRequiredFactor(tx: Pick<Tx, 'organization'>, userId: string): Promise<void> {
-  const requiring = await tx.organization.findFirst({ where: { requireMfa: true, memberships: { some: { userId } } }, select: { name: true } });
+  const requiring = await tx.organization.findFirst({
+    where: { requireMfa: true, memberships: { some: { userId } } },
+    select: { name: true },
+  });
   if (requiring) throw new FactorRequiredError(requiring.name);
 }
 
@@ -231,7 +300,13 @@ export async function regenerateRecoveryCodes(ctx: Context, input: unknown): Pro
   await ctx.db.$transaction(async (tx) => {
     await recovery.replace(tx);
     await recordAudit(ctx, { action: 'mfa.recovery_codes.regenerate', targetType: 'user', targetId: userId }, tx);
-    await announceFactorChange(ctx, tx, userId, 'a new set of recovery codes was made; the old ones no longer work.', null);
+    await announceFactorChange(
+      ctx,
+      tx,
+      userId,
+      'a new set of recovery codes was made; the old ones no longer work.',
+      null,
+    );
   });
   return { codes: recovery.codes };
 }
@@ -247,17 +322,38 @@ const memberInput = z.object({ organizationId: fields.id, userId: fields.id });
 export async function resetMemberMfa(ctx: Context, input: unknown): Promise<MfaStatus> {
   const { organizationId, userId } = parseInput(memberInput, input);
   await requireOrgRole(ctx, organizationId, 'owner', 'Organization');
-  const member = await ctx.db.membership.findUnique({ where: { userId_organizationId: { userId, organizationId } }, select: { user: { select: { email: true } } } });
+  const member = await ctx.db.membership.findUnique({
+    where: { userId_organizationId: { userId, organizationId } },
+    select: { user: { select: { email: true } } },
+  });
   if (!member) throw new NotFoundError('Member');
-  if (!(await isPlatformAdmin(ctx)) && !(await manages(ctx.db, organizationId, member.user.email))) throw new AccountNotManagedError("reset this person's second factors");
+  if (!(await isPlatformAdmin(ctx)) && !(await manages(ctx.db, organizationId, member.user.email)))
+    throw new AccountNotManagedError("reset this person's second factors");
   return ctx.db.$transaction(async (tx) => {
     const [totp] = await tx.$queryRaw<{ confirmed: boolean }[]>`
       delete from totp_factors where user_id = ${userId} returning confirmed_at is not null as confirmed`;
     const passkeys = await tx.passkey.deleteMany({ where: { userId } });
     await tx.recoveryCode.deleteMany({ where: { userId } });
     const had = !!totp?.confirmed || passkeys.count > 0;
-    await recordAudit(ctx, { action: 'member.mfa.reset', organizationId, targetType: 'user', targetId: userId, details: { totp: !!totp?.confirmed, passkeys: passkeys.count } }, tx);
-    if (had) await announceFactorChange(ctx, tx, userId, 'an owner of your organization reset your second factors. Set one up again.', '2fa.disabled');
+    await recordAudit(
+      ctx,
+      {
+        action: 'member.mfa.reset',
+        organizationId,
+        targetType: 'user',
+        targetId: userId,
+        details: { totp: !!totp?.confirmed, passkeys: passkeys.count },
+      },
+      tx,
+    );
+    if (had)
+      await announceFactorChange(
+        ctx,
+        tx,
+        userId,
+        'an owner of your organization reset your second factors. Set one up again.',
+        '2fa.disabled',
+      );
     return statusOf(tx, userId);
   });
 }

@@ -27,7 +27,10 @@ function newCode(): string {
 export const recoveryCodeHash = (typed: string) => sha256(typed.toLowerCase().replace(/[\s-]/g, ''));
 
 /** A new set for `userId`, replacing the old one: the codes to show once, and the statement that stores them. */
-export function newRecoveryCodes(userId: string, now: Date): { codes: string[]; replace: (tx: Prisma.TransactionClient) => Promise<void> } {
+export function newRecoveryCodes(
+  userId: string,
+  now: Date,
+): { codes: string[]; replace: (tx: Prisma.TransactionClient) => Promise<void> } {
   const codes = Array.from({ length: RECOVERY_CODES_PER_SET }, newCode);
   const rows = codes.map((code) => Prisma.sql`(${uuidv7()}, ${userId}, ${recoveryCodeHash(code)}, ${now}::timestamp)`);
   return {
@@ -41,7 +44,12 @@ export function newRecoveryCodes(userId: string, now: Date): { codes: string[]; 
 }
 
 /** Uses a code: of any number of concurrent uses, exactly one gets true. */
-export async function useRecoveryCode(tx: Pick<Prisma.TransactionClient, '$executeRaw'>, userId: string, typed: string, now: Date): Promise<boolean> {
+export async function useRecoveryCode(
+  tx: Pick<Prisma.TransactionClient, '$executeRaw'>,
+  userId: string,
+  typed: string,
+  now: Date,
+): Promise<boolean> {
   const used = await tx.$executeRaw`
     update recovery_codes set used_at = ${now}::timestamp
     where user_id = ${userId} and code_hash = ${recoveryCodeHash(typed)} and used_at is null`;

@@ -13,9 +13,16 @@ const totpOf = (secret: string, issuer = '', label = '') =>
 export const newTotpSecret = (): string => new Secret({ size: 20 }).base32;
 
 /** The otpauth:// URL an authenticator app scans, and the same as an SVG QR code. */
-export async function totpEnrolment(secret: string, issuer: string, account: string): Promise<{ otpauthUrl: string; qrSvg: string }> {
+export async function totpEnrolment(
+  secret: string,
+  issuer: string,
+  account: string,
+): Promise<{ otpauthUrl: string; qrSvg: string }> {
   const otpauthUrl = totpOf(secret, issuer, account).toString();
-  return { otpauthUrl, qrSvg: await QRCode.toString(otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 }) };
+  return {
+    otpauthUrl,
+    qrSvg: await QRCode.toString(otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 }),
+  };
 }
 
 /** The time step `code` belongs to when it is right now (within one step), else null. */

@@ -23,7 +23,14 @@ import { requireConsent } from './authorize/require-consent.ts';
 import { issueCode } from './authorize/issue-code.ts';
 import { readConsentRequest } from './authorize/consent-request.ts';
 import { recordApproval, recordDenial } from './authorize/record-decision.ts';
-import { splitParams, withParams, type AuthorizationRequest, type AuthorizeOutcome, type BrowserSession, type RawParams } from './authorize/request.ts';
+import {
+  splitParams,
+  withParams,
+  type AuthorizationRequest,
+  type AuthorizeOutcome,
+  type BrowserSession,
+  type RawParams,
+} from './authorize/request.ts';
 import { ssoRouteForDomain } from '../sso/home-realm.ts';
 import { domainOf } from '../../lib/email.ts';
 import { UnauthenticatedError } from '../../errors/index.ts';
@@ -64,9 +71,14 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     const url = await issueCode(ctx, client, request, session);
     if (url) return { kind: 'redirect', url };
     // The session ended since it was read: answered as without one.
-    return homeRealm(ctx, requireLogin(ctx, request, null, hintedSubject, p, loaded)!, p.domain_hint ?? request.loginHint);
+    return homeRealm(
+      ctx,
+      requireLogin(ctx, request, null, hintedSubject, p, loaded)!,
+      p.domain_hint ?? request.loginHint,
+    );
   } catch (error) {
-    if (error instanceof OAuthError) return { kind: 'redirect', url: errorRedirect(ctx, redirectUri, error, p.state ?? null) };
+    if (error instanceof OAuthError)
+      return { kind: 'redirect', url: errorRedirect(ctx, redirectUri, error, p.state ?? null) };
     throw error;
   }
 }
@@ -75,13 +87,22 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
  * Home-realm discovery: a login_hint (or domain_hint) whose domain an organization's connection serves goes
  * straight to that identity provider (docs/architecture.md#single-sign-on).
  */
-async function homeRealm(ctx: Context, login: Extract<AuthorizeOutcome, { kind: 'login' }>, hint: string | null | undefined) {
+async function homeRealm(
+  ctx: Context,
+  login: Extract<AuthorizeOutcome, { kind: 'login' }>,
+  hint: string | null | undefined,
+) {
   const route = hint ? await ssoRouteForDomain(ctx, domainOf(hint.slice(0, 254))) : null;
   return route ? { ...login, sso: route.connectionId } : login;
 }
 
 function errorRedirect(ctx: Context, redirectUri: string, error: OAuthError, state: string | null): string {
-  return withParams(redirectUri, { error: error.code, error_description: error.message, state, iss: ctx.settings.issuer() });
+  return withParams(redirectUri, {
+    error: error.code,
+    error_description: error.message,
+    state,
+    iss: ctx.settings.issuer(),
+  });
 }
 
 export interface ConsentPrompt {
@@ -94,7 +115,10 @@ export interface ConsentPrompt {
 export async function describeConsentRequest(ctx: Context, token: string, userId: string): Promise<ConsentPrompt> {
   const payload = await readConsentRequest(ctx, token, userId);
   const client = await findEnabledClient(ctx, payload.req.clientId);
-  const org = await ctx.db.organization.findUniqueOrThrow({ where: { id: client.organizationId }, select: { name: true } });
+  const org = await ctx.db.organization.findUniqueOrThrow({
+    where: { id: client.organizationId },
+    select: { name: true },
+  });
   return {
     client: { name: client.name, description: client.description },
     organization: org,
@@ -103,13 +127,23 @@ export async function describeConsentRequest(ctx: Context, token: string, userId
 }
 
 /** The user's answer on the consent page: a redirect back to the client with a code, or access_denied. */
-export async function decideConsent(ctx: Context, token: string, session: BrowserSession, approve: boolean): Promise<string> {
+export async function decideConsent(
+  ctx: Context,
+  token: string,
+  session: BrowserSession,
+  approve: boolean,
+): Promise<string> {
   const consent = await readConsentRequest(ctx, token, session.userId);
   const request = consent.req;
   const client = await findEnabledClient(ctx, request.clientId);
   if (!client.redirectUris.includes(request.redirectUri)) throw new InvalidRequest('redirect_uri not registered');
   // The sign-in the request was made under, not a newer one.
-  const signIn = { userId: session.userId, sessionId: session.sessionId, authTime: new Date(consent.auth_time * 1000), amr: consent.amr ?? [] };
+  const signIn = {
+    userId: session.userId,
+    sessionId: session.sessionId,
+    authTime: new Date(consent.auth_time * 1000),
+    amr: consent.amr ?? [],
+  };
   const back = (error: OAuthError) => errorRedirect(ctx, request.redirectUri, error, request.state);
   let answered: string | null;
   if (approve) {
@@ -121,6 +155,7 @@ export async function decideConsent(ctx: Context, token: string, session: Browse
   } else {
     answered = (await recordDenial(ctx, client, consent, session.userId)) ? back(new AccessDenied()) : null;
   }
-  if (!answered) throw new InvalidRequest('This consent request has already been answered: start again from the application');
+  if (!answered)
+    throw new InvalidRequest('This consent request has already been answered: start again from the application');
   return answered;
 }

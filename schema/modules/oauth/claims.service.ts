@@ -30,7 +30,10 @@ export function claimsFor(source: ClaimSource, scope: string[]): Record<string, 
   if (source.email === null) return claims; // the user is gone
   if (granted.has('email')) Object.assign(claims, { email: source.email, email_verified: source.email_verified });
   if (granted.has('profile')) {
-    Object.assign(claims, { name: source.name, updated_at: source.updated_at && Math.floor(source.updated_at.getTime() / 1000) });
+    Object.assign(claims, {
+      name: source.name,
+      updated_at: source.updated_at && Math.floor(source.updated_at.getTime() / 1000),
+    });
     if (source.picture) claims.picture = source.picture;
   }
   if (granted.has('organization') && source.role) {

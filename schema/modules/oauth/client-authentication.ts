@@ -10,25 +10,48 @@ import { InvalidClient } from './oauth.errors.ts';
 /** A client row as client authentication read it, with the row's version (remembered-clients.ts). */
 export type AuthenticatedClient = Prisma.OAuthClientGetPayload<object> & { version: string };
 
-const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClient>((p) => Prisma.sql`
+const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClient>(
+  (p) => Prisma.sql`
   SELECT id, client_id AS "clientId", secret_hash AS "secretHash", organization_id AS "organizationId", created_by_id AS "createdById",
          name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
          allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
          id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired",
          created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
-  FROM oauth_clients WHERE client_id = ${p.clientId}::text`);
+  FROM oauth_clients WHERE client_id = ${p.clientId}::text`,
+);
 
 /** Client authentication at the token, revocation and introspection endpoints (client_secret_post). */
-export async function authenticateClient(ctx: Context, clientId: unknown, clientSecret: unknown): Promise<AuthenticatedClient> {
+export async function authenticateClient(
+  ctx: Context,
+  clientId: unknown,
+  clientSecret: unknown,
+): Promise<AuthenticatedClient> {
   if (typeof clientId !== 'string' || !clientId || clientId.length > 200) throw new InvalidClient();
   // Every token, revocation and introspection request reads this row: one prepared statement, composed once.
   const [client] = await CLIENT_BY_CLIENT_ID(ctx.db, { clientId });
   if (!client || !client.enabled) {
-    await recordAudit(ctx, { action: 'oauth.client_auth', outcome: 'failure', actorId: null, details: { clientId: clientId.slice(0, 100), reason: client ? 'disabled' : 'unknown' } });
+    await recordAudit(ctx, {
+      action: 'oauth.client_auth',
+      outcome: 'failure',
+      actorId: null,
+      details: { clientId: clientId.slice(0, 100), reason: client ? 'disabled' : 'unknown' },
+    });
     throw new InvalidClient();
   }
-  if (typeof clientSecret !== 'string' || clientSecret.length > 200 || !constantTimeEqual(client.secretHash, sha256(clientSecret))) {
-    await recordAudit(ctx, { action: 'oauth.client_auth', outcome: 'failure', actorId: null, organizationId: client.organizationId, targetType: 'oauth_client', targetId: client.id, details: { reason: 'bad_secret' } });
+  if (
+    typeof clientSecret !== 'string' ||
+    clientSecret.length > 200 ||
+    !constantTimeEqual(client.secretHash, sha256(clientSecret))
+  ) {
+    await recordAudit(ctx, {
+      action: 'oauth.client_auth',
+      outcome: 'failure',
+      actorId: null,
+      organizationId: client.organizationId,
+      targetType: 'oauth_client',
+      targetId: client.id,
+      details: { reason: 'bad_secret' },
+    });
     throw new InvalidClient('Client authentication failed');
   }
   ctx.rememberedClients.remember(client);
@@ -41,7 +64,12 @@ export async function authenticateClient(ctx: Context, clientId: unknown, client
  * confirms against the row's version. Anything else (unknown here, or refused) goes to authenticateClient, which
  * reads the row afresh and answers with the exact error.
  */
-export function rememberedClient(ctx: Context, clientId: unknown, clientSecret: unknown, grantType: string): AuthenticatedClient | undefined {
+export function rememberedClient(
+  ctx: Context,
+  clientId: unknown,
+  clientSecret: unknown,
+  grantType: string,
+): AuthenticatedClient | undefined {
   if (typeof clientId !== 'string' || typeof clientSecret !== 'string' || clientSecret.length > 200) return undefined;
   const client = ctx.rememberedClients.get(clientId);
   if (!client?.enabled || !client.grantTypes.includes(grantType)) return undefined;

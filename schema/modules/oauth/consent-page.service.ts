@@ -7,7 +7,10 @@ import { describeConsentRequest, decideConsent, type BrowserSession } from './au
 export async function browserSession(ctx: Context): Promise<BrowserSession> {
   const actor = ctx.actor;
   if (actor?.kind !== 'user') throw new UnauthenticatedError('Sign in first');
-  const session = await ctx.db.session.findUniqueOrThrow({ where: { id: actor.sessionId }, select: { authTime: true, amr: true } });
+  const session = await ctx.db.session.findUniqueOrThrow({
+    where: { id: actor.sessionId },
+    select: { authTime: true, amr: true },
+  });
   return { userId: actor.userId, sessionId: actor.sessionId, authTime: session.authTime, amr: session.amr };
 }
 

@@ -19,7 +19,9 @@ function productScopes(base: ContextBase): Promise<string[]> {
   const now = base.clock.now().getTime();
   const cached = productCache.get(base.db);
   if (cached && cached.until > now) return cached.slugs;
-  const slugs = base.db.product.findMany({ select: { slug: true }, orderBy: { slug: 'asc' } }).then((rows) => rows.map((r) => r.slug));
+  const slugs = base.db.product
+    .findMany({ select: { slug: true }, orderBy: { slug: 'asc' } })
+    .then((rows) => rows.map((r) => r.slug));
   const entry = { until: now + PRODUCT_SCOPES_TTL_MS, slugs };
   productCache.set(base.db, entry);
   // A failed read is not kept: the next request tries again, and meanwhile the last list known still serves.
@@ -64,7 +66,31 @@ function buildDocument(issuer: string, products: string[]) {
     code_challenge_methods_supported: ['S256', 'plain'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     acr_values_supported: [...ACR_VALUES],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'at_hash', 'azp', 'amr', 'acr', 'email', 'email_verified', 'name', 'picture', 'updated_at', 'organization_id', 'organizationId', 'organization_name', 'role', 'products', 'licenses', 'entitlements'],
+    claims_supported: [
+      'sub',
+      'iss',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'nonce',
+      'at_hash',
+      'azp',
+      'amr',
+      'acr',
+      'email',
+      'email_verified',
+      'name',
+      'picture',
+      'updated_at',
+      'organization_id',
+      'organizationId',
+      'organization_name',
+      'role',
+      'products',
+      'licenses',
+      'entitlements',
+    ],
     claims_parameter_supported: false,
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
@@ -76,6 +102,9 @@ function buildDocument(issuer: string, products: string[]) {
 /** A browser origin may call the token, userinfo, revocation and key endpoints when an enabled client lists it. */
 export async function originAllowed(ctx: Context, origin: string): Promise<boolean> {
   if (origin.length > 2048) return false;
-  const client = await ctx.db.oAuthClient.findFirst({ where: { enabled: true, allowedOrigins: { has: origin } }, select: { id: true } });
+  const client = await ctx.db.oAuthClient.findFirst({
+    where: { enabled: true, allowedOrigins: { has: origin } },
+    select: { id: true },
+  });
   return !!client;
 }

@@ -15,12 +15,17 @@ export async function verifyIdTokenHint(ctx: Context, hint: string, clientId: st
   let payload;
   try {
     if (hint.length > 8192) throw new Error('too long');
-    ({ payload } = await ctx.keys.verify(hint, { issuer: ctx.settings.issuer(), typ: 'JWT', currentDate: new Date(0) }));
+    ({ payload } = await ctx.keys.verify(hint, {
+      issuer: ctx.settings.issuer(),
+      typ: 'JWT',
+      currentDate: new Date(0),
+    }));
   } catch {
     throw new InvalidRequest('id_token_hint is not a valid ID token from this issuer');
   }
   const aud = Array.isArray(payload.aud) ? payload.aud[0] : payload.aud;
-  if (typeof payload.sub !== 'string' || typeof aud !== 'string') throw new InvalidRequest('id_token_hint is not a valid ID token from this issuer');
+  if (typeof payload.sub !== 'string' || typeof aud !== 'string')
+    throw new InvalidRequest('id_token_hint is not a valid ID token from this issuer');
   if (clientId && aud !== clientId) throw new InvalidRequest('id_token_hint was issued to another client');
   return { subject: payload.sub, clientId: aud };
 }

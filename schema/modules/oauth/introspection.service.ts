@@ -19,22 +19,38 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
     const row = await liveRefreshToken(ctx, sha256(token), client.organizationId);
     if (!row) return { active: false };
     return {
-      active: true, token_type: 'refresh_token', scope: row.scope, client_id: row.client_id, sub: row.user_id,
-      exp: Math.floor(row.expires_at.getTime() / 1000), iat: Math.floor(row.created_at.getTime() / 1000), iss: ctx.settings.issuer(),
+      active: true,
+      token_type: 'refresh_token',
+      scope: row.scope,
+      client_id: row.client_id,
+      sub: row.user_id,
+      exp: Math.floor(row.expires_at.getTime() / 1000),
+      iat: Math.floor(row.created_at.getTime() / 1000),
+      iss: ctx.settings.issuer(),
     };
   }
   const verified = await verifyAccessToken(ctx, token).catch(() => null);
   if (!verified || verified.clientOrganizationId !== client.organizationId) return { active: false };
   return {
-    active: true, token_type: 'Bearer', scope: verified.scope.join(' '), client_id: verified.clientId, sub: verified.sub,
-    aud: verified.clientId, exp: verified.exp, iat: verified.iat, iss: ctx.settings.issuer(), org_id: verified.organizationId,
+    active: true,
+    token_type: 'Bearer',
+    scope: verified.scope.join(' '),
+    client_id: verified.clientId,
+    sub: verified.sub,
+    aud: verified.clientId,
+    exp: verified.exp,
+    iat: verified.iat,
+    iss: ctx.settings.issuer(),
+    org_id: verified.organizationId,
   };
 }
 
 /** What introspection says of a refresh token, in one statement; null when it is not active for `organizationId`. */
 export async function liveRefreshToken(ctx: Context, hash: string, organizationId: string) {
   const now = ctx.clock.now();
-  const [row] = await ctx.db.$queryRaw<{ scope: string; user_id: string; client_id: string; expires_at: Date; created_at: Date }[]>`
+  const [row] = await ctx.db.$queryRaw<
+    { scope: string; user_id: string; client_id: string; expires_at: Date; created_at: Date }[]
+  >`
     select rt.scope, rt.user_id, c.client_id, rt.expires_at, rt.created_at
     from refresh_tokens rt
     join oauth_grants g on g.id = rt.grant_id

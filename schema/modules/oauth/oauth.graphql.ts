@@ -28,7 +28,9 @@ builder.queryField('consentPrompt', (t) =>
 );
 
 const ConsentDecision = builder.objectRef<{ redirectTo: string }>('ConsentDecision').implement({
-  fields: (t) => ({ redirectTo: t.exposeString('redirectTo', { description: 'Where to send the browser: back to the application.' }) }),
+  fields: (t) => ({
+    redirectTo: t.exposeString('redirectTo', { description: 'Where to send the browser: back to the application.' }),
+  }),
 });
 
 builder.mutationField('decideConsent', (t) =>

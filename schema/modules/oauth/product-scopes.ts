@@ -23,7 +23,12 @@ export function licensed(userId: Prisma.Sql, organizationId: Prisma.Sql, now: Da
  * SQL: the space-separated `scope` (an expression) without the product scopes the user no longer holds, order
  * kept. Standard scopes always stay: the statement around it checks the grant, the session and the membership.
  */
-export function withoutLostLicenses(scope: Prisma.Sql, userId: Prisma.Sql, organizationId: Prisma.Sql, now: Date): Prisma.Sql {
+export function withoutLostLicenses(
+  scope: Prisma.Sql,
+  userId: Prisma.Sql,
+  organizationId: Prisma.Sql,
+  now: Date,
+): Prisma.Sql {
   return sql`array_to_string(array(
     select x from unnest(string_to_array(${scope}, ' ')) with ordinality as t(x, n)
     where x = any(${STANDARD}::text[]) or exists (select 1 from products p where p.slug = x and ${licensed(userId, organizationId, now)})
@@ -54,7 +59,10 @@ export interface ProductClaim {
  * nothing is revealed (then the claims are left out). `reveal` may be an SQL pair computed in the statement.
  */
 export function revealedProducts(
-  reveal: { all: Prisma.Sql; slugs: Prisma.Sql } | null, userId: Prisma.Sql, organizationId: Prisma.Sql, now: Date,
+  reveal: { all: Prisma.Sql; slugs: Prisma.Sql } | null,
+  userId: Prisma.Sql,
+  organizationId: Prisma.Sql,
+  now: Date,
 ): Prisma.Sql {
   if (reveal === null) return sql`null::jsonb`;
   return sql`(select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)

@@ -35,11 +35,16 @@ export async function revoke(ctx: Context, params: Params): Promise<void> {
  * Revocation (RFC 7009): ends the grant of a refresh token (by its hash) or of an access token (by its grant id),
  * if it is this client's, with the oauth_client.token_revoked event and the audit entry. False when not found.
  */
-export async function revokeGrantOfToken(ctx: Context, client: StatementClient, target: { refreshHash: string } | { grantId: string }): Promise<boolean> {
+export async function revokeGrantOfToken(
+  ctx: Context,
+  client: StatementClient,
+  target: { refreshHash: string } | { grantId: string },
+): Promise<boolean> {
   const now = ctx.clock.now();
-  const find = 'refreshHash' in target
-    ? sql`select grant_id from refresh_tokens where token_hash = ${target.refreshHash}::text and client_id = ${client.id}::text`
-    : sql`select id as grant_id from oauth_grants where id = ${target.grantId}::text and client_id = ${client.id}::text`;
+  const find =
+    'refreshHash' in target
+      ? sql`select grant_id from refresh_tokens where token_hash = ${target.refreshHash}::text and client_id = ${client.id}::text`
+      : sql`select id as grant_id from oauth_grants where id = ${target.grantId}::text and client_id = ${client.id}::text`;
   const [row] = await ctx.db.$queryRaw<{ found: number }[]>`
     with target as (${find}),
     ended_grant as (
@@ -47,11 +52,17 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
     ), ended_tokens as (
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from target) and revoked_at is null
     ), ${eventRowCte(eventStamp(ctx), 'event', 'target t', {
-      kind: 'oauth_client.token_revoked', organizationId: client.organizationId,
+      kind: 'oauth_client.token_revoked',
+      organizationId: client.organizationId,
       facts: { client, grantId: sql`t.grant_id` },
     })}, ${auditRowCte(auditStamp(ctx), 'audit', 'target', {
-      action: 'oauth.token.revoke', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
-      targetType: 'oauth_client', targetId: client.id, details: {},
+      action: 'oauth.token.revoke',
+      organizationId: client.organizationId,
+      actorType: 'anonymous',
+      actorId: null,
+      targetType: 'oauth_client',
+      targetId: client.id,
+      details: {},
     })}
     select count(*)::int as found from target`;
   return (row?.found ?? 0) > 0;
@@ -62,11 +73,14 @@ export async function revokeGrantOfToken(ctx: Context, client: StatementClient, 
  * their refresh tokens at once, their access tokens and codes at their next use (their statements check that the
  * grant stands). Says how many grants ended.
  */
-export async function revokeGrants(ctx: Context, tx: Tx | Context['db'], which: Prisma.OAuthGrantWhereInput): Promise<number> {
+export async function revokeGrants(
+  ctx: Context,
+  tx: Tx | Context['db'],
+  which: Prisma.OAuthGrantWhereInput,
+): Promise<number> {
   const now = ctx.clock.now();
   const live = { ...which, revokedAt: null };
   // The tokens first, while their grants still match `live`.
   await tx.refreshToken.updateMany({ where: { revokedAt: null, grant: live }, data: { revokedAt: now } });
   return (await tx.oAuthGrant.updateMany({ where: live, data: { revokedAt: now } })).count;
 }
-

@@ -20,7 +20,10 @@ const REDEEMING: ReadonlyMap<string, RedeemingGrant> = new Map([
 ]);
 
 /** The grants, by grant_type: authorization_code (RFC 6749 4.1.3), refresh_token (6), client_credentials (4.4). */
-const GRANTS: ReadonlyMap<string, Grant> = new Map<string, Grant>([...REDEEMING, ['client_credentials', clientCredentials]]);
+const GRANTS: ReadonlyMap<string, Grant> = new Map<string, Grant>([
+  ...REDEEMING,
+  ['client_credentials', clientCredentials],
+]);
 
 export async function exchange(ctx: Context, params: Params): Promise<TokenResponse> {
   const grantType = parseGrantType(params);

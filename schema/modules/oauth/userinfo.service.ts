@@ -10,7 +10,8 @@ import { verifyAccessToken, type VerifiedAccessToken } from './verify-access-tok
  */
 export async function userinfo(ctx: Context, accessToken: string): Promise<Record<string, unknown>> {
   const verified = await verifyAccessToken(ctx, accessToken, { products: true });
-  if (!verified.scope.includes('openid')) throw new InsufficientScopeError('openid', 'The access token was not granted the openid scope');
+  if (!verified.scope.includes('openid'))
+    throw new InsufficientScopeError('openid', 'The access token was not granted the openid scope');
   return accessTokenClaims(verified);
 }
 

@@ -26,16 +26,40 @@ export async function verifyAccessTokenSignature(ctx: Context, token: string): P
   if (token.length > 8192 || token.split('.').length !== 3) throw new InvalidToken();
   let payload;
   try {
-    payload = await ctx.keys.verifyRemembered(token, { issuer: ctx.settings.issuer(), typ: 'at+jwt', currentDate: ctx.clock.now() });
+    payload = await ctx.keys.verifyRemembered(token, {
+      issuer: ctx.settings.issuer(),
+      typ: 'at+jwt',
+      currentDate: ctx.clock.now(),
+    });
   } catch {
     throw new InvalidToken();
   }
-  const { gid, client_id: clientId, org_id: organizationId, sv, scope, sub, exp, iat } = payload as Record<string, unknown>;
-  if (typeof gid !== 'string' || typeof clientId !== 'string' || typeof organizationId !== 'string' || typeof sub !== 'string') throw new InvalidToken();
+  const {
+    gid,
+    client_id: clientId,
+    org_id: organizationId,
+    sv,
+    scope,
+    sub,
+    exp,
+    iat,
+  } = payload as Record<string, unknown>;
+  if (
+    typeof gid !== 'string' ||
+    typeof clientId !== 'string' ||
+    typeof organizationId !== 'string' ||
+    typeof sub !== 'string'
+  )
+    throw new InvalidToken();
   return {
-    sub, grantId: gid, clientId, organizationId, sessionVersion: sv,
+    sub,
+    grantId: gid,
+    clientId,
+    organizationId,
+    sessionVersion: sv,
     scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
-    exp: Number(exp), iat: Number(iat),
+    exp: Number(exp),
+    iat: Number(iat),
   };
 }
 
@@ -100,11 +124,20 @@ export function tokenGrantStands(keys: TokenGrantKeys): Prisma.Sql {
  * stands (tokenGrantStands). Also reads the user's claim fields, so userinfo needs no second query; with
  * `products` (userinfo) also the licensed products the scope reveals, in the same statement. Else invalid_token.
  */
-export async function verifyAccessToken(ctx: Context, token: string, options: { products?: boolean } = {}): Promise<VerifiedAccessToken> {
+export async function verifyAccessToken(
+  ctx: Context,
+  token: string,
+  options: { products?: boolean } = {},
+): Promise<VerifiedAccessToken> {
   const signed = await verifyAccessTokenSignature(ctx, token);
   const reveal = options.products ? revealsLicenses(signed.scope) : null;
   const statement = reveal ? GRANT_WITH_PRODUCTS : GRANT;
-  const [row] = await statement(ctx.db, { ...tokenGrantKeys(signed), all: reveal?.all ?? false, slugs: reveal?.slugs ?? [], now: ctx.clock.now() });
+  const [row] = await statement(ctx.db, {
+    ...tokenGrantKeys(signed),
+    all: reveal?.all ?? false,
+    slugs: reveal?.slugs ?? [],
+    now: ctx.clock.now(),
+  });
   if (!row?.stands) throw new InvalidToken();
   return {
     ...signed,

@@ -12,7 +12,10 @@ export interface BootstrapInput {
 
 const LOCK_KEY = 7_283_002;
 
-export async function bootstrap(db: Db, input: BootstrapInput | undefined): Promise<'created' | 'exists' | 'needs-admin'> {
+export async function bootstrap(
+  db: Db,
+  input: BootstrapInput | undefined,
+): Promise<'created' | 'exists' | 'needs-admin'> {
   const passwordHash = input ? await hashPassword(input.password) : '';
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`select pg_advisory_xact_lock(${LOCK_KEY})`;
@@ -23,7 +26,12 @@ export async function bootstrap(db: Db, input: BootstrapInput | undefined): Prom
       data: {
         name: input.orgName,
         isOperator: true,
-        memberships: { create: { role: 'owner', user: { create: { email, name: 'Administrator', passwordHash, emailVerified: true } } } },
+        memberships: {
+          create: {
+            role: 'owner',
+            user: { create: { email, name: 'Administrator', passwordHash, emailVerified: true } },
+          },
+        },
       },
     });
     return 'created';

@@ -4,14 +4,24 @@ import { pageType } from '../../page-type.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { present } from '../../lib/input.ts';
 import type { OrganizationWithRole } from './organizations.service.ts';
-import { createOrganization, getOrganization, listOrganizations, myOrganizations, updateOrganization } from './organizations.service.ts';
+import {
+  createOrganization,
+  getOrganization,
+  listOrganizations,
+  myOrganizations,
+  updateOrganization,
+} from './organizations.service.ts';
 
 export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organization').implement({
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),
-    isOperator: t.exposeBoolean('isOperator', { description: 'The operator organization: its owners and admins administer the platform.' }),
-    requireMfa: t.exposeBoolean('requireMfa', { description: 'Members must sign in with a second factor; set by owners.' }),
+    isOperator: t.exposeBoolean('isOperator', {
+      description: 'The operator organization: its owners and admins administer the platform.',
+    }),
+    requireMfa: t.exposeBoolean('requireMfa', {
+      description: 'Members must sign in with a second factor; set by owners.',
+    }),
     role: t.field({ type: RoleEnum, nullable: true, description: "The caller's role here.", resolve: (o) => o.role }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -23,7 +33,8 @@ const OrganizationPage = pageType('OrganizationPage', OrganizationRef);
 builder.queryField('organizations', (t) =>
   t.field({
     type: OrganizationPage,
-    description: "Every organization for platform admins, else the caller's own; `search` keeps those whose name contains it (any case).",
+    description:
+      "Every organization for platform admins, else the caller's own; `search` keeps those whose name contains it (any case).",
     authScopes: { authenticated: true },
     args: { limit: t.arg.int(), cursor: t.arg.string(), search: t.arg.string() },
     resolve: (_root, { search, ...page }, ctx) => listOrganizations(ctx, present(page), present({ search })),
@@ -53,7 +64,10 @@ const CreateOrganizationInput = builder.inputType('CreateOrganizationInput', {
   fields: (t) => ({ name: t.string({ required: true }) }),
 });
 const UpdateOrganizationInput = builder.inputType('UpdateOrganizationInput', {
-  fields: (t) => ({ name: t.string(), requireMfa: t.boolean({ description: 'Owners only; needs a second factor of your own to turn on.' }) }),
+  fields: (t) => ({
+    name: t.string(),
+    requireMfa: t.boolean({ description: 'Owners only; needs a second factor of your own to turn on.' }),
+  }),
 });
 
 builder.mutationField('createOrganization', (t) =>

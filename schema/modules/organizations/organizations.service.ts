@@ -1,7 +1,16 @@
 // Organizations: the operator organization (platform administrators) and customer tenants.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
-import { hasSecondFactor, isPlatformAdmin, organizationIdsOf, requireActor, requireFirstParty, requireOrgRole, requireUserId, roleIn } from '../../auth/access.ts';
+import {
+  hasSecondFactor,
+  isPlatformAdmin,
+  organizationIdsOf,
+  requireActor,
+  requireFirstParty,
+  requireOrgRole,
+  requireUserId,
+  roleIn,
+} from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents } from '../../events/emit.ts';
@@ -31,18 +40,33 @@ export async function createOrganization(ctx: Context, input: unknown) {
   const { name } = parseInput(createInput, input);
   const org = await ctx.db.$transaction(async (tx) => {
     const org = await tx.organization.create({ data: { name, memberships: { create: { userId, role: 'owner' } } } });
-    const user = await tx.user.findUniqueOrThrow({ where: { id: userId }, select: { id: true, email: true, name: true } });
+    const user = await tx.user.findUniqueOrThrow({
+      where: { id: userId },
+      select: { id: true, email: true, name: true },
+    });
     const ref = { id: org.id, name: org.name };
     const at = { at: ctx.clock.now() };
     await emitEvent(tx, 'organization.created', ref, { organization: org }, at);
-    await emitEvents(tx, ['member.added', 'organization.member.added'], ref, { organization: ref, user, role: 'owner' }, at);
-    await recordAudit(ctx, { action: 'organization.create', organizationId: org.id, targetType: 'organization', targetId: org.id }, tx);
+    await emitEvents(
+      tx,
+      ['member.added', 'organization.member.added'],
+      ref,
+      { organization: ref, user, role: 'owner' },
+      at,
+    );
+    await recordAudit(
+      ctx,
+      { action: 'organization.create', organizationId: org.id, targetType: 'organization', targetId: org.id },
+      tx,
+    );
     return org;
   });
   return { ...org, role: 'owner' as Role };
 }
 
-const searchInput = z.object({ search: z.string().trim().max(200, 'must be at most 200 characters').nullish() }).strict();
+const searchInput = z
+  .object({ search: z.string().trim().max(200, 'must be at most 200 characters').nullish() })
+  .strict();
 
 /**
  * Every organization for platform admins, else the caller's own; with `search`, those whose name contains it,
@@ -95,8 +119,24 @@ export async function updateOrganization(ctx: Context, id: string, input: unknow
   if (data.requireMfa !== undefined) await allowMfaPolicyChange(ctx, id, data.requireMfa);
   const org = await ctx.db.$transaction(async (tx) => {
     const org = await tx.organization.update({ where: { id }, data });
-    await emitEvent(tx, 'organization.updated', org, { organization: org, changes: Object.keys(data) }, { at: ctx.clock.now() });
-    await recordAudit(ctx, { action: 'organization.update', organizationId: id, targetType: 'organization', targetId: id, details: { fields: Object.keys(data) } }, tx);
+    await emitEvent(
+      tx,
+      'organization.updated',
+      org,
+      { organization: org, changes: Object.keys(data) },
+      { at: ctx.clock.now() },
+    );
+    await recordAudit(
+      ctx,
+      {
+        action: 'organization.update',
+        organizationId: id,
+        targetType: 'organization',
+        targetId: id,
+        details: { fields: Object.keys(data) },
+      },
+      tx,
+    );
     return org;
   });
   return withRole(ctx, org);

@@ -1,13 +1,23 @@
 import { builder } from '../../builder.ts';
-import { organizationOverview, type GettingStarted, type OrganizationOverview, type PlatformCounts } from './overview.service.ts';
+import {
+  organizationOverview,
+  type GettingStarted,
+  type OrganizationOverview,
+  type PlatformCounts,
+} from './overview.service.ts';
 
 const GettingStartedRef = builder.objectRef<GettingStarted>('GettingStarted').implement({
   description: "A new organization's first steps, each true once real data shows it done.",
   fields: (t) => ({
-    product: t.exposeBoolean('product', { nullable: true, description: 'The catalog has a product; null unless the caller is a platform admin.' }),
+    product: t.exposeBoolean('product', {
+      nullable: true,
+      description: 'The catalog has a product; null unless the caller is a platform admin.',
+    }),
     oauthClient: t.exposeBoolean('oauthClient', { description: 'The organization has an OAuth client.' }),
     webhook: t.exposeBoolean('webhook', { description: 'The organization has a webhook.' }),
-    invitation: t.exposeBoolean('invitation', { description: 'The organization has a second member, or has sent an invitation.' }),
+    invitation: t.exposeBoolean('invitation', {
+      description: 'The organization has a second member, or has sent an invitation.',
+    }),
   }),
 });
 
@@ -25,12 +35,16 @@ const OrganizationOverviewRef = builder.objectRef<OrganizationOverview>('Organiz
   fields: (t) => ({
     organizationId: t.exposeString('organizationId'),
     members: t.exposeInt('members'),
-    activeSubscriptions: t.exposeInt('activeSubscriptions', { description: 'Active or trial, and not past their end date.' }),
+    activeSubscriptions: t.exposeInt('activeSubscriptions', {
+      description: 'Active or trial, and not past their end date.',
+    }),
     seatsUsed: t.exposeInt('seatsUsed', { description: 'Seats assigned across the active subscriptions.' }),
     seatsTotal: t.exposeInt('seatsTotal', { description: 'Seats bought across the active subscriptions.' }),
     oauthClients: t.exposeInt('oauthClients'),
     webhooks: t.exposeInt('webhooks'),
-    failingWebhooks: t.exposeInt('failingWebhooks', { description: 'Webhooks whose last delivery failed every attempt, with nothing delivered since.' }),
+    failingWebhooks: t.exposeInt('failingWebhooks', {
+      description: 'Webhooks whose last delivery failed every attempt, with nothing delivered since.',
+    }),
     gettingStarted: t.field({ type: GettingStartedRef, resolve: (o) => o.gettingStarted }),
     platform: t.field({
       type: PlatformCountsRef,

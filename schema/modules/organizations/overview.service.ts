@@ -44,7 +44,11 @@ const live = (now: Date): Prisma.SubscriptionWhereInput => ({
 });
 
 async function platformCounts(ctx: Context): Promise<PlatformCounts> {
-  const [organizations, users, products] = await Promise.all([ctx.db.organization.count(), ctx.db.user.count(), ctx.db.product.count()]);
+  const [organizations, users, products] = await Promise.all([
+    ctx.db.organization.count(),
+    ctx.db.user.count(),
+    ctx.db.product.count(),
+  ]);
   return { organizations, users, products };
 }
 
@@ -59,7 +63,11 @@ export async function organizationOverview(ctx: Context, organizationId: string)
       select: { _count: { select: { memberships: true, invitations: true, oauthClients: true, webhooks: true } } },
     }),
     ctx.db.webhook.count({ where: { organizationId, failingSince: { not: null } } }),
-    ctx.db.subscription.aggregate({ where: { organizationId, ...subscriptions }, _count: { _all: true }, _sum: { totalSeats: true } }),
+    ctx.db.subscription.aggregate({
+      where: { organizationId, ...subscriptions },
+      _count: { _all: true },
+      _sum: { totalSeats: true },
+    }),
     ctx.db.seatAssignment.count({ where: { organizationId, subscription: subscriptions } }),
     platformAdmin ? platformCounts(ctx) : null,
   ]);

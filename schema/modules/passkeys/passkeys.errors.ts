@@ -8,7 +8,10 @@ import { ConflictError, InvalidCredentialsError, UserError, ValidationError } fr
  */
 export class PasskeysUnavailableError extends UserError {
   constructor() {
-    super('passkeys_unavailable', 'Passkeys are not available here: the service must be reached by a domain name (BASE_URL), not an IP address');
+    super(
+      'passkeys_unavailable',
+      'Passkeys are not available here: the service must be reached by a domain name (BASE_URL), not an IP address',
+    );
   }
 }
 
@@ -18,7 +21,9 @@ export class PasskeysUnavailableError extends UserError {
  */
 export class InvalidChallengeError extends UserError {
   constructor() {
-    super('invalid_challenge', 'This passkey request has expired or was already used: start again', [{ path: 'response', message: 'answers no open passkey request' }]);
+    super('invalid_challenge', 'This passkey request has expired or was already used: start again', [
+      { path: 'response', message: 'answers no open passkey request' },
+    ]);
   }
 }
 
@@ -42,7 +47,10 @@ export class UnknownPasskeyError extends InvalidCredentialsError {
  */
 export class PasskeyCounterError extends UserError {
   constructor() {
-    super('passkey_counter_mismatch', 'This passkey reported a use count lower than before, as a copied key would: sign in another way and replace it');
+    super(
+      'passkey_counter_mismatch',
+      'This passkey reported a use count lower than before, as a copied key would: sign in another way and replace it',
+    );
   }
 }
 

@@ -3,7 +3,14 @@ import { builder } from '../../builder.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { FreshProofInput } from '../mfa/mfa.graphql.ts';
 import {
-  myPasskeys, passkeyRegistrationOptions, passkeySignIn, passkeySignInOptions, passkeysAvailable, registerPasskey, removePasskey, renamePasskey,
+  myPasskeys,
+  passkeyRegistrationOptions,
+  passkeySignIn,
+  passkeySignInOptions,
+  passkeysAvailable,
+  registerPasskey,
+  removePasskey,
+  renamePasskey,
   type PasskeyView,
 } from './passkeys.service.ts';
 
@@ -14,9 +21,13 @@ const PasskeyRef = builder.objectRef<PasskeyView>('Passkey').implement({
     name: t.exposeString('name'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true, description: 'The last sign-in with it.' }),
-    deviceType: t.exposeString('deviceType', { description: 'singleDevice (bound to one authenticator) or multiDevice (synced between devices).' }),
+    deviceType: t.exposeString('deviceType', {
+      description: 'singleDevice (bound to one authenticator) or multiDevice (synced between devices).',
+    }),
     backedUp: t.exposeBoolean('backedUp', { description: 'A synced passkey that its provider has backed up.' }),
-    transports: t.exposeStringList('transports', { description: 'How the browser reached the authenticator (internal, usb, nfc, ble, hybrid).' }),
+    transports: t.exposeStringList('transports', {
+      description: 'How the browser reached the authenticator (internal, usb, nfc, ble, hybrid).',
+    }),
   }),
 });
 
@@ -27,14 +38,25 @@ const RemovedPasskeyRef = builder.objectRef<{ id: string }>('RemovedPasskey').im
 const RegisterPasskeyInput = builder.inputType('RegisterPasskeyInput', {
   fields: (t) => ({
     name: t.string({ required: true, description: 'What the person calls it (1 to 100 characters).' }),
-    response: t.field({ type: 'JSON', required: true, description: "The browser's answer to passkeyRegistrationOptions (navigator.credentials.create as JSON)." }),
+    response: t.field({
+      type: 'JSON',
+      required: true,
+      description: "The browser's answer to passkeyRegistrationOptions (navigator.credentials.create as JSON).",
+    }),
   }),
 });
 
 const PasskeySignInInput = builder.inputType('PasskeySignInInput', {
   fields: (t) => ({
-    response: t.field({ type: 'JSON', required: true, description: "The browser's answer to passkeySignInOptions (navigator.credentials.get as JSON)." }),
-    mfaToken: t.string({ required: false, description: 'The token of a password sign-in waiting for a second factor; a passkey signs in without it.' }),
+    response: t.field({
+      type: 'JSON',
+      required: true,
+      description: "The browser's answer to passkeySignInOptions (navigator.credentials.get as JSON).",
+    }),
+    mfaToken: t.string({
+      required: false,
+      description: 'The token of a password sign-in waiting for a second factor; a passkey signs in without it.',
+    }),
   }),
 });
 
@@ -100,7 +122,8 @@ builder.mutationField('removePasskey', (t) =>
 builder.mutationField('passkeySignInOptions', (t) =>
   t.field({
     type: 'JSON',
-    description: 'WebAuthn request options for signing in with any passkey (for navigator.credentials.get); they work once, for 5 minutes.',
+    description:
+      'WebAuthn request options for signing in with any passkey (for navigator.credentials.get); they work once, for 5 minutes.',
     resolve: (_root, _args, ctx) => passkeySignInOptions(ctx),
   }),
 );
@@ -109,7 +132,8 @@ builder.mutationField('passkeySignIn', (t) =>
   t.field({
     errors: {},
     type: LoginPayloadRef,
-    description: "Signs in with the browser's answer to passkeySignInOptions, without a password. Failures count against the sign-in throttle of the address.",
+    description:
+      "Signs in with the browser's answer to passkeySignInOptions, without a password. Failures count against the sign-in throttle of the address.",
     args: { input: t.arg({ type: PasskeySignInInput, required: true }) },
     resolve: (_root, { input }, ctx) => passkeySignIn(ctx, input),
   }),

@@ -5,8 +5,13 @@
 // @simplewebauthn/server does the WebAuthn checks; the rules around them are here.
 import { isIP } from 'node:net';
 import {
-  generateAuthenticationOptions, generateRegistrationOptions, verifyAuthenticationResponse, verifyRegistrationResponse,
-  type AuthenticationResponseJSON, type AuthenticatorTransportFuture, type RegistrationResponseJSON,
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type AuthenticatorTransportFuture,
+  type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
@@ -23,10 +28,20 @@ import { readMfaToken, useMfaTokenSql } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordRejected } from '../auth/throttle.service.ts';
 import { InvalidMfaTokenError } from '../mfa/mfa.errors.ts';
-import { announceFactorChange as announce, keepRequiredFactor, proofOf, requireFreshProof } from '../mfa/mfa.service.ts';
 import {
-  InvalidChallengeError, InvalidPasskeyResponseError, PasskeyAlreadyRegisteredError, PasskeyCounterError, PasskeysUnavailableError,
-  UnknownPasskeyError, WrongPasswordError,
+  announceFactorChange as announce,
+  keepRequiredFactor,
+  proofOf,
+  requireFreshProof,
+} from '../mfa/mfa.service.ts';
+import {
+  InvalidChallengeError,
+  InvalidPasskeyResponseError,
+  PasskeyAlreadyRegisteredError,
+  PasskeyCounterError,
+  PasskeysUnavailableError,
+  UnknownPasskeyError,
+  WrongPasswordError,
 } from './passkeys.errors.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -78,7 +93,12 @@ export function passkeysAvailable(ctx: Context): boolean {
 // ---- input ------------------------------------------------------------------------------------------------------
 
 /** base64url, as WebAuthn's JSON encodes bytes; `max` in characters (a credential id is at most 1023 bytes). */
-const b64url = (max: number) => z.string().min(1, 'is required').max(max, `must be at most ${max} characters`).regex(/^[A-Za-z0-9_-]+$/, 'must be base64url');
+const b64url = (max: number) =>
+  z
+    .string()
+    .min(1, 'is required')
+    .max(max, `must be at most ${max} characters`)
+    .regex(/^[A-Za-z0-9_-]+$/, 'must be base64url');
 
 const transports = z.array(z.string().max(32)).max(10).optional();
 const extensionResults = z.record(z.string().max(64), z.unknown()).optional().default({});
@@ -160,8 +180,16 @@ async function storeChallenge(ctx: Context, challenge: string, purpose: Purpose,
  * Whether `challenge` is open for `purpose` (and `userId`): known, unused and unexpired. A read only, so that a bad
  * answer is refused before its signature is checked; the consuming write comes after (consumeChallenge).
  */
-async function challengeIsOpen(ctx: Context, challenge: string, purpose: Purpose, userId: string | null): Promise<boolean> {
-  const row = await ctx.db.webauthnChallenge.findUnique({ where: { challenge }, select: { purpose: true, userId: true, usedAt: true, expiresAt: true } });
+async function challengeIsOpen(
+  ctx: Context,
+  challenge: string,
+  purpose: Purpose,
+  userId: string | null,
+): Promise<boolean> {
+  const row = await ctx.db.webauthnChallenge.findUnique({
+    where: { challenge },
+    select: { purpose: true, userId: true, usedAt: true, expiresAt: true },
+  });
   return !!row && row.purpose === purpose && row.userId === userId && !row.usedAt && row.expiresAt > ctx.clock.now();
 }
 
@@ -169,7 +197,13 @@ async function challengeIsOpen(ctx: Context, challenge: string, purpose: Purpose
  * Uses the challenge, once: the conditional update decides between concurrent answers (a second one finds used_at
  * set, after waiting for the first's row lock, and updates nothing). Throws when it was not open.
  */
-async function consumeChallenge(ctx: Context, tx: Tx, challenge: string, purpose: Purpose, userId: string | null): Promise<void> {
+async function consumeChallenge(
+  ctx: Context,
+  tx: Tx,
+  challenge: string,
+  purpose: Purpose,
+  userId: string | null,
+): Promise<void> {
   const now = ctx.clock.now();
   const used = await tx.$queryRaw<{ id: string }[]>`
     update webauthn_challenges set used_at = ${now}::timestamp(3)
@@ -193,7 +227,15 @@ export interface PasskeyView {
   transports: string[];
 }
 
-const VIEW = { id: true, name: true, createdAt: true, lastUsedAt: true, deviceType: true, backedUp: true, transports: true } as const;
+const VIEW = {
+  id: true,
+  name: true,
+  createdAt: true,
+  lastUsedAt: true,
+  deviceType: true,
+  backedUp: true,
+  transports: true,
+} as const;
 
 /** The person behind a session: only a first-party session manages passkeys, never an API key or an access token. */
 function sessionPerson(ctx: Context): { userId: string; sessionId: string } {
@@ -225,7 +267,10 @@ export async function passkeyRegistrationOptions(ctx: Context, input: unknown = 
     userID: new TextEncoder().encode(userId),
     timeout: CHALLENGE_TTL_SECONDS * 1000,
     attestationType: 'none',
-    excludeCredentials: user.passkeys.map((p) => ({ id: p.credentialId, transports: p.transports as AuthenticatorTransportFuture[] })),
+    excludeCredentials: user.passkeys.map((p) => ({
+      id: p.credentialId,
+      transports: p.transports as AuthenticatorTransportFuture[],
+    })),
     // Discoverable, so that the passkey signs in without an e-mail address first.
     authenticatorSelection: { residentKey: 'required', userVerification: 'preferred' },
   });
@@ -282,7 +327,16 @@ export async function registerPasskey(ctx: Context, input: unknown): Promise<Pas
         select: VIEW,
       });
       const first = (await secondFactorCount(tx, userId)) === 1;
-      await recordAudit(ctx, { action: 'passkey.register', targetType: 'passkey', targetId: passkey.id, details: { name, deviceType: credentialDeviceType } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'passkey.register',
+          targetType: 'passkey',
+          targetId: passkey.id,
+          details: { name, deviceType: credentialDeviceType },
+        },
+        tx,
+      );
       await announce(ctx, tx, userId, `a passkey, "${name}", was added to your account.`, first ? '2fa.enabled' : null);
       return passkey;
     });
@@ -317,19 +371,40 @@ export async function renamePasskey(ctx: Context, input: unknown): Promise<Passk
 export async function removePasskey(ctx: Context, input: unknown): Promise<{ id: string }> {
   const { id, password } = parseInput(removeInput, input);
   const { userId } = sessionPerson(ctx);
-  const account = await ctx.db.user.findUniqueOrThrow({ where: { id: userId }, select: { email: true, passwordHash: true } });
+  const account = await ctx.db.user.findUniqueOrThrow({
+    where: { id: userId },
+    select: { email: true, passwordHash: true },
+  });
   if (!(await checkAccountPassword(ctx, account, password))) {
-    await recordAudit(ctx, { action: 'passkey.remove', outcome: 'failure', targetType: 'passkey', targetId: id, details: { reason: 'wrong_password' } });
+    await recordAudit(ctx, {
+      action: 'passkey.remove',
+      outcome: 'failure',
+      targetType: 'passkey',
+      targetId: id,
+      details: { reason: 'wrong_password' },
+    });
     throw new WrongPasswordError();
   }
   return ctx.db.$transaction(async (tx) => {
-    const [removed] = await tx.$queryRaw<{ name: string }[]>`delete from passkeys where id = ${id} and user_id = ${userId} returning name`;
+    const [removed] = await tx.$queryRaw<
+      { name: string }[]
+    >`delete from passkeys where id = ${id} and user_id = ${userId} returning name`;
     if (!removed) throw new NotFoundError('Passkey');
     const last = (await secondFactorCount(tx, userId)) === 0;
     if (last) await keepRequiredFactor(tx, userId);
     if (last) await tx.recoveryCode.deleteMany({ where: { userId } });
-    await recordAudit(ctx, { action: 'passkey.remove', targetType: 'passkey', targetId: id, details: { name: removed.name } }, tx);
-    await announce(ctx, tx, userId, `the passkey "${removed.name}" was removed from your account.`, last ? '2fa.disabled' : null);
+    await recordAudit(
+      ctx,
+      { action: 'passkey.remove', targetType: 'passkey', targetId: id, details: { name: removed.name } },
+      tx,
+    );
+    await announce(
+      ctx,
+      tx,
+      userId,
+      `the passkey "${removed.name}" was removed from your account.`,
+      last ? '2fa.disabled' : null,
+    );
     return { id };
   });
 }
@@ -339,8 +414,17 @@ export async function removePasskey(ctx: Context, input: unknown): Promise<{ id:
 /** The WebAuthn request options of a sign-in with a discoverable passkey: no account named, any passkey of ours. */
 export async function passkeySignInOptions(ctx: Context): Promise<unknown> {
   const rp = relyingParty(ctx);
-  if (ctx.request.ip) await countRequest(ctx, [{ key: `passkey-options:${ctx.request.ip}`, limit: SIGN_IN_OPTIONS_PER_ADDRESS }], CHALLENGE_TTL_SECONDS);
-  const options = await generateAuthenticationOptions({ rpID: rp.id, userVerification: 'preferred', timeout: CHALLENGE_TTL_SECONDS * 1000 });
+  if (ctx.request.ip)
+    await countRequest(
+      ctx,
+      [{ key: `passkey-options:${ctx.request.ip}`, limit: SIGN_IN_OPTIONS_PER_ADDRESS }],
+      CHALLENGE_TTL_SECONDS,
+    );
+  const options = await generateAuthenticationOptions({
+    rpID: rp.id,
+    userVerification: 'preferred',
+    timeout: CHALLENGE_TTL_SECONDS * 1000,
+  });
   await storeChallenge(ctx, options.challenge, 'authentication', null);
   return options;
 }
@@ -365,7 +449,14 @@ const reasonOf = (error: unknown) => (error instanceof Error ? error.message.sli
  * counted against the sign-in throttle of the client address, as a wrong password is, and audited.
  */
 async function refuseCredential(ctx: Context, error: Error, details: Record<string, unknown>): Promise<never> {
-  await recordAudit(ctx, { action: 'auth.passkey', outcome: 'failure', ...('userId' in details ? { targetType: 'user', targetId: String(details.userId), actorId: String(details.userId) } : {}), details });
+  await recordAudit(ctx, {
+    action: 'auth.passkey',
+    outcome: 'failure',
+    ...('userId' in details
+      ? { targetType: 'user', targetId: String(details.userId), actorId: String(details.userId) }
+      : {}),
+    details,
+  });
   await passwordRejected(ctx, null);
   throw error;
 }
@@ -378,7 +469,15 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
   const password = mfaToken ? await readMfaToken(ctx, mfaToken) : null;
   const passkey = await ctx.db.passkey.findUnique({
     where: { credentialId: response.id },
-    select: { id: true, userId: true, credentialId: true, publicKey: true, counter: true, transports: true, user: { select: { id: true, email: true, sessionVersion: true } } },
+    select: {
+      id: true,
+      userId: true,
+      credentialId: true,
+      publicKey: true,
+      counter: true,
+      transports: true,
+      user: { select: { id: true, email: true, sessionVersion: true } },
+    },
   });
   // A locked address is refused before anything is checked, as for passwords; the attempt is for the passkey's owner,
   // whose device cookie lets its browser past the address's lock (auth/throttle.service.ts), as a password's would.
@@ -405,13 +504,25 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
   } catch (error) {
     // The library refuses a counter that did not grow when either is non-zero: a sign of a cloned authenticator.
     if (/counter value/i.test(reasonOf(error))) {
-      return refuseCredential(ctx, new PasskeyCounterError(), { reason: 'counter_mismatch', userId: passkey.userId, passkeyId: passkey.id });
+      return refuseCredential(ctx, new PasskeyCounterError(), {
+        reason: 'counter_mismatch',
+        userId: passkey.userId,
+        passkeyId: passkey.id,
+      });
     }
-    return refuseCredential(ctx, new InvalidPasskeyResponseError(reasonOf(error)), { reason: 'invalid_response', userId: passkey.userId, passkeyId: passkey.id });
+    return refuseCredential(ctx, new InvalidPasskeyResponseError(reasonOf(error)), {
+      reason: 'invalid_response',
+      userId: passkey.userId,
+      passkeyId: passkey.id,
+    });
   }
   const info = verified.authenticationInfo;
   if (!verified.verified) {
-    return refuseCredential(ctx, new InvalidPasskeyResponseError('the signature does not verify'), { reason: 'bad_signature', userId: passkey.userId, passkeyId: passkey.id });
+    return refuseCredential(ctx, new InvalidPasskeyResponseError('the signature does not verify'), {
+      reason: 'bad_signature',
+      userId: passkey.userId,
+      passkeyId: passkey.id,
+    });
   }
 
   // RFC 8176: hwk for a key bound to one device, swk for a synced one; user verification adds user, and with it or
@@ -427,7 +538,8 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
   return signInWith(ctx, passkey.user, amr, { via: 'passkey' }, async (tx) => {
     await consumeChallenge(ctx, tx, challenge, 'authentication', null);
     // The password's half counts once, like the token at /api/v1/auth/login/mfa.
-    if (withPassword && !(await tx.$queryRaw<unknown[]>`${useMfaTokenSql(withPassword, now)}`).length) throw new InvalidMfaTokenError();
+    if (withPassword && !(await tx.$queryRaw<unknown[]>`${useMfaTokenSql(withPassword, now)}`).length)
+      throw new InvalidMfaTokenError();
     // The counter only grows (or stays 0 for authenticators without one): a concurrent sign-in with another
     // challenge that wrote a later count wins, and this one is refused like a replay.
     const counted = await tx.$executeRaw`

@@ -14,15 +14,22 @@ import { CatalogWriterOnlyError, ProductInUseError, SlugTakenError } from './pro
 
 const slug = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'must be 1 to 63 lowercase letters, digits and hyphens, starting with a letter or digit')
+  .regex(
+    /^[a-z0-9][a-z0-9-]{0,62}$/,
+    'must be 1 to 63 lowercase letters, digits and hyphens, starting with a letter or digit',
+  )
   .refine((s) => !(s in STANDARD_SCOPES), 'is reserved (a standard OAuth scope)');
 const features = z
-  .array(z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'), { message: 'must be a list of strings' })
+  .array(z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'), {
+    message: 'must be a list of strings',
+  })
   .max(100, 'must have at most 100 features')
   .transform((list) => [...new Set(list)]);
 const description = z.string().max(2000, 'must be at most 2000 characters');
 
-const createInput = z.object({ name: fields.name, slug, description: description.default(''), features: features.default([]) }).strict();
+const createInput = z
+  .object({ name: fields.name, slug, description: description.default(''), features: features.default([]) })
+  .strict();
 const updateInput = z.object({ name: fields.name, slug, description, features }).partial().strict();
 
 const requireCatalogWriter = (ctx: Context) => requirePlatformAdmin(ctx, CatalogWriterOnlyError);
@@ -46,7 +53,17 @@ export async function createProduct(ctx: Context, input: unknown) {
   try {
     return await ctx.db.$transaction(async (tx) => {
       const product = await tx.product.create({ data });
-      await recordAudit(ctx, { action: 'product.create', organizationId, targetType: 'product', targetId: product.id, details: { slug: product.slug } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'product.create',
+          organizationId,
+          targetType: 'product',
+          targetId: product.id,
+          details: { slug: product.slug },
+        },
+        tx,
+      );
       return product;
     });
   } catch (error) {
@@ -63,7 +80,17 @@ export async function updateProduct(ctx: Context, id: string, input: unknown) {
       const found = await tx.product.findUnique({ where: { id }, select: { id: true } });
       if (!found) throw new NotFoundError('Product');
       const product = await tx.product.update({ where: { id }, data });
-      await recordAudit(ctx, { action: 'product.update', organizationId, targetType: 'product', targetId: id, details: { fields: Object.keys(data) } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'product.update',
+          organizationId,
+          targetType: 'product',
+          targetId: id,
+          details: { fields: Object.keys(data) },
+        },
+        tx,
+      );
       return product;
     });
   } catch (error) {
@@ -80,7 +107,17 @@ export async function deleteProduct(ctx: Context, id: string) {
       const product = await tx.product.findUnique({ where: { id }, select: { id: true, slug: true } });
       if (!product) throw new NotFoundError('Product');
       await tx.product.delete({ where: { id } });
-      await recordAudit(ctx, { action: 'product.delete', organizationId, targetType: 'product', targetId: id, details: { slug: product.slug } }, tx);
+      await recordAudit(
+        ctx,
+        {
+          action: 'product.delete',
+          organizationId,
+          targetType: 'product',
+          targetId: id,
+          details: { slug: product.slug },
+        },
+        tx,
+      );
       return true;
     });
   } catch (error) {

@@ -15,13 +15,20 @@ const DomainVerificationRef = builder.objectRef<Verification>('DomainVerificatio
 });
 
 const DomainRef = builder.prismaObject('Domain', {
-  description: "A domain an organization claims; verified once its TXT record was found, and then no other organization's.",
+  description:
+    "A domain an organization claims; verified once its TXT record was found, and then no other organization's.",
   fields: (t) => ({
     id: t.exposeID('id'),
-    domain: t.exposeString('domain', { description: 'Lower-case ASCII; an internationalized name in punycode (xn--).' }),
+    domain: t.exposeString('domain', {
+      description: 'Lower-case ASCII; an internationalized name in punycode (xn--).',
+    }),
     verified: t.boolean({ resolve: (d) => d.verifiedAt !== null }),
     verifiedAt: t.expose('verifiedAt', { type: 'DateTime', nullable: true }),
-    checkedAt: t.expose('checkedAt', { type: 'DateTime', nullable: true, description: 'The last check of the TXT record, found or not.' }),
+    checkedAt: t.expose('checkedAt', {
+      type: 'DateTime',
+      nullable: true,
+      description: 'The last check of the TXT record, found or not.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     verification: t.field({ type: DomainVerificationRef, resolve: (d) => verificationOf(d) }),
   }),
@@ -29,7 +36,10 @@ const DomainRef = builder.prismaObject('Domain', {
 
 const AddDomainInput = builder.inputType('AddDomainInput', {
   fields: (t) => ({
-    domain: t.string({ required: true, description: 'example.com: no scheme, port, path or wildcard; an IDN is stored as punycode.' }),
+    domain: t.string({
+      required: true,
+      description: 'example.com: no scheme, port, path or wildcard; an IDN is stored as punycode.',
+    }),
     organizationId: t.string({ description: "Defaults to the caller's current organization." }),
   }),
 });
@@ -59,7 +69,8 @@ builder.mutationField('verifyDomain', (t) =>
   t.field({
     errors: {},
     type: DomainRef,
-    description: 'Owners only. Looks up the TXT record: found, the domain is verified; not found, verification_failed says what was; domain_taken when another organization proved it.',
+    description:
+      'Owners only. Looks up the TXT record: found, the domain is verified; not found, verification_failed says what was; domain_taken when another organization proved it.',
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => verifyDomain(ctx, String(id)),

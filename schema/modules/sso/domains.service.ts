@@ -45,14 +45,19 @@ function normalizeDomain(raw: string): { domain: string } | { problem: string } 
   if (value === '') return { problem: 'must not be empty' };
   if (value.length > 1000) return { problem: `must be at most ${MAX_DOMAIN} characters` };
   if (/\p{Cc}/u.test(value)) return { problem: 'must not contain control characters' };
-  if (/^[a-z][a-z0-9+.-]*:\/\//.test(value)) return { problem: 'must be a domain name, not a URL: leave out the scheme (https://) and any path' };
+  if (/^[a-z][a-z0-9+.-]*:\/\//.test(value))
+    return { problem: 'must be a domain name, not a URL: leave out the scheme (https://) and any path' };
   if (/\.$/.test(value)) value = value.slice(0, -1);
   const lastLabel = value.slice(value.lastIndexOf('.') + 1);
   // The URL standard reads a numeric last label as IPv4 (1.2.3 is 1.2.0.3, 0x7f.1 is 127.0.0.1).
   if (isIP(value) || isIP(value.replace(/^\[(.*)\]$/, '$1')) || /^(\d+|0x[0-9a-f]*)$/.test(lastLabel)) {
     return { problem: 'must be a domain name, not an IP address' };
   }
-  if (value.includes('*')) return { problem: 'must be a domain name without a wildcard (*): prove each domain the addresses use (example.com, eu.example.com)' };
+  if (value.includes('*'))
+    return {
+      problem:
+        'must be a domain name without a wildcard (*): prove each domain the addresses use (example.com, eu.example.com)',
+    };
   if (/[/?#\\]/.test(value)) return { problem: 'must be a domain name without a path' };
   if (value.includes(':')) return { problem: 'must be a domain name without a port' };
   // Percent-escapes would be decoded by domainToASCII; @ and spaces are parts of URLs and addresses, not names.
@@ -95,16 +100,30 @@ export async function listDomains(ctx: Context, organizationId?: string | null, 
   return toPage(await ctx.db.domain.findMany(args), limit);
 }
 
-export async function addDomain(ctx: Context, organizationId: string | null | undefined, input: unknown): Promise<Domain> {
+export async function addDomain(
+  ctx: Context,
+  organizationId: string | null | undefined,
+  input: unknown,
+): Promise<Domain> {
   const { domain } = parseInput(addInput, input);
   const orgId = organizationInScope(ctx, organizationId);
   await requireOwner(ctx, orgId, SignInOwnersOnlyError);
   try {
     return await ctx.db.$transaction(async (tx) => {
       const record = await tx.domain.create({
-        data: { id: uuidv7(), organizationId: orgId, domain, verificationToken: randomToken('', 24), createdAt: ctx.clock.now() },
+        data: {
+          id: uuidv7(),
+          organizationId: orgId,
+          domain,
+          verificationToken: randomToken('', 24),
+          createdAt: ctx.clock.now(),
+        },
       });
-      await recordAudit(ctx, { action: 'domain.add', organizationId: orgId, targetType: 'domain', targetId: record.id, details: { domain } }, tx);
+      await recordAudit(
+        ctx,
+        { action: 'domain.add', organizationId: orgId, targetType: 'domain', targetId: record.id, details: { domain } },
+        tx,
+      );
       return record;
     });
   } catch (error) {
@@ -115,10 +134,18 @@ export async function addDomain(ctx: Context, organizationId: string | null | un
 
 /** A failed check leaves its reason in the audit trail (and what was found, as the message shows it). */
 const auditFailure = (ctx: Context, record: Domain, details: Record<string, unknown>, tx?: Prisma.TransactionClient) =>
-  recordAudit(ctx, {
-    action: 'domain.verify', outcome: 'failure', organizationId: record.organizationId, targetType: 'domain', targetId: record.id,
-    details: { domain: record.domain, ...details },
-  }, tx);
+  recordAudit(
+    ctx,
+    {
+      action: 'domain.verify',
+      outcome: 'failure',
+      organizationId: record.organizationId,
+      targetType: 'domain',
+      targetId: record.id,
+      details: { domain: record.domain, ...details },
+    },
+    tx,
+  );
 
 /**
  * Checks the TXT record. The lookup runs with no transaction open, since an answer may take seconds
@@ -156,11 +183,22 @@ export async function verifyDomain(ctx: Context, id: unknown): Promise<Domain> {
     const verified = await ctx.db.$transaction(async (tx) => {
       // Only the request that finds it unverified marks and audits it: a concurrent check of the same row waits for
       // this one's row lock, then finds it verified and answers it.
-      const { count } = await tx.domain.updateMany({ where: { id: record.id, verifiedAt: null }, data: { verifiedAt: now, checkedAt: now } });
+      const { count } = await tx.domain.updateMany({
+        where: { id: record.id, verifiedAt: null },
+        data: { verifiedAt: now, checkedAt: now },
+      });
       if (count) {
-        await recordAudit(ctx, {
-          action: 'domain.verify', organizationId: record.organizationId, targetType: 'domain', targetId: record.id, details: { domain: record.domain },
-        }, tx);
+        await recordAudit(
+          ctx,
+          {
+            action: 'domain.verify',
+            organizationId: record.organizationId,
+            targetType: 'domain',
+            targetId: record.id,
+            details: { domain: record.domain },
+          },
+          tx,
+        );
       }
       return tx.domain.findUnique({ where: { id: record.id } });
     });
@@ -178,9 +216,17 @@ export async function deleteDomain(ctx: Context, id: unknown): Promise<Domain> {
   return ctx.db.$transaction(async (tx) => {
     const { count } = await tx.domain.deleteMany({ where: { id: record.id } });
     if (!count) throw new NotFoundError('Domain');
-    await recordAudit(ctx, {
-      action: 'domain.delete', organizationId: record.organizationId, targetType: 'domain', targetId: record.id, details: { domain: record.domain },
-    }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'domain.delete',
+        organizationId: record.organizationId,
+        targetType: 'domain',
+        targetId: record.id,
+        details: { domain: record.domain },
+      },
+      tx,
+    );
     return record;
   });
 }

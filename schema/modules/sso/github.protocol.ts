@@ -3,8 +3,15 @@
 // the authorization code flow with state and PKCE (RFC 7636, S256), then the person from the REST API's /user and
 // /user/emails. Every call goes through upstreamFetch, the webhook address guard.
 import {
-  authorizationCodeGrant, buildAuthorizationUrl, calculatePKCECodeChallenge, ClientSecretPost, Configuration, customFetch,
-  fetchProtectedResource, None, randomPKCECodeVerifier,
+  authorizationCodeGrant,
+  buildAuthorizationUrl,
+  calculatePKCECodeChallenge,
+  ClientSecretPost,
+  Configuration,
+  customFetch,
+  fetchProtectedResource,
+  None,
+  randomPKCECodeVerifier,
 } from 'openid-client';
 import type { Context } from '../../context.ts';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../push/destination.ts';
@@ -24,7 +31,7 @@ export function githubServer(issuer: string | null): { origin: string; api: stri
   try {
     url = new URL(issuer ?? GITHUB_ORIGIN);
   } catch {
-    throw new SsoSignInError('idp_error', 'This connection\'s GitHub server is not a URL');
+    throw new SsoSignInError('idp_error', "This connection's GitHub server is not a URL");
   }
   return { origin: url.origin, api: url.origin === GITHUB_ORIGIN ? 'https://api.github.com' : `${url.origin}/api/v3` };
 }
@@ -34,7 +41,11 @@ function configurationFor(ctx: Context, connection: LoadedConnection): Configura
   const { origin } = githubServer(connection.issuer);
   const settings = ctx.settings.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
   const config = new Configuration(
-    { issuer: origin, authorization_endpoint: `${origin}/login/oauth/authorize`, token_endpoint: `${origin}/login/oauth/access_token` },
+    {
+      issuer: origin,
+      authorization_endpoint: `${origin}/login/oauth/authorize`,
+      token_endpoint: `${origin}/login/oauth/access_token`,
+    },
     connection.clientId,
     connection.clientSecret ? { client_secret: connection.clientSecret } : undefined,
     // GitHub reads the client's credentials from the form body.
@@ -52,9 +63,20 @@ interface GithubEmail {
 }
 
 /** GET <api><path> with the access token, as JSON; what is not a 200 with JSON is the provider's failure. */
-async function apiGet(config: Configuration, api: string, accessToken: string, path: string): Promise<{ status: number; body: unknown }> {
-  const response = await fetchProtectedResource(config, accessToken, new URL(`${api}${path}`), 'GET', undefined,
-    new Headers({ accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' }));
+async function apiGet(
+  config: Configuration,
+  api: string,
+  accessToken: string,
+  path: string,
+): Promise<{ status: number; body: unknown }> {
+  const response = await fetchProtectedResource(
+    config,
+    accessToken,
+    new URL(`${api}${path}`),
+    'GET',
+    undefined,
+    new Headers({ accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28' }),
+  );
   if (response.status !== 200) return { status: response.status, body: undefined };
   try {
     return { status: 200, body: await response.json() };
@@ -63,7 +85,8 @@ async function apiGet(config: Configuration, api: string, accessToken: string, p
   }
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const githubProtocol: SsoProtocol = {
   async depart(ctx, connection, state, hints) {
@@ -87,20 +110,27 @@ export const githubProtocol: SsoProtocol = {
     const config = configurationFor(ctx, connection);
     const { api } = githubServer(connection.issuer);
     try {
-      const tokens = await authorizationCodeGrant(config, current, { expectedState: request.id, pkceCodeVerifier: request.codeVerifier });
+      const tokens = await authorizationCodeGrant(config, current, {
+        expectedState: request.id,
+        pkceCodeVerifier: request.codeVerifier,
+      });
       const user = await apiGet(config, api, tokens.access_token, '/user');
       if (!isRecord(user.body)) {
-        throw new SsoSignInError('idp_error', `The identity provider did not return the person${user.status !== 200 ? ` (HTTP ${user.status})` : ''}`);
+        throw new SsoSignInError(
+          'idp_error',
+          `The identity provider did not return the person${user.status !== 200 ? ` (HTTP ${user.status})` : ''}`,
+        );
       }
       const id = user.body.id;
-      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0) throw new SsoSignInError('invalid_response', "The identity provider's user id is not usable");
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0)
+        throw new SsoSignInError('invalid_response', "The identity provider's user id is not usable");
       // Without the user:email scope GitHub answers 404 (or 403) here: the person then has no address Tessera can trust.
       const listed = await apiGet(config, api, tokens.access_token, '/user/emails');
       const emails: GithubEmail[] = Array.isArray(listed.body)
         ? listed.body.filter(isRecord).flatMap((e) => {
-          const email = cleanEmail(e.email);
-          return email ? [{ email, primary: e.primary === true, verified: e.verified === true }] : [];
-        })
+            const email = cleanEmail(e.email);
+            return email ? [{ email, primary: e.primary === true, verified: e.verified === true }] : [];
+          })
         : [];
       const primary = emails.find((e) => e.primary);
       const email = primary?.email ?? cleanEmail(user.body.email);
@@ -113,7 +143,13 @@ export const githubProtocol: SsoProtocol = {
         name: name ?? login,
         roleValues: [],
         amr: [],
-        claims: storableClaims({ id, login: user.body.login, name: user.body.name, email: user.body.email, emails: listed.body ?? [] }) as Record<string, unknown>,
+        claims: storableClaims({
+          id,
+          login: user.body.login,
+          name: user.body.name,
+          email: user.body.email,
+          emails: listed.body ?? [],
+        }) as Record<string, unknown>,
       };
     } catch (error) {
       throw signInFailure(error);

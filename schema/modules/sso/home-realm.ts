@@ -22,4 +22,5 @@ export async function ssoRouteForDomain(ctx: Pick<Context, 'db'>, domain: string
   return route ?? null;
 }
 
-export const ssoRouteFor = (ctx: Pick<Context, 'db'>, email: string) => (email.includes('@') ? ssoRouteForDomain(ctx, domainOf(email)) : Promise.resolve(null));
+export const ssoRouteFor = (ctx: Pick<Context, 'db'>, email: string) =>
+  email.includes('@') ? ssoRouteForDomain(ctx, domainOf(email)) : Promise.resolve(null);

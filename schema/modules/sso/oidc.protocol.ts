@@ -3,9 +3,23 @@
 // (signature, iss, aud, exp, nonce: OpenID Connect Core 3.1.3.7). Every call to the issuer goes through
 // upstreamFetch, the webhook address guard.
 import {
-  authorizationCodeGrant, buildAuthorizationUrl, calculatePKCECodeChallenge, ClientError, ClientSecretBasic, ClientSecretPost,
-  customFetch, discovery, enableNonRepudiationChecks, fetchUserInfo, None, randomNonce, randomPKCECodeVerifier,
-  type ClientAuth, type Configuration, type DiscoveryRequestOptions, type ServerMetadata,
+  authorizationCodeGrant,
+  buildAuthorizationUrl,
+  calculatePKCECodeChallenge,
+  ClientError,
+  ClientSecretBasic,
+  ClientSecretPost,
+  customFetch,
+  discovery,
+  enableNonRepudiationChecks,
+  fetchUserInfo,
+  None,
+  randomNonce,
+  randomPKCECodeVerifier,
+  type ClientAuth,
+  type Configuration,
+  type DiscoveryRequestOptions,
+  type ServerMetadata,
 } from 'openid-client';
 import type { Context } from '../../context.ts';
 import { sha256 } from '../../lib/crypto.ts';
@@ -34,7 +48,8 @@ function clientAuthentication(secret: string | null): ClientAuth {
   const post = ClientSecretPost(secret);
   return (as, client, body, headers) => {
     const methods = as.token_endpoint_auth_methods_supported;
-    const postOnly = Array.isArray(methods) && methods.includes('client_secret_post') && !methods.includes('client_secret_basic');
+    const postOnly =
+      Array.isArray(methods) && methods.includes('client_secret_post') && !methods.includes('client_secret_basic');
     (postOnly ? post : basic)(as, client, body, headers);
   };
 }
@@ -63,7 +78,9 @@ function discoveryProblem(error: unknown): string {
 
 /** The endpoints this flow cannot do without (the issuer's metadata may omit them). */
 function missingEndpoint(metadata: ServerMetadata): string | undefined {
-  return (['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const).find((name) => typeof metadata[name] !== 'string');
+  return (['authorization_endpoint', 'token_endpoint', 'jwks_uri'] as const).find(
+    (name) => typeof metadata[name] !== 'string',
+  );
 }
 
 /**
@@ -95,7 +112,8 @@ const CONFIGURATION_KEPT_MS = 5 * 60_000;
 const configurations = new WeakMap<WebhookSettings, Map<string, { until: number; config: Promise<Configuration> }>>();
 
 async function configurationFor(ctx: Context, connection: LoadedConnection): Promise<Configuration> {
-  if (!connection.issuer || !connection.clientId) throw new SsoSignInError('idp_error', 'This connection has no issuer or client id');
+  if (!connection.issuer || !connection.clientId)
+    throw new SsoSignInError('idp_error', 'This connection has no issuer or client id');
   const settings = settingsOf(ctx);
   let kept = configurations.get(settings);
   if (!kept) configurations.set(settings, (kept = new Map()));
@@ -116,12 +134,17 @@ async function configurationFor(ctx: Context, connection: LoadedConnection): Pro
     // endpoint; Tessera checks the signature against the issuer's JWKS all the same, so that a token endpoint answer
     // that was tampered with on its way (a TLS-inspecting proxy, a mis-issued certificate) signs nobody in.
     const options = { ...discoveryOptions(settings), execute: [enableNonRepudiationChecks] };
-    const discovered = await discovery(url, clientId, clientSecret ? { client_secret: clientSecret } : undefined, clientAuthentication(clientSecret), options)
-      .catch((error: unknown) => {
-        // A refusal of the guard, no answer, or an answer that is no discovery document: the issuer is not usable.
-        if (upstreamFetchErrorIn(error)?.kind === 'too_large') throw signInFailure(error);
-        throw new SsoSignInError('idp_error', UNREACHABLE);
-      });
+    const discovered = await discovery(
+      url,
+      clientId,
+      clientSecret ? { client_secret: clientSecret } : undefined,
+      clientAuthentication(clientSecret),
+      options,
+    ).catch((error: unknown) => {
+      // A refusal of the guard, no answer, or an answer that is no discovery document: the issuer is not usable.
+      if (upstreamFetchErrorIn(error)?.kind === 'too_large') throw signInFailure(error);
+      throw new SsoSignInError('idp_error', UNREACHABLE);
+    });
     if (missingEndpoint(discovered.serverMetadata())) throw new SsoSignInError('idp_error', UNREACHABLE);
     return discovered;
   })();
@@ -143,13 +166,23 @@ export function claimValues(value: unknown): string[] {
 
 /** The subject as Tessera keys a person by it: OpenID Connect Core 2 caps it at 255 ASCII characters. */
 export function usableSubject(value: unknown): string {
-  if (typeof value !== 'string' || !value || value.length > 255 || /[\p{Cc}\p{Cf}]/u.test(value) || value !== value.toWellFormed()) {
+  if (
+    typeof value !== 'string' ||
+    !value ||
+    value.length > 255 ||
+    /[\p{Cc}\p{Cf}]/u.test(value) ||
+    value !== value.toWellFormed()
+  ) {
     throw new SsoSignInError('invalid_response', "The identity provider's subject identifier is not usable");
   }
   return value;
 }
 
-function profileOf(connection: LoadedConnection, idClaims: Record<string, unknown>, userinfo: Record<string, unknown> | undefined): UpstreamProfile {
+function profileOf(
+  connection: LoadedConnection,
+  idClaims: Record<string, unknown>,
+  userinfo: Record<string, unknown> | undefined,
+): UpstreamProfile {
   const claim = (name: string) => (idClaims[name] !== undefined ? idClaims[name] : userinfo?.[name]);
   const email = cleanEmail(claim('email'));
   const verified = claim('email_verified');
@@ -183,7 +216,8 @@ export const oidcProtocol: SsoProtocol = {
   },
 
   async arrive(ctx, connection, request, answer) {
-    if (!request.codeVerifier || !request.nonce) throw new SsoSignInError('invalid_response', 'This sign-in was not started for OpenID Connect');
+    if (!request.codeVerifier || !request.nonce)
+      throw new SsoSignInError('invalid_response', 'This sign-in was not started for OpenID Connect');
     const current = answeredAt(ctx, connection, answer.callbackUrl);
     const config = await configurationFor(ctx, connection);
     try {
@@ -196,10 +230,12 @@ export const oidcProtocol: SsoProtocol = {
       const idClaims = tokens.claims() as Record<string, unknown> | undefined;
       if (!idClaims) throw new SsoSignInError('invalid_response', "The identity provider's answer had no ID token");
       // The ID token may carry only what OpenID Connect Core 5.4 puts there; the rest is at the userinfo endpoint.
-      const wanted = idClaims.email === undefined || (connection.roleClaim !== null && idClaims[connection.roleClaim] === undefined);
-      const userinfo = wanted && config.serverMetadata().userinfo_endpoint
-        ? (await fetchUserInfo(config, tokens.access_token, usableSubject(idClaims.sub))) as Record<string, unknown>
-        : undefined;
+      const wanted =
+        idClaims.email === undefined || (connection.roleClaim !== null && idClaims[connection.roleClaim] === undefined);
+      const userinfo =
+        wanted && config.serverMetadata().userinfo_endpoint
+          ? ((await fetchUserInfo(config, tokens.access_token, usableSubject(idClaims.sub))) as Record<string, unknown>)
+          : undefined;
       return profileOf(connection, idClaims, userinfo);
     } catch (error) {
       throw signInFailure(error);

@@ -74,10 +74,17 @@ export interface SsoProtocol {
   /** `state` is the request's id: OIDC state, SAML RelayState. */
   depart(ctx: Context, connection: LoadedConnection, state: string, hints: { loginHint?: string }): Promise<Departure>;
   /** Validates the answer against the request; throws SsoSignInError (reason invalid_response, idp_error...). */
-  arrive(ctx: Context, connection: LoadedConnection, request: SsoRequestState, answer: Answer): Promise<UpstreamProfile>;
+  arrive(
+    ctx: Context,
+    connection: LoadedConnection,
+    request: SsoRequestState,
+    answer: Answer,
+  ): Promise<UpstreamProfile>;
 }
 
 /** Where an identity provider sends the browser back (docs/architecture.md#single-sign-on). */
-export const callbackUrl = (ctx: Context, connectionId: string) => `${ctx.settings.issuer()}/sso/${connectionId}/callback`;
+export const callbackUrl = (ctx: Context, connectionId: string) =>
+  `${ctx.settings.issuer()}/sso/${connectionId}/callback`;
 export const acsUrl = (ctx: Context, connectionId: string) => `${ctx.settings.issuer()}/sso/${connectionId}/acs`;
-export const metadataUrl = (ctx: Context, connectionId: string) => `${ctx.settings.issuer()}/sso/${connectionId}/metadata`;
+export const metadataUrl = (ctx: Context, connectionId: string) =>
+  `${ctx.settings.issuer()}/sso/${connectionId}/metadata`;

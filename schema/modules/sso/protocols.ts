@@ -4,4 +4,8 @@ import { oidcProtocol } from './oidc.protocol.ts';
 import { samlProtocol } from './saml.protocol.ts';
 import { githubProtocol } from './github.protocol.ts';
 
-export const PROTOCOLS: Record<'oidc' | 'saml' | 'github', SsoProtocol> = { oidc: oidcProtocol, saml: samlProtocol, github: githubProtocol };
+export const PROTOCOLS: Record<'oidc' | 'saml' | 'github', SsoProtocol> = {
+  oidc: oidcProtocol,
+  saml: samlProtocol,
+  github: githubProtocol,
+};

@@ -8,7 +8,14 @@ import { DOMParser } from '@xmldom/xmldom';
 import { generateServiceProviderMetadata, SAML, ValidateInResponseTo } from '@node-saml/node-saml';
 import type { Context } from '../../context.ts';
 import { ValidationError } from '../../errors/index.ts';
-import { acsUrl, metadataUrl, type LoadedConnection, type SsoProtocol, type SsoRequestState, type UpstreamProfile } from './protocol.ts';
+import {
+  acsUrl,
+  metadataUrl,
+  type LoadedConnection,
+  type SsoProtocol,
+  type SsoRequestState,
+  type UpstreamProfile,
+} from './protocol.ts';
 import { SsoSignInError } from './sso.errors.ts';
 
 const NS = {
@@ -36,7 +43,11 @@ const refuse = (message: string) => new SsoSignInError('invalid_response', messa
 // ---- the service provider as node-saml sees it -------------------------------------------------------------------
 
 /** Our side of the connection: the SP entity id is the metadata URL, the one ACS takes HTTP-POST. */
-function serviceProvider(ctx: Context, connection: LoadedConnection, options: { requestId?: string; certs?: string[] } = {}): SAML {
+function serviceProvider(
+  ctx: Context,
+  connection: LoadedConnection,
+  options: { requestId?: string; certs?: string[] } = {},
+): SAML {
   return new SAML({
     issuer: metadataUrl(ctx, connection.id),
     audience: metadataUrl(ctx, connection.id),
@@ -78,7 +89,11 @@ async function depart(ctx: Context, connection: LoadedConnection, state: string,
   // login_hint is not SAML, but Entra ID, Okta and Google take it on the SSO URL to fill the user name; other IdPs
   // ignore query parameters they do not know.
   const additionalParams: Record<string, string> = hints.loginHint ? { login_hint: hints.loginHint } : {};
-  const url = await serviceProvider(ctx, connection, { requestId: samlRequestId }).getAuthorizeUrlAsync(state, undefined, { additionalParams });
+  const url = await serviceProvider(ctx, connection, { requestId: samlRequestId }).getAuthorizeUrlAsync(
+    state,
+    undefined,
+    { additionalParams },
+  );
   return { url, samlRequestId };
 }
 
@@ -86,11 +101,13 @@ async function depart(ctx: Context, connection: LoadedConnection, state: string,
 
 /** The POSTed SAMLResponse as XML text (and its base64 without line breaks), refusing what no IdP sends before any parser sees it. */
 function decodeResponse(samlResponse: string | undefined): { xml: string; base64: string } {
-  if (typeof samlResponse !== 'string' || samlResponse.length === 0) throw refuse('The identity provider sent no SAML response');
+  if (typeof samlResponse !== 'string' || samlResponse.length === 0)
+    throw refuse('The identity provider sent no SAML response');
   if (samlResponse.length > MAX_RESPONSE_CHARS) throw refuse('The SAML response is too large');
   // Some IdPs wrap the base64 at 76 characters (RFC 2045); anything else outside the alphabet is not base64.
   const compact = samlResponse.replace(/[\r\n\t ]/g, '');
-  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact)) throw refuse('The SAML response is not base64');
+  if (compact.length % 4 !== 0 || !/^[A-Za-z0-9+/]+={0,2}$/.test(compact))
+    throw refuse('The SAML response is not base64');
   const xml = Buffer.from(compact, 'base64').toString('utf8');
   if (xml.includes('\u0000')) throw refuse('The SAML response holds a NUL character');
   // No SAML message has a DTD (SAML 2.0 Core 1.3: "MUST NOT contain a DOCTYPE"); refusing it outright keeps
@@ -106,7 +123,10 @@ function parseXml(xml: string): Document | null {
     failed = true;
   };
   try {
-    const doc = new DOMParser({ locator: {}, errorHandler: { warning: () => {}, error: fail, fatalError: fail } }).parseFromString(xml, 'text/xml');
+    const doc = new DOMParser({
+      locator: {},
+      errorHandler: { warning: () => {}, error: fail, fatalError: fail },
+    }).parseFromString(xml, 'text/xml');
     return failed || !doc?.documentElement ? null : doc;
   } catch {
     return null;
@@ -114,9 +134,14 @@ function parseXml(xml: string): Document | null {
 }
 
 const childElements = (parent: Element, ns: string, localName: string): Element[] =>
-  Array.from(parent.childNodes).filter((n): n is Element => n.nodeType === 1 && (n as Element).localName === localName && (n as Element).namespaceURI === ns);
-const firstChild = (parent: Element, ns: string, localName: string): Element | undefined => childElements(parent, ns, localName)[0];
-const attribute = (element: Element | undefined, name: string): string | null => (element?.hasAttribute(name) ? element.getAttribute(name) : null);
+  Array.from(parent.childNodes).filter(
+    (n): n is Element =>
+      n.nodeType === 1 && (n as Element).localName === localName && (n as Element).namespaceURI === ns,
+  );
+const firstChild = (parent: Element, ns: string, localName: string): Element | undefined =>
+  childElements(parent, ns, localName)[0];
+const attribute = (element: Element | undefined, name: string): string | null =>
+  element?.hasAttribute(name) ? element.getAttribute(name) : null;
 const text = (element: Element | undefined): string | null => element?.textContent?.trim() || null;
 
 /** The outer Response: not signed itself in most cases, so only read for refusals, never for what it grants. */
@@ -133,11 +158,16 @@ function readResponse(xml: string): OuterResponse {
   const doc = parseXml(xml);
   if (!doc) throw refuse('The SAML response is not well-formed XML');
   const root = doc.documentElement;
-  if (root.localName !== 'Response' || root.namespaceURI !== NS.protocol) throw refuse('The SAML response is not a SAML 2.0 Response');
+  if (root.localName !== 'Response' || root.namespaceURI !== NS.protocol)
+    throw refuse('The SAML response is not a SAML 2.0 Response');
   // The top-level StatusCode and the ones nested in it (Core 3.2.2.2).
   const statusCodes: string[] = [];
   const status = firstChild(root, NS.protocol, 'Status');
-  for (let code = status && firstChild(status, NS.protocol, 'StatusCode'); code; code = firstChild(code, NS.protocol, 'StatusCode')) {
+  for (
+    let code = status && firstChild(status, NS.protocol, 'StatusCode');
+    code;
+    code = firstChild(code, NS.protocol, 'StatusCode')
+  ) {
     statusCodes.push(attribute(code, 'Value') ?? '');
   }
   return {
@@ -155,15 +185,26 @@ function checkStatus(response: OuterResponse): void {
   const [top, detail] = response.statusCodes;
   if (top === SUCCESS) return;
   if (top === undefined) throw refuse('The SAML response has no status');
-  const name = (uri: string | undefined) => (uri ?? '').replace(/^.*:/, '').replace(/[^A-Za-z]/g, '').slice(0, 60);
+  const name = (uri: string | undefined) =>
+    (uri ?? '')
+      .replace(/^.*:/, '')
+      .replace(/[^A-Za-z]/g, '')
+      .slice(0, 60);
   const why = [name(top), name(detail)].filter(Boolean).join(' / ') || 'no status';
   throw new SsoSignInError('idp_error', `The identity provider did not sign you in (${why})`);
 }
 
 /** What the outer Response says about where it goes and what it answers must agree with this sign-in. */
-function checkAddressing(ctx: Context, connection: LoadedConnection, request: SsoRequestState, response: OuterResponse): void {
+function checkAddressing(
+  ctx: Context,
+  connection: LoadedConnection,
+  request: SsoRequestState,
+  response: OuterResponse,
+): void {
   if (response.encryptedAssertions > 0) {
-    throw refuse('The assertion is encrypted, which this connection does not support: turn off assertion encryption at the identity provider');
+    throw refuse(
+      'The assertion is encrypted, which this connection does not support: turn off assertion encryption at the identity provider',
+    );
   }
   if (response.assertions.length === 0) throw refuse('The SAML response holds no assertion');
   if (response.assertions.length > 1) throw refuse('The SAML response holds more than one assertion');
@@ -176,7 +217,8 @@ function checkAddressing(ctx: Context, connection: LoadedConnection, request: Ss
   // Unsolicited responses (IdP-initiated sign-in) are not accepted: nothing ties one to a sign-in started here, so
   // anyone holding a valid assertion could sign a victim's browser in as someone else (login CSRF).
   if (!request.samlRequestId) throw refuse('The SAML response answers no sign-in started here');
-  if (response.inResponseTo !== null && response.inResponseTo !== request.samlRequestId) throw refuse('The SAML response answers another sign-in request');
+  if (response.inResponseTo !== null && response.inResponseTo !== request.samlRequestId)
+    throw refuse('The SAML response answers another sign-in request');
   if (connection.idpEntityId && response.issuer !== null && response.issuer !== connection.idpEntityId) {
     throw refuse('The SAML response was issued by another identity provider');
   }
@@ -188,9 +230,12 @@ function checkAddressing(ctx: Context, connection: LoadedConnection, request: Ss
  * their messages; each becomes a refusal a person can act on.
  */
 async function verifySignedAssertion(ctx: Context, connection: LoadedConnection, base64: string): Promise<string> {
-  if (connection.idpCerts.length === 0) throw refuse('The connection has no identity provider certificate to check the assertion with');
+  if (connection.idpCerts.length === 0)
+    throw refuse('The connection has no identity provider certificate to check the assertion with');
   try {
-    const { profile } = await serviceProvider(ctx, connection, { certs: connection.idpCerts }).validatePostResponseAsync({ SAMLResponse: base64 });
+    const { profile } = await serviceProvider(ctx, connection, {
+      certs: connection.idpCerts,
+    }).validatePostResponseAsync({ SAMLResponse: base64 });
     const signed = profile?.getAssertionXml?.();
     if (!signed) throw refuse('The SAML response holds no assertion');
     return signed;
@@ -200,7 +245,8 @@ async function verifySignedAssertion(ctx: Context, connection: LoadedConnection,
     if (/expired/i.test(message)) throw refuse('The assertion has expired');
     if (/not yet valid/i.test(message)) throw refuse('The assertion is not valid yet (is a clock wrong?)');
     if (/audience/i.test(message)) throw refuse('The assertion was meant for another service provider');
-    if (/signature/i.test(message)) throw refuse("The assertion's signature does not match the identity provider's certificate");
+    if (/signature/i.test(message))
+      throw refuse("The assertion's signature does not match the identity provider's certificate");
     throw refuse('The SAML response could not be validated');
   }
 }
@@ -226,25 +272,37 @@ const instant = (value: string | null, what: string): Date | null => {
 
 /** Whether now is inside [notBefore, notOnOrAfter), with the skew either side (Core 2.5.1.2). */
 function checkWindow(now: Date, notBefore: Date | null, notOnOrAfter: Date | null): void {
-  if (notBefore && now.getTime() + CLOCK_SKEW_MS < notBefore.getTime()) throw refuse('The assertion is not valid yet (is a clock wrong?)');
-  if (notOnOrAfter && now.getTime() - CLOCK_SKEW_MS >= notOnOrAfter.getTime()) throw refuse('The assertion has expired');
+  if (notBefore && now.getTime() + CLOCK_SKEW_MS < notBefore.getTime())
+    throw refuse('The assertion is not valid yet (is a clock wrong?)');
+  if (notOnOrAfter && now.getTime() - CLOCK_SKEW_MS >= notOnOrAfter.getTime())
+    throw refuse('The assertion has expired');
 }
 
 /**
  * Profiles 4.1.4.2: a bearer SubjectConfirmation whose data names our ACS as Recipient, answers our request and
  * has not expired. node-saml reads these only when it keeps the request ids itself, and never the Recipient.
  */
-function checkConfirmation(ctx: Context, connection: LoadedConnection, request: SsoRequestState, subject: Element): Date {
-  const bearers = childElements(subject, NS.assertion, 'SubjectConfirmation').filter((c) => attribute(c, 'Method') === BEARER);
+function checkConfirmation(
+  ctx: Context,
+  connection: LoadedConnection,
+  request: SsoRequestState,
+  subject: Element,
+): Date {
+  const bearers = childElements(subject, NS.assertion, 'SubjectConfirmation').filter(
+    (c) => attribute(c, 'Method') === BEARER,
+  );
   if (bearers.length === 0) throw refuse('The assertion has no bearer subject confirmation');
   let refusal: SsoSignInError | undefined;
   for (const confirmation of bearers) {
     try {
       const data = firstChild(confirmation, NS.assertion, 'SubjectConfirmationData');
       if (attribute(data, 'Recipient') !== acsUrl(ctx, connection.id)) {
-        throw refuse("The assertion was meant for another address (its Recipient is not this connection's assertion consumer service)");
+        throw refuse(
+          "The assertion was meant for another address (its Recipient is not this connection's assertion consumer service)",
+        );
       }
-      if (attribute(data, 'InResponseTo') !== request.samlRequestId) throw refuse('The assertion answers another sign-in request');
+      if (attribute(data, 'InResponseTo') !== request.samlRequestId)
+        throw refuse('The assertion answers another sign-in request');
       const notOnOrAfter = instant(attribute(data, 'NotOnOrAfter'), 'NotOnOrAfter');
       if (!notOnOrAfter) throw refuse('The assertion has no expiry (NotOnOrAfter) in its subject confirmation');
       checkWindow(ctx.clock.now(), instant(attribute(data, 'NotBefore'), 'NotBefore'), notOnOrAfter);
@@ -262,7 +320,9 @@ function readAttributes(assertion: Element): Record<string, string | string[]> {
     for (const element of childElements(statement, NS.assertion, 'Attribute')) {
       const name = attribute(element, 'Name');
       if (!name) continue;
-      const values = childElements(element, NS.assertion, 'AttributeValue').map((v) => v.textContent?.trim() ?? '').filter(Boolean);
+      const values = childElements(element, NS.assertion, 'AttributeValue')
+        .map((v) => v.textContent?.trim() ?? '')
+        .filter(Boolean);
       if (values.length === 0) continue;
       const before = attributes[name];
       const all = before === undefined ? values : [...(Array.isArray(before) ? before : [before]), ...values];
@@ -273,15 +333,22 @@ function readAttributes(assertion: Element): Record<string, string | string[]> {
 }
 
 /** The assertion node-saml verified: who it names, for whom, until when. */
-function checkAssertion(ctx: Context, connection: LoadedConnection, request: SsoRequestState, signedXml: string): SignedAssertion {
+function checkAssertion(
+  ctx: Context,
+  connection: LoadedConnection,
+  request: SsoRequestState,
+  signedXml: string,
+): SignedAssertion {
   const doc = parseXml(signedXml);
   const assertion = doc?.documentElement;
-  if (!assertion || assertion.localName !== 'Assertion' || assertion.namespaceURI !== NS.assertion) throw refuse('The SAML response holds no assertion');
+  if (!assertion || assertion.localName !== 'Assertion' || assertion.namespaceURI !== NS.assertion)
+    throw refuse('The SAML response holds no assertion');
   const id = attribute(assertion, 'ID');
   if (!id || id.length > MAX_ASSERTION_ID_CHARS) throw refuse('The assertion has no usable ID');
   // node-saml compares the issuer only in logout messages.
   const issuer = text(firstChild(assertion, NS.assertion, 'Issuer'));
-  if (connection.idpEntityId && issuer !== connection.idpEntityId) throw refuse('The assertion was issued by another identity provider');
+  if (connection.idpEntityId && issuer !== connection.idpEntityId)
+    throw refuse('The assertion was issued by another identity provider');
   const subject = firstChild(assertion, NS.assertion, 'Subject');
   const nameIdElement = subject && firstChild(subject, NS.assertion, 'NameID');
   const nameId = text(nameIdElement);
@@ -320,17 +387,51 @@ async function refuseReplay(ctx: Context, connection: LoadedConnection, assertio
 
 // Attribute names as IdPs send them, compared without case: plain LDAP-ish names (Okta, Google Workspace, OneLogin
 // as their admins name them), the WS-Federation claim URIs (Entra ID, AD FS) and the eduPerson OIDs (Shibboleth).
-const EMAIL_NAMES = ['email', 'mail', 'emailaddress', 'user.email', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
-  'http://schemas.xmlsoap.org/claims/emailaddress', 'urn:oid:0.9.2342.19200300.100.1.3'];
+const EMAIL_NAMES = [
+  'email',
+  'mail',
+  'emailaddress',
+  'user.email',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/emailaddress',
+  'http://schemas.xmlsoap.org/claims/emailaddress',
+  'urn:oid:0.9.2342.19200300.100.1.3',
+];
 // Not .../claims/name: Entra ID puts the user principal name there, not a name to show.
-const NAME_NAMES = ['displayname', 'name', 'fullname', 'http://schemas.microsoft.com/identity/claims/displayname', 'urn:oid:2.16.840.1.113730.3.1.241'];
-const GIVEN_NAMES = ['givenname', 'firstname', 'first_name', 'user.firstname', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname', 'urn:oid:2.5.4.42'];
-const SURNAMES = ['sn', 'surname', 'lastname', 'last_name', 'familyname', 'user.lastname', 'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname', 'urn:oid:2.5.4.4'];
+const NAME_NAMES = [
+  'displayname',
+  'name',
+  'fullname',
+  'http://schemas.microsoft.com/identity/claims/displayname',
+  'urn:oid:2.16.840.1.113730.3.1.241',
+];
+const GIVEN_NAMES = [
+  'givenname',
+  'firstname',
+  'first_name',
+  'user.firstname',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/givenname',
+  'urn:oid:2.5.4.42',
+];
+const SURNAMES = [
+  'sn',
+  'surname',
+  'lastname',
+  'last_name',
+  'familyname',
+  'user.lastname',
+  'http://schemas.xmlsoap.org/ws/2005/05/identity/claims/surname',
+  'urn:oid:2.5.4.4',
+];
 
 const looksLikeEmail = (value: string) => value.length <= 320 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value);
-const valuesOf = (value: string | string[] | undefined): string[] => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const valuesOf = (value: string | string[] | undefined): string[] =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 
-function firstValue(attributes: Record<string, string | string[]>, names: string[], accept: (v: string) => boolean = () => true): string | null {
+function firstValue(
+  attributes: Record<string, string | string[]>,
+  names: string[],
+  accept: (v: string) => boolean = () => true,
+): string | null {
   const byName = new Map(Object.entries(attributes).map(([k, v]) => [k.toLowerCase(), v]));
   for (const name of names) {
     const found = valuesOf(byName.get(name)).find(accept);
@@ -341,14 +442,16 @@ function firstValue(attributes: Record<string, string | string[]>, names: string
 
 function toProfile(connection: LoadedConnection, assertion: SignedAssertion): UpstreamProfile {
   const { attributes } = assertion;
-  const email = assertion.nameIdFormat === EMAIL_FORMAT && looksLikeEmail(assertion.nameId)
-    ? assertion.nameId
-    : firstValue(attributes, EMAIL_NAMES, looksLikeEmail);
+  const email =
+    assertion.nameIdFormat === EMAIL_FORMAT && looksLikeEmail(assertion.nameId)
+      ? assertion.nameId
+      : firstValue(attributes, EMAIL_NAMES, looksLikeEmail);
   const given = firstValue(attributes, GIVEN_NAMES);
   const surname = firstValue(attributes, SURNAMES);
   const name = firstValue(attributes, NAME_NAMES) ?? ([given, surname].filter(Boolean).join(' ') || null);
   const role = connection.roleClaim
-    ? attributes[connection.roleClaim] ?? Object.entries(attributes).find(([k]) => k.toLowerCase() === connection.roleClaim!.toLowerCase())?.[1]
+    ? (attributes[connection.roleClaim] ??
+      Object.entries(attributes).find(([k]) => k.toLowerCase() === connection.roleClaim!.toLowerCase())?.[1])
     : undefined;
   return {
     subject: assertion.nameId,
@@ -368,7 +471,12 @@ function toProfile(connection: LoadedConnection, assertion: SignedAssertion): Up
   };
 }
 
-async function arrive(ctx: Context, connection: LoadedConnection, request: SsoRequestState, answer: { samlResponse?: string }): Promise<UpstreamProfile> {
+async function arrive(
+  ctx: Context,
+  connection: LoadedConnection,
+  request: SsoRequestState,
+  answer: { samlResponse?: string },
+): Promise<UpstreamProfile> {
   const { xml, base64 } = decodeResponse(answer.samlResponse);
   const response = readResponse(xml);
   checkStatus(response);
@@ -395,7 +503,10 @@ export function serviceProviderMetadata(ctx: Context, connection: Pick<LoadedCon
   });
 }
 
-const metadataProblem = (problem: string) => new ValidationError(`The identity provider metadata is not usable: ${problem}`, [{ path: 'metadata_xml', message: problem }]);
+const metadataProblem = (problem: string) =>
+  new ValidationError(`The identity provider metadata is not usable: ${problem}`, [
+    { path: 'metadata_xml', message: problem },
+  ]);
 
 /** A certificate from metadata (base64 DER, maybe wrapped) as PEM, or null when it is not one. */
 function toPem(base64: string): string | null {
@@ -424,22 +535,30 @@ export function parseIdpMetadata(xml: string): { entityId: string; entryPoint: s
   if (!doc) throw metadataProblem('it is not well-formed XML');
   const entities = Array.from(doc.getElementsByTagNameNS(NS.metadata, 'EntityDescriptor'));
   if (entities.length === 0) throw metadataProblem('it holds no EntityDescriptor');
-  if (entities.length > 1) throw metadataProblem(`it holds ${entities.length} EntityDescriptors; give the metadata of one identity provider`);
+  if (entities.length > 1)
+    throw metadataProblem(`it holds ${entities.length} EntityDescriptors; give the metadata of one identity provider`);
   const entity = entities[0]!;
   const entityId = attribute(entity, 'entityID')?.trim();
   if (!entityId) throw metadataProblem('its EntityDescriptor has no entityID');
-  const idps = childElements(entity, NS.metadata, 'IDPSSODescriptor').filter((d) => (attribute(d, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(NS.protocol));
+  const idps = childElements(entity, NS.metadata, 'IDPSSODescriptor').filter((d) =>
+    (attribute(d, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(NS.protocol),
+  );
   if (idps.length === 0) throw metadataProblem('it has no SAML 2.0 IDPSSODescriptor');
   if (idps.length > 1) throw metadataProblem('it has more than one SAML 2.0 IDPSSODescriptor');
   const idp = idps[0]!;
-  const redirect = childElements(idp, NS.metadata, 'SingleSignOnService').find((s) => attribute(s, 'Binding') === HTTP_REDIRECT);
+  const redirect = childElements(idp, NS.metadata, 'SingleSignOnService').find(
+    (s) => attribute(s, 'Binding') === HTTP_REDIRECT,
+  );
   const entryPoint = attribute(redirect, 'Location')?.trim();
   if (!entryPoint) throw metadataProblem('it has no SingleSignOnService with the HTTP-Redirect binding');
   // https only, as for an entry_point given by hand: the AuthnRequest and the person's credentials go there.
-  if (!URL.canParse(entryPoint) || new URL(entryPoint).protocol !== 'https:') throw metadataProblem('its SingleSignOnService Location is not an https URL');
+  if (!URL.canParse(entryPoint) || new URL(entryPoint).protocol !== 'https:')
+    throw metadataProblem('its SingleSignOnService Location is not an https URL');
   const certs: string[] = [];
   // A KeyDescriptor without `use` serves both signing and encryption (Metadata 2.4.1.1).
-  for (const key of childElements(idp, NS.metadata, 'KeyDescriptor').filter((k) => (attribute(k, 'use') ?? 'signing') === 'signing')) {
+  for (const key of childElements(idp, NS.metadata, 'KeyDescriptor').filter(
+    (k) => (attribute(k, 'use') ?? 'signing') === 'signing',
+  )) {
     for (const data of childElements(firstChild(key, NS.dsig, 'KeyInfo') ?? key, NS.dsig, 'X509Data')) {
       for (const cert of childElements(data, NS.dsig, 'X509Certificate')) {
         const pem = toPem(cert.textContent ?? '');

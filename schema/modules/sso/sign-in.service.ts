@@ -5,7 +5,13 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError, UserError, ValidationError } from '../../errors/index.ts';
-import { requireOrgRole, requirePlatformAdmin, requireSessionUser, requireUserId, roleAtLeast } from '../../auth/access.ts';
+import {
+  requireOrgRole,
+  requirePlatformAdmin,
+  requireSessionUser,
+  requireUserId,
+  roleAtLeast,
+} from '../../auth/access.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256, unusablePasswordHash } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -31,7 +37,11 @@ const BROWSER_TOKEN_PREFIX = 'tsb_';
 
 /** The platform-wide connections, as buttons on /login. */
 export async function socialProviders(ctx: Context) {
-  return ctx.db.ssoConnection.findMany({ where: { organizationId: null, enabled: true }, orderBy: { createdAt: 'asc' }, select: { id: true, name: true, type: true } });
+  return ctx.db.ssoConnection.findMany({
+    where: { organizationId: null, enabled: true },
+    orderBy: { createdAt: 'asc' },
+    select: { id: true, name: true, type: true },
+  });
 }
 
 /** A path on this site to go on to after signing in, or nothing: never another origin. */
@@ -40,15 +50,19 @@ const returnPath = z
   .max(2000)
   .optional()
   .nullable()
-  .transform((v) => (v && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') && !/[\x00-\x1f\x7f]/.test(v) ? v : null));
+  .transform((v) =>
+    v && v.startsWith('/') && !v.startsWith('//') && !v.startsWith('/\\') && !/[\x00-\x1f\x7f]/.test(v) ? v : null,
+  );
 
-const startInput = z.object({
-  connectionId: fields.id,
-  returnTo: returnPath,
-  loginHint: z.string().max(254).optional().nullable(),
-  test: z.boolean().optional().nullable(),
-  link: z.boolean().optional().nullable(),
-}).strict();
+const startInput = z
+  .object({
+    connectionId: fields.id,
+    returnTo: returnPath,
+    loginHint: z.string().max(254).optional().nullable(),
+    test: z.boolean().optional().nullable(),
+    link: z.boolean().optional().nullable(),
+  })
+  .strict();
 
 export interface SsoStart {
   url: string;
@@ -70,7 +84,10 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
   const connection = await loadConnection(ctx, connectionId);
   if (!connection) throw new NotFoundError('Connection');
   let testedById: string | null = null;
-  if (link && connection.organizationId) throw new ValidationError('Only a platform-wide sign-in is connected to an account', [{ path: 'link', message: 'is for platform-wide connections' }]);
+  if (link && connection.organizationId)
+    throw new ValidationError('Only a platform-wide sign-in is connected to an account', [
+      { path: 'link', message: 'is for platform-wide connections' },
+    ]);
   if (test) {
     if (connection.organizationId) await requireOrgRole(ctx, connection.organizationId, 'admin', 'Connection');
     else await requirePlatformAdmin(ctx);
@@ -80,25 +97,38 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
   }
   const state = randomToken('', 32);
   const browserToken = randomToken(BROWSER_TOKEN_PREFIX);
-  const departure = await PROTOCOLS[connection.type].depart(ctx, connection, state, { loginHint: loginHint ?? undefined });
+  const departure = await PROTOCOLS[connection.type].depart(ctx, connection, state, {
+    loginHint: loginHint ?? undefined,
+  });
   const now = ctx.clock.now();
   const expiresAt = addSeconds(now, SSO_REQUEST_TTL_SECONDS);
   await ctx.db.ssoRequest.create({
     data: {
-      id: state, connectionId, browserHash: sha256(browserToken), codeVerifier: departure.codeVerifier, nonce: departure.nonce,
-      samlRequestId: departure.samlRequestId, returnTo, testedById, linkUserId, expiresAt, createdAt: now,
+      id: state,
+      connectionId,
+      browserHash: sha256(browserToken),
+      codeVerifier: departure.codeVerifier,
+      nonce: departure.nonce,
+      samlRequestId: departure.samlRequestId,
+      returnTo,
+      testedById,
+      linkUserId,
+      expiresAt,
+      createdAt: now,
     },
   });
   return { url: departure.url, browserToken, expiresAt };
 }
 
-const completeInput = z.object({
-  connectionId: fields.id,
-  state: z.string().max(200).optional().nullable(),
-  browserToken: z.string().max(200).optional().nullable(),
-  callbackUrl: z.string().max(20_000).optional().nullable(),
-  samlResponse: z.string().max(1_000_000).optional().nullable(),
-}).strict();
+const completeInput = z
+  .object({
+    connectionId: fields.id,
+    state: z.string().max(200).optional().nullable(),
+    browserToken: z.string().max(200).optional().nullable(),
+    callbackUrl: z.string().max(20_000).optional().nullable(),
+    samlResponse: z.string().max(1_000_000).optional().nullable(),
+  })
+  .strict();
 
 export type SsoOutcome =
   | { kind: 'signedIn'; login: LoginResult; returnTo: string | null }
@@ -114,17 +144,24 @@ export type SsoOutcome =
 export async function completeSsoSignIn(ctx: Context, input: unknown): Promise<SsoOutcome> {
   const data = parseInput(completeInput, input);
   const request = data.state ? await claimRequest(ctx, data.connectionId, data.state) : null;
-  if (!request) throw new SsoSignInError('expired_request', 'This sign-in has expired or was already used: start again');
+  if (!request)
+    throw new SsoSignInError('expired_request', 'This sign-in has expired or was already used: start again');
   const connection = await loadConnection(ctx, data.connectionId);
-  if (!connection) throw new SsoSignInError('expired_request', 'This sign-in has expired or was already used: start again');
+  if (!connection)
+    throw new SsoSignInError('expired_request', 'This sign-in has expired or was already used: start again');
   if (connection.type !== 'saml' && (!data.browserToken || sha256(data.browserToken) !== request.browserHash)) {
     throw new SsoSignInError('wrong_browser', 'This sign-in was started in another browser: start again here');
   }
   const purpose = request.testedById ? 'test' : request.linkUserId ? 'link' : null;
   try {
-    if (!connection.enabled && !request.testedById) throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
-    const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, { callbackUrl: data.callbackUrl ?? undefined, samlResponse: data.samlResponse ?? undefined });
-    if (request.testedById) return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
+    if (!connection.enabled && !request.testedById)
+      throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
+    const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, {
+      callbackUrl: data.callbackUrl ?? undefined,
+      samlResponse: data.samlResponse ?? undefined,
+    });
+    if (request.testedById)
+      return { kind: 'tested', resultId: await keepTestResult(ctx, connection, request.testedById, profile) };
     if (request.linkUserId) return await linkIdentity(ctx, connection, request.linkUserId, profile);
     const login = await signInAs(ctx, connection, profile);
     ctx.metrics.signIn('success', 'sso');
@@ -157,17 +194,40 @@ interface TestResult {
 }
 
 /** What a test sign-in received, kept for the admin who made it to read for the request's lifetime. */
-async function keepTestResult(ctx: Context, connection: LoadedConnection, testedById: string, profile: UpstreamProfile) {
+async function keepTestResult(
+  ctx: Context,
+  connection: LoadedConnection,
+  testedById: string,
+  profile: UpstreamProfile,
+) {
   const now = ctx.clock.now();
   const id = randomToken('', 24);
   const result: TestResult = {
-    subject: profile.subject, email: profile.email, emailVerified: profile.emailVerified, name: profile.name,
-    role: connection.organizationId ? roleFrom(connection, profile) : null, claims: profile.claims,
+    subject: profile.subject,
+    email: profile.email,
+    emailVerified: profile.emailVerified,
+    name: profile.name,
+    role: connection.organizationId ? roleFrom(connection, profile) : null,
+    claims: profile.claims,
   };
   await ctx.db.ssoRequest.create({
-    data: { id, connectionId: connection.id, testedById, result: JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue, expiresAt: addSeconds(now, SSO_REQUEST_TTL_SECONDS), createdAt: now },
+    data: {
+      id,
+      connectionId: connection.id,
+      testedById,
+      result: JSON.parse(JSON.stringify(result)) as Prisma.InputJsonValue,
+      expiresAt: addSeconds(now, SSO_REQUEST_TTL_SECONDS),
+      createdAt: now,
+    },
   });
-  await recordAudit(ctx, { action: 'sso_connection.test', organizationId: connection.organizationId, actorId: testedById, targetType: 'sso_connection', targetId: connection.id, details: { subject: profile.subject } });
+  await recordAudit(ctx, {
+    action: 'sso_connection.test',
+    organizationId: connection.organizationId,
+    actorId: testedById,
+    targetType: 'sso_connection',
+    targetId: connection.id,
+    details: { subject: profile.subject },
+  });
   return id;
 }
 
@@ -175,7 +235,12 @@ async function keepTestResult(ctx: Context, connection: LoadedConnection, tested
  * Connects the provider's account to the person who started the link while signed in: they proved both. An
  * account of the provider already connected to someone else stays theirs.
  */
-async function linkIdentity(ctx: Context, connection: LoadedConnection, userId: string, profile: UpstreamProfile): Promise<SsoOutcome> {
+async function linkIdentity(
+  ctx: Context,
+  connection: LoadedConnection,
+  userId: string,
+  profile: UpstreamProfile,
+): Promise<SsoOutcome> {
   const now = ctx.clock.now();
   const linked = await ctx.db.$queryRaw<{ userId: string }[]>`
     insert into sso_identities (id, connection_id, subject, user_id, created_at, last_sign_in_at)
@@ -183,8 +248,18 @@ async function linkIdentity(ctx: Context, connection: LoadedConnection, userId: 
     on conflict (connection_id, subject) do update set last_sign_in_at = excluded.last_sign_in_at
       where sso_identities.user_id = excluded.user_id
     returning user_id as "userId"`;
-  if (!linked.length) throw new SsoSignInError('identity_in_use', `This ${connection.name} account is already connected to another Tessera account`);
-  await recordAudit(ctx, { action: 'sso.identity.link', actorId: userId, targetType: 'user', targetId: userId, details: { connectionId: connection.id, created: false } });
+  if (!linked.length)
+    throw new SsoSignInError(
+      'identity_in_use',
+      `This ${connection.name} account is already connected to another Tessera account`,
+    );
+  await recordAudit(ctx, {
+    action: 'sso.identity.link',
+    actorId: userId,
+    targetType: 'user',
+    targetId: userId,
+    details: { connectionId: connection.id, created: false },
+  });
   return { kind: 'linked', connectionName: connection.name };
 }
 
@@ -194,16 +269,29 @@ export async function myIdentities(ctx: Context) {
   return ctx.db.ssoIdentity.findMany({
     where: { userId, connection: { organizationId: null } },
     orderBy: { createdAt: 'asc' },
-    select: { id: true, createdAt: true, lastSignInAt: true, connection: { select: { id: true, name: true, type: true } } },
+    select: {
+      id: true,
+      createdAt: true,
+      lastSignInAt: true,
+      connection: { select: { id: true, name: true, type: true } },
+    },
   });
 }
 
 /** Disconnects a provider from the caller's account; their password, passkeys and other providers stay. */
 export async function unlinkIdentity(ctx: Context, id: string) {
   const userId = requireUserId(ctx);
-  const { count } = await ctx.db.ssoIdentity.deleteMany({ where: { id: typeof id === 'string' ? id.slice(0, 100) : '', userId } });
+  const { count } = await ctx.db.ssoIdentity.deleteMany({
+    where: { id: typeof id === 'string' ? id.slice(0, 100) : '', userId },
+  });
   if (!count) throw new NotFoundError('Connected sign-in');
-  await recordAudit(ctx, { action: 'sso.identity.unlink', actorId: userId, targetType: 'user', targetId: userId, details: { identityId: id } });
+  await recordAudit(ctx, {
+    action: 'sso.identity.unlink',
+    actorId: userId,
+    targetType: 'user',
+    targetId: userId,
+    details: { identityId: id },
+  });
   return true;
 }
 
@@ -223,12 +311,19 @@ export async function ssoTestResult(ctx: Context, id: string) {
  * The role the identity provider gives: with role_claim, the highest role one of its values maps to (role_map, or a
  * value that is a role's name), else the connection's default role.
  */
-export function roleFrom(connection: Pick<LoadedConnection, 'roleClaim' | 'roleMap' | 'defaultRole'>, profile: Pick<UpstreamProfile, 'roleValues'>): Role {
+export function roleFrom(
+  connection: Pick<LoadedConnection, 'roleClaim' | 'roleMap' | 'defaultRole'>,
+  profile: Pick<UpstreamProfile, 'roleValues'>,
+): Role {
   if (!connection.roleClaim) return connection.defaultRole;
   const roles = profile.roleValues
-    .map((v) => (connection.roleMap ? connection.roleMap[v] : (['owner', 'admin', 'member'] as const).find((r) => r === v)))
+    .map((v) =>
+      connection.roleMap ? connection.roleMap[v] : (['owner', 'admin', 'member'] as const).find((r) => r === v),
+    )
     .filter((r): r is Role => !!r);
-  return roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null) ?? connection.defaultRole;
+  return (
+    roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null) ?? connection.defaultRole
+  );
 }
 
 const KNOWN_AMR: readonly AuthMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'user', 'mfa'];
@@ -247,7 +342,10 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
   }
   if (connection.organizationId ? !connection.domains.includes(domainOf(email)) : !profile.emailVerified) {
     throw connection.organizationId
-      ? new SsoSignInError('email_outside_domains', `${connection.name} signs in addresses of ${connection.domains.join(', ') || 'no domain yet'} only`)
+      ? new SsoSignInError(
+          'email_outside_domains',
+          `${connection.name} signs in addresses of ${connection.domains.join(', ') || 'no domain yet'} only`,
+        )
       : new SsoSignInError('unverified_email', `${connection.name} has not verified ${email}: verify it there first`);
   }
   // Before the transaction: nobody knows this password, the account signs in through its provider.
@@ -257,19 +355,33 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
   const issued = await ctx.db.$transaction(async (tx) => {
     // The sign-in policy first (docs/architecture.md#single-sign-on): a platform-wide provider signs in no address
     // whose domain requires its own organization's connection, neither a new account nor one linked before.
-    const admit = (address: string) => admitSignIn(tx, address, { via: 'sso', connectionId: connection.id }).catch((error: unknown) => {
-      throw error instanceof SsoRequiredError ? new SsoSignInError('sso_required', error.message) : error;
-    });
+    const admit = (address: string) =>
+      admitSignIn(tx, address, { via: 'sso', connectionId: connection.id }).catch((error: unknown) => {
+        throw error instanceof SsoRequiredError ? new SsoSignInError('sso_required', error.message) : error;
+      });
     await admit(email);
     const user = await personFor(ctx, tx, connection, profile, email, unusablePassword);
     // A linked account may have another address than the provider gives now: its own decides too.
     if (user.email !== email) await admit(user.email);
     if (connection.organizationId) await joinOrFollow(ctx, tx, connection, profile, user);
-    const session = await createSession(ctx, tx, user.id, user.sessionVersion, { organizationId: connection.organizationId ?? undefined, authTime: now, amr, connectionId: connection.id });
-    await recordAudit(ctx, {
-      action: 'auth.login', actorId: user.id, targetType: 'user', targetId: user.id, organizationId: session.session.organizationId,
-      details: { amr, via: 'sso', connectionId: connection.id },
-    }, tx);
+    const session = await createSession(ctx, tx, user.id, user.sessionVersion, {
+      organizationId: connection.organizationId ?? undefined,
+      authTime: now,
+      amr,
+      connectionId: connection.id,
+    });
+    await recordAudit(
+      ctx,
+      {
+        action: 'auth.login',
+        actorId: user.id,
+        targetType: 'user',
+        targetId: user.id,
+        organizationId: session.session.organizationId,
+        details: { amr, via: 'sso', connectionId: connection.id },
+      },
+      tx,
+    );
     return { session, userId: user.id };
   });
   return loginPayload(ctx.db, issued.session, issued.userId);
@@ -278,7 +390,14 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
 type Person = { id: string; email: string; name: string; sessionVersion: number; created: boolean };
 
 /** The account behind the upstream identity: linked before, linked now, or created. */
-async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, profile: UpstreamProfile, email: string, passwordHash: string): Promise<Person> {
+async function personFor(
+  ctx: Context,
+  tx: Tx,
+  connection: LoadedConnection,
+  profile: UpstreamProfile,
+  email: string,
+  passwordHash: string,
+): Promise<Person> {
   const now = ctx.clock.now();
   const linked = await tx.ssoIdentity.findUnique({
     where: { connectionId_subject: { connectionId: connection.id, subject: profile.subject } },
@@ -288,23 +407,55 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
     await tx.ssoIdentity.update({ where: { id: linked.id }, data: { lastSignInAt: now } });
     return { ...linked.user, created: false };
   }
-  const found = await tx.user.findUnique({ where: { email }, select: { id: true, email: true, name: true, sessionVersion: true, emailVerified: true } });
+  const found = await tx.user.findUnique({
+    where: { email },
+    select: { id: true, email: true, name: true, sessionVersion: true, emailVerified: true },
+  });
   if (found && !connection.organizationId) {
-    throw new SsoSignInError('account_exists', `An account with ${email} already exists: sign in to it, then connect ${connection.name} under Security`);
+    throw new SsoSignInError(
+      'account_exists',
+      `An account with ${email} already exists: sign in to it, then connect ${connection.name} under Security`,
+    );
   }
   // The connection vouches for the address, not for whoever made the account: an unproven one is taken over first.
-  const existing = found && !found.emailVerified
-    ? (await takeOverUnproven(ctx, tx, found.id, passwordHash, { via: 'sso', organizationId: connection.organizationId, connectionId: connection.id })).user
-    : found;
-  const user = existing ?? (await tx.user.create({
-    data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },
-    select: { id: true, email: true, name: true, sessionVersion: true },
-  }));
-  await tx.ssoIdentity.create({ data: { id: uuidv7(now.getTime()), connectionId: connection.id, subject: profile.subject, userId: user.id, createdAt: now, lastSignInAt: now } });
-  await recordAudit(ctx, {
-    action: 'sso.identity.link', organizationId: connection.organizationId, actorId: user.id, targetType: 'user', targetId: user.id,
-    details: { connectionId: connection.id, created: !existing },
-  }, tx);
+  const existing =
+    found && !found.emailVerified
+      ? (
+          await takeOverUnproven(ctx, tx, found.id, passwordHash, {
+            via: 'sso',
+            organizationId: connection.organizationId,
+            connectionId: connection.id,
+          })
+        ).user
+      : found;
+  const user =
+    existing ??
+    (await tx.user.create({
+      data: { email, emailVerified: true, name: (profile.name ?? '').slice(0, 200), passwordHash },
+      select: { id: true, email: true, name: true, sessionVersion: true },
+    }));
+  await tx.ssoIdentity.create({
+    data: {
+      id: uuidv7(now.getTime()),
+      connectionId: connection.id,
+      subject: profile.subject,
+      userId: user.id,
+      createdAt: now,
+      lastSignInAt: now,
+    },
+  });
+  await recordAudit(
+    ctx,
+    {
+      action: 'sso.identity.link',
+      organizationId: connection.organizationId,
+      actorId: user.id,
+      targetType: 'user',
+      targetId: user.id,
+      details: { connectionId: connection.id, created: !existing },
+    },
+    tx,
+  );
   return { ...user, created: !existing };
 }
 
@@ -313,16 +464,32 @@ async function personFor(ctx: Context, tx: Tx, connection: LoadedConnection, pro
  * (never beyond the subscription's seats: without one the person is still signed in, and the audit log says why);
  * later ones apply the provider's role again when the connection maps one.
  */
-async function joinOrFollow(ctx: Context, tx: Tx, connection: LoadedConnection, profile: UpstreamProfile, user: Person) {
+async function joinOrFollow(
+  ctx: Context,
+  tx: Tx,
+  connection: LoadedConnection,
+  profile: UpstreamProfile,
+  user: Person,
+) {
   const organizationId = connection.organizationId!;
   const role = roleFrom(connection, profile);
-  const member = await tx.membership.findUnique({ where: { userId_organizationId: { userId: user.id, organizationId } }, select: { id: true } });
+  const member = await tx.membership.findUnique({
+    where: { userId_organizationId: { userId: user.id, organizationId } },
+    select: { id: true },
+  });
   if (member) {
     if (connection.roleClaim) await applyRoleFromUpstream(ctx, tx, organizationId, user.id, role, 'sso');
     return;
   }
-  const organization = await tx.organization.findUniqueOrThrow({ where: { id: organizationId }, select: { id: true, name: true } });
-  await admitMember(ctx, tx, organization, user.id, role, { via: 'sso', connectionId: connection.id, created: user.created });
+  const organization = await tx.organization.findUniqueOrThrow({
+    where: { id: organizationId },
+    select: { id: true, name: true },
+  });
+  await admitMember(ctx, tx, organization, user.id, role, {
+    via: 'sso',
+    connectionId: connection.id,
+    created: user.created,
+  });
   if (!connection.seatSubscriptionId) return;
   const seat = { organizationId, subscriptionId: connection.seatSubscriptionId, userId: user.id };
   // A refusal here is a row count or a status read, no failed statement: the transaction goes on.
@@ -330,9 +497,23 @@ async function joinOrFollow(ctx: Context, tx: Tx, connection: LoadedConnection, 
     await takeSeat(ctx, tx, seat, 'sso');
   } catch (error) {
     if (!(error instanceof UserError)) throw error;
-    await recordAudit(ctx, {
-      action: 'subscription.seat.assign', outcome: 'failure', organizationId, targetType: 'subscription', targetId: seat.subscriptionId,
-      details: { userId: user.id, via: 'sso', connectionId: connection.id, reason: error.code, message: error.message },
-    }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'subscription.seat.assign',
+        outcome: 'failure',
+        organizationId,
+        targetType: 'subscription',
+        targetId: seat.subscriptionId,
+        details: {
+          userId: user.id,
+          via: 'sso',
+          connectionId: connection.id,
+          reason: error.code,
+          message: error.message,
+        },
+      },
+      tx,
+    );
   }
 }

@@ -22,8 +22,11 @@ export class DomainTakenError extends UserError {
 export class VerificationFailedError extends UserError {
   readonly found: string[];
   constructor(name: string, expected: string, found: string[], problem?: string) {
-    const saw = problem ?? (found.length ? `found ${found.map((v) => JSON.stringify(v)).join(', ')}` : 'found no TXT record');
-    super('verification_failed', `No TXT record ${JSON.stringify(expected)} at ${name}: ${saw}`, [{ path: 'domain', message: saw }]);
+    const saw =
+      problem ?? (found.length ? `found ${found.map((v) => JSON.stringify(v)).join(', ')}` : 'found no TXT record');
+    super('verification_failed', `No TXT record ${JSON.stringify(expected)} at ${name}: ${saw}`, [
+      { path: 'domain', message: saw },
+    ]);
     this.found = found;
   }
 }
@@ -31,7 +34,9 @@ export class VerificationFailedError extends UserError {
 /** A connection may serve only its organization's verified domains. */
 export class UnverifiedDomainError extends ValidationError {
   constructor(domain: string) {
-    super(`${domain} is not a verified domain of this organization`, [{ path: 'domains', message: `${domain} is not verified here` }]);
+    super(`${domain} is not a verified domain of this organization`, [
+      { path: 'domains', message: `${domain} is not verified here` },
+    ]);
   }
 }
 
@@ -48,7 +53,9 @@ export class DomainInUseError extends ConflictError {
 export class SsoRequiredError extends UserError {
   readonly connectionId: string;
   constructor(connection: { id: string; name: string }) {
-    super('sso_required', `Your organization requires you to sign in with ${connection.name}`, [{ path: 'connection', message: connection.id }]);
+    super('sso_required', `Your organization requires you to sign in with ${connection.name}`, [
+      { path: 'connection', message: connection.id },
+    ]);
     this.connectionId = connection.id;
   }
 }
@@ -66,7 +73,10 @@ export class SsoSignInError extends UserError {
    * refusal then ends where that started, also for a SAML answer, whose cross-site POST carries no cookie to say so.
    */
   constructor(reason: string, message: string, purpose?: 'link' | 'test') {
-    super('sso_failed', message, [{ path: 'reason', message: reason }, ...(purpose ? [{ path: 'purpose', message: purpose }] : [])]);
+    super('sso_failed', message, [
+      { path: 'reason', message: reason },
+      ...(purpose ? [{ path: 'purpose', message: purpose }] : []),
+    ]);
     this.reason = reason;
   }
 
@@ -79,6 +89,8 @@ export class SsoSignInError extends UserError {
 /** The issuer could not be reached or gave no usable discovery document. */
 export class IssuerUnreachableError extends UserError {
   constructor(detail: string) {
-    super('issuer_unreachable', `The identity provider could not be reached: ${detail}`, [{ path: 'issuer', message: detail }]);
+    super('issuer_unreachable', `The identity provider could not be reached: ${detail}`, [
+      { path: 'issuer', message: detail },
+    ]);
   }
 }

@@ -3,35 +3,82 @@ import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
-import { createConnection, deleteConnection, getConnection, listConnections, loadConnection, updateConnection, type ConnectionView } from './connections.service.ts';
+import {
+  createConnection,
+  deleteConnection,
+  getConnection,
+  listConnections,
+  loadConnection,
+  updateConnection,
+  type ConnectionView,
+} from './connections.service.ts';
 import { serviceProviderMetadata } from './saml.protocol.ts';
-import { completeSsoSignIn, myIdentities, socialProviders, ssoTestResult, startSsoSignIn, unlinkIdentity, type SsoOutcome, type SsoStart } from './sign-in.service.ts';
+import {
+  completeSsoSignIn,
+  myIdentities,
+  socialProviders,
+  ssoTestResult,
+  startSsoSignIn,
+  unlinkIdentity,
+  type SsoOutcome,
+  type SsoStart,
+} from './sign-in.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
 
 const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
-  description: 'An identity provider people sign in through: an organization\'s (oidc, saml) or platform-wide (oidc, github).',
+  description:
+    "An identity provider people sign in through: an organization's (oidc, saml) or platform-wide (oidc, github).",
   fields: (t) => ({
     id: t.exposeID('id'),
-    organizationId: t.exposeString('organizationId', { nullable: true, description: 'Null for a platform-wide connection.' }),
+    organizationId: t.exposeString('organizationId', {
+      nullable: true,
+      description: 'Null for a platform-wide connection.',
+    }),
     type: t.exposeString('type', { description: 'oidc, saml or github.' }),
     name: t.exposeString('name'),
     enabled: t.exposeBoolean('enabled', { description: 'Switched off, its sign-ins stop at once.' }),
     domains: t.exposeStringList('domains', { description: 'The verified domains whose addresses sign in here.' }),
     defaultRole: t.expose('defaultRole', { type: RoleEnum }),
     requireSso: t.exposeBoolean('requireSso', { description: 'Passwords stop working for addresses of its domains.' }),
-    seatSubscriptionId: t.exposeString('seatSubscriptionId', { nullable: true, description: 'A seat of this subscription on the first sign-in, while one is left.' }),
-    roleClaim: t.exposeString('roleClaim', { nullable: true, description: 'The claim (OIDC) or attribute (SAML) whose values give the role at each sign-in.' }),
-    roleMap: t.field({ type: 'JSON', nullable: true, resolve: (c) => c.roleMap, description: '{"<value>": "owner" | "admin" | "member"}.' }),
+    seatSubscriptionId: t.exposeString('seatSubscriptionId', {
+      nullable: true,
+      description: 'A seat of this subscription on the first sign-in, while one is left.',
+    }),
+    roleClaim: t.exposeString('roleClaim', {
+      nullable: true,
+      description: 'The claim (OIDC) or attribute (SAML) whose values give the role at each sign-in.',
+    }),
+    roleMap: t.field({
+      type: 'JSON',
+      nullable: true,
+      resolve: (c) => c.roleMap,
+      description: '{"<value>": "owner" | "admin" | "member"}.',
+    }),
     issuer: t.exposeString('issuer', { nullable: true }),
     clientId: t.exposeString('clientId', { nullable: true }),
     hasClientSecret: t.exposeBoolean('hasClientSecret', { description: 'The secret itself is never shown.' }),
     scopes: t.exposeStringList('scopes'),
     entryPoint: t.exposeString('entryPoint', { nullable: true }),
     idpEntityId: t.exposeString('idpEntityId', { nullable: true }),
-    idpCertificates: t.int({ resolve: (c) => c.idpCerts.length, description: 'How many signing certificates of the IdP are trusted.' }),
-    callbackUrl: t.string({ nullable: true, resolve: (c, _a, ctx) => (c.type === 'saml' ? null : callbackUrl(ctx, c.id)), description: 'The redirect URI to register with the provider.' }),
-    acsUrl: t.string({ nullable: true, resolve: (c, _a, ctx) => (c.type === 'saml' ? acsUrl(ctx, c.id) : null), description: 'SAML: the assertion consumer service.' }),
-    metadataUrl: t.string({ nullable: true, resolve: (c, _a, ctx) => (c.type === 'saml' ? metadataUrl(ctx, c.id) : null), description: 'SAML: the service provider metadata, also the entity id.' }),
+    idpCertificates: t.int({
+      resolve: (c) => c.idpCerts.length,
+      description: 'How many signing certificates of the IdP are trusted.',
+    }),
+    callbackUrl: t.string({
+      nullable: true,
+      resolve: (c, _a, ctx) => (c.type === 'saml' ? null : callbackUrl(ctx, c.id)),
+      description: 'The redirect URI to register with the provider.',
+    }),
+    acsUrl: t.string({
+      nullable: true,
+      resolve: (c, _a, ctx) => (c.type === 'saml' ? acsUrl(ctx, c.id) : null),
+      description: 'SAML: the assertion consumer service.',
+    }),
+    metadataUrl: t.string({
+      nullable: true,
+      resolve: (c, _a, ctx) => (c.type === 'saml' ? metadataUrl(ctx, c.id) : null),
+      description: 'SAML: the service provider metadata, also the entity id.',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
@@ -71,18 +118,27 @@ builder.queryField('ssoConnections', (t) =>
   t.field({
     type: [SsoConnectionRef],
     authScopes: { authenticated: true },
-    args: { organizationId: t.arg.string(), platform: t.arg.boolean({ description: 'The platform-wide connections (platform admins).' }) },
+    args: {
+      organizationId: t.arg.string(),
+      platform: t.arg.boolean({ description: 'The platform-wide connections (platform admins).' }),
+    },
     resolve: (_root, args, ctx) => listConnections(ctx, args),
   }),
 );
 
 builder.queryField('ssoConnection', (t) =>
-  t.field({ type: SsoConnectionRef, authScopes: { authenticated: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => getConnection(ctx, id) }),
+  t.field({
+    type: SsoConnectionRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => getConnection(ctx, id),
+  }),
 );
 
 builder.mutationField('createSsoConnection', (t) =>
   t.field({
-    description: "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
+    description:
+      "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
     errors: {},
     type: SsoConnectionRef,
     authScopes: firstParty(),
@@ -93,7 +149,8 @@ builder.mutationField('createSsoConnection', (t) =>
 
 builder.mutationField('updateSsoConnection', (t) =>
   t.field({
-    description: "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
+    description:
+      "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
     errors: {},
     type: SsoConnectionRef,
     authScopes: firstParty(),
@@ -103,7 +160,12 @@ builder.mutationField('updateSsoConnection', (t) =>
 );
 
 builder.mutationField('deleteSsoConnection', (t) =>
-  t.boolean({ description: 'Owners of the organization only (platform admins for a platform-wide one).', authScopes: firstParty(), args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => deleteConnection(ctx, id) }),
+  t.boolean({
+    description: 'Owners of the organization only (platform admins for a platform-wide one).',
+    authScopes: firstParty(),
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => deleteConnection(ctx, id),
+  }),
 );
 
 const SsoRouteRef = builder.objectRef<SsoRoute>('SsoRoute').implement({
@@ -121,7 +183,8 @@ builder.queryField('ssoRoute', (t) =>
     nullable: true,
     description: 'Home-realm discovery: the connection serving the domain of `email` (or `domain`), if any.',
     args: { email: t.arg.string(), domain: t.arg.string() },
-    resolve: (_root, { email, domain }, ctx) => (email ? ssoRouteFor(ctx, email.slice(0, 320)) : domain ? ssoRouteForDomain(ctx, domain) : null),
+    resolve: (_root, { email, domain }, ctx) =>
+      email ? ssoRouteFor(ctx, email.slice(0, 320)) : domain ? ssoRouteForDomain(ctx, domain) : null,
   }),
 );
 
@@ -130,13 +193,19 @@ const SocialProviderRef = builder.objectRef<{ id: string; name: string; type: st
 });
 
 builder.queryField('socialProviders', (t) =>
-  t.field({ type: [SocialProviderRef], description: 'The platform-wide connections, as buttons on /login.', resolve: (_root, _args, ctx) => socialProviders(ctx) }),
+  t.field({
+    type: [SocialProviderRef],
+    description: 'The platform-wide connections, as buttons on /login.',
+    resolve: (_root, _args, ctx) => socialProviders(ctx),
+  }),
 );
 
 const SsoStartRef = builder.objectRef<SsoStart>('SsoStart').implement({
   fields: (t) => ({
     url: t.exposeString('url', { description: "The identity provider's URL to send the browser to." }),
-    browserToken: t.exposeString('browserToken', { description: 'Set as a cookie for the callback: the sign-in must come back to this browser.' }),
+    browserToken: t.exposeString('browserToken', {
+      description: 'Set as a cookie for the callback: the sign-in must come back to this browser.',
+    }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
   }),
 });
@@ -146,7 +215,7 @@ const StartSsoSignInInput = builder.inputType('StartSsoSignInInput', {
     connectionId: t.string({ required: true }),
     returnTo: t.string({ description: 'A path on this site to go to afterwards.' }),
     loginHint: t.string(),
-    test: t.boolean({ description: 'An admin\'s test: shows the claims received and signs nobody in.' }),
+    test: t.boolean({ description: "An admin's test: shows the claims received and signs nobody in." }),
     link: t.boolean({ description: "Connect a platform-wide provider to the signed-in person's account." }),
   }),
 });
@@ -211,13 +280,23 @@ const SsoTestResultRef = builder.objectRef<Awaited<ReturnType<typeof ssoTestResu
     email: t.exposeString('email', { nullable: true }),
     emailVerified: t.exposeBoolean('emailVerified'),
     name: t.exposeString('name', { nullable: true }),
-    role: t.field({ type: RoleEnum, nullable: true, resolve: (r) => r.role, description: 'The role this person would get.' }),
+    role: t.field({
+      type: RoleEnum,
+      nullable: true,
+      resolve: (r) => r.role,
+      description: 'The role this person would get.',
+    }),
     claims: t.field({ type: 'JSON', resolve: (r) => r.claims }),
   }),
 });
 
 builder.queryField('ssoTestResult', (t) =>
-  t.field({ type: SsoTestResultRef, authScopes: { session: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => ssoTestResult(ctx, id) }),
+  t.field({
+    type: SsoTestResultRef,
+    authScopes: { session: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => ssoTestResult(ctx, id),
+  }),
 );
 
 builder.queryField('samlMetadata', (t) =>
@@ -233,7 +312,7 @@ builder.queryField('samlMetadata', (t) =>
 );
 
 const SsoIdentityRef = builder.objectRef<Awaited<ReturnType<typeof myIdentities>>[number]>('SsoIdentity').implement({
-  description: 'A platform-wide provider connected to the caller\'s account.',
+  description: "A platform-wide provider connected to the caller's account.",
   fields: (t) => ({
     id: t.exposeID('id'),
     connectionId: t.string({ resolve: (i) => i.connection.id }),
@@ -249,5 +328,9 @@ builder.queryField('mySsoIdentities', (t) =>
 );
 
 builder.mutationField('unlinkSsoIdentity', (t) =>
-  t.boolean({ authScopes: { session: true }, args: { id: t.arg.string({ required: true }) }, resolve: (_root, { id }, ctx) => unlinkIdentity(ctx, id) }),
+  t.boolean({
+    authScopes: { session: true },
+    args: { id: t.arg.string({ required: true }) },
+    resolve: (_root, { id }, ctx) => unlinkIdentity(ctx, id),
+  }),
 );

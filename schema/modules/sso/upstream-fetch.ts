@@ -7,7 +7,12 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { CustomFetch, CustomFetchOptions } from 'openid-client';
-import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type WebhookSettings } from '../../push/destination.ts';
+import {
+  checkDestination,
+  DEFAULT_WEBHOOK_SETTINGS,
+  DestinationError,
+  type WebhookSettings,
+} from '../../push/destination.ts';
 import { agentFor, pinnedLookup } from '../../push/sender.ts';
 
 /** More than a discovery document, a key set or a profile ever needs; past it the connection is dropped. */
@@ -69,7 +74,8 @@ export function upstreamFetch(settings: WebhookSettings = DEFAULT_WEBHOOK_SETTIN
     try {
       destination = await checkDestination(url, settings);
     } catch (error) {
-      if (error instanceof DestinationError) throw new UpstreamFetchError('refused', `${safeHost(url)} ${error.message}`);
+      if (error instanceof DestinationError)
+        throw new UpstreamFetchError('refused', `${safeHost(url)} ${error.message}`);
       throw error;
     }
     const body = bodyBytes(options.body);
@@ -98,16 +104,23 @@ export function upstreamFetch(settings: WebhookSettings = DEFAULT_WEBHOOK_SETTIN
         request.destroy();
         reject(error);
       };
-      const timer = setTimeout(() => fail(new UpstreamFetchError('timeout', `${host} gave no answer within ${settings.timeoutMs} ms`)), settings.timeoutMs);
+      const timer = setTimeout(
+        () => fail(new UpstreamFetchError('timeout', `${host} gave no answer within ${settings.timeoutMs} ms`)),
+        settings.timeoutMs,
+      );
       const aborted = () => fail(new UpstreamFetchError('timeout', `the call to ${host} was abandoned`));
       options.signal?.addEventListener('abort', aborted, { once: true });
-      request.on('error', (error: NodeJS.ErrnoException) => fail(new UpstreamFetchError('unreachable', `${host}: ${error.code ?? error.message}`)));
+      request.on('error', (error: NodeJS.ErrnoException) =>
+        fail(new UpstreamFetchError('unreachable', `${host}: ${error.code ?? error.message}`)),
+      );
       request.on('response', (response) => {
         const status = response.statusCode ?? 0;
         const broken = () => fail(new UpstreamFetchError('unreachable', `${host} closed the connection mid-answer`));
         response.on('error', broken);
-        if (status < 200 || status > 599) return fail(new UpstreamFetchError('unreachable', `${host} answered with HTTP status ${status}`));
-        const tooLarge = () => fail(new UpstreamFetchError('too_large', `${host} answered with more than ${UPSTREAM_RESPONSE_LIMIT} bytes`));
+        if (status < 200 || status > 599)
+          return fail(new UpstreamFetchError('unreachable', `${host} answered with HTTP status ${status}`));
+        const tooLarge = () =>
+          fail(new UpstreamFetchError('too_large', `${host} answered with more than ${UPSTREAM_RESPONSE_LIMIT} bytes`));
         if (Number(response.headers['content-length'] ?? 0) > UPSTREAM_RESPONSE_LIMIT) return tooLarge();
         const chunks: Buffer[] = [];
         let read = 0;
@@ -121,7 +134,12 @@ export function upstreamFetch(settings: WebhookSettings = DEFAULT_WEBHOOK_SETTIN
         });
         response.on('end', () => {
           if (!settle()) return;
-          resolve(new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), { status, headers: headersOf(response) }));
+          resolve(
+            new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), {
+              status,
+              headers: headersOf(response),
+            }),
+          );
         });
       });
       request.end(body);

@@ -11,7 +11,12 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { lockSubscription } from './subscriptions.service.ts';
-import { AlreadySeatedError, NoSeatLeftError, NotAMemberError, SubscriptionNotLiveError } from './subscriptions.errors.ts';
+import {
+  AlreadySeatedError,
+  NoSeatLeftError,
+  NotAMemberError,
+  SubscriptionNotLiveError,
+} from './subscriptions.errors.ts';
 
 const seatInput = z.object({ subscriptionId: fields.id, userId: fields.id });
 
@@ -31,14 +36,20 @@ export async function listSeats(ctx: Context, subscriptionId: string, page?: Pag
   const { limit, args } = paged(page, { subscriptionId: id });
   await organizationOf(ctx, id, 'admin');
   const rows = await ctx.db.seatAssignment.findMany({ ...args, include: { membership: { select: { user: USER } } } });
-  return toPage(rows.map(({ membership, ...seat }) => ({ ...seat, user: membership.user })), limit);
+  return toPage(
+    rows.map(({ membership, ...seat }) => ({ ...seat, user: membership.user })),
+    limit,
+  );
 }
 
 export async function assignSeat(ctx: Context, input: unknown) {
   const { subscriptionId, userId } = parseInput(seatInput, input);
   const organizationId = await organizationOf(ctx, subscriptionId, 'admin');
   const seatId = await ctx.db.$transaction((tx) => takeSeat(ctx, tx, { organizationId, subscriptionId, userId }));
-  const seat = await ctx.db.seatAssignment.findUniqueOrThrow({ where: { id: seatId }, include: { membership: { select: { user: USER } } } });
+  const seat = await ctx.db.seatAssignment.findUniqueOrThrow({
+    where: { id: seatId },
+    include: { membership: { select: { user: USER } } },
+  });
   const { membership, ...rest } = seat;
   return { ...rest, user: membership.user };
 }
@@ -47,7 +58,12 @@ export async function assignSeat(ctx: Context, input: unknown) {
  * Gives a member a seat of the subscription, in the caller's transaction, never beyond total_seats; the seat's id.
  * Also how a sign-in through a connection seats a person it adds (docs/architecture.md#single-sign-on).
  */
-export async function takeSeat(ctx: Context, tx: Prisma.TransactionClient, seat: { organizationId: string; subscriptionId: string; userId: string }, via?: string) {
+export async function takeSeat(
+  ctx: Context,
+  tx: Prisma.TransactionClient,
+  seat: { organizationId: string; subscriptionId: string; userId: string },
+  via?: string,
+) {
   const { organizationId, subscriptionId, userId } = seat;
   const now = ctx.clock.now();
   const sub = await lockSubscription(tx, subscriptionId);
@@ -68,7 +84,17 @@ export async function takeSeat(ctx: Context, tx: Prisma.TransactionClient, seat:
     if (why!.seated) throw new AlreadySeatedError();
     throw new NoSeatLeftError(sub.total_seats);
   }
-  await recordAudit(ctx, { action: 'subscription.seat.assign', organizationId, targetType: 'subscription', targetId: subscriptionId, details: { userId, ...(via ? { via } : {}) } }, tx);
+  await recordAudit(
+    ctx,
+    {
+      action: 'subscription.seat.assign',
+      organizationId,
+      targetType: 'subscription',
+      targetId: subscriptionId,
+      details: { userId, ...(via ? { via } : {}) },
+    },
+    tx,
+  );
   return inserted.id;
 }
 
@@ -78,7 +104,17 @@ export async function unassignSeat(ctx: Context, input: unknown) {
   await ctx.db.$transaction(async (tx) => {
     const { count } = await tx.seatAssignment.deleteMany({ where: { subscriptionId, userId } });
     if (!count) throw new NotFoundError('Seat');
-    await recordAudit(ctx, { action: 'subscription.seat.unassign', organizationId, targetType: 'subscription', targetId: subscriptionId, details: { userId } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'subscription.seat.unassign',
+        organizationId,
+        targetType: 'subscription',
+        targetId: subscriptionId,
+        details: { userId },
+      },
+      tx,
+    );
   });
   return true;
 }

@@ -34,6 +34,8 @@ export class SubscriptionNotLiveError extends ConflictError {
 
 export class NotAMemberError extends ValidationError {
   constructor() {
-    super('A seat goes only to a member of the subscription\'s organization', [{ path: 'userId', message: 'is not a member of the organization' }]);
+    super("A seat goes only to a member of the subscription's organization", [
+      { path: 'userId', message: 'is not a member of the organization' },
+    ]);
   }
 }

@@ -4,7 +4,13 @@ import { pageType } from '../../page-type.ts';
 import { ProductRef } from '../products/products.graphql.ts';
 import { OrganizationSummaryRef } from '../auth/auth.graphql.ts';
 import { BILLING_CYCLES, SUBSCRIPTION_STATUSES, type SubscriptionView } from './subscriptions.service.ts';
-import { cancelSubscription, createSubscription, getSubscription, listSubscriptions, updateSubscription } from './subscriptions.service.ts';
+import {
+  cancelSubscription,
+  createSubscription,
+  getSubscription,
+  listSubscriptions,
+  updateSubscription,
+} from './subscriptions.service.ts';
 import { assignSeat, listSeats, unassignSeat } from './seats.service.ts';
 
 const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', { values: SUBSCRIPTION_STATUSES });
@@ -19,7 +25,10 @@ export const SubscriptionRef = builder.objectRef<SubscriptionView>('Subscription
     product: t.field({ type: ProductRef, resolve: (s) => s.product }),
     totalSeats: t.exposeInt('totalSeats'),
     assignedSeats: t.exposeInt('assignedSeats'),
-    pricePerSeat: t.string({ description: 'Exact decimal text with two decimals, e.g. "19.99".', resolve: (s) => s.pricePerSeat.toFixed(2) }),
+    pricePerSeat: t.string({
+      description: 'Exact decimal text with two decimals, e.g. "19.99".',
+      resolve: (s) => s.pricePerSeat.toFixed(2),
+    }),
     billingCycle: t.expose('billingCycle', { type: BillingCycleEnum }),
     status: t.expose('status', { type: SubscriptionStatusEnum }),
     endDate: t.expose('endDate', { type: 'DateTime', nullable: true }),
@@ -75,7 +84,8 @@ builder.queryField('subscriptions', (t) =>
       limit: t.arg.int(),
       cursor: t.arg.string(),
     },
-    resolve: (_root, { limit, cursor, ...filters }, ctx) => listSubscriptions(ctx, present(filters), present({ limit, cursor })),
+    resolve: (_root, { limit, cursor, ...filters }, ctx) =>
+      listSubscriptions(ctx, present(filters), present({ limit, cursor })),
   }),
 );
 
@@ -134,7 +144,8 @@ builder.mutationField('assignSeat', (t) =>
     type: SeatRef,
     authScopes: { authenticated: true },
     args: { subscriptionId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => assignSeat(ctx, { subscriptionId: String(args.subscriptionId), userId: String(args.userId) }),
+    resolve: (_root, args, ctx) =>
+      assignSeat(ctx, { subscriptionId: String(args.subscriptionId), userId: String(args.userId) }),
   }),
 );
 
@@ -143,6 +154,7 @@ builder.mutationField('unassignSeat', (t) =>
     errors: { directResult: false },
     authScopes: { authenticated: true },
     args: { subscriptionId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => unassignSeat(ctx, { subscriptionId: String(args.subscriptionId), userId: String(args.userId) }),
+    resolve: (_root, args, ctx) =>
+      unassignSeat(ctx, { subscriptionId: String(args.subscriptionId), userId: String(args.userId) }),
   }),
 );

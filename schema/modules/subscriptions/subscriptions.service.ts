@@ -6,7 +6,13 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Db, Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { isPlatformAdmin, readableOrganizationIdsOf, requireActor, requireOrgRole, requirePlatformAdmin } from '../../auth/access.ts';
+import {
+  isPlatformAdmin,
+  readableOrganizationIdsOf,
+  requireActor,
+  requireOrgRole,
+  requirePlatformAdmin,
+} from '../../auth/access.ts';
 import { snakeCase } from '../../lib/case.ts';
 import { fields, parseInput, TIMESTAMP_RULE } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -21,7 +27,11 @@ export const BILLING_CYCLES = ['monthly', 'yearly'] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
 
 const MAX_SEATS = 1_000_000;
-const seats = z.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must not be negative').max(MAX_SEATS, `must be at most ${MAX_SEATS}`);
+const seats = z
+  .number({ message: 'must be a number' })
+  .int('must be a whole number')
+  .min(0, 'must not be negative')
+  .max(MAX_SEATS, `must be at most ${MAX_SEATS}`);
 // Exact decimal text: numeric(12,2) holds up to 10 digits before the point and 2 after.
 const price = z
   .string({ message: 'must be a number' })
@@ -48,8 +58,15 @@ const createInput = z
     endDate: endDate.optional(),
   })
   .strict();
-const updateInput = z.object({ totalSeats: seats, pricePerSeat: price, billingCycle: cycle, status, endDate }).partial().strict();
-const listInput = z.object({ organizationId: fields.id.nullish(), productId: fields.id.nullish(), status: status.nullish() });
+const updateInput = z
+  .object({ totalSeats: seats, pricePerSeat: price, billingCycle: cycle, status, endDate })
+  .partial()
+  .strict();
+const listInput = z.object({
+  organizationId: fields.id.nullish(),
+  productId: fields.id.nullish(),
+  status: status.nullish(),
+});
 
 /** What every read returns: the record with its product, organization and the number of assigned seats. */
 const INCLUDE = {
@@ -66,14 +83,29 @@ const view = ({ _count, ...row }: Row): SubscriptionView => ({ ...row, assignedS
 type ChangeKind = 'subscription.updated' | 'subscription.cancelled' | 'subscription.renewed';
 
 /** A change's event: the catalog's builder gives the snake_case shape of list B (see events/catalog.ts). */
-async function emitChange(tx: Tx, kind: ChangeKind, after: SubscriptionView, before: Pick<SubscriptionView, 'status' | 'endDate'>, changes: string[], at: Date, reason: string | null = null) {
-  await emitEvent(tx, kind, after.organization, { subscription: after, changes, previousStatus: before.status, previousEndDate: before.endDate, reason }, { at });
+async function emitChange(
+  tx: Tx,
+  kind: ChangeKind,
+  after: SubscriptionView,
+  before: Pick<SubscriptionView, 'status' | 'endDate'>,
+  changes: string[],
+  at: Date,
+  reason: string | null = null,
+) {
+  await emitEvent(
+    tx,
+    kind,
+    after.organization,
+    { subscription: after, changes, previousStatus: before.status, previousEndDate: before.endDate, reason },
+    { at },
+  );
 }
 
 /** Reads a subscription the caller may see: another tenant's (or an unknown one) is not found. */
 async function findVisible(ctx: Context, id: string) {
   requireActor(ctx);
-  const row = id.length <= 100 ? await ctx.db.subscription.findUnique({ where: { id }, select: { organizationId: true } }) : null;
+  const row =
+    id.length <= 100 ? await ctx.db.subscription.findUnique({ where: { id }, select: { organizationId: true } }) : null;
   if (!row) throw new NotFoundError('Subscription');
   await requireOrgRole(ctx, row.organizationId, 'member', 'Subscription');
   return row;
@@ -83,7 +115,9 @@ const requireSubscriptionWriter = (ctx: Context) => requirePlatformAdmin(ctx, Su
 
 /** Takes the subscription's row lock: seat assignments and changes of one subscription take turns. */
 export async function lockSubscription(tx: Tx, id: string) {
-  const [row] = await tx.$queryRaw<{ id: string; organization_id: string; total_seats: number; status: SubscriptionStatus }[]>`
+  const [row] = await tx.$queryRaw<
+    { id: string; organization_id: string; total_seats: number; status: SubscriptionStatus }[]
+  >`
     select id, organization_id, total_seats, status::text as status from subscriptions where id = ${id} for update`;
   if (!row) throw new NotFoundError('Subscription');
   return row;
@@ -101,7 +135,11 @@ export async function listSubscriptions(ctx: Context, filters: unknown, page?: P
   } else if (!(await isPlatformAdmin(ctx))) {
     organizations = { organizationId: { in: await readableOrganizationIdsOf(ctx) } };
   }
-  const where = { ...organizations, ...(f.status ? { status: f.status } : {}), ...(f.productId ? { productId: f.productId } : {}) };
+  const where = {
+    ...organizations,
+    ...(f.status ? { status: f.status } : {}),
+    ...(f.productId ? { productId: f.productId } : {}),
+  };
   const { limit, args } = paged(page, where);
   const rows = await ctx.db.subscription.findMany({ ...args, include: INCLUDE });
   return toPage(rows.map(view), limit);
@@ -120,12 +158,27 @@ export async function createSubscription(ctx: Context, input: unknown) {
   const product = await ctx.db.product.findUnique({ where: { id: data.productId }, select: { id: true } });
   if (!product) throw new NotFoundError('Product');
   return ctx.db.$transaction(async (tx) => {
-    const created = view(await tx.subscription.create({ data: { ...data, endDate: data.endDate ?? null }, include: INCLUDE }));
-    await emitEvent(tx, 'subscription.created', created.organization, { subscription: created }, { at: ctx.clock.now() });
-    await recordAudit(ctx, {
-      action: 'subscription.create', organizationId: created.organizationId, targetType: 'subscription', targetId: created.id,
-      details: { product: created.product.slug, status: created.status, totalSeats: created.totalSeats },
-    }, tx);
+    const created = view(
+      await tx.subscription.create({ data: { ...data, endDate: data.endDate ?? null }, include: INCLUDE }),
+    );
+    await emitEvent(
+      tx,
+      'subscription.created',
+      created.organization,
+      { subscription: created },
+      { at: ctx.clock.now() },
+    );
+    await recordAudit(
+      ctx,
+      {
+        action: 'subscription.create',
+        organizationId: created.organizationId,
+        targetType: 'subscription',
+        targetId: created.id,
+        details: { product: created.product.slug, status: created.status, totalSeats: created.totalSeats },
+      },
+      tx,
+    );
     return created;
   });
 }
@@ -137,7 +190,8 @@ export async function createSubscription(ctx: Context, input: unknown) {
 function kindsOf(before: SubscriptionView, after: SubscriptionView, changed: string[]): ChangeKind[] {
   const kinds: ChangeKind[] = [];
   const cancelled = before.status !== 'cancelled' && after.status === 'cancelled';
-  if (changed.some((f) => f !== 'status') || (changed.includes('status') && !cancelled)) kinds.push('subscription.updated');
+  if (changed.some((f) => f !== 'status') || (changed.includes('status') && !cancelled))
+    kinds.push('subscription.updated');
   if (cancelled) kinds.push('subscription.cancelled');
   const renewed = after.status === 'active' && before.endDate && after.endDate && after.endDate > before.endDate;
   if (renewed) kinds.push('subscription.renewed');
@@ -153,7 +207,9 @@ function changedFields(before: SubscriptionView, data: z.output<typeof updateInp
     status: (v) => v === before.status,
     endDate: (v) => (v?.getTime() ?? null) === (before.endDate?.getTime() ?? null),
   };
-  return Object.entries(data).filter(([k, v]) => v !== undefined && !same[k]!(v)).map(([k]) => k);
+  return Object.entries(data)
+    .filter(([k, v]) => v !== undefined && !same[k]!(v))
+    .map(([k]) => k);
 }
 
 async function change(ctx: Context, id: string, data: z.output<typeof updateInput>, action: string) {
@@ -163,16 +219,24 @@ async function change(ctx: Context, id: string, data: z.output<typeof updateInpu
     const before = view(await tx.subscription.findUniqueOrThrow({ where: { id }, include: INCLUDE }));
     const changed = changedFields(before, data);
     if (!changed.length) return before;
-    if (data.totalSeats !== undefined && data.totalSeats < before.assignedSeats) throw new SeatsInUseError(before.assignedSeats);
+    if (data.totalSeats !== undefined && data.totalSeats < before.assignedSeats)
+      throw new SeatsInUseError(before.assignedSeats);
     const patch = Object.fromEntries(changed.map((k) => [k, data[k as keyof typeof data]]));
     const after = view(await tx.subscription.update({ where: { id }, data: patch, include: INCLUDE }));
     for (const kind of kindsOf(before, after, changed)) {
       await emitChange(tx, kind, after, before, changed.map(snakeCase), ctx.clock.now());
     }
-    await recordAudit(ctx, {
-      action, organizationId: after.organizationId, targetType: 'subscription', targetId: id,
-      details: { fields: changed, from: before.status, to: after.status },
-    }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action,
+        organizationId: after.organizationId,
+        targetType: 'subscription',
+        targetId: id,
+        details: { fields: changed, from: before.status, to: after.status },
+      },
+      tx,
+    );
     return after;
   });
 }
@@ -203,14 +267,31 @@ export async function expireSubscriptions(db: Db, now: Date): Promise<number> {
         order by end_date limit 200 for update skip locked`;
       if (!rows.length) return 0;
       await tx.subscription.updateMany({ where: { id: { in: rows.map((r) => r.id) } }, data: { status: 'expired' } });
-      const expired = await tx.subscription.findMany({ where: { id: { in: rows.map((r) => r.id) } }, include: INCLUDE });
+      const expired = await tx.subscription.findMany({
+        where: { id: { in: rows.map((r) => r.id) } },
+        include: INCLUDE,
+      });
       const previous = new Map(rows.map((r) => [r.id, r.status]));
       for (const s of expired.map(view)) {
-        await emitChange(tx, 'subscription.updated', s, { status: previous.get(s.id)!, endDate: s.endDate }, ['status'], now, 'end_date_passed');
+        await emitChange(
+          tx,
+          'subscription.updated',
+          s,
+          { status: previous.get(s.id)!, endDate: s.endDate },
+          ['status'],
+          now,
+          'end_date_passed',
+        );
         await tx.auditLog.create({
           data: {
-            action: 'subscription.expire', organizationId: s.organizationId, actorType: 'system', actorId: null,
-            targetType: 'subscription', targetId: s.id, outcome: 'success', details: { from: previous.get(s.id), endDate: s.endDate?.toISOString() ?? null },
+            action: 'subscription.expire',
+            organizationId: s.organizationId,
+            actorType: 'system',
+            actorId: null,
+            targetType: 'subscription',
+            targetId: s.id,
+            outcome: 'success',
+            details: { from: previous.get(s.id), endDate: s.endDate?.toISOString() ?? null },
           },
         });
       }

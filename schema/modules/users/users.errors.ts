@@ -5,7 +5,9 @@ import { ConflictError, ForbiddenError, InvalidCredentialsError, ValidationError
 /** A new e-mail address or password is asked without the current password. */
 export class CurrentPasswordRequiredError extends ValidationError {
   constructor() {
-    super('Changing the e-mail or password needs the current password', [{ path: 'current_password', message: 'is required' }]);
+    super('Changing the e-mail or password needs the current password', [
+      { path: 'current_password', message: 'is required' },
+    ]);
   }
 }
 
@@ -34,7 +36,9 @@ export class UserAdminOnlyError extends ForbiddenError {
 /** Deleting the account would leave the platform without an administrator. */
 export class SoleOperatorOwnerError extends ConflictError {
   constructor() {
-    super('This account is the only owner of the operator organization: make another platform administrator owner first');
+    super(
+      'This account is the only owner of the operator organization: make another platform administrator owner first',
+    );
   }
 }
 

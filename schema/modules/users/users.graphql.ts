@@ -5,7 +5,16 @@ import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { pendingEmailOf } from '../accounts/email-verification.service.ts';
 import { FreshProofInput } from '../mfa/mfa.graphql.ts';
-import { deleteMe, deleteUser, getMe, getUser, listUsers, updateMe, updateUser, type UpdateMeResult } from './users.service.ts';
+import {
+  deleteMe,
+  deleteUser,
+  getMe,
+  getUser,
+  listUsers,
+  updateMe,
+  updateUser,
+  type UpdateMeResult,
+} from './users.service.ts';
 
 const UserRef = builder.prismaObject('User', {
   fields: (t) => ({
@@ -14,8 +23,12 @@ const UserRef = builder.prismaObject('User', {
     emailVerified: t.exposeBoolean('emailVerified'),
     pendingEmail: t.string({
       nullable: true,
-      description: 'A new address the user asked for, in effect once the link mailed there is used. Shown to the user only.',
-      resolve: (user, _args, ctx) => (ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === user.id ? pendingEmailOf(ctx.db, user.id, ctx.clock.now()) : null),
+      description:
+        'A new address the user asked for, in effect once the link mailed there is used. Shown to the user only.',
+      resolve: (user, _args, ctx) =>
+        ctx.actor?.kind !== 'apiKey' && ctx.actor?.userId === user.id
+          ? pendingEmailOf(ctx.db, user.id, ctx.clock.now())
+          : null,
     }),
     name: t.exposeString('name'),
     picture: t.exposeString('picture', { nullable: true }),
@@ -39,7 +52,8 @@ builder.queryField('me', (t) =>
 builder.queryField('users', (t) =>
   t.field({
     type: UserPageRef,
-    description: 'Users the caller may see: all for platform admins, else itself and the members of organizations it administers.',
+    description:
+      'Users the caller may see: all for platform admins, else itself and the members of organizations it administers.',
     authScopes: { authenticated: true },
     args: { limit: t.arg.int(), cursor: t.arg.string() },
     resolve: (_root, args, ctx) => listUsers(ctx, { limit: args.limit ?? undefined, cursor: args.cursor ?? undefined }),
@@ -59,16 +73,25 @@ const UpdateMeInput = builder.inputType('UpdateMeInput', {
   fields: (t) => ({
     name: t.string(),
     picture: t.string({ description: 'An https URL; null removes it.' }),
-    email: t.string({ description: 'A new address: mailed a link, and in effect once it is used (pendingEmail until then).' }),
+    email: t.string({
+      description: 'A new address: mailed a link, and in effect once it is used (pendingEmail until then).',
+    }),
     currentPassword: t.string({ description: 'Required to change the e-mail address or the password.' }),
-    password: t.string({ description: 'The new password (12 characters or more). Ends every other session and token.' }),
+    password: t.string({
+      description: 'The new password (12 characters or more). Ends every other session and token.',
+    }),
   }),
 });
 
 const UpdateMePayload = builder.objectRef<UpdateMeResult>('UpdateMePayload').implement({
   fields: (t) => ({
     user: t.field({ type: UserRef, resolve: (p) => p.user }),
-    login: t.field({ type: LoginPayloadRef, nullable: true, description: 'A fresh session after a password change.', resolve: (p) => p.login }),
+    login: t.field({
+      type: LoginPayloadRef,
+      nullable: true,
+      description: 'A fresh session after a password change.',
+      resolve: (p) => p.login,
+    }),
   }),
 });
 
@@ -89,7 +112,7 @@ builder.mutationField('updateMe', (t) =>
 builder.mutationField('deleteMe', (t) =>
   t.boolean({
     errors: { directResult: false },
-    description: 'Deletes the caller\'s account; needs a fresh proof (the password or a code).',
+    description: "Deletes the caller's account; needs a fresh proof (the password or a code).",
     authScopes: { session: true },
     args: { input: t.arg({ type: FreshProofInput, required: false }) },
     resolve: async (_root, { input }, ctx) => !!(await deleteMe(ctx, input ?? {})),
@@ -109,7 +132,8 @@ builder.mutationField('updateUser', (t) =>
 builder.mutationField('deleteUser', (t) =>
   t.boolean({
     errors: { directResult: false },
-    description: 'Deletes a user (platform admins); one\'s own account as deleteMe does: not with an access token, and with a fresh proof (the password or a code).',
+    description:
+      "Deletes a user (platform admins); one's own account as deleteMe does: not with an access token, and with a fresh proof (the password or a code).",
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: FreshProofInput, required: false }) },
     resolve: async (_root, args, ctx) => !!(await deleteUser(ctx, String(args.id), args.input ?? {})),

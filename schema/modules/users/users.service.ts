@@ -4,8 +4,21 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
-import { CurrentPasswordRequiredError, EmailTakenError, UserAdminOnlyError, SoleOperatorOwnerError, SoleOwnerError, WrongCurrentPasswordError } from './users.errors.ts';
-import { isPlatformAdmin, readableOrganizationIdsOf, requireActor, requireFirstParty, requireUserId } from '../../auth/access.ts';
+import {
+  CurrentPasswordRequiredError,
+  EmailTakenError,
+  UserAdminOnlyError,
+  SoleOperatorOwnerError,
+  SoleOwnerError,
+  WrongCurrentPasswordError,
+} from './users.errors.ts';
+import {
+  isPlatformAdmin,
+  readableOrganizationIdsOf,
+  requireActor,
+  requireFirstParty,
+  requireUserId,
+} from '../../auth/access.ts';
 import { hashPassword } from '../../lib/crypto.ts';
 import { checkAccountPassword } from '../auth/throttle.service.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -15,7 +28,11 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
-import { cancelEmailChange, countVerificationMail, mailEmailChangeLink } from '../accounts/email-verification.service.ts';
+import {
+  cancelEmailChange,
+  countVerificationMail,
+  mailEmailChangeLink,
+} from '../accounts/email-verification.service.ts';
 import { forgotPasswordUrl } from '../accounts/links.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { proofOf, requireFreshProof } from '../mfa/mfa.service.ts';
@@ -29,17 +46,25 @@ async function visibleUsersWhere(ctx: Context): Promise<Prisma.UserWhereInput> {
   if (await isPlatformAdmin(ctx)) return {};
   const administered =
     actor.kind === 'apiKey'
-      ? actor.role === 'member' ? [] : [actor.organizationId]
+      ? actor.role === 'member'
+        ? []
+        : [actor.organizationId]
       : (
           await ctx.db.membership.findMany({
-            where: { userId: actor.userId ?? '', role: { in: ['owner', 'admin'] }, ...(actor.kind === 'oauth' ? { organizationId: actor.organizationId } : {}) },
+            where: {
+              userId: actor.userId ?? '',
+              role: { in: ['owner', 'admin'] },
+              ...(actor.kind === 'oauth' ? { organizationId: actor.organizationId } : {}),
+            },
             select: { organizationId: true },
           })
         ).map((m) => m.organizationId);
   // Not those holding the caller back until it sets up a second factor.
   const readable = new Set(await readableOrganizationIdsOf(ctx));
   const self = actor.kind === 'apiKey' ? [] : [{ id: actor.userId ?? '' }];
-  return { OR: [...self, { memberships: { some: { organizationId: { in: administered.filter((id) => readable.has(id)) } } } }] };
+  return {
+    OR: [...self, { memberships: { some: { organizationId: { in: administered.filter((id) => readable.has(id)) } } } }],
+  };
 }
 
 export async function getMe(ctx: Context) {
@@ -88,7 +113,12 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
       throw new CurrentPasswordRequiredError();
     }
     if (!(await checkAccountPassword(ctx, user, data.currentPassword))) {
-      await recordAudit(ctx, { action: 'user.password.verify', outcome: 'failure', targetType: 'user', targetId: userId });
+      await recordAudit(ctx, {
+        action: 'user.password.verify',
+        outcome: 'failure',
+        targetType: 'user',
+        targetId: userId,
+      });
       throw new WrongCurrentPasswordError();
     }
   }
@@ -98,35 +128,58 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
   const passwordHash = data.password ? await hashPassword(data.password) : undefined;
   const newEmail = data.email && data.email !== user.email ? data.email : undefined;
   if (newEmail) await countVerificationMail(ctx, userId);
-  return ctx.db.$transaction(async (tx) => {
-    const updated = await tx.user.update({
-      where: { id: userId },
-      data: { name: data.name, picture: data.picture, ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}) },
+  return ctx.db
+    .$transaction(async (tx) => {
+      const updated = await tx.user.update({
+        where: { id: userId },
+        data: {
+          name: data.name,
+          picture: data.picture,
+          ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}),
+        },
+      });
+      // A new address takes effect once the link mailed to it is used (accounts/email-verification.service.ts); asking
+      // for the current one again withdraws a pending change.
+      if (newEmail) await mailEmailChangeLink(ctx, tx, updated, newEmail);
+      else if (data.email) await cancelEmailChange(tx, userId, ctx.clock.now());
+      const changed = Object.keys(data).filter((k) => !['currentPassword', 'password', 'email'].includes(k));
+      const now = ctx.clock.now();
+      const at = { at: now };
+      if (changed.length) await emitUserEvent(tx, 'user.updated', userId, { user: updated, changes: changed }, at);
+      await recordAudit(
+        ctx,
+        {
+          action: 'user.update',
+          targetType: 'user',
+          targetId: userId,
+          details: { fields: changed, ...(newEmail ? { pendingEmail: newEmail } : {}) },
+        },
+        tx,
+      );
+      let login: LoginResult | null = null;
+      if (passwordHash) {
+        await emitUserEvent(tx, 'user.password.changed', userId, { user: updated }, at);
+        await recordAudit(ctx, { action: 'user.password.change', targetType: 'user', targetId: userId }, tx);
+        await queueMail(
+          tx,
+          'password_changed',
+          updated.email,
+          { name: updated.name, at: now, forgotUrl: forgotPasswordUrl(ctx) },
+          now,
+        );
+        const actor = ctx.actor;
+        const issued = await createSession(ctx, tx, userId, updated.sessionVersion, {
+          organizationId: actor?.kind === 'user' ? actor.organizationId : undefined,
+        });
+        login = await loginPayload(tx, issued, userId);
+      }
+      return { user: updated, login };
+    })
+    .catch((error: unknown) => {
+      // Two people racing for one address both pass the check above; the unique index decides, same answer.
+      if (isUniqueViolation(error)) throw new EmailTakenError();
+      throw error;
     });
-    // A new address takes effect once the link mailed to it is used (accounts/email-verification.service.ts); asking
-    // for the current one again withdraws a pending change.
-    if (newEmail) await mailEmailChangeLink(ctx, tx, updated, newEmail);
-    else if (data.email) await cancelEmailChange(tx, userId, ctx.clock.now());
-    const changed = Object.keys(data).filter((k) => !['currentPassword', 'password', 'email'].includes(k));
-    const now = ctx.clock.now();
-    const at = { at: now };
-    if (changed.length) await emitUserEvent(tx, 'user.updated', userId, { user: updated, changes: changed }, at);
-    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: userId, details: { fields: changed, ...(newEmail ? { pendingEmail: newEmail } : {}) } }, tx);
-    let login: LoginResult | null = null;
-    if (passwordHash) {
-      await emitUserEvent(tx, 'user.password.changed', userId, { user: updated }, at);
-      await recordAudit(ctx, { action: 'user.password.change', targetType: 'user', targetId: userId }, tx);
-      await queueMail(tx, 'password_changed', updated.email, { name: updated.name, at: now, forgotUrl: forgotPasswordUrl(ctx) }, now);
-      const actor = ctx.actor;
-      const issued = await createSession(ctx, tx, userId, updated.sessionVersion, { organizationId: actor?.kind === 'user' ? actor.organizationId : undefined });
-      login = await loginPayload(tx, issued, userId);
-    }
-    return { user: updated, login };
-  }).catch((error: unknown) => {
-    // Two people racing for one address both pass the check above; the unique index decides, same answer.
-    if (isUniqueViolation(error)) throw new EmailTakenError();
-    throw error;
-  });
 }
 
 const adminUpdateInput = z.object({ ...profileFields, emailVerified: z.boolean().optional() }).strict();
@@ -146,8 +199,13 @@ export async function updateUser(ctx: Context, id: string, input: unknown) {
     const updated = await tx.user.update({ where: { id: target.id }, data });
     const at = { at: ctx.clock.now() };
     await emitUserEvent(tx, 'user.updated', target.id, { user: updated, changes: Object.keys(data) }, at);
-    if (data.emailVerified && !target.emailVerified) await emitUserEvent(tx, 'user.email.verified', target.id, { user: updated }, at);
-    await recordAudit(ctx, { action: 'user.update', targetType: 'user', targetId: id, details: { fields: Object.keys(data) } }, tx);
+    if (data.emailVerified && !target.emailVerified)
+      await emitUserEvent(tx, 'user.email.verified', target.id, { user: updated }, at);
+    await recordAudit(
+      ctx,
+      { action: 'user.update', targetType: 'user', targetId: id, details: { fields: Object.keys(data) } },
+      tx,
+    );
     return updated;
   });
 }
@@ -158,7 +216,10 @@ export async function updateUser(ctx: Context, id: string, input: unknown) {
  * an organization nobody else belongs to goes with it. Returns those organizations.
  */
 async function soleOwnedOrganizations(tx: Tx, userId: string): Promise<{ id: string; name: string }[]> {
-  const owned = await tx.membership.findMany({ where: { userId, role: 'owner' }, select: { organization: { select: { id: true, name: true, isOperator: true } } } });
+  const owned = await tx.membership.findMany({
+    where: { userId, role: 'owner' },
+    select: { organization: { select: { id: true, name: true, isOperator: true } } },
+  });
   const orphaned: { id: string; name: string }[] = [];
   for (const { organization } of owned) {
     const owners = await tx.membership.count({ where: { organizationId: organization.id, role: 'owner' } });
@@ -178,9 +239,18 @@ async function deleteAccount(ctx: Context, userId: string) {
     const at = { at: ctx.clock.now() };
     // While the user still belongs to its organizations: each of them hears of the deletion.
     await emitUserEvent(tx, 'user.deleted', userId, { user }, at);
-    const memberships = await tx.membership.findMany({ where: { userId }, include: { organization: { select: { id: true, name: true } } } });
+    const memberships = await tx.membership.findMany({
+      where: { userId },
+      include: { organization: { select: { id: true, name: true } } },
+    });
     for (const m of memberships) {
-      await emitEvents(tx, ['member.removed', 'organization.member.removed'], m.organization, { organization: m.organization, user, role: m.role }, at);
+      await emitEvents(
+        tx,
+        ['member.removed', 'organization.member.removed'],
+        m.organization,
+        { organization: m.organization, user, role: m.role },
+        at,
+      );
       // The cascade would take the grants and sessions; the API keys the user made outlive it unless ended here.
       await endMembership(ctx, tx, m.organization, userId, 'creator_deleted');
     }

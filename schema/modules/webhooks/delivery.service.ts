@@ -4,8 +4,19 @@
 import { Prisma } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import {
-  advanceSql, assertAttemptJob, attemptSigned, nextJobSql, outcomeOf, recordAttempt, SCHEDULED_ATTEMPTS, sqlOf, STUCK_AFTER_SECONDS,
-  type AttemptDeps, type AttemptLane, type AttemptOutcome, type AttemptSlot,
+  advanceSql,
+  assertAttemptJob,
+  attemptSigned,
+  nextJobSql,
+  outcomeOf,
+  recordAttempt,
+  SCHEDULED_ATTEMPTS,
+  sqlOf,
+  STUCK_AFTER_SECONDS,
+  type AttemptDeps,
+  type AttemptLane,
+  type AttemptOutcome,
+  type AttemptSlot,
 } from '../../push/signed-attempt.ts';
 
 // The job as the SQL function tessera_webhook_delivery_job defines it (docs/architecture.md#jobs), read back here.
@@ -18,13 +29,29 @@ export const assertDeliverJob = (payload: unknown) => assertAttemptJob(lane, pay
  * Queues attempt `attempt` of a delivery, the job that tessera_webhook_delivery_job defines (the fan-out trigger
  * queues the first the same way); a null runAt runs it now. The queued job's row.
  */
-export const deliverJobSql = (deliveryId: Prisma.Sql | string, webhookId: Prisma.Sql | string, attempt: Prisma.Sql | number, runAt: Date | null) => Prisma.sql`
+export const deliverJobSql = (
+  deliveryId: Prisma.Sql | string,
+  webhookId: Prisma.Sql | string,
+  attempt: Prisma.Sql | number,
+  runAt: Date | null,
+) => Prisma.sql`
   (select j from graphile_worker.add_jobs(array[tessera_webhook_delivery_job((${deliveryId})::text, (${webhookId})::text, (${attempt})::int,
     ${runAt?.toISOString() ?? null}::timestamptz)]) j)`;
 
 interface DeliveryRow {
-  id: string; status: string; attempts: number; kind: string; event_id: string; body: string; next_attempt_ms: number | null;
-  manual: boolean; manual_before: number; webhook_id: string; url: string; is_active: boolean; secret_encrypted: string;
+  id: string;
+  status: string;
+  attempts: number;
+  kind: string;
+  event_id: string;
+  body: string;
+  next_attempt_ms: number | null;
+  manual: boolean;
+  manual_before: number;
+  webhook_id: string;
+  url: string;
+  is_active: boolean;
+  secret_encrypted: string;
 }
 
 /**
@@ -40,10 +67,19 @@ interface DeliveryRow {
 function slotOf(delivery: DeliveryRow, attempt: number): AttemptSlot {
   if (!delivery.manual) return { scheduled: attempt - delivery.manual_before };
   const scheduledMade = attempt - 1 - delivery.manual_before;
-  return { manual: true, next: scheduledMade < SCHEDULED_ATTEMPTS && delivery.next_attempt_ms !== null ? new Date(delivery.next_attempt_ms) : null };
+  return {
+    manual: true,
+    next:
+      scheduledMade < SCHEDULED_ATTEMPTS && delivery.next_attempt_ms !== null
+        ? new Date(delivery.next_attempt_ms)
+        : null,
+  };
 }
 
-export async function attemptDelivery(deps: AttemptDeps, job: { id: string; attempt: number }): Promise<AttemptOutcome> {
+export async function attemptDelivery(
+  deps: AttemptDeps,
+  job: { id: string; attempt: number },
+): Promise<AttemptOutcome> {
   // One statement: the delivery, its webhook and its event's body.
   const sql = sqlOf(deps);
   const [delivery] = await sql<DeliveryRow>(Prisma.sql`
@@ -56,14 +92,26 @@ export async function attemptDelivery(deps: AttemptDeps, job: { id: string; atte
     where d.id = ${job.id}::text`);
   // Already done (a job run twice), gone with its webhook, or paused: an inactive webhook gets nothing, and its
   // pending deliveries resume through the sweep once it is active again.
-  if (!delivery || delivery.status !== 'pending' || delivery.attempts >= job.attempt || !delivery.is_active) return 'skipped';
+  if (!delivery || delivery.status !== 'pending' || delivery.attempts >= job.attempt || !delivery.is_active)
+    return 'skipped';
 
-  const sent = await attemptSigned(deps, job.attempt, {
-    url: delivery.url, secretEncrypted: delivery.secret_encrypted, eventId: delivery.event_id, deliveryId: delivery.id, kind: delivery.kind, body: delivery.body,
-  }, slotOf(delivery, job.attempt));
+  const sent = await attemptSigned(
+    deps,
+    job.attempt,
+    {
+      url: delivery.url,
+      secretEncrypted: delivery.secret_encrypted,
+      eventId: delivery.event_id,
+      deliveryId: delivery.id,
+      kind: delivery.kind,
+      body: delivery.body,
+    },
+    slotOf(delivery, job.attempt),
+  );
   const exhausted = sent.status === 'failed';
   // One statement: the delivery's step, its attempt record, the webhook's failing mark, and the next attempt's job.
-  await recordAttempt(sent, ({ result }) => sql(Prisma.sql`
+  await recordAttempt(sent, ({ result }) =>
+    sql(Prisma.sql`
     with d as (${advanceSql('webhook_deliveries', delivery.id, sent, Prisma.sql`, retry_requested_at = null`)} returning id, webhook_id),
     logged as (
       insert into webhook_attempts (id, delivery_id, attempt, started_at, duration_ms, success, status_code, error, request_headers, response_headers, response_body, manual)
@@ -76,7 +124,8 @@ export async function attemptDelivery(deps: AttemptDeps, job: { id: string; atte
       where id = (select webhook_id from d) and (${sent.success}::boolean or ${exhausted}::boolean)
     )
     select d.id, ${nextJobSql(sent, deliverJobSql(Prisma.sql`d.id`, Prisma.sql`d.webhook_id`, job.attempt + 1, sent.next))} as job
-    from d`));
+    from d`),
+  );
   return outcomeOf(sent);
 }
 

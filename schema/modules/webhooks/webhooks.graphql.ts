@@ -2,8 +2,17 @@ import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import {
-  createWebhook, deleteWebhook, eventTypes, getWebhook, listDeliveries, listWebhooks, retryDelivery, revealWebhookSecret,
-  rotateWebhookSecret, sendTestEvent, updateWebhook,
+  createWebhook,
+  deleteWebhook,
+  eventTypes,
+  getWebhook,
+  listDeliveries,
+  listWebhooks,
+  retryDelivery,
+  revealWebhookSecret,
+  rotateWebhookSecret,
+  sendTestEvent,
+  updateWebhook,
 } from './webhooks.service.ts';
 
 type EventTypeRow = ReturnType<typeof eventTypes>[number];
@@ -12,7 +21,10 @@ const EventTypeRef = builder.objectRef<EventTypeRow>('EventType').implement({
   fields: (t) => ({
     kind: t.exposeString('kind'),
     group: t.exposeString('group'),
-    lists: t.stringList({ description: 'The interface lists (A, B) that name this kind.', resolve: (e) => [...e.lists] }),
+    lists: t.stringList({
+      description: 'The interface lists (A, B) that name this kind.',
+      resolve: (e) => [...e.lists],
+    }),
     description: t.exposeString('description'),
     example: t.field({ type: 'JSON', description: 'An example of its `data`.', resolve: (e) => e.example }),
   }),
@@ -26,11 +38,15 @@ const WebhookRef = builder.prismaObject('Webhook', {
     events: t.exposeStringList('events'),
     description: t.exposeString('description'),
     isActive: t.exposeBoolean('isActive'),
-    failing: t.boolean({ description: 'All five attempts of a delivery failed, and nothing succeeded since.', resolve: (w) => w.failingSince !== null }),
+    failing: t.boolean({
+      description: 'All five attempts of a delivery failed, and nothing succeeded since.',
+      resolve: (w) => w.failingSince !== null,
+    }),
     failingSince: t.expose('failingSince', { type: 'DateTime', nullable: true }),
     secret: t.string({
       nullable: true,
-      description: 'The signing secret (whsec_...), in the answer of createWebhook and rotateWebhookSecret only; null everywhere else. ' +
+      description:
+        'The signing secret (whsec_...), in the answer of createWebhook and rotateWebhookSecret only; null everywhere else. ' +
         'Never editable, only regenerated; an owner reads it again with revealWebhookSecret (audited).',
       // Only creation and rotation hand the service a webhook with its secret in clear (WebhookWithSecret).
       resolve: (w) => ('secret' in w && typeof w.secret === 'string' ? w.secret : null),
@@ -62,7 +78,9 @@ const WebhookAttemptRef = builder.objectRef<Attempt>('WebhookAttempt').implement
     requestHeaders: t.field({ type: 'JSON', resolve: (a) => a.requestHeaders }),
     responseHeaders: t.field({ type: 'JSON', nullable: true, resolve: (a) => a.responseHeaders }),
     responseBody: t.exposeString('responseBody', { nullable: true, description: 'The first 4 KB of the answer.' }),
-    manual: t.exposeBoolean('manual', { description: 'Asked for by an admin (Retry now), outside the retry schedule.' }),
+    manual: t.exposeBoolean('manual', {
+      description: 'Asked for by an admin (Retry now), outside the retry schedule.',
+    }),
   }),
 });
 
@@ -78,7 +96,11 @@ const WebhookDeliveryRef = builder.objectRef<Delivery>('WebhookDelivery').implem
     nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
     statusCode: t.exposeInt('lastStatusCode', { nullable: true }),
     deliveredAt: t.expose('deliveredAt', { type: 'DateTime', nullable: true }),
-    timestamp: t.field({ type: 'DateTime', description: 'When the event happened.', resolve: (d) => d.event.createdAt }),
+    timestamp: t.field({
+      type: 'DateTime',
+      description: 'When the event happened.',
+      resolve: (d) => d.event.createdAt,
+    }),
     requestBody: t.string({ resolve: (d) => d.event.body }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     attempts: t.field({ type: [WebhookAttemptRef], resolve: (d) => d.attemptLog }),
@@ -112,7 +134,12 @@ builder.queryField('webhooks', (t) =>
 );
 
 builder.queryField('webhook', (t) =>
-  t.field({ type: WebhookRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => getWebhook(ctx, String(id)) }),
+  t.field({
+    type: WebhookRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => getWebhook(ctx, String(id)),
+  }),
 );
 
 builder.queryField('webhookDeliveries', (t) =>
@@ -126,7 +153,8 @@ builder.queryField('webhookDeliveries', (t) =>
 
 builder.mutationField('createWebhook', (t) =>
   t.field({
-    description: 'At most WEBHOOK_LIMIT_PER_ORGANIZATION (20) per organization: past it, a UserError with code conflict.',
+    description:
+      'At most WEBHOOK_LIMIT_PER_ORGANIZATION (20) per organization: past it, a UserError with code conflict.',
     errors: {},
     type: WebhookRef,
     authScopes: firstParty(),
@@ -146,16 +174,29 @@ builder.mutationField('updateWebhook', (t) =>
 );
 
 builder.mutationField('deleteWebhook', (t) =>
-  t.field({ errors: {}, type: WebhookRef, authScopes: { authenticated: true }, args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => deleteWebhook(ctx, String(id)) }),
+  t.field({
+    errors: {},
+    type: WebhookRef,
+    authScopes: { authenticated: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => deleteWebhook(ctx, String(id)),
+  }),
 );
 
 builder.mutationField('rotateWebhookSecret', (t) =>
-  t.field({ errors: {}, type: WebhookRef, authScopes: firstParty(), args: { id: t.arg.id({ required: true }) }, resolve: (_r, { id }, ctx) => rotateWebhookSecret(ctx, String(id)) }),
+  t.field({
+    errors: {},
+    type: WebhookRef,
+    authScopes: firstParty(),
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_r, { id }, ctx) => rotateWebhookSecret(ctx, String(id)),
+  }),
 );
 
 builder.mutationField('revealWebhookSecret', (t) =>
   t.field({
-    description: "The current signing secret, for the organization's owners (and platform admins), never an OAuth access token; each reveal is audited (webhook.secret.reveal).",
+    description:
+      "The current signing secret, for the organization's owners (and platform admins), never an OAuth access token; each reveal is audited (webhook.secret.reveal).",
     errors: {},
     type: WebhookSecretRef,
     authScopes: firstParty(),
@@ -176,13 +217,18 @@ builder.mutationField('sendTestWebhook', (t) =>
 
 builder.mutationField('retryWebhookDelivery', (t) =>
   t.field({
-    description: 'Retry now: one more attempt, made at once, of a delivery whose last attempt failed (pending with failures, or failed). ' +
+    description:
+      'Retry now: one more attempt, made at once, of a delivery whose last attempt failed (pending with failures, or failed). ' +
       'Its success ends the delivery; its failure leaves the scheduled attempts as they were. A UserError with code conflict for a ' +
       'delivered delivery, one not attempted yet, one already being retried or whose attempt is being made, or an inactive webhook.',
     errors: {},
     type: WebhookDeliveryRef,
     authScopes: { authenticated: true },
-    args: { id: t.arg.id({ required: true }), webhookId: t.arg.id({ description: 'The webhook the delivery must belong to (not found otherwise).' }) },
-    resolve: (_root, { id, webhookId }, ctx) => retryDelivery(ctx, String(id), webhookId == null ? null : String(webhookId)),
+    args: {
+      id: t.arg.id({ required: true }),
+      webhookId: t.arg.id({ description: 'The webhook the delivery must belong to (not found otherwise).' }),
+    },
+    resolve: (_root, { id, webhookId }, ctx) =>
+      retryDelivery(ctx, String(id), webhookId == null ? null : String(webhookId)),
   }),
 );

@@ -23,13 +23,29 @@ import { WebhookLimitError } from './webhooks.errors.ts';
 /** The most webhooks an organization may have when WEBHOOK_LIMIT_PER_ORGANIZATION is not set. */
 export const DEFAULT_WEBHOOK_LIMIT = 20;
 
-const kind = z.string().refine(isEventKind, { message: 'is not an event kind of the catalog (GET /api/v1/event-types)' });
-const eventList = z.array(kind).min(1, 'must name at least one event').max(EVENT_KINDS.length).transform((list) => [...new Set(list)]);
+const kind = z
+  .string()
+  .refine(isEventKind, { message: 'is not an event kind of the catalog (GET /api/v1/event-types)' });
+const eventList = z
+  .array(kind)
+  .min(1, 'must name at least one event')
+  .max(EVENT_KINDS.length)
+  .transform((list) => [...new Set(list)]);
 const url = z.string().trim().max(2048, 'must be at most 2048 characters');
 const description = z.string().trim().max(500, 'must be at most 500 characters');
 
-const createInput = z.object({ organizationId: fields.id.nullish(), url, events: eventList, description: description.nullish() });
-const updateInput = z.object({ url: url.optional(), events: eventList.optional(), description: description.nullish(), isActive: z.boolean().optional() });
+const createInput = z.object({
+  organizationId: fields.id.nullish(),
+  url,
+  events: eventList,
+  description: description.nullish(),
+});
+const updateInput = z.object({
+  url: url.optional(),
+  events: eventList.optional(),
+  description: description.nullish(),
+  isActive: z.boolean().optional(),
+});
 
 export function eventTypes() {
   return eventTypeList();
@@ -41,7 +57,8 @@ async function checkUrl(ctx: Context, value: string): Promise<string> {
     await checkDestination(value, ctx.settings.webhooks ?? DEFAULT_WEBHOOK_SETTINGS);
     return value;
   } catch (error) {
-    if (error instanceof DestinationError) throw new ValidationError('The webhook URL is not allowed', [{ path: 'url', message: error.message }]);
+    if (error instanceof DestinationError)
+      throw new ValidationError('The webhook URL is not allowed', [{ path: 'url', message: error.message }]);
     throw error;
   }
 }
@@ -49,7 +66,10 @@ async function checkUrl(ctx: Context, value: string): Promise<string> {
 /** The webhook, if the caller holds `min` in its organization; with no role there it does not exist. */
 async function ownWebhook(ctx: Context, id: unknown, min: Role = 'admin') {
   const webhookId = parseInput(fields.id, id);
-  const webhook = await ctx.db.webhook.findUnique({ where: { id: webhookId }, include: { organization: { select: { id: true, name: true } } } });
+  const webhook = await ctx.db.webhook.findUnique({
+    where: { id: webhookId },
+    include: { organization: { select: { id: true, name: true } } },
+  });
   if (!webhook) throw new NotFoundError('Webhook');
   await requireOrgRole(ctx, webhook.organizationId, min, 'Webhook');
   return webhook;
@@ -58,7 +78,10 @@ async function ownWebhook(ctx: Context, id: unknown, min: Role = 'admin') {
 /** A webhook with its secret in clear: what creation and rotation answer, and nothing else. */
 export type WebhookWithSecret<W> = W & { secret: string };
 
-async function withSecret<W extends { secretEncrypted: string }>(ctx: Context, webhook: W): Promise<WebhookWithSecret<W>> {
+async function withSecret<W extends { secretEncrypted: string }>(
+  ctx: Context,
+  webhook: W,
+): Promise<WebhookWithSecret<W>> {
   return { ...webhook, secret: await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey) };
 }
 
@@ -85,8 +108,20 @@ export async function createWebhook(ctx: Context, input: unknown) {
     // that refer to the organization free to be written meanwhile.
     await tx.$executeRaw`select 1 from organizations where id = ${organizationId} for no key update`;
     if ((await tx.webhook.count({ where: { organizationId } })) >= limit) throw new WebhookLimitError(limit);
-    const webhook = await tx.webhook.create({ data: { organizationId, url: target, events: data.events, description: data.description ?? '', secretEncrypted } });
-    await recordAudit(ctx, { action: 'webhook.create', organizationId, targetType: 'webhook', targetId: webhook.id, details: { url: target, events: data.events } }, tx);
+    const webhook = await tx.webhook.create({
+      data: { organizationId, url: target, events: data.events, description: data.description ?? '', secretEncrypted },
+    });
+    await recordAudit(
+      ctx,
+      {
+        action: 'webhook.create',
+        organizationId,
+        targetType: 'webhook',
+        targetId: webhook.id,
+        details: { url: target, events: data.events },
+      },
+      tx,
+    );
     return webhook;
   });
   return withSecret(ctx, created);
@@ -100,12 +135,24 @@ export async function updateWebhook(ctx: Context, id: unknown, input: unknown) {
     const updated = await tx.webhook.update({
       where: { id: webhook.id },
       data: {
-        url: target, events: data.events, isActive: data.isActive,
-        description: data.description === undefined ? undefined : data.description ?? '',
+        url: target,
+        events: data.events,
+        isActive: data.isActive,
+        description: data.description === undefined ? undefined : (data.description ?? ''),
       },
     });
     const changes = Object.keys(data).filter((k) => (data as Record<string, unknown>)[k] !== undefined);
-    await recordAudit(ctx, { action: 'webhook.update', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id, details: { changes } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'webhook.update',
+        organizationId: webhook.organizationId,
+        targetType: 'webhook',
+        targetId: webhook.id,
+        details: { changes },
+      },
+      tx,
+    );
     return updated;
   });
 }
@@ -115,7 +162,11 @@ export async function deleteWebhook(ctx: Context, id: unknown) {
   await ctx.db.$transaction(async (tx) => {
     // Its pending jobs find no delivery and end without a request.
     await tx.webhook.delete({ where: { id: webhook.id } });
-    await recordAudit(ctx, { action: 'webhook.delete', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id }, tx);
+    await recordAudit(
+      ctx,
+      { action: 'webhook.delete', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id },
+      tx,
+    );
   });
   return webhook;
 }
@@ -126,7 +177,16 @@ export async function rotateWebhookSecret(ctx: Context, id: unknown) {
   const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
   const updated = await ctx.db.$transaction(async (tx) => {
     const updated = await tx.webhook.update({ where: { id: webhook.id }, data: { secretEncrypted } });
-    await recordAudit(ctx, { action: 'webhook.rotate_secret', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'webhook.rotate_secret',
+        organizationId: webhook.organizationId,
+        targetType: 'webhook',
+        targetId: webhook.id,
+      },
+      tx,
+    );
     return updated;
   });
   return withSecret(ctx, updated);
@@ -140,7 +200,12 @@ export async function rotateWebhookSecret(ctx: Context, id: unknown) {
 export async function revealWebhookSecret(ctx: Context, id: unknown) {
   const webhook = await ownWebhook(ctx, id, 'owner');
   const secret = await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey);
-  await recordAudit(ctx, { action: 'webhook.secret.reveal', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id });
+  await recordAudit(ctx, {
+    action: 'webhook.secret.reveal',
+    organizationId: webhook.organizationId,
+    targetType: 'webhook',
+    targetId: webhook.id,
+  });
   return { webhookId: webhook.id, secret };
 }
 
@@ -151,7 +216,17 @@ export async function sendTestEvent(ctx: Context, id: unknown, event: unknown) {
   if (!webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to send a test event');
   return ctx.db.$transaction(async (tx) => {
     const eventId = await emitTestEvent(tx, chosen as EventKind, webhook.organization, webhook.id, ctx.clock.now());
-    await recordAudit(ctx, { action: 'webhook.test', organizationId: webhook.organizationId, targetType: 'webhook', targetId: webhook.id, details: { event: chosen } }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'webhook.test',
+        organizationId: webhook.organizationId,
+        targetType: 'webhook',
+        targetId: webhook.id,
+        details: { event: chosen },
+      },
+      tx,
+    );
     return tx.webhookDelivery.findFirstOrThrow({ where: { eventId, webhookId: webhook.id }, include: deliveryDetail });
   });
 }
@@ -179,7 +254,10 @@ export async function listDeliveries(ctx: Context, webhookId: unknown, page?: Pa
 export async function retryDelivery(ctx: Context, deliveryId: unknown, webhookId?: unknown) {
   const id = parseInput(fields.id, deliveryId);
   const ofWebhook = webhookId === undefined || webhookId === null ? null : parseInput(fields.id, webhookId);
-  const delivery = await ctx.db.webhookDelivery.findUnique({ where: { id }, include: { webhook: { select: { organizationId: true, isActive: true } } } });
+  const delivery = await ctx.db.webhookDelivery.findUnique({
+    where: { id },
+    include: { webhook: { select: { organizationId: true, isActive: true } } },
+  });
   if (!delivery || (ofWebhook !== null && delivery.webhookId !== ofWebhook)) throw new NotFoundError('Delivery');
   await requireOrgRole(ctx, delivery.webhook.organizationId, 'admin', 'Delivery');
   const now = ctx.clock.now();
@@ -191,7 +269,8 @@ export async function retryDelivery(ctx: Context, deliveryId: unknown, webhookId
       from webhook_deliveries where id = ${id} for update`;
     if (!row) throw new NotFoundError('Delivery');
     if (row.status === 'delivered') throw new ConflictError('The delivery was delivered: there is nothing to retry');
-    if (row.status === 'pending' && row.attempts === 0) throw new ConflictError('No attempt of this delivery has been made yet: the first is on its way');
+    if (row.status === 'pending' && row.attempts === 0)
+      throw new ConflictError('No attempt of this delivery has been made yet: the first is on its way');
     if (!delivery.webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to retry');
     // One manual attempt at a time; a request whose attempt never came (its worker died) may be made again.
     if (row.asked) throw new ConflictError('A retry of this delivery is already on its way');
@@ -215,7 +294,16 @@ export async function retryDelivery(ctx: Context, deliveryId: unknown, webhookId
       }
       await tx.$executeRaw`update webhook_deliveries set retry_requested_at = ${now}::timestamp(3), updated_at = ${now}::timestamp(3) where id = ${id}`;
     }
-    await recordAudit(ctx, { action: 'webhook.retry', organizationId: delivery.webhook.organizationId, targetType: 'webhook_delivery', targetId: id }, tx);
+    await recordAudit(
+      ctx,
+      {
+        action: 'webhook.retry',
+        organizationId: delivery.webhook.organizationId,
+        targetType: 'webhook_delivery',
+        targetId: id,
+      },
+      tx,
+    );
     return tx.webhookDelivery.findUniqueOrThrow({ where: { id }, include: deliveryDetail });
   });
 }

@@ -22,14 +22,38 @@ describe('parseTimestamp', () => {
   });
 
   it.each([
-    '2027-02-30T00:00:00Z', 'Tue, 01 Jan 2030 00:00:00 GMT', '2030', '2027-13-01T00:00:00Z', '2027-00-10T00:00:00Z',
-    '2027-06-00T00:00:00Z', '2027-02-29T00:00:00Z', '1900-02-29T00:00:00Z', '2027-04-31T00:00:00Z',
-    '2027-06-30T24:00:00Z', '2027-06-30T12:60:00Z', '2027-06-30T23:59:60Z', '2027-06-30T12:00:61Z',
-    '2027-06-30T00:00:00', '2027-06-30 00:00:00Z', '2027-06-30', '2027-06-30T00:00Z', '2027-06-30T00:00:00+0200',
-    '2027-06-30T00:00:00+02', '2027-06-30T00:00:00+24:00', '2027-06-30T00:00:00+02:60', '2027-06-30T00:00:00.Z',
-    '2027-06-30T00:00:00.1234567890Z', '2027-06-30T00:00:00,5Z', '2027-06-30T00:00:00Zjunk', '2027-06-30T00:00:00Z\n',
-    ' 2027-06-30T00:00:00Z', '2027-06-30T00:00:00Z\u0000', '+002027-06-30T00:00:00Z', '27-06-30T00:00:00Z',
-    '２０２７-06-30T00:00:00Z', '',
+    '2027-02-30T00:00:00Z',
+    'Tue, 01 Jan 2030 00:00:00 GMT',
+    '2030',
+    '2027-13-01T00:00:00Z',
+    '2027-00-10T00:00:00Z',
+    '2027-06-00T00:00:00Z',
+    '2027-02-29T00:00:00Z',
+    '1900-02-29T00:00:00Z',
+    '2027-04-31T00:00:00Z',
+    '2027-06-30T24:00:00Z',
+    '2027-06-30T12:60:00Z',
+    '2027-06-30T23:59:60Z',
+    '2027-06-30T12:00:61Z',
+    '2027-06-30T00:00:00',
+    '2027-06-30 00:00:00Z',
+    '2027-06-30',
+    '2027-06-30T00:00Z',
+    '2027-06-30T00:00:00+0200',
+    '2027-06-30T00:00:00+02',
+    '2027-06-30T00:00:00+24:00',
+    '2027-06-30T00:00:00+02:60',
+    '2027-06-30T00:00:00.Z',
+    '2027-06-30T00:00:00.1234567890Z',
+    '2027-06-30T00:00:00,5Z',
+    '2027-06-30T00:00:00Zjunk',
+    '2027-06-30T00:00:00Z\n',
+    ' 2027-06-30T00:00:00Z',
+    '2027-06-30T00:00:00Z\u0000',
+    '+002027-06-30T00:00:00Z',
+    '27-06-30T00:00:00Z',
+    '２０２７-06-30T00:00:00Z',
+    '',
   ])('refuses %j', (text) => {
     expect(parseTimestamp(text)).toBeUndefined();
   });
@@ -38,17 +62,26 @@ describe('parseTimestamp', () => {
 describe('parseDay', () => {
   it('reads a real day as its midnight in UTC and refuses an impossible one', () => {
     expect(parseDay('2028-02-29')?.toISOString()).toBe('2028-02-29T00:00:00.000Z');
-    for (const text of ['2027-02-29', '2027-02-30', '2027-13-01', '2027-6-30', '2027-06-30T00:00:00Z', '20270630']) expect(parseDay(text), text).toBeUndefined();
+    for (const text of ['2027-02-29', '2027-02-30', '2027-13-01', '2027-6-30', '2027-06-30T00:00:00Z', '20270630'])
+      expect(parseDay(text), text).toBeUndefined();
   });
 });
 
 describe('fields.timestamp and fields.timestampOrDay', () => {
-  it('give the instant, or one field problem in the rule\'s words', () => {
+  it("give the instant, or one field problem in the rule's words", () => {
     expect(fields.timestamp.parse('2027-06-30T02:00:00+02:00').toISOString()).toBe('2027-06-30T00:00:00.000Z');
-    expect(fields.timestamp.safeParse('2027-02-30T00:00:00Z').error?.issues.map((i) => i.message)).toEqual(['must be an RFC 3339 date-time with a zone, e.g. 2027-06-30T00:00:00Z']);
+    expect(fields.timestamp.safeParse('2027-02-30T00:00:00Z').error?.issues.map((i) => i.message)).toEqual([
+      'must be an RFC 3339 date-time with a zone, e.g. 2027-06-30T00:00:00Z',
+    ]);
     expect(fields.timestamp.safeParse(2030).success).toBe(false);
-    expect(fields.timestampOrDay.parse('2028-02-29')).toEqual({ date: new Date('2028-02-29T00:00:00Z'), dateOnly: true });
-    expect(fields.timestampOrDay.parse('2028-02-29T00:00:00Z')).toEqual({ date: new Date('2028-02-29T00:00:00Z'), dateOnly: false });
+    expect(fields.timestampOrDay.parse('2028-02-29')).toEqual({
+      date: new Date('2028-02-29T00:00:00Z'),
+      dateOnly: true,
+    });
+    expect(fields.timestampOrDay.parse('2028-02-29T00:00:00Z')).toEqual({
+      date: new Date('2028-02-29T00:00:00Z'),
+      dateOnly: false,
+    });
     expect(fields.timestampOrDay.safeParse('2027-02-29').success).toBe(false);
   });
 });

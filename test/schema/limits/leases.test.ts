@@ -29,7 +29,12 @@ function processContext(): Context {
 }
 
 let keys = 0;
-const limitOf = (limit: number, windowSeconds = 3600): RateLimit => ({ name: 'organization', key: `org:leases-${++keys}`, limit, windowSeconds });
+const limitOf = (limit: number, windowSeconds = 3600): RateLimit => ({
+  name: 'organization',
+  key: `org:leases-${++keys}`,
+  limit,
+  windowSeconds,
+});
 
 async function statementsDuring<T>(fn: () => Promise<T>): Promise<{ result: T; statements: number }> {
   let statements = 0;
@@ -64,7 +69,9 @@ describe('rate-limit leases', () => {
   it('never grant more than the limit across processes, however many requests arrive at once', async () => {
     const limit = limitOf(50);
     const processes = [processContext(), processContext(), processContext()];
-    const states = await Promise.all(processes.flatMap((ctx) => Array.from({ length: 40 }, () => consume(ctx, [limit]).then((s) => s[0]!))));
+    const states = await Promise.all(
+      processes.flatMap((ctx) => Array.from({ length: 40 }, () => consume(ctx, [limit]).then((s) => s[0]!))),
+    );
     expect(states.filter((s) => !s.exceeded)).toHaveLength(50);
     expect(states.filter((s) => s.exceeded).every((s) => s.remaining === 0)).toBe(true);
     expect(await counterOf(limit)).toBeGreaterThanOrEqual(50);
@@ -73,7 +80,9 @@ describe('rate-limit leases', () => {
   it('lease one block at a time per caller in a process: requests arriving together wait for it', async () => {
     const limit = limitOf(1000);
     const ctx = processContext();
-    const { result: states, statements } = await statementsDuring(() => Promise.all(Array.from({ length: 30 }, () => consume(ctx, [limit]).then((s) => s[0]!))));
+    const { result: states, statements } = await statementsDuring(() =>
+      Promise.all(Array.from({ length: 30 }, () => consume(ctx, [limit]).then((s) => s[0]!))),
+    );
     expect(states.every((s) => !s.exceeded)).toBe(true);
     // A block is 50 here (a tenth of 1000, at most 50): the first statement covers all thirty.
     expect(statements).toBe(1);

@@ -2,7 +2,12 @@
 // local-use), 6to4 and Teredo are refused whatever the IPv4 inside, as a URL literal and as a DNS answer, unless
 // private networks are allowed. `https://[::ffff:0:7f00:1]/` and `https://[64:ff9b:1::7f00:1]/` once reached loopback.
 import { describe, expect, it } from 'vitest';
-import { checkDestination, DestinationError, isPrivateAddress, type WebhookSettings } from '../../../schema/push/destination.ts';
+import {
+  checkDestination,
+  DestinationError,
+  isPrivateAddress,
+  type WebhookSettings,
+} from '../../../schema/push/destination.ts';
 
 const REFUSED = 'resolves to a private, loopback, link-local or reserved address';
 
@@ -44,12 +49,22 @@ const embedding: [string, string][] = [
 ];
 /** DNS answers may carry a zone id, which a URL cannot. */
 const withZone = ['::ffff:127.0.0.1%eth0', '::ffff:0:7f00:1%1', '64:ff9b:1::7f00:1%eth0', 'fe80::1%eth0'];
-const PUBLIC_V6 = ['2606:4700:4700::1111', '2a00:1450:4001::1', '2001:4860:4860::8888', '2001:200::1', '2003::1', '2A00:1450:4001:0:0:0:0:1'];
+const PUBLIC_V6 = [
+  '2606:4700:4700::1111',
+  '2a00:1450:4001::1',
+  '2001:4860:4860::8888',
+  '2001:200::1',
+  '2003::1',
+  '2A00:1450:4001:0:0:0:0:1',
+];
 
 const guarded: WebhookSettings = { timeoutMs: 1000, allowPrivateNetworks: false };
 const allowing: WebhookSettings = { timeoutMs: 1000, allowPrivateNetworks: true };
 /** Settings whose resolver answers `address` for every name, as DNS would. */
-const answering = (address: string, base = guarded): WebhookSettings => ({ ...base, resolve: async () => [{ address, family: 6 }] });
+const answering = (address: string, base = guarded): WebhookSettings => ({
+  ...base,
+  resolve: async () => [{ address, family: 6 }],
+});
 
 async function refusal(url: string, settings: WebhookSettings): Promise<string | null> {
   try {
@@ -108,6 +123,7 @@ describe('checkDestination with IPv6 addresses that embed IPv4', () => {
   });
 
   it('refuses what it cannot read rather than letting it through', () => {
-    for (const address of ['', 'localhost', '::ffff:127.0.0.1:80', '1::2::3']) expect(isPrivateAddress(address), address).toBe(true);
+    for (const address of ['', 'localhost', '::ffff:127.0.0.1:80', '1::2::3'])
+      expect(isPrivateAddress(address), address).toBe(true);
   });
 });

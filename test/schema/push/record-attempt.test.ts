@@ -5,7 +5,13 @@ import { describe, expect, it } from 'vitest';
 import { recordAttempt, type Attempted } from '../../../schema/push/signed-attempt.ts';
 
 const attempt: Attempted = {
-  attempt: 2, startedAt: new Date(), headers: {}, success: false, next: new Date(), status: 'pending', now: new Date(),
+  attempt: 2,
+  startedAt: new Date(),
+  headers: {},
+  success: false,
+  next: new Date(),
+  status: 'pending',
+  now: new Date(),
   result: { statusCode: 500, headers: { 'x-odd': 'v' }, body: 'reply', error: null, durationMs: 12 },
 };
 
@@ -20,20 +26,28 @@ describe('recordAttempt', () => {
     const written: Attempted[] = [];
     await recordAttempt(attempt, async (a) => {
       written.push(a);
-      if (written.length === 1) throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+      if (written.length === 1)
+        throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
     });
     expect(written).toHaveLength(2);
-    expect(written[1]).toMatchObject({ attempt: 2, status: 'pending', next: attempt.next, result: { statusCode: 500, headers: null, body: null, durationMs: 12 } });
+    expect(written[1]).toMatchObject({
+      attempt: 2,
+      status: 'pending',
+      next: attempt.next,
+      result: { statusCode: 500, headers: null, body: null, durationMs: 12 },
+    });
     expect(written[1]!.result.error).toMatch(/could not be recorded/);
   });
 
   it('lets a database outage through, to be retried as a whole', async () => {
     const outage = Object.assign(new Error('Connection terminated unexpectedly'), { code: '57P01' });
     let calls = 0;
-    await expect(recordAttempt(attempt, async () => {
-      calls++;
-      throw outage;
-    })).rejects.toBe(outage);
+    await expect(
+      recordAttempt(attempt, async () => {
+        calls++;
+        throw outage;
+      }),
+    ).rejects.toBe(outage);
     expect(calls).toBe(1);
   });
 });

@@ -28,10 +28,12 @@ async function startReceiver(hint: string | null, delayMs = 0) {
   const connections = { opened: 0, closed: 0 };
   const server = https.createServer({ key: ca.key, cert: ca.cert, keepAliveTimeout: 0 }, (req, res) => {
     req.resume();
-    req.on('end', () => setTimeout(() => {
-      if (hint) res.setHeader('keep-alive', hint);
-      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
-    }, delayMs));
+    req.on('end', () =>
+      setTimeout(() => {
+        if (hint) res.setHeader('keep-alive', hint);
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      }, delayMs),
+    );
   });
   server.on('secureConnection', (socket) => {
     connections.opened += 1;
@@ -40,14 +42,17 @@ async function startReceiver(hint: string | null, delayMs = 0) {
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
-  const deliver = () => send(
-    { url: new URL(`https://receiver.test:${port}/hooks`), address: { address: '127.0.0.1', family: 4 } },
-    { 'content-type': 'application/json' }, '{"ping":true}', { timeoutMs: 10_000, ca: ca.caPem },
-  );
+  const deliver = () =>
+    send(
+      { url: new URL(`https://receiver.test:${port}/hooks`), address: { address: '127.0.0.1', family: 4 } },
+      { 'content-type': 'application/json' },
+      '{"ping":true}',
+      { timeoutMs: 10_000, ca: ca.caPem },
+    );
   return { connections, deliver };
 }
 
-describe.concurrent('the webhook sender\'s connections', () => {
+describe.concurrent("the webhook sender's connections", () => {
   it('reuses a connection for the next delivery', async () => {
     const receiver = await startReceiver(null);
     expect((await receiver.deliver()).statusCode).toBe(200);

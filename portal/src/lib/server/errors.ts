@@ -10,7 +10,8 @@ import { GraphQLRequestError, type UserError } from './graphql.ts';
 /** What a page says for some codes instead of the service's message (which is written to be shown). */
 export type Messages = Partial<Record<string, string>>;
 
-const clientMistake = (err: unknown): err is GraphQLRequestError => err instanceof GraphQLRequestError && err.status < 500;
+const clientMistake = (err: unknown): err is GraphQLRequestError =>
+	err instanceof GraphQLRequestError && err.status < 500;
 
 const messageOf = (err: GraphQLRequestError, messages: Messages) => (err.code && messages[err.code]) || err.message;
 

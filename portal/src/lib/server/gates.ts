@@ -8,7 +8,8 @@ import { ENROL_PATH, enrolUrl } from './graphql.ts';
  * dashboard), so they are sent there from the layouts, and back after.
  */
 export function requireFactorIfRequired(event: Pick<RequestEvent, 'locals' | 'url'>) {
-	if (event.locals.mfaEnrollmentRequired && event.url.pathname !== ENROL_PATH) redirect(303, enrolUrl(event.url.pathname + event.url.search));
+	if (event.locals.mfaEnrollmentRequired && event.url.pathname !== ENROL_PATH)
+		redirect(303, enrolUrl(event.url.pathname + event.url.search));
 }
 
 /**

@@ -75,16 +75,17 @@ const pageOf = (event: Partial<Pick<RequestEvent, 'url' | 'request'>>) =>
 export async function gql<TData>(
 	event: BridgeEvent,
 	document: string,
-	variables?: Record<string, unknown>
+	variables?: Record<string, unknown>,
 ): Promise<TData> {
 	const result = await bridge(event).graphql(document, variables, {
-		sessionToken: sessionToken(event) ?? null
+		sessionToken: sessionToken(event) ?? null,
 	});
 	if (result.errors?.length) {
 		const failure = new GraphQLRequestError(result.errors);
 		// Every caller passes its RequestEvent; the type asks only for what the call itself needs.
 		const page = event as Partial<Pick<RequestEvent, 'url' | 'request'>>;
-		if (failure.code === 'mfa_enrollment_required' && page.url && page.url.pathname !== ENROL_PATH) redirect(303, enrolUrl(pageOf(page)));
+		if (failure.code === 'mfa_enrollment_required' && page.url && page.url.pathname !== ENROL_PATH)
+			redirect(303, enrolUrl(pageOf(page)));
 		throw failure;
 	}
 	if (result.data == null) throw new Error('GraphQL response carried neither data nor errors');

@@ -20,7 +20,7 @@ export async function listPage<T>(
 	document: string,
 	field: string,
 	variables: Record<string, unknown>,
-	what: string
+	what: string,
 ): Promise<ListPage<T>> {
 	const cursor = event.url.searchParams.get('cursor');
 	let data: Record<string, { items: T[]; nextCursor: string | null }>;

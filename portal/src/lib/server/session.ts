@@ -30,7 +30,11 @@ export interface DeviceCookie {
  * at sign-out: it says the browser signed in before, not that it is signed in.
  */
 export function setDeviceCookie(event: CookieEvent, device: DeviceCookie): void {
-	event.cookies.set(DEVICE_COOKIE, device.value, deviceCookieAttributes(bridge(event).cookie, new Date(device.expiresAt)));
+	event.cookies.set(
+		DEVICE_COOKIE,
+		device.value,
+		deviceCookieAttributes(bridge(event).cookie, new Date(device.expiresAt)),
+	);
 }
 
 export function clearSessionCookie(event: CookieEvent): void {

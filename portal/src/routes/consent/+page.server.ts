@@ -10,7 +10,10 @@ const CONSENT_PROMPT = /* GraphQL */ `
 			clientName
 			clientDescription
 			organizationName
-			scopes { name description }
+			scopes {
+				name
+				description
+			}
 		}
 	}
 `;
@@ -19,8 +22,13 @@ const DECIDE_CONSENT = /* GraphQL */ `
 	mutation DecideConsent($request: String!, $approve: Boolean!) {
 		decideConsent(request: $request, approve: $approve) {
 			__typename
-			... on ConsentDecision { redirectTo }
-			... on UserError { code message }
+			... on ConsentDecision {
+				redirectTo
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -55,12 +63,12 @@ export const load: PageServerLoad = async (event) => {
 	setHeaders({
 		'cache-control': 'no-store',
 		'x-frame-options': 'DENY',
-		'content-security-policy': "frame-ancestors 'none'"
+		'content-security-policy': "frame-ancestors 'none'",
 	});
 
 	const request = requestParam(url.searchParams.get('request'));
 	const { consentPrompt } = await orErrorPage(
-		gql<{ consentPrompt: ConsentPrompt }>(event, CONSENT_PROMPT, { request })
+		gql<{ consentPrompt: ConsentPrompt }>(event, CONSENT_PROMPT, { request }),
 	);
 	return { request, prompt: consentPrompt };
 };
@@ -74,12 +82,12 @@ export const actions: Actions = {
 		if (decision !== 'allow' && decision !== 'deny') return fail(400, { message: 'Choose Allow or Deny.' });
 
 		const { decideConsent: result } = await orErrorPage(
-			gql<{ decideConsent: Decision }>(event, DECIDE_CONSENT, { request, approve: decision === 'allow' })
+			gql<{ decideConsent: Decision }>(event, DECIDE_CONSENT, { request, approve: decision === 'allow' }),
 		);
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { message: result.message });
 
 		// Back to the application: another origin, which Kit refuses unless told. The service built this URL from
 		// the client's registered redirect URI (exact match), so it is the one external place we may send the user.
 		redirect(303, result.redirectTo, { external: true });
-	}
+	},
 };

@@ -7,7 +7,14 @@ const REQUEST_RESET = /* GraphQL */ `
 	mutation RequestPasswordReset($email: String!) {
 		requestPasswordReset(input: { email: $email }) {
 			__typename
-			... on UserError { code message details { path message } }
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -21,18 +28,28 @@ export const actions: Actions = {
 
 		let result: RequestResult;
 		try {
-			({ requestPasswordReset: result } = await gql<{ requestPasswordReset: RequestResult }>(event, REQUEST_RESET, { email }));
+			({ requestPasswordReset: result } = await gql<{ requestPasswordReset: RequestResult }>(event, REQUEST_RESET, {
+				email,
+			}));
 		} catch (err) {
-			return refused(err, { email, emailError: null }, {
-				rate_limited: 'Too many reset requests for this address. Please wait a while and try again.'
-			});
+			return refused(
+				err,
+				{ email, emailError: null },
+				{
+					rate_limited: 'Too many reset requests for this address. Please wait a while and try again.',
+				},
+			);
 		}
 
 		// Only a malformed address is refused: for a well-formed one the answer is the same whether an account uses it.
 		if (result.__typename === 'UserError') {
 			const emailError = result.details?.find((d) => d.path === 'email')?.message ?? null;
-			return fail(userErrorStatus(result), { email, emailError, message: emailError ? 'Check the address.' : result.message });
+			return fail(userErrorStatus(result), {
+				email,
+				emailError,
+				message: emailError ? 'Check the address.' : result.message,
+			});
 		}
 		return { sent: true };
-	}
+	},
 };

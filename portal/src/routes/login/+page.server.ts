@@ -1,10 +1,19 @@
 import { fail, redirect, type ActionFailure, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { enrolUrl, gql, GraphQLRequestError, sessionToken, type FieldProblem, type Role, type UserError } from '#lib/server/graphql.ts';
+import {
+	enrolUrl,
+	gql,
+	GraphQLRequestError,
+	sessionToken,
+	type FieldProblem,
+	type Role,
+	type UserError,
+} from '#lib/server/graphql.ts';
 import { homeOf, safeReturnTo, setDeviceCookie, setSessionCookie, type DeviceCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const LOGIN_PAYLOAD = 'token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role } deviceCookie { value expiresAt }';
+const LOGIN_PAYLOAD =
+	'token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role } deviceCookie { value expiresAt }';
 
 const LOGIN = /* GraphQL */ `
 	mutation Login($email: String!, $password: String!) {
@@ -29,13 +38,21 @@ const COMPLETE_MFA_LOGIN = /* GraphQL */ `
 
 const SSO_ROUTE = /* GraphQL */ `
 	query SsoRoute($email: String!) {
-		ssoRoute(email: $email) { connectionId name requireSso }
+		ssoRoute(email: $email) {
+			connectionId
+			name
+			requireSso
+		}
 	}
 `;
 
 const SOCIAL_PROVIDERS = /* GraphQL */ `
 	query SocialProviders {
-		socialProviders { id name type }
+		socialProviders {
+			id
+			name
+			type
+		}
 	}
 `;
 
@@ -46,7 +63,14 @@ const LOGOUT = /* GraphQL */ `
 `;
 
 type SsoRoute = { connectionId: string; name: string; requireSso: boolean };
-type LoginPayload = { __typename: 'LoginPayload'; token: string; expiresAt: string; mfaEnrollmentRequired: boolean; organization: { role: Role } | null; deviceCookie: DeviceCookie };
+type LoginPayload = {
+	__typename: 'LoginPayload';
+	token: string;
+	expiresAt: string;
+	mfaEnrollmentRequired: boolean;
+	organization: { role: Role } | null;
+	deviceCookie: DeviceCookie;
+};
 type MfaChallenge = { __typename: 'MfaChallenge'; mfaToken: string; expiresAt: string; methods: string[] };
 type LoginResult = LoginPayload | MfaChallenge | UserError;
 type CompleteResult = LoginPayload | UserError;
@@ -68,7 +92,7 @@ type StepAnswer = Promise<StepData | ActionFailure<StepData>>;
 /** Where the visitor comes from, said above the form: the account pages send them here after a change. */
 const NOTICES = {
 	reset: 'Your password was changed. Sign in with the new one.',
-	verified: 'Your e-mail address is confirmed. Sign in to continue.'
+	verified: 'Your e-mail address is confirmed. Sign in to continue.',
 } as const;
 
 function noticeFor(url: URL): string | null {
@@ -86,21 +110,26 @@ const SSO_ERRORS: Record<string, string> = {
 	expired_request: 'That sign-in took too long or was already used. Please start again.',
 	wrong_browser: 'That sign-in was started in another browser or window. Please start again here.',
 	idp_error: 'Your identity provider did not sign you in. Try again, or ask your administrator for help.',
-	invalid_response: "Your identity provider's answer could not be verified, so you were not signed in. Try again, or ask your administrator to check the connection.",
-	no_email: 'Your identity provider did not share an e-mail address for your account. Ask your administrator to release it.',
-	email_outside_domains: "Your identity provider signed you in with an e-mail address of a domain it does not serve here. Ask your administrator.",
+	invalid_response:
+		"Your identity provider's answer could not be verified, so you were not signed in. Try again, or ask your administrator to check the connection.",
+	no_email:
+		'Your identity provider did not share an e-mail address for your account. Ask your administrator to release it.',
+	email_outside_domains:
+		'Your identity provider signed you in with an e-mail address of a domain it does not serve here. Ask your administrator.',
 	unverified_email: 'Your e-mail address is not verified with that provider yet. Verify it there, then try again.',
 	disabled: 'Signing in through this identity provider is switched off. Ask your administrator.',
-	sso_required: "Your organization requires you to sign in through its own identity provider: enter your e-mail address to be sent there.",
+	sso_required:
+		'Your organization requires you to sign in through its own identity provider: enter your e-mail address to be sent there.',
 	account_exists:
 		'An account with this e-mail address already exists, so this provider did not sign you in. Sign in with your password or passkey, then connect the provider under Security (Connected sign-ins): it signs you in from then on.',
 	identity_in_use:
 		'That account is already connected to another Tessera account. Sign in to that Tessera account and disconnect it under Security first, or connect a different account.',
 	unauthenticated: 'Sign in first, then connect the provider under Security (Connected sign-ins).',
-	unknown_connection: 'That sign-in link leads nowhere: the identity provider is not set up here. Enter your e-mail address to sign in.',
+	unknown_connection:
+		'That sign-in link leads nowhere: the identity provider is not set up here. Enter your e-mail address to sign in.',
 	rate_limited: RATE_LIMITED,
 	invalid_request: 'That sign-in request could not be read. Please start again.',
-	sso_failed: 'Signing in through your identity provider did not work. Please try again.'
+	sso_failed: 'Signing in through your identity provider did not work. Please try again.',
 };
 
 const ssoErrorOf = (url: URL): string | null => {
@@ -110,7 +139,8 @@ const ssoErrorOf = (url: URL): string | null => {
 };
 
 /** Only an address shaped like one is looked up: an identity provider serves domains, and junk has none. */
-const looksLikeEmail = (email: string) => email.length <= 254 && /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+$/.test(email);
+const looksLikeEmail = (email: string) =>
+	email.length <= 254 && /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+$/.test(email);
 
 /** Home-realm discovery: the connection that signs in `email`, if its organization brought its own identity provider. */
 async function ssoRouteOf(event: RequestEvent, email: string): Promise<SsoRoute | null> {
@@ -150,15 +180,17 @@ export const load: PageServerLoad = async (event) => {
 		// /sso/* could not tell it was a connecting or a test): the security page says why, rather than a sign-in form
 		// they do not need.
 		const ssoError = url.searchParams.get('sso_error');
-		if (ssoError !== null) redirect(303, `/portal/security?${new URLSearchParams({ link_error: ssoError.slice(0, 40) })}`);
+		if (ssoError !== null)
+			redirect(303, `/portal/security?${new URLSearchParams({ link_error: ssoError.slice(0, 40) })}`);
 		redirect(303, safeReturnTo(returnTo, url.origin, homeOf(locals.role)));
 	}
 	// Sent by /oauth/authorize from the application's login_hint: untrusted text, only ever a field's value.
-	const loginHint = (locals.user && reauth ? locals.user.email : url.searchParams.get('login_hint')?.slice(0, 254)) ?? null;
+	const loginHint =
+		(locals.user && reauth ? locals.user.email : url.searchParams.get('login_hint')?.slice(0, 254)) ?? null;
 	const changing = url.searchParams.get('change') === '1';
 	const [{ socialProviders }, route] = await Promise.all([
 		gql<{ socialProviders: { id: string; name: string; type: string }[] }>(event, SOCIAL_PROVIDERS),
-		loginHint && !changing ? ssoRouteOf(event, loginHint).catch(() => undefined) : undefined
+		loginHint && !changing ? ssoRouteOf(event, loginHint).catch(() => undefined) : undefined,
 	]);
 	const passwordFirst = !!loginHint && looksLikeEmail(loginHint) && route === null;
 	return {
@@ -169,7 +201,11 @@ export const load: PageServerLoad = async (event) => {
 		ssoError: ssoErrorOf(url),
 		step: passwordFirst ? ('password' as const) : ('email' as const),
 		changing,
-		socialProviders: socialProviders.map((p) => ({ id: p.id, name: p.name, href: ssoStart(p.id, returnTo, url.origin) }))
+		socialProviders: socialProviders.map((p) => ({
+			id: p.id,
+			name: p.name,
+			href: ssoStart(p.id, returnTo, url.origin),
+		})),
 	};
 };
 
@@ -217,7 +253,12 @@ async function emailStep(event: RequestEvent, form: FormData, returnTo: string |
 async function ssoRequired(event: RequestEvent, result: UserError, email: string, returnTo: string | null): StepAnswer {
 	const id = result.details?.find((d) => d.path === 'connection')?.message ?? '';
 	const route = await ssoRouteOf(event, email).catch(() => null);
-	const sso = CONNECTION_ID.test(id) ? { name: route?.connectionId === id ? route.name : 'your identity provider', href: ssoStart(id, returnTo, event.url.origin, email) } : undefined;
+	const sso = CONNECTION_ID.test(id)
+		? {
+				name: route?.connectionId === id ? route.name : 'your identity provider',
+				href: ssoStart(id, returnTo, event.url.origin, email),
+			}
+		: undefined;
 	return fail(userErrorStatus(result), { step: 'password' as const, email, message: result.message, sso });
 }
 
@@ -233,20 +274,38 @@ async function passwordStep(event: RequestEvent, form: FormData, returnTo: strin
 		// raises an Error that a resolver returns), as sso_required does.
 		if (err instanceof GraphQLRequestError && err.code === 'sso_required') {
 			const details = err.errors[0]?.extensions?.details;
-			return ssoRequired(event, { __typename: 'UserError', code: err.code, message: err.message, details: Array.isArray(details) ? (details as FieldProblem[]) : [] }, email, returnTo);
+			return ssoRequired(
+				event,
+				{
+					__typename: 'UserError',
+					code: err.code,
+					message: err.message,
+					details: Array.isArray(details) ? (details as FieldProblem[]) : [],
+				},
+				email,
+				returnTo,
+			);
 		}
-		return refused(err, { step: 'password' as const, email }, {
-			rate_limited: RATE_LIMITED,
-			// Input no account can have (a NUL character, say): the same answer as a wrong password.
-			invalid_request: 'Invalid email or password'
-		});
+		return refused(
+			err,
+			{ step: 'password' as const, email },
+			{
+				rate_limited: RATE_LIMITED,
+				// Input no account can have (a NUL character, say): the same answer as a wrong password.
+				invalid_request: 'Invalid email or password',
+			},
+		);
 	}
 	if (result.__typename === 'UserError') {
 		if (result.code === 'sso_required') return ssoRequired(event, result, email, returnTo);
 		return fail(userErrorStatus(result), { step: 'password' as const, email, message: result.message });
 	}
 	if (result.__typename === 'MfaChallenge') {
-		return { step: 'password' as const, email, secondFactor: { mfaToken: result.mfaToken, methods: result.methods, recovery: false } };
+		return {
+			step: 'password' as const,
+			email,
+			secondFactor: { mfaToken: result.mfaToken, methods: result.methods, recovery: false },
+		};
 	}
 	return signedIn(event, result, returnTo);
 }
@@ -262,15 +321,21 @@ async function secondFactorStep(event: RequestEvent, form: FormData, returnTo: s
 	const recovery = form.get('method') === 'recovery_code';
 	const answer = field(form, recovery ? 'recoveryCode' : 'code').replace(/\s+/g, '');
 	const secondFactor = { mfaToken, methods, recovery };
-	const again = (status: number, message: string) => fail(status, { step: 'password' as const, email, secondFactor, message });
+	const again = (status: number, message: string) =>
+		fail(status, { step: 'password' as const, email, secondFactor, message });
 	// The switch between the app's code and a recovery code, on a page without scripts (with them it stays in the page).
 	const use = form.get('use');
-	if (use === 'recovery_code' || use === 'totp') return { step: 'password' as const, email, secondFactor: { ...secondFactor, recovery: use === 'recovery_code' } };
-	if (!answer) return again(400, recovery ? 'Enter one of your recovery codes.' : 'Enter the 6-digit code from your authenticator app.');
+	if (use === 'recovery_code' || use === 'totp')
+		return { step: 'password' as const, email, secondFactor: { ...secondFactor, recovery: use === 'recovery_code' } };
+	if (!answer)
+		return again(
+			400,
+			recovery ? 'Enter one of your recovery codes.' : 'Enter the 6-digit code from your authenticator app.',
+		);
 	let result: CompleteResult;
 	try {
 		({ completeMfaLogin: result } = await gql<{ completeMfaLogin: CompleteResult }>(event, COMPLETE_MFA_LOGIN, {
-			input: recovery ? { mfaToken, recoveryCode: answer } : { mfaToken, code: answer }
+			input: recovery ? { mfaToken, recoveryCode: answer } : { mfaToken, code: answer },
 		}));
 	} catch (err) {
 		return refused(err, { step: 'password' as const, email, secondFactor }, { rate_limited: RATE_LIMITED });
@@ -278,9 +343,19 @@ async function secondFactorStep(event: RequestEvent, form: FormData, returnTo: s
 	if (result.__typename === 'UserError') {
 		if (result.details?.some((d) => d.path === 'mfaToken')) {
 			// Expired (5 minutes) or used: back to the password.
-			return fail(400, { step: 'password' as const, email, message: 'This sign-in has expired. Enter your password again.' });
+			return fail(400, {
+				step: 'password' as const,
+				email,
+				message: 'This sign-in has expired. Enter your password again.',
+			});
 		}
-		if (result.code === 'invalid_credentials') return again(401, recovery ? 'That recovery code is wrong or was already used.' : 'That code is wrong or was already used. Enter the current one.');
+		if (result.code === 'invalid_credentials')
+			return again(
+				401,
+				recovery
+					? 'That recovery code is wrong or was already used.'
+					: 'That code is wrong or was already used. Enter the current one.',
+			);
 		return again(userErrorStatus(result), result.message);
 	}
 	return signedIn(event, result, returnTo);
@@ -294,5 +369,5 @@ export const actions: Actions = {
 		const returnTo = field(form, 'return_to') || null;
 		if (form.has('mfaToken')) return secondFactorStep(event, form, returnTo);
 		return form.has('password') ? passwordStep(event, form, returnTo) : emailStep(event, form, returnTo);
-	}
+	},
 };

@@ -18,7 +18,7 @@ export const load: PageServerLoad = ({ locals, url, setHeaders }) => {
 	setHeaders({
 		'cache-control': 'no-store',
 		'x-frame-options': 'DENY',
-		'content-security-policy': "frame-ancestors 'none'"
+		'content-security-policy': "frame-ancestors 'none'",
 	});
 	return { request };
 };
@@ -28,5 +28,5 @@ export const actions: Actions = {
 		if (sessionToken(event)) await gql<{ logout: boolean }>(event, LOGOUT);
 		clearSessionCookie(event);
 		redirect(303, '/login');
-	}
+	},
 };

@@ -8,7 +8,14 @@ const CONFIRM_RESET = /* GraphQL */ `
 	mutation ConfirmPasswordReset($token: String!, $password: String!) {
 		confirmPasswordReset(input: { token: $token, password: $password }) {
 			__typename
-			... on UserError { code message details { path message } }
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -27,7 +34,8 @@ export const load: PageServerLoad = ({ url, setHeaders }) => {
 	return { token: url.searchParams.get('token') || null };
 };
 
-const failure = (status: number, message: string, fields: Fields = {}, invalidLink = false) => fail(status, { message, fields, invalidLink });
+const failure = (status: number, message: string, fields: Fields = {}, invalidLink = false) =>
+	fail(status, { message, fields, invalidLink });
 
 export const actions: Actions = {
 	default: async (event) => {
@@ -37,23 +45,34 @@ export const actions: Actions = {
 		const password = String(form.get('password') ?? '');
 		const passwordRepeat = String(form.get('passwordRepeat') ?? '');
 		if (password !== passwordRepeat) {
-			return failure(400, 'The password was not changed: correct the fields marked below.', { passwordRepeat: 'does not match the new password' });
+			return failure(400, 'The password was not changed: correct the fields marked below.', {
+				passwordRepeat: 'does not match the new password',
+			});
 		}
 
 		let result: ConfirmResult;
 		try {
-			({ confirmPasswordReset: result } = await gql<{ confirmPasswordReset: ConfirmResult }>(event, CONFIRM_RESET, { token, password }));
+			({ confirmPasswordReset: result } = await gql<{ confirmPasswordReset: ConfirmResult }>(event, CONFIRM_RESET, {
+				token,
+				password,
+			}));
 		} catch (err) {
-			return refused(err, { fields: {} as Fields, invalidLink: false }, {
-				rate_limited: 'Too many attempts. Please wait a moment and try again.'
-			});
+			return refused(
+				err,
+				{ fields: {} as Fields, invalidLink: false },
+				{
+					rate_limited: 'Too many attempts. Please wait a moment and try again.',
+				},
+			);
 		}
 		if (result.__typename === 'UserError') {
 			const details = result.details ?? [];
 			// Used, expired, replaced or unknown: no other password will make this link work.
 			if (details.some((d) => d.path === 'token')) return failure(userErrorStatus(result), result.message, {}, true);
 			const fields: Fields = { password: details.find((d) => d.path === 'password')?.message };
-			const message = fields.password ? 'The password was not changed: correct the fields marked below.' : result.message;
+			const message = fields.password
+				? 'The password was not changed: correct the fields marked below.'
+				: result.message;
 			return failure(userErrorStatus(result), message, fields);
 		}
 
@@ -61,5 +80,5 @@ export const actions: Actions = {
 		// sign-in page the notice is on.
 		clearSessionCookie(event);
 		redirect(303, '/login?reset=1');
-	}
+	},
 };

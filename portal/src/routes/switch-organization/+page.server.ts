@@ -8,8 +8,16 @@ const SWITCH_ORGANIZATION = /* GraphQL */ `
 	mutation SwitchOrganization($organizationId: String!) {
 		switchOrganization(organizationId: $organizationId) {
 			__typename
-			... on Viewer { organization { id role } }
-			... on UserError { code message }
+			... on Viewer {
+				organization {
+					id
+					role
+				}
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -30,7 +38,8 @@ function landing(returnTo: string | null, origin: string, role: Role | null): st
 	if (area === 'admin' && role !== 'owner' && role !== 'admin') return HOME;
 	// The platform's pages (every organization) are the same in any organization.
 	if (area === 'admin' && section === 'organizations') return path;
-	if (area === 'admin' || area === 'portal') return ['', area, section, section === 'settings' ? sub : undefined].filter((s) => s !== undefined).join('/');
+	if (area === 'admin' || area === 'portal')
+		return ['', area, section, section === 'settings' ? sub : undefined].filter((s) => s !== undefined).join('/');
 	return path;
 }
 
@@ -42,12 +51,19 @@ export const actions: Actions = {
 		if (!organizationId) error(400, 'Choose an organization to switch to.');
 		let result: SwitchResult | null;
 		try {
-			({ switchOrganization: result } = await gql<{ switchOrganization: SwitchResult | null }>(event, SWITCH_ORGANIZATION, { organizationId }));
+			({ switchOrganization: result } = await gql<{ switchOrganization: SwitchResult | null }>(
+				event,
+				SWITCH_ORGANIZATION,
+				{ organizationId },
+			));
 		} catch (err) {
 			errorPage(err, { not_found: 'You are not a member of that organization.' });
 		}
 		if (result?.__typename === 'UserError') error(userErrorStatus(result), result.message);
 		const returnTo = form.get('return_to');
-		redirect(303, landing(typeof returnTo === 'string' ? returnTo : null, event.url.origin, result?.organization?.role ?? null));
-	}
+		redirect(
+			303,
+			landing(typeof returnTo === 'string' ? returnTo : null, event.url.origin, result?.organization?.role ?? null),
+		);
+	},
 };

@@ -7,8 +7,18 @@ const VERIFY_EMAIL = /* GraphQL */ `
 	mutation VerifyEmail($token: String!) {
 		verifyEmail(input: { token: $token }) {
 			__typename
-			... on User { email emailVerified }
-			... on UserError { code message details { path message } }
+			... on User {
+				email
+				emailVerified
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -28,7 +38,8 @@ export const load: PageServerLoad = ({ url, locals, setHeaders }) => {
 export const actions: Actions = {
 	default: async (event) => {
 		const token = event.url.searchParams.get('token');
-		if (!token) return fail(400, { message: 'This link is incomplete: open the whole link from the mail.', invalidLink: true });
+		if (!token)
+			return fail(400, { message: 'This link is incomplete: open the whole link from the mail.', invalidLink: true });
 
 		let result: VerifyResult;
 		try {
@@ -41,5 +52,5 @@ export const actions: Actions = {
 			return fail(userErrorStatus(result), { message: result.message, invalidLink });
 		}
 		return { confirmed: result.email };
-	}
+	},
 };

@@ -5,6 +5,7 @@ import { AuthorizePageError } from './request.ts';
 
 export function checkClient(client: AuthorizeClient | null, { repeated }: SplitParams): AuthorizeClient {
   if (!client || !client.enabled) throw new AuthorizePageError(new InvalidClient());
-  if (repeated.includes('client_id')) throw new AuthorizePageError(new InvalidRequest(`Parameter given more than once: ${repeated.join(', ')}`));
+  if (repeated.includes('client_id'))
+    throw new AuthorizePageError(new InvalidRequest(`Parameter given more than once: ${repeated.join(', ')}`));
   return client;
 }

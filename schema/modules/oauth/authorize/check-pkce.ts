@@ -8,10 +8,12 @@ type Pkce = { codeChallenge: string | null; codeChallengeMethod: 'S256' | 'plain
 
 export function checkPkce(p: Record<string, string>): Pkce {
   if (p.code_challenge === undefined) {
-    if (p.code_challenge_method !== undefined) throw new InvalidRequest('code_challenge_method was given without code_challenge');
+    if (p.code_challenge_method !== undefined)
+      throw new InvalidRequest('code_challenge_method was given without code_challenge');
     return { codeChallenge: null, codeChallengeMethod: null };
   }
-  if (!PKCE_VALUE.test(p.code_challenge)) throw new InvalidRequest('code_challenge must be 43 to 128 characters of [A-Za-z0-9-._~]');
+  if (!PKCE_VALUE.test(p.code_challenge))
+    throw new InvalidRequest('code_challenge must be 43 to 128 characters of [A-Za-z0-9-._~]');
   const method = p.code_challenge_method ?? 'plain';
   if (method !== 'S256' && method !== 'plain') throw new InvalidRequest('code_challenge_method must be S256 or plain');
   return { codeChallenge: p.code_challenge, codeChallengeMethod: method };

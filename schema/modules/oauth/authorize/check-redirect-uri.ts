@@ -5,8 +5,10 @@ import { AuthorizePageError } from './request.ts';
 
 export function checkRedirectUri(client: AuthorizeClient, { params, repeated }: SplitParams): string {
   const redirectUri = params.redirect_uri;
-  if (repeated.includes('redirect_uri')) throw new AuthorizePageError(new InvalidRequest(`Parameter given more than once: ${repeated.join(', ')}`));
+  if (repeated.includes('redirect_uri'))
+    throw new AuthorizePageError(new InvalidRequest(`Parameter given more than once: ${repeated.join(', ')}`));
   if (!redirectUri) throw new AuthorizePageError(new InvalidRequest('redirect_uri is required'));
-  if (!client.redirectUris.includes(redirectUri)) throw new AuthorizePageError(new InvalidRequest('redirect_uri not registered'));
+  if (!client.redirectUris.includes(redirectUri))
+    throw new AuthorizePageError(new InvalidRequest('redirect_uri not registered'));
   return redirectUri;
 }

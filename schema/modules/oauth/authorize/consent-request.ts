@@ -19,10 +19,24 @@ export interface ConsentRequest {
   req: AuthorizationRequest;
 }
 
-export async function signConsentRequest(ctx: Context, request: AuthorizationRequest, session: BrowserSession): Promise<string> {
+export async function signConsentRequest(
+  ctx: Context,
+  request: AuthorizationRequest,
+  session: BrowserSession,
+): Promise<string> {
   const now = epochSeconds(ctx.clock.now());
   return ctx.keys.sign(
-    { iss: ctx.settings.issuer(), jti: randomUUID(), sub: session.userId, sid: session.sessionId, auth_time: epochSeconds(session.authTime), amr: session.amr, iat: now, exp: now + CONSENT_REQUEST_TTL_SECONDS, req: { ...request, prompt: [] } },
+    {
+      iss: ctx.settings.issuer(),
+      jti: randomUUID(),
+      sub: session.userId,
+      sid: session.sessionId,
+      auth_time: epochSeconds(session.authTime),
+      amr: session.amr,
+      iat: now,
+      exp: now + CONSENT_REQUEST_TTL_SECONDS,
+      req: { ...request, prompt: [] },
+    },
     'RS256',
     'consent+jwt',
   );
@@ -32,7 +46,11 @@ export async function signConsentRequest(ctx: Context, request: AuthorizationReq
 export async function readConsentRequest(ctx: Context, token: string, userId: string): Promise<ConsentRequest> {
   let payload;
   try {
-    ({ payload } = await ctx.keys.verify(token, { issuer: ctx.settings.issuer(), typ: 'consent+jwt', currentDate: ctx.clock.now() }));
+    ({ payload } = await ctx.keys.verify(token, {
+      issuer: ctx.settings.issuer(),
+      typ: 'consent+jwt',
+      currentDate: ctx.clock.now(),
+    }));
   } catch {
     throw new InvalidRequest('The consent request is invalid or has expired: start again from the application');
   }

@@ -21,10 +21,20 @@ export const CODE_TTL_SECONDS = 300;
 type CodeClient = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
 
 /** The audit CTE of a user acting on a client, one row per row of `gate`. */
-export function userAuditCte(ctx: Context, name: string, gate: string, e: { action: string; userId: string; client: CodeClient; details: Record<string, unknown> }): Prisma.Sql {
+export function userAuditCte(
+  ctx: Context,
+  name: string,
+  gate: string,
+  e: { action: string; userId: string; client: CodeClient; details: Record<string, unknown> },
+): Prisma.Sql {
   return auditRowCte(auditStamp(ctx), name, gate, {
-    action: e.action, organizationId: e.client.organizationId, actorType: 'user', actorId: e.userId,
-    targetType: 'oauth_client', targetId: e.client.id, details: e.details,
+    action: e.action,
+    organizationId: e.client.organizationId,
+    actorType: 'user',
+    actorId: e.userId,
+    targetType: 'oauth_client',
+    targetId: e.client.id,
+    details: e.details,
   });
 }
 
@@ -55,16 +65,39 @@ export interface CodeValues {
   userAgent: string | null;
 }
 
-export function codeValues(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession, code: string): CodeValues {
+export function codeValues(
+  ctx: Context,
+  client: CodeClient,
+  request: AuthorizationRequest,
+  session: BrowserSession,
+  code: string,
+): CodeValues {
   const now = ctx.clock.now();
   const audit = auditStamp(ctx);
   return {
-    now, expiresAt: addSeconds(now, CODE_TTL_SECONDS), grantId: uuidv7(), codeId: uuidv7(), codeHash: sha256(code),
-    clientRowId: client.id, clientPublicId: client.clientId, clientName: client.name, organizationId: client.organizationId,
-    userId: session.userId, sessionId: session.sessionId, redirectUri: request.redirectUri, scope: request.scope.join(' '), nonce: request.nonce,
-    codeChallenge: request.codeChallenge, codeChallengeMethod: request.codeChallengeMethod,
-    authTime: session.authTime, amr: session.amr, sessionVersion: session.sessionVersion ?? null,
-    eventId: uuidv7(), auditId: audit.id, ip: audit.ip, userAgent: audit.userAgent,
+    now,
+    expiresAt: addSeconds(now, CODE_TTL_SECONDS),
+    grantId: uuidv7(),
+    codeId: uuidv7(),
+    codeHash: sha256(code),
+    clientRowId: client.id,
+    clientPublicId: client.clientId,
+    clientName: client.name,
+    organizationId: client.organizationId,
+    userId: session.userId,
+    sessionId: session.sessionId,
+    redirectUri: request.redirectUri,
+    scope: request.scope.join(' '),
+    nonce: request.nonce,
+    codeChallenge: request.codeChallenge,
+    codeChallengeMethod: request.codeChallengeMethod,
+    authTime: session.authTime,
+    amr: session.amr,
+    sessionVersion: session.sessionVersion ?? null,
+    eventId: uuidv7(),
+    auditId: audit.id,
+    ip: audit.ip,
+    userAgent: audit.userAgent,
   };
 }
 
@@ -90,12 +123,22 @@ export function codeInserts(p: { readonly [K in keyof CodeValues]: any }): Prism
              ${ts(p.expiresAt)}, ${ts(p.now)}
       FROM granted RETURNING id),
     ${eventRowCte({ id: p.eventId, at: p.now }, 'announced', 'gate', {
-      kind: 'oauth.authorization.granted', organizationId: text(p.organizationId),
-      facts: { client: { id: text(p.clientRowId), clientId: text(p.clientPublicId), name: text(p.clientName) }, user: { id: text(p.userId) }, scope: text(p.scope) },
+      kind: 'oauth.authorization.granted',
+      organizationId: text(p.organizationId),
+      facts: {
+        client: { id: text(p.clientRowId), clientId: text(p.clientPublicId), name: text(p.clientName) },
+        user: { id: text(p.userId) },
+        scope: text(p.scope),
+      },
     })},
     ${auditRowCte({ id: p.auditId, ip: p.ip, userAgent: p.userAgent, at: p.now }, 'audited', 'gate', {
-      action: 'oauth.authorize', organizationId: text(p.organizationId), actorType: 'user', actorId: text(p.userId),
-      targetType: 'oauth_client', targetId: text(p.clientRowId), details: Prisma.sql`jsonb_build_object('scope', ${p.scope}::text)`,
+      action: 'oauth.authorize',
+      organizationId: text(p.organizationId),
+      actorType: 'user',
+      actorId: text(p.userId),
+      targetType: 'oauth_client',
+      targetId: text(p.clientRowId),
+      details: Prisma.sql`jsonb_build_object('scope', ${p.scope}::text)`,
     })}`;
 }
 
@@ -108,14 +151,21 @@ export const liveSession = (sessionId: unknown): Prisma.Sql =>
   Prisma.sql`SELECT 1 FROM sessions WHERE id = ${sessionId}::text AND revoked_at IS NULL FOR KEY SHARE`;
 
 /** issueCode's statement, composed once (db.ts hotStatement). */
-const ISSUE_CODE = hotStatement<CodeValues, { issued: number }>((p) =>
-  Prisma.sql`WITH gate AS (${liveSession(p.sessionId)}), ${codeInserts(p)} SELECT count(*)::int AS issued FROM gate`);
+const ISSUE_CODE = hotStatement<CodeValues, { issued: number }>(
+  (p) =>
+    Prisma.sql`WITH gate AS (${liveSession(p.sessionId)}), ${codeInserts(p)} SELECT count(*)::int AS issued FROM gate`,
+);
 
 /**
  * Writes the code (one statement, on the hot path's direct pool) and returns the redirect back to the client with it;
  * null when the session ended since it was read (nothing was written).
  */
-export async function issueCode(ctx: Context, client: CodeClient, request: AuthorizationRequest, session: BrowserSession): Promise<string | null> {
+export async function issueCode(
+  ctx: Context,
+  client: CodeClient,
+  request: AuthorizationRequest,
+  session: BrowserSession,
+): Promise<string | null> {
   const code = randomToken('tsa_');
   const [row] = await ISSUE_CODE(ctx.db, codeValues(ctx, client, request, session, code));
   return row?.issued ? codeRedirect(ctx, request, code) : null;

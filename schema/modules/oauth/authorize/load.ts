@@ -42,10 +42,12 @@ interface Row extends Omit<AuthorizeClient, 'id'> {
 
 /** What findEnabledClient and findLiveSession accept, checked before anything reaches the database. */
 const plausibleClientId = (v: string | undefined) => (v && v.length <= 200 ? v : null);
-const plausibleSession = (v: string | null) => (v && v.startsWith(SESSION_TOKEN_PREFIX) && v.length <= 200 ? sha256(v) : null);
+const plausibleSession = (v: string | null) =>
+  v && v.startsWith(SESSION_TOKEN_PREFIX) && v.length <= 200 ? sha256(v) : null;
 
 /** The product scopes of the scope parameter, bounded (check-scope refuses any the client does not allow). */
-const askedProducts = (scope: string | undefined) => (scope && scope.length <= 4096 ? productScopesOf(parseScope(scope)).slice(0, 100) : []);
+const askedProducts = (scope: string | undefined) =>
+  scope && scope.length <= 4096 ? productScopesOf(parseScope(scope)).slice(0, 100) : [];
 
 type LoadParams = { clientId: string | null; sessionHash: string | null; now: Date; asked: string[] };
 
@@ -54,7 +56,9 @@ type LoadParams = { clientId: string | null; sessionHash: string | null; now: Da
  * asked for are its parameters. Without product scopes asked, a second composition leaves the license lookup out:
  * PostgreSQL sets up and locks every relation a plan names on each execution, even where nothing is looked up.
  */
-const load = (products: boolean) => hotStatement<LoadParams, Row>((p) => Prisma.sql`
+const load = (products: boolean) =>
+  hotStatement<LoadParams, Row>(
+    (p) => Prisma.sql`
     SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
            c.consent_required AS "consentRequired",
@@ -63,31 +67,59 @@ const load = (products: boolean) => hotStatement<LoadParams, Row>((p) => Prisma.
            (SELECT o.require_mfa FROM organizations o WHERE o.id = c.organization_id) AS "requireMfa",
            (s.id IS NOT NULL AND (EXISTS (SELECT 1 FROM totp_factors t WHERE t.user_id = s.user_id AND t.confirmed_at IS NOT NULL)
                                   OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = s.user_id))) AS "hasFactor",
-           ${products
-             ? Prisma.sql`ARRAY(SELECT p.slug FROM products p WHERE p.slug = ANY(${p.asked}::text[]) AND ${licensed(Prisma.sql`s.user_id`, Prisma.sql`c.organization_id`, p.now)})`
-             : Prisma.sql`ARRAY[]::text[]`} AS licensed
+           ${
+             products
+               ? Prisma.sql`ARRAY(SELECT p.slug FROM products p WHERE p.slug = ANY(${p.asked}::text[]) AND ${licensed(Prisma.sql`s.user_id`, Prisma.sql`c.organization_id`, p.now)})`
+               : Prisma.sql`ARRAY[]::text[]`
+           } AS licensed
     FROM (SELECT 1) AS one
     LEFT JOIN oauth_clients c ON c.client_id = ${p.clientId}::text
     LEFT JOIN sessions s ON s.token_hash = ${p.sessionHash}::text AND s.revoked_at IS NULL
       AND s.expires_at > ${p.now}::timestamp(3)
       AND s.session_version = (SELECT u.session_version FROM users u WHERE u.id = s.user_id)
     LEFT JOIN memberships m ON m.user_id = s.user_id AND m.organization_id = c.organization_id
-    LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`);
+    LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`,
+  );
 const LOAD_WITH_PRODUCTS = load(true);
 const LOAD = load(false);
 
-export async function loadAuthorization(ctx: Context, clientId: string | undefined, sessionToken: string | null, scope: string | undefined): Promise<Loaded> {
+export async function loadAuthorization(
+  ctx: Context,
+  clientId: string | undefined,
+  sessionToken: string | null,
+  scope: string | undefined,
+): Promise<Loaded> {
   const asked = askedProducts(scope);
   const [row] = await (asked.length ? LOAD_WITH_PRODUCTS : LOAD)(ctx.db, {
-    clientId: plausibleClientId(clientId), sessionHash: plausibleSession(sessionToken), now: ctx.clock.now(), asked,
+    clientId: plausibleClientId(clientId),
+    sessionHash: plausibleSession(sessionToken),
+    now: ctx.clock.now(),
+    asked,
   });
   const r = row!;
   return {
     client: r.id
-      ? { id: r.id, clientId: r.clientId, organizationId: r.organizationId, name: r.name, enabled: r.enabled, redirectUris: r.redirectUris,
-          allowedScopes: r.allowedScopes, grantTypes: r.grantTypes, consentRequired: r.consentRequired }
+      ? {
+          id: r.id,
+          clientId: r.clientId,
+          organizationId: r.organizationId,
+          name: r.name,
+          enabled: r.enabled,
+          redirectUris: r.redirectUris,
+          allowedScopes: r.allowedScopes,
+          grantTypes: r.grantTypes,
+          consentRequired: r.consentRequired,
+        }
       : null,
-    session: r.sessionId ? { sessionId: r.sessionId, userId: r.userId!, authTime: r.authTime!, amr: r.amr ?? [], sessionVersion: r.sessionVersion! } : null,
+    session: r.sessionId
+      ? {
+          sessionId: r.sessionId,
+          userId: r.userId!,
+          authTime: r.authTime!,
+          amr: r.amr ?? [],
+          sessionVersion: r.sessionVersion!,
+        }
+      : null,
     member: r.member,
     consentScopes: r.consentScopes,
     licensed: r.licensed,

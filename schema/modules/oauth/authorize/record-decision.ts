@@ -20,12 +20,17 @@ type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name
  * nothing was written. Else the redirect with a code, or null when the request had already been answered.
  */
 export async function recordApproval(
-  ctx: Context, client: Client, consent: ConsentRequest, session: BrowserSession,
+  ctx: Context,
+  client: Client,
+  consent: ConsentRequest,
+  session: BrowserSession,
 ): Promise<{ member: boolean; live: boolean; redirect: string | null }> {
   const code = randomToken('tsa_');
   const request = consent.req;
   const now = ctx.clock.now();
-  const [row] = await hotQuery<{ answered: number; member: boolean; live: boolean }>(ctx.db, Prisma.sql`
+  const [row] = await hotQuery<{ answered: number; member: boolean; live: boolean }>(
+    ctx.db,
+    Prisma.sql`
     WITH still_member AS (
       SELECT 1 FROM memberships WHERE user_id = ${session.userId}::text AND organization_id = ${client.organizationId}::text),
     signed_in AS (${liveSession(session.sessionId)}),
@@ -39,17 +44,26 @@ export async function recordApproval(
         scopes = ARRAY(SELECT x FROM unnest(oauth_consents.scopes || EXCLUDED.scopes) WITH ORDINALITY AS t(x, n) GROUP BY x ORDER BY min(n))),
     ${userAuditCte(ctx, 'consented', 'gate', { action: 'oauth.consent.grant', userId: session.userId, client, details: { scope: request.scope.join(' ') } })},
     ${codeInserts(codeValues(ctx, client, request, session, code))}
-    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member, EXISTS (SELECT 1 FROM signed_in) AS live`);
+    SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member, EXISTS (SELECT 1 FROM signed_in) AS live`,
+  );
   return { member: row!.member, live: row!.live, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
 }
 
 /** Whether the denial was recorded (false when the request had already been answered). */
-export async function recordDenial(ctx: Context, client: Client, consent: ConsentRequest, userId: string): Promise<boolean> {
-  const [row] = await hotQuery<{ answered: number }>(ctx.db, Prisma.sql`
+export async function recordDenial(
+  ctx: Context,
+  client: Client,
+  consent: ConsentRequest,
+  userId: string,
+): Promise<boolean> {
+  const [row] = await hotQuery<{ answered: number }>(
+    ctx.db,
+    Prisma.sql`
     WITH gate AS (
       INSERT INTO oauth_consent_answers (jti, expires_at) VALUES (${consent.jti}::text, ${sqlTimestamp(new Date(consent.exp * 1000))})
       ON CONFLICT (jti) DO NOTHING RETURNING jti),
     ${userAuditCte(ctx, 'denied', 'gate', { action: 'oauth.consent.deny', userId, client, details: {} })}
-    SELECT count(*)::int AS answered FROM gate`);
+    SELECT count(*)::int AS answered FROM gate`,
+  );
   return row!.answered > 0;
 }

@@ -50,7 +50,10 @@ export type AuthorizeOutcome =
    * up a second factor that the client's organization requires.
    */
   | {
-      kind: 'login'; params: Record<string, string>; loginHint: string | null; again?: 'reauth' | 'enrol';
+      kind: 'login';
+      params: Record<string, string>;
+      loginHint: string | null;
+      again?: 'reauth' | 'enrol';
       /** The connection that signs in the hinted address or domain (home-realm discovery): go there, not to /login. */
       sso?: string;
     }

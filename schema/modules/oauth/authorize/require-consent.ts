@@ -6,7 +6,11 @@ import { signConsentRequest } from './consent-request.ts';
 import type { AuthorizationRequest, AuthorizeClient, AuthorizeOutcome, BrowserSession } from './request.ts';
 
 export async function requireConsent(
-  ctx: Context, client: AuthorizeClient, request: AuthorizationRequest, session: BrowserSession, consentScopes: string[] | null,
+  ctx: Context,
+  client: AuthorizeClient,
+  request: AuthorizationRequest,
+  session: BrowserSession,
+  consentScopes: string[] | null,
 ): Promise<Extract<AuthorizeOutcome, { kind: 'consent' }> | null> {
   const remembered = consentScopes !== null && request.scope.every((s) => consentScopes.includes(s));
   if (!request.prompt.includes('consent') && (!client.consentRequired || remembered)) return null;

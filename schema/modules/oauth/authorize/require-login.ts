@@ -19,11 +19,18 @@ export interface SecondFactorNeeds {
 }
 
 export function requireLogin(
-  ctx: Context, request: AuthorizationRequest, session: BrowserSession | null, hintedSubject: string | null, params: Record<string, string>,
+  ctx: Context,
+  request: AuthorizationRequest,
+  session: BrowserSession | null,
+  hintedSubject: string | null,
+  params: Record<string, string>,
   factors: SecondFactorNeeds,
 ): LoginOutcome | null {
   // In milliseconds: max_age=0 means a sign-in made for this very request (OIDC Core 3.1.2.1).
-  const tooOld = session && request.maxAge !== null && ctx.clock.now().getTime() - session.authTime.getTime() > request.maxAge * 1000;
+  const tooOld =
+    session &&
+    request.maxAge !== null &&
+    ctx.clock.now().getTime() - session.authTime.getTime() > request.maxAge * 1000;
   const otherUser = session && hintedSubject !== null && hintedSubject !== session.userId;
   const withoutFactor = session && !session.amr.includes('mfa');
   const enrol = withoutFactor && factors.requireMfa && !factors.hasFactor;

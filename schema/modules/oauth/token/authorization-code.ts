@@ -12,8 +12,17 @@ import { assertStillValid, redeemingGrant, required, subjectOf, type Params } fr
 import { nextRefresh } from './refresh-token.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, subjectFrom,
-  type NextRefresh, type Redeemed, type RedeemingClient,
+  clientUnchanged,
+  endReplayedGrant,
+  issueAndEnd,
+  issueValues,
+  redeemable,
+  redeemingStatement,
+  subjectColumns,
+  subjectFrom,
+  type NextRefresh,
+  type Redeemed,
+  type RedeemingClient,
 } from './statements.ts';
 
 const sql = Prisma.sql;
@@ -44,7 +53,11 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
     if (!redeemed) return 'unredeemed';
     if (!redeemed.redirect_ok) throw new InvalidGrant('redirect_uri does not match the authorization request');
     if (!redeemed.pkce_ok) {
-      throw new InvalidGrant(redeemed.has_challenge ? 'PKCE verification failed' : 'code_verifier given, but the authorization request had no code_challenge');
+      throw new InvalidGrant(
+        redeemed.has_challenge
+          ? 'PKCE verification failed'
+          : 'code_verifier given, but the authorization request had no code_challenge',
+      );
     }
     assertStillValid(redeemed);
     const scope = parseScope(redeemed.scope);
@@ -75,11 +88,18 @@ interface CodeRedemption {
  * Consumes an authorization code and, when every check passes, issues from it. Null: no usable code, or a client
  * row that is no longer the version `client` was read at.
  */
-function redeemCode(ctx: Context, client: RedeemingClient, code: CodeRedemption, next: NextRefresh | null, lastTry: boolean): Promise<Redeemed | null> {
+function redeemCode(
+  ctx: Context,
+  client: RedeemingClient,
+  code: CodeRedemption,
+  next: NextRefresh | null,
+  lastTry: boolean,
+): Promise<Redeemed | null> {
   return REDEEM_CODE(ctx, client, { ...issueValues(ctx, client, next), ...code }, lastTry);
 }
 
-export const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
+export const REDEEM_CODE = redeemingStatement<CodeRedemption>(
+  (p, how) => sql`
     with consumed as (
       update authorization_codes set used_at = ${p.now}::timestamp(3)
       where code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null
@@ -95,4 +115,5 @@ export const REDEEM_CODE = redeemingStatement<CodeRedemption>((p, how) => sql`
         ${subjectColumns(p.now, how)}
       ${subjectFrom(p.now, how)}
     )
-    ${issueAndEnd(p, 'authorization_code', how)}`);
+    ${issueAndEnd(p, 'authorization_code', how)}`,
+);

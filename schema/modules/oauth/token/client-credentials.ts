@@ -25,7 +25,16 @@ export const clientCredentials: Grant = {
     const granted = await recordClientCredentialsGrant(ctx, client, candidates, asked.length > 0);
     if (!granted) throw new InvalidScope();
     const { grantId, scope } = granted;
-    const subject: TokenSubject = { client, grantId, userId: null, organizationId: client.organizationId, scope, authTime: null, amr: [], sessionVersion: 0 };
+    const subject: TokenSubject = {
+      client,
+      grantId,
+      userId: null,
+      organizationId: client.organizationId,
+      scope,
+      authTime: null,
+      amr: [],
+      sessionVersion: 0,
+    };
     return signTokens(ctx, subject, {});
   },
 };
@@ -36,7 +45,10 @@ export const clientCredentials: Grant = {
  * product refuses the request, and nothing is written. The grant id and the scope granted, or null when refused.
  */
 async function recordClientCredentialsGrant(
-  ctx: Context, client: StatementClient, candidates: string[], strict: boolean,
+  ctx: Context,
+  client: StatementClient,
+  candidates: string[],
+  strict: boolean,
 ): Promise<{ grantId: string; scope: string[] } | null> {
   const now = ctx.clock.now();
   const grantId = uuidv7();
@@ -51,11 +63,17 @@ async function recordClientCredentialsGrant(
       insert into oauth_grants (id, client_id, user_id, scope, created_at)
       select ${grantId}::text, ${client.id}::text, null, scope, ${ts(now)} from allowed
     ), ${eventRowCte(eventStamp(ctx), 'event', 'allowed', {
-      kind: 'oauth.token.issued', organizationId: client.organizationId,
+      kind: 'oauth.token.issued',
+      organizationId: client.organizationId,
       facts: { client, user: null, scope: sql`allowed.scope`, grantType: 'client_credentials' },
     })}${tokenIssuanceAudit(ctx, 'allowed', {
-      action: 'oauth.token.issue', organizationId: client.organizationId, actorType: 'anonymous', actorId: null,
-      targetType: 'oauth_client', targetId: client.id, details: sql`jsonb_build_object('kind', 'client_credentials', 'scope', allowed.scope)`,
+      action: 'oauth.token.issue',
+      organizationId: client.organizationId,
+      actorType: 'anonymous',
+      actorId: null,
+      targetType: 'oauth_client',
+      targetId: client.id,
+      details: sql`jsonb_build_object('kind', 'client_credentials', 'scope', allowed.scope)`,
     })}
     select scope from allowed`;
   return row ? { grantId, scope: row.scope.split(' ').filter(Boolean) } : null;

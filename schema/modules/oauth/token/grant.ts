@@ -76,5 +76,14 @@ export function assertStillValid(redeemed: Redeemed): void {
 }
 
 export function subjectOf(client: AuthenticatedClient, r: Redeemed, scope: string[]): TokenSubject {
-  return { client, grantId: r.grant_id, userId: r.user_id, organizationId: r.organization_id, scope, authTime: r.auth_time, amr: r.amr, sessionVersion: r.session_version };
+  return {
+    client,
+    grantId: r.grant_id,
+    userId: r.user_id,
+    organizationId: r.organization_id,
+    scope,
+    authTime: r.auth_time,
+    amr: r.amr,
+    sessionVersion: r.session_version,
+  };
 }

@@ -15,8 +15,17 @@ import { parseScope } from '../scopes.ts';
 import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
 import { signTokens } from './sign.ts';
 import {
-  clientUnchanged, endReplayedGrant, issueAndEnd, issueValues, redeemable, redeemingStatement, subjectColumns, subjectFrom,
-  type NextRefresh, type Redeemed, type RedeemingClient,
+  clientUnchanged,
+  endReplayedGrant,
+  issueAndEnd,
+  issueValues,
+  redeemable,
+  redeemingStatement,
+  subjectColumns,
+  subjectFrom,
+  type NextRefresh,
+  type Redeemed,
+  type RedeemingClient,
 } from './statements.ts';
 
 const sql = Prisma.sql;
@@ -25,7 +34,10 @@ export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 export const REFRESH_TOKEN_PREFIX = 'tsr_';
 
 /** The refresh token to issue with this response, made before the statement that stores it. */
-export function nextRefresh(ctx: Context, client: { grantTypes: string[] }): { value: string; stored: NextRefresh } | null {
+export function nextRefresh(
+  ctx: Context,
+  client: { grantTypes: string[] },
+): { value: string; stored: NextRefresh } | null {
   if (!client.grantTypes.includes('refresh_token')) return null;
   const value = randomToken(REFRESH_TOKEN_PREFIX);
   return { value, stored: { hash: sha256(value), expiresAt: addSeconds(ctx.clock.now(), REFRESH_TOKEN_TTL_SECONDS) } };
@@ -41,7 +53,10 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
   read(params: Params) {
     const token = required(params.refresh_token, 'refresh_token');
     if (token instanceof InvalidRequest) return token;
-    return { hash: sha256(token), asked: typeof params.scope === 'string' && params.scope ? parseScope(params.scope) : [] };
+    return {
+      hash: sha256(token),
+      asked: typeof params.scope === 'string' && params.scope ? parseScope(params.scope) : [],
+    };
   },
 
   async issue(ctx, client, request, lastTry) {
@@ -65,8 +80,19 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
 });
 
 /** Consumes a refresh token and, when every check passes, issues from it with the scope asked (a subset) or its own. */
-function redeemRefreshToken(ctx: Context, client: RedeemingClient, request: RefreshRequest, next: NextRefresh | null, lastTry: boolean): Promise<Redeemed | null> {
-  return REDEEM_REFRESH_TOKEN(ctx, client, { ...issueValues(ctx, client, next), hash: request.hash, asked: request.asked.join(' ') }, lastTry);
+function redeemRefreshToken(
+  ctx: Context,
+  client: RedeemingClient,
+  request: RefreshRequest,
+  next: NextRefresh | null,
+  lastTry: boolean,
+): Promise<Redeemed | null> {
+  return REDEEM_REFRESH_TOKEN(
+    ctx,
+    client,
+    { ...issueValues(ctx, client, next), hash: request.hash, asked: request.asked.join(' ') },
+    lastTry,
+  );
 }
 
 /**
@@ -78,7 +104,8 @@ const narrowed = (asked: unknown) => sql`case when ${asked}::text = '' then k.sc
     select x from unnest(string_to_array(${asked}::text, ' ')) with ordinality as t(x, n)
     where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end`;
 
-export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>((p, how) => sql`
+export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>(
+  (p, how) => sql`
     with consumed as (
       update refresh_tokens set used_at = ${p.now}::timestamp(3)
       where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null
@@ -91,4 +118,5 @@ export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: st
         ${subjectColumns(p.now, how)}
       ${subjectFrom(p.now, how, narrowed(p.asked))}
     )
-    ${issueAndEnd(p, 'refresh_token', how)}`);
+    ${issueAndEnd(p, 'refresh_token', how)}`,
+);

@@ -13,7 +13,13 @@ export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const ID_TOKEN_TTL_SECONDS = 3600;
 
 export interface TokenSubject {
-  client: { id: string; clientId: string; organizationId: string; idTokenSignedResponseAlg: string; grantTypes: string[] };
+  client: {
+    id: string;
+    clientId: string;
+    organizationId: string;
+    idTokenSignedResponseAlg: string;
+    grantTypes: string[];
+  };
   grantId: string;
   userId: string | null;
   organizationId: string;
@@ -57,12 +63,20 @@ export async function mintAccessToken(ctx: Context, s: TokenSubject): Promise<st
 
 /** The left half of the access token's hash, with the hash of the ID token's algorithm (OIDC Core 3.1.3.6). */
 function atHash(accessToken: string, alg: SigningAlg): string {
-  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256').update(accessToken).digest();
+  const digest = createHash(alg === 'EdDSA' ? 'sha512' : 'sha256')
+    .update(accessToken)
+    .digest();
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }
 
 /** `claims`: the user's claims by scope (claimsFor), read by the statement that issued the tokens. */
-export async function mintIdToken(ctx: Context, s: TokenSubject, accessToken: string, nonce: string | null, claims: Record<string, unknown>): Promise<string> {
+export async function mintIdToken(
+  ctx: Context,
+  s: TokenSubject,
+  accessToken: string,
+  nonce: string | null,
+  claims: Record<string, unknown>,
+): Promise<string> {
   const now = ctx.clock.now();
   const alg = s.client.idTokenSignedResponseAlg as SigningAlg;
   return ctx.keys.sign(
@@ -90,8 +104,14 @@ export async function signTokens(
   options: { refreshToken?: string | null; idToken?: { nonce: string | null; claims: Record<string, unknown> } | null },
 ): Promise<TokenResponse> {
   const accessToken = await mintAccessToken(ctx, s);
-  const response: TokenResponse = { access_token: accessToken, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, scope: s.scope.join(' ') };
+  const response: TokenResponse = {
+    access_token: accessToken,
+    token_type: 'Bearer',
+    expires_in: ACCESS_TOKEN_TTL_SECONDS,
+    scope: s.scope.join(' '),
+  };
   if (options.refreshToken) response.refresh_token = options.refreshToken;
-  if (options.idToken) response.id_token = await mintIdToken(ctx, s, accessToken, options.idToken.nonce, options.idToken.claims);
+  if (options.idToken)
+    response.id_token = await mintIdToken(ctx, s, accessToken, options.idToken.nonce, options.idToken.claims);
   return response;
 }

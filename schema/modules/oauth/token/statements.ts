@@ -88,10 +88,18 @@ export interface IssueValues {
 export function issueValues(ctx: Context, client: RedeemingClient, next: NextRefresh | null): IssueValues {
   const now = ctx.clock.now();
   return {
-    now, clientRowId: client.id, clientPublicId: client.clientId, clientVersion: client.version,
-    refreshId: uuidv7(), refreshHash: next?.hash ?? null, refreshExpiresAt: next?.expiresAt ?? now, issuesRefresh: next !== null,
-    eventId: uuidv7(), auditId: ctx.settings.auditTokenIssuance ? uuidv7() : null,
-    ip: ctx.request.ip, userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
+    now,
+    clientRowId: client.id,
+    clientPublicId: client.clientId,
+    clientVersion: client.version,
+    refreshId: uuidv7(),
+    refreshHash: next?.hash ?? null,
+    refreshExpiresAt: next?.expiresAt ?? now,
+    issuesRefresh: next !== null,
+    eventId: uuidv7(),
+    auditId: ctx.settings.auditTokenIssuance ? uuidv7() : null,
+    ip: ctx.request.ip,
+    userAgent: ctx.request.userAgent?.slice(0, 500) ?? null,
   };
 }
 
@@ -123,10 +131,20 @@ export const redeemable = (how: Composition): Prisma.Sql =>
  * (redeemable) and redeemed by the full one, on the last try: for a remembered client a miss is tried again anyway,
  * after a fresh read (grant.ts), so a guess costs no more statements than before.
  */
-export function redeemingStatement<P extends object>(build: (p: { readonly [K in keyof (P & IssueValues)]: any }, how: Composition) => Prisma.Sql) {
+export function redeemingStatement<P extends object>(
+  build: (p: { readonly [K in keyof (P & IssueValues)]: any }, how: Composition) => Prisma.Sql,
+) {
   const compose = (how: Composition) => hotStatement<P & IssueValues, Redeemed>((p) => build(p, how));
-  const statements = [false, true].map((audit) => ({ plain: compose({ audit, products: false }), full: compose({ audit, products: true }) }));
-  const redeem = async (ctx: Context, client: RedeemingClient, params: P & IssueValues, lastTry: boolean): Promise<Redeemed | null> => {
+  const statements = [false, true].map((audit) => ({
+    plain: compose({ audit, products: false }),
+    full: compose({ audit, products: true }),
+  }));
+  const redeem = async (
+    ctx: Context,
+    client: RedeemingClient,
+    params: P & IssueValues,
+    lastTry: boolean,
+  ): Promise<Redeemed | null> => {
     const { plain, full } = statements[ctx.settings.auditTokenIssuance ? 1 : 0]!;
     if (plainClient(client)) {
       const [row] = await plain(ctx.db, params);
@@ -136,7 +154,9 @@ export function redeemingStatement<P extends object>(build: (p: { readonly [K in
     return row ?? null;
   };
   // Each composition as a reader sees it, for its reviewed snapshot beside the grant (test/oauth/token-statements.test.ts).
-  return Object.assign(redeem, { readable: (how: Composition) => readableStatement<P & IssueValues>((p) => build(p, how)) });
+  return Object.assign(redeem, {
+    readable: (how: Composition) => readableStatement<P & IssueValues>((p) => build(p, how)),
+  });
 }
 
 /**
@@ -151,13 +171,22 @@ export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'r
     organizationId: sql`issued.organization_id`,
     facts: {
       client: { id: sql`${p.clientRowId}::text`, clientId: sql`${p.clientPublicId}::text` },
-      user: { id: sql`issued.user_id` }, scope: sql`issued.scope`, grantType,
+      user: { id: sql`issued.user_id` },
+      scope: sql`issued.scope`,
+      grantType,
     },
   });
-  const auditRow = audit ? sql`, ${auditRowCte({ id: p.auditId!, ip: p.ip, userAgent: p.userAgent, at: p.now }, 'audit', 'issued', {
-    action: 'oauth.token.issue', organizationId: sql`issued.organization_id`, actorType: 'user', actorId: sql`issued.user_id`,
-    targetType: 'oauth_client', targetId: sql`${p.clientRowId}::text`, details: sql`jsonb_build_object('kind', 'user', 'scope', issued.scope)`,
-  })}` : Prisma.empty;
+  const auditRow = audit
+    ? sql`, ${auditRowCte({ id: p.auditId!, ip: p.ip, userAgent: p.userAgent, at: p.now }, 'audit', 'issued', {
+        action: 'oauth.token.issue',
+        organizationId: sql`issued.organization_id`,
+        actorType: 'user',
+        actorId: sql`issued.user_id`,
+        targetType: 'oauth_client',
+        targetId: sql`${p.clientRowId}::text`,
+        details: sql`jsonb_build_object('kind', 'user', 'scope', issued.scope)`,
+      })}`
+    : Prisma.empty;
   return sql`
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
@@ -194,7 +223,11 @@ export function tokenIssuanceAudit(ctx: Context, from: string, row: AuditRow): P
  * for a code; a refresh's narrower one, refresh-token.ts). With the license lookups k.scope is without the product
  * scopes whose license is gone (product-scopes.ts); without them the scope is plain (redeemable) and stays as it is.
  */
-export function subjectFrom(now: Date, { products: lookups }: Composition, issued: Prisma.Sql = sql`k.scope`): Prisma.Sql {
+export function subjectFrom(
+  now: Date,
+  { products: lookups }: Composition,
+  issued: Prisma.Sql = sql`k.scope`,
+): Prisma.Sql {
   const kept = lookups ? withoutLostLicenses(sql`c.scope`, sql`c.user_id`, sql`c.organization_id`, now) : sql`c.scope`;
   return sql`
   from consumed c
@@ -214,7 +247,12 @@ export function subjectFrom(now: Date, { products: lookups }: Composition, issue
 export function subjectColumns(now: Date, how: Composition): Prisma.Sql {
   const words = sql`string_to_array(i.scope, ' ')`;
   const products = how.products
-    ? revealedProducts({ all: sql`'organization' = any(${words})`, slugs: words }, sql`c.user_id`, sql`c.organization_id`, now)
+    ? revealedProducts(
+        { all: sql`'organization' = any(${words})`, slugs: words },
+        sql`c.user_id`,
+        sql`c.organization_id`,
+        now,
+      )
     : sql`null::jsonb`;
   return sql`i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
@@ -230,13 +268,19 @@ export function subjectColumns(now: Date, how: Composition): Prisma.Sql {
  * refuses that before it spends anything, RFC 6749 6).
  */
 export async function endReplayedGrant(
-  ctx: Context, client: StatementClient, kind: 'code' | 'refresh_token', hash: string, asked: string[] = [],
+  ctx: Context,
+  client: StatementClient,
+  kind: 'code' | 'refresh_token',
+  hash: string,
+  asked: string[] = [],
 ): Promise<{ found: boolean; otherClient: boolean; replayed: boolean; beyondScope: boolean }> {
   const now = ctx.clock.now();
-  const source = kind === 'code' ? Prisma.raw('authorization_codes where code_hash') : Prisma.raw('refresh_tokens where token_hash');
-  const beyond = kind === 'code'
-    ? sql`false`
-    : sql`(used_at is null and revoked_at is null and expires_at > ${ts(now)}
+  const source =
+    kind === 'code' ? Prisma.raw('authorization_codes where code_hash') : Prisma.raw('refresh_tokens where token_hash');
+  const beyond =
+    kind === 'code'
+      ? sql`false`
+      : sql`(used_at is null and revoked_at is null and expires_at > ${ts(now)}
         and not string_to_array(scope, ' ') @> string_to_array(${asked.join(' ')}::text, ' '))`;
   const action = kind === 'code' ? 'oauth.code.replay' : 'oauth.refresh_token.replay';
   const [row] = await ctx.db.$queryRaw<{ client_id: string; used: boolean; beyond: boolean }[]>`
@@ -249,8 +293,14 @@ export async function endReplayedGrant(
     ), ended_tokens as (
       update refresh_tokens set revoked_at = ${ts(now)} where grant_id in (select grant_id from replayed) and revoked_at is null
     ), ${auditRowCte(auditStamp(ctx), 'audit', 'replayed', {
-      action, organizationId: client.organizationId, actorType: 'anonymous', actorId: null, targetType: 'oauth_client', targetId: client.id,
-      outcome: 'failure', details: {},
+      action,
+      organizationId: client.organizationId,
+      actorType: 'anonymous',
+      actorId: null,
+      targetType: 'oauth_client',
+      targetId: client.id,
+      outcome: 'failure',
+      details: {},
     })}
     select client_id, used, beyond from seen`;
   if (!row) return { found: false, otherClient: false, replayed: false, beyondScope: false };

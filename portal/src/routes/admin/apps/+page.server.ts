@@ -34,7 +34,9 @@ const UNINSTALL = `mutation($id: ID!) { uninstallApp(id: $id) { __typename ... o
 
 export const load: PageServerLoad = async (event) => {
 	const { organization } = await event.parent();
-	const data = await gql<{ apps: { items: App[] }; installations: { items: Installation[] } }>(event, LOAD, { org: organization.id });
+	const data = await gql<{ apps: { items: App[] }; installations: { items: Installation[] } }>(event, LOAD, {
+		org: organization.id,
+	});
 	return { apps: data.apps.items, installations: data.installations.items, canWrite: event.locals.platformAdmin };
 };
 
@@ -46,7 +48,10 @@ function requirePlatformAdmin(event: RequestEvent) {
 }
 
 /** Lists are typed one per line or separated by spaces or commas. */
-const list = (value: FormDataEntryValue | null) => String(value ?? '').split(/[\s,]+/).filter(Boolean);
+const list = (value: FormDataEntryValue | null) =>
+	String(value ?? '')
+		.split(/[\s,]+/)
+		.filter(Boolean);
 
 function readApp(form: FormData) {
 	const homepage = String(form.get('homepageUrl') ?? '').trim();
@@ -56,12 +61,19 @@ function readApp(form: FormData) {
 		webhookUrl: String(form.get('webhookUrl') ?? '').trim(),
 		redirectUris: list(form.get('redirectUris')),
 		scopes: list(form.get('scopes')),
-		homepageUrl: homepage || null
+		homepageUrl: homepage || null,
 	};
 }
 
 /** The forms' labels, by the GraphQL names of the app's fields: a problem names the field as the form does. */
-const LABELS = { name: 'Name', description: 'Description', webhookUrl: 'Webhook URL', redirectUris: 'Redirect URIs', scopes: 'Scopes', homepageUrl: 'Homepage' };
+const LABELS = {
+	name: 'Name',
+	description: 'Description',
+	webhookUrl: 'Webhook URL',
+	redirectUris: 'Redirect URIs',
+	scopes: 'Scopes',
+	homepageUrl: 'Homepage',
+};
 
 const failure = (result: { __typename: string }, values: Record<string, unknown> = {}) =>
 	result.__typename === 'UserError' ? userErrorFailure(result as UserError, { values }, LABELS) : null;
@@ -70,7 +82,9 @@ export const actions: Actions = {
 	create: async (event) => {
 		requirePlatformAdmin(event);
 		const values = readApp(await event.request.formData());
-		const { createApp } = await gql<{ createApp: Result<{ __typename: 'AppWithSecret'; signingSecret: string; app: { name: string } }> }>(event, CREATE, { input: values });
+		const { createApp } = await gql<{
+			createApp: Result<{ __typename: 'AppWithSecret'; signingSecret: string; app: { name: string } }>;
+		}>(event, CREATE, { input: values });
 		if (createApp.__typename === 'UserError') return failure(createApp, values);
 		const r = createApp as { signingSecret: string; app: { name: string } };
 		return { done: `App ${r.app.name} registered.`, secret: { app: r.app.name, value: r.signingSecret } };
@@ -79,39 +93,60 @@ export const actions: Actions = {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
 		const values = readApp(form);
-		const { updateApp } = await gql<{ updateApp: Result<{ __typename: 'App' }> }>(event, UPDATE, { id: String(form.get('id') ?? ''), input: values });
+		const { updateApp } = await gql<{ updateApp: Result<{ __typename: 'App' }> }>(event, UPDATE, {
+			id: String(form.get('id') ?? ''),
+			input: values,
+		});
 		return failure(updateApp, values) ?? { done: `App ${values.name} saved.` };
 	},
 	rotate: async (event) => {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
-		const { rotateAppSecret } = await gql<{ rotateAppSecret: Result<{ __typename: 'AppWithSecret'; signingSecret: string; app: { name: string } }> }>(event, ROTATE, { id: String(form.get('id') ?? '') });
+		const { rotateAppSecret } = await gql<{
+			rotateAppSecret: Result<{ __typename: 'AppWithSecret'; signingSecret: string; app: { name: string } }>;
+		}>(event, ROTATE, { id: String(form.get('id') ?? '') });
 		if (rotateAppSecret.__typename === 'UserError') return failure(rotateAppSecret);
 		const r = rotateAppSecret as { signingSecret: string; app: { name: string } };
-		return { done: `A new signing secret for ${r.app.name}: the old one no longer signs.`, secret: { app: r.app.name, value: r.signingSecret } };
+		return {
+			done: `A new signing secret for ${r.app.name}: the old one no longer signs.`,
+			secret: { app: r.app.name, value: r.signingSecret },
+		};
 	},
 	delete: async (event) => {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
-		if (form.get('confirm') !== 'yes') return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
-		const { deleteApp } = await gql<{ deleteApp: Result<{ __typename: string }> }>(event, DELETE, { id: String(form.get('id') ?? '') });
+		if (form.get('confirm') !== 'yes')
+			return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
+		const { deleteApp } = await gql<{ deleteApp: Result<{ __typename: string }> }>(event, DELETE, {
+			id: String(form.get('id') ?? ''),
+		});
 		return failure(deleteApp) ?? { done: `App ${String(form.get('name') ?? '')} deleted.` };
 	},
 	install: async (event) => {
 		requireAdmin(event);
 		const form = await event.request.formData();
-		const { installApp } = await gql<{ installApp: Result<{ __typename: 'Installation'; app: { name: string } }> }>(event, INSTALL, {
-			id: String(form.get('id') ?? ''),
-			org: event.locals.organization?.id
-		});
+		const { installApp } = await gql<{ installApp: Result<{ __typename: 'Installation'; app: { name: string } }> }>(
+			event,
+			INSTALL,
+			{
+				id: String(form.get('id') ?? ''),
+				org: event.locals.organization?.id,
+			},
+		);
 		if (installApp.__typename === 'UserError') return failure(installApp);
-		return { done: `${(installApp as { app: { name: string } }).app.name} is installed: members can open it from their apps page.` };
+		return {
+			done: `${(installApp as { app: { name: string } }).app.name} is installed: members can open it from their apps page.`,
+		};
 	},
 	uninstall: async (event) => {
 		requireAdmin(event);
 		const form = await event.request.formData();
-		const { uninstallApp } = await gql<{ uninstallApp: Result<{ __typename: 'Installation'; app: { name: string } }> }>(event, UNINSTALL, { id: String(form.get('id') ?? '') });
+		const { uninstallApp } = await gql<{ uninstallApp: Result<{ __typename: 'Installation'; app: { name: string } }> }>(
+			event,
+			UNINSTALL,
+			{ id: String(form.get('id') ?? '') },
+		);
 		if (uninstallApp.__typename === 'UserError') return failure(uninstallApp);
 		return { done: `${(uninstallApp as { app: { name: string } }).app.name} is uninstalled: its access ended.` };
-	}
+	},
 };

@@ -15,7 +15,7 @@ const LABELS: FieldLabels = {
 	targetId: 'Target ID',
 	outcome: 'Outcome',
 	from: 'From',
-	to: 'To'
+	to: 'To',
 };
 
 export const load: PageServerLoad = async (event) => {
@@ -24,10 +24,16 @@ export const load: PageServerLoad = async (event) => {
 	const filters = filtersFrom(event.url);
 	const cursor = event.url.searchParams.get('cursor') || null;
 	const platformAdmin = event.locals.platformAdmin;
-	const { choices: organizations, more: moreOrganizations } = await organizationChoices(event, platformAdmin, filters.organization_id);
+	const { choices: organizations, more: moreOrganizations } = await organizationChoices(
+		event,
+		platformAdmin,
+		filters.organization_id,
+	);
 	// Whose trail is shown: the organization chosen, else every one's (platform admins) or the current one's.
 	const chosen = filters.organization_id ?? (platformAdmin ? null : organization.id);
-	const shown = chosen ? (organizations.find((o) => o.id === chosen) ?? (chosen === organization.id ? organization : null)) : null;
+	const shown = chosen
+		? (organizations.find((o) => o.id === chosen) ?? (chosen === organization.id ? organization : null))
+		: null;
 	const shared = {
 		filters,
 		cursor,
@@ -38,19 +44,30 @@ export const load: PageServerLoad = async (event) => {
 		moreOrganizations,
 		shownOrganization: shown,
 		exportHref: `/admin/audit-logs/export${searchOf(filters)}`,
-		newestHref: `/admin/audit-logs${searchOf(filters)}`
+		newestHref: `/admin/audit-logs${searchOf(filters)}`,
 	};
 	try {
 		const page = await auditPage(event, filters, { limit: PAGE_SIZE, cursor });
-		return { ...shared, entries: page.items, errors: {} as FieldErrors, olderHref: page.nextCursor ? searchOf(filters, page.nextCursor) : null };
+		return {
+			...shared,
+			entries: page.items,
+			errors: {} as FieldErrors,
+			olderHref: page.nextCursor ? searchOf(filters, page.nextCursor) : null,
+		};
 	} catch (err) {
 		if (!(err instanceof GraphQLRequestError)) throw err;
 		// An organization that is gone, or not the viewer's to read: said beside the filter.
 		if ((err.code === 'not_found' || err.code === 'forbidden') && filters.organization_id) {
-			return { ...shared, entries: [] as AuditEntry[], errors: { organizationId: ['is unknown, or not yours to read'] } as FieldErrors, olderHref: null };
+			return {
+				...shared,
+				entries: [] as AuditEntry[],
+				errors: { organizationId: ['is unknown, or not yours to read'] } as FieldErrors,
+				olderHref: null,
+			};
 		}
 		if (err.code !== 'invalid_request') throw err;
-		const details = (err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
+		const details =
+			(err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
 		if (details.some((d) => d.path === 'cursor')) error(400, 'That page of the audit log does not exist.');
 		// A filter the user typed wrong: the form shows it beside that filter, with what to fix.
 		const errors = details.length ? fieldErrors(details, LABELS) : { form: [err.message] };

@@ -5,7 +5,7 @@ const KINDS: Record<string, string> = {
 	api_key: 'API key',
 	oauth_client: 'OAuth client',
 	anonymous: 'Anonymous',
-	system: 'System'
+	system: 'System',
 };
 
 /** "API key", "OAuth client"...: what kind of actor, in words. */

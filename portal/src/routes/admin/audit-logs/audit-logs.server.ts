@@ -11,7 +11,7 @@ export const FILTERS = {
 	target_id: 'targetId',
 	outcome: 'outcome',
 	from: 'from',
-	to: 'to'
+	to: 'to',
 } as const;
 
 export type FilterName = keyof typeof FILTERS;
@@ -36,13 +36,51 @@ export function searchOf(filters: Filters, cursor?: string | null): string {
 }
 
 const AUDIT_LOGS = /* GraphQL */ `
-	query AuditLogs($organizationId: String, $actor: String, $action: String, $targetType: String, $targetId: String,
-		$outcome: String, $from: String, $to: String, $limit: Int, $cursor: String) {
-		auditLogs(organizationId: $organizationId, actor: $actor, action: $action, targetType: $targetType, targetId: $targetId,
-			outcome: $outcome, from: $from, to: $to, limit: $limit, cursor: $cursor) {
+	query AuditLogs(
+		$organizationId: String
+		$actor: String
+		$action: String
+		$targetType: String
+		$targetId: String
+		$outcome: String
+		$from: String
+		$to: String
+		$limit: Int
+		$cursor: String
+	) {
+		auditLogs(
+			organizationId: $organizationId
+			actor: $actor
+			action: $action
+			targetType: $targetType
+			targetId: $targetId
+			outcome: $outcome
+			from: $from
+			to: $to
+			limit: $limit
+			cursor: $cursor
+		) {
 			items {
-				id organizationId organization { id name } action outcome targetType targetId ip userAgent details createdAt
-				actor { type id name email }
+				id
+				organizationId
+				organization {
+					id
+					name
+				}
+				action
+				outcome
+				targetType
+				targetId
+				ip
+				userAgent
+				details
+				createdAt
+				actor {
+					type
+					id
+					name
+					email
+				}
 			}
 			nextCursor
 		}
@@ -67,11 +105,15 @@ export interface AuditEntry {
 export async function auditPage(
 	event: Parameters<typeof gql>[0],
 	filters: Filters,
-	page: { limit: number; cursor?: string | null }
+	page: { limit: number; cursor?: string | null },
 ): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
 	const variables: Record<string, unknown> = { limit: page.limit, cursor: page.cursor ?? null };
 	for (const [name, argument] of Object.entries(FILTERS)) variables[argument] = filters[name as FilterName] ?? null;
-	const { auditLogs } = await gql<{ auditLogs: { items: AuditEntry[]; nextCursor: string | null } }>(event, AUDIT_LOGS, variables);
+	const { auditLogs } = await gql<{ auditLogs: { items: AuditEntry[]; nextCursor: string | null } }>(
+		event,
+		AUDIT_LOGS,
+		variables,
+	);
 	return auditLogs;
 }
 
@@ -82,12 +124,22 @@ export interface OrganizationChoice {
 
 const ORGANIZATIONS = /* GraphQL */ `
 	query AuditOrganizations($cursor: String) {
-		organizations(limit: 100, cursor: $cursor) { items { id name role } nextCursor }
+		organizations(limit: 100, cursor: $cursor) {
+			items {
+				id
+				name
+				role
+			}
+			nextCursor
+		}
 	}
 `;
 const ORGANIZATION = /* GraphQL */ `
 	query AuditOrganization($id: ID!) {
-		organization(id: $id) { id name }
+		organization(id: $id) {
+			id
+			name
+		}
 	}
 `;
 
@@ -102,14 +154,17 @@ const MAX_CHOICES = 1000;
 export async function organizationChoices(
 	event: Parameters<typeof gql>[0],
 	platformAdmin: boolean,
-	selected?: string
+	selected?: string,
 ): Promise<{ choices: OrganizationChoice[]; more: boolean }> {
 	const choices: OrganizationChoice[] = [];
 	let cursor: string | null = null;
 	do {
 		type Page = { items: { id: string; name: string; role: string | null }[]; nextCursor: string | null };
-		const { organizations }: { organizations: Page } = await gql<{ organizations: Page }>(event, ORGANIZATIONS, { cursor });
-		for (const o of organizations.items) if (platformAdmin || o.role === 'owner' || o.role === 'admin') choices.push({ id: o.id, name: o.name });
+		const { organizations }: { organizations: Page } = await gql<{ organizations: Page }>(event, ORGANIZATIONS, {
+			cursor,
+		});
+		for (const o of organizations.items)
+			if (platformAdmin || o.role === 'owner' || o.role === 'admin') choices.push({ id: o.id, name: o.name });
 		cursor = organizations.nextCursor;
 	} while (cursor && choices.length < MAX_CHOICES);
 	if (selected && !choices.some((o) => o.id === selected)) {

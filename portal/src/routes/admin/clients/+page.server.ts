@@ -4,7 +4,12 @@ import { gql, type UserError } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { CLIENT_LABELS, type OAuthClient } from './client-form.ts';
 import {
-	CLIENT_FIELDS, clientInput, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
+	CLIENT_FIELDS,
+	clientInput,
+	readClientForm,
+	requireOrgAdmin,
+	rethrowAccess,
+	type ShownSecret,
 } from './clients.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -23,21 +28,50 @@ const CREATE_CLIENT = /* GraphQL */ `
 	mutation CreateOAuthClient($input: CreateOAuthClientInput!) {
 		createOAuthClient(input: $input) {
 			__typename
-			... on OAuthClientWithSecret { clientSecret client { id clientId name } }
-			... on UserError { code message details { path message } }
+			... on OAuthClientWithSecret {
+				clientSecret
+				client {
+					id
+					clientId
+					name
+				}
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
 
 type CreateResult =
-	| { __typename: 'OAuthClientWithSecret'; clientSecret: string; client: { id: string; clientId: string; name: string } }
+	| {
+			__typename: 'OAuthClientWithSecret';
+			clientSecret: string;
+			client: { id: string; clientId: string; name: string };
+	  }
 	| UserError;
 
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage<OAuthClient>(event, CLIENTS, 'oauthClients', { org: organization.id, limit: PAGE_SIZE }, 'clients');
-	return { clients: page.items, cursor: page.cursor, nextCursor: page.nextCursor, deleted: event.url.searchParams.has('deleted') };
+	const page = await listPage<OAuthClient>(
+		event,
+		CLIENTS,
+		'oauthClients',
+		{ org: organization.id, limit: PAGE_SIZE },
+		'clients',
+	);
+	return {
+		clients: page.items,
+		cursor: page.cursor,
+		nextCursor: page.nextCursor,
+		deleted: event.url.searchParams.has('deleted'),
+	};
 };
 
 export const actions: Actions = {
@@ -49,14 +83,17 @@ export const actions: Actions = {
 		let result: CreateResult;
 		try {
 			({ createOAuthClient: result } = await gql<{ createOAuthClient: CreateResult }>(event, CREATE_CLIENT, {
-				input: { ...input, organizationId }
+				input: { ...input, organizationId },
 			}));
 		} catch (err) {
 			rethrowAccess(err);
 		}
 		if (result.__typename === 'UserError') {
 			const errors = fieldErrors(result.details, CLIENT_LABELS, input);
-			const message = result.code === 'invalid_request' ? 'The client was not registered: correct the fields marked below.' : result.message;
+			const message =
+				result.code === 'invalid_request'
+					? 'The client was not registered: correct the fields marked below.'
+					: result.message;
 			return fail(400, { values, message, errors });
 		}
 
@@ -64,5 +101,5 @@ export const actions: Actions = {
 		event.setHeaders({ 'cache-control': 'no-store' });
 		const created: ShownSecret = { ...result.client, clientSecret: result.clientSecret };
 		return { created };
-	}
+	},
 };

@@ -47,7 +47,7 @@ export const CLIENT_LABELS = {
 	allowedScopes: 'Allowed scopes',
 	grantTypes: 'Grant types',
 	idTokenSignedResponseAlg: 'ID token signing algorithm',
-	consentRequired: 'Require consent'
+	consentRequired: 'Require consent',
 } as const;
 
 export const STANDARD_SCOPES = [
@@ -56,13 +56,13 @@ export const STANDARD_SCOPES = [
 	{ value: 'email', hint: 'e-mail address' },
 	{ value: 'organization', hint: 'organization and role' },
 	{ value: 'offline_access', hint: 'refresh tokens' },
-	{ value: 'api', hint: "act as the user in Tessera's API (never granted by default)" }
+	{ value: 'api', hint: "act as the user in Tessera's API (never granted by default)" },
 ] as const;
 
 export const GRANT_TYPES = [
 	{ value: 'authorization_code', hint: 'users sign in through the browser' },
 	{ value: 'refresh_token', hint: 'keep access without asking again' },
-	{ value: 'client_credentials', hint: 'the application acts on its own, without a user' }
+	{ value: 'client_credentials', hint: 'the application acts on its own, without a user' },
 ] as const;
 
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
@@ -80,7 +80,7 @@ export const NEW_CLIENT: ClientFormValues = {
 	productScopes: '',
 	grantTypes: ['authorization_code', 'refresh_token'],
 	idTokenSignedResponseAlg: 'RS256',
-	consentRequired: true
+	consentRequired: true,
 };
 
 /** The edit form's starting point: the client as it is stored. */
@@ -95,6 +95,6 @@ export function valuesOf(client: OAuthClient): ClientFormValues {
 		productScopes: client.allowedScopes.filter((s) => !STANDARD.has(s)).join(' '),
 		grantTypes: client.grantTypes,
 		idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
-		consentRequired: client.consentRequired
+		consentRequired: client.consentRequired,
 	};
 }

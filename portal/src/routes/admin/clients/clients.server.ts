@@ -19,7 +19,8 @@ export interface ShownSecret {
 }
 
 /** The gate of every OAuth client action: an owner or admin of the session's current organization. Returns its id. */
-export const requireOrgAdmin = (event: Parameters<typeof orgAdminGate>[0]) => orgAdminGate(event, 'manage OAuth clients').organizationId;
+export const requireOrgAdmin = (event: Parameters<typeof orgAdminGate>[0]) =>
+	orgAdminGate(event, 'manage OAuth clients').organizationId;
 
 const CLIENT = /* GraphQL */ `
 	query Client($id: ID!) {
@@ -33,7 +34,11 @@ const NOT_FOUND = 'No such OAuth client in this organization.';
  * The client `id` of organization `organizationId`, or the 404 page. Platform admins may read any organization's
  * clients through GraphQL, but these pages are about the current organization only, so another one's is not found.
  */
-export async function loadOwnedClient(event: Pick<RequestEvent, 'platform' | 'cookies'>, id: string, organizationId: string): Promise<OAuthClient> {
+export async function loadOwnedClient(
+	event: Pick<RequestEvent, 'platform' | 'cookies'>,
+	id: string,
+	organizationId: string,
+): Promise<OAuthClient> {
 	if (!id || id.length > 200) error(404, NOT_FOUND);
 	let client: OAuthClient;
 	try {
@@ -51,7 +56,7 @@ export async function loadOwnedClient(event: Pick<RequestEvent, 'platform' | 'co
 const MESSAGES: Record<string, string> = {
 	forbidden: 'Your role does not allow this.',
 	not_found: NOT_FOUND,
-	unauthenticated: 'Your session has ended. Sign in again.'
+	unauthenticated: 'Your session has ended. Sign in again.',
 };
 
 /**
@@ -86,7 +91,7 @@ export function readClientForm(form: FormData): ClientFormValues {
 		productScopes: String(form.get('product_scopes') ?? ''),
 		grantTypes: strings(form, 'grant_types'),
 		idTokenSignedResponseAlg: String(form.get('id_token_signed_response_alg') ?? 'RS256'),
-		consentRequired: form.has('consent_required')
+		consentRequired: form.has('consent_required'),
 	};
 }
 
@@ -101,6 +106,6 @@ export function clientInput(values: ClientFormValues) {
 		allowedScopes: [...values.scopes, ...words(values.productScopes)],
 		grantTypes: values.grantTypes,
 		idTokenSignedResponseAlg: values.idTokenSignedResponseAlg,
-		consentRequired: values.consentRequired
+		consentRequired: values.consentRequired,
 	};
 }

@@ -21,7 +21,13 @@ export const load: PageServerLoad = async (event) => {
 	await event.parent();
 	requirePlatformAdmin(event);
 	const search = event.url.searchParams.get('search')?.trim() ?? '';
-	const page = await listPage<OrganizationRow>(event, LIST, 'organizations', { search: search || null }, 'organizations');
+	const page = await listPage<OrganizationRow>(
+		event,
+		LIST,
+		'organizations',
+		{ search: search || null },
+		'organizations',
+	);
 	return { organizations: page.items, nextCursor: page.nextCursor, cursor: page.cursor, search };
 };
 
@@ -35,8 +41,9 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'create' as const, values, problems: [] as string[] });
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'create' as const, values }, { name: 'Name' });
+		if (result.__typename === 'UserError')
+			return userErrorFailure(result, { action: 'create' as const, values }, { name: 'Name' });
 		return { action: 'create' as const, created: { id: result.id, name: result.name } };
 	},
-	rename
+	rename,
 };

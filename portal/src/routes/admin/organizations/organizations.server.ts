@@ -31,6 +31,7 @@ export async function rename(event: RequestEvent) {
 	} catch (err) {
 		return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
 	}
-	if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values }, { name: 'New name' });
+	if (result.__typename === 'UserError')
+		return userErrorFailure(result, { action: 'rename' as const, values }, { name: 'New name' });
 	return { action: 'rename' as const, done: `Renamed to ${result.name}.` };
 }

@@ -26,7 +26,12 @@ const DELETE = `mutation($id: ID!) { deleteProduct(id: $id) { __typename ${USER_
 export const load: PageServerLoad = async (event) => {
 	await event.parent();
 	const page = await listPage<Product>(event, PRODUCTS, 'products', {}, 'products');
-	return { products: page.items, nextCursor: page.nextCursor, cursor: page.cursor, canWrite: event.locals.platformAdmin };
+	return {
+		products: page.items,
+		nextCursor: page.nextCursor,
+		cursor: page.cursor,
+		canWrite: event.locals.platformAdmin,
+	};
 };
 
 /** Form actions skip the layout: only platform admins change the catalog. */
@@ -36,10 +41,19 @@ function requirePlatformAdmin(event: RequestEvent) {
 }
 
 /** Features are typed one per line or separated by commas. */
-const features = (value: FormDataEntryValue | null) => String(value ?? '').split(/[\n,]/).map((f) => f.trim()).filter(Boolean);
+const features = (value: FormDataEntryValue | null) =>
+	String(value ?? '')
+		.split(/[\n,]/)
+		.map((f) => f.trim())
+		.filter(Boolean);
 
 function readForm(form: FormData) {
-	return { name: String(form.get('name') ?? ''), slug: String(form.get('slug') ?? ''), description: String(form.get('description') ?? ''), features: features(form.get('features')) };
+	return {
+		name: String(form.get('name') ?? ''),
+		slug: String(form.get('slug') ?? ''),
+		description: String(form.get('description') ?? ''),
+		features: features(form.get('features')),
+	};
 }
 
 /** The form's labels, by the GraphQL names of the product's fields. */
@@ -53,7 +67,10 @@ function failure(result: { __typename: string }, values: Record<string, unknown>
 	if (result.__typename !== 'UserError') return null;
 	const refusal = result as UserError;
 	const { form: problems = [], ...errors } = fieldErrors(refusal.details, PRODUCT_LABELS, values);
-	const message = refusal.code === 'invalid_request' && Object.keys(errors).length ? 'The product was not saved: correct the fields marked below.' : refusal.message;
+	const message =
+		refusal.code === 'invalid_request' && Object.keys(errors).length
+			? 'The product was not saved: correct the fields marked below.'
+			: refusal.message;
 	return fail(userErrorStatus(refusal), { values, message, problems, errors });
 }
 
@@ -61,7 +78,11 @@ export const actions: Actions = {
 	create: async (event) => {
 		requirePlatformAdmin(event);
 		const values = readForm(await event.request.formData());
-		const { createProduct } = await gql<{ createProduct: Result<{ __typename: 'Product'; slug: string }> }>(event, CREATE, { input: values });
+		const { createProduct } = await gql<{ createProduct: Result<{ __typename: 'Product'; slug: string }> }>(
+			event,
+			CREATE,
+			{ input: values },
+		);
 		return failure(createProduct, values) ?? { done: `Product ${values.slug} created.` };
 	},
 	update: async (event) => {
@@ -69,15 +90,20 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const values = readForm(form);
 		const id = String(form.get('id') ?? '');
-		const { updateProduct } = await gql<{ updateProduct: Result<{ __typename: 'Product'; slug: string }> }>(event, UPDATE, { id, input: values });
+		const { updateProduct } = await gql<{ updateProduct: Result<{ __typename: 'Product'; slug: string }> }>(
+			event,
+			UPDATE,
+			{ id, input: values },
+		);
 		return failure(updateProduct, { ...values, id }) ?? { done: `Product ${values.slug} saved.` };
 	},
 	delete: async (event) => {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
 		const id = String(form.get('id') ?? '');
-		if (form.get('confirm') !== 'yes') return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
+		if (form.get('confirm') !== 'yes')
+			return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
 		const { deleteProduct } = await gql<{ deleteProduct: Result<{ __typename: string }> }>(event, DELETE, { id });
 		return failure(deleteProduct, { id }) ?? { done: `Product ${String(form.get('slug') ?? '')} deleted.` };
-	}
+	},
 };

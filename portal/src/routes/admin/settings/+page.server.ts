@@ -12,13 +12,29 @@ interface Member {
 
 const ORGANIZATION = /* GraphQL */ `
 	query Organization($id: ID!) {
-		organization(id: $id) { id name createdAt requireMfa }
+		organization(id: $id) {
+			id
+			name
+			createdAt
+			requireMfa
+		}
 	}
 `;
 
 const MEMBERS = /* GraphQL */ `
 	query Members($org: String!) {
-		members(organizationId: $org, limit: 100) { items { userId role user { id name email } } nextCursor }
+		members(organizationId: $org, limit: 100) {
+			items {
+				userId
+				role
+				user {
+					id
+					name
+					email
+				}
+			}
+			nextCursor
+		}
 	}
 `;
 
@@ -26,8 +42,17 @@ const RENAME = /* GraphQL */ `
 	mutation UpdateOrganization($id: ID!, $name: String) {
 		updateOrganization(id: $id, input: { name: $name }) {
 			__typename
-			... on Organization { name }
-			... on UserError { code message details { path message } }
+			... on Organization {
+				name
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -36,8 +61,17 @@ const REQUIRE_MFA = /* GraphQL */ `
 	mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
 		updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
 			__typename
-			... on Organization { requireMfa }
-			... on UserError { code message details { path message } }
+			... on Organization {
+				requireMfa
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -46,8 +80,20 @@ const TRANSFER = /* GraphQL */ `
 	mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
 		transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
 			__typename
-			... on Membership { user { name email } }
-			... on UserError { code message details { path message } }
+			... on Membership {
+				user {
+					name
+					email
+				}
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -60,10 +106,14 @@ export const load: PageServerLoad = async (event) => {
 	const { organization, role } = await event.parent();
 	try {
 		const [{ organization: org }, members] = await Promise.all([
-			gql<{ organization: { id: string; name: string; createdAt: string; requireMfa: boolean } }>(event, ORGANIZATION, { id: organization.id }),
+			gql<{ organization: { id: string; name: string; createdAt: string; requireMfa: boolean } }>(event, ORGANIZATION, {
+				id: organization.id,
+			}),
 			role === 'owner'
-				? gql<{ members: { items: Member[]; nextCursor: string | null } }>(event, MEMBERS, { org: organization.id }).then((d) => d.members)
-				: null
+				? gql<{ members: { items: Member[]; nextCursor: string | null } }>(event, MEMBERS, {
+						org: organization.id,
+					}).then((d) => d.members)
+				: null,
 		]);
 		const self = event.locals.user?.id;
 		return {
@@ -71,7 +121,7 @@ export const load: PageServerLoad = async (event) => {
 			owner: role === 'owner',
 			// Who could become owner: every other member; the first 100, as the members page lists them.
 			heirs: members?.items.filter((m) => m.userId !== self) ?? [],
-			moreMembers: members?.nextCursor != null
+			moreMembers: members?.nextCursor != null,
 		};
 	} catch (err) {
 		errorPage(err);
@@ -84,11 +134,15 @@ export const actions: Actions = {
 		const values = { name: field(await event.request.formData(), 'name') };
 		let result: { __typename: 'Organization'; name: string } | UserError;
 		try {
-			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, { id: organizationId, ...values }));
+			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, {
+				id: organizationId,
+				...values,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'rename' as const, values }, { name: 'Organization name' });
+		if (result.__typename === 'UserError')
+			return userErrorFailure(result, { action: 'rename' as const, values }, { name: 'Organization name' });
 		return { action: 'rename' as const, done: `The organization is now called ${result.name}.` };
 	},
 
@@ -98,16 +152,28 @@ export const actions: Actions = {
 		const requireMfa = (await event.request.formData()).get('requireMfa') === 'on';
 		let result: { __typename: 'Organization'; requireMfa: boolean } | UserError;
 		try {
-			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, REQUIRE_MFA, { id: organizationId, requireMfa }));
+			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, REQUIRE_MFA, {
+				id: organizationId,
+				requireMfa,
+			}));
 		} catch (err) {
-			return refused(err, { action: 'requireMfa' as const, problems: [] as string[] }, { forbidden: 'Only owners of the organization can change this.' });
+			return refused(
+				err,
+				{ action: 'requireMfa' as const, problems: [] as string[] },
+				{ forbidden: 'Only owners of the organization can change this.' },
+			);
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'requireMfa' as const }, { requireMfa: 'Require two-factor authentication' });
+		if (result.__typename === 'UserError')
+			return userErrorFailure(
+				result,
+				{ action: 'requireMfa' as const },
+				{ requireMfa: 'Require two-factor authentication' },
+			);
 		return {
 			action: 'requireMfa' as const,
 			done: result.requireMfa
 				? 'Two-factor authentication is now required: members without it set it up at their next step here.'
-				: 'Two-factor authentication is no longer required.'
+				: 'Two-factor authentication is no longer required.',
 		};
 	},
 
@@ -115,16 +181,35 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const values = { userId: field(form, 'userId'), stepDown: form.get('stepDown') === 'yes' };
-		if (!values.userId) return fail(400, { action: 'transfer' as const, values, message: 'Choose the member who becomes owner.', problems: [] });
-		if (form.get('confirm') !== 'yes') return fail(400, { action: 'transfer' as const, values, message: 'Tick the box to confirm the transfer.', problems: [] });
+		if (!values.userId)
+			return fail(400, {
+				action: 'transfer' as const,
+				values,
+				message: 'Choose the member who becomes owner.',
+				problems: [],
+			});
+		if (form.get('confirm') !== 'yes')
+			return fail(400, {
+				action: 'transfer' as const,
+				values,
+				message: 'Tick the box to confirm the transfer.',
+				problems: [],
+			});
 		let result: { __typename: 'Membership'; user: { name: string; email: string } } | UserError;
 		try {
-			({ transferOwnership: result } = await gql<{ transferOwnership: typeof result }>(event, TRANSFER, { org: organizationId, ...values }));
+			({ transferOwnership: result } = await gql<{ transferOwnership: typeof result }>(event, TRANSFER, {
+				org: organizationId,
+				...values,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'transfer' as const, values, problems: [] as string[] });
 		}
-		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'transfer' as const, values }, { userId: 'New owner' });
+		if (result.__typename === 'UserError')
+			return userErrorFailure(result, { action: 'transfer' as const, values }, { userId: 'New owner' });
 		const who = result.user.name || result.user.email;
-		return { action: 'transfer' as const, done: values.stepDown ? `${who} is now an owner, and you are an admin.` : `${who} is now an owner, as you are.` };
-	}
+		return {
+			action: 'transfer' as const,
+			done: values.stepDown ? `${who} is now an owner, and you are an admin.` : `${who} is now an owner, as you are.`,
+		};
+	},
 };

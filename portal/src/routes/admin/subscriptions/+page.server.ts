@@ -21,13 +21,16 @@ interface Seat {
 }
 
 const STATUSES = ['active', 'trial', 'cancelled', 'expired'];
-const FIELDS = 'id organization { id name } product { id name slug } totalSeats assignedSeats pricePerSeat billingCycle status endDate';
+const FIELDS =
+	'id organization { id name } product { id name slug } totalSeats assignedSeats pricePerSeat billingCycle status endDate';
 const USER_ERROR = '... on UserError { code message details { path message } }';
 const LIST = `query($org: String, $status: SubscriptionStatus, $cursor: String) {
 	subscriptions(organizationId: $org, status: $status, limit: 100, cursor: $cursor) { items { ${FIELDS} } nextCursor } }`;
-const CHOICES = 'query { organizations(limit: 100) { items { id name } } products(limit: 100) { items { id name slug } } }';
+const CHOICES =
+	'query { organizations(limit: 100) { items { id name } } products(limit: 100) { items { id name slug } } }';
 const SEATS = `query($id: ID!) { subscriptionSeats(subscriptionId: $id, limit: 100) { items { userId user { id email name } } } }`;
-const MEMBERS = 'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } } }';
+const MEMBERS =
+	'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } } }';
 const CREATE = `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ${USER_ERROR} } }`;
 const UPDATE = `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ${USER_ERROR} } }`;
 const ASSIGN = `mutation($id: ID!, $user: ID!) { assignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
@@ -42,17 +45,35 @@ export const load: PageServerLoad = async (event) => {
 	const org = platform ? q.get('organization') || null : organization.id;
 	let page: { items: Subscription[]; nextCursor: string | null };
 	try {
-		({ subscriptions: page } = await gql<{ subscriptions: typeof page }>(event, LIST, { org, status, cursor: q.get('cursor') }));
+		({ subscriptions: page } = await gql<{ subscriptions: typeof page }>(event, LIST, {
+			org,
+			status,
+			cursor: q.get('cursor'),
+		}));
 	} catch (err) {
-		errorPage(err, { invalid_request: 'That page of subscriptions does not exist.', not_found: 'No such organization.' });
+		errorPage(err, {
+			invalid_request: 'That page of subscriptions does not exist.',
+			not_found: 'No such organization.',
+		});
 	}
-	const choices = platform ? await gql<{ organizations: { items: { id: string; name: string }[] }; products: { items: { id: string; name: string; slug: string }[] } }>(event, CHOICES) : null;
+	const choices = platform
+		? await gql<{
+				organizations: { items: { id: string; name: string }[] };
+				products: { items: { id: string; name: string; slug: string }[] };
+			}>(event, CHOICES)
+		: null;
 	// Seats are assigned here for the current organization's subscriptions; another organization's (platform admins)
 	// on the subscription's page, which lists that organization's members.
 	const own = page.items.filter((s) => s.organization.id === organization.id);
 	const [members, seats] = await Promise.all([
 		gql<{ members: { items: Seat[] } }>(event, MEMBERS, { org: organization.id }).then((d) => d.members.items),
-		Promise.all(own.map((s) => gql<{ subscriptionSeats: { items: Seat[] } }>(event, SEATS, { id: s.id }).then((d) => [s.id, d.subscriptionSeats.items] as const))),
+		Promise.all(
+			own.map((s) =>
+				gql<{ subscriptionSeats: { items: Seat[] } }>(event, SEATS, { id: s.id }).then(
+					(d) => [s.id, d.subscriptionSeats.items] as const,
+				),
+			),
+		),
 	]);
 	return {
 		subscriptions: page.items,
@@ -71,15 +92,28 @@ export const load: PageServerLoad = async (event) => {
 function requireAdmin(event: RequestEvent, platformOnly: boolean) {
 	const { locals } = event;
 	if (!locals.user) redirect(303, loginUrl(event.url));
-	if (platformOnly ? !locals.platformAdmin : locals.role !== 'owner' && locals.role !== 'admin' && !locals.platformAdmin) {
-		error(403, platformOnly ? 'Only platform administrators create and change subscriptions.' : 'Only owners and admins assign seats.');
+	if (
+		platformOnly ? !locals.platformAdmin : locals.role !== 'owner' && locals.role !== 'admin' && !locals.platformAdmin
+	) {
+		error(
+			403,
+			platformOnly
+				? 'Only platform administrators create and change subscriptions.'
+				: 'Only owners and admins assign seats.',
+		);
 	}
 }
 
 /** The forms' labels, by the GraphQL names of the subscription's fields: a problem names the field as the form does. */
 const LABELS = {
-	organizationId: 'Organization', productId: 'Product', totalSeats: 'Seats', pricePerSeat: 'Price per seat',
-	billingCycle: 'Billing cycle', status: 'Status', endDate: 'End date', userId: 'Member'
+	organizationId: 'Organization',
+	productId: 'Product',
+	totalSeats: 'Seats',
+	pricePerSeat: 'Price per seat',
+	billingCycle: 'Billing cycle',
+	status: 'Status',
+	endDate: 'End date',
+	userId: 'Member',
 };
 
 async function run(event: RequestEvent, document: string, variables: Record<string, unknown>, done: string) {
@@ -101,11 +135,18 @@ export const actions: Actions = {
 		requireAdmin(event, true);
 		const f = await event.request.formData();
 		const input = {
-			organizationId: text(f, 'organizationId'), productId: text(f, 'productId'), totalSeats: int(text(f, 'totalSeats')), pricePerSeat: text(f, 'pricePerSeat'),
-			billingCycle: text(f, 'billingCycle'), status: text(f, 'status'), endDate: endDate(text(f, 'endDate')),
+			organizationId: text(f, 'organizationId'),
+			productId: text(f, 'productId'),
+			totalSeats: int(text(f, 'totalSeats')),
+			pricePerSeat: text(f, 'pricePerSeat'),
+			billingCycle: text(f, 'billingCycle'),
+			status: text(f, 'status'),
+			endDate: endDate(text(f, 'endDate')),
 		};
-		if (typeof input.totalSeats !== 'number') return fail(400, { message: 'Seats must be a whole number.', problems: [] });
-		if (!['monthly', 'yearly'].includes(input.billingCycle) || !STATUSES.includes(input.status)) return fail(400, { message: 'Choose a billing cycle and a status.', problems: [] });
+		if (typeof input.totalSeats !== 'number')
+			return fail(400, { message: 'Seats must be a whole number.', problems: [] });
+		if (!['monthly', 'yearly'].includes(input.billingCycle) || !STATUSES.includes(input.status))
+			return fail(400, { message: 'Choose a billing cycle and a status.', problems: [] });
 		return run(event, CREATE, { input }, 'Subscription created.');
 	},
 	update: async (event) => {
@@ -115,7 +156,12 @@ export const actions: Actions = {
 		if (typeof seats !== 'number') return fail(400, { message: 'Seats must be a whole number.', problems: [] });
 		const status = text(f, 'status');
 		if (!STATUSES.includes(status)) return fail(400, { message: 'Choose a status.', problems: [] });
-		const input = { totalSeats: seats, pricePerSeat: text(f, 'pricePerSeat'), status, endDate: endDate(text(f, 'endDate')) };
+		const input = {
+			totalSeats: seats,
+			pricePerSeat: text(f, 'pricePerSeat'),
+			status,
+			endDate: endDate(text(f, 'endDate')),
+		};
 		return run(event, UPDATE, { id: text(f, 'id'), input }, 'Subscription saved.');
 	},
 	assign: async (event) => {
@@ -127,5 +173,5 @@ export const actions: Actions = {
 		requireAdmin(event, false);
 		const f = await event.request.formData();
 		return run(event, UNASSIGN, { id: text(f, 'id'), user: text(f, 'userId') }, 'Seat freed.');
-	}
+	},
 };

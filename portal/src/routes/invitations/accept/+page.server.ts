@@ -7,7 +7,15 @@ import type { Actions, PageServerLoad } from './$types.js';
 
 const PREVIEW = /* GraphQL */ `
 	query InvitationPreview($token: String!) {
-		invitationPreview(token: $token) { status organizationName inviterName email role expiresAt accountExists }
+		invitationPreview(token: $token) {
+			status
+			organizationName
+			inviterName
+			email
+			role
+			expiresAt
+			accountExists
+		}
 	}
 `;
 
@@ -15,9 +23,32 @@ const ACCEPT = /* GraphQL */ `
 	mutation Accept($input: AcceptInvitationInput!) {
 		acceptInvitation(input: $input) {
 			__typename
-			... on LoginPayload { token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role } }
-			... on MfaChallenge { mfaToken }
-			... on UserError { code message details { path message } }
+			... on LoginPayload {
+				token
+				expiresAt
+				mfaEnrollmentRequired
+				user {
+					id
+					email
+					name
+				}
+				organization {
+					id
+					name
+					role
+				}
+			}
+			... on MfaChallenge {
+				mfaToken
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -26,7 +57,10 @@ const SWITCH_ORGANIZATION = /* GraphQL */ `
 	mutation SwitchOrganization($organizationId: String!) {
 		switchOrganization(organizationId: $organizationId) {
 			__typename
-			... on UserError { code message }
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -39,12 +73,26 @@ const LOGOUT = /* GraphQL */ `
 
 /** What the link is for: the details only while the invitation is pending; null for a token that is not one. */
 type Preview =
-	| { status: 'pending'; organizationName: string; inviterName: string | null; email: string; role: Role; expiresAt: string; accountExists: boolean }
+	| {
+			status: 'pending';
+			organizationName: string;
+			inviterName: string | null;
+			email: string;
+			role: Role;
+			expiresAt: string;
+			accountExists: boolean;
+	  }
 	| { status: 'accepted' | 'revoked' | 'expired' }
 	| null;
 
 type AcceptResult =
-	| { __typename: 'LoginPayload'; token: string; expiresAt: string; mfaEnrollmentRequired: boolean; organization: { id: string; name: string } | null }
+	| {
+			__typename: 'LoginPayload';
+			token: string;
+			expiresAt: string;
+			mfaEnrollmentRequired: boolean;
+			organization: { id: string; name: string } | null;
+	  }
 	| { __typename: 'MfaChallenge'; mfaToken: string }
 	| UserError;
 
@@ -67,7 +115,8 @@ const signInFor = (token: string, email: string) =>
 	`/login?${new URLSearchParams({ return_to: pageFor(token), ...(email ? { login_hint: email } : {}) })}`;
 
 /** Joined: on to the dashboard, or first to set up a second factor when the organization joined requires one. */
-const joined = (result: { mfaEnrollmentRequired: boolean }): never => redirect(303, result.mfaEnrollmentRequired ? enrolUrl(HOME) : HOME);
+const joined = (result: { mfaEnrollmentRequired: boolean }): never =>
+	redirect(303, result.mfaEnrollmentRequired ? enrolUrl(HOME) : HOME);
 
 export const load: PageServerLoad = async (event) => {
 	const { url, setHeaders } = event;
@@ -79,7 +128,7 @@ export const load: PageServerLoad = async (event) => {
 		'cache-control': 'no-store',
 		'referrer-policy': 'same-origin',
 		'x-frame-options': 'DENY',
-		'content-security-policy': "frame-ancestors 'none'"
+		'content-security-policy': "frame-ancestors 'none'",
 	});
 	let invitation: Preview;
 	try {
@@ -112,7 +161,14 @@ const FORM_LABELS = { name: 'Name', password: 'Password' };
 function failure(result: UserError, name?: string) {
 	const fields = fieldErrors(result.details, FORM_LABELS);
 	const invalidInvitation = isInvalidInvitation(result);
-	return fail(userErrorStatus(result), { code: result.code, message: result.message, fields, invalidInvitation, otherAccount: false, name });
+	return fail(userErrorStatus(result), {
+		code: result.code,
+		message: result.message,
+		fields,
+		invalidInvitation,
+		otherAccount: false,
+		name,
+	});
 }
 
 const rateLimited = (name?: string) =>
@@ -122,7 +178,7 @@ const rateLimited = (name?: string) =>
 		fields: {} as FieldErrors,
 		invalidInvitation: false,
 		otherAccount: false,
-		name
+		name,
 	});
 
 /**
@@ -138,8 +194,16 @@ async function join(event: RequestEvent, token: string) {
 		if (isInvalidInvitation(result)) return failure(result);
 		// Not the invited address. When that address has an account the service asks for its password
 		// (invalid_credentials); when it has none, for a name and password to create it (invalid_request).
-		const message = result.code === 'invalid_credentials' ? result.message : 'This invitation is for another e-mail address';
-		return fail(403, { code: result.code, message, fields: {} as FieldErrors, invalidInvitation: false, otherAccount: true, name: undefined });
+		const message =
+			result.code === 'invalid_credentials' ? result.message : 'This invitation is for another e-mail address';
+		return fail(403, {
+			code: result.code,
+			message,
+			fields: {} as FieldErrors,
+			invalidInvitation: false,
+			otherAccount: true,
+			name: undefined,
+		});
 	}
 
 	if (result.organization) {
@@ -180,5 +244,5 @@ export const actions: Actions = {
 		if (event.locals.user) await gql<{ logout: boolean }>(event, LOGOUT);
 		clearSessionCookie(event);
 		redirect(303, pageFor(token));
-	}
+	},
 };

@@ -10,8 +10,21 @@ const PASSKEY_SIGN_IN = /* GraphQL */ `
 	mutation PasskeySignIn($input: PasskeySignInInput!) {
 		passkeySignIn(input: $input) {
 			__typename
-			... on LoginPayload { token expiresAt organization { role } deviceCookie { value expiresAt } }
-			... on UserError { code message }
+			... on LoginPayload {
+				token
+				expiresAt
+				organization {
+					role
+				}
+				deviceCookie {
+					value
+					expiresAt
+				}
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -22,9 +35,18 @@ const LOGOUT = /* GraphQL */ `
 	}
 `;
 
-type Result = { __typename: 'LoginPayload'; token: string; expiresAt: string; organization: { role: Role } | null; deviceCookie: DeviceCookie } | UserError;
+type Result =
+	| {
+			__typename: 'LoginPayload';
+			token: string;
+			expiresAt: string;
+			organization: { role: Role } | null;
+			deviceCookie: DeviceCookie;
+	  }
+	| UserError;
 
-const refusal = (status: number, message: string) => json({ message }, { status, headers: { 'cache-control': 'no-store' } });
+const refusal = (status: number, message: string) =>
+	json({ message }, { status, headers: { 'cache-control': 'no-store' } });
 
 export const POST: RequestHandler = async (event) => {
 	const form = await event.request.formData();
@@ -43,7 +65,10 @@ export const POST: RequestHandler = async (event) => {
 		({ passkeySignIn: result } = await gql<{ passkeySignIn: Result }>(event, PASSKEY_SIGN_IN, { input: { response } }));
 	} catch (err) {
 		if (err instanceof GraphQLRequestError && err.status < 500) {
-			return refusal(err.status, err.code === 'rate_limited' ? 'Too many sign-in attempts. Please wait a moment and try again.' : err.message);
+			return refusal(
+				err.status,
+				err.code === 'rate_limited' ? 'Too many sign-in attempts. Please wait a moment and try again.' : err.message,
+			);
 		}
 		throw err;
 	}
@@ -53,5 +78,8 @@ export const POST: RequestHandler = async (event) => {
 	if (sessionToken(event)) await gql(event, LOGOUT).catch(() => undefined);
 	setSessionCookie(event, result.token, result.expiresAt);
 	setDeviceCookie(event, result.deviceCookie);
-	return json({ location: safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)) }, { headers: { 'cache-control': 'no-store' } });
+	return json(
+		{ location: safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)) },
+		{ headers: { 'cache-control': 'no-store' } },
+	);
 };

@@ -5,7 +5,14 @@ import type { Actions, PageServerLoad } from './$types.js';
 
 const CONNECTED_APPS = /* GraphQL */ `
 	query ConnectedApps {
-		connectedApps { clientId name description scopes grantedAt lastUsedAt }
+		connectedApps {
+			clientId
+			name
+			description
+			scopes
+			grantedAt
+			lastUsedAt
+		}
 	}
 `;
 
@@ -13,7 +20,10 @@ const REVOKE_CONNECTED_APP = /* GraphQL */ `
 	mutation RevokeConnectedApp($clientId: String!) {
 		revokeConnectedApp(clientId: $clientId) {
 			__typename
-			... on UserError { code message }
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -42,12 +52,14 @@ export const actions: Actions = {
 
 		let result: RevokeResult;
 		try {
-			({ revokeConnectedApp: result } = await gql<{ revokeConnectedApp: RevokeResult }>(event, REVOKE_CONNECTED_APP, { clientId }));
+			({ revokeConnectedApp: result } = await gql<{ revokeConnectedApp: RevokeResult }>(event, REVOKE_CONNECTED_APP, {
+				clientId,
+			}));
 		} catch (err) {
 			// Already removed (another tab, or the app was deleted): the reloaded list says the rest.
 			return refused(err, { clientId }, { not_found: 'That app is no longer connected to your account.' });
 		}
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { clientId, message: result.message });
 		return { removed: clientId };
-	}
+	},
 };

@@ -5,7 +5,14 @@ import type { LayoutServerLoad } from './$types.js';
 const PASSKEYS = /* GraphQL */ `
 	query MyPasskeys {
 		passkeysAvailable
-		myPasskeys { id name createdAt lastUsedAt deviceType backedUp }
+		myPasskeys {
+			id
+			name
+			createdAt
+			lastUsedAt
+			deviceType
+			backedUp
+		}
 	}
 `;
 
@@ -16,6 +23,9 @@ const PASSKEYS = /* GraphQL */ `
 export const load: LayoutServerLoad = async (event) => {
 	// The portal's gate first: signed out goes to sign-in.
 	await event.parent();
-	const { passkeysAvailable, myPasskeys } = await gql<{ passkeysAvailable: boolean; myPasskeys: PasskeyItem[] }>(event, PASSKEYS);
+	const { passkeysAvailable, myPasskeys } = await gql<{ passkeysAvailable: boolean; myPasskeys: PasskeyItem[] }>(
+		event,
+		PASSKEYS,
+	);
 	return { passkeysAvailable, passkeys: myPasskeys };
 };

@@ -8,15 +8,43 @@ import type { Actions, PageServerLoad } from './$types.js';
 
 const ME = /* GraphQL */ `
 	query Me {
-		me { id email emailVerified pendingEmail }
-		mySessions { id createdAt lastUsedAt expiresAt ip userAgent organization { id name } current }
+		me {
+			id
+			email
+			emailVerified
+			pendingEmail
+		}
+		mySessions {
+			id
+			createdAt
+			lastUsedAt
+			expiresAt
+			ip
+			userAgent
+			organization {
+				id
+				name
+			}
+			current
+		}
 	}
 `;
 
 const CONNECTED_SIGN_INS = /* GraphQL */ `
 	query ConnectedSignIns {
-		mySsoIdentities { id connectionId name type createdAt lastSignInAt }
-		socialProviders { id name type }
+		mySsoIdentities {
+			id
+			connectionId
+			name
+			type
+			createdAt
+			lastSignInAt
+		}
+		socialProviders {
+			id
+			name
+			type
+		}
 	}
 `;
 
@@ -30,8 +58,14 @@ const REVOKE_SESSION = /* GraphQL */ `
 	mutation RevokeSession($id: ID!) {
 		revokeSession(id: $id) {
 			__typename
-			... on RevokedSession { id current }
-			... on UserError { code message }
+			... on RevokedSession {
+				id
+				current
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -46,8 +80,13 @@ const REQUEST_VERIFICATION = /* GraphQL */ `
 	mutation RequestEmailVerification {
 		requestEmailVerification {
 			__typename
-			... on VerificationSent { email }
-			... on UserError { code message }
+			... on VerificationSent {
+				email
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -56,8 +95,24 @@ const UPDATE_ME = /* GraphQL */ `
 	mutation UpdateMe($input: UpdateMeInput!) {
 		updateMe(input: $input) {
 			__typename
-			... on UpdateMePayload { user { email pendingEmail } login { token expiresAt } }
-			... on UserError { code message details { path message } }
+			... on UpdateMePayload {
+				user {
+					email
+					pendingEmail
+				}
+				login {
+					token
+					expiresAt
+				}
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -101,7 +156,11 @@ type RevokeSessionResult = { __typename: 'RevokedSession'; id: string; current: 
 
 type VerificationResult = { __typename: 'VerificationSent'; email: string } | UserError;
 type UpdateResult =
-	| { __typename: 'UpdateMePayload'; user: { email: string; pendingEmail: string | null }; login: { token: string; expiresAt: string } | null }
+	| {
+			__typename: 'UpdateMePayload';
+			user: { email: string; pendingEmail: string | null };
+			login: { token: string; expiresAt: string } | null;
+	  }
 	| UserError;
 
 const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
@@ -121,7 +180,7 @@ const LINK_ERRORS: Record<string, string> = {
 	disabled: 'Signing in with that provider is switched off, so it cannot be connected now.',
 	unknown_connection: 'That provider is not set up here any more, so nothing was connected.',
 	rate_limited: RATE_LIMITED,
-	link_failed: 'Connecting did not work, so nothing was connected. Please try again.'
+	link_failed: 'Connecting did not work, so nothing was connected. Please try again.',
 };
 
 const linkErrorOf = (url: URL): string | null => {
@@ -131,7 +190,8 @@ const linkErrorOf = (url: URL): string | null => {
 };
 
 /** Where connecting a provider starts (a Koa route, not a page), to come back here. */
-const connectHref = (id: string) => `/sso/${encodeURIComponent(id)}/start?${new URLSearchParams({ link: '1', return_to: '/portal/security' })}`;
+const connectHref = (id: string) =>
+	`/sso/${encodeURIComponent(id)}/start?${new URLSearchParams({ link: '1', return_to: '/portal/security' })}`;
 
 /**
  * The connected sign-ins section (ConnectedSignIns.svelte): the providers connected to the account, the platform's
@@ -140,18 +200,26 @@ const connectHref = (id: string) => `/sso/${encodeURIComponent(id)}/start?${new 
  * off) stays listed, to be disconnected.
  */
 async function connectedSignInsData(event: RequestEvent) {
-	const { mySsoIdentities: connected, socialProviders } = await gql<{ mySsoIdentities: ConnectedSignIn[]; socialProviders: SocialProvider[] }>(event, CONNECTED_SIGN_INS);
+	const { mySsoIdentities: connected, socialProviders } = await gql<{
+		mySsoIdentities: ConnectedSignIn[];
+		socialProviders: SocialProvider[];
+	}>(event, CONNECTED_SIGN_INS);
 	const params = event.url.searchParams;
 	const offered = new Set(socialProviders.map((p) => p.id));
 	const taken = new Set(connected.map((c) => c.connectionId));
 	// Connecting sets the time of last use: the latest is the one just connected.
-	const latest = connected.reduce<ConnectedSignIn | null>((a, c) => (!a || c.lastSignInAt > a.lastSignInAt ? c : a), null);
+	const latest = connected.reduce<ConnectedSignIn | null>(
+		(a, c) => (!a || c.lastSignInAt > a.lastSignInAt ? c : a),
+		null,
+	);
 	return {
 		connected: connected.map((c) => ({ ...c, offered: offered.has(c.connectionId) })),
-		toConnect: socialProviders.filter((p) => !taken.has(p.id)).map((p) => ({ id: p.id, name: p.name, href: connectHref(p.id) })),
+		toConnect: socialProviders
+			.filter((p) => !taken.has(p.id))
+			.map((p) => ({ id: p.id, name: p.name, href: connectHref(p.id) })),
 		disconnecting: connected.find((c) => c.id === params.get('disconnect')) ?? null,
 		linked: params.get('linked') === '1' ? (latest?.name ?? null) : null,
-		linkError: linkErrorOf(event.url)
+		linkError: linkErrorOf(event.url),
 	};
 }
 
@@ -161,7 +229,7 @@ export const load: PageServerLoad = async (event) => {
 	const [{ me, mySessions }, twoFactor, connectedSignIns] = await Promise.all([
 		gql<{ me: Me; mySessions: Session[] }>(event, ME),
 		twoFactorData(event),
-		connectedSignInsData(event)
+		connectedSignInsData(event),
 	]);
 	return { me, sessions: mySessions, twoFactor, connectedSignIns };
 };
@@ -200,11 +268,19 @@ export const actions: Actions = {
 	sendVerification: async (event) => {
 		let result: VerificationResult;
 		try {
-			({ requestEmailVerification: result } = await gql<{ requestEmailVerification: VerificationResult }>(event, REQUEST_VERIFICATION));
+			({ requestEmailVerification: result } = await gql<{ requestEmailVerification: VerificationResult }>(
+				event,
+				REQUEST_VERIFICATION,
+			));
 		} catch (err) {
-			return refused(err, { action: 'sendVerification' as const }, { rate_limited: 'Too many verification mails were asked for. Please try again later.' });
+			return refused(
+				err,
+				{ action: 'sendVerification' as const },
+				{ rate_limited: 'Too many verification mails were asked for. Please try again later.' },
+			);
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'sendVerification' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'sendVerification' as const, message: result.message });
 		return { action: 'sendVerification' as const, sentTo: result.email };
 	},
 
@@ -214,13 +290,22 @@ export const actions: Actions = {
 		const currentPassword = field(form, 'currentPassword');
 		const values = { email };
 		if (email.toLowerCase() === event.locals.user?.email.toLowerCase()) {
-			return fail(400, { action: 'changeEmail' as const, values, message: 'Nothing was changed: correct the fields marked below.', errors: { email: ['is already your address'] } as FieldErrors });
+			return fail(400, {
+				action: 'changeEmail' as const,
+				values,
+				message: 'Nothing was changed: correct the fields marked below.',
+				errors: { email: ['is already your address'] } as FieldErrors,
+			});
 		}
 		let result: UpdateResult;
 		try {
 			result = await updateMe(event, { email, currentPassword });
 		} catch (err) {
-			return refused(err, { action: 'changeEmail' as const, values, errors: {} as FieldErrors }, { rate_limited: RATE_LIMITED });
+			return refused(
+				err,
+				{ action: 'changeEmail' as const, values, errors: {} as FieldErrors },
+				{ rate_limited: RATE_LIMITED },
+			);
 		}
 		if (result.__typename === 'UserError') return changeFailure('changeEmail', result, { values }, EMAIL_LABELS);
 		return { action: 'changeEmail' as const, pendingEmail: result.user.pendingEmail ?? email };
@@ -236,7 +321,8 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'cancelEmailChange' as const }, { rate_limited: RATE_LIMITED });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'cancelEmailChange' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'cancelEmailChange' as const, message: result.message });
 		return { action: 'cancelEmailChange' as const, withdrawn: pendingEmail || 'the new address' };
 	},
 
@@ -247,7 +333,11 @@ export const actions: Actions = {
 	disconnectSignIn: async (event) => {
 		const form = await event.request.formData();
 		const id = field(form, 'id');
-		if (!id || form.get('confirm') !== 'yes') return fail(400, { action: 'disconnectSignIn' as const, message: 'Confirm which sign-in is to be disconnected.' });
+		if (!id || form.get('confirm') !== 'yes')
+			return fail(400, {
+				action: 'disconnectSignIn' as const,
+				message: 'Confirm which sign-in is to be disconnected.',
+			});
 		const gone = 'That sign-in is no longer connected to your account.';
 		try {
 			const { mySsoIdentities } = await gql<{ mySsoIdentities: ConnectedSignIn[] }>(event, CONNECTED_SIGN_INS);
@@ -271,7 +361,8 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'revokeSession' as const }, { not_found: 'That session has already ended.' });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'revokeSession' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'revokeSession' as const, message: result.message });
 		if (result.current) {
 			clearSessionCookie(event);
 			redirect(303, '/login');
@@ -295,17 +386,25 @@ export const actions: Actions = {
 		const currentPassword = field(form, 'currentPassword');
 		const password = field(form, 'password');
 		if (password !== field(form, 'passwordRepeat')) {
-			return fail(400, { action: 'changePassword' as const, message: 'Nothing was changed: correct the fields marked below.', errors: { passwordRepeat: ['does not match the new password'] } as FieldErrors });
+			return fail(400, {
+				action: 'changePassword' as const,
+				message: 'Nothing was changed: correct the fields marked below.',
+				errors: { passwordRepeat: ['does not match the new password'] } as FieldErrors,
+			});
 		}
 		let result: UpdateResult;
 		try {
 			result = await updateMe(event, { currentPassword, password });
 		} catch (err) {
-			return refused(err, { action: 'changePassword' as const, errors: {} as FieldErrors }, { rate_limited: RATE_LIMITED });
+			return refused(
+				err,
+				{ action: 'changePassword' as const, errors: {} as FieldErrors },
+				{ rate_limited: RATE_LIMITED },
+			);
 		}
 		if (result.__typename === 'UserError') return changeFailure('changePassword', result, {}, PASSWORD_LABELS);
 		// The new password ended every session, this browser's too: it carries on with the one the change issued.
 		if (result.login) setSessionCookie(event, result.login.token, result.login.expiresAt);
 		return { action: 'changePassword' as const, passwordChanged: true };
-	}
+	},
 };

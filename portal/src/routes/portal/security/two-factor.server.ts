@@ -9,7 +9,12 @@ import { safeReturnTo } from '#lib/server/session.ts';
 
 const MY_MFA = /* GraphQL */ `
 	query MyMfa {
-		myMfa { totp totpPending passkeys recoveryCodesLeft }
+		myMfa {
+			totp
+			totpPending
+			passkeys
+			recoveryCodesLeft
+		}
 	}
 `;
 
@@ -17,8 +22,15 @@ const ENROLL_TOTP = /* GraphQL */ `
 	mutation EnrollTotp($input: FreshProofInput) {
 		enrollTotp(input: $input) {
 			__typename
-			... on TotpEnrolment { secret otpauthUrl qrSvg }
-			... on UserError { code message }
+			... on TotpEnrolment {
+				secret
+				otpauthUrl
+				qrSvg
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -27,8 +39,17 @@ const CONFIRM_TOTP = /* GraphQL */ `
 	mutation ConfirmTotp($code: String!) {
 		confirmTotp(input: { code: $code }) {
 			__typename
-			... on RecoveryCodes { codes }
-			... on UserError { code message details { path message } }
+			... on RecoveryCodes {
+				codes
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -37,8 +58,17 @@ const REMOVE_TOTP = /* GraphQL */ `
 	mutation RemoveTotp($input: FreshProofInput!) {
 		removeTotp(input: $input) {
 			__typename
-			... on MfaStatus { totp }
-			... on UserError { code message details { path message } }
+			... on MfaStatus {
+				totp
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -47,8 +77,17 @@ const REGENERATE_RECOVERY_CODES = /* GraphQL */ `
 	mutation RegenerateRecoveryCodes($input: FreshProofInput!) {
 		regenerateRecoveryCodes(input: $input) {
 			__typename
-			... on RecoveryCodes { codes }
-			... on UserError { code message details { path message } }
+			... on RecoveryCodes {
+				codes
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -90,7 +129,11 @@ const continueTo = (returnTo: string | null, origin: string) => (returnTo ? safe
 export async function twoFactorData(event: RequestEvent) {
 	const { myMfa } = await gql<{ myMfa: MfaStatus }>(event, MY_MFA);
 	const enrol = event.url.searchParams.get('enrol') === '1';
-	return { mfa: myMfa, enrol, continueTo: enrol ? continueTo(event.url.searchParams.get('return_to'), event.url.origin) : null };
+	return {
+		mfa: myMfa,
+		enrol,
+		continueTo: enrol ? continueTo(event.url.searchParams.get('return_to'), event.url.origin) : null,
+	};
 }
 
 /**
@@ -101,7 +144,12 @@ function enrolmentFrom(form: FormData): Enrolment | null {
 	const secret = field(form, 'secret');
 	const otpauthUrl = field(form, 'otpauthUrl');
 	const qr = field(form, 'qr');
-	if (!/^[A-Z2-7]+=*$/.test(secret) || !otpauthUrl.startsWith('otpauth://') || !qr.startsWith(QR_PREFIX) || !/^[A-Za-z0-9+/]*=*$/.test(qr.slice(QR_PREFIX.length))) {
+	if (
+		!/^[A-Z2-7]+=*$/.test(secret) ||
+		!otpauthUrl.startsWith('otpauth://') ||
+		!qr.startsWith(QR_PREFIX) ||
+		!/^[A-Za-z0-9+/]*=*$/.test(qr.slice(QR_PREFIX.length))
+	) {
 		return null;
 	}
 	return { secret, otpauthUrl, qr };
@@ -119,7 +167,11 @@ function proofOf(form: FormData): { password?: string; code?: string } | null {
 /** A refused proof as its form shows it, beside its fields. */
 function proofFailure<A extends string>(action: A, result: UserError) {
 	const message = result.code === 'invalid_credentials' ? `${result.message}: nothing was changed.` : result.message;
-	return fail(userErrorStatus(result), { action, message, proofRefused: result.code === 'invalid_credentials' || result.code === 'invalid_request' });
+	return fail(userErrorStatus(result), {
+		action,
+		message,
+		proofRefused: result.code === 'invalid_credentials' || result.code === 'invalid_request',
+	});
 }
 
 const NO_PROOF = 'Enter your password or a code from your authenticator app.';
@@ -133,14 +185,21 @@ export const twoFactorActions = {
 		try {
 			// A first factor needs the password again (the service asks only then); empty, it is left out.
 			const password = field(form, 'password');
-			({ enrollTotp: result } = await gql<{ enrollTotp: EnrolResult }>(event, ENROLL_TOTP, { input: password ? { password } : {} }));
+			({ enrollTotp: result } = await gql<{ enrollTotp: EnrolResult }>(event, ENROLL_TOTP, {
+				input: password ? { password } : {},
+			}));
 		} catch (err) {
 			return refused(err, { action: 'enrollTotp' as const, returnTo }, { rate_limited: RATE_LIMITED });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'enrollTotp' as const, returnTo, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'enrollTotp' as const, returnTo, message: result.message });
 		// The secret is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
-		const enrolment: Enrolment = { secret: result.secret, otpauthUrl: result.otpauthUrl, qr: QR_PREFIX + Buffer.from(result.qrSvg).toString('base64') };
+		const enrolment: Enrolment = {
+			secret: result.secret,
+			otpauthUrl: result.otpauthUrl,
+			qr: QR_PREFIX + Buffer.from(result.qrSvg).toString('base64'),
+		};
 		return { action: 'enrollTotp' as const, returnTo, enrolment };
 	},
 
@@ -150,7 +209,8 @@ export const twoFactorActions = {
 		const returnTo = field(form, 'return_to') || null;
 		const enrolment = enrolmentFrom(form);
 		const code = codeOf(form);
-		const again = (status: number, message: string) => fail(status, { action: 'confirmTotp' as const, returnTo, enrolment, message });
+		const again = (status: number, message: string) =>
+			fail(status, { action: 'confirmTotp' as const, returnTo, enrolment, message });
 		if (!code) return again(400, 'Enter the 6-digit code your authenticator app shows.');
 		let result: CodesResult;
 		try {
@@ -159,11 +219,16 @@ export const twoFactorActions = {
 			return refused(err, { action: 'confirmTotp' as const, returnTo, enrolment }, { rate_limited: RATE_LIMITED });
 		}
 		if (result.__typename === 'UserError') {
-			if (result.code === 'invalid_credentials') return again(400, 'That code is wrong or too old. Enter the code your app shows now.');
+			if (result.code === 'invalid_credentials')
+				return again(400, 'That code is wrong or too old. Enter the code your app shows now.');
 			return again(userErrorStatus(result), result.message);
 		}
 		event.setHeaders({ 'cache-control': 'no-store' });
-		return { action: 'confirmTotp' as const, recoveryCodes: result.codes, continueTo: continueTo(returnTo, event.url.origin) };
+		return {
+			action: 'confirmTotp' as const,
+			recoveryCodes: result.codes,
+			continueTo: continueTo(returnTo, event.url.origin),
+		};
 	},
 
 	removeTotp: async (event: RequestEvent) => {
@@ -184,12 +249,20 @@ export const twoFactorActions = {
 		if (!proof) return fail(400, { action: 'regenerateRecoveryCodes' as const, message: NO_PROOF, proofRefused: true });
 		let result: CodesResult;
 		try {
-			({ regenerateRecoveryCodes: result } = await gql<{ regenerateRecoveryCodes: CodesResult }>(event, REGENERATE_RECOVERY_CODES, { input: proof }));
+			({ regenerateRecoveryCodes: result } = await gql<{ regenerateRecoveryCodes: CodesResult }>(
+				event,
+				REGENERATE_RECOVERY_CODES,
+				{ input: proof },
+			));
 		} catch (err) {
-			return refused(err, { action: 'regenerateRecoveryCodes' as const, proofRefused: false }, { rate_limited: RATE_LIMITED });
+			return refused(
+				err,
+				{ action: 'regenerateRecoveryCodes' as const, proofRefused: false },
+				{ rate_limited: RATE_LIMITED },
+			);
 		}
 		if (result.__typename === 'UserError') return proofFailure('regenerateRecoveryCodes', result);
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'regenerateRecoveryCodes' as const, recoveryCodes: result.codes };
-	}
+	},
 };

@@ -19,6 +19,10 @@ const QUERY = `query($org: String!) {
 /** The current organization's subscriptions, and which of them give the user a license. */
 export const load: PageServerLoad = async (event) => {
 	const { organization } = await event.parent();
-	const data = await gql<{ subscriptions: { items: Subscription[] }; myLicenses: { licenses: string[] } }>(event, QUERY, { org: organization.id });
+	const data = await gql<{ subscriptions: { items: Subscription[] }; myLicenses: { licenses: string[] } }>(
+		event,
+		QUERY,
+		{ org: organization.id },
+	);
 	return { subscriptions: data.subscriptions.items, licenses: data.myLicenses.licenses };
 };

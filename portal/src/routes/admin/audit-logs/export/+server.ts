@@ -6,14 +6,38 @@ import { csvRow } from '../csv.ts';
 import type { RequestHandler } from './$types.js';
 
 const HEADER = [
-	'time_utc', 'organization_id', 'organization', 'action', 'outcome', 'actor_type', 'actor_name', 'actor_email', 'actor_id',
-	'target_type', 'target_id', 'ip', 'user_agent', 'details'
+	'time_utc',
+	'organization_id',
+	'organization',
+	'action',
+	'outcome',
+	'actor_type',
+	'actor_name',
+	'actor_email',
+	'actor_id',
+	'target_type',
+	'target_id',
+	'ip',
+	'user_agent',
+	'details',
 ];
 
 const line = (e: AuditEntry) =>
 	csvRow([
-		e.createdAt, e.organizationId, e.organization?.name, e.action, e.outcome, actorKind(e.actor.type), e.actor.name, e.actor.email,
-		e.actor.id, e.targetType, e.targetId, e.ip, e.userAgent, e.details
+		e.createdAt,
+		e.organizationId,
+		e.organization?.name,
+		e.action,
+		e.outcome,
+		actorKind(e.actor.type),
+		e.actor.name,
+		e.actor.email,
+		e.actor.id,
+		e.targetType,
+		e.targetId,
+		e.ip,
+		e.userAgent,
+		e.details,
 	]);
 
 export const GET: RequestHandler = async (event) => {
@@ -33,14 +57,14 @@ export const GET: RequestHandler = async (event) => {
 			controller.enqueue(encoder.encode(chunk));
 			if (!page.nextCursor) return controller.close();
 			page = await auditPage(event, filters, { limit: 100, cursor: page.nextCursor });
-		}
+		},
 	});
 	const day = new Date().toISOString().slice(0, 10);
 	return new Response(body, {
 		headers: {
 			'content-type': 'text/csv; charset=utf-8',
 			'content-disposition': `attachment; filename="audit-log-${day}.csv"`,
-			'cache-control': 'no-store'
-		}
+			'cache-control': 'no-store',
+		},
 	});
 };

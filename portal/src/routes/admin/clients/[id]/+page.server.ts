@@ -2,7 +2,12 @@ import { fail, redirect } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import {
-	clientInput, loadOwnedClient, readClientForm, requireOrgAdmin, rethrowAccess, type ShownSecret
+	clientInput,
+	loadOwnedClient,
+	readClientForm,
+	requireOrgAdmin,
+	rethrowAccess,
+	type ShownSecret,
 } from '../clients.server.ts';
 import { CLIENT_LABELS } from '../client-form.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
@@ -11,8 +16,18 @@ const UPDATE_CLIENT = /* GraphQL */ `
 	mutation UpdateOAuthClient($id: ID!, $input: UpdateOAuthClientInput!) {
 		updateOAuthClient(id: $id, input: $input) {
 			__typename
-			... on OAuthClient { id enabled }
-			... on UserError { code message details { path message } }
+			... on OAuthClient {
+				id
+				enabled
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -21,8 +36,13 @@ const ROTATE_SECRET = /* GraphQL */ `
 	mutation RotateOAuthClientSecret($id: ID!) {
 		rotateOAuthClientSecret(id: $id) {
 			__typename
-			... on OAuthClientWithSecret { clientSecret }
-			... on UserError { code message }
+			... on OAuthClientWithSecret {
+				clientSecret
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -31,7 +51,10 @@ const DELETE_CLIENT = /* GraphQL */ `
 	mutation DeleteOAuthClient($id: ID!) {
 		deleteOAuthClient(id: $id) {
 			__typename
-			... on UserError { code message }
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -67,7 +90,10 @@ export const actions: Actions = {
 		const result = await update(event, client.id, input);
 		if (result.__typename === 'UserError') {
 			const errors = fieldErrors(result.details, CLIENT_LABELS, input);
-			const message = result.code === 'invalid_request' ? 'The changes were not saved: correct the fields marked below.' : result.message;
+			const message =
+				result.code === 'invalid_request'
+					? 'The changes were not saved: correct the fields marked below.'
+					: result.message;
 			return fail(400, { action: 'update' as const, values, message, errors });
 		}
 		return { action: 'update' as const, saved: true };
@@ -88,14 +114,23 @@ export const actions: Actions = {
 		}
 		let result: RotateResult;
 		try {
-			({ rotateOAuthClientSecret: result } = await gql<{ rotateOAuthClientSecret: RotateResult }>(event, ROTATE_SECRET, { id: client.id }));
+			({ rotateOAuthClientSecret: result } = await gql<{ rotateOAuthClientSecret: RotateResult }>(
+				event,
+				ROTATE_SECRET,
+				{ id: client.id },
+			));
 		} catch (err) {
 			rethrowAccess(err);
 		}
 		if (result.__typename === 'UserError') return fail(400, { action: 'rotate' as const, message: result.message });
 		// The secret is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
-		const rotated: ShownSecret = { id: client.id, clientId: client.clientId, name: client.name, clientSecret: result.clientSecret };
+		const rotated: ShownSecret = {
+			id: client.id,
+			clientId: client.clientId,
+			name: client.name,
+			clientSecret: result.clientSecret,
+		};
 		return { action: 'rotate' as const, rotated };
 	},
 
@@ -106,11 +141,13 @@ export const actions: Actions = {
 		}
 		let result: DeleteResult;
 		try {
-			({ deleteOAuthClient: result } = await gql<{ deleteOAuthClient: DeleteResult }>(event, DELETE_CLIENT, { id: client.id }));
+			({ deleteOAuthClient: result } = await gql<{ deleteOAuthClient: DeleteResult }>(event, DELETE_CLIENT, {
+				id: client.id,
+			}));
 		} catch (err) {
 			rethrowAccess(err);
 		}
 		if (result.__typename === 'UserError') return fail(400, { action: 'delete' as const, message: result.message });
 		redirect(303, '/admin/clients?deleted');
-	}
+	},
 };

@@ -49,7 +49,7 @@ export const load: PageServerLoad = async (event) => {
 		moreMembers: data.members.nextCursor !== null,
 		subscriptions: data.subscriptions.items,
 		moreSubscriptions: data.subscriptions.nextCursor !== null,
-		current: current.id === id
+		current: current.id === id,
 	};
 };
 

@@ -13,7 +13,15 @@ type KeyRole = (typeof KEY_ROLES)[number];
 const API_KEYS = /* GraphQL */ `
 	query ApiKeys($org: String, $limit: Int, $cursor: String) {
 		apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { id name keyPrefix role createdById createdAt lastUsedAt }
+			items {
+				id
+				name
+				keyPrefix
+				role
+				createdById
+				createdAt
+				lastUsedAt
+			}
 			nextCursor
 		}
 	}
@@ -21,7 +29,11 @@ const API_KEYS = /* GraphQL */ `
 
 const USER = /* GraphQL */ `
 	query KeyCreator($id: ID!) {
-		user(id: $id) { id name email }
+		user(id: $id) {
+			id
+			name
+			email
+		}
 	}
 `;
 
@@ -29,8 +41,23 @@ const CREATE_API_KEY = /* GraphQL */ `
 	mutation CreateApiKey($input: CreateApiKeyInput!) {
 		createApiKey(input: $input) {
 			__typename
-			... on CreatedApiKey { key secret apiKey { id name role } }
-			... on UserError { code message details { path message } }
+			... on CreatedApiKey {
+				key
+				secret
+				apiKey {
+					id
+					name
+					role
+				}
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -39,8 +66,14 @@ const REVOKE_API_KEY = /* GraphQL */ `
 	mutation RevokeApiKey($id: ID!) {
 		revokeApiKey(id: $id) {
 			__typename
-			... on ApiKey { id name }
-			... on UserError { code message }
+			... on ApiKey {
+				id
+				name
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -61,7 +94,9 @@ export interface Person {
 	email: string;
 }
 
-type CreateResult = { __typename: 'CreatedApiKey'; key: string; secret: string; apiKey: { id: string; name: string; role: KeyRole } } | UserError;
+type CreateResult =
+	| { __typename: 'CreatedApiKey'; key: string; secret: string; apiKey: { id: string; name: string; role: KeyRole } }
+	| UserError;
 type RevokeResult = { __typename: 'ApiKey'; id: string; name: string } | UserError;
 
 /**
@@ -77,9 +112,9 @@ async function creatorsOf(event: RequestEvent, keys: ApiKey[]): Promise<Record<s
 				(err) => {
 					if (err instanceof GraphQLRequestError && err.code === 'not_found') return null;
 					throw err;
-				}
-			)
-		)
+				},
+			),
+		),
 	);
 	return Object.fromEntries(people.filter((p): p is Person => p !== null).map((p) => [p.id, p]));
 }
@@ -97,7 +132,7 @@ async function ownsKey(event: RequestEvent, organizationId: string, id: string):
 		const { apiKeys: page }: { apiKeys: { items: ApiKey[]; nextCursor: string | null } } = await gql(event, API_KEYS, {
 			org: organizationId,
 			limit: 100,
-			cursor
+			cursor,
 		});
 		if (page.items.some((k) => k.id === id)) return true;
 		cursor = page.nextCursor;
@@ -109,7 +144,13 @@ async function ownsKey(event: RequestEvent, organizationId: string, id: string):
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage<ApiKey>(event, API_KEYS, 'apiKeys', { org: organization.id, limit: PAGE_SIZE }, 'API keys');
+	const page = await listPage<ApiKey>(
+		event,
+		API_KEYS,
+		'apiKeys',
+		{ org: organization.id, limit: PAGE_SIZE },
+		'API keys',
+	);
 	const revoking = event.url.searchParams.get('revoke');
 	return {
 		keys: page.items,
@@ -118,7 +159,7 @@ export const load: PageServerLoad = async (event) => {
 		nextCursor: page.nextCursor,
 		// The key whose revocation is to be confirmed: one of this page's, else none.
 		revoking: page.items.find((k) => k.id === revoking) ?? null,
-		roles: KEY_ROLES
+		roles: KEY_ROLES,
 	};
 };
 
@@ -128,26 +169,43 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const values = { name: field(form, 'name'), role: field(form, 'role') };
 		if (!KEY_ROLES.includes(values.role as KeyRole)) {
-			return fail(400, { action: 'create' as const, values, message: 'The key was not created: correct the fields marked below.', errors: { role: ['must be admin or member'] } as FieldErrors });
+			return fail(400, {
+				action: 'create' as const,
+				values,
+				message: 'The key was not created: correct the fields marked below.',
+				errors: { role: ['must be admin or member'] } as FieldErrors,
+			});
 		}
 
 		let result: CreateResult;
 		try {
 			({ createApiKey: result } = await gql<{ createApiKey: CreateResult }>(event, CREATE_API_KEY, {
-				input: { name: values.name, role: values.role, organizationId }
+				input: { name: values.name, role: values.role, organizationId },
 			}));
 		} catch (err) {
 			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
 			const errors = fieldErrors(result.details, { name: 'Name', role: 'Role' });
-			const message = result.code === 'invalid_request' ? 'The key was not created: correct the fields marked below.' : result.message;
+			const message =
+				result.code === 'invalid_request'
+					? 'The key was not created: correct the fields marked below.'
+					: result.message;
 			return fail(400, { action: 'create' as const, values, message, errors });
 		}
 
 		// The key and the secret are in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
-		return { action: 'create' as const, created: { id: result.apiKey.id, name: result.apiKey.name, role: result.apiKey.role, key: result.key, secret: result.secret } };
+		return {
+			action: 'create' as const,
+			created: {
+				id: result.apiKey.id,
+				name: result.apiKey.name,
+				role: result.apiKey.role,
+				key: result.key,
+				secret: result.secret,
+			},
+		};
 	},
 
 	revoke: async (event) => {
@@ -159,12 +217,13 @@ export const actions: Actions = {
 		}
 		let result: RevokeResult;
 		try {
-			if (!(await ownsKey(event, organizationId, id))) return fail(404, { action: 'revoke' as const, message: 'No such API key in this organization.' });
+			if (!(await ownsKey(event, organizationId, id)))
+				return fail(404, { action: 'revoke' as const, message: 'No such API key in this organization.' });
 			({ revokeApiKey: result } = await gql<{ revokeApiKey: RevokeResult }>(event, REVOKE_API_KEY, { id }));
 		} catch (err) {
 			return refused(err, { action: 'revoke' as const });
 		}
 		if (result.__typename === 'UserError') return fail(400, { action: 'revoke' as const, message: result.message });
 		return { action: 'revoke' as const, revoked: { id: result.id, name: result.name } };
-	}
+	},
 };

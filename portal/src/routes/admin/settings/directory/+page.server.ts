@@ -1,7 +1,15 @@
 import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql, type Role } from '#lib/server/graphql.ts';
-import { actsAsOwner, field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
+import {
+	actsAsOwner,
+	field,
+	fieldErrors,
+	refused,
+	type FieldErrors,
+	requireOrgAdmin,
+	type UserError,
+} from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const TOKEN_FIELDS = /* GraphQL */ `id name createdAt lastUsedAt revokedAt`;
@@ -32,15 +40,31 @@ const CREATE_TOKEN = /* GraphQL */ `
 	mutation CreateScimToken($name: String!, $org: String!) {
 		createScimToken(name: $name, organizationId: $org) {
 			__typename
-			... on CreatedScimToken { token scimToken { id name } }
-			... on UserError { code message details { path message } }
+			... on CreatedScimToken {
+				token
+				scimToken {
+					id
+					name
+				}
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
 
 const REVOKE_TOKEN = /* GraphQL */ `
 	mutation RevokeScimToken($id: String!) {
-		revokeScimToken(id: $id) { id name }
+		revokeScimToken(id: $id) {
+			id
+			name
+		}
 	}
 `;
 
@@ -48,8 +72,18 @@ const CREATE_MAPPING = /* GraphQL */ `
 	mutation CreateDirectoryGroupMapping($input: CreateDirectoryGroupMappingInput!) {
 		createDirectoryGroupMapping(input: $input) {
 			__typename
-			... on DirectoryGroupMapping { id group }
-			... on UserError { code message details { path message } }
+			... on DirectoryGroupMapping {
+				id
+				group
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -118,7 +152,9 @@ async function findToken(event: RequestEvent, organizationId: string, id: string
 /** The mapping a link or an action names, if it is the current organization's. */
 async function findMapping(event: RequestEvent, organizationId: string, id: string): Promise<GroupMapping | null> {
 	if (!id) return null;
-	const { directoryGroupMappings } = await gql<{ directoryGroupMappings: GroupMapping[] }>(event, MAPPINGS, { org: organizationId });
+	const { directoryGroupMappings } = await gql<{ directoryGroupMappings: GroupMapping[] }>(event, MAPPINGS, {
+		org: organizationId,
+	});
 	return directoryGroupMappings.find((m) => m.id === id) ?? null;
 }
 
@@ -158,13 +194,13 @@ export const load: PageServerLoad = async (event) => {
 		requests: data.scimRequests,
 		subscriptions: data.subscriptions.items.map((s) => ({
 			id: s.id,
-			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`
+			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`,
 		})),
 		// The confirmation a link opened: a token of ours still working, a mapping of ours; else none.
 		revoking,
 		deleting,
 		// An owner's power is handed out only by owners: admins offer admin and member.
-		roles: owner ? ROLES : ROLES.filter((r) => r !== 'owner')
+		roles: owner ? ROLES : ROLES.filter((r) => r !== 'owner'),
 	};
 };
 
@@ -180,28 +216,44 @@ export const actions: Actions = {
 		const values = { name: field(await event.request.formData(), 'name') };
 		let result: CreatedToken | UserError;
 		try {
-			({ createScimToken: result } = await gql<{ createScimToken: typeof result }>(event, CREATE_TOKEN, { name: values.name, org: organizationId }));
+			({ createScimToken: result } = await gql<{ createScimToken: typeof result }>(event, CREATE_TOKEN, {
+				name: values.name,
+				org: organizationId,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'createToken' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			const message = result.code === 'invalid_request' ? 'The token was not created: correct the fields marked below.' : result.message;
-			return fail(userErrorStatus(result), { action: 'createToken' as const, values, message, errors: fieldErrors(result.details, { name: 'Name' }) });
+			const message =
+				result.code === 'invalid_request'
+					? 'The token was not created: correct the fields marked below.'
+					: result.message;
+			return fail(userErrorStatus(result), {
+				action: 'createToken' as const,
+				values,
+				message,
+				errors: fieldErrors(result.details, { name: 'Name' }),
+			});
 		}
 		// The token is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
-		return { action: 'createToken' as const, created: { id: result.scimToken.id, name: result.scimToken.name, token: result.token } };
+		return {
+			action: 'createToken' as const,
+			created: { id: result.scimToken.id, name: result.scimToken.name, token: result.token },
+		};
 	},
 
 	revokeToken: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const id = field(form, 'id');
-		if (!id || form.get('confirm') !== 'yes') return fail(400, { action: 'revokeToken' as const, message: 'Confirm which token is to be revoked.' });
+		if (!id || form.get('confirm') !== 'yes')
+			return fail(400, { action: 'revokeToken' as const, message: 'Confirm which token is to be revoked.' });
 		try {
 			// Platform admins may revoke any organization's token through the API; this page is about the current one.
 			const token = await findToken(event, organizationId, id);
-			if (!token) return fail(404, { action: 'revokeToken' as const, message: 'No such directory token in this organization.' });
+			if (!token)
+				return fail(404, { action: 'revokeToken' as const, message: 'No such directory token in this organization.' });
 			await gql(event, REVOKE_TOKEN, { id: token.id });
 			return { action: 'revokeToken' as const, revoked: { id: token.id, name: token.name } };
 		} catch (err) {
@@ -215,15 +267,30 @@ export const actions: Actions = {
 		const values = { group: field(form, 'group'), gives: field(form, 'gives') };
 		const gives = readGives(values.gives);
 		const failed = 'The mapping was not added: correct the fields marked below.';
-		if (!gives) return fail(400, { action: 'createMapping' as const, values, message: failed, errors: { gives: ['must be a role or a subscription'] } as FieldErrors });
+		if (!gives)
+			return fail(400, {
+				action: 'createMapping' as const,
+				values,
+				message: failed,
+				errors: { gives: ['must be a role or a subscription'] } as FieldErrors,
+			});
 		if ('role' in gives && gives.role === 'owner' && role !== 'owner' && !event.locals.platformAdmin) {
-			return fail(403, { action: 'createMapping' as const, values, message: 'Only owners can make a group give the owner role.', errors: {} as FieldErrors });
+			return fail(403, {
+				action: 'createMapping' as const,
+				values,
+				message: 'Only owners can make a group give the owner role.',
+				errors: {} as FieldErrors,
+			});
 		}
 		let result: CreatedMapping | UserError;
 		try {
-			({ createDirectoryGroupMapping: result } = await gql<{ createDirectoryGroupMapping: typeof result }>(event, CREATE_MAPPING, {
-				input: { group: values.group, organizationId, ...gives }
-			}));
+			({ createDirectoryGroupMapping: result } = await gql<{ createDirectoryGroupMapping: typeof result }>(
+				event,
+				CREATE_MAPPING,
+				{
+					input: { group: values.group, organizationId, ...gives },
+				},
+			));
 		} catch (err) {
 			return refused(err, { action: 'createMapping' as const, values, errors: {} as FieldErrors });
 		}
@@ -241,14 +308,16 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const id = field(form, 'id');
-		if (!id || form.get('confirm') !== 'yes') return fail(400, { action: 'deleteMapping' as const, message: 'Confirm which mapping is to be deleted.' });
+		if (!id || form.get('confirm') !== 'yes')
+			return fail(400, { action: 'deleteMapping' as const, message: 'Confirm which mapping is to be deleted.' });
 		try {
 			const mapping = await findMapping(event, organizationId, id);
-			if (!mapping) return fail(404, { action: 'deleteMapping' as const, message: 'No such group mapping in this organization.' });
+			if (!mapping)
+				return fail(404, { action: 'deleteMapping' as const, message: 'No such group mapping in this organization.' });
 			await gql(event, DELETE_MAPPING, { id: mapping.id });
 			return { action: 'deleteMapping' as const, deleted: { id: mapping.id, group: mapping.group } };
 		} catch (err) {
 			return refused(err, { action: 'deleteMapping' as const });
 		}
-	}
+	},
 };

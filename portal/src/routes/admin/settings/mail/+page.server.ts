@@ -29,11 +29,21 @@ export const load: PageServerLoad = async (event) => {
 	const cursor = event.url.searchParams.get('cursor') || null;
 	const shared = { to, cursor, firstHref: listHref(to) };
 	try {
-		const { mails } = await gql<{ mails: { items: MailSummary[]; nextCursor: string | null } }>(event, MAILS, { to, limit: PAGE_SIZE, cursor });
-		return { ...shared, mails: mails.items, nextHref: mails.nextCursor ? listHref(to, mails.nextCursor) : null, problem: null };
+		const { mails } = await gql<{ mails: { items: MailSummary[]; nextCursor: string | null } }>(event, MAILS, {
+			to,
+			limit: PAGE_SIZE,
+			cursor,
+		});
+		return {
+			...shared,
+			mails: mails.items,
+			nextHref: mails.nextCursor ? listHref(to, mails.nextCursor) : null,
+			problem: null,
+		};
 	} catch (err) {
 		if (!(err instanceof GraphQLRequestError) || err.code !== 'invalid_request') errorPage(err);
-		const details = (err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
+		const details =
+			(err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
 		if (details.some((d) => d.path === 'cursor')) error(400, 'That page of the mail log does not exist.');
 		// A recipient typed wrong: the filter says what to fix.
 		const problem = details.find((d) => d.path === 'to')?.message ?? err.message;

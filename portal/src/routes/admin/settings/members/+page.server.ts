@@ -2,7 +2,15 @@ import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type Role, type UserError } from '../settings.server.ts';
+import {
+	field,
+	fieldErrors,
+	refused,
+	type FieldErrors,
+	requireOrgAdmin,
+	type Role,
+	type UserError,
+} from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const PAGE_SIZE = 50;
@@ -15,7 +23,19 @@ const ROLES = ['owner', 'admin', 'member'] as const satisfies readonly Role[];
 const MEMBERS = /* GraphQL */ `
 	query Members($org: String!, $limit: Int, $cursor: String) {
 		members(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { id userId role createdAt mfaEnabled managed user { id name email } }
+			items {
+				id
+				userId
+				role
+				createdAt
+				mfaEnabled
+				managed
+				user {
+					id
+					name
+					email
+				}
+			}
 			nextCursor
 		}
 	}
@@ -24,7 +44,14 @@ const MEMBERS = /* GraphQL */ `
 const INVITATIONS = /* GraphQL */ `
 	query Invitations($org: String!, $limit: Int, $cursor: String) {
 		invitations(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { id email role status expiresAt createdAt }
+			items {
+				id
+				email
+				role
+				status
+				expiresAt
+				createdAt
+			}
 			nextCursor
 		}
 	}
@@ -34,8 +61,17 @@ const CHANGE_ROLE = /* GraphQL */ `
 	mutation ChangeMemberRole($org: String!, $userId: String!, $role: Role!) {
 		changeMemberRole(organizationId: $org, userId: $userId, role: $role) {
 			__typename
-			... on Membership { role user { name email } }
-			... on UserError { code message }
+			... on Membership {
+				role
+				user {
+					name
+					email
+				}
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -44,7 +80,10 @@ const REMOVE_MEMBER = /* GraphQL */ `
 	mutation RemoveMember($org: String!, $userId: String!) {
 		removeMember(organizationId: $org, userId: $userId) {
 			__typename
-			... on UserError { code message }
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -53,8 +92,23 @@ const CREATE_INVITATION = /* GraphQL */ `
 	mutation CreateInvitation($org: String!, $input: CreateInvitationInput!) {
 		createInvitation(organizationId: $org, input: $input) {
 			__typename
-			... on CreatedInvitation { acceptUrl invitation { id email role expiresAt } }
-			... on UserError { code message details { path message } }
+			... on CreatedInvitation {
+				acceptUrl
+				invitation {
+					id
+					email
+					role
+					expiresAt
+				}
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -63,8 +117,19 @@ const RESEND_INVITATION = /* GraphQL */ `
 	mutation ResendInvitation($org: String!, $id: String!) {
 		resendInvitation(organizationId: $org, invitationId: $id) {
 			__typename
-			... on CreatedInvitation { acceptUrl invitation { id email role expiresAt } }
-			... on UserError { code message }
+			... on CreatedInvitation {
+				acceptUrl
+				invitation {
+					id
+					email
+					role
+					expiresAt
+				}
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -73,7 +138,10 @@ const SEND_PASSWORD_RESET = /* GraphQL */ `
 	mutation SendPasswordReset($userId: ID!) {
 		sendPasswordReset(userId: $userId) {
 			__typename
-			... on UserError { code message }
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -82,8 +150,14 @@ const RESET_MEMBER_MFA = /* GraphQL */ `
 	mutation ResetMemberMfa($org: ID!, $userId: ID!) {
 		resetMemberMfa(organizationId: $org, userId: $userId) {
 			__typename
-			... on MfaStatus { totp passkeys }
-			... on UserError { code message }
+			... on MfaStatus {
+				totp
+				passkeys
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -92,8 +166,14 @@ const REVOKE_INVITATION = /* GraphQL */ `
 	mutation RevokeInvitation($org: String!, $id: String!) {
 		revokeInvitation(organizationId: $org, invitationId: $id) {
 			__typename
-			... on Invitation { id email }
-			... on UserError { code message }
+			... on Invitation {
+				id
+				email
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -122,7 +202,11 @@ export interface Invitation {
 type ChangeResult = { __typename: 'Membership'; role: Role; user: { name: string; email: string } } | UserError;
 type RemoveResult = { __typename: 'MutationRemoveMemberSuccess' } | UserError;
 type InviteResult =
-	| { __typename: 'CreatedInvitation'; acceptUrl: string; invitation: { id: string; email: string; role: Role; expiresAt: string } }
+	| {
+			__typename: 'CreatedInvitation';
+			acceptUrl: string;
+			invitation: { id: string; email: string; role: Role; expiresAt: string };
+	  }
 	| UserError;
 type ResendResult = InviteResult;
 type RevokeResult = { __typename: 'Invitation'; id: string; email: string } | UserError;
@@ -137,11 +221,15 @@ async function pendingInvitations(event: RequestEvent, organizationId: string): 
 	const pending: Invitation[] = [];
 	let cursor: string | null = null;
 	for (let i = 0; i < INVITATION_PAGES; i++) {
-		const { invitations: page }: { invitations: { items: Invitation[]; nextCursor: string | null } } = await gql(event, INVITATIONS, {
-			org: organizationId,
-			limit: INVITATION_PAGE,
-			cursor
-		});
+		const { invitations: page }: { invitations: { items: Invitation[]; nextCursor: string | null } } = await gql(
+			event,
+			INVITATIONS,
+			{
+				org: organizationId,
+				limit: INVITATION_PAGE,
+				cursor,
+			},
+		);
 		pending.push(...page.items.filter((inv) => inv.status === 'pending'));
 		cursor = page.nextCursor;
 		if (!cursor) break;
@@ -168,13 +256,18 @@ export const load: PageServerLoad = async (event) => {
 		// account the organization manages (a platform admin helps anyone).
 		resettingMfa:
 			role === 'owner'
-				? (page.items.find((m) => m.userId === event.url.searchParams.get('reset_mfa') && m.mfaEnabled && (m.managed || event.locals.platformAdmin)) ?? null)
+				? (page.items.find(
+						(m) =>
+							m.userId === event.url.searchParams.get('reset_mfa') &&
+							m.mfaEnabled &&
+							(m.managed || event.locals.platformAdmin),
+					) ?? null)
 				: null,
 		me: event.locals.user?.id ?? null,
 		// Platform admins may mail anyone a reset link (nobody sets another person's password).
 		platformAdmin: event.locals.platformAdmin,
 		role,
-		grantable: grantable(role)
+		grantable: grantable(role),
 	};
 };
 
@@ -190,14 +283,24 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const userId = field(form, 'userId');
 		const role = roleOf(form);
-		if (!userId || !role) return fail(400, { action: 'changeRole' as const, userId, message: 'Choose one of the roles owner, admin or member.' });
+		if (!userId || !role)
+			return fail(400, {
+				action: 'changeRole' as const,
+				userId,
+				message: 'Choose one of the roles owner, admin or member.',
+			});
 		let result: ChangeResult;
 		try {
-			({ changeMemberRole: result } = await gql<{ changeMemberRole: ChangeResult }>(event, CHANGE_ROLE, { org: organizationId, userId, role }));
+			({ changeMemberRole: result } = await gql<{ changeMemberRole: ChangeResult }>(event, CHANGE_ROLE, {
+				org: organizationId,
+				userId,
+				role,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'changeRole' as const, userId });
 		}
-		if (result.__typename === 'UserError') return fail(400, { action: 'changeRole' as const, userId, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(400, { action: 'changeRole' as const, userId, message: result.message });
 		return { action: 'changeRole' as const, userId, changed: { name: result.user.name, role: result.role } };
 	},
 
@@ -211,11 +314,15 @@ export const actions: Actions = {
 		const name = field(form, 'name');
 		let result: RemoveResult;
 		try {
-			({ removeMember: result } = await gql<{ removeMember: RemoveResult }>(event, REMOVE_MEMBER, { org: organizationId, userId }));
+			({ removeMember: result } = await gql<{ removeMember: RemoveResult }>(event, REMOVE_MEMBER, {
+				org: organizationId,
+				userId,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'remove' as const, userId });
 		}
-		if (result.__typename === 'UserError') return fail(400, { action: 'remove' as const, userId, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(400, { action: 'remove' as const, userId, message: result.message });
 		return { action: 'remove' as const, userId, removed: { name: name || 'The member' } };
 	},
 
@@ -225,20 +332,28 @@ export const actions: Actions = {
 		const values = { email: field(form, 'email'), role: field(form, 'role') };
 		const role = roleOf(form);
 		if (!role) {
-			return fail(400, { action: 'invite' as const, values, message: 'The invitation was not sent: correct the fields marked below.', errors: { role: ['must be owner, admin or member'] } as FieldErrors });
+			return fail(400, {
+				action: 'invite' as const,
+				values,
+				message: 'The invitation was not sent: correct the fields marked below.',
+				errors: { role: ['must be owner, admin or member'] } as FieldErrors,
+			});
 		}
 		let result: InviteResult;
 		try {
 			({ createInvitation: result } = await gql<{ createInvitation: InviteResult }>(event, CREATE_INVITATION, {
 				org: organizationId,
-				input: { email: values.email, role }
+				input: { email: values.email, role },
 			}));
 		} catch (err) {
 			return refused(err, { action: 'invite' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
 			const errors = fieldErrors(result.details, { email: 'Email', role: 'Role' });
-			const message = result.code === 'invalid_request' ? 'The invitation was not sent: correct the fields marked below.' : result.message;
+			const message =
+				result.code === 'invalid_request'
+					? 'The invitation was not sent: correct the fields marked below.'
+					: result.message;
 			return fail(400, { action: 'invite' as const, values, message, errors });
 		}
 		// The accept link is in this response only: no cache may keep it.
@@ -252,11 +367,15 @@ export const actions: Actions = {
 		if (!id) return fail(400, { action: 'resendInvitation' as const, message: 'Choose the invitation to send again.' });
 		let result: ResendResult;
 		try {
-			({ resendInvitation: result } = await gql<{ resendInvitation: ResendResult }>(event, RESEND_INVITATION, { org: organizationId, id }));
+			({ resendInvitation: result } = await gql<{ resendInvitation: ResendResult }>(event, RESEND_INVITATION, {
+				org: organizationId,
+				id,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'resendInvitation' as const }, { not_found: 'That invitation no longer exists.' });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'resendInvitation' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'resendInvitation' as const, message: result.message });
 		// The new accept link is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'resendInvitation' as const, resent: { ...result.invitation, acceptUrl: result.acceptUrl } };
@@ -266,14 +385,22 @@ export const actions: Actions = {
 		requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const userId = field(form, 'userId');
-		if (!userId) return fail(400, { action: 'sendPasswordReset' as const, userId, message: 'Choose whom to mail a reset link.' });
+		if (!userId)
+			return fail(400, { action: 'sendPasswordReset' as const, userId, message: 'Choose whom to mail a reset link.' });
 		let result: SendResetResult;
 		try {
-			({ sendPasswordReset: result } = await gql<{ sendPasswordReset: SendResetResult }>(event, SEND_PASSWORD_RESET, { userId }));
+			({ sendPasswordReset: result } = await gql<{ sendPasswordReset: SendResetResult }>(event, SEND_PASSWORD_RESET, {
+				userId,
+			}));
 		} catch (err) {
-			return refused(err, { action: 'sendPasswordReset' as const, userId }, { forbidden: 'Only platform administrators mail people reset links.' });
+			return refused(
+				err,
+				{ action: 'sendPasswordReset' as const, userId },
+				{ forbidden: 'Only platform administrators mail people reset links.' },
+			);
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'sendPasswordReset' as const, userId, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'sendPasswordReset' as const, userId, message: result.message });
 		return { action: 'sendPasswordReset' as const, userId, resetSent: { email: field(form, 'email') || 'the member' } };
 	},
 
@@ -282,14 +409,27 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const userId = field(form, 'userId');
-		if (!userId || form.get('confirm') !== 'yes') return fail(400, { action: 'resetMfa' as const, userId, message: 'Confirm whose two-factor authentication is to be reset.' });
+		if (!userId || form.get('confirm') !== 'yes')
+			return fail(400, {
+				action: 'resetMfa' as const,
+				userId,
+				message: 'Confirm whose two-factor authentication is to be reset.',
+			});
 		let result: ResetMfaResult;
 		try {
-			({ resetMemberMfa: result } = await gql<{ resetMemberMfa: ResetMfaResult }>(event, RESET_MEMBER_MFA, { org: organizationId, userId }));
+			({ resetMemberMfa: result } = await gql<{ resetMemberMfa: ResetMfaResult }>(event, RESET_MEMBER_MFA, {
+				org: organizationId,
+				userId,
+			}));
 		} catch (err) {
-			return refused(err, { action: 'resetMfa' as const, userId }, { forbidden: "Only owners reset a member's two-factor authentication." });
+			return refused(
+				err,
+				{ action: 'resetMfa' as const, userId },
+				{ forbidden: "Only owners reset a member's two-factor authentication." },
+			);
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'resetMfa' as const, userId, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'resetMfa' as const, userId, message: result.message });
 		return { action: 'resetMfa' as const, userId, mfaReset: { name: field(form, 'name') || 'The member' } };
 	},
 
@@ -299,11 +439,15 @@ export const actions: Actions = {
 		if (!id) return fail(400, { action: 'revokeInvitation' as const, message: 'Choose the invitation to revoke.' });
 		let result: RevokeResult;
 		try {
-			({ revokeInvitation: result } = await gql<{ revokeInvitation: RevokeResult }>(event, REVOKE_INVITATION, { org: organizationId, id }));
+			({ revokeInvitation: result } = await gql<{ revokeInvitation: RevokeResult }>(event, REVOKE_INVITATION, {
+				org: organizationId,
+				id,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'revokeInvitation' as const });
 		}
-		if (result.__typename === 'UserError') return fail(400, { action: 'revokeInvitation' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(400, { action: 'revokeInvitation' as const, message: result.message });
 		return { action: 'revokeInvitation' as const, revoked: { email: result.email } };
-	}
+	},
 };

@@ -2,10 +2,28 @@ import { fail, type ActionFailure } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
 import { gql } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { actsAsOwner, field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import {
-	CONNECTION_FIELDS, CONNECTION_LABELS, connectionFormValues, connectionInput, findConnection, NOT_FOUND, parseRoleMap, readConnectionForm, ROLES,
-	type Connection, type ConnectionFormValues, type ConnectionType
+	actsAsOwner,
+	field,
+	fieldErrors,
+	refused,
+	type FieldErrors,
+	requireOrgAdmin,
+	type UserError,
+} from '../settings.server.ts';
+import {
+	CONNECTION_FIELDS,
+	CONNECTION_LABELS,
+	connectionFormValues,
+	connectionInput,
+	findConnection,
+	NOT_FOUND,
+	parseRoleMap,
+	readConnectionForm,
+	ROLES,
+	type Connection,
+	type ConnectionFormValues,
+	type ConnectionType,
 } from './sso.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
@@ -36,8 +54,18 @@ const ADD_DOMAIN = /* GraphQL */ `
 	mutation AddDomain($input: AddDomainInput!) {
 		addDomain(input: $input) {
 			__typename
-			... on Domain { id domain }
-			... on UserError { code message details { path message } }
+			... on Domain {
+				id
+				domain
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -46,8 +74,19 @@ const VERIFY_DOMAIN = /* GraphQL */ `
 	mutation VerifyDomain($id: ID!) {
 		verifyDomain(id: $id) {
 			__typename
-			... on Domain { id domain verified }
-			... on UserError { code message details { path message } }
+			... on Domain {
+				id
+				domain
+				verified
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -56,8 +95,14 @@ const DELETE_DOMAIN = /* GraphQL */ `
 	mutation DeleteDomain($id: ID!) {
 		deleteDomain(id: $id) {
 			__typename
-			... on Domain { id domain }
-			... on UserError { code message }
+			... on Domain {
+				id
+				domain
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -66,8 +111,18 @@ const CREATE_CONNECTION = /* GraphQL */ `
 	mutation CreateSsoConnection($input: CreateSsoConnectionInput!) {
 		createSsoConnection(input: $input) {
 			__typename
-			... on SsoConnection { id name }
-			... on UserError { code message details { path message } }
+			... on SsoConnection {
+				id
+				name
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -76,8 +131,19 @@ const UPDATE_CONNECTION = /* GraphQL */ `
 	mutation UpdateSsoConnection($id: String!, $input: UpdateSsoConnectionInput!) {
 		updateSsoConnection(id: $id, input: $input) {
 			__typename
-			... on SsoConnection { id name enabled }
-			... on UserError { code message details { path message } }
+			... on SsoConnection {
+				id
+				name
+				enabled
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -110,7 +176,10 @@ type Saved = { __typename: 'SsoConnection'; id: string; name: string; enabled?: 
 type DomainResult = { __typename: 'Domain'; id: string; domain: string; verified?: boolean } | UserError;
 
 /** The panel a link of the lists opened (?edit=, ?delete=, ?deleteDomain=), with what it is about. */
-type Panel = { kind: 'edit'; connection: Connection } | { kind: 'delete'; connection: Connection } | { kind: 'deleteDomain'; domain: Domain };
+type Panel =
+	| { kind: 'edit'; connection: Connection }
+	| { kind: 'delete'; connection: Connection }
+	| { kind: 'deleteDomain'; domain: Domain };
 
 async function openPanel(event: RequestEvent, organizationId: string, domains: Domain[]): Promise<Panel | null> {
 	const params = event.url.searchParams;
@@ -131,20 +200,24 @@ async function openPanel(event: RequestEvent, organizationId: string, domains: D
  * docs/architecture.md#single-sign-on), in the page's words, for an admin checking a connection.
  */
 const TEST_ERRORS: Record<string, string> = {
-	idp_error: 'The identity provider refused the test sign-in or could not be reached. Check the issuer, client ID and secret, and the redirect URI registered there.',
-	invalid_response: "The identity provider's answer did not pass the checks (signature, issuer, audience, times or recipient). Check the certificate, the entity ID and the URLs given to the provider.",
+	idp_error:
+		'The identity provider refused the test sign-in or could not be reached. Check the issuer, client ID and secret, and the redirect URI registered there.',
+	invalid_response:
+		"The identity provider's answer did not pass the checks (signature, issuer, audience, times or recipient). Check the certificate, the entity ID and the URLs given to the provider.",
 	no_email: 'The identity provider sent no e-mail address: release the email claim (or attribute) to this application.',
 	expired_request: 'The test took longer than 10 minutes or was already used. Start it again.',
 	wrong_browser: 'The test came back to another browser or window. Start it again here.',
 	unknown_connection: 'That connection is not there any more.',
-	forbidden: 'Only the owners and admins of the connection\'s organization can test it.',
-	rate_limited: 'Too many attempts. Please wait a moment and try again.'
+	forbidden: "Only the owners and admins of the connection's organization can test it.",
+	rate_limited: 'Too many attempts. Please wait a moment and try again.',
 };
 
 const testErrorOf = (url: URL): string | null => {
 	const reason = url.searchParams.get('test_error');
 	if (reason === null) return null;
-	return Object.hasOwn(TEST_ERRORS, reason) ? TEST_ERRORS[reason]! : 'The test sign-in did not work. Check the connection\'s settings and try again.';
+	return Object.hasOwn(TEST_ERRORS, reason)
+		? TEST_ERRORS[reason]!
+		: "The test sign-in did not work. Check the connection's settings and try again.";
 };
 
 /**
@@ -158,8 +231,12 @@ export const load: PageServerLoad = async (event) => {
 	const platformAdmin = event.locals.platformAdmin;
 	const [domains, { ssoConnections, subscriptions }, platform] = await Promise.all([
 		listPage<Domain>(event, DOMAINS, 'domains', { org: organization.id, limit: DOMAIN_PAGE }, 'domains'),
-		gql<{ ssoConnections: Connection[]; subscriptions: { items: Subscription[] } }>(event, CONNECTIONS, { org: organization.id }),
-		platformAdmin ? gql<{ ssoConnections: Connection[] }>(event, PLATFORM_CONNECTIONS).then((d) => d.ssoConnections) : null
+		gql<{ ssoConnections: Connection[]; subscriptions: { items: Subscription[] } }>(event, CONNECTIONS, {
+			org: organization.id,
+		}),
+		platformAdmin
+			? gql<{ ssoConnections: Connection[] }>(event, PLATFORM_CONNECTIONS).then((d) => d.ssoConnections)
+			: null,
 	]);
 	// Who controls sign-in controls the organization: only owners change these (docs/architecture.md#single-sign-on).
 	const canChange = actsAsOwner(event.locals);
@@ -173,13 +250,16 @@ export const load: PageServerLoad = async (event) => {
 		connections: ssoConnections,
 		subscriptions: subscriptions.items.map((s) => ({
 			id: s.id,
-			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`
+			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`,
 		})),
 		platformConnections: platform,
 		testError: testErrorOf(event.url),
-		panel: panel?.kind === 'edit' ? { kind: 'edit' as const, connection: panel.connection, values: connectionFormValues(panel.connection) } : panel,
+		panel:
+			panel?.kind === 'edit'
+				? { kind: 'edit' as const, connection: panel.connection, values: connectionFormValues(panel.connection) }
+				: panel,
 		// The roles a connection may give: every one, since only owners see its form.
-		roles: ROLES
+		roles: ROLES,
 	};
 };
 
@@ -187,7 +267,7 @@ export const load: PageServerLoad = async (event) => {
 function refusedConnection(result: UserError, failed: string) {
 	return {
 		message: result.code === 'invalid_request' ? `${failed}: correct the fields marked below.` : result.message,
-		errors: fieldErrors(result.details, CONNECTION_LABELS)
+		errors: fieldErrors(result.details, CONNECTION_LABELS),
 	};
 }
 
@@ -216,21 +296,43 @@ async function create(event: RequestEvent, platform: boolean): FormAnswer<Connec
 	const { values, secret, roleMap, problems } = readChecked(await event.request.formData(), 'oidc');
 	const allowed: ConnectionType[] = platform ? ['oidc', 'github'] : ['oidc', 'saml'];
 	if (!allowed.includes(values.type)) {
-		return fail(400, { action, values, message: 'The connection was not added: correct the fields marked below.', errors: { type: [`must be ${allowed.join(' or ')}`] } as FieldErrors });
+		return fail(400, {
+			action,
+			values,
+			message: 'The connection was not added: correct the fields marked below.',
+			errors: { type: [`must be ${allowed.join(' or ')}`] } as FieldErrors,
+		});
 	}
-	if (problems.length) return fail(400, { action, values, message: 'The connection was not added: correct the fields marked below.', errors: { roleMap: problems } as FieldErrors });
+	if (problems.length)
+		return fail(400, {
+			action,
+			values,
+			message: 'The connection was not added: correct the fields marked below.',
+			errors: { roleMap: problems } as FieldErrors,
+		});
 	const input = {
 		type: values.type,
 		...(platform ? { platform: true } : { organizationId }),
-		...connectionInput(values, secret, roleMap, { platform, edit: false })
+		...connectionInput(values, secret, roleMap, { platform, edit: false }),
 	};
 	let result: Saved | UserError;
 	try {
-		({ createSsoConnection: result } = await gql<{ createSsoConnection: typeof result }>(event, CREATE_CONNECTION, { input }));
+		({ createSsoConnection: result } = await gql<{ createSsoConnection: typeof result }>(event, CREATE_CONNECTION, {
+			input,
+		}));
 	} catch (err) {
-		return refused(err, { action, values, errors: {} as FieldErrors }, platform ? { forbidden: 'Only platform administrators can add sign-in for the whole platform.' } : {});
+		return refused(
+			err,
+			{ action, values, errors: {} as FieldErrors },
+			platform ? { forbidden: 'Only platform administrators can add sign-in for the whole platform.' } : {},
+		);
 	}
-	if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action, values, ...refusedConnection(result, 'The connection was not added') });
+	if (result.__typename === 'UserError')
+		return fail(userErrorStatus(result), {
+			action,
+			values,
+			...refusedConnection(result, 'The connection was not added'),
+		});
 	return { action, saved: { id: result.id, name: result.name } };
 }
 
@@ -240,7 +342,9 @@ export const actions: Actions = {
 		const domain = field(await event.request.formData(), 'domain');
 		let result: DomainResult;
 		try {
-			({ addDomain: result } = await gql<{ addDomain: DomainResult }>(event, ADD_DOMAIN, { input: { domain, organizationId } }));
+			({ addDomain: result } = await gql<{ addDomain: DomainResult }>(event, ADD_DOMAIN, {
+				input: { domain, organizationId },
+			}));
 		} catch (err) {
 			return refused(err, { action: 'addDomain' as const, domain, problems: [] as string[] });
 		}
@@ -260,23 +364,32 @@ export const actions: Actions = {
 		try {
 			({ verifyDomain: result } = await gql<{ verifyDomain: DomainResult }>(event, VERIFY_DOMAIN, { id }));
 		} catch (err) {
-			return refused(err, { action: 'verifyDomain' as const, id }, { not_found: 'No such domain in this organization.' });
+			return refused(
+				err,
+				{ action: 'verifyDomain' as const, id },
+				{ not_found: 'No such domain in this organization.' },
+			);
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'verifyDomain' as const, id, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'verifyDomain' as const, id, message: result.message });
 		return { action: 'verifyDomain' as const, id, verified: { domain: result.domain } };
 	},
 
 	deleteDomain: async (event) => {
 		requireOrgAdmin(event);
 		const form = await event.request.formData();
-		if (form.get('confirm') !== 'yes') return fail(400, { action: 'deleteDomain' as const, message: 'Confirm which domain is to be removed.' });
+		if (form.get('confirm') !== 'yes')
+			return fail(400, { action: 'deleteDomain' as const, message: 'Confirm which domain is to be removed.' });
 		let result: DomainResult;
 		try {
-			({ deleteDomain: result } = await gql<{ deleteDomain: DomainResult }>(event, DELETE_DOMAIN, { id: field(form, 'id') }));
+			({ deleteDomain: result } = await gql<{ deleteDomain: DomainResult }>(event, DELETE_DOMAIN, {
+				id: field(form, 'id'),
+			}));
 		} catch (err) {
 			return refused(err, { action: 'deleteDomain' as const }, { not_found: 'No such domain in this organization.' });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'deleteDomain' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'deleteDomain' as const, message: result.message });
 		return { action: 'deleteDomain' as const, deleted: { domain: result.domain } };
 	},
 
@@ -299,17 +412,30 @@ export const actions: Actions = {
 		// The kind of a connection stays what it was made as.
 		values.type = connection.type;
 		const platform = connection.organizationId === null;
-		if (problems.length) return fail(400, { action: 'update' as const, id, values, message: 'The changes were not saved: correct the fields marked below.', errors: { roleMap: problems } as FieldErrors });
+		if (problems.length)
+			return fail(400, {
+				action: 'update' as const,
+				id,
+				values,
+				message: 'The changes were not saved: correct the fields marked below.',
+				errors: { roleMap: problems } as FieldErrors,
+			});
 		let result: Saved | UserError;
 		try {
 			({ updateSsoConnection: result } = await gql<{ updateSsoConnection: typeof result }>(event, UPDATE_CONNECTION, {
 				id,
-				input: connectionInput(values, secret, roleMap, { platform, edit: true })
+				input: connectionInput(values, secret, roleMap, { platform, edit: true }),
 			}));
 		} catch (err) {
 			return refused(err, { action: 'update' as const, id, values, errors: {} as FieldErrors });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'update' as const, id, values, ...refusedConnection(result, 'The changes were not saved') });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), {
+				action: 'update' as const,
+				id,
+				values,
+				...refusedConnection(result, 'The changes were not saved'),
+			});
 		return { action: 'update' as const, saved: { id: result.id, name: result.name } };
 	},
 
@@ -320,19 +446,25 @@ export const actions: Actions = {
 		const enabled = field(form, 'enabled') === 'true';
 		let result: Saved | UserError;
 		try {
-			if (!(await findConnection(event, field(form, 'id'), organizationId, event.locals.platformAdmin))) return fail(404, { action: 'setEnabled' as const, message: NOT_FOUND });
-			({ updateSsoConnection: result } = await gql<{ updateSsoConnection: typeof result }>(event, UPDATE_CONNECTION, { id: field(form, 'id'), input: { enabled } }));
+			if (!(await findConnection(event, field(form, 'id'), organizationId, event.locals.platformAdmin)))
+				return fail(404, { action: 'setEnabled' as const, message: NOT_FOUND });
+			({ updateSsoConnection: result } = await gql<{ updateSsoConnection: typeof result }>(event, UPDATE_CONNECTION, {
+				id: field(form, 'id'),
+				input: { enabled },
+			}));
 		} catch (err) {
 			return refused(err, { action: 'setEnabled' as const });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'setEnabled' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'setEnabled' as const, message: result.message });
 		return { action: 'setEnabled' as const, changed: { name: result.name, enabled: result.enabled ?? enabled } };
 	},
 
 	delete: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
-		if (form.get('confirm') !== 'yes') return fail(400, { action: 'delete' as const, message: 'Confirm which connection is to be deleted.' });
+		if (form.get('confirm') !== 'yes')
+			return fail(400, { action: 'delete' as const, message: 'Confirm which connection is to be deleted.' });
 		try {
 			const connection = await findConnection(event, field(form, 'id'), organizationId, event.locals.platformAdmin);
 			if (!connection) return fail(404, { action: 'delete' as const, message: NOT_FOUND });
@@ -341,5 +473,5 @@ export const actions: Actions = {
 		} catch (err) {
 			return refused(err, { action: 'delete' as const });
 		}
-	}
+	},
 };

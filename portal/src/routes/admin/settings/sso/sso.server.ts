@@ -49,11 +49,17 @@ export const NOT_FOUND = 'No such connection here.';
  * platform-wide one. Gone, another organization's (which a platform admin may read through GraphQL) or an
  * identifier the service refuses outright are none; other refusals go on.
  */
-export async function findConnection(event: GqlEvent, id: string, organizationId: string, platformAdmin: boolean): Promise<Connection | null> {
+export async function findConnection(
+	event: GqlEvent,
+	id: string,
+	organizationId: string,
+	platformAdmin: boolean,
+): Promise<Connection | null> {
 	if (!id || id.length > 200) return null;
 	try {
 		const { ssoConnection } = await gql<{ ssoConnection: Connection }>(event, CONNECTION, { id });
-		const ours = ssoConnection.organizationId === organizationId || (ssoConnection.organizationId === null && platformAdmin);
+		const ours =
+			ssoConnection.organizationId === organizationId || (ssoConnection.organizationId === null && platformAdmin);
 		return ours ? ssoConnection : null;
 	} catch (err) {
 		if (err instanceof GraphQLRequestError && (err.code === 'not_found' || err.code === 'invalid_request')) return null;
@@ -98,7 +104,7 @@ export const CONNECTION_LABELS = {
 	requireSso: 'Require SSO',
 	seatSubscriptionId: 'Seats from',
 	roleClaim: 'Role claim',
-	roleMap: 'Role map'
+	roleMap: 'Role map',
 } as const;
 
 const text = (form: FormData, name: string) => {
@@ -123,7 +129,7 @@ export function readConnectionForm(form: FormData, fallbackType: ConnectionType)
 		requireSso: form.get('requireSso') === 'on',
 		seatSubscriptionId: text(form, 'seatSubscriptionId'),
 		roleClaim: text(form, 'roleClaim'),
-		roleMap: text(form, 'roleMap')
+		roleMap: text(form, 'roleMap'),
 	};
 }
 
@@ -144,12 +150,17 @@ export function connectionFormValues(c: Connection): ConnectionFormValues {
 		requireSso: c.requireSso,
 		seatSubscriptionId: c.seatSubscriptionId ?? '',
 		roleClaim: c.roleClaim ?? '',
-		roleMap: roleMapText(c.roleMap)
+		roleMap: roleMapText(c.roleMap),
 	};
 }
 
 /** The role map as the form's lines, `value = role`. */
-export const roleMapText = (map: Record<string, string> | null) => (map ? Object.entries(map).map(([value, role]) => `${value} = ${role}`).join('\n') : '');
+export const roleMapText = (map: Record<string, string> | null) =>
+	map
+		? Object.entries(map)
+				.map(([value, role]) => `${value} = ${role}`)
+				.join('\n')
+		: '';
 
 /**
  * The role map's lines (`value = role`, blank lines and `#` comments skipped) as the JSON the service takes. A
@@ -163,9 +174,16 @@ export function parseRoleMap(text: string): { map: Record<string, Role> | null; 
 		if (!line || line.startsWith('#')) return;
 		const at = line.lastIndexOf('=');
 		const value = at > 0 ? line.slice(0, at).trim() : '';
-		const role = at > 0 ? line.slice(at + 1).trim().toLowerCase() : '';
+		const role =
+			at > 0
+				? line
+						.slice(at + 1)
+						.trim()
+						.toLowerCase()
+				: '';
 		if (!value || !role) problems.push(`line ${i + 1} must read value = role, such as “engineering-leads = admin”`);
-		else if (!(ROLES as readonly string[]).includes(role)) problems.push(`line ${i + 1}: “${role}” is not a role: use owner, admin or member`);
+		else if (!(ROLES as readonly string[]).includes(role))
+			problems.push(`line ${i + 1}: “${role}” is not a role: use owner, admin or member`);
 		else map[value] = role as Role;
 	});
 	return { map: Object.keys(map).length ? map : null, problems };
@@ -179,7 +197,12 @@ const scopeList = (scopes: string) => scopes.split(/[\s,]+/).filter(Boolean);
  * another kind's by name), and on an edit only what was typed of what stays hidden (the secret, the SAML metadata
  * and certificate: left empty, they are kept). `roleMap` is the parsed role map.
  */
-export function connectionInput(values: ConnectionFormValues, secret: string, roleMap: Record<string, Role> | null, options: { platform: boolean; edit: boolean }) {
+export function connectionInput(
+	values: ConnectionFormValues,
+	secret: string,
+	roleMap: Record<string, Role> | null,
+	options: { platform: boolean; edit: boolean },
+) {
 	const input: Record<string, unknown> = { name: values.name };
 	const given = (key: string, value: string) => {
 		if (value || !options.edit) input[key] = value || undefined;

@@ -21,8 +21,19 @@ const CREATE_WEBHOOK = /* GraphQL */ `
 	mutation CreateWebhook($input: CreateWebhookInput!) {
 		createWebhook(input: $input) {
 			__typename
-			... on Webhook { id url secret }
-			... on UserError { code message details { path message } }
+			... on Webhook {
+				id
+				url
+				secret
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -31,8 +42,19 @@ const UPDATE_WEBHOOK = /* GraphQL */ `
 	mutation UpdateWebhook($id: ID!, $input: UpdateWebhookInput!) {
 		updateWebhook(id: $id, input: $input) {
 			__typename
-			... on Webhook { id url isActive }
-			... on UserError { code message details { path message } }
+			... on Webhook {
+				id
+				url
+				isActive
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -41,8 +63,15 @@ const ROTATE_SECRET = /* GraphQL */ `
 	mutation RotateWebhookSecret($id: ID!) {
 		rotateWebhookSecret(id: $id) {
 			__typename
-			... on Webhook { id url secret }
-			... on UserError { code message }
+			... on Webhook {
+				id
+				url
+				secret
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -51,8 +80,13 @@ const REVEAL_SECRET = /* GraphQL */ `
 	mutation RevealWebhookSecret($id: ID!) {
 		revealWebhookSecret(id: $id) {
 			__typename
-			... on WebhookSecret { secret }
-			... on UserError { code message }
+			... on WebhookSecret {
+				secret
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -61,8 +95,18 @@ const SEND_TEST = /* GraphQL */ `
 	mutation SendTestWebhook($id: ID!, $event: String!) {
 		sendTestWebhook(id: $id, event: $event) {
 			__typename
-			... on WebhookDelivery { id event }
-			... on UserError { code message details { path message } }
+			... on WebhookDelivery {
+				id
+				event
+			}
+			... on UserError {
+				code
+				message
+				details {
+					path
+					message
+				}
+			}
 		}
 	}
 `;
@@ -71,8 +115,14 @@ const DELETE_WEBHOOK = /* GraphQL */ `
 	mutation DeleteWebhook($id: ID!) {
 		deleteWebhook(id: $id) {
 			__typename
-			... on Webhook { id url }
-			... on UserError { code message }
+			... on Webhook {
+				id
+				url
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -97,7 +147,7 @@ function readForm(form: FormData): WebhookFormValues {
 	return {
 		url: field(form, 'url'),
 		description: field(form, 'description'),
-		events: form.getAll('events').filter((v): v is string => typeof v === 'string')
+		events: form.getAll('events').filter((v): v is string => typeof v === 'string'),
 	};
 }
 
@@ -105,7 +155,7 @@ function readForm(form: FormData): WebhookFormValues {
 function refusedInput(result: UserError, failed: string) {
 	return {
 		message: result.code === 'invalid_request' ? `${failed}: correct the fields marked below.` : result.message,
-		errors: fieldErrors(result.details, FORM_LABELS)
+		errors: fieldErrors(result.details, FORM_LABELS),
 	};
 }
 
@@ -113,7 +163,10 @@ function refusedInput(result: UserError, failed: string) {
 const PANELS = ['edit', 'test', 'rotate', 'delete'] as const;
 type PanelKind = (typeof PANELS)[number];
 
-async function openPanel(event: RequestEvent, organizationId: string): Promise<{ kind: PanelKind; webhook: Webhook } | null> {
+async function openPanel(
+	event: RequestEvent,
+	organizationId: string,
+): Promise<{ kind: PanelKind; webhook: Webhook } | null> {
 	const kind = PANELS.find((k) => event.url.searchParams.has(k));
 	if (!kind) return null;
 	// Gone (just deleted, with the link still in the address bar) or another organization's: no panel.
@@ -124,7 +177,13 @@ async function openPanel(event: RequestEvent, organizationId: string): Promise<{
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage<Webhook>(event, WEBHOOKS, 'webhooks', { org: organization.id, limit: PAGE_SIZE }, 'webhooks');
+	const page = await listPage<Webhook>(
+		event,
+		WEBHOOKS,
+		'webhooks',
+		{ org: organization.id, limit: PAGE_SIZE },
+		'webhooks',
+	);
 	return {
 		webhooks: page.items,
 		cursor: page.cursor,
@@ -132,7 +191,7 @@ export const load: PageServerLoad = async (event) => {
 		panel: await openPanel(event, organization.id),
 		groups: await eventGroups(event),
 		// Owners (and platform admins, owners everywhere) may see a secret again; the service decides, this hides the button.
-		canReveal: event.locals.role === 'owner' || event.locals.platformAdmin
+		canReveal: event.locals.role === 'owner' || event.locals.platformAdmin,
 	};
 };
 
@@ -149,13 +208,17 @@ export const actions: Actions = {
 		let result: WithSecret | UserError;
 		try {
 			({ createWebhook: result } = await gql<{ createWebhook: typeof result }>(event, CREATE_WEBHOOK, {
-				input: { url: values.url, events: values.events, description: values.description, organizationId }
+				input: { url: values.url, events: values.events, description: values.description, organizationId },
 			}));
 		} catch (err) {
 			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			return fail(userErrorStatus(result), { action: 'create' as const, values, ...refusedInput(result, 'The webhook was not created') });
+			return fail(userErrorStatus(result), {
+				action: 'create' as const,
+				values,
+				...refusedInput(result, 'The webhook was not created'),
+			});
 		}
 		// The secret is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
@@ -168,16 +231,22 @@ export const actions: Actions = {
 		const id = field(form, 'id');
 		let result: Updated | UserError;
 		try {
-			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'update' as const, id, values, message: NOT_FOUND, errors: {} as FieldErrors });
+			if (!(await ownedWebhook(event, form)))
+				return fail(404, { action: 'update' as const, id, values, message: NOT_FOUND, errors: {} as FieldErrors });
 			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, {
 				id,
-				input: { url: values.url, events: values.events, description: values.description }
+				input: { url: values.url, events: values.events, description: values.description },
 			}));
 		} catch (err) {
 			return refused(err, { action: 'update' as const, id, values, errors: {} as FieldErrors });
 		}
 		if (result.__typename === 'UserError') {
-			return fail(userErrorStatus(result), { action: 'update' as const, id, values, ...refusedInput(result, 'The changes were not saved') });
+			return fail(userErrorStatus(result), {
+				action: 'update' as const,
+				id,
+				values,
+				...refusedInput(result, 'The changes were not saved'),
+			});
 		}
 		return { action: 'update' as const, saved: { id: result.id, url: result.url } };
 	},
@@ -188,11 +257,15 @@ export const actions: Actions = {
 		let result: Updated | UserError;
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'setActive' as const, message: NOT_FOUND });
-			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, { id: field(form, 'id'), input: { isActive } }));
+			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, {
+				id: field(form, 'id'),
+				input: { isActive },
+			}));
 		} catch (err) {
 			return refused(err, { action: 'setActive' as const });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'setActive' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'setActive' as const, message: result.message });
 		return { action: 'setActive' as const, changed: { id: result.id, url: result.url, isActive: result.isActive } };
 	},
 
@@ -204,11 +277,14 @@ export const actions: Actions = {
 		let result: WithSecret | UserError;
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'rotate' as const, message: NOT_FOUND });
-			({ rotateWebhookSecret: result } = await gql<{ rotateWebhookSecret: typeof result }>(event, ROTATE_SECRET, { id: field(form, 'id') }));
+			({ rotateWebhookSecret: result } = await gql<{ rotateWebhookSecret: typeof result }>(event, ROTATE_SECRET, {
+				id: field(form, 'id'),
+			}));
 		} catch (err) {
 			return refused(err, { action: 'rotate' as const });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'rotate' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'rotate' as const, message: result.message });
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'rotate' as const, rotated: { id: result.id, url: result.url, secret: result.secret } };
 	},
@@ -221,11 +297,18 @@ export const actions: Actions = {
 		try {
 			webhook = await ownedWebhook(event, form);
 			if (!webhook) return fail(404, { action: 'reveal' as const, message: NOT_FOUND });
-			({ revealWebhookSecret: result } = await gql<{ revealWebhookSecret: typeof result }>(event, REVEAL_SECRET, { id: webhook.id }));
+			({ revealWebhookSecret: result } = await gql<{ revealWebhookSecret: typeof result }>(event, REVEAL_SECRET, {
+				id: webhook.id,
+			}));
 		} catch (err) {
-			return refused(err, { action: 'reveal' as const }, { forbidden: 'Only owners of the organization can reveal a signing secret; an admin can rotate it instead.' });
+			return refused(
+				err,
+				{ action: 'reveal' as const },
+				{ forbidden: 'Only owners of the organization can reveal a signing secret; an admin can rotate it instead.' },
+			);
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'reveal' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'reveal' as const, message: result.message });
 		event.setHeaders({ 'cache-control': 'no-store' });
 		return { action: 'reveal' as const, revealed: { id: webhook.id, url: webhook.url, secret: result.secret } };
 	},
@@ -236,7 +319,10 @@ export const actions: Actions = {
 		let result: TestDelivery | UserError;
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'test' as const, kind, message: NOT_FOUND });
-			({ sendTestWebhook: result } = await gql<{ sendTestWebhook: typeof result }>(event, SEND_TEST, { id: field(form, 'id'), event: kind }));
+			({ sendTestWebhook: result } = await gql<{ sendTestWebhook: typeof result }>(event, SEND_TEST, {
+				id: field(form, 'id'),
+				event: kind,
+			}));
 		} catch (err) {
 			return refused(err, { action: 'test' as const, kind });
 		}
@@ -244,7 +330,11 @@ export const actions: Actions = {
 			const message = result.code === 'invalid_request' ? 'Choose an event kind of the catalog.' : result.message;
 			return fail(userErrorStatus(result), { action: 'test' as const, kind, message });
 		}
-		return { action: 'test' as const, kind, tested: { webhookId: field(form, 'id'), deliveryId: result.id, event: result.event } };
+		return {
+			action: 'test' as const,
+			kind,
+			tested: { webhookId: field(form, 'id'), deliveryId: result.id, event: result.event },
+		};
 	},
 
 	delete: async (event) => {
@@ -255,11 +345,14 @@ export const actions: Actions = {
 		let result: Deleted | UserError;
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'delete' as const, message: NOT_FOUND });
-			({ deleteWebhook: result } = await gql<{ deleteWebhook: typeof result }>(event, DELETE_WEBHOOK, { id: field(form, 'id') }));
+			({ deleteWebhook: result } = await gql<{ deleteWebhook: typeof result }>(event, DELETE_WEBHOOK, {
+				id: field(form, 'id'),
+			}));
 		} catch (err) {
 			return refused(err, { action: 'delete' as const });
 		}
-		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { action: 'delete' as const, message: result.message });
+		if (result.__typename === 'UserError')
+			return fail(userErrorStatus(result), { action: 'delete' as const, message: result.message });
 		return { action: 'delete' as const, deleted: { id: result.id, url: result.url } };
-	}
+	},
 };

@@ -29,7 +29,12 @@ const WEBHOOK = /* GraphQL */ `
 
 const EVENT_TYPES = /* GraphQL */ `
 	query EventTypes {
-		eventTypes { kind group lists description }
+		eventTypes {
+			kind
+			group
+			lists
+			description
+		}
 	}
 `;
 

@@ -23,7 +23,8 @@ const SUBSCRIPTION = `query($id: ID!) {
 	subscription(id: $id) { id organization { id name } product { id name slug } totalSeats assignedSeats status endDate }
 	subscriptionSeats(subscriptionId: $id, limit: 100) { items { userId user { id email name } } nextCursor }
 }`;
-const MEMBERS = 'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } nextCursor } }';
+const MEMBERS =
+	'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } nextCursor } }';
 const USER_ERROR = '... on UserError { code message details { path message } }';
 const ASSIGN = `mutation($id: ID!, $user: ID!) { assignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
 const UNASSIGN = `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
@@ -49,7 +50,7 @@ export const load: PageServerLoad = async (event) => {
 		seats: data.subscriptionSeats.items,
 		unseated: members.items.filter((m) => !seated.has(m.userId)),
 		moreMembers: members.nextCursor !== null,
-		platform: event.locals.platformAdmin
+		platform: event.locals.platformAdmin,
 	};
 };
 
@@ -57,7 +58,8 @@ export const load: PageServerLoad = async (event) => {
 function requireSeatAdmin(event: RequestEvent) {
 	const { locals } = event;
 	if (!locals.user) redirect(303, loginUrl(event.url));
-	if (locals.role !== 'owner' && locals.role !== 'admin' && !locals.platformAdmin) error(403, 'Only owners and admins assign seats.');
+	if (locals.role !== 'owner' && locals.role !== 'admin' && !locals.platformAdmin)
+		error(403, 'Only owners and admins assign seats.');
 }
 
 async function seat(event: RequestEvent, document: string, done: string) {
@@ -66,7 +68,9 @@ async function seat(event: RequestEvent, document: string, done: string) {
 	const variables = { id: event.params.id, user: String(form.get('userId') ?? '') };
 	let result: { __typename: string } | UserError;
 	try {
-		result = Object.values(await gql<Record<string, { __typename: string } | UserError>>(event, document, variables))[0]!;
+		result = Object.values(
+			await gql<Record<string, { __typename: string } | UserError>>(event, document, variables),
+		)[0]!;
 	} catch (err) {
 		return refused(err, { problems: [] as string[] });
 	}
@@ -82,18 +86,29 @@ async function cancel(event: RequestEvent) {
 	if (!locals.user) redirect(303, loginUrl(event.url));
 	if (!locals.platformAdmin) error(403, 'Only platform administrators create and change subscriptions.');
 	const form = await event.request.formData();
-	if (form.get('confirm') !== 'yes') return fail(400, { message: 'Nothing was cancelled: tick the box to confirm the cancellation.', problems: [] as string[], confirmNeeded: true });
+	if (form.get('confirm') !== 'yes')
+		return fail(400, {
+			message: 'Nothing was cancelled: tick the box to confirm the cancellation.',
+			problems: [] as string[],
+			confirmNeeded: true,
+		});
 	let result: { __typename: string } | UserError;
 	try {
-		({ cancelSubscription: result } = await gql<{ cancelSubscription: { __typename: string } | UserError }>(event, CANCEL, { id: event.params.id }));
+		({ cancelSubscription: result } = await gql<{ cancelSubscription: { __typename: string } | UserError }>(
+			event,
+			CANCEL,
+			{ id: event.params.id },
+		));
 	} catch (err) {
 		return refused(err, { problems: [] as string[] });
 	}
-	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}) : { done: 'Subscription cancelled: its seats no longer give licenses.' };
+	return result.__typename === 'UserError'
+		? userErrorFailure(result as UserError, {})
+		: { done: 'Subscription cancelled: its seats no longer give licenses.' };
 }
 
 export const actions: Actions = {
 	assign: (event) => seat(event, ASSIGN, 'Seat assigned.'),
 	unassign: (event) => seat(event, UNASSIGN, 'Seat freed.'),
-	cancel
+	cancel,
 };

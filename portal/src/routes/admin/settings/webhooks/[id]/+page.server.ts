@@ -12,8 +12,28 @@ const DELIVERIES = /* GraphQL */ `
 	query WebhookDeliveries($webhookId: ID!, $limit: Int, $cursor: String) {
 		webhookDeliveries(webhookId: $webhookId, limit: $limit, cursor: $cursor) {
 			items {
-				id event status attemptCount nextAttemptAt statusCode deliveredAt timestamp requestBody createdAt
-				attempts { attempt manual startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody }
+				id
+				event
+				status
+				attemptCount
+				nextAttemptAt
+				statusCode
+				deliveredAt
+				timestamp
+				requestBody
+				createdAt
+				attempts {
+					attempt
+					manual
+					startedAt
+					durationMs
+					success
+					statusCode
+					error
+					requestHeaders
+					responseHeaders
+					responseBody
+				}
 			}
 			nextCursor
 		}
@@ -24,8 +44,15 @@ const RETRY = /* GraphQL */ `
 	mutation RetryWebhookDelivery($id: ID!, $webhookId: ID!) {
 		retryWebhookDelivery(id: $id, webhookId: $webhookId) {
 			__typename
-			... on WebhookDelivery { id event status }
-			... on UserError { code message }
+			... on WebhookDelivery {
+				id
+				event
+				status
+			}
+			... on UserError {
+				code
+				message
+			}
 		}
 	}
 `;
@@ -63,7 +90,13 @@ export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members.
 	const { organization } = await event.parent();
 	const webhook = await loadOwnedWebhook(event, event.params.id, organization.id);
-	const page = await listPage<Delivery>(event, DELIVERIES, 'webhookDeliveries', { webhookId: webhook.id, limit: PAGE_SIZE }, 'deliveries');
+	const page = await listPage<Delivery>(
+		event,
+		DELIVERIES,
+		'webhookDeliveries',
+		{ webhookId: webhook.id, limit: PAGE_SIZE },
+		'deliveries',
+	);
 	return { webhook, deliveries: page.items, cursor: page.cursor, nextCursor: page.nextCursor };
 };
 
@@ -79,7 +112,10 @@ export const actions: Actions = {
 			if (!id) return fail(404, { action: 'retry' as const, id, message: 'No such delivery of this webhook.' });
 			// Retrying checks the caller's role in the delivery's organization, and a platform admin has one everywhere:
 			// naming the webhook makes the service refuse a delivery of any other (not found).
-			({ retryWebhookDelivery: result } = await gql<{ retryWebhookDelivery: typeof result }>(event, RETRY, { id, webhookId: webhook.id }));
+			({ retryWebhookDelivery: result } = await gql<{ retryWebhookDelivery: typeof result }>(event, RETRY, {
+				id,
+				webhookId: webhook.id,
+			}));
 		} catch (err) {
 			if (err instanceof GraphQLRequestError && (err.code === 'invalid_request' || err.code === 'not_found')) {
 				return fail(404, { action: 'retry' as const, id, message: 'No such delivery of this webhook.' });
@@ -90,5 +126,5 @@ export const actions: Actions = {
 			return fail(userErrorStatus(result), { action: 'retry' as const, id, message: result.message });
 		}
 		return { action: 'retry' as const, id, retried: { id: result.id, event: result.event } };
-	}
+	},
 };

@@ -5,7 +5,17 @@ import type { PageServerLoad } from './$types.js';
 
 const TEST_RESULT = /* GraphQL */ `
 	query SsoTestResult($id: String!) {
-		ssoTestResult(id: $id) { id connectionId connectionName subject email emailVerified name role claims }
+		ssoTestResult(id: $id) {
+			id
+			connectionId
+			connectionName
+			subject
+			email
+			emailVerified
+			name
+			role
+			claims
+		}
 	}
 `;
 
@@ -34,13 +44,14 @@ export const load: PageServerLoad = async (event) => {
 			// Each claim's value as readable text: strings as they are, anything else as JSON.
 			claims: Object.entries(ssoTestResult.claims ?? {}).map(([claim, value]) => ({
 				claim,
-				value: typeof value === 'string' ? value : JSON.stringify(value, null, 2)
-			}))
+				value: typeof value === 'string' ? value : JSON.stringify(value, null, 2),
+			})),
 		};
 	} catch (err) {
 		errorPage(err, {
-			not_found: 'This test result is not here: a result is kept for ten minutes, for the person who ran the test only. Run the test again.',
-			invalid_request: 'This test result is not here. Run the test again.'
+			not_found:
+				'This test result is not here: a result is kept for ten minutes, for the person who ran the test only. Run the test again.',
+			invalid_request: 'This test result is not here. Run the test again.',
 		});
 	}
 };
