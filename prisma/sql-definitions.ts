@@ -108,3 +108,15 @@ export async function compareWithDatabase(client: pg.Client, files: SqlFile[]): 
   }
   return { problems, stale: files.filter((file) => stale.has(file)), drops };
 }
+
+/**
+ * The migration's part for functions and triggers: the drops go before the tables' changes (a trigger is dropped
+ * while its table still exists), the files after them (a trigger needs its table, a SQL function the tables it
+ * reads).
+ */
+export function definitionsSql({ stale, drops }: Differences): { before: string; after: string } {
+  return {
+    before: drops.map((drop) => `${drop}\n`).join(''),
+    after: stale.map((file) => `-- prisma/sql/${file.name}\n${file.sql.trimEnd()}\n`).join('\n'),
+  };
+}
