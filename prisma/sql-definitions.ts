@@ -77,7 +77,9 @@ export async function compareWithDatabase(client: pg.Client, files: SqlFile[]): 
   await client.query('begin');
   try {
     inDatabase = await readDefinitions(client);
-    for (const { drop } of inDatabase.values()) await client.query(drop.replace(/;$/, ' CASCADE;'));
+    // IF EXISTS: a SQL function with a BEGIN ATOMIC body depends on what it calls, and goes with it.
+    for (const { drop } of inDatabase.values())
+      await client.query(drop.replace(/^DROP (\w+) /, 'DROP $1 IF EXISTS ').replace(/;$/, ' CASCADE;'));
     let before = new Map<string, Definition>();
     for (const file of files) {
       await client.query(file.sql).catch((error: unknown) => {
