@@ -1,11 +1,43 @@
 // Writes the SQL of a new migration: the difference between the schema saved with the last migration
 // (prisma/migrations/schema.snapshot.prisma) and prisma/schema.prisma, computed by Prisma's wasm schema
-// engine (the native one cannot be downloaded here). Usage: npm run db:diff -- <name>
+// engine (the native one cannot be downloaded here), and the functions and triggers under prisma/sql/ that differ
+// from a database the committed migrations make (a scratch one on the server in DATABASE_URL, dropped after).
+// Usage: npm run db:diff -- <name>
+import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import pg from 'pg';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { bindMigrationAwareSqlAdapterFactory } from '@prisma/driver-adapter-utils';
 import { SchemaEngine } from '@prisma/schema-engine-wasm';
+import { migrate } from './migrate.ts';
+import { compareWithDatabase, definitionsSql, listSqlFiles } from './sql-definitions.ts';
+
+/** A database that the committed migrations make, on the server in `url`, for `fn` to read; dropped after. */
+async function withMigratedDatabase<T>(url: string, fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const name = `tessera_diff_${randomBytes(6).toString('hex')}`;
+  const scratch = new URL(url);
+  scratch.pathname = `/${name}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}"`);
+    try {
+      await migrate(scratch.toString());
+      const client = new pg.Client({ connectionString: scratch.toString() });
+      await client.connect();
+      try {
+        return await fn(client);
+      } finally {
+        await client.end();
+      }
+    } finally {
+      await admin.query(`drop database if exists "${name}" with (force)`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
 
 const name = process.argv[2];
 if (!name || !/^[a-z0-9_]+$/.test(name)) {
@@ -32,9 +64,16 @@ const result = await engine.diff({
   filters: { externalTables: [], externalEnums: [] },
 });
 engine.free();
-const sql = result.stdout ?? '';
-if (!sql.trim() || /This is an empty migration/.test(sql)) {
-  console.log('schema.prisma matches the last migration: nothing to write');
+const tables = result.stdout ?? '';
+const tablesChanged = tables.trim() !== '' && !/This is an empty migration/.test(tables);
+
+const files = await listSqlFiles();
+const differences = await withMigratedDatabase(url, (client) => compareWithDatabase(client, files));
+for (const problem of differences.problems) console.log(problem);
+const { before, after } = definitionsSql(differences);
+const sql = [before, tablesChanged ? tables : '', after].filter((part) => part.trim() !== '').join('\n');
+if (!sql) {
+  console.log('schema.prisma matches the last migration, and prisma/sql/ the migrated database: nothing to write');
   process.exit(0);
 }
 const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
