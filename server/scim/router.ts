@@ -23,7 +23,8 @@ import {
   searchGroups,
 } from './groups.ts';
 import { listResponse, scimBase } from './resources.ts';
-import { answerError, ScimHttpError, sendScim, type ScimOutcome } from './responses.ts';
+import { answerError, sendScim, type ScimOutcome } from './responses.ts';
+import { ScimHttpError } from './scim.errors.ts';
 import type { ScimState } from './state.ts';
 import { createUser, deleteUser, getUser, listUsers, patchUserEndpoint, replaceUser, searchUsers } from './users.ts';
 
