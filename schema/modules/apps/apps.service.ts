@@ -13,7 +13,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { CLIENT_ID_PREFIX, redirectUri } from '../clients/clients.service.ts';
+import { CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, redirectUri } from '../clients/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
 import {
   checkDestination,
@@ -256,7 +256,7 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
   const actor = ctx.actor!;
   const userId = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const clientId = randomToken(CLIENT_ID_PREFIX, 16);
-  const clientSecret = randomToken('tscs_');
+  const clientSecret = randomToken(CLIENT_SECRET_PREFIX);
   let pending;
   try {
     pending = await ctx.db.$transaction(async (tx) => {
