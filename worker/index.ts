@@ -13,7 +13,7 @@ import { appNotify } from './tasks/app-notify.ts';
 import { mailSend } from './tasks/mail-send.ts';
 import { passwordResetMail } from './tasks/password-reset-mail.ts';
 import { MAIL_SEND_TASK } from '../schema/modules/mail/delivery.service.ts';
-import { PASSWORD_RESET_TASK } from '../schema/modules/accounts/password-reset.service.ts';
+import { PASSWORD_RESET_TASK } from '../schema/modules/accounts/accounts.service.ts';
 import { appSweep, APP_SWEEP_TASK } from './tasks/app-sweep.ts';
 import { DELIVER_TASK } from '../schema/modules/webhooks/delivery.service.ts';
 import { NOTIFY_TASK } from '../schema/modules/apps/notifications.service.ts';

@@ -1,9 +1,7 @@
-// Token signing keys: kept in the database with the private half encrypted (JWE, dir + A256GCM) under
-// SECRET_KEY, decrypted once and held in memory. One current key per algorithm signs; JWKS publishes the
+// Token signing keys: kept in the database with the private half sealed under SECRET_KEY (schema/lib/sealed.ts),
+// decrypted once and held in memory. One current key per algorithm signs; JWKS publishes the
 // current and previous keys so that tokens signed before a rotation keep verifying.
 import {
-  CompactEncrypt,
-  compactDecrypt,
   createLocalJWKSet,
   exportJWK,
   generateKeyPair,
@@ -16,6 +14,7 @@ import {
   type CryptoKey,
 } from 'jose';
 import type { Db } from '../db.ts';
+import { seal, unseal } from '../lib/sealed.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -208,11 +207,11 @@ export class KeyStore {
           keys.push(existing);
           continue;
         }
-        const { plaintext } = await compactDecrypt(row.privateJwe, this.#secret).catch((error: { code?: string }) => {
+        const plaintext = await unseal(row.privateJwe, this.#secret).catch((error: { code?: string }) => {
           if (error.code === 'ERR_JWE_DECRYPTION_FAILED') throw new SecretKeyMismatchError(row.kid);
           throw error;
         });
-        const jwk = JSON.parse(new TextDecoder().decode(plaintext)) as JWK;
+        const jwk = JSON.parse(plaintext) as JWK;
         const privateKey = (await importJWK(jwk, row.alg)) as CryptoKey;
         keys.push({
           kid: row.kid,
@@ -245,9 +244,7 @@ export class KeyStore {
       ...(alg === 'RS256' ? { modulusLength: 2048 } : {}),
     });
     const kid = crypto.randomUUID();
-    const privateJwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(await exportJWK(privateKey))))
-      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' })
-      .encrypt(this.#secret);
+    const privateJwe = await seal(JSON.stringify(await exportJWK(privateKey)), this.#secret);
     const { kty, n, e, crv, x, y } = await exportJWK(publicKey);
     const publicJwk = Object.fromEntries(
       Object.entries({ kty, n, e, crv, x, y }).filter(([, v]) => v !== undefined),

@@ -1,22 +1,10 @@
-// A webhook's signing secret: Standard Webhooks' form (whsec_ + base64 of 32 random bytes), kept encrypted under
-// SECRET_KEY the way schema/keys/signing-keys.ts keeps signing keys (JWE, dir + A256GCM), and the signature headers
-// made with it.
+// A push's signing secret: Standard Webhooks' form (whsec_ + base64 of 32 random bytes), stored sealed
+// (schema/lib/sealed.ts), and the signature headers made with it.
 import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
-import { CompactEncrypt, compactDecrypt } from 'jose';
 
 const PREFIX = 'whsec_';
 
 export const newSecret = () => `${PREFIX}${randomBytes(32).toString('base64')}`;
-
-export async function encryptSecret(secret: string, secretKey: Uint8Array): Promise<string> {
-  return new CompactEncrypt(new TextEncoder().encode(secret))
-    .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: 'secret-key' })
-    .encrypt(secretKey);
-}
-
-export async function decryptSecret(stored: string, secretKey: Uint8Array): Promise<string> {
-  return new TextDecoder().decode((await compactDecrypt(stored, secretKey)).plaintext);
-}
 
 // The two HMAC keys of a secret, made once: making them from the string on every attempt was most of signing's CPU.
 const hmacKeys = new Map<string, { hex: KeyObject; v1: KeyObject }>();

@@ -6,7 +6,8 @@ import type { Db } from '../db.ts';
 import { Prisma, statementName } from '../db.ts';
 import type { Clock } from '../lib/clock.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type WebhookSettings } from './destination.ts';
-import { decryptSecret, signatureHeaders } from './secret.ts';
+import { unseal } from '../lib/sealed.ts';
+import { signatureHeaders } from './secret.ts';
 import { send, type SendResult } from './sender.ts';
 import { isDatabaseUnavailable } from '../errors/unavailable.ts';
 
@@ -75,7 +76,7 @@ function cachedSecret(secretEncrypted: string, secretKey: Uint8Array): Promise<s
   let secret = secrets.get(secretEncrypted);
   if (!secret) {
     if (secrets.size >= SECRETS_KEPT) secrets.clear();
-    secret = decryptSecret(secretEncrypted, secretKey);
+    secret = unseal(secretEncrypted, secretKey);
     secret.catch(() => secrets.delete(secretEncrypted));
     secrets.set(secretEncrypted, secret);
   }

@@ -3,7 +3,7 @@
 // hold (NUL, lone surrogates; server/middleware/input-guard.ts).
 import type Koa from 'koa';
 import { unstorableInput } from '../middleware/input-guard.ts';
-import { ScimHttpError } from './responses.ts';
+import { ScimHttpError } from './scim.errors.ts';
 
 /** A group of 10,000 members as ids fits with room to spare. */
 export const SCIM_BODY_LIMIT = 1 << 20;

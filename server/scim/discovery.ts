@@ -1,6 +1,6 @@
 // What the service provider says of itself (RFC 7644 4, RFC 7643 5-7): what it supports (PATCH and filters, not
 // bulk, sort, ETags or password changes), its resource types, and the attributes of their schemas that it keeps.
-import { GROUP_SCHEMA, USER_SCHEMA } from '../../schema/modules/directory/scim-filter.ts';
+import { GROUP_SCHEMA, USER_SCHEMA } from './resources.ts';
 
 export const SERVICE_PROVIDER_CONFIG_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig';
 export const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';

@@ -9,12 +9,12 @@ import {
   getDirectoryGroup,
   listDirectoryGroups,
 } from '../../schema/modules/directory/directory-groups.service.ts';
-import { GROUP_SCHEMA, scimGroupWhere } from '../../schema/modules/directory/scim-filter.ts';
-import { groupInputFromScim } from '../../schema/modules/directory/scim-input.ts';
-import { patchGroup, readPatchBody } from '../../schema/modules/directory/scim-patch-ops.ts';
 import { readScimBody } from './body.ts';
+import { scimGroupWhere } from './filter.ts';
+import { groupInputFromScim } from './input.ts';
 import { queryParams, resourceParams, searchParams, type ListParams } from './params.ts';
-import { groupResource, listResponse, project, projection, wants } from './resources.ts';
+import { patchGroup, readPatchBody } from './patch.ts';
+import { GROUP_SCHEMA, groupResource, listResponse, project, projection, wants } from './resources.ts';
 import { sendScim } from './responses.ts';
 import { scimState } from './state.ts';
 

@@ -3,7 +3,7 @@
 // as 3.4.2.4 says, text that is not a number is refused.
 import type Koa from 'koa';
 import { MAX_RESULTS } from './discovery.ts';
-import { ScimHttpError } from './responses.ts';
+import { ScimHttpError } from './scim.errors.ts';
 
 export interface ListParams {
   filter?: string;

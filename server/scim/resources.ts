@@ -1,10 +1,12 @@
 // The directory's users and groups on the wire (RFC 7643 4.1, 4.2, 3.1 meta; RFC 7644 3.4.2 ListResponse), and
 // the `attributes` / `excludedAttributes` parameters (RFC 7644 3.4.2.5) applied to them.
 import type { DirectoryGroup, DirectoryUser } from '../../schema/modules/directory/directory.types.ts';
-import { GROUP_SCHEMA, USER_SCHEMA } from '../../schema/modules/directory/scim-filter.ts';
 import { LIST_SCHEMA } from './responses.ts';
 
 type Json = Record<string, unknown>;
+
+export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
+export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 
 /** Where the endpoints are: `{BASE_URL}/scim/v2`. */
 export const scimBase = (issuer: string) => `${issuer.replace(/\/+$/, '')}/scim/v2`;

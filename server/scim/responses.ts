@@ -6,24 +6,12 @@ import { RateLimitedError, UserError } from '../../schema/errors/index.ts';
 import { ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
 import { classifyError } from '../errors/classify.ts';
 import { STATUS_BY_CODE } from '../errors/http.ts';
+import { ScimHttpError } from './scim.errors.ts';
 
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 export const SEARCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:SearchRequest';
 export const SCIM_CONTENT_TYPE = 'application/scim+json; charset=utf-8';
-
-/** A refusal of the protocol layer itself (no token, no such endpoint, a body that is not JSON). */
-export class ScimHttpError extends Error {
-  readonly status: number;
-  readonly scimType: string | undefined;
-  readonly headers: Record<string, string>;
-  constructor(status: number, detail: string, scimType?: string, headers: Record<string, string> = {}) {
-    super(detail);
-    this.status = status;
-    this.scimType = scimType;
-    this.headers = headers;
-  }
-}
 
 /** How a request ended, as the directory's log keeps it. */
 export interface ScimOutcome {
@@ -56,7 +44,7 @@ function statusOf(code: string): number {
 
 /**
  * Answers `error` in the SCIM error schema and says how the request ended. A service's DomainError carries its
- * status through its code and its SCIM type as `scimType` (directory.errors.ts); a 400 without one is invalidValue.
+ * status through its code and its SCIM type as `scimType` (directory.errors.ts, scim.errors.ts); a 400 without one is invalidValue.
  * Anything unexpected is logged and answered 500 without detail (docs/architecture.md#errors).
  */
 export function answerError(ctx: Koa.Context, error: unknown, logger: Logger): ScimOutcome {

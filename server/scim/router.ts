@@ -7,8 +7,7 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
 import { consume, scimTokenLimit, type RateLimitSettings } from '../../schema/limits/rate-limits.ts';
-import { authenticateScimToken } from '../../schema/modules/directory/scim-tokens.service.ts';
-import { recordScimRequest } from '../../schema/modules/directory/scim-requests.service.ts';
+import { authenticateScimToken, recordScimRequest } from '../../schema/modules/directory/directory.service.ts';
 import type { ScimCaller } from '../../schema/modules/directory/directory.types.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { reportLimits } from '../middleware/rate-limit.ts';
@@ -23,7 +22,8 @@ import {
   searchGroups,
 } from './groups.ts';
 import { listResponse, scimBase } from './resources.ts';
-import { answerError, ScimHttpError, sendScim, type ScimOutcome } from './responses.ts';
+import { answerError, sendScim, type ScimOutcome } from './responses.ts';
+import { ScimHttpError } from './scim.errors.ts';
 import type { ScimState } from './state.ts';
 import { createUser, deleteUser, getUser, listUsers, patchUserEndpoint, replaceUser, searchUsers } from './users.ts';
 

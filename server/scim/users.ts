@@ -11,12 +11,12 @@ import {
   replaceDirectoryUser,
 } from '../../schema/modules/directory/directory-users.service.ts';
 import { ScimVersionConflictError } from '../../schema/modules/directory/directory.errors.ts';
-import { scimUserWhere, USER_SCHEMA } from '../../schema/modules/directory/scim-filter.ts';
-import { userDocument, userInputFromScim } from '../../schema/modules/directory/scim-input.ts';
-import { patchUser, readPatchBody } from '../../schema/modules/directory/scim-patch-ops.ts';
 import { readScimBody } from './body.ts';
+import { scimUserWhere } from './filter.ts';
+import { userDocument, userInputFromScim } from './input.ts';
 import { queryParams, resourceParams, searchParams, type ListParams } from './params.ts';
-import { listResponse, project, projection, userResource } from './resources.ts';
+import { patchUser, readPatchBody } from './patch.ts';
+import { listResponse, project, projection, USER_SCHEMA, userResource } from './resources.ts';
 import { sendScim } from './responses.ts';
 import { scimState } from './state.ts';
 

@@ -315,7 +315,7 @@ describe('POST /api/v1/auth/verify-email with a verification link', () => {
       token.toUpperCase(),
       '',
       'x'.repeat(201),
-      `tsr_${token.slice(4)}`,
+      `tsp_${token.slice(4)}`,
     ];
     for (const bad of onToken) {
       const reply = await verify(bad);

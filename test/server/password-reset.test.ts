@@ -4,6 +4,8 @@
 // test does not spend another's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onStatement } from '../../schema/db.ts';
+import { randomToken, sha256 } from '../../schema/lib/crypto.ts';
+import { uuidv7 } from '../../schema/lib/ids.ts';
 import { client, signIn, type Client, type Reply } from '../helpers/http.ts';
 import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
@@ -300,7 +302,7 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     expectInvalid(await post({ token }), 'password');
     expectInvalid(await post({ password: 'a long enough new password' }), 'token');
     expectInvalid(await confirm(`${token}\u0000`, 'a long enough new password'), 'token');
-    expectInvalid(await confirm('tsr_\u0000', 'a long enough new password'), 'token');
+    expectInvalid(await confirm('tsp_\u0000', 'a long enough new password'), 'token');
     expectInvalid(await confirm(token, 'a long enough\u0000password'), 'password');
     expectInvalid(await confirm('x'.repeat(5000), 'a long enough new password'), 'token');
     expectInvalid(await post({ token, password: 'a long enough new password', user_id: tenant.owner.id }), 'user_id');
@@ -311,8 +313,33 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
     expect((await login(person.email, 'a long enough new password')).status).toBe(200);
   });
 
+  it("mails links of their own prefix, and still takes one issued with the refresh tokens' old tsr_", async () => {
+    // given a person with a link mailed now, and another with a link stored as one was before the prefix changed
+    const person = await freshMember('prefix-new');
+    expect(await resetToken(person)).toMatch(/^tsp_/);
+    const before = await freshMember('prefix-old');
+    const old = randomToken('tsr_');
+    const now = clock.now();
+    await server.base.db.linkToken.create({
+      data: {
+        id: uuidv7(),
+        userId: (await server.base.db.user.findUniqueOrThrow({ where: { email: before.email } })).id,
+        purpose: 'password_reset',
+        tokenHash: sha256(old),
+        email: before.email,
+        expiresAt: new Date(now.getTime() + 60 * MINUTE),
+        createdAt: now,
+      },
+    });
+
+    // when the old link is used, then it sets the password, once
+    expect((await confirm(old, 'an old link password')).status).toBe(204);
+    expect((await login(before.email, 'an old link password')).status).toBe(200);
+    expectInvalid(await confirm(old, 'a second use password'), 'token');
+  });
+
   it('refuses an unknown token like a used one: 400 on token', async () => {
-    const reply = await confirm('tsr_this-was-never-issued-by-anyone-at-all-0000', 'a long enough new password');
+    const reply = await confirm('tsp_this-was-never-issued-by-anyone-at-all-0000', 'a long enough new password');
     expectInvalid(reply, 'token');
     expect(reply.body.details).toEqual([{ path: 'token', message: 'is not a valid link' }]);
   });
@@ -472,7 +499,7 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
       organization: { id: tenant.id },
       data: { user: { id: person.id } },
     });
-    expect(event!.body).not.toMatch(/password_hash|passwordHash|tsr_/);
+    expect(event!.body).not.toMatch(/password_hash|passwordHash|tsp_/);
     // and the address is verified now
     expect((await server.base.db.user.findUniqueOrThrow({ where: { id: person.id } })).emailVerified).toBe(true);
     // and the reset is audited as the person's own act
@@ -480,7 +507,7 @@ describe('POST /api/v1/auth/password-reset/confirm', () => {
       where: { action: 'user.password.reset', targetId: person.id },
     });
     expect(audits).toEqual([expect.objectContaining({ actorId: person.id, targetType: 'user', outcome: 'success' })]);
-    expect(JSON.stringify(audits[0]!.details)).not.toMatch(/tsr_|an evented new password/);
+    expect(JSON.stringify(audits[0]!.details)).not.toMatch(/tsp_|an evented new password/);
 
     // and a second reset, the address now verified, emits user.password.changed again but no user.email.verified
     expect((await confirm(await resetToken(person), 'a second evented password')).status).toBe(204);
@@ -515,7 +542,7 @@ describe('POST /v1/users/{id}/password-reset', () => {
     // then it is accepted and the person gets a link that works
     expect(sent.status, JSON.stringify(sent.body)).toBe(202);
     expect(sent.body).toEqual({ message: expect.any(String) });
-    expect(JSON.stringify(sent.body)).not.toMatch(/tsr_/);
+    expect(JSON.stringify(sent.body)).not.toMatch(/tsp_/);
     const token = await mailedToken(person.email);
     expect((await confirm(token, 'set by the person')).status).toBe(204);
     expect((await login(person.email, 'set by the person')).status).toBe(200);
@@ -611,7 +638,7 @@ describe('the mail log', () => {
     });
 
     // then the log does not carry the link's token
-    expect(`${waiting.text ?? ''} ${waiting.html ?? ''}`).not.toMatch(/tsr_/);
+    expect(`${waiting.text ?? ''} ${waiting.html ?? ''}`).not.toMatch(/tsp_/);
   });
 });
 

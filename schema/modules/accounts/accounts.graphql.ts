@@ -1,8 +1,13 @@
 // Accounts that look after themselves: password reset and address verification by mailed links.
 import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
-import { confirmPasswordReset, requestPasswordReset, sendPasswordResetLink } from './password-reset.service.ts';
-import { requestEmailVerification, verifyEmail } from './email-verification.service.ts';
+import {
+  confirmPasswordReset,
+  requestEmailVerification,
+  requestPasswordReset,
+  sendPasswordResetLink,
+  verifyEmail,
+} from './accounts.service.ts';
 
 const RequestPasswordResetInput = builder.inputType('RequestPasswordResetInput', {
   fields: (t) => ({ email: t.string({ required: true }) }),

@@ -5,10 +5,18 @@ import { addSeconds } from '../../lib/clock.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 
+/**
+ * Reset links issued before this prefix carry `tsr_`, the refresh tokens' prefix: they are still found, since a token
+ * is looked up by the hash of its whole value and its purpose, never by its prefix.
+ */
+const RESET_LINK_PREFIX = 'tsp_';
+/** One kind of link: both prove an address, and /verify-email takes either. */
+const VERIFICATION_LINK_PREFIX = 'tsv_';
+
 export const LINK_TOKEN_PURPOSES = {
-  password_reset: { prefix: 'tsr_', ttlSeconds: 3600 },
-  email_verification: { prefix: 'tsv_', ttlSeconds: 24 * 3600 },
-  email_change: { prefix: 'tsv_', ttlSeconds: 24 * 3600 },
+  password_reset: { prefix: RESET_LINK_PREFIX, ttlSeconds: 3600 },
+  email_verification: { prefix: VERIFICATION_LINK_PREFIX, ttlSeconds: 24 * 3600 },
+  email_change: { prefix: VERIFICATION_LINK_PREFIX, ttlSeconds: 24 * 3600 },
 } as const;
 
 export type LinkPurpose = keyof typeof LINK_TOKEN_PURPOSES;

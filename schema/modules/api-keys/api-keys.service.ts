@@ -13,6 +13,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { emitEvent } from '../../events/emit.ts';
 
 export const API_KEY_PREFIX = 'tsk_';
+export const API_KEY_SECRET_PREFIX = 'tsks_';
 
 /** Enough of a key to recognise it in a list (like the last digits of a card), not enough to use it. */
 export const keyPrefix = (key: string) => `${key.slice(0, API_KEY_PREFIX.length + 6)}…`;
@@ -31,7 +32,7 @@ export async function createApiKey(ctx: Context, input: unknown) {
   const role: Role = data.role ?? (callerRole === 'owner' ? 'admin' : callerRole);
   if (!roleAtLeast(callerRole, role)) throw new KeyRoleAboveYoursError();
   const key = randomToken(API_KEY_PREFIX, 16);
-  const secret = randomToken('tsks_');
+  const secret = randomToken(API_KEY_SECRET_PREFIX);
   const actor = ctx.actor!;
   const createdById = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const record = await ctx.db.$transaction(async (tx) => {

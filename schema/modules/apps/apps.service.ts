@@ -13,7 +13,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { CLIENT_ID_PREFIX, redirectUri } from '../clients/clients.service.ts';
+import { CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, redirectUri } from '../clients/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
 import {
   checkDestination,
@@ -21,7 +21,8 @@ import {
   DestinationError,
   type Destination,
 } from '../../push/destination.ts';
-import { encryptSecret, newSecret } from '../../push/secret.ts';
+import { seal } from '../../lib/sealed.ts';
+import { newSecret } from '../../push/secret.ts';
 import { send } from '../../push/sender.ts';
 import { isAccepted, signMessage } from '../../push/signed-attempt.ts';
 import {
@@ -103,7 +104,7 @@ export async function createApp(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   await checkWebhookUrl(ctx, data.webhookUrl);
   const signingSecret = newSecret();
-  const signingSecretEncrypted = await encryptSecret(signingSecret, ctx.settings.secretKey);
+  const signingSecretEncrypted = await seal(signingSecret, ctx.settings.secretKey);
   const app = await ctx.db.$transaction(async (tx) => {
     const app = await tx.app.create({
       data: { ...data, homepageUrl: data.homepageUrl ?? null, signingSecretEncrypted },
@@ -182,7 +183,7 @@ export async function rotateAppSecret(ctx: Context, id: unknown) {
   const operatorId = await requireAppWriter(ctx);
   const app = await findApp(ctx, id);
   const signingSecret = newSecret();
-  const signingSecretEncrypted = await encryptSecret(signingSecret, ctx.settings.secretKey);
+  const signingSecretEncrypted = await seal(signingSecret, ctx.settings.secretKey);
   const updated = await ctx.db.$transaction(async (tx) => {
     const updated = await tx.app.update({ where: { id: app.id }, data: { signingSecretEncrypted } });
     await recordAudit(
@@ -255,7 +256,7 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
   const actor = ctx.actor!;
   const userId = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const clientId = randomToken(CLIENT_ID_PREFIX, 16);
-  const clientSecret = randomToken('tscs_');
+  const clientSecret = randomToken(CLIENT_SECRET_PREFIX);
   let pending;
   try {
     pending = await ctx.db.$transaction(async (tx) => {

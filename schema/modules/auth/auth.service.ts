@@ -5,7 +5,7 @@ import { Prisma } from '../../db.ts';
 import { InvalidCredentialsError, NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { SessionRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, sha256, verifyPassword } from '../../lib/crypto.ts';
-import { decryptSecret } from '../../push/secret.ts';
+import { unseal } from '../../lib/sealed.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import {
@@ -183,7 +183,7 @@ async function passwordLogin(ctx: Context, input: unknown, also?: SignInAlso): P
  */
 async function mfaChallenge(ctx: Context, user: Account, email: string): Promise<MfaChallenge> {
   const totp = user.totp
-    ? { secret: await decryptSecret(user.totp, ctx.settings.secretKey), stored: sha256(user.totp) }
+    ? { secret: await unseal(user.totp, ctx.settings.secretKey), stored: sha256(user.totp) }
     : null;
   const { token, expiresAt } = await issueMfaToken(ctx, {
     userId: user.id,

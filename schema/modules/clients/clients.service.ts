@@ -15,6 +15,7 @@ import { OAuthClientNotFound, REDIRECT_URI_REQUIRED, RedirectUriRequired } from 
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 
 export const CLIENT_ID_PREFIX = 'tsc_';
+export const CLIENT_SECRET_PREFIX = 'tscs_';
 const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -137,7 +138,7 @@ export async function createClient(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOrgRole(ctx, organizationId, 'admin');
-  const secret = randomToken('tscs_');
+  const secret = randomToken(CLIENT_SECRET_PREFIX);
   const actor = ctx.actor!;
   const client = await ctx.db.$transaction(async (tx) => {
     const client = await tx.oAuthClient.create({
@@ -228,7 +229,7 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
 
 export async function rotateClientSecret(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
-  const secret = randomToken('tscs_');
+  const secret = randomToken(CLIENT_SECRET_PREFIX);
   const updated = await ctx.db.oAuthClient.update({ where: { id: client.id }, data: { secretHash: sha256(secret) } });
   await recordAudit(ctx, {
     action: 'oauth_client.rotate_secret',

@@ -2,9 +2,15 @@ import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
-import { createScimToken, listScimTokens, revokeScimToken } from './scim-tokens.service.ts';
-import { createGroupMapping, deleteGroupMapping, listGroupMappings } from './group-mappings.service.ts';
-import { listScimRequests } from './scim-requests.service.ts';
+import {
+  createGroupMapping,
+  createScimToken,
+  deleteGroupMapping,
+  listGroupMappings,
+  listScimRequests,
+  listScimTokens,
+  revokeScimToken,
+} from './directory.service.ts';
 
 const ScimTokenRef = builder.prismaObject('ScimToken', {
   description: "A directory's SCIM bearer token; the token itself is shown only at creation.",

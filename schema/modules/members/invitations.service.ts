@@ -24,7 +24,7 @@ import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { createSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
 import { admitSignIn, login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
-import { mailVerificationLink } from '../accounts/email-verification.service.ts';
+import { mailVerificationLink } from '../accounts/accounts.service.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
 import { queueMail } from '../mail/outbox.ts';
 

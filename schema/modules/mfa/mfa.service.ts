@@ -9,7 +9,7 @@ import { AccountNotManagedError, manages } from '../../auth/managed.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { fields, parseInput } from '../../lib/input.ts';
-import { decryptSecret, encryptSecret } from '../../push/secret.ts';
+import { seal, unseal } from '../../lib/sealed.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { SessionRequiredError } from '../auth/auth.errors.ts';
 import {
@@ -86,7 +86,7 @@ export async function enrollTotp(ctx: Context, input: unknown = {}): Promise<Tot
   if (user.totpFactor?.confirmedAt) throw new TotpAlreadyEnabledError();
   if ((await statusOf(ctx.db, userId)).passkeys === 0) await requireFreshProof(ctx, userId, proof);
   const secret = newTotpSecret();
-  const secretEncrypted = await encryptSecret(secret, ctx.settings.secretKey);
+  const secretEncrypted = await seal(secret, ctx.settings.secretKey);
   const now = ctx.clock.now();
   // A confirmed factor is never replaced here, even by a request racing another's confirmation.
   const written = await ctx.db.$executeRaw`
@@ -106,7 +106,7 @@ async function totpOf(ctx: Context, userId: string): Promise<{ secret: string; c
     select: { secretEncrypted: true, confirmedAt: true },
   });
   return factor
-    ? { secret: await decryptSecret(factor.secretEncrypted, ctx.settings.secretKey), confirmed: !!factor.confirmedAt }
+    ? { secret: await unseal(factor.secretEncrypted, ctx.settings.secretKey), confirmed: !!factor.confirmedAt }
     : null;
 }
 

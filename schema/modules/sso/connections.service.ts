@@ -16,7 +16,7 @@ import {
 } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { uuidv7 } from '../../lib/ids.ts';
-import { decryptSecret, encryptSecret } from '../../push/secret.ts';
+import { seal, unseal } from '../../lib/sealed.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { DomainInUseError, SignInOwnersOnlyError, UnverifiedDomainError } from './sso.errors.ts';
 import { discoverIssuer } from './oidc.protocol.ts';
@@ -409,7 +409,7 @@ async function protocolSettings(
   current?: { issuer: string | null; entryPoint: string | null; idpCerts: string[] },
 ) {
   const secret = data.clientSecret
-    ? { clientSecretEncrypted: await encryptSecret(data.clientSecret, ctx.settings.secretKey) }
+    ? { clientSecretEncrypted: await seal(data.clientSecret, ctx.settings.secretKey) }
     : {};
   if (data.type === 'saml') {
     const fromMetadata = data.metadataXml ? parseIdpMetadata(data.metadataXml) : null;
@@ -460,9 +460,7 @@ export async function loadConnection(ctx: Context, id: string): Promise<LoadedCo
     roleMap: row.roleMap as Record<string, Role> | null,
     issuer: row.issuer,
     clientId: row.clientId,
-    clientSecret: row.clientSecretEncrypted
-      ? await decryptSecret(row.clientSecretEncrypted, ctx.settings.secretKey)
-      : null,
+    clientSecret: row.clientSecretEncrypted ? await unseal(row.clientSecretEncrypted, ctx.settings.secretKey) : null,
     scopes: row.scopes,
     entryPoint: row.entryPoint,
     idpEntityId: row.idpEntityId,

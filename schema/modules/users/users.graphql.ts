@@ -3,7 +3,7 @@ import { builder } from '../../builder.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
-import { pendingEmailOf } from '../accounts/email-verification.service.ts';
+import { pendingEmailOf } from '../accounts/accounts.service.ts';
 import { FreshProofInput } from '../mfa/mfa.graphql.ts';
 import {
   deleteMe,

@@ -28,11 +28,7 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { createSession } from '../auth/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
-import {
-  cancelEmailChange,
-  countVerificationMail,
-  mailEmailChangeLink,
-} from '../accounts/email-verification.service.ts';
+import { cancelEmailChange, countVerificationMail, mailEmailChangeLink } from '../accounts/accounts.service.ts';
 import { forgotPasswordUrl } from '../accounts/links.ts';
 import { queueMail } from '../mail/outbox.ts';
 import { proofOf, requireFreshProof } from '../mfa/mfa.service.ts';
@@ -138,7 +134,7 @@ export async function updateMe(ctx: Context, input: unknown): Promise<UpdateMeRe
           ...(passwordHash ? { passwordHash, sessionVersion: { increment: 1 } } : {}),
         },
       });
-      // A new address takes effect once the link mailed to it is used (accounts/email-verification.service.ts); asking
+      // A new address takes effect once the link mailed to it is used (accounts/accounts.service.ts); asking
       // for the current one again withdraws a pending change.
       if (newEmail) await mailEmailChangeLink(ctx, tx, updated, newEmail);
       else if (data.email) await cancelEmailChange(tx, userId, ctx.clock.now());

@@ -15,7 +15,8 @@ import { recordAudit } from '../audit/audit.service.ts';
 import { EVENT_KINDS, eventTypeList, isEventKind, type EventKind } from '../../events/catalog.ts';
 import { emitTestEvent } from '../../events/emit.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError } from '../../push/destination.ts';
-import { decryptSecret, encryptSecret, newSecret } from '../../push/secret.ts';
+import { seal, unseal } from '../../lib/sealed.ts';
+import { newSecret } from '../../push/secret.ts';
 import { STUCK_AFTER_SECONDS } from '../../push/signed-attempt.ts';
 import { deliverJobSql } from './delivery.service.ts';
 import { WebhookLimitError } from './webhooks.errors.ts';
@@ -82,7 +83,7 @@ async function withSecret<W extends { secretEncrypted: string }>(
   ctx: Context,
   webhook: W,
 ): Promise<WebhookWithSecret<W>> {
-  return { ...webhook, secret: await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey) };
+  return { ...webhook, secret: await unseal(webhook.secretEncrypted, ctx.settings.secretKey) };
 }
 
 export async function listWebhooks(ctx: Context, organizationId?: string | null, page?: PageInput) {
@@ -99,7 +100,7 @@ export async function createWebhook(ctx: Context, input: unknown) {
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOrgRole(ctx, organizationId, 'admin');
   const target = await checkUrl(ctx, data.url);
-  const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
+  const secretEncrypted = await seal(newSecret(), ctx.settings.secretKey);
   const limit = ctx.settings.webhookLimitPerOrganization ?? DEFAULT_WEBHOOK_LIMIT;
   const created = await ctx.db.$transaction(async (tx) => {
     // Creates in one organization take turns on its row, so two cannot both see room for one more. The count is a
@@ -174,7 +175,7 @@ export async function deleteWebhook(ctx: Context, id: unknown) {
 /** A new secret; the old one signs nothing from now on (attempts read the secret when they run). */
 export async function rotateWebhookSecret(ctx: Context, id: unknown) {
   const webhook = await ownWebhook(ctx, id);
-  const secretEncrypted = await encryptSecret(newSecret(), ctx.settings.secretKey);
+  const secretEncrypted = await seal(newSecret(), ctx.settings.secretKey);
   const updated = await ctx.db.$transaction(async (tx) => {
     const updated = await tx.webhook.update({ where: { id: webhook.id }, data: { secretEncrypted } });
     await recordAudit(
@@ -199,7 +200,7 @@ export async function rotateWebhookSecret(ctx: Context, id: unknown) {
  */
 export async function revealWebhookSecret(ctx: Context, id: unknown) {
   const webhook = await ownWebhook(ctx, id, 'owner');
-  const secret = await decryptSecret(webhook.secretEncrypted, ctx.settings.secretKey);
+  const secret = await unseal(webhook.secretEncrypted, ctx.settings.secretKey);
   await recordAudit(ctx, {
     action: 'webhook.secret.reveal',
     organizationId: webhook.organizationId,

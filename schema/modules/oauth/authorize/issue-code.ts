@@ -17,6 +17,7 @@ import type { AuthorizationRequest, AuthorizeClient, BrowserSession } from './re
 import { withParams } from './request.ts';
 
 export const CODE_TTL_SECONDS = 300;
+export const AUTHORIZATION_CODE_PREFIX = 'tsa_';
 
 type CodeClient = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
 
@@ -166,7 +167,7 @@ export async function issueCode(
   request: AuthorizationRequest,
   session: BrowserSession,
 ): Promise<string | null> {
-  const code = randomToken('tsa_');
+  const code = randomToken(AUTHORIZATION_CODE_PREFIX);
   const [row] = await ISSUE_CODE(ctx.db, codeValues(ctx, client, request, session, code));
   return row?.issued ? codeRedirect(ctx, request, code) : null;
 }

@@ -10,7 +10,14 @@ import { randomToken } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp } from '../../../lib/sql-value.ts';
 import type { ConsentRequest } from './consent-request.ts';
-import { codeInserts, codeRedirect, codeValues, liveSession, userAuditCte } from './issue-code.ts';
+import {
+  AUTHORIZATION_CODE_PREFIX,
+  codeInserts,
+  codeRedirect,
+  codeValues,
+  liveSession,
+  userAuditCte,
+} from './issue-code.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 
 type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
@@ -25,7 +32,7 @@ export async function recordApproval(
   consent: ConsentRequest,
   session: BrowserSession,
 ): Promise<{ member: boolean; live: boolean; redirect: string | null }> {
-  const code = randomToken('tsa_');
+  const code = randomToken(AUTHORIZATION_CODE_PREFIX);
   const request = consent.req;
   const now = ctx.clock.now();
   const [row] = await hotQuery<{ answered: number; member: boolean; live: boolean }>(

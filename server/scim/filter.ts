@@ -2,23 +2,13 @@
 // (docs/architecture.md#directory-provisioning). scim2-parse-filter reads the text; this file decides what each
 // attribute means here, and refuses the rest with invalidFilter (RFC 7644 3.12).
 import { parse, type Filter } from 'scim2-parse-filter';
-import { ValidationError } from '../../errors/index.ts';
-import { parseTimestamp } from '../../lib/input.ts';
-import type { GroupWhere, UserWhere } from './directory.types.ts';
+import { parseTimestamp } from '../../schema/lib/input.ts';
+import type { GroupWhere, UserWhere } from '../../schema/modules/directory/directory.types.ts';
+import { GROUP_SCHEMA, USER_SCHEMA } from './resources.ts';
+import { ScimInvalidFilterError } from './scim.errors.ts';
 
 export const MAX_FILTER_LENGTH = 2_000;
 export const MAX_FILTER_DEPTH = 20;
-
-export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
-export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-
-/** A filter this service provider cannot run (RFC 7644 3.12 invalidFilter): answered 400. */
-export class ScimInvalidFilterError extends ValidationError {
-  readonly scimType = 'invalidFilter';
-  constructor(message: string) {
-    super(message, [{ path: 'filter', message }]);
-  }
-}
 
 /** An attribute name as a refusal shows it: the caller's own text, cut short and free of control characters. */
 export function shown(name: string): string {

@@ -5,13 +5,13 @@ import {
   groupFilterWhere,
   MAX_FILTER_DEPTH,
   parseScimFilter,
-  ScimInvalidFilterError,
   scimGroupWhere,
   scimUserWhere,
   userFilterWhere,
-} from '../../schema/modules/directory/scim-filter.ts';
-import { patchGroup, patchUser, readPatchBody, ScimPatchError } from '../../schema/modules/directory/scim-patch-ops.ts';
-import { groupInputFromScim, userInputFromScim } from '../../schema/modules/directory/scim-input.ts';
+} from '../../server/scim/filter.ts';
+import { patchGroup, patchUser, readPatchBody } from '../../server/scim/patch.ts';
+import { groupInputFromScim, userInputFromScim } from '../../server/scim/input.ts';
+import { ScimInvalidFilterError, ScimPatchError } from '../../server/scim/scim.errors.ts';
 import { ScimInvalidValueError } from '../../schema/modules/directory/directory.errors.ts';
 import type { DirectoryUser } from '../../schema/modules/directory/directory.types.ts';
 

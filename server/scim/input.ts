@@ -2,13 +2,18 @@
 // a PATCH applies to (docs/architecture.md#directory-provisioning). Attribute names are case-insensitive (RFC 7643
 // 2.1) and may carry their schema's URN; attributes Tessera does not keep (phone numbers, the enterprise
 // extension, ...) are accepted and ignored, as directories send whatever their mappings hold.
-import type { DirectoryEmail, DirectoryGroupInput, DirectoryUser, DirectoryUserInput } from './directory.types.ts';
-import { ScimInvalidValueError } from './directory.errors.ts';
-import { GROUP_SCHEMA, USER_SCHEMA } from './scim-filter.ts';
+import { ScimInvalidValueError } from '../../schema/modules/directory/directory.errors.ts';
+import type {
+  DirectoryEmail,
+  DirectoryGroupInput,
+  DirectoryUser,
+  DirectoryUserInput,
+} from '../../schema/modules/directory/directory.types.ts';
+import { GROUP_SCHEMA, USER_SCHEMA } from './resources.ts';
 
-type Json = Record<string, unknown>;
+export type Json = Record<string, unknown>;
 
-const isObject = (value: unknown): value is Json =>
+export const isObject = (value: unknown): value is Json =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
@@ -121,7 +126,7 @@ export function groupInputFromScim(body: unknown): DirectoryGroupInput {
   return input;
 }
 
-/** The attributes of a user that a PATCH can change, as a SCIM document (scim-patch-ops.ts applies it). */
+/** The attributes of a user that a PATCH can change, as a SCIM document (patch.ts applies it). */
 export function userDocument(user: DirectoryUser): Json {
   const name: Json = {};
   if (user.givenName !== null) name.givenName = user.givenName;

@@ -6,37 +6,26 @@
 // ID's capitalised ops ("Replace"), booleans as "False", `value` without a path, and members removed by value.
 import type { Filter } from 'scim2-parse-filter';
 import { ScimError, scimPatch, type ScimPatchOperation, type ScimResource } from 'scim-patch';
-import { ValidationError } from '../../errors/index.ts';
-import type { DirectoryGroupChange, DirectoryUser, DirectoryUserInput } from './directory.types.ts';
-import { GROUP_SCHEMA, own, parseScimFilter, shown, USER_SCHEMA } from './scim-filter.ts';
-import { attributesOf, memberIdsOf, userDocument, userInputFromScim } from './scim-input.ts';
+import type {
+  DirectoryGroupChange,
+  DirectoryUser,
+  DirectoryUserInput,
+} from '../../schema/modules/directory/directory.types.ts';
+import { own, parseScimFilter, shown } from './filter.ts';
+import { attributesOf, isObject, memberIdsOf, userDocument, userInputFromScim, type Json } from './input.ts';
+import { GROUP_SCHEMA, USER_SCHEMA } from './resources.ts';
+import { ScimPatchError } from './scim.errors.ts';
 
 export const PATCH_OP_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 export const MAX_PATCH_OPERATIONS = 1_000;
 const ENTERPRISE_USER_SCHEMA = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:user';
 const MAX_PATH_LENGTH = 1_000;
 
-export type PatchScimType =
-  'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'mutability' | 'invalidFilter';
-
-/** A PATCH this service provider cannot apply, with its RFC 7644 3.12 error type: answered 400. */
-export class ScimPatchError extends ValidationError {
-  readonly scimType: PatchScimType;
-  constructor(scimType: PatchScimType, message: string, path = 'Operations') {
-    super(message, [{ path, message }]);
-    this.scimType = scimType;
-  }
-}
-
 export interface PatchOperation {
   op: 'add' | 'replace' | 'remove';
   path?: string;
   value?: unknown;
 }
-
-type Json = Record<string, unknown>;
-const isObject = (value: unknown): value is Json =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** The operations of a PatchOp body (RFC 7644 3.5.2): its schema, 1 to 1,000 operations, each op add, replace or remove. */
 export function readPatchBody(body: unknown): PatchOperation[] {
