@@ -8,7 +8,7 @@ import type PrismaTypes from '../prisma/generated/pothos-types.ts';
 import { getDatamodel } from '../prisma/generated/pothos-types.ts';
 import type { Context, Role } from './context.ts';
 import { ForbiddenError, InsufficientScopeError, UnauthenticatedError, UserError } from './errors/index.ts';
-import { FirstPartyOnlyError } from './auth/access.ts';
+import { FirstPartyOnlyError } from './auth/access.errors.ts';
 import { API_SCOPE, failedFirstParty, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
 import { fields, TIMESTAMP_RULE } from './lib/input.ts';
 

@@ -1,5 +1,6 @@
 // Refusals of the second factors (docs/architecture.md#second-factors).
 import { ConflictError, InvalidCredentialsError, ValidationError } from '../../errors/index.ts';
+import type { FoundLock } from '../auth/throttle.service.ts';
 
 /** A code that is wrong, from outside its window, or already used: the same answer for each. */
 export class InvalidCodeError extends InvalidCredentialsError {
@@ -52,5 +53,17 @@ export class FreshProofRequiredError extends ValidationError {
       'Confirm with your password or a code from your authenticator app (if you sign in through your organization, sign in again first)',
       [{ path: 'password', message: 'or a code is required' }],
     );
+  }
+}
+
+/**
+ * The second factor's throttle holds a lock on this sign-in: thrown inside the step's transaction, so that nothing
+ * is written, and answered outside it as the 429 the lock says (mfa-login.service.ts).
+ */
+export class SecondFactorLockedError extends Error {
+  readonly lock: FoundLock;
+  constructor(lock: FoundLock) {
+    super('locked');
+    this.lock = lock;
   }
 }

@@ -63,3 +63,10 @@ export class ConsentRequired extends OAuthError {
     super('consent_required', description);
   }
 }
+
+/** An error shown on our own page because the client or its redirect URI cannot be trusted. */
+export class AuthorizePageError extends OAuthError {
+  constructor(error: OAuthError) {
+    super(error.code, error.message);
+  }
+}

@@ -94,3 +94,16 @@ export class IssuerUnreachableError extends UserError {
     ]);
   }
 }
+
+/**
+ * A call to an identity provider that got no usable answer: `refused` by the address guard, `unreachable` (no
+ * connection, or it broke), `timeout`, or `too_large`. The message names the host, never a secret.
+ */
+export class UpstreamFetchError extends Error {
+  readonly kind: 'refused' | 'unreachable' | 'timeout' | 'too_large';
+  constructor(kind: UpstreamFetchError['kind'], message: string) {
+    super(message);
+    this.name = 'UpstreamFetchError';
+    this.kind = kind;
+  }
+}
