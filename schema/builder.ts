@@ -8,7 +8,8 @@ import type PrismaTypes from '../prisma/generated/pothos-types.ts';
 import { getDatamodel } from '../prisma/generated/pothos-types.ts';
 import type { Context, Role } from './context.ts';
 import { ForbiddenError, InsufficientScopeError, UnauthenticatedError, UserError } from './errors/index.ts';
-import { FirstPartyOnlyError } from './auth/access.ts';
+import { FirstPartyOnlyError } from './auth/access.errors.ts';
+import { USER_ERROR_CODES } from './errors/codes.ts';
 import { API_SCOPE, failedFirstParty, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
 import { fields, TIMESTAMP_RULE } from './lib/input.ts';
 
@@ -98,11 +99,19 @@ const FieldProblemRef = builder.objectRef<{ path: string; message: string }>('Fi
   fields: (t) => ({ path: t.exposeString('path'), message: t.exposeString('message') }),
 });
 
+/** Every code a UserError can carry; each domain's mutations list theirs in an enum of their own (mutation-errors.ts). */
+export const UserErrorCodeEnum = builder.enumType('UserErrorCode', {
+  values: Object.fromEntries(
+    Object.entries(USER_ERROR_CODES).map(([code, description]) => [code, { value: code, description }]),
+  ),
+});
+
 builder.objectType(UserError, {
   name: 'UserError',
-  description: 'A problem the caller can correct; `code` is stable (invalid_request, conflict, ...).',
+  description:
+    "A problem the caller can correct. `code` is stable; a mutation's result union names the enum of the codes it can answer.",
   fields: (t) => ({
-    code: t.exposeString('code'),
+    code: t.expose('code', { type: UserErrorCodeEnum }),
     message: t.exposeString('message'),
     details: t.field({ type: [FieldProblemRef], resolve: (e) => e.details }),
   }),

@@ -2,20 +2,8 @@
 // both ask here. A caller with no role in an organization is told it does not exist (404, not 403).
 import type { Actor, Context, Role } from '../context.ts';
 import { Prisma } from '../db.ts';
-import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
-
-/**
- * The organization requires a second factor and the caller's person has none: everything in it is refused until one
- * is set up, but the caller's own second-factor routes (docs/architecture.md#second-factors).
- */
-export class MfaEnrollmentRequiredError extends DomainError {
-  constructor() {
-    super(
-      'mfa_enrollment_required',
-      'This organization requires a second factor: set one up at /portal/security first',
-    );
-  }
-}
+import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
+import { FirstPartyOnlyError, MfaEnrollmentRequiredError } from './access.errors.ts';
 
 const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
 
@@ -181,16 +169,6 @@ export async function requireOwner(
 export function requireActor(ctx: Context) {
   if (!ctx.actor) throw new UnauthenticatedError();
   return ctx.actor;
-}
-
-/**
- * An OAuth access token refused for what is first-party only (docs/architecture.md#authorization). `reason` tells
- * it apart from a role's refusal: the same person with a session may well be allowed.
- */
-export class FirstPartyOnlyError extends ForbiddenError {
-  constructor(what = 'do this', remedy = 'use a session or an API key') {
-    super(`An access token cannot ${what}: ${remedy}`, { reason: 'first_party_only' });
-  }
 }
 
 /**

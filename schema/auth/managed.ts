@@ -5,7 +5,6 @@
 // a membership, reset factors or show account-level audit entries ask here, and nowhere else.
 import type { Prisma } from '../db.ts';
 import { domainOf } from '../lib/email.ts';
-import { ForbiddenError } from '../errors/index.ts';
 
 type Db = Pick<Prisma.TransactionClient, 'domain'>;
 
@@ -36,13 +35,4 @@ export async function managedIn(db: Db, organizationId: string): Promise<(email:
   });
   const domains = new Set(verified.map((d) => d.domain));
   return (email) => domains.has(domainOf(email));
-}
-
-/** An organization acting on an account it does not manage, beyond its membership: it may remove the member, no more. */
-export class AccountNotManagedError extends ForbiddenError {
-  constructor(what: string) {
-    super(
-      `Only the organization that verified this person's domain may ${what}; this organization acts on its membership alone`,
-    );
-  }
 }

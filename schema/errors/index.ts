@@ -1,6 +1,7 @@
 // One error vocabulary for GraphQL, REST and the portals. `code` is stable and machine-readable; the message
 // is safe to show. Anything that is not a DomainError is internal: logged, and masked before it leaves.
 import { GraphQLError } from 'graphql';
+import type { UserErrorCode } from './codes.ts';
 
 export interface FieldProblem {
   path: string;
@@ -51,26 +52,33 @@ export class RateLimitedError extends DomainError {
   }
 }
 
-/** User-correctable problems: typed members of a mutation's result union. */
+/**
+ * User-correctable problems: typed members of a mutation's result union. A class that gives a code of its own
+ * names it as its static `code`, which its subclasses inherit: test/schema/error-codes.test.ts reads it there.
+ */
 export class UserError extends DomainError {
+  declare readonly code: UserErrorCode;
   readonly details: FieldProblem[];
-  constructor(code: string, message: string, details: FieldProblem[] = []) {
+  constructor(code: UserErrorCode, message: string, details: FieldProblem[] = []) {
     super(code, message, details.length ? { details } : {});
     this.details = details;
   }
 }
 export class ValidationError extends UserError {
+  static readonly code = 'invalid_request';
   constructor(message: string, details: FieldProblem[] = []) {
-    super('invalid_request', message, details);
+    super(ValidationError.code, message, details);
   }
 }
 export class ConflictError extends UserError {
+  static readonly code = 'conflict';
   constructor(message: string) {
-    super('conflict', message);
+    super(ConflictError.code, message);
   }
 }
 export class InvalidCredentialsError extends UserError {
+  static readonly code = 'invalid_credentials';
   constructor(message = 'Invalid email or password') {
-    super('invalid_credentials', message);
+    super(InvalidCredentialsError.code, message);
   }
 }

@@ -15,6 +15,7 @@ import {
 } from 'jose';
 import type { Db } from '../db.ts';
 import { seal, unseal } from '../lib/sealed.ts';
+import { SecretKeyMismatchError } from './keys.errors.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -25,15 +26,6 @@ interface LoadedKey {
   createdAt: Date;
   privateKey: CryptoKey;
   publicJwk: JWK;
-}
-
-/** The stored keys were encrypted under another SECRET_KEY: nothing can be signed until the right one is given. */
-export class SecretKeyMismatchError extends Error {
-  constructor(kid: string) {
-    super(
-      `SECRET_KEY does not decrypt the signing key ${kid} stored in the database: start with the SECRET_KEY (or DATA_DIR/secret.key) this database was first started with`,
-    );
-  }
 }
 
 interface Remembered {

@@ -4,6 +4,7 @@
 // cannot reach an internal address.
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP, SocketAddress } from 'node:net';
+import { DestinationError } from './push.errors.ts';
 
 export interface ResolvedAddress {
   address: string;
@@ -101,8 +102,6 @@ export function isPrivateAddress(address: string): boolean {
   }
   return blocked[list].check(parsed);
 }
-
-export class DestinationError extends Error {}
 
 export interface Destination {
   url: URL;

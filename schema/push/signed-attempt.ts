@@ -5,7 +5,8 @@
 import type { Db } from '../db.ts';
 import { Prisma, statementName } from '../db.ts';
 import type { Clock } from '../lib/clock.ts';
-import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, DestinationError, type WebhookSettings } from './destination.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './destination.ts';
+import { DestinationError } from './push.errors.ts';
 import { unseal } from '../lib/sealed.ts';
 import { signatureHeaders } from './secret.ts';
 import { send, type SendResult } from './sender.ts';

@@ -2,6 +2,7 @@
 // parsed and validated once. Errors come back as DomainErrors so callers map them through one table.
 import { execute, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../../schema/context.ts';
+import type { UserErrorCode } from '../../schema/errors/codes.ts';
 import { UserError, ValidationError } from '../../schema/errors/index.ts';
 import { snakeCase } from '../../schema/lib/case.ts';
 import { classifyError } from '../errors/classify.ts';
@@ -66,11 +67,13 @@ export const withoutSuggestions = (message: string) => message.replace(/\s*Did y
 
 /** Unwraps a mutation result union: a UserError member is thrown, anything else returned. */
 export function unwrap<T>(
-  value: T | { __typename: 'UserError'; code: string; message: string; details?: { path: string; message: string }[] },
+  value:
+    | T
+    | { __typename: 'UserError'; code: UserErrorCode; message: string; details?: { path: string; message: string }[] },
 ): T {
   const v = value as {
     __typename?: string;
-    code?: string;
+    code?: UserErrorCode;
     message?: string;
     details?: { path: string; message: string }[];
   };

@@ -3,8 +3,8 @@
 // (client, sign-in, or consent).
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
-import { authorize, AuthorizePageError, type AuthorizeOutcome } from '../../schema/modules/oauth/authorize.service.ts';
-import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
+import { authorize, type AuthorizeOutcome } from '../../schema/modules/oauth/authorize.service.ts';
+import { AuthorizePageError, OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
 import { SESSION_COOKIE } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { errorPage, noStore, requestParams, type Params } from './index.ts';

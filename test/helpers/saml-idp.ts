@@ -96,6 +96,10 @@ export interface ResponseOptions {
   /** Sign with this key instead of the IdP's own. */
   signingKey?: SigningKey;
   audience?: string;
+  /** Another AudienceRestriction after the first, naming only this audience. */
+  alsoRestrictedTo?: string;
+  /** Leave out the AudienceRestriction. */
+  withoutAudienceRestriction?: boolean;
   recipient?: string;
   /** The Response's Destination; null leaves it out. */
   destination?: string | null;
@@ -187,7 +191,7 @@ export function startSamlIdp(options: { entityId?: string; ssoUrl?: string; key?
       `<saml:Issuer>${issuer}</saml:Issuer>` +
       `<saml:Subject><saml:NameID Format="${escape(o.nameIdFormat ?? NAMEID_FORMAT.email)}">${escape(o.nameId ?? 'ada@example.test')}</saml:NameID>` +
       `<saml:SubjectConfirmation Method="urn:oasis:names:tc:SAML:2.0:cm:bearer"><saml:SubjectConfirmationData NotOnOrAfter="${notOnOrAfter}" Recipient="${escape(o.recipient ?? o.acsUrl)}" InResponseTo="${escape(o.inResponseTo)}"/></saml:SubjectConfirmation></saml:Subject>` +
-      `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}"><saml:AudienceRestriction><saml:Audience>${escape(o.audience ?? o.spEntityId)}</saml:Audience></saml:AudienceRestriction></saml:Conditions>` +
+      `<saml:Conditions NotBefore="${notBefore}" NotOnOrAfter="${notOnOrAfter}">${(o.withoutAudienceRestriction ? [] : [o.audience ?? o.spEntityId, ...(o.alsoRestrictedTo ? [o.alsoRestrictedTo] : [])]).map((a) => `<saml:AudienceRestriction><saml:Audience>${escape(a)}</saml:Audience></saml:AudienceRestriction>`).join('')}</saml:Conditions>` +
       (o.withoutAuthnStatement
         ? ''
         : `<saml:AuthnStatement AuthnInstant="${now.toISOString()}" SessionIndex="${newId()}"><saml:AuthnContext><saml:AuthnContextClassRef>urn:oasis:names:tc:SAML:2.0:ac:classes:PasswordProtectedTransport</saml:AuthnContextClassRef></saml:AuthnContext></saml:AuthnStatement>`) +

@@ -326,6 +326,16 @@ describe('arrive', () => {
         'The assertion was meant for another service provider',
       ],
       [
+        'an assertion for no audience (no AudienceRestriction)',
+        { withoutAudienceRestriction: true },
+        'The assertion was meant for another service provider',
+      ],
+      [
+        'an assertion one of whose audience restrictions leaves us out',
+        { alsoRestrictedTo: 'https://other-sp.example.test/metadata' },
+        'The assertion was meant for another service provider',
+      ],
+      [
         'an assertion for another recipient',
         { recipient: 'https://other-sp.example.test/acs' },
         /^The assertion was meant for another address/,

@@ -1,5 +1,6 @@
 // Refusals of the account flows: password reset and address verification (docs/architecture.md#errors).
 import { ConflictError, ValidationError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** An unknown link, or one used, voided by a newer one, or expired: the same answer for each. */
 export class InvalidLinkError extends ValidationError {
@@ -18,3 +19,6 @@ export class AlreadyVerifiedError extends ConflictError {
     super('This e-mail address is already verified');
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (AccountsErrorCode in schema.graphql). */
+export const ACCOUNTS_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request', 'conflict'];

@@ -8,6 +8,10 @@ import {
   sendPasswordResetLink,
   verifyEmail,
 } from './accounts.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { ACCOUNTS_ERROR_CODES } from './accounts.errors.ts';
+
+const refusals = mutationErrors('AccountsErrorCode', ACCOUNTS_ERROR_CODES);
 
 const RequestPasswordResetInput = builder.inputType('RequestPasswordResetInput', {
   fields: (t) => ({ email: t.string({ required: true }) }),
@@ -30,7 +34,7 @@ const VerificationSent = builder.objectRef<{ email: string }>('VerificationSent'
 
 builder.mutationField('requestPasswordReset', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     description: 'Mails a reset link to the address if an account uses it. The answer is the same either way.',
     args: { input: t.arg({ type: RequestPasswordResetInput, required: true }) },
     resolve: (_root, { input }, ctx) => requestPasswordReset(ctx, input),
@@ -39,7 +43,7 @@ builder.mutationField('requestPasswordReset', (t) =>
 
 builder.mutationField('confirmPasswordReset', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     description: 'Sets a new password with a reset link token. Every session and token of the person ends.',
     args: { input: t.arg({ type: ConfirmPasswordResetInput, required: true }) },
     resolve: (_root, { input }, ctx) => confirmPasswordReset(ctx, input),
@@ -48,7 +52,7 @@ builder.mutationField('confirmPasswordReset', (t) =>
 
 builder.mutationField('sendPasswordReset', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     description: "Mails a person a password reset link (platform admins). Nobody can set another person's password.",
     authScopes: firstParty({ platformAdmin: true }),
     args: { userId: t.arg.id({ required: true }) },
@@ -58,7 +62,7 @@ builder.mutationField('sendPasswordReset', (t) =>
 
 builder.mutationField('requestEmailVerification', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: VerificationSent,
     description:
       'Mails the caller a verification link: for the new address it asked for, else for its own unverified one.',
@@ -69,7 +73,7 @@ builder.mutationField('requestEmailVerification', (t) =>
 
 builder.mutationField('verifyEmail', (t) =>
   t.prismaField({
-    errors: {},
+    errors: refusals,
     type: 'User',
     description: "Proves an address with a verification link token; a new address becomes the account's address.",
     args: { input: t.arg({ type: VerifyEmailInput, required: true }) },

@@ -3,6 +3,10 @@ import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createApiKey, keyPrefix, listApiKeys, revokeApiKey } from './api-keys.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { API_KEYS_ERROR_CODES } from './api-keys.errors.ts';
+
+const refusals = mutationErrors('ApiKeysErrorCode', API_KEYS_ERROR_CODES);
 
 const ApiKeyRef = builder.prismaObject('ApiKey', {
   fields: (t) => ({
@@ -52,7 +56,7 @@ builder.queryField('apiKeys', (t) =>
 
 builder.mutationField('createApiKey', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: CreatedApiKeyRef,
     authScopes: firstParty(),
     args: { input: t.arg({ type: CreateApiKeyInput, required: true }) },
@@ -67,7 +71,7 @@ builder.mutationField('createApiKey', (t) =>
 
 builder.mutationField('revokeApiKey', (t) =>
   t.prismaField({
-    errors: {},
+    errors: refusals,
     type: 'ApiKey',
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },

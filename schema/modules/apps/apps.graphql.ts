@@ -15,6 +15,10 @@ import {
   uninstallApp,
   updateApp,
 } from './apps.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { APPS_ERROR_CODES } from './apps.errors.ts';
+
+const refusals = mutationErrors('AppsErrorCode', APPS_ERROR_CODES);
 
 const AppRef = builder.prismaObject('App', {
   description: 'A marketplace app (never with its signing secret: that is shown at registration and rotation only).',
@@ -127,7 +131,7 @@ builder.queryField('installation', (t) =>
 
 builder.mutationField('createApp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: AppWithSecretRef,
     authScopes: firstParty({ platformAdmin: true }),
     args: { input: t.arg({ type: CreateAppInput, required: true }) },
@@ -137,7 +141,7 @@ builder.mutationField('createApp', (t) =>
 
 builder.mutationField('updateApp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: AppRef,
     authScopes: firstParty({ platformAdmin: true }),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateAppInput, required: true }) },
@@ -147,7 +151,7 @@ builder.mutationField('updateApp', (t) =>
 
 builder.mutationField('deleteApp', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     authScopes: firstParty({ platformAdmin: true }),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, { id }, ctx) => deleteApp(ctx, String(id)),
@@ -156,7 +160,7 @@ builder.mutationField('deleteApp', (t) =>
 
 builder.mutationField('rotateAppSecret', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: AppWithSecretRef,
     authScopes: firstParty({ platformAdmin: true }),
     args: { id: t.arg.id({ required: true }) },
@@ -166,7 +170,7 @@ builder.mutationField('rotateAppSecret', (t) =>
 
 builder.mutationField('installApp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: InstallationRef,
     description:
       "Installs the app (an organization's admins): makes its OAuth client and pushes the credentials to the app.",
@@ -181,7 +185,7 @@ builder.mutationField('installApp', (t) =>
 
 builder.mutationField('uninstallApp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: InstallationRef,
     description:
       'Removes an installation: its client and every token of it end at once; the app is told through the worker.',

@@ -15,12 +15,8 @@ import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { CLIENT_ID_PREFIX, CLIENT_SECRET_PREFIX, redirectUri } from '../clients/clients.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
-import {
-  checkDestination,
-  DEFAULT_WEBHOOK_SETTINGS,
-  DestinationError,
-  type Destination,
-} from '../../push/destination.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, type Destination } from '../../push/destination.ts';
+import { DestinationError } from '../../push/push.errors.ts';
 import { seal } from '../../lib/sealed.ts';
 import { newSecret } from '../../push/secret.ts';
 import { send } from '../../push/sender.ts';

@@ -2,6 +2,7 @@
 // code maps to (docs/architecture.md#errors). A wrong password is the shared InvalidCredentialsError, and a locked
 // counter the shared RateLimitedError (auth/throttle.service.ts).
 import { UnauthenticatedError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** What acts on the caller's own session: an API key or an access token has none. */
 export class SessionRequiredError extends UnauthenticatedError {
@@ -11,3 +12,12 @@ export class SessionRequiredError extends UnauthenticatedError {
     super(`${what} needs a session`);
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (AuthErrorCode in schema.graphql). */
+export const AUTH_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'sso_required',
+  'sso_failed',
+];

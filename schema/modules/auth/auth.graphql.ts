@@ -6,6 +6,10 @@ import { login, logout, switchOrganization, type LoginResult, type MfaChallenge 
 import { listMySessions, revokeMySession, revokeOtherSessions, type PersonSession } from './sessions.service.ts';
 import { viewer, type ViewerShape } from './viewer.service.ts';
 import { issueDeviceCookie, type DeviceCookie } from './device-cookie.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { AUTH_ERROR_CODES } from './auth.errors.ts';
+
+const refusals = mutationErrors('AuthErrorCode', AUTH_ERROR_CODES);
 
 export const RoleEnum = builder.enumType('Role', { values: ['owner', 'admin', 'member'] as const });
 
@@ -82,6 +86,7 @@ export const MfaChallengeRef = builder.objectRef<MfaChallenge>('MfaChallenge').i
 // The errors plugin wraps only an object type directly, so login's result union (the session, the challenge, or a
 // problem the caller can correct) is spelled out under the name the plugin gave it before.
 const LoginResultRef = builder.unionType('MutationLoginResult', {
+  ...refusals.union,
   types: [LoginPayloadRef, MfaChallengeRef, UserError],
   resolveType: (outcome) =>
     outcome instanceof UserError ? 'UserError' : 'mfaToken' in outcome ? MfaChallengeRef : LoginPayloadRef,
@@ -132,7 +137,7 @@ builder.mutationField('logout', (t) =>
 
 builder.mutationField('switchOrganization', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: ViewerRef,
     nullable: true,
     authScopes: { session: true },
@@ -193,7 +198,7 @@ builder.queryField('mySessions', (t) =>
 
 builder.mutationField('revokeSession', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: RevokedSessionRef,
     description:
       "Ends one of the caller's sessions (the current one too, which signs out). Another person's is not found.",

@@ -1,6 +1,7 @@
 // Client management's refusals, each with a stable code: a client the caller may not see is not found (another
 // tenant's id answers 404, docs/architecture.md#tenancy-and-roles), and a client that redirects needs a redirect URI.
 import { NotFoundError, ValidationError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 export class OAuthClientNotFound extends NotFoundError {
   constructor() {
@@ -23,3 +24,6 @@ export class RedirectUriRequired extends ValidationError {
     super('The request is invalid', [{ path: 'redirectUris', message: REDIRECT_URI_REQUIRED }]);
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (ClientsErrorCode in schema.graphql). */
+export const CLIENTS_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request'];

@@ -12,6 +12,10 @@ import {
   updateClient,
 } from './clients.service.ts';
 import { connectedApps, revokeConnectedApp } from './consents.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { CLIENTS_ERROR_CODES } from './clients.errors.ts';
+
+const refusals = mutationErrors('ClientsErrorCode', CLIENTS_ERROR_CODES);
 
 const OAuthClientRef = builder.prismaObject('OAuthClient', {
   fields: (t) => ({
@@ -81,7 +85,7 @@ builder.queryField('oauthClient', (t) =>
 
 builder.mutationField('createOAuthClient', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: ClientWithSecretRef,
     authScopes: firstParty(),
     args: { input: t.arg({ type: CreateClientInput, required: true }) },
@@ -91,7 +95,7 @@ builder.mutationField('createOAuthClient', (t) =>
 
 builder.mutationField('updateOAuthClient', (t) =>
   t.prismaField({
-    errors: {},
+    errors: refusals,
     type: 'OAuthClient',
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateClientInput, required: true }) },
@@ -101,7 +105,7 @@ builder.mutationField('updateOAuthClient', (t) =>
 
 builder.mutationField('rotateOAuthClientSecret', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: ClientWithSecretRef,
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
@@ -111,7 +115,7 @@ builder.mutationField('rotateOAuthClientSecret', (t) =>
 
 builder.mutationField('deleteOAuthClient', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => deleteClient(ctx, String(args.id)),
@@ -141,7 +145,7 @@ builder.queryField('connectedApps', (t) =>
 
 builder.mutationField('revokeConnectedApp', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     authScopes: firstParty({ person: true }),
     args: { clientId: t.arg.string({ required: true }) },
     resolve: (_root, args, ctx) => revokeConnectedApp(ctx, args.clientId),

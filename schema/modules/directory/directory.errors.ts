@@ -1,5 +1,6 @@
 // Refusals of directory provisioning, each with the SCIM error type it answers with (RFC 7644 3.12).
 import { ConflictError, ValidationError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** userName, externalId or a group's displayName already taken in this directory. */
 export class ScimUniquenessError extends ConflictError {
@@ -58,3 +59,12 @@ export class ScimNoSeatError extends ConflictError {
     this.seat = seat;
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (DirectoryErrorCode in schema.graphql). */
+export const DIRECTORY_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'sso_required',
+  'sso_failed',
+];

@@ -11,6 +11,10 @@ import {
   listScimTokens,
   revokeScimToken,
 } from './directory.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { DIRECTORY_ERROR_CODES } from './directory.errors.ts';
+
+const refusals = mutationErrors('DirectoryErrorCode', DIRECTORY_ERROR_CODES);
 
 const ScimTokenRef = builder.prismaObject('ScimToken', {
   description: "A directory's SCIM bearer token; the token itself is shown only at creation.",
@@ -69,7 +73,7 @@ builder.queryField('scimTokens', (t) =>
 builder.mutationField('createScimToken', (t) =>
   t.field({
     description: 'Owners only: a directory decides who joins and with what role.',
-    errors: {},
+    errors: refusals,
     type: CreatedScimTokenRef,
     authScopes: firstParty(),
     args: { name: t.arg.string({ required: true }), organizationId: t.arg.string() },
@@ -108,7 +112,7 @@ const CreateDirectoryGroupMappingInput = builder.inputType('CreateDirectoryGroup
 
 builder.mutationField('createDirectoryGroupMapping', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: DirectoryGroupMappingRef,
     authScopes: firstParty(),
     args: { input: t.arg({ type: CreateDirectoryGroupMappingInput, required: true }) },

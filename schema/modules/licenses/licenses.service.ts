@@ -15,14 +15,8 @@ import {
   verifyAccessTokenSignature,
   type TokenGrantKeys,
 } from '../oauth/verify-access-token.ts';
-import {
-  actingOrganizationId,
-  awaitingFactorSql,
-  awaitsFactor,
-  MfaEnrollmentRequiredError,
-  requireUserId,
-  userIdOf,
-} from '../../auth/access.ts';
+import { actingOrganizationId, awaitingFactorSql, awaitsFactor, requireUserId, userIdOf } from '../../auth/access.ts';
+import { MfaEnrollmentRequiredError } from '../../auth/access.errors.ts';
 import { parseInput } from '../../lib/input.ts';
 
 export interface LicensedProduct {

@@ -5,6 +5,7 @@
 import type { Db } from '../../db.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { defaultSender, type Mailer } from './transport.ts';
+import { MailNotYetSentError } from './mail.errors.ts';
 import type { Metrics } from '../../metrics/metrics.ts';
 
 export const MAIL_SEND_TASK = 'mail_send';
@@ -28,9 +29,6 @@ export function assertMailJob(payload: unknown): MailJob {
   if (typeof p?.mailId !== 'string') throw new Error('mail_send: payload must be {mailId}');
   return { mailId: p.mailId };
 }
-
-/** A temporary failure: the job throws it so that graphile-worker schedules the next attempt. */
-export class MailNotYetSentError extends Error {}
 
 export type MailOutcome = 'sent' | 'mailbox' | 'retrying' | 'failed' | 'skipped';
 

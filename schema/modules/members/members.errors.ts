@@ -7,6 +7,7 @@ import {
   ValidationError,
   type FieldProblem,
 } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** Admins act on members and admins; only owners act on owners. */
 export class OwnerOnlyError extends ForbiddenError {
@@ -75,3 +76,12 @@ export class TransferToSelfError extends ValidationError {
     super('Choose another member to make owner', [{ path: 'userId', message: 'must be another member' }]);
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (MembersErrorCode in schema.graphql). */
+export const MEMBERS_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'sso_required',
+  'sso_failed',
+];

@@ -21,6 +21,10 @@ import {
   resendInvitation,
   revokeInvitation,
 } from './invitations.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { MEMBERS_ERROR_CODES } from './members.errors.ts';
+
+const refusals = mutationErrors('MembersErrorCode', MEMBERS_ERROR_CODES);
 
 const MembershipRef = builder.prismaObject('Membership', {
   fields: (t) => ({
@@ -103,7 +107,7 @@ builder.queryField('invitations', (t) =>
 
 builder.mutationField('changeMemberRole', (t) =>
   t.prismaField({
-    errors: {},
+    errors: refusals,
     type: 'Membership',
     authScopes: orgAdmin,
     args: {
@@ -117,7 +121,7 @@ builder.mutationField('changeMemberRole', (t) =>
 
 builder.mutationField('transferOwnership', (t) =>
   t.prismaField({
-    errors: {},
+    errors: refusals,
     type: 'Membership',
     description:
       "Makes a member an owner and, unless stepDown is false, the calling owner an admin, in one change (owners only). Answers the new owner's membership.",
@@ -134,7 +138,7 @@ builder.mutationField('transferOwnership', (t) =>
 
 builder.mutationField('removeMember', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     description: 'Removes a member (admins), or leaves the organization (the member itself).',
     authScopes: { authenticated: true },
     args: { organizationId: t.arg.string({ required: true }), userId: t.arg.string({ required: true }) },
@@ -148,7 +152,7 @@ const InvitationInput = builder.inputType('CreateInvitationInput', {
 
 builder.mutationField('createInvitation', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: CreatedInvitationRef,
     authScopes: orgAdminFirstParty,
     args: { organizationId: t.arg.string({ required: true }), input: t.arg({ type: InvitationInput, required: true }) },
@@ -159,7 +163,7 @@ builder.mutationField('createInvitation', (t) =>
 
 builder.mutationField('resendInvitation', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: CreatedInvitationRef,
     description: 'Mails a pending invitation again with a new link, valid 7 days from now; the old link stops working.',
     authScopes: orgAdminFirstParty,
@@ -170,7 +174,7 @@ builder.mutationField('resendInvitation', (t) =>
 
 builder.mutationField('revokeInvitation', (t) =>
   t.prismaField({
-    errors: {},
+    errors: refusals,
     type: 'Invitation',
     authScopes: orgAdmin,
     args: { organizationId: t.arg.string({ required: true }), invitationId: t.arg.string({ required: true }) },
@@ -227,7 +231,8 @@ const AcceptInput = builder.inputType('AcceptInvitationInput', {
 // a thrown UserError into a member of it, as it does for its own unions.
 const AcceptResultRef = builder.unionType('MutationAcceptInvitationResult', {
   types: [LoginPayloadRef, MfaChallengeRef, UserError],
-  extensions: { pothosErrorTypes: [UserError] },
+  description: refusals.union.description,
+  extensions: { ...refusals.union.extensions, pothosErrorTypes: [UserError] },
   resolveType: (outcome) =>
     'mfaToken' in outcome ? MfaChallengeRef : 'session' in outcome && 'token' in outcome ? LoginPayloadRef : UserError,
 });

@@ -12,8 +12,8 @@ import { recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
 import { readMfaToken, useMfaTokenSql, type PendingSignIn } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../auth/sessions.service.ts';
-import { acceptedCtes, lockOf, passwordRejected, refuseLocked, type FoundLock } from '../auth/throttle.service.ts';
-import { InvalidCodeError, InvalidMfaTokenError } from './mfa.errors.ts';
+import { acceptedCtes, lockOf, passwordRejected, refuseLocked } from '../auth/throttle.service.ts';
+import { InvalidCodeError, InvalidMfaTokenError, SecondFactorLockedError } from './mfa.errors.ts';
 import { recoveryCodeHash } from './recovery-codes.ts';
 import { matchingStep } from './totp.ts';
 
@@ -29,15 +29,6 @@ const mfaLoginInput = z
 const PASSWORD_AND_CODE: AuthMethod[] = ['pwd', 'otp', 'mfa'];
 
 type Factor = { step: number } | { recoveryCode: string };
-
-/** Thrown inside the transaction, answered outside it: nothing is written while a 429 is recorded. */
-class Locked extends Error {
-  readonly lock: FoundLock;
-  constructor(lock: FoundLock) {
-    super('locked');
-    this.lock = lock;
-  }
-}
 
 /**
  * The one statement of the step: the lock, the token's single use, the code's, the count cleared. `throttle` is
@@ -103,7 +94,8 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
       { via: 'second_factor' },
       async (tx) => {
         const verdict = await useSecondFactor(tx, ctx, pending, factor, throttle);
-        if (verdict.lockedKey) throw new Locked({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
+        if (verdict.lockedKey)
+          throw new SecondFactorLockedError({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
         if (!verdict.claimed) throw new InvalidMfaTokenError();
         if (!verdict.used) throw wrong;
       },
@@ -111,7 +103,7 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
     ctx.metrics.signIn('success', 'second_factor');
     return result;
   } catch (error) {
-    if (error instanceof Locked) {
+    if (error instanceof SecondFactorLockedError) {
       ctx.metrics.signIn('throttled', 'second_factor');
       return refuseLocked(ctx, pending.email, error.lock);
     }

@@ -1,5 +1,7 @@
 // Refusals of the second factors (docs/architecture.md#second-factors).
 import { ConflictError, InvalidCredentialsError, ValidationError } from '../../errors/index.ts';
+import type { FoundLock } from '../auth/throttle.service.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** A code that is wrong, from outside its window, or already used: the same answer for each. */
 export class InvalidCodeError extends InvalidCredentialsError {
@@ -54,3 +56,24 @@ export class FreshProofRequiredError extends ValidationError {
     );
   }
 }
+
+/**
+ * The second factor's throttle holds a lock on this sign-in: thrown inside the step's transaction, so that nothing
+ * is written, and answered outside it as the 429 the lock says (mfa-login.service.ts).
+ */
+export class SecondFactorLockedError extends Error {
+  readonly lock: FoundLock;
+  constructor(lock: FoundLock) {
+    super('locked');
+    this.lock = lock;
+  }
+}
+
+/** The codes a UserError of this domain's mutations can carry (MfaErrorCode in schema.graphql). */
+export const MFA_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'sso_required',
+  'sso_failed',
+];

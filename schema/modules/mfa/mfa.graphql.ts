@@ -13,6 +13,10 @@ import {
   type MfaStatus,
   type TotpEnrolment,
 } from './mfa.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { MFA_ERROR_CODES } from './mfa.errors.ts';
+
+const refusals = mutationErrors('MfaErrorCode', MFA_ERROR_CODES);
 
 const MfaStatusRef = builder.objectRef<MfaStatus>('MfaStatus').implement({
   description: "The caller's second factors.",
@@ -67,7 +71,7 @@ builder.queryField('myMfa', (t) =>
 
 builder.mutationField('enrollTotp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: TotpEnrolmentRef,
     description:
       'Starts setting up an authenticator app; it is pending until confirmTotp. Needs a session, and as the first factor a fresh proof.',
@@ -79,7 +83,7 @@ builder.mutationField('enrollTotp', (t) =>
 
 builder.mutationField('confirmTotp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: RecoveryCodesRef,
     description: 'Confirms the authenticator app with a code from it, and answers ten recovery codes, shown once.',
     authScopes: { session: true },
@@ -90,7 +94,7 @@ builder.mutationField('confirmTotp', (t) =>
 
 builder.mutationField('removeTotp', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: MfaStatusRef,
     description: 'Removes the authenticator app; needs the password or a code from it.',
     authScopes: { session: true },
@@ -101,7 +105,7 @@ builder.mutationField('removeTotp', (t) =>
 
 builder.mutationField('regenerateRecoveryCodes', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: RecoveryCodesRef,
     description: 'A new set of recovery codes; the old ones stop working. Needs the password or a code.',
     authScopes: { session: true },
@@ -112,7 +116,7 @@ builder.mutationField('regenerateRecoveryCodes', (t) =>
 
 builder.mutationField('completeMfaLogin', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: LoginPayloadRef,
     description:
       'Completes a sign-in that answered an MfaChallenge, with a code of the authenticator app or a recovery code.',
@@ -123,7 +127,7 @@ builder.mutationField('completeMfaLogin', (t) =>
 
 builder.mutationField('resetMemberMfa', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: MfaStatusRef,
     description: "An owner removes a member's second factors (a lost phone). Audited; the member is mailed.",
     authScopes: firstParty(),

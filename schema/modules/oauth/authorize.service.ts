@@ -37,7 +37,6 @@ import { UnauthenticatedError } from '../../errors/index.ts';
 
 export { CODE_TTL_SECONDS } from './authorize/issue-code.ts';
 export { pkceMatches } from './authorize/check-pkce.ts';
-export { AuthorizePageError } from './authorize/request.ts';
 export type { AuthorizationRequest, AuthorizeOutcome, BrowserSession, RawParams } from './authorize/request.ts';
 
 /** `sessionToken` is the browser's session cookie (or null): the session is read with the client, in one statement. */

@@ -1,6 +1,7 @@
 // One class per OAuth 2.0 error code, each with a safe default description. The texts the interface fixes
 // ("Client not found", ...) are the defaults here, so every endpoint says the same words.
 import { DomainError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 export class OAuthError extends DomainError {
   constructor(code: string, description: string) {
@@ -63,3 +64,13 @@ export class ConsentRequired extends OAuthError {
     super('consent_required', description);
   }
 }
+
+/** An error shown on our own page because the client or its redirect URI cannot be trusted. */
+export class AuthorizePageError extends OAuthError {
+  constructor(error: OAuthError) {
+    super(error.code, error.message);
+  }
+}
+
+/** The codes a UserError of this domain's mutations can carry (OAuthErrorCode in schema.graphql). */
+export const OAUTH_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request'];

@@ -3,6 +3,10 @@
 import { builder } from '../../builder.ts';
 import { answerConsent, consentPrompt } from './consent-page.service.ts';
 import type { ConsentPrompt } from './authorize.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { OAUTH_ERROR_CODES } from './oauth.errors.ts';
+
+const refusals = mutationErrors('OAuthErrorCode', OAUTH_ERROR_CODES);
 
 const ScopeDescription = builder.objectRef<{ name: string; description: string }>('ScopeDescription').implement({
   fields: (t) => ({ name: t.exposeString('name'), description: t.exposeString('description') }),
@@ -35,7 +39,7 @@ const ConsentDecision = builder.objectRef<{ redirectTo: string }>('ConsentDecisi
 
 builder.mutationField('decideConsent', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: ConsentDecision,
     authScopes: { session: true },
     args: { request: t.arg.string({ required: true }), approve: t.arg.boolean({ required: true }) },

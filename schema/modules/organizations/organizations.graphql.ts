@@ -11,6 +11,10 @@ import {
   myOrganizations,
   updateOrganization,
 } from './organizations.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { ORGANIZATIONS_ERROR_CODES } from './organizations.errors.ts';
+
+const refusals = mutationErrors('OrganizationsErrorCode', ORGANIZATIONS_ERROR_CODES);
 
 export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organization').implement({
   fields: (t) => ({
@@ -72,7 +76,7 @@ const UpdateOrganizationInput = builder.inputType('UpdateOrganizationInput', {
 
 builder.mutationField('createOrganization', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: OrganizationRef,
     description: 'Creates an organization owned by the caller.',
     authScopes: firstParty({ person: true }),
@@ -83,7 +87,7 @@ builder.mutationField('createOrganization', (t) =>
 
 builder.mutationField('updateOrganization', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: OrganizationRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateOrganizationInput, required: true }) },

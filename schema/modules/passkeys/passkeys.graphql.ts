@@ -13,6 +13,10 @@ import {
   renamePasskey,
   type PasskeyView,
 } from './passkeys.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { PASSKEYS_ERROR_CODES } from './passkeys.errors.ts';
+
+const refusals = mutationErrors('PasskeysErrorCode', PASSKEYS_ERROR_CODES);
 
 const PasskeyRef = builder.objectRef<PasskeyView>('Passkey').implement({
   description: 'A WebAuthn credential of the caller: it signs in without a password and counts as a second factor.',
@@ -89,7 +93,7 @@ builder.mutationField('passkeyRegistrationOptions', (t) =>
 
 builder.mutationField('registerPasskey', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: PasskeyRef,
     description: "Keeps a new passkey from the browser's answer to passkeyRegistrationOptions.",
     authScopes: { session: true },
@@ -100,7 +104,7 @@ builder.mutationField('registerPasskey', (t) =>
 
 builder.mutationField('renamePasskey', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: PasskeyRef,
     authScopes: { session: true },
     args: { id: t.arg.id({ required: true }), name: t.arg.string({ required: true }) },
@@ -110,7 +114,7 @@ builder.mutationField('renamePasskey', (t) =>
 
 builder.mutationField('removePasskey', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: RemovedPasskeyRef,
     description: "Removes one of the caller's passkeys; needs the account's password.",
     authScopes: { session: true },
@@ -130,7 +134,7 @@ builder.mutationField('passkeySignInOptions', (t) =>
 
 builder.mutationField('passkeySignIn', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: LoginPayloadRef,
     description:
       "Signs in with the browser's answer to passkeySignInOptions, without a password. Failures count against the sign-in throttle of the address.",

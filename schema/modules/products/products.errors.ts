@@ -1,5 +1,6 @@
 // The catalog's refusals, each with the stable code of its HTTP status (403 forbidden, 409 conflict).
 import { ConflictError, ForbiddenError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** Platform administrators write the catalog (docs/architecture.md#subscriptions-seats-and-licenses). */
 export class CatalogWriterOnlyError extends ForbiddenError {
@@ -19,3 +20,6 @@ export class ProductInUseError extends ConflictError {
     super('The product has subscriptions: it cannot be deleted while any subscription refers to it');
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (ProductsErrorCode in schema.graphql). */
+export const PRODUCTS_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request', 'conflict'];

@@ -2,6 +2,10 @@ import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
 import { pageType } from '../../page-type.ts';
 import { createProduct, deleteProduct, getProductBySlug, listProducts, updateProduct } from './products.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { PRODUCTS_ERROR_CODES } from './products.errors.ts';
+
+const refusals = mutationErrors('ProductsErrorCode', PRODUCTS_ERROR_CODES);
 
 export const ProductRef = builder.prismaObject('Product', {
   fields: (t) => ({
@@ -48,7 +52,7 @@ builder.queryField('product', (t) =>
 
 builder.mutationField('createProduct', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: ProductRef,
     authScopes: { platformAdmin: true },
     args: { input: t.arg({ type: CreateProductInput, required: true }) },
@@ -58,7 +62,7 @@ builder.mutationField('createProduct', (t) =>
 
 builder.mutationField('updateProduct', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: ProductRef,
     authScopes: { platformAdmin: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateProductInput, required: true }) },
@@ -68,7 +72,7 @@ builder.mutationField('updateProduct', (t) =>
 
 builder.mutationField('deleteProduct', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     authScopes: { platformAdmin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => deleteProduct(ctx, String(args.id)),

@@ -3,6 +3,10 @@ import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { addDomain, deleteDomain, listDomains, verificationOf, verifyDomain } from './domains.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { SSO_ERROR_CODES } from './sso.errors.ts';
+
+const refusals = mutationErrors('SsoErrorCode', SSO_ERROR_CODES);
 
 type Verification = ReturnType<typeof verificationOf>;
 const DomainVerificationRef = builder.objectRef<Verification>('DomainVerification').implement({
@@ -56,7 +60,7 @@ builder.queryField('domains', (t) =>
 
 builder.mutationField('addDomain', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: DomainRef,
     description: 'Claims a domain (owners only); prove it by publishing its verification record, then verifyDomain.',
     authScopes: firstParty(),
@@ -67,7 +71,7 @@ builder.mutationField('addDomain', (t) =>
 
 builder.mutationField('verifyDomain', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: DomainRef,
     description:
       'Owners only. Looks up the TXT record: found, the domain is verified; not found, verification_failed says what was; domain_taken when another organization proved it.',
@@ -79,7 +83,7 @@ builder.mutationField('verifyDomain', (t) =>
 
 builder.mutationField('deleteDomain', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: DomainRef,
     description: 'Removes the domain (owners only); connections stop serving it.',
     authScopes: firstParty(),

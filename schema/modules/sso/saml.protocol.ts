@@ -1,8 +1,8 @@
 // SAML 2.0 connections (docs/architecture.md#single-sign-on): Tessera is the service provider, the organization's
-// identity provider signs assertions. @node-saml/node-saml writes the AuthnRequest, verifies XML signatures,
-// audience and the assertion's time conditions; the rest of the Web Browser SSO profile's checks (SAML 2.0
-// Profiles 4.1.4.2-4.1.4.3: status, destination, the bearer confirmation's recipient and request, issuer, single
-// use) are made here, on the signed assertion only.
+// identity provider signs assertions. @node-saml/node-saml writes the AuthnRequest and verifies XML signatures; the
+// rest of the Web Browser SSO profile's checks (SAML 2.0 Profiles 4.1.4.2-4.1.4.3: status, destination, audience,
+// the time conditions, the bearer confirmation's recipient and request, issuer, single use) are made here, on the
+// signed assertion only.
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { DOMParser } from '@xmldom/xmldom';
 import { generateServiceProviderMetadata, SAML, ValidateInResponseTo } from '@node-saml/node-saml';
@@ -42,15 +42,32 @@ const refuse = (message: string) => new SsoSignInError('invalid_response', messa
 
 // ---- the service provider as node-saml sees it -------------------------------------------------------------------
 
+/**
+ * node-saml throws plain Errors that differ only in their English text. What tells a signature that does not verify
+ * from anything else is where the failure arose: node-saml reads the signed assertion (getSignedAssertion) only once
+ * its signature verified against the connection's certificates.
+ */
+class ServiceProvider extends SAML {
+  signatureVerified = false;
+
+  protected override async getSignedAssertion(signedXml: string): Promise<string | null> {
+    this.signatureVerified = true;
+    return super.getSignedAssertion(signedXml);
+  }
+}
+
 /** Our side of the connection: the SP entity id is the metadata URL, the one ACS takes HTTP-POST. */
 function serviceProvider(
   ctx: Context,
   connection: LoadedConnection,
   options: { requestId?: string; certs?: string[] } = {},
-): SAML {
-  return new SAML({
+): ServiceProvider {
+  return new ServiceProvider({
     issuer: metadataUrl(ctx, connection.id),
-    audience: metadataUrl(ctx, connection.id),
+    // The audience and the time conditions are checked here (checkAssertion), so that each refusal is told apart by
+    // where it arose rather than by node-saml's English messages; node-saml would read them with the machine's clock.
+    audience: false,
+    acceptedClockSkewMs: -1,
     callbackUrl: acsUrl(ctx, connection.id),
     entryPoint: connection.entryPoint ?? undefined,
     // node-saml requires certificates even to write a request; the request checks nothing with them.
@@ -69,7 +86,6 @@ function serviceProvider(
     // The request id lives in the sign-in's row (sso_requests), not in node-saml's in-memory cache, which another
     // process would not share: checkConfirmation compares it.
     validateInResponseTo: ValidateInResponseTo.never,
-    acceptedClockSkewMs: CLOCK_SKEW_MS,
     generateUniqueId: options.requestId ? () => options.requestId! : undefined,
   });
 }
@@ -225,27 +241,21 @@ function checkAddressing(
 }
 
 /**
- * node-saml's verdict: the assertion's signature against the connection's certificates (and only its signed bytes
- * are read from here on), its Conditions' time window and audience. Its errors are plain Errors told apart by
- * their messages; each becomes a refusal a person can act on.
+ * node-saml's verdict: the assertion's signature against the connection's certificates; only its signed bytes are
+ * read from here on. Anything else node-saml refuses is a response it could not read.
  */
 async function verifySignedAssertion(ctx: Context, connection: LoadedConnection, base64: string): Promise<string> {
   if (connection.idpCerts.length === 0)
     throw refuse('The connection has no identity provider certificate to check the assertion with');
+  const verifier = serviceProvider(ctx, connection, { certs: connection.idpCerts });
   try {
-    const { profile } = await serviceProvider(ctx, connection, {
-      certs: connection.idpCerts,
-    }).validatePostResponseAsync({ SAMLResponse: base64 });
+    const { profile } = await verifier.validatePostResponseAsync({ SAMLResponse: base64 });
     const signed = profile?.getAssertionXml?.();
     if (!signed) throw refuse('The SAML response holds no assertion');
     return signed;
   } catch (error) {
     if (error instanceof SsoSignInError) throw error;
-    const message = (error as Error)?.message ?? '';
-    if (/expired/i.test(message)) throw refuse('The assertion has expired');
-    if (/not yet valid/i.test(message)) throw refuse('The assertion is not valid yet (is a clock wrong?)');
-    if (/audience/i.test(message)) throw refuse('The assertion was meant for another service provider');
-    if (/signature/i.test(message))
+    if (!verifier.signatureVerified)
       throw refuse("The assertion's signature does not match the identity provider's certificate");
     throw refuse('The SAML response could not be validated');
   }
@@ -332,6 +342,20 @@ function readAttributes(assertion: Element): Record<string, string | string[]> {
   return attributes;
 }
 
+/**
+ * Core 2.5.1.4: every AudienceRestriction must name us (our metadata URL, the SP entity id), and there must be one:
+ * an assertion for no one in particular could be replayed here from any other service provider.
+ */
+function checkAudience(ctx: Context, connection: LoadedConnection, conditions: Element | undefined): void {
+  if (!conditions) throw refuse('The SAML response could not be validated');
+  const restrictions = childElements(conditions, NS.assertion, 'AudienceRestriction');
+  const ours = metadataUrl(ctx, connection.id);
+  const namesUs = (restriction: Element) =>
+    childElements(restriction, NS.assertion, 'Audience').some((audience) => audience.textContent === ours);
+  if (restrictions.length === 0 || !restrictions.every(namesUs))
+    throw refuse('The assertion was meant for another service provider');
+}
+
 /** The assertion node-saml verified: who it names, for whom, until when. */
 function checkAssertion(
   ctx: Context,
@@ -354,10 +378,10 @@ function checkAssertion(
   const nameId = text(nameIdElement);
   if (!subject || !nameId) throw refuse('The assertion names no subject (NameID)');
   const confirmedUntil = checkConfirmation(ctx, connection, request, subject);
-  // node-saml checked these with the machine's clock; ours is the context's (the same one outside tests).
   const conditions = firstChild(assertion, NS.assertion, 'Conditions');
   const conditionsUntil = instant(attribute(conditions, 'NotOnOrAfter'), 'NotOnOrAfter');
   checkWindow(ctx.clock.now(), instant(attribute(conditions, 'NotBefore'), 'NotBefore'), conditionsUntil);
+  checkAudience(ctx, connection, conditions);
   // Profiles 4.1.4.2: an assertion for Web Browser SSO says the person authenticated; one that does not (a mere
   // attribute assertion) signs nobody in.
   const authn = firstChild(assertion, NS.assertion, 'AuthnStatement');

@@ -1,5 +1,6 @@
 // Refusals of single sign-on (docs/architecture.md#single-sign-on): domains, connections and sign-ins through them.
 import { ConflictError, ForbiddenError, UserError, ValidationError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /**
  * Who controls sign-in controls the organization (docs/architecture.md#single-sign-on): a domain, a connection or a
@@ -13,18 +14,20 @@ export class SignInOwnersOnlyError extends ForbiddenError {
 
 /** Another organization has already proven this domain. */
 export class DomainTakenError extends UserError {
+  static readonly code = 'domain_taken';
   constructor(domain: string) {
-    super('domain_taken', `${domain} is already verified by another organization`);
+    super(DomainTakenError.code, `${domain} is already verified by another organization`);
   }
 }
 
 /** The TXT record was not found: the message says what was, so that a person can fix their DNS. */
 export class VerificationFailedError extends UserError {
+  static readonly code = 'verification_failed';
   readonly found: string[];
   constructor(name: string, expected: string, found: string[], problem?: string) {
     const saw =
       problem ?? (found.length ? `found ${found.map((v) => JSON.stringify(v)).join(', ')}` : 'found no TXT record');
-    super('verification_failed', `No TXT record ${JSON.stringify(expected)} at ${name}: ${saw}`, [
+    super(VerificationFailedError.code, `No TXT record ${JSON.stringify(expected)} at ${name}: ${saw}`, [
       { path: 'domain', message: saw },
     ]);
     this.found = found;
@@ -51,9 +54,10 @@ export class DomainInUseError extends ConflictError {
  * sign in instead; `connectionId` lets the sign-in page send the person there.
  */
 export class SsoRequiredError extends UserError {
+  static readonly code = 'sso_required';
   readonly connectionId: string;
   constructor(connection: { id: string; name: string }) {
-    super('sso_required', `Your organization requires you to sign in with ${connection.name}`, [
+    super(SsoRequiredError.code, `Your organization requires you to sign in with ${connection.name}`, [
       { path: 'connection', message: connection.id },
     ]);
     this.connectionId = connection.id;
@@ -67,13 +71,14 @@ export class SsoRequiredError extends UserError {
  * domain requires its organization's connection).
  */
 export class SsoSignInError extends UserError {
+  static readonly code = 'sso_failed';
   readonly reason: string;
   /**
    * `purpose`: what the sign-in was for when not for signing in (`link`, `test`), as its stored request says: the
    * refusal then ends where that started, also for a SAML answer, whose cross-site POST carries no cookie to say so.
    */
   constructor(reason: string, message: string, purpose?: 'link' | 'test') {
-    super('sso_failed', message, [
+    super(SsoSignInError.code, message, [
       { path: 'reason', message: reason },
       ...(purpose ? [{ path: 'purpose', message: purpose }] : []),
     ]);
@@ -88,9 +93,35 @@ export class SsoSignInError extends UserError {
 
 /** The issuer could not be reached or gave no usable discovery document. */
 export class IssuerUnreachableError extends UserError {
+  static readonly code = 'issuer_unreachable';
   constructor(detail: string) {
-    super('issuer_unreachable', `The identity provider could not be reached: ${detail}`, [
+    super(IssuerUnreachableError.code, `The identity provider could not be reached: ${detail}`, [
       { path: 'issuer', message: detail },
     ]);
   }
 }
+
+/**
+ * A call to an identity provider that got no usable answer: `refused` by the address guard, `unreachable` (no
+ * connection, or it broke), `timeout`, or `too_large`. The message names the host, never a secret.
+ */
+export class UpstreamFetchError extends Error {
+  readonly kind: 'refused' | 'unreachable' | 'timeout' | 'too_large';
+  constructor(kind: UpstreamFetchError['kind'], message: string) {
+    super(message);
+    this.name = 'UpstreamFetchError';
+    this.kind = kind;
+  }
+}
+
+/** The codes a UserError of this domain's mutations can carry (SsoErrorCode in schema.graphql). */
+export const SSO_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'domain_taken',
+  'verification_failed',
+  'sso_required',
+  'sso_failed',
+  'issuer_unreachable',
+];

@@ -24,6 +24,10 @@ import {
   type SsoStart,
 } from './sign-in.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { SSO_ERROR_CODES } from './sso.errors.ts';
+
+const refusals = mutationErrors('SsoErrorCode', SSO_ERROR_CODES);
 
 const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
   description:
@@ -139,7 +143,7 @@ builder.mutationField('createSsoConnection', (t) =>
   t.field({
     description:
       "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
-    errors: {},
+    errors: refusals,
     type: SsoConnectionRef,
     authScopes: firstParty(),
     args: { input: t.arg({ type: CreateSsoConnectionInput, required: true }) },
@@ -151,7 +155,7 @@ builder.mutationField('updateSsoConnection', (t) =>
   t.field({
     description:
       "Owners of the organization only (platform admins for a platform-wide one): no role it gives may be above the author's.",
-    errors: {},
+    errors: refusals,
     type: SsoConnectionRef,
     authScopes: firstParty(),
     args: { id: t.arg.string({ required: true }), input: t.arg({ type: UpdateSsoConnectionInput, required: true }) },
@@ -222,7 +226,7 @@ const StartSsoSignInInput = builder.inputType('StartSsoSignInInput', {
 
 builder.mutationField('startSsoSignIn', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: SsoStartRef,
     args: { input: t.arg({ type: StartSsoSignInInput, required: true }) },
     resolve: (_root, { input }, ctx) => startSsoSignIn(ctx, present(input)),

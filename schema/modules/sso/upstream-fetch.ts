@@ -7,29 +7,13 @@
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { CustomFetch, CustomFetchOptions } from 'openid-client';
-import {
-  checkDestination,
-  DEFAULT_WEBHOOK_SETTINGS,
-  DestinationError,
-  type WebhookSettings,
-} from '../../push/destination.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../push/destination.ts';
+import { DestinationError } from '../../push/push.errors.ts';
 import { agentFor, pinnedLookup } from '../../push/sender.ts';
+import { UpstreamFetchError } from './sso.errors.ts';
 
 /** More than a discovery document, a key set or a profile ever needs; past it the connection is dropped. */
 export const UPSTREAM_RESPONSE_LIMIT = 1024 * 1024;
-
-/**
- * A call to an identity provider that got no usable answer: `refused` by the address guard, `unreachable` (no
- * connection, or it broke), `timeout`, or `too_large`. The message names the host, never a secret.
- */
-export class UpstreamFetchError extends Error {
-  readonly kind: 'refused' | 'unreachable' | 'timeout' | 'too_large';
-  constructor(kind: UpstreamFetchError['kind'], message: string) {
-    super(message);
-    this.name = 'UpstreamFetchError';
-    this.kind = kind;
-  }
-}
 
 /** The UpstreamFetchError behind an error that openid-client wrapped (its `cause` chain), if any. */
 export function upstreamFetchErrorIn(error: unknown): UpstreamFetchError | undefined {

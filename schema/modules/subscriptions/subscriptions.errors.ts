@@ -1,5 +1,6 @@
 // Subscriptions' and seats' refusals, each with a stable code (403 forbidden, 409 conflict, 400 invalid_request).
 import { ConflictError, ForbiddenError, ValidationError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** Platform administrators create and change subscriptions (docs/architecture.md#subscriptions-seats-and-licenses). */
 export class SubscriptionWriterOnlyError extends ForbiddenError {
@@ -39,3 +40,12 @@ export class NotAMemberError extends ValidationError {
     ]);
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (SubscriptionsErrorCode in schema.graphql). */
+export const SUBSCRIPTIONS_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'sso_required',
+  'sso_failed',
+];

@@ -12,6 +12,10 @@ import {
   updateSubscription,
 } from './subscriptions.service.ts';
 import { assignSeat, listSeats, unassignSeat } from './seats.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { SUBSCRIPTIONS_ERROR_CODES } from './subscriptions.errors.ts';
+
+const refusals = mutationErrors('SubscriptionsErrorCode', SUBSCRIPTIONS_ERROR_CODES);
 
 const SubscriptionStatusEnum = builder.enumType('SubscriptionStatus', { values: SUBSCRIPTION_STATUSES });
 const BillingCycleEnum = builder.enumType('BillingCycle', { values: BILLING_CYCLES });
@@ -110,7 +114,7 @@ builder.queryField('subscriptionSeats', (t) =>
 
 builder.mutationField('createSubscription', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: SubscriptionRef,
     authScopes: { authenticated: true },
     args: { input: t.arg({ type: CreateSubscriptionInput, required: true }) },
@@ -120,7 +124,7 @@ builder.mutationField('createSubscription', (t) =>
 
 builder.mutationField('updateSubscription', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: SubscriptionRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateSubscriptionInput, required: true }) },
@@ -130,7 +134,7 @@ builder.mutationField('updateSubscription', (t) =>
 
 builder.mutationField('cancelSubscription', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: SubscriptionRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
@@ -140,7 +144,7 @@ builder.mutationField('cancelSubscription', (t) =>
 
 builder.mutationField('assignSeat', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: SeatRef,
     authScopes: { authenticated: true },
     args: { subscriptionId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
@@ -151,7 +155,7 @@ builder.mutationField('assignSeat', (t) =>
 
 builder.mutationField('unassignSeat', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     authScopes: { authenticated: true },
     args: { subscriptionId: t.arg.id({ required: true }), userId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) =>

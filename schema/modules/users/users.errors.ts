@@ -1,6 +1,7 @@
 // Users' refusals. Each keeps the stable code of its kind (invalid_request, invalid_credentials, forbidden,
 // conflict) and the HTTP status that code maps to (docs/architecture.md#errors).
 import { ConflictError, ForbiddenError, InvalidCredentialsError, ValidationError } from '../../errors/index.ts';
+import type { UserErrorCode } from '../../errors/codes.ts';
 
 /** A new e-mail address or password is asked without the current password. */
 export class CurrentPasswordRequiredError extends ValidationError {
@@ -48,3 +49,12 @@ export class SoleOwnerError extends ConflictError {
     super('This account is the only owner of an organization with other members: transfer ownership first');
   }
 }
+
+/** The codes a UserError of this domain's mutations can carry (UsersErrorCode in schema.graphql). */
+export const USERS_ERROR_CODES: readonly UserErrorCode[] = [
+  'invalid_request',
+  'conflict',
+  'invalid_credentials',
+  'sso_required',
+  'sso_failed',
+];

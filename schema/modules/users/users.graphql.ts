@@ -15,6 +15,10 @@ import {
   updateUser,
   type UpdateMeResult,
 } from './users.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { USERS_ERROR_CODES } from './users.errors.ts';
+
+const refusals = mutationErrors('UsersErrorCode', USERS_ERROR_CODES);
 
 const UserRef = builder.prismaObject('User', {
   fields: (t) => ({
@@ -101,7 +105,7 @@ const UpdateUserInput = builder.inputType('UpdateUserInput', {
 
 builder.mutationField('updateMe', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: UpdateMePayload,
     authScopes: { person: true },
     args: { input: t.arg({ type: UpdateMeInput, required: true }) },
@@ -111,7 +115,7 @@ builder.mutationField('updateMe', (t) =>
 
 builder.mutationField('deleteMe', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     description: "Deletes the caller's account; needs a fresh proof (the password or a code).",
     authScopes: { session: true },
     args: { input: t.arg({ type: FreshProofInput, required: false }) },
@@ -121,7 +125,7 @@ builder.mutationField('deleteMe', (t) =>
 
 builder.mutationField('updateUser', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: UserRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateUserInput, required: true }) },
@@ -131,7 +135,7 @@ builder.mutationField('updateUser', (t) =>
 
 builder.mutationField('deleteUser', (t) =>
   t.boolean({
-    errors: { directResult: false },
+    errors: { ...refusals, directResult: false },
     description:
       "Deletes a user (platform admins); one's own account as deleteMe does: not with an access token, and with a fresh proof (the password or a code).",
     authScopes: { authenticated: true },

@@ -14,6 +14,10 @@ import {
   sendTestEvent,
   updateWebhook,
 } from './webhooks.service.ts';
+import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { WEBHOOKS_ERROR_CODES } from './webhooks.errors.ts';
+
+const refusals = mutationErrors('WebhooksErrorCode', WEBHOOKS_ERROR_CODES);
 
 type EventTypeRow = ReturnType<typeof eventTypes>[number];
 const EventTypeRef = builder.objectRef<EventTypeRow>('EventType').implement({
@@ -155,7 +159,7 @@ builder.mutationField('createWebhook', (t) =>
   t.field({
     description:
       'At most WEBHOOK_LIMIT_PER_ORGANIZATION (20) per organization: past it, a UserError with code conflict.',
-    errors: {},
+    errors: refusals,
     type: WebhookRef,
     authScopes: firstParty(),
     args: { input: t.arg({ type: CreateWebhookInput, required: true }) },
@@ -165,7 +169,7 @@ builder.mutationField('createWebhook', (t) =>
 
 builder.mutationField('updateWebhook', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: WebhookRef,
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateWebhookInput, required: true }) },
@@ -175,7 +179,7 @@ builder.mutationField('updateWebhook', (t) =>
 
 builder.mutationField('deleteWebhook', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: WebhookRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }) },
@@ -185,7 +189,7 @@ builder.mutationField('deleteWebhook', (t) =>
 
 builder.mutationField('rotateWebhookSecret', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: WebhookRef,
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
@@ -197,7 +201,7 @@ builder.mutationField('revealWebhookSecret', (t) =>
   t.field({
     description:
       "The current signing secret, for the organization's owners (and platform admins), never an OAuth access token; each reveal is audited (webhook.secret.reveal).",
-    errors: {},
+    errors: refusals,
     type: WebhookSecretRef,
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
@@ -207,7 +211,7 @@ builder.mutationField('revealWebhookSecret', (t) =>
 
 builder.mutationField('sendTestWebhook', (t) =>
   t.field({
-    errors: {},
+    errors: refusals,
     type: WebhookDeliveryRef,
     authScopes: { authenticated: true },
     args: { id: t.arg.id({ required: true }), event: t.arg.string({ required: true }) },
@@ -221,7 +225,7 @@ builder.mutationField('retryWebhookDelivery', (t) =>
       'Retry now: one more attempt, made at once, of a delivery whose last attempt failed (pending with failures, or failed). ' +
       'Its success ends the delivery; its failure leaves the scheduled attempts as they were. A UserError with code conflict for a ' +
       'delivered delivery, one not attempted yet, one already being retried or whose attempt is being made, or an inactive webhook.',
-    errors: {},
+    errors: refusals,
     type: WebhookDeliveryRef,
     authScopes: { authenticated: true },
     args: {

@@ -2,12 +2,8 @@
 // local-use), 6to4 and Teredo are refused whatever the IPv4 inside, as a URL literal and as a DNS answer, unless
 // private networks are allowed. `https://[::ffff:0:7f00:1]/` and `https://[64:ff9b:1::7f00:1]/` once reached loopback.
 import { describe, expect, it } from 'vitest';
-import {
-  checkDestination,
-  DestinationError,
-  isPrivateAddress,
-  type WebhookSettings,
-} from '../../../schema/push/destination.ts';
+import { checkDestination, isPrivateAddress, type WebhookSettings } from '../../../schema/push/destination.ts';
+import { DestinationError } from '../../../schema/push/push.errors.ts';
 
 const REFUSED = 'resolves to a private, loopback, link-local or reserved address';
 

@@ -1,7 +1,6 @@
 // Step 1: the client exists and is enabled, and was named once. Until it is trusted, errors stay on our page.
-import { InvalidClient, InvalidRequest } from '../oauth.errors.ts';
+import { AuthorizePageError, InvalidClient, InvalidRequest } from '../oauth.errors.ts';
 import type { AuthorizeClient, SplitParams } from './request.ts';
-import { AuthorizePageError } from './request.ts';
 
 export function checkClient(client: AuthorizeClient | null, { repeated }: SplitParams): AuthorizeClient {
   if (!client || !client.enabled) throw new AuthorizePageError(new InvalidClient());

@@ -1,7 +1,6 @@
 // Step 2: the redirect URI is one the client registered, exactly (no prefix or pattern match: no open redirect).
-import { InvalidRequest } from '../oauth.errors.ts';
+import { AuthorizePageError, InvalidRequest } from '../oauth.errors.ts';
 import type { AuthorizeClient, SplitParams } from './request.ts';
-import { AuthorizePageError } from './request.ts';
 
 export function checkRedirectUri(client: AuthorizeClient, { params, repeated }: SplitParams): string {
   const redirectUri = params.redirect_uri;

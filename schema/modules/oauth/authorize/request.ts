@@ -1,7 +1,5 @@
-// What the authorization endpoint's steps share: the request as validated so far, the browser's session, the
-// outcomes, and the page error for problems found before the client and its redirect URI are trusted.
-import { OAuthError } from '../oauth.errors.ts';
-
+// What the authorization endpoint's steps share: the request as validated so far, the browser's session and the
+// outcomes. Problems found before the client and its redirect URI are trusted are AuthorizePageErrors (oauth.errors.ts).
 export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
@@ -59,13 +57,6 @@ export type AuthorizeOutcome =
     }
   /** Send the browser to the consent page with this signed request. */
   | { kind: 'consent'; request: string };
-
-/** An error shown on our own page because the client or its redirect URI cannot be trusted. */
-export class AuthorizePageError extends OAuthError {
-  constructor(error: OAuthError) {
-    super(error.code, error.message);
-  }
-}
 
 /** Parameters arrive once each (RFC 6749 3.1); a repeated one is an error. */
 export type RawParams = Record<string, string | string[] | undefined>;
