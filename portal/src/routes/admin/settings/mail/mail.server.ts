@@ -1,5 +1,4 @@
 // What the mail log's two pages share: the platform-admin gate and a mail's fields.
-import { graphql } from '#lib/server/graphql.ts';
 import { error, type RequestEvent } from '@sveltejs/kit';
 
 export type MailStatus = 'queued' | 'retrying' | 'sent' | 'mailbox' | 'failed';
@@ -21,7 +20,7 @@ export interface Mail extends MailSummary {
 	html: string | null;
 }
 
-export const SUMMARY_FIELDS = graphql(`id kind to subject status attempts lastError sentAt createdAt`);
+export const SUMMARY_FIELDS = /* GraphQL */ `id kind to subject status attempts lastError sentAt createdAt`;
 
 /**
  * Mail goes to every organization's people and carries their single-use links: platform administrators only, on
