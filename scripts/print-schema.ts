@@ -1,7 +1,11 @@
-// Writes the printed SDL to schema.graphql (committed; a test fails when it is stale).
+// Writes the printed SDL to schema.graphql and the types gql.tada reads from it (both committed; a test fails when
+// either is stale).
 import { writeFile } from 'node:fs/promises';
 import { printSchema } from 'graphql';
 import { schema } from '../schema/index.ts';
+import { GRAPHQL_ENV, graphqlEnv } from './graphql-env.ts';
 
-await writeFile(new URL('../schema.graphql', import.meta.url), `${printSchema(schema)}\n`);
-console.log('wrote schema.graphql');
+const sdl = `${printSchema(schema)}\n`;
+await writeFile(new URL('../schema.graphql', import.meta.url), sdl);
+await writeFile(GRAPHQL_ENV, graphqlEnv(sdl));
+console.log('wrote schema.graphql and server/graphql/schema-env.d.ts');

@@ -1,9 +1,9 @@
 import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions } from './$types.js';
 
-const REQUEST_RESET = /* GraphQL */ `
+const REQUEST_RESET = graphql(`
 	mutation RequestPasswordReset($email: String!) {
 		requestPasswordReset(input: { email: $email }) {
 			__typename
@@ -17,9 +17,9 @@ const REQUEST_RESET = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-type RequestResult = { __typename: 'MutationRequestPasswordResetSuccess' } | UserError;
+type RequestResult = ResultOf<typeof REQUEST_RESET>['requestPasswordReset'];
 
 export const actions: Actions = {
 	default: async (event) => {
@@ -28,7 +28,7 @@ export const actions: Actions = {
 
 		let result: RequestResult;
 		try {
-			({ requestPasswordReset: result } = await gql<{ requestPasswordReset: RequestResult }>(event, REQUEST_RESET, {
+			({ requestPasswordReset: result } = await gql(event, REQUEST_RESET, {
 				email,
 			}));
 		} catch (err) {

@@ -1,13 +1,13 @@
 import { redirect } from '@sveltejs/kit';
-import { gql, sessionToken } from '#lib/server/graphql.ts';
+import { gql, sessionToken, graphql } from '#lib/server/graphql.ts';
 import { clearSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const LOGOUT = /* GraphQL */ `
+const LOGOUT = graphql(`
 	mutation Logout {
 		logout
 	}
-`;
+`);
 
 export const load: PageServerLoad = ({ locals, url, setHeaders }) => {
 	// A sign-out request from an application (/oauth/logout sent the browser here): signed by the service and bound
@@ -25,7 +25,7 @@ export const load: PageServerLoad = ({ locals, url, setHeaders }) => {
 
 export const actions: Actions = {
 	default: async (event) => {
-		if (sessionToken(event)) await gql<{ logout: boolean }>(event, LOGOUT);
+		if (sessionToken(event)) await gql(event, LOGOUT);
 		clearSessionCookie(event);
 		redirect(303, '/login');
 	},

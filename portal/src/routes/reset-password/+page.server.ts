@@ -1,10 +1,10 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import { clearSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const CONFIRM_RESET = /* GraphQL */ `
+const CONFIRM_RESET = graphql(`
 	mutation ConfirmPasswordReset($token: String!, $password: String!) {
 		confirmPasswordReset(input: { token: $token, password: $password }) {
 			__typename
@@ -18,9 +18,9 @@ const CONFIRM_RESET = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-type ConfirmResult = { __typename: 'MutationConfirmPasswordResetSuccess' } | UserError;
+type ConfirmResult = ResultOf<typeof CONFIRM_RESET>['confirmPasswordReset'];
 
 type Fields = { password?: string; passwordRepeat?: string };
 
@@ -52,7 +52,7 @@ export const actions: Actions = {
 
 		let result: ConfirmResult;
 		try {
-			({ confirmPasswordReset: result } = await gql<{ confirmPasswordReset: ConfirmResult }>(event, CONFIRM_RESET, {
+			({ confirmPasswordReset: result } = await gql(event, CONFIRM_RESET, {
 				token,
 				password,
 			}));

@@ -1,9 +1,9 @@
 import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const VERIFY_EMAIL = /* GraphQL */ `
+const VERIFY_EMAIL = graphql(`
 	mutation VerifyEmail($token: String!) {
 		verifyEmail(input: { token: $token }) {
 			__typename
@@ -21,9 +21,9 @@ const VERIFY_EMAIL = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-type VerifyResult = { __typename: 'User'; email: string; emailVerified: boolean } | UserError;
+type VerifyResult = ResultOf<typeof VERIFY_EMAIL>['verifyEmail'];
 
 /**
  * Only reads the token: link scanners and previews fetch mailed links, and the link is single use, so it is spent
@@ -43,7 +43,7 @@ export const actions: Actions = {
 
 		let result: VerifyResult;
 		try {
-			({ verifyEmail: result } = await gql<{ verifyEmail: VerifyResult }>(event, VERIFY_EMAIL, { token }));
+			({ verifyEmail: result } = await gql(event, VERIFY_EMAIL, { token }));
 		} catch (err) {
 			return refused(err, { invalidLink: false });
 		}

@@ -1,7 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
-import { gql } from '#lib/server/graphql.ts';
-import { field, refused, requireOrgAdmin, type Role, type UserError } from './settings.server.ts';
+import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { field, refused, requireOrgAdmin, type Role } from './settings.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 interface Member {
@@ -10,7 +10,7 @@ interface Member {
 	user: { id: string; name: string; email: string };
 }
 
-const ORGANIZATION = /* GraphQL */ `
+const ORGANIZATION = graphql(`
 	query Organization($id: ID!) {
 		organization(id: $id) {
 			id
@@ -19,9 +19,9 @@ const ORGANIZATION = /* GraphQL */ `
 			requireMfa
 		}
 	}
-`;
+`);
 
-const MEMBERS = /* GraphQL */ `
+const MEMBERS = graphql(`
 	query Members($org: String!) {
 		members(organizationId: $org, limit: 100) {
 			items {
@@ -36,9 +36,9 @@ const MEMBERS = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
+`);
 
-const RENAME = /* GraphQL */ `
+const RENAME = graphql(`
 	mutation UpdateOrganization($id: ID!, $name: String) {
 		updateOrganization(id: $id, input: { name: $name }) {
 			__typename
@@ -55,9 +55,9 @@ const RENAME = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const REQUIRE_MFA = /* GraphQL */ `
+const REQUIRE_MFA = graphql(`
 	mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
 		updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
 			__typename
@@ -74,9 +74,9 @@ const REQUIRE_MFA = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const TRANSFER = /* GraphQL */ `
+const TRANSFER = graphql(`
 	mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
 		transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
 			__typename
@@ -96,7 +96,7 @@ const TRANSFER = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
 /**
  * The organization itself: its id (for the API and the CLI), its name, and for its owners the transfer of
@@ -106,11 +106,11 @@ export const load: PageServerLoad = async (event) => {
 	const { organization, role } = await event.parent();
 	try {
 		const [{ organization: org }, members] = await Promise.all([
-			gql<{ organization: { id: string; name: string; createdAt: string; requireMfa: boolean } }>(event, ORGANIZATION, {
+			gql(event, ORGANIZATION, {
 				id: organization.id,
 			}),
 			role === 'owner'
-				? gql<{ members: { items: Member[]; nextCursor: string | null } }>(event, MEMBERS, {
+				? gql(event, MEMBERS, {
 						org: organization.id,
 					}).then((d) => d.members)
 				: null,
@@ -132,9 +132,9 @@ export const actions: Actions = {
 	rename: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const values = { name: field(await event.request.formData(), 'name') };
-		let result: { __typename: 'Organization'; name: string } | UserError;
+		let result: ResultOf<typeof RENAME>['updateOrganization'];
 		try {
-			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, {
+			({ updateOrganization: result } = await gql(event, RENAME, {
 				id: organizationId,
 				...values,
 			}));
@@ -150,9 +150,9 @@ export const actions: Actions = {
 	requireMfa: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const requireMfa = (await event.request.formData()).get('requireMfa') === 'on';
-		let result: { __typename: 'Organization'; requireMfa: boolean } | UserError;
+		let result: ResultOf<typeof REQUIRE_MFA>['updateOrganization'];
 		try {
-			({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, REQUIRE_MFA, {
+			({ updateOrganization: result } = await gql(event, REQUIRE_MFA, {
 				id: organizationId,
 				requireMfa,
 			}));
@@ -195,9 +195,9 @@ export const actions: Actions = {
 				message: 'Tick the box to confirm the transfer.',
 				problems: [],
 			});
-		let result: { __typename: 'Membership'; user: { name: string; email: string } } | UserError;
+		let result: ResultOf<typeof TRANSFER>['transferOwnership'];
 		try {
-			({ transferOwnership: result } = await gql<{ transferOwnership: typeof result }>(event, TRANSFER, {
+			({ transferOwnership: result } = await gql(event, TRANSFER, {
 				org: organizationId,
 				...values,
 			}));

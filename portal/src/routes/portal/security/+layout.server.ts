@@ -1,8 +1,8 @@
 import type { PasskeyItem } from '#lib/passkeys.ts';
-import { gql } from '#lib/server/graphql.ts';
+import { gql, graphql } from '#lib/server/graphql.ts';
 import type { LayoutServerLoad } from './$types.js';
 
-const PASSKEYS = /* GraphQL */ `
+const PASSKEYS = graphql(`
 	query MyPasskeys {
 		passkeysAvailable
 		myPasskeys {
@@ -14,7 +14,7 @@ const PASSKEYS = /* GraphQL */ `
 			backedUp
 		}
 	}
-`;
+`);
 
 /**
  * The person's passkeys for the page's passkeys section (Passkeys.svelte), loaded beside the page's own data. None
@@ -23,9 +23,6 @@ const PASSKEYS = /* GraphQL */ `
 export const load: LayoutServerLoad = async (event) => {
 	// The portal's gate first: signed out goes to sign-in.
 	await event.parent();
-	const { passkeysAvailable, myPasskeys } = await gql<{ passkeysAvailable: boolean; myPasskeys: PasskeyItem[] }>(
-		event,
-		PASSKEYS,
-	);
+	const { passkeysAvailable, myPasskeys } = await gql(event, PASSKEYS);
 	return { passkeysAvailable, passkeys: myPasskeys };
 };

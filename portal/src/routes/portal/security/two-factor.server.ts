@@ -4,10 +4,10 @@
 // the organization requires a second factor, and then on to where the person was going.
 import { fail, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, type UserError, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import { safeReturnTo } from '#lib/server/session.ts';
 
-const MY_MFA = /* GraphQL */ `
+const MY_MFA = graphql(`
 	query MyMfa {
 		myMfa {
 			totp
@@ -16,9 +16,9 @@ const MY_MFA = /* GraphQL */ `
 			recoveryCodesLeft
 		}
 	}
-`;
+`);
 
-const ENROLL_TOTP = /* GraphQL */ `
+const ENROLL_TOTP = graphql(`
 	mutation EnrollTotp($input: FreshProofInput) {
 		enrollTotp(input: $input) {
 			__typename
@@ -33,9 +33,9 @@ const ENROLL_TOTP = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const CONFIRM_TOTP = /* GraphQL */ `
+const CONFIRM_TOTP = graphql(`
 	mutation ConfirmTotp($code: String!) {
 		confirmTotp(input: { code: $code }) {
 			__typename
@@ -52,9 +52,9 @@ const CONFIRM_TOTP = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const REMOVE_TOTP = /* GraphQL */ `
+const REMOVE_TOTP = graphql(`
 	mutation RemoveTotp($input: FreshProofInput!) {
 		removeTotp(input: $input) {
 			__typename
@@ -71,9 +71,9 @@ const REMOVE_TOTP = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const REGENERATE_RECOVERY_CODES = /* GraphQL */ `
+const REGENERATE_RECOVERY_CODES = graphql(`
 	mutation RegenerateRecoveryCodes($input: FreshProofInput!) {
 		regenerateRecoveryCodes(input: $input) {
 			__typename
@@ -90,7 +90,7 @@ const REGENERATE_RECOVERY_CODES = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
 export interface MfaStatus {
 	totp: boolean;
@@ -107,9 +107,9 @@ export interface Enrolment {
 	qr: string;
 }
 
-type EnrolResult = { __typename: 'TotpEnrolment'; secret: string; otpauthUrl: string; qrSvg: string } | UserError;
-type CodesResult = { __typename: 'RecoveryCodes'; codes: string[] } | UserError;
-type RemoveResult = { __typename: 'MfaStatus'; totp: boolean } | UserError;
+type EnrolResult = ResultOf<typeof ENROLL_TOTP>['enrollTotp'];
+type CodesResult = ResultOf<typeof CONFIRM_TOTP>['confirmTotp'];
+type RemoveResult = ResultOf<typeof REMOVE_TOTP>['removeTotp'];
 
 const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
 const QR_PREFIX = 'data:image/svg+xml;base64,';
@@ -127,7 +127,7 @@ const continueTo = (returnTo: string | null, origin: string) => (returnTo ? safe
 
 /** The section's data: the person's factors, and whether the organization's policy sent them here. */
 export async function twoFactorData(event: RequestEvent) {
-	const { myMfa } = await gql<{ myMfa: MfaStatus }>(event, MY_MFA);
+	const { myMfa } = await gql(event, MY_MFA);
 	const enrol = event.url.searchParams.get('enrol') === '1';
 	return {
 		mfa: myMfa,
@@ -185,7 +185,7 @@ export const twoFactorActions = {
 		try {
 			// A first factor needs the password again (the service asks only then); empty, it is left out.
 			const password = field(form, 'password');
-			({ enrollTotp: result } = await gql<{ enrollTotp: EnrolResult }>(event, ENROLL_TOTP, {
+			({ enrollTotp: result } = await gql(event, ENROLL_TOTP, {
 				input: password ? { password } : {},
 			}));
 		} catch (err) {
@@ -214,7 +214,7 @@ export const twoFactorActions = {
 		if (!code) return again(400, 'Enter the 6-digit code your authenticator app shows.');
 		let result: CodesResult;
 		try {
-			({ confirmTotp: result } = await gql<{ confirmTotp: CodesResult }>(event, CONFIRM_TOTP, { code }));
+			({ confirmTotp: result } = await gql(event, CONFIRM_TOTP, { code }));
 		} catch (err) {
 			return refused(err, { action: 'confirmTotp' as const, returnTo, enrolment }, { rate_limited: RATE_LIMITED });
 		}
@@ -236,7 +236,7 @@ export const twoFactorActions = {
 		if (!proof) return fail(400, { action: 'removeTotp' as const, message: NO_PROOF, proofRefused: true });
 		let result: RemoveResult;
 		try {
-			({ removeTotp: result } = await gql<{ removeTotp: RemoveResult }>(event, REMOVE_TOTP, { input: proof }));
+			({ removeTotp: result } = await gql(event, REMOVE_TOTP, { input: proof }));
 		} catch (err) {
 			return refused(err, { action: 'removeTotp' as const, proofRefused: false }, { rate_limited: RATE_LIMITED });
 		}
@@ -249,11 +249,7 @@ export const twoFactorActions = {
 		if (!proof) return fail(400, { action: 'regenerateRecoveryCodes' as const, message: NO_PROOF, proofRefused: true });
 		let result: CodesResult;
 		try {
-			({ regenerateRecoveryCodes: result } = await gql<{ regenerateRecoveryCodes: CodesResult }>(
-				event,
-				REGENERATE_RECOVERY_CODES,
-				{ input: proof },
-			));
+			({ regenerateRecoveryCodes: result } = await gql(event, REGENERATE_RECOVERY_CODES, { input: proof }));
 		} catch (err) {
 			return refused(
 				err,

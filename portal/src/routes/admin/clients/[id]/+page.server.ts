@@ -1,6 +1,6 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import {
 	clientInput,
 	loadOwnedClient,
@@ -12,7 +12,7 @@ import {
 import { CLIENT_LABELS } from '../client-form.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
-const UPDATE_CLIENT = /* GraphQL */ `
+const UPDATE_CLIENT = graphql(`
 	mutation UpdateOAuthClient($id: ID!, $input: UpdateOAuthClientInput!) {
 		updateOAuthClient(id: $id, input: $input) {
 			__typename
@@ -30,9 +30,9 @@ const UPDATE_CLIENT = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const ROTATE_SECRET = /* GraphQL */ `
+const ROTATE_SECRET = graphql(`
 	mutation RotateOAuthClientSecret($id: ID!) {
 		rotateOAuthClientSecret(id: $id) {
 			__typename
@@ -45,9 +45,9 @@ const ROTATE_SECRET = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const DELETE_CLIENT = /* GraphQL */ `
+const DELETE_CLIENT = graphql(`
 	mutation DeleteOAuthClient($id: ID!) {
 		deleteOAuthClient(id: $id) {
 			__typename
@@ -57,11 +57,11 @@ const DELETE_CLIENT = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-type UpdateResult = { __typename: 'OAuthClient'; id: string; enabled: boolean } | UserError;
-type RotateResult = { __typename: 'OAuthClientWithSecret'; clientSecret: string } | UserError;
-type DeleteResult = { __typename: 'MutationDeleteOAuthClientSuccess' } | UserError;
+type UpdateResult = ResultOf<typeof UPDATE_CLIENT>['updateOAuthClient'];
+type RotateResult = ResultOf<typeof ROTATE_SECRET>['rotateOAuthClientSecret'];
+type DeleteResult = ResultOf<typeof DELETE_CLIENT>['deleteOAuthClient'];
 
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members.
@@ -76,7 +76,7 @@ function ownedClient(event: RequestEvent) {
 
 async function update(event: RequestEvent, id: string, input: Record<string, unknown>): Promise<UpdateResult> {
 	try {
-		return (await gql<{ updateOAuthClient: UpdateResult }>(event, UPDATE_CLIENT, { id, input })).updateOAuthClient;
+		return (await gql(event, UPDATE_CLIENT, { id, input })).updateOAuthClient;
 	} catch (err) {
 		rethrowAccess(err);
 	}
@@ -114,11 +114,7 @@ export const actions: Actions = {
 		}
 		let result: RotateResult;
 		try {
-			({ rotateOAuthClientSecret: result } = await gql<{ rotateOAuthClientSecret: RotateResult }>(
-				event,
-				ROTATE_SECRET,
-				{ id: client.id },
-			));
+			({ rotateOAuthClientSecret: result } = await gql(event, ROTATE_SECRET, { id: client.id }));
 		} catch (err) {
 			rethrowAccess(err);
 		}
@@ -141,7 +137,7 @@ export const actions: Actions = {
 		}
 		let result: DeleteResult;
 		try {
-			({ deleteOAuthClient: result } = await gql<{ deleteOAuthClient: DeleteResult }>(event, DELETE_CLIENT, {
+			({ deleteOAuthClient: result } = await gql(event, DELETE_CLIENT, {
 				id: client.id,
 			}));
 		} catch (err) {
