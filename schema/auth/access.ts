@@ -3,6 +3,7 @@
 import type { Actor, Context, Role } from '../context.ts';
 import { Prisma } from '../db.ts';
 import { DomainError, ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
+import { roleAtLeast } from './roles.ts';
 
 /**
  * The organization requires a second factor and the caller's person has none: everything in it is refused until one
@@ -16,10 +17,6 @@ export class MfaEnrollmentRequiredError extends DomainError {
     );
   }
 }
-
-const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
-
-export const roleAtLeast = (role: Role | null | undefined, min: Role) => !!role && RANK[role] >= RANK[min];
 
 interface Memberships {
   roles: Map<string, Role>;

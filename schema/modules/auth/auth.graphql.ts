@@ -1,13 +1,11 @@
 // Sign-in and the caller: login, logout, switching organization, the viewer query, and where the caller is signed in.
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { UserError } from '../../errors/index.ts';
 import type { Role } from '../../context.ts';
 import { login, logout, switchOrganization, type LoginResult, type MfaChallenge } from './auth.service.ts';
 import { listMySessions, revokeMySession, revokeOtherSessions, type PersonSession } from './sessions.service.ts';
 import { viewer, type ViewerShape } from './viewer.service.ts';
 import { issueDeviceCookie, type DeviceCookie } from './device-cookie.ts';
-
-export const RoleEnum = builder.enumType('Role', { values: ['owner', 'admin', 'member'] as const });
 
 const UserSummary = builder.objectRef<{ id: string; email: string; name: string }>('UserSummary').implement({
   fields: (t) => ({ id: t.exposeID('id'), email: t.exposeString('email'), name: t.exposeString('name') }),

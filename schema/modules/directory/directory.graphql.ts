@@ -1,7 +1,6 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
-import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createScimToken, listScimTokens, revokeScimToken } from './scim-tokens.service.ts';
 import { createGroupMapping, deleteGroupMapping, listGroupMappings } from './group-mappings.service.ts';
 import { listScimRequests } from './scim-requests.service.ts';

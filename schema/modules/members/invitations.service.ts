@@ -15,7 +15,8 @@ import {
   NewAccountFieldsError,
   RoleAboveYoursError,
 } from './members.errors.ts';
-import { requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { requireOrgRole } from '../../auth/access.ts';
+import { roleAtLeast } from '../../auth/roles.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';

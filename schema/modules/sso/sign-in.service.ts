@@ -5,13 +5,8 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError, UserError, ValidationError } from '../../errors/index.ts';
-import {
-  requireOrgRole,
-  requirePlatformAdmin,
-  requireSessionUser,
-  requireUserId,
-  roleAtLeast,
-} from '../../auth/access.ts';
+import { requireOrgRole, requirePlatformAdmin, requireSessionUser, requireUserId } from '../../auth/access.ts';
+import { highestRole, ROLES } from '../../auth/roles.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256, unusablePasswordHash } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -317,13 +312,9 @@ export function roleFrom(
 ): Role {
   if (!connection.roleClaim) return connection.defaultRole;
   const roles = profile.roleValues
-    .map((v) =>
-      connection.roleMap ? connection.roleMap[v] : (['owner', 'admin', 'member'] as const).find((r) => r === v),
-    )
+    .map((v) => (connection.roleMap ? connection.roleMap[v] : ROLES.find((r) => r === v)))
     .filter((r): r is Role => !!r);
-  return (
-    roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null) ?? connection.defaultRole
-  );
+  return highestRole(roles) ?? connection.defaultRole;
 }
 
 const KNOWN_AMR: readonly AuthMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'user', 'mfa'];

@@ -1,7 +1,7 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
-import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
+import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
 import {
   createConnection,
