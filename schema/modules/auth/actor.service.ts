@@ -5,7 +5,7 @@ import type { Actor, Context } from '../../context.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
 import { verifyAccessToken } from '../oauth/verify-access-token.ts';
 import { authenticateApiKey, API_KEY_PREFIX } from '../api-keys/api-keys.service.ts';
-import { findLiveSession } from './sessions.service.ts';
+import { findLiveSession } from '../sessions/sessions.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 
 export interface Credentials {

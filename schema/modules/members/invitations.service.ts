@@ -23,7 +23,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { createSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
+import { createSession, type AuthMethod, type IssuedSession } from '../sessions/sessions.service.ts';
 import { admitSignIn, login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
 import { mailVerificationLink } from '../accounts/email-verification.service.ts';
 import { countRequest } from '../../limits/request-throttle.ts';

@@ -11,7 +11,7 @@ import { NotFoundError } from '../../errors/index.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { decryptSecret, encryptSecret } from '../../push/secret.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { SessionRequiredError } from '../auth/auth.errors.ts';
+import { SessionRequiredError } from '../sessions/sessions.errors.ts';
 import {
   admitPasswordAttempt,
   checkAccountPassword,

@@ -11,6 +11,10 @@ import {
   updateOrganization,
 } from './organizations.service.ts';
 
+export const OrganizationSummaryRef = builder.objectRef<{ id: string; name: string }>('OrganizationSummary').implement({
+  fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
+});
+
 export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organization').implement({
   fields: (t) => ({
     id: t.exposeID('id'),

@@ -14,7 +14,7 @@ import { domainOf } from '../../lib/email.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { admitSignIn, loginPayload, type LoginResult } from '../auth/auth.service.ts';
-import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
+import { createSession, type AuthMethod } from '../sessions/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';

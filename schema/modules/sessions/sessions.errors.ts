@@ -1,6 +1,5 @@
-// Sign-in and sessions' refusals. Each keeps the stable code of its kind (unauthenticated) and the HTTP status that
-// code maps to (docs/architecture.md#errors). A wrong password is the shared InvalidCredentialsError, and a locked
-// counter the shared RateLimitedError (auth/throttle.service.ts).
+// Sessions' refusals. Each keeps the stable code of its kind (unauthenticated) and the HTTP status that code maps to
+// (docs/architecture.md#errors).
 import { UnauthenticatedError } from '../../errors/index.ts';
 
 /** What acts on the caller's own session: an API key or an access token has none. */
