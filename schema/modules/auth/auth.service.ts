@@ -4,6 +4,7 @@ import type { Context, Role } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { InvalidCredentialsError, NotFoundError, RateLimitedError } from '../../errors/index.ts';
 import { SessionRequiredError } from '../sessions/sessions.errors.ts';
+import { SsoRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, sha256, verifyPassword } from '../../lib/crypto.ts';
 import { decryptSecret } from '../../push/secret.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -11,7 +12,6 @@ import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service
 import { createSession, revokeSession, type AuthMethod, type IssuedSession } from '../sessions/sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
 import { issueMfaToken } from './mfa-token.ts';
-import { SsoRequiredError } from '../sso/sso.errors.ts';
 import { domainOf } from '../../lib/email.ts';
 
 export interface LoginResult {

@@ -14,6 +14,7 @@ import { domainOf } from '../../lib/email.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { admitSignIn, loginPayload, type LoginResult } from '../auth/auth.service.ts';
+import { SsoRequiredError } from '../auth/auth.errors.ts';
 import { createSession, type AuthMethod } from '../sessions/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
@@ -21,7 +22,7 @@ import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
 import { PROTOCOLS } from './protocols.ts';
 import type { LoadedConnection, SsoRequestState, UpstreamProfile } from './protocol.ts';
-import { SsoRequiredError, SsoSignInError } from './sso.errors.ts';
+import { SsoSignInError } from './sso.errors.ts';
 
 type Tx = Prisma.TransactionClient;
 

@@ -47,20 +47,6 @@ export class DomainInUseError extends ConflictError {
 }
 
 /**
- * A password (or a passkey) for an address whose organization requires single sign-on: the message says where to
- * sign in instead; `connectionId` lets the sign-in page send the person there.
- */
-export class SsoRequiredError extends UserError {
-  readonly connectionId: string;
-  constructor(connection: { id: string; name: string }) {
-    super('sso_required', `Your organization requires you to sign in with ${connection.name}`, [
-      { path: 'connection', message: connection.id },
-    ]);
-    this.connectionId = connection.id;
-  }
-}
-
-/**
  * A sign-in through an identity provider that did not succeed. `reason` is stable (the sign-in page words it):
  * expired_request (unknown, used or expired state), wrong_browser, idp_error, invalid_response (a token or
  * assertion that failed validation), no_email, unverified_email, disabled, account_exists, sso_required (a platform-wide provider for an address whose

@@ -23,7 +23,7 @@ import {
   type SsoOutcome,
   type SsoStart,
 } from './sign-in.service.ts';
-import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
+import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from '../auth/home-realm.ts';
 
 const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
   description:
