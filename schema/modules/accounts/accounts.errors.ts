@@ -18,3 +18,10 @@ export class AlreadyVerifiedError extends ConflictError {
     super('This e-mail address is already verified');
   }
 }
+
+/** An address is one account's: changing or verifying it where another account has it. */
+export class EmailTakenError extends ConflictError {
+  constructor() {
+    super('Another account uses this e-mail address');
+  }
+}

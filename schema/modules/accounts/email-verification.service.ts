@@ -9,8 +9,7 @@ import { countRequest } from '../../limits/request-throttle.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
-import { EmailTakenError } from '../users/users.errors.ts';
-import { AlreadyVerifiedError, InvalidLinkError } from './accounts.errors.ts';
+import { AlreadyVerifiedError, EmailTakenError, InvalidLinkError } from './accounts.errors.ts';
 import {
   claimLinkToken,
   findLiveLinkToken,

@@ -6,12 +6,12 @@ import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import {
   CurrentPasswordRequiredError,
-  EmailTakenError,
   UserAdminOnlyError,
   SoleOperatorOwnerError,
   SoleOwnerError,
   WrongCurrentPasswordError,
 } from './users.errors.ts';
+import { EmailTakenError } from '../accounts/accounts.errors.ts';
 import {
   isPlatformAdmin,
   readableOrganizationIdsOf,
