@@ -8,21 +8,20 @@ import {
   deleteConnection,
   getConnection,
   listConnections,
-  loadConnection,
   updateConnection,
   type ConnectionView,
 } from './connections.service.ts';
-import { serviceProviderMetadata } from './saml.protocol.ts';
 import {
   completeSsoSignIn,
   myIdentities,
+  samlMetadata,
   socialProviders,
   ssoTestResult,
   startSsoSignIn,
   unlinkIdentity,
   type SsoOutcome,
   type SsoStart,
-} from './sign-in.service.ts';
+} from './sso.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from '../auth/home-realm.ts';
 
 const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
@@ -246,7 +245,8 @@ const SsoLinkedRef = builder.objectRef<Extract<SsoOutcome, { kind: 'linked' }>>(
 });
 
 // A refusal is a top-level error whose code is sso_failed and whose details name the reason (expired_request,
-// wrong_browser, invalid_response...): graphql-js raises an Error a resolver returns, so it cannot be a member here.
+// wrong_browser, invalid_response...; SsoSignInError's `reason`): graphql-js raises an Error a resolver returns, so it
+// cannot be a member here.
 const SsoSignInResultRef = builder.unionType('SsoSignInResult', {
   types: [SsoSignedInRef, SsoTestedRef, SsoLinkedRef],
   resolveType: (o) => (o.kind === 'tested' ? SsoTestedRef : o.kind === 'linked' ? SsoLinkedRef : SsoSignedInRef),
@@ -304,10 +304,7 @@ builder.queryField('samlMetadata', (t) =>
     nullable: true,
     description: "A SAML connection's service provider metadata (XML); null for another kind or an unknown id.",
     args: { connectionId: t.arg.string({ required: true }) },
-    resolve: async (_root, { connectionId }, ctx) => {
-      const connection = await loadConnection(ctx, connectionId);
-      return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
-    },
+    resolve: (_root, { connectionId }, ctx) => samlMetadata(ctx, connectionId),
   }),
 );
 

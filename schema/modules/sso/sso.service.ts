@@ -1,6 +1,8 @@
 // Signing in through a connection (docs/architecture.md#single-sign-on): the browser leaves for the identity provider
 // with a request that is remembered once, comes back with an answer the protocol validates, and the person it names
-// is signed in, joining the connection's organization on their first visit (just-in-time membership).
+// is signed in, joining the connection's organization on their first visit (just-in-time membership). The SSO domain's
+// entry: sso.graphql.ts and the browser's steps (server/sso) call here; connections and domains have services of
+// their own beside it.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
@@ -20,6 +22,7 @@ import { admitMember, applyRoleFromUpstream } from '../members/members.service.t
 import { takeOverUnproven } from '../accounts/take-over.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
+import { serviceProviderMetadata } from './saml.protocol.ts';
 import { PROTOCOLS } from './protocols.ts';
 import type { LoadedConnection, SsoRequestState, UpstreamProfile } from './protocol.ts';
 import { SsoSignInError } from './sso.errors.ts';
@@ -114,6 +117,12 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
     },
   });
   return { url: departure.url, browserToken, expiresAt };
+}
+
+/** A SAML connection's service provider metadata (XML); null for another kind of connection or an unknown id. */
+export async function samlMetadata(ctx: Context, connectionId: string): Promise<string | null> {
+  const connection = await loadConnection(ctx, connectionId);
+  return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
 }
 
 const completeInput = z
