@@ -11,6 +11,7 @@ import { ForbiddenError, InsufficientScopeError, UnauthenticatedError, UserError
 import { FirstPartyOnlyError } from './auth/access.errors.ts';
 import { USER_ERROR_CODES } from './errors/codes.ts';
 import { API_SCOPE, failedFirstParty, missingTokenScope, scopeInitializer } from './auth/scopes.ts';
+import { ROLES } from './auth/roles.ts';
 import { fields, TIMESTAMP_RULE } from './lib/input.ts';
 
 export interface AuthScopes {
@@ -94,6 +95,9 @@ builder.scalarType('DateTime', {
   },
 });
 builder.scalarType('JSON', { serialize: (v) => v, parseValue: (v) => v });
+
+// Shared by every domain that names a membership's role, so it is declared below them all.
+export const RoleEnum = builder.enumType('Role', { values: ROLES });
 
 const FieldProblemRef = builder.objectRef<{ path: string; message: string }>('FieldProblem').implement({
   fields: (t) => ({ path: t.exposeString('path'), message: t.exposeString('message') }),

@@ -1,6 +1,7 @@
 // Imports every module (each registers its types and fields on the builder) and exports the schema.
 import { builder } from './builder.ts';
 import './modules/auth/auth.graphql.ts';
+import './modules/sessions/sessions.graphql.ts';
 import './modules/users/users.graphql.ts';
 import './modules/organizations/organizations.graphql.ts';
 import './modules/organizations/overview.graphql.ts';

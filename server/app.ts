@@ -84,7 +84,7 @@ export function createApp({
   app.use(scimEndpoint(base, { logger, rateLimits }));
 
   const limits = rateLimitMiddleware(rateLimits);
-  app.use(ssoRouter(base, executor.run, cookie, limits).routes());
+  app.use(ssoRouter(base, cookie, limits).routes());
   const methods = {
     throw: true,
     methodNotAllowed: () => new DomainError('method_not_allowed', 'This endpoint does not support that method'),

@@ -5,7 +5,7 @@ import type { GraphQLError } from 'graphql';
 import type Koa from 'koa';
 import { makeContext, type Actor, type ContextBase } from '../schema/context.ts';
 import { ServiceUnavailableError } from '../schema/errors/unavailable.ts';
-import { resolveActor } from '../schema/modules/auth/actor.service.ts';
+import { resolveActor } from '../schema/actor.ts';
 import { classifyError } from './errors/classify.ts';
 import type { createExecutor } from './graphql/executor.ts';
 import type { RequestState } from './middleware/request.ts';

@@ -4,10 +4,7 @@ import type { Actor, Context, Role } from '../context.ts';
 import { Prisma } from '../db.ts';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
 import { FirstPartyOnlyError, MfaEnrollmentRequiredError } from './access.errors.ts';
-
-const RANK: Record<Role, number> = { member: 1, admin: 2, owner: 3 };
-
-export const roleAtLeast = (role: Role | null | undefined, min: Role) => !!role && RANK[role] >= RANK[min];
+import { roleAtLeast } from './roles.ts';
 
 interface Memberships {
   roles: Map<string, Role>;

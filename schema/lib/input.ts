@@ -1,6 +1,7 @@
 // One validation step for every input, GraphQL or REST: a zod schema per input, problems reported per field.
 import { z } from 'zod';
 import { ValidationError } from '../errors/index.ts';
+import { Role } from '../../prisma/generated/client/enums.ts';
 
 export function parseInput<S extends z.ZodType>(
   schema: S,
@@ -95,7 +96,7 @@ export const fields = {
   name: z.string().trim().min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
   httpsUrl: z.url({ protocol: /^https$/, message: 'must be an https URL' }).max(2048),
   id: z.string().min(1).max(100),
-  role: z.enum(['owner', 'admin', 'member'], { message: 'must be owner, admin or member' }),
+  role: z.enum(Role, { message: 'must be owner, admin or member' }),
   /** Every timestamp the API accepts, the DateTime scalar's included: strict RFC 3339, as a Date. */
   timestamp,
   /** A timestamp, or a whole day (UTC) where the interface takes one: `dateOnly` says which was given. */

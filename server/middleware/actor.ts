@@ -3,7 +3,7 @@
 // origin (CSRF defence); a bearer token is never sent by a browser on its own, so it needs no such check.
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
-import { resolveActor } from '../../schema/modules/auth/actor.service.ts';
+import { resolveActor } from '../../schema/actor.ts';
 import { ForbiddenError, UnauthenticatedError } from '../../schema/errors/index.ts';
 import type { RequestState } from './request.ts';
 

@@ -3,7 +3,7 @@
 // confirmation page (/logout) when the user must be asked first.
 import type Koa from 'koa';
 import { makeContext, type ContextBase } from '../../schema/context.ts';
-import { resolveActor } from '../../schema/modules/auth/actor.service.ts';
+import { resolveActor } from '../../schema/actor.ts';
 import { logout } from '../../schema/modules/oauth/logout.service.ts';
 import { OAuthError } from '../../schema/modules/oauth/oauth.errors.ts';
 import { SESSION_COOKIE } from '../middleware/actor.ts';

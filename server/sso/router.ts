@@ -1,14 +1,18 @@
 // /sso/{connection id}/*: the browser's way through an organization's identity provider (docs/architecture.md#single-sign-on).
 // start sends it to the provider, callback (OpenID Connect, GitHub) and acs (SAML) bring it back signed in, and
-// metadata is the SAML service provider's description. Each step parses, runs one operation and maps the result;
-// a refusal ends on /login with its reason, which the page words (never text from the request or the provider).
+// metadata is the SAML service provider's description. Each step parses, calls one SSO service directly (as
+// server/oidc does) and maps the result; a refusal ends on /login with its reason, which the page words (never text
+// from the request or the provider).
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type Koa from 'koa';
 import type { ContextBase, Context } from '../../schema/context.ts';
 import { makeContext } from '../../schema/context.ts';
-import { DomainError, UserError } from '../../schema/errors/index.ts';
-import type { Executor } from '../graphql/executor.ts';
+import { DomainError, InsufficientScopeError, ValidationError } from '../../schema/errors/index.ts';
+import { API_SCOPE } from '../../schema/auth/scopes.ts';
+import { completeSsoSignIn, samlMetadata, startSsoSignIn } from '../../schema/modules/sso/sso.service.ts';
+import { SsoSignInError } from '../../schema/modules/sso/sso.errors.ts';
+import { unstorableInput } from '../middleware/input-guard.ts';
 import { actorMiddleware } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
@@ -27,62 +31,9 @@ const REFUSAL_PAGES: Record<string, (reason: string) => string> = {
   test: (reason) => `/admin/settings/sso?${new URLSearchParams({ test_error: reason })}`,
 };
 
-const START = /* GraphQL */ `
-  mutation ($input: StartSsoSignInInput!) {
-    startSsoSignIn(input: $input) {
-      __typename
-      ... on SsoStart {
-        url
-        browserToken
-        expiresAt
-      }
-      ... on UserError {
-        code
-        details {
-          path
-          message
-        }
-      }
-    }
-  }
-`;
-
-const COMPLETE = /* GraphQL */ `
-  mutation ($input: CompleteSsoSignInInput!) {
-    completeSsoSignIn(input: $input) {
-      __typename
-      ... on SsoSignedIn {
-        returnTo
-        login {
-          token
-          expiresAt
-          mfaEnrollmentRequired
-        }
-      }
-      ... on SsoTested {
-        resultId
-      }
-      ... on SsoLinked {
-        connectionName
-      }
-    }
-  }
-`;
-
-const METADATA = /* GraphQL */ `
-  query ($id: String!) {
-    samlMetadata(connectionId: $id)
-  }
-`;
-
-type Problem = { code: string; details?: readonly { path: string; message: string }[] | null };
-
-/** The stable reason /login words: an sso_failed refusal's own, else the error's code. */
-const reasonOf = (problem: Problem) => problem.details?.find((d) => d.path === 'reason')?.message ?? problem.code;
-
 const ID = /^[A-Za-z0-9-]{1,100}$/;
 
-export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCookie, limits: Koa.Middleware): Router {
+export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.Middleware): Router {
   const router = new Router({ prefix: '/sso/:id' });
   const form = bodyParser({ enableTypes: ['form'], formLimit: '1mb', encoding: 'utf-8' });
   const anonymous = (ctx: Koa.Context): Context => makeContext(base, null, ctx.state.request as RequestState);
@@ -107,21 +58,31 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     );
   };
 
-  /** A top-level error of the operation (input it cannot take, a rate limit) ends on /login like a refusal. */
-  const attempt = async (ctx: Koa.Context, work: () => Promise<Record<string, any>>, mode: string | null) => {
+  /**
+   * A refusal ends on /login (or where the sign-in started): a refused sign-in with its reason, any other refusal
+   * (input no service can take, an unknown connection) with its code.
+   */
+  const attempt = async <T>(ctx: Koa.Context, work: () => Promise<T>, mode: string | null): Promise<T | null> => {
     try {
       return await work();
     } catch (error) {
       if (!(error instanceof DomainError) || error.code === 'service_unavailable') throw error;
+      const refused = error instanceof SsoSignInError ? error : null;
       // The stored request's purpose, when the refusal came after it was found, is surer than the cookie's.
-      const purpose = error instanceof UserError ? error.details.find((d) => d.path === 'purpose')?.message : undefined;
       failed(
         ctx,
-        error.code === 'not_found' ? 'unknown_connection' : error instanceof UserError ? reasonOf(error) : error.code,
-        purpose ?? mode,
+        error.code === 'not_found' ? 'unknown_connection' : (refused?.reason ?? error.code),
+        refused?.purpose ?? mode,
       );
       return null;
     }
+  };
+
+  /** What every interface refuses at its door: text the database cannot store (input-guard.ts). */
+  const storable = <T extends Record<string, unknown>>(input: T): T => {
+    const problems = unstorableInput([[input, '']]);
+    if (problems.length) throw new ValidationError('The request is invalid', problems);
+    return input;
   };
 
   router.use(async (ctx, next) => {
@@ -147,11 +108,18 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
       link: query.link === '1',
     };
     const mode = input.link ? 'link' : input.test ? 'test' : null;
-    const data = await attempt(ctx, () => run(ctx.state.tessera as Context, START, { input }), mode);
-    if (!data) return;
-    const result = data.startSsoSignIn;
-    if (result.__typename === 'UserError')
-      return failed(ctx, result.code === 'not_found' ? 'unknown_connection' : reasonOf(result), mode);
+    const context = ctx.state.tessera as Context;
+    const result = await attempt(
+      ctx,
+      () => {
+        // An app's access token acts only with the api scope, as over GraphQL (docs/architecture.md#authorization).
+        if (context.actor?.kind === 'oauth' && !context.actor.scope.includes(API_SCOPE))
+          throw new InsufficientScopeError(API_SCOPE);
+        return startSsoSignIn(context, storable(input));
+      },
+      mode,
+    );
+    if (!result) return;
     noStore(ctx);
     const until = { ...sessionCookieAttributes(cookie, new Date(result.expiresAt)), path: cookiePath(id) };
     ctx.cookies.set(SSO_COOKIE, result.browserToken, until);
@@ -165,19 +133,18 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
     async (ctx) => {
       const id = ctx.params.id!;
       const input = { connectionId: id, browserToken: ctx.cookies.get(SSO_COOKIE) ?? null, ...answer(ctx) };
-      const data = await attempt(
+      const result = await attempt(
         ctx,
-        () => run(anonymous(ctx), COMPLETE, { input }),
+        () => completeSsoSignIn(anonymous(ctx), storable(input)),
         ctx.cookies.get(MODE_COOKIE) ?? null,
       );
-      if (!data) return;
-      const result = data.completeSsoSignIn;
+      if (!result) return;
       noStore(ctx);
       clearCookies(ctx);
       ctx.status = 303;
-      if (result.__typename === 'SsoTested')
+      if (result.kind === 'tested')
         return ctx.redirect(`/admin/settings/sso/test/${encodeURIComponent(result.resultId)}`);
-      if (result.__typename === 'SsoLinked') return ctx.redirect('/portal/security?linked=1');
+      if (result.kind === 'linked') return ctx.redirect('/portal/security?linked=1');
       const { login, returnTo } = result;
       ctx.cookies.set(cookie.name, login.token, {
         ...sessionCookieAttributes(cookie, new Date(login.expiresAt)),
@@ -216,10 +183,10 @@ export function ssoRouter(base: ContextBase, run: Executor, cookie: SessionCooki
   );
 
   router.get('/metadata', asAnonymous, limits, async (ctx) => {
-    const { samlMetadata } = await run(ctx.state.tessera as Context, METADATA, { id: ctx.params.id });
-    if (!samlMetadata) throw new DomainError('not_found', 'No SAML connection here');
+    const metadata = await samlMetadata(ctx.state.tessera as Context, ctx.params.id!);
+    if (!metadata) throw new DomainError('not_found', 'No SAML connection here');
     ctx.type = 'application/samlmetadata+xml';
-    ctx.body = samlMetadata;
+    ctx.body = metadata;
   });
 
   return router;

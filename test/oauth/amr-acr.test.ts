@@ -220,7 +220,7 @@ async function passwordOnlySession(person: Person): Promise<string> {
   const reply = await client(server.url).post('/api/v1/auth/login', { email: person.email, password: PASSWORD });
   if (!reply.body.mfa_required) return reply.body.token;
   // The person has a factor: the only password-only sessions left are those made before it. Make one as they were.
-  const { createSession } = await import('../../schema/modules/auth/sessions.service.ts');
+  const { createSession } = await import('../../schema/modules/sessions/sessions.service.ts');
   const user = await server.base.db.user.findUniqueOrThrow({
     where: { email: person.email },
     select: { id: true, sessionVersion: true },

@@ -4,7 +4,7 @@
 // while a grant authorized by another, still live session of the same person keeps working.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeContext } from '../../schema/context.ts';
-import { endSessions } from '../../schema/modules/auth/sessions.service.ts';
+import { endSessions } from '../../schema/modules/sessions/sessions.service.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { client, type Client } from '../helpers/http.ts';
 import { addPerson, PASSWORD, type Person, type Tenant } from '../helpers/fixtures.ts';

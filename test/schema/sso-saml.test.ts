@@ -39,7 +39,7 @@ function context(): Context {
   return makeContext(base, null, { requestId: 'sso-saml', ip: null, userAgent: null });
 }
 
-/** A SAML connection to the test IdP, as sign-in.service.ts loads it, with its row. */
+/** A SAML connection to the test IdP, as sso.service.ts loads it, with its row. */
 async function connection(overrides: Partial<LoadedConnection> = {}): Promise<LoadedConnection> {
   const loaded: LoadedConnection = {
     id: uuidv7(),

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onStatement } from '../../schema/db.ts';
 import { makeContext } from '../../schema/context.ts';
-import { resolveActor, type Credentials } from '../../schema/modules/auth/actor.service.ts';
+import { resolveActor, type Credentials } from '../../schema/actor.ts';
 import type { TestServer } from '../helpers/server.ts';
 import type { Client } from '../helpers/http.ts';
 import type { Tenant } from '../helpers/fixtures.ts';

@@ -1,6 +1,6 @@
 import type { Task } from 'graphile-worker';
 import type { WorkerDeps } from '../deps.ts';
-import { announceExpiredSessions } from '../../schema/modules/auth/sessions.service.ts';
+import { announceExpiredSessions } from '../../schema/modules/sessions/sessions.service.ts';
 
 export const EXPIRE_SESSIONS_TASK = 'expire_sessions';
 

@@ -20,5 +20,12 @@ export class AlreadyVerifiedError extends ConflictError {
   }
 }
 
+/** An address is one account's: changing or verifying it where another account has it. */
+export class EmailTakenError extends ConflictError {
+  constructor() {
+    super('Another account uses this e-mail address');
+  }
+}
+
 /** The codes a UserError of this domain's mutations can carry (AccountsErrorCode in schema.graphql). */
 export const ACCOUNTS_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request', 'conflict'];

@@ -23,8 +23,7 @@ import { takeOverUnproven } from './take-over.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { forgetFailedSignIns } from '../auth/throttle.service.ts';
 import { queueMail, queueMailSql } from '../mail/outbox.ts';
-import { EmailTakenError } from '../users/users.errors.ts';
-import { AlreadyVerifiedError, InvalidLinkError } from './accounts.errors.ts';
+import { AlreadyVerifiedError, EmailTakenError, InvalidLinkError } from './accounts.errors.ts';
 import {
   claimLinkToken,
   findLiveLinkToken,

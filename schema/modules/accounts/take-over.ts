@@ -8,7 +8,7 @@ import { emitUserEvent } from '../../events/emit.ts';
 import { apiKeysFollowCreator } from '../api-keys/api-keys.service.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { revokeGrants } from '../oauth/revocation.service.ts';
-import { endEverySession } from '../auth/sessions.service.ts';
+import { endEverySession } from '../sessions/sessions.service.ts';
 
 type Tx = Prisma.TransactionClient;
 

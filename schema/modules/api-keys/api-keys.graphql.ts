@@ -1,7 +1,6 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
-import { RoleEnum } from '../auth/auth.graphql.ts';
 import { createApiKey, keyPrefix, listApiKeys, revokeApiKey } from './api-keys.service.ts';
 import { mutationErrors } from '../../errors/mutation-errors.ts';
 import { API_KEYS_ERROR_CODES } from './api-keys.errors.ts';

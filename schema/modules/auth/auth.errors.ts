@@ -1,15 +1,20 @@
-// Sign-in and sessions' refusals. Each keeps the stable code of its kind (unauthenticated) and the HTTP status that
-// code maps to (docs/architecture.md#errors). A wrong password is the shared InvalidCredentialsError, and a locked
-// counter the shared RateLimitedError (auth/throttle.service.ts).
-import { UnauthenticatedError } from '../../errors/index.ts';
+// Sign-in's own refusals: the organizations' sign-in policy (admitSignIn). A wrong password is the shared
+// InvalidCredentialsError, and a locked counter the shared RateLimitedError (throttle.service.ts).
+import { UserError } from '../../errors/index.ts';
 import type { UserErrorCode } from '../../errors/codes.ts';
 
-/** What acts on the caller's own session: an API key or an access token has none. */
-export class SessionRequiredError extends UnauthenticatedError {
-  constructor(
-    what: 'Sign-out' | 'Switching organization' | 'Managing sessions' | 'Managing second factors' | 'Managing passkeys',
-  ) {
-    super(`${what} needs a session`);
+/**
+ * A password (or a passkey) for an address whose organization requires single sign-on: the message says where to
+ * sign in instead; `connectionId` lets the sign-in page send the person there.
+ */
+export class SsoRequiredError extends UserError {
+  static readonly code = 'sso_required';
+  readonly connectionId: string;
+  constructor(connection: { id: string; name: string }) {
+    super(SsoRequiredError.code, `Your organization requires you to sign in with ${connection.name}`, [
+      { path: 'connection', message: connection.id },
+    ]);
+    this.connectionId = connection.id;
   }
 }
 

@@ -1,17 +1,15 @@
-// Sign-in and the caller: login, logout, switching organization, the viewer query, and where the caller is signed in.
-import { builder } from '../../builder.ts';
+// Sign-in and the caller: login, logout, switching organization and the viewer query.
+import { builder, RoleEnum } from '../../builder.ts';
 import { UserError } from '../../errors/index.ts';
 import type { Role } from '../../context.ts';
 import { login, logout, switchOrganization, type LoginResult, type MfaChallenge } from './auth.service.ts';
-import { listMySessions, revokeMySession, revokeOtherSessions, type PersonSession } from './sessions.service.ts';
+import { SessionInfoRef } from '../sessions/sessions.graphql.ts';
 import { viewer, type ViewerShape } from './viewer.service.ts';
 import { issueDeviceCookie, type DeviceCookie } from './device-cookie.ts';
 import { mutationErrors } from '../../errors/mutation-errors.ts';
 import { AUTH_ERROR_CODES } from './auth.errors.ts';
 
 const refusals = mutationErrors('AuthErrorCode', AUTH_ERROR_CODES);
-
-export const RoleEnum = builder.enumType('Role', { values: ['owner', 'admin', 'member'] as const });
 
 const UserSummary = builder.objectRef<{ id: string; email: string; name: string }>('UserSummary').implement({
   fields: (t) => ({ id: t.exposeID('id'), email: t.exposeString('email'), name: t.exposeString('name') }),
@@ -27,20 +25,6 @@ export const OrganizationMembershipRef = builder
       role: t.field({ type: RoleEnum, nullable: true, resolve: (o) => o.role }),
     }),
   });
-
-const SessionInfo = builder.objectRef<LoginResult['session']>('SessionInfo').implement({
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
-    authTime: t.expose('authTime', { type: 'DateTime' }),
-    organizationId: t.exposeString('organizationId', { nullable: true }),
-  }),
-});
-
-export const OrganizationSummaryRef = builder.objectRef<{ id: string; name: string }>('OrganizationSummary').implement({
-  fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
-});
 
 const DeviceCookieRef = builder.objectRef<DeviceCookie>('DeviceCookie').implement({
   description:
@@ -58,7 +42,7 @@ export const LoginPayloadRef = builder.objectRef<LoginResult>('LoginPayload').im
     token: t.exposeString('token'),
     tokenType: t.string({ resolve: () => 'Bearer' }),
     expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
-    session: t.field({ type: SessionInfo, resolve: (p) => p.session }),
+    session: t.field({ type: SessionInfoRef, resolve: (p) => p.session }),
     user: t.field({ type: UserSummary, resolve: (p) => p.user }),
     organization: t.field({ type: OrganizationMembershipRef, nullable: true, resolve: (p) => p.organization }),
     mfaEnrollmentRequired: t.exposeBoolean('mfaEnrollmentRequired', {
@@ -113,7 +97,7 @@ export const ViewerRef = builder.objectRef<ViewerShape>('Viewer').implement({
       description:
         "The current organization requires a second factor and this session's person has none: everything there is refused until one is set up.",
     }),
-    session: t.field({ type: SessionInfo, nullable: true, resolve: (v) => v.session }),
+    session: t.field({ type: SessionInfoRef, nullable: true, resolve: (v) => v.session }),
   }),
 });
 
@@ -153,66 +137,5 @@ builder.queryField('viewer', (t) =>
     skipTypeScopes: true,
     authScopes: { profileRead: true },
     resolve: (_root, _args, ctx) => viewer(ctx),
-  }),
-);
-
-const SessionRef = builder.objectRef<PersonSession>('Session').implement({
-  description: 'One place the caller is signed in: a live session, with where it was made and when it was last used.',
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    lastUsedAt: t.expose('lastUsedAt', {
-      type: 'DateTime',
-      description: 'The last request made with it, to the minute.',
-    }),
-    expiresAt: t.expose('expiresAt', { type: 'DateTime' }),
-    ip: t.exposeString('ip', { nullable: true, description: 'The client address that signed in.' }),
-    userAgent: t.exposeString('userAgent', { nullable: true, description: 'The user agent that signed in.' }),
-    organization: t.field({
-      type: OrganizationSummaryRef,
-      nullable: true,
-      description: 'The organization it acts in.',
-      resolve: (s) => s.organization,
-    }),
-    current: t.exposeBoolean('current', { description: 'The session this request came with.' }),
-  }),
-});
-
-const RevokedSessionRef = builder.objectRef<{ id: string; current: boolean }>('RevokedSession').implement({
-  fields: (t) => ({
-    id: t.exposeID('id'),
-    current: t.exposeBoolean('current', {
-      description: 'It was the session this request came with: the caller is signed out.',
-    }),
-  }),
-});
-
-builder.queryField('mySessions', (t) =>
-  t.field({
-    type: [SessionRef],
-    description: "The caller's live sessions, most recently used first (at most 100). Needs a session.",
-    authScopes: { session: true },
-    resolve: (_root, _args, ctx) => listMySessions(ctx),
-  }),
-);
-
-builder.mutationField('revokeSession', (t) =>
-  t.field({
-    errors: refusals,
-    type: RevokedSessionRef,
-    description:
-      "Ends one of the caller's sessions (the current one too, which signs out). Another person's is not found.",
-    authScopes: { session: true },
-    args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => revokeMySession(ctx, args),
-  }),
-);
-
-builder.mutationField('revokeOtherSessions', (t) =>
-  t.int({
-    description:
-      'Signs out everywhere else: ends every session of the caller but the current one, and answers how many.',
-    authScopes: { session: true },
-    resolve: (_root, _args, ctx) => revokeOtherSessions(ctx),
   }),
 );

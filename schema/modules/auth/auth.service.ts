@@ -3,21 +3,15 @@ import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { InvalidCredentialsError, NotFoundError, RateLimitedError } from '../../errors/index.ts';
-import { SessionRequiredError } from './auth.errors.ts';
+import { SessionRequiredError } from '../sessions/sessions.errors.ts';
+import { SsoRequiredError } from './auth.errors.ts';
 import { burnPasswordCheck, sha256, verifyPassword } from '../../lib/crypto.ts';
 import { unseal } from '../../lib/sealed.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit, recordFailedPasswordAttempt } from '../audit/audit.service.ts';
-import {
-  createSession,
-  findLiveSession,
-  revokeSession,
-  type AuthMethod,
-  type IssuedSession,
-} from './sessions.service.ts';
+import { createSession, revokeSession, type AuthMethod, type IssuedSession } from '../sessions/sessions.service.ts';
 import { admitPasswordAttempt, passwordAccepted, passwordRejected } from './throttle.service.ts';
 import { issueMfaToken } from './mfa-token.ts';
-import { SsoRequiredError } from '../sso/sso.errors.ts';
 import { domainOf } from '../../lib/email.ts';
 
 export interface LoginResult {
@@ -257,5 +251,3 @@ export async function switchOrganization(ctx: Context, input: unknown) {
   // The rest of this request acts in the new organization too.
   return { ...ctx, actor: { ...actor, organizationId } };
 }
-
-export { findLiveSession };

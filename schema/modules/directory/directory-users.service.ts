@@ -12,7 +12,7 @@ import { fields } from '../../lib/input.ts';
 import { emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { managedIn, managerOf, manages } from '../../auth/managed.ts';
-import { endEverySession } from '../auth/sessions.service.ts';
+import { endEverySession } from '../sessions/sessions.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
 import { admitMember, dismissMember } from '../members/members.service.ts';
 import { LastOwnerError } from '../members/members.errors.ts';

@@ -1,7 +1,6 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
-import { RoleEnum } from '../auth/auth.graphql.ts';
 import {
   createGroupMapping,
   createScimToken,

@@ -1,10 +1,10 @@
 // What directory groups give (docs/architecture.md#directory-provisioning): a group mapped to a role gives its members
 // that role (the highest of their role groups; `member` without one, once the organization maps any role), a group
 // mapped to a subscription gives each member a seat, never beyond total_seats, and leaving it frees the seat.
-import type { Context, Role } from '../../context.ts';
+import type { Context } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { UserError } from '../../errors/index.ts';
-import { roleAtLeast } from '../../auth/access.ts';
+import { highestRole } from '../../auth/roles.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { applyRoleFromUpstream } from '../members/members.service.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
@@ -21,9 +21,6 @@ export interface GroupMoves {
    */
   seatRefusal: 'fail' | 'audit';
 }
-
-const highest = (roles: Role[]) =>
-  roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null);
 
 /** Applies the organization's group mappings to these people (their accounts' ids), active members only. */
 export async function followGroups(
@@ -54,7 +51,7 @@ export async function followGroups(
         tx,
         organizationId,
         person.userId,
-        highest(mine.flatMap((m) => (m.role ? [m.role] : []))) ?? 'member',
+        highestRole(mine.flatMap((m) => (m.role ? [m.role] : []))) ?? 'member',
         'scim',
       );
     for (const subscriptionId of new Set(mine.flatMap((m) => (m.subscriptionId ? [m.subscriptionId] : [])))) {

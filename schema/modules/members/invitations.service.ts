@@ -15,14 +15,15 @@ import {
   NewAccountFieldsError,
   RoleAboveYoursError,
 } from './members.errors.ts';
-import { requireOrgRole, roleAtLeast } from '../../auth/access.ts';
+import { requireOrgRole } from '../../auth/access.ts';
+import { roleAtLeast } from '../../auth/roles.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { createSession, type AuthMethod, type IssuedSession } from '../auth/sessions.service.ts';
+import { createSession, type AuthMethod, type IssuedSession } from '../sessions/sessions.service.ts';
 import { admitSignIn, login, loginPayload, type LoginResult, type MfaChallenge } from '../auth/auth.service.ts';
 import { mailVerificationLink } from '../accounts/accounts.service.ts';
 import { countRequest } from '../../limits/request-throttle.ts';

@@ -1,8 +1,8 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
-import { RoleEnum, LoginPayloadRef, MfaChallengeRef } from '../auth/auth.graphql.ts';
+import { LoginPayloadRef, MfaChallengeRef } from '../auth/auth.graphql.ts';
 import { UserError } from '../../errors/index.ts';
 import {
   changeMemberRole,

@@ -10,8 +10,8 @@ import {
   hasSecondFactor as hasSecondFactorOf,
   isPlatformAdmin,
   requireOrgRole,
-  roleAtLeast,
 } from '../../auth/access.ts';
+import { roleAtLeast } from '../../auth/roles.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvents, emitUserEvent } from '../../events/emit.ts';

@@ -11,7 +11,7 @@ import { parseInput } from '../../lib/input.ts';
 import { recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
 import { readMfaToken, useMfaTokenSql, type PendingSignIn } from '../auth/mfa-token.ts';
-import type { AuthMethod } from '../auth/sessions.service.ts';
+import type { AuthMethod } from '../sessions/sessions.service.ts';
 import { acceptedCtes, lockOf, passwordRejected, refuseLocked } from '../auth/throttle.service.ts';
 import { InvalidCodeError, InvalidMfaTokenError, SecondFactorLockedError } from './mfa.errors.ts';
 import { recoveryCodeHash } from './recovery-codes.ts';

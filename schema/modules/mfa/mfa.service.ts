@@ -12,7 +12,7 @@ import { NotFoundError } from '../../errors/index.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { seal, unseal } from '../../lib/sealed.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { SessionRequiredError } from '../auth/auth.errors.ts';
+import { SessionRequiredError } from '../sessions/sessions.errors.ts';
 import {
   admitPasswordAttempt,
   checkAccountPassword,

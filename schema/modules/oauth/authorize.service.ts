@@ -31,7 +31,7 @@ import {
   type BrowserSession,
   type RawParams,
 } from './authorize/request.ts';
-import { ssoRouteForDomain } from '../sso/home-realm.ts';
+import { ssoRouteForDomain } from '../auth/home-realm.ts';
 import { domainOf } from '../../lib/email.ts';
 import { UnauthenticatedError } from '../../errors/index.ts';
 

@@ -4,7 +4,7 @@
 // to a registered post_logout_redirect_uri.
 import type { Context } from '../../context.ts';
 import { epochSeconds } from '../../lib/clock.ts';
-import { revokeSession } from '../auth/sessions.service.ts';
+import { revokeSession } from '../sessions/sessions.service.ts';
 import { findEnabledClient } from './enabled-client.ts';
 import { verifyIdTokenHint } from './id-token-hint.ts';
 import { InvalidClient, InvalidRequest } from './oauth.errors.ts';

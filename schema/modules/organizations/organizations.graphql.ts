@@ -1,7 +1,6 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
-import { RoleEnum } from '../auth/auth.graphql.ts';
 import { present } from '../../lib/input.ts';
 import type { OrganizationWithRole } from './organizations.service.ts';
 import {
@@ -15,6 +14,10 @@ import { mutationErrors } from '../../errors/mutation-errors.ts';
 import { ORGANIZATIONS_ERROR_CODES } from './organizations.errors.ts';
 
 const refusals = mutationErrors('OrganizationsErrorCode', ORGANIZATIONS_ERROR_CODES);
+
+export const OrganizationSummaryRef = builder.objectRef<{ id: string; name: string }>('OrganizationSummary').implement({
+  fields: (t) => ({ id: t.exposeID('id'), name: t.exposeString('name') }),
+});
 
 export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organization').implement({
   fields: (t) => ({

@@ -22,10 +22,10 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { countRequest } from '../../limits/request-throttle.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { SessionRequiredError } from '../auth/auth.errors.ts';
+import { SessionRequiredError } from '../sessions/sessions.errors.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
 import { readMfaToken, useMfaTokenSql } from '../auth/mfa-token.ts';
-import type { AuthMethod } from '../auth/sessions.service.ts';
+import type { AuthMethod } from '../sessions/sessions.service.ts';
 import { admitPasswordAttempt, checkAccountPassword, passwordRejected } from '../auth/throttle.service.ts';
 import { InvalidMfaTokenError } from '../mfa/mfa.errors.ts';
 import {

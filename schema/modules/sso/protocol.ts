@@ -1,5 +1,5 @@
 // What a sign-in protocol (OpenID Connect, SAML 2.0, GitHub's OAuth 2.0) provides to the sign-in through a
-// connection (sign-in.service.ts): where to send the browser, and what the returning browser's answer proves.
+// connection (sso.service.ts): where to send the browser, and what the returning browser's answer proves.
 import type { Context, Role } from '../../context.ts';
 
 /** A connection as the protocols need it: its secret decrypted, its SAML certificates as stored. */

@@ -480,7 +480,7 @@ function toProfile(connection: LoadedConnection, assertion: SignedAssertion): Up
   return {
     subject: assertion.nameId,
     email,
-    // A SAML IdP says nothing about verification; the organization's verified domain vouches (sign-in.service.ts).
+    // A SAML IdP says nothing about verification; the organization's verified domain vouches (sso.service.ts).
     emailVerified: false,
     name: name ? name.slice(0, 200) : null,
     roleValues: valuesOf(role),

@@ -50,43 +50,51 @@ export class DomainInUseError extends ConflictError {
 }
 
 /**
- * A password (or a passkey) for an address whose organization requires single sign-on: the message says where to
- * sign in instead; `connectionId` lets the sign-in page send the person there.
+ * Why a sign-in through an identity provider did not succeed, stable words the sign-in page puts into its own:
+ * expired_request (unknown, used or expired state), wrong_browser, disabled, idp_error, invalid_response (a token or
+ * assertion that failed validation), no_email, unverified_email, email_outside_domains, account_exists,
+ * identity_in_use (the provider's account is another person's), sso_required (a platform-wide provider for an address
+ * whose domain requires its organization's connection).
  */
-export class SsoRequiredError extends UserError {
-  static readonly code = 'sso_required';
-  readonly connectionId: string;
-  constructor(connection: { id: string; name: string }) {
-    super(SsoRequiredError.code, `Your organization requires you to sign in with ${connection.name}`, [
-      { path: 'connection', message: connection.id },
-    ]);
-    this.connectionId = connection.id;
-  }
-}
+export type SsoRefusalReason =
+  | 'expired_request'
+  | 'wrong_browser'
+  | 'disabled'
+  | 'idp_error'
+  | 'invalid_response'
+  | 'no_email'
+  | 'unverified_email'
+  | 'email_outside_domains'
+  | 'account_exists'
+  | 'identity_in_use'
+  | 'sso_required';
+
+/** What a sign-in was for when not for signing in: connecting a provider to an account, or an admin's test. */
+export type SsoPurpose = 'link' | 'test';
 
 /**
- * A sign-in through an identity provider that did not succeed. `reason` is stable (the sign-in page words it):
- * expired_request (unknown, used or expired state), wrong_browser, idp_error, invalid_response (a token or
- * assertion that failed validation), no_email, unverified_email, disabled, account_exists, sso_required (a platform-wide provider for an address whose
- * domain requires its organization's connection).
+ * A sign-in through an identity provider that did not succeed, with its `reason`. GraphQL clients read the reason (and
+ * the purpose) in the details; the browser's steps (server/sso) read the fields.
  */
 export class SsoSignInError extends UserError {
   static readonly code = 'sso_failed';
-  readonly reason: string;
+  readonly reason: SsoRefusalReason;
   /**
-   * `purpose`: what the sign-in was for when not for signing in (`link`, `test`), as its stored request says: the
-   * refusal then ends where that started, also for a SAML answer, whose cross-site POST carries no cookie to say so.
+   * What the sign-in was for, as its stored request says: the refusal then ends where that started, also for a SAML
+   * answer, whose cross-site POST carries no cookie to say so.
    */
-  constructor(reason: string, message: string, purpose?: 'link' | 'test') {
+  readonly purpose: SsoPurpose | null;
+  constructor(reason: SsoRefusalReason, message: string, purpose: SsoPurpose | null = null) {
     super(SsoSignInError.code, message, [
       { path: 'reason', message: reason },
       ...(purpose ? [{ path: 'purpose', message: purpose }] : []),
     ]);
     this.reason = reason;
+    this.purpose = purpose;
   }
 
   /** The same refusal, saying what the sign-in was for. */
-  for(purpose: 'link' | 'test'): SsoSignInError {
+  for(purpose: SsoPurpose): SsoSignInError {
     return new SsoSignInError(this.reason, this.message, purpose);
   }
 }

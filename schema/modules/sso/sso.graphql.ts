@@ -1,29 +1,28 @@
-import { builder } from '../../builder.ts';
+import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
-import { LoginPayloadRef, RoleEnum } from '../auth/auth.graphql.ts';
+import { LoginPayloadRef } from '../auth/auth.graphql.ts';
 import { acsUrl, callbackUrl, metadataUrl } from './protocol.ts';
 import {
   createConnection,
   deleteConnection,
   getConnection,
   listConnections,
-  loadConnection,
   updateConnection,
   type ConnectionView,
 } from './connections.service.ts';
-import { serviceProviderMetadata } from './saml.protocol.ts';
 import {
   completeSsoSignIn,
   myIdentities,
+  samlMetadata,
   socialProviders,
   ssoTestResult,
   startSsoSignIn,
   unlinkIdentity,
   type SsoOutcome,
   type SsoStart,
-} from './sign-in.service.ts';
-import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from './home-realm.ts';
+} from './sso.service.ts';
+import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from '../auth/home-realm.ts';
 import { mutationErrors } from '../../errors/mutation-errors.ts';
 import { SSO_ERROR_CODES } from './sso.errors.ts';
 
@@ -250,7 +249,8 @@ const SsoLinkedRef = builder.objectRef<Extract<SsoOutcome, { kind: 'linked' }>>(
 });
 
 // A refusal is a top-level error whose code is sso_failed and whose details name the reason (expired_request,
-// wrong_browser, invalid_response...): graphql-js raises an Error a resolver returns, so it cannot be a member here.
+// wrong_browser, invalid_response...; SsoSignInError's `reason`): graphql-js raises an Error a resolver returns, so it
+// cannot be a member here.
 const SsoSignInResultRef = builder.unionType('SsoSignInResult', {
   types: [SsoSignedInRef, SsoTestedRef, SsoLinkedRef],
   resolveType: (o) => (o.kind === 'tested' ? SsoTestedRef : o.kind === 'linked' ? SsoLinkedRef : SsoSignedInRef),
@@ -308,10 +308,7 @@ builder.queryField('samlMetadata', (t) =>
     nullable: true,
     description: "A SAML connection's service provider metadata (XML); null for another kind or an unknown id.",
     args: { connectionId: t.arg.string({ required: true }) },
-    resolve: async (_root, { connectionId }, ctx) => {
-      const connection = await loadConnection(ctx, connectionId);
-      return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
-    },
+    resolve: (_root, { connectionId }, ctx) => samlMetadata(ctx, connectionId),
   }),
 );
 

@@ -2,7 +2,7 @@ import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
 import { pageType } from '../../page-type.ts';
 import { ProductRef } from '../products/products.graphql.ts';
-import { OrganizationSummaryRef } from '../auth/auth.graphql.ts';
+import { OrganizationSummaryRef } from '../organizations/organizations.graphql.ts';
 import { BILLING_CYCLES, SUBSCRIPTION_STATUSES, type SubscriptionView } from './subscriptions.service.ts';
 import {
   cancelSubscription,

@@ -19,12 +19,6 @@ export class WrongCurrentPasswordError extends InvalidCredentialsError {
   }
 }
 
-export class EmailTakenError extends ConflictError {
-  constructor() {
-    super('Another account uses this e-mail address');
-  }
-}
-
 /** What only a platform administrator may do to an account (marking an address verified, even one's own). */
 export type UserAdminAction = 'change other users' | 'mark e-mail addresses verified' | 'delete other users';
 

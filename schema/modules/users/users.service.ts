@@ -6,12 +6,12 @@ import { isUniqueViolation, type Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import {
   CurrentPasswordRequiredError,
-  EmailTakenError,
   UserAdminOnlyError,
   SoleOperatorOwnerError,
   SoleOwnerError,
   WrongCurrentPasswordError,
 } from './users.errors.ts';
+import { EmailTakenError } from '../accounts/accounts.errors.ts';
 import {
   isPlatformAdmin,
   readableOrganizationIdsOf,
@@ -25,7 +25,7 @@ import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { emitEvent, emitEvents, emitUserEvent } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { createSession } from '../auth/sessions.service.ts';
+import { createSession } from '../sessions/sessions.service.ts';
 import { loginPayload, type LoginResult } from '../auth/auth.service.ts';
 import { endMembership } from '../members/members.service.ts';
 import { cancelEmailChange, countVerificationMail, mailEmailChangeLink } from '../accounts/accounts.service.ts';

@@ -6,7 +6,7 @@
 import type { Context } from '../../../context.ts';
 import { hotStatement, Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
-import { SESSION_TOKEN_PREFIX } from '../../auth/sessions.service.ts';
+import { SESSION_TOKEN_PREFIX } from '../../sessions/sessions.service.ts';
 import { licensed, productScopesOf } from '../product-scopes.ts';
 import { parseScope } from '../scopes.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';

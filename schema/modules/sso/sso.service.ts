@@ -1,17 +1,14 @@
 // Signing in through a connection (docs/architecture.md#single-sign-on): the browser leaves for the identity provider
 // with a request that is remembered once, comes back with an answer the protocol validates, and the person it names
-// is signed in, joining the connection's organization on their first visit (just-in-time membership).
+// is signed in, joining the connection's organization on their first visit (just-in-time membership). The SSO domain's
+// entry: sso.graphql.ts and the browser's steps (server/sso) call here; connections and domains have services of
+// their own beside it.
 import { z } from 'zod';
 import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError, UserError, ValidationError } from '../../errors/index.ts';
-import {
-  requireOrgRole,
-  requirePlatformAdmin,
-  requireSessionUser,
-  requireUserId,
-  roleAtLeast,
-} from '../../auth/access.ts';
+import { requireOrgRole, requirePlatformAdmin, requireSessionUser, requireUserId } from '../../auth/access.ts';
+import { highestRole, ROLES } from '../../auth/roles.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { randomToken, sha256, unusablePasswordHash } from '../../lib/crypto.ts';
 import { uuidv7 } from '../../lib/ids.ts';
@@ -19,14 +16,16 @@ import { domainOf } from '../../lib/email.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { admitSignIn, loginPayload, type LoginResult } from '../auth/auth.service.ts';
-import { createSession, type AuthMethod } from '../auth/sessions.service.ts';
+import { SsoRequiredError } from '../auth/auth.errors.ts';
+import { createSession, type AuthMethod } from '../sessions/sessions.service.ts';
 import { admitMember, applyRoleFromUpstream } from '../members/members.service.ts';
 import { takeOverUnproven } from '../accounts/take-over.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
+import { serviceProviderMetadata } from './saml.protocol.ts';
 import { PROTOCOLS } from './protocols.ts';
 import type { LoadedConnection, SsoRequestState, UpstreamProfile } from './protocol.ts';
-import { SsoRequiredError, SsoSignInError } from './sso.errors.ts';
+import { SsoSignInError } from './sso.errors.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -118,6 +117,12 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
     },
   });
   return { url: departure.url, browserToken, expiresAt };
+}
+
+/** A SAML connection's service provider metadata (XML); null for another kind of connection or an unknown id. */
+export async function samlMetadata(ctx: Context, connectionId: string): Promise<string | null> {
+  const connection = await loadConnection(ctx, connectionId);
+  return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
 }
 
 const completeInput = z
@@ -317,13 +322,9 @@ export function roleFrom(
 ): Role {
   if (!connection.roleClaim) return connection.defaultRole;
   const roles = profile.roleValues
-    .map((v) =>
-      connection.roleMap ? connection.roleMap[v] : (['owner', 'admin', 'member'] as const).find((r) => r === v),
-    )
+    .map((v) => (connection.roleMap ? connection.roleMap[v] : ROLES.find((r) => r === v)))
     .filter((r): r is Role => !!r);
-  return (
-    roles.reduce<Role | null>((best, r) => (!best || roleAtLeast(r, best) ? r : best), null) ?? connection.defaultRole
-  );
+  return highestRole(roles) ?? connection.defaultRole;
 }
 
 const KNOWN_AMR: readonly AuthMethod[] = ['pwd', 'otp', 'hwk', 'swk', 'user', 'mfa'];

@@ -10,7 +10,7 @@ import { emitUserEvent } from '../../events/emit.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { SessionRequiredError } from './auth.errors.ts';
+import { SessionRequiredError } from './sessions.errors.ts';
 
 export const SESSION_TTL_SECONDS = 7 * 24 * 3600;
 export const SESSION_TOKEN_PREFIX = 'tss_';

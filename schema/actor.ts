@@ -1,12 +1,13 @@
 // The one actor resolution for every request (REST, GraphQL, portal): a session token, an API key with its
 // secret, or an OAuth access token. Presented but invalid credentials are an error, never anonymous. Each kind
-// of credential costs one statement (authentication is a hot path: docs/architecture.md#hot-paths).
-import type { Actor, Context } from '../../context.ts';
-import { InvalidToken } from '../oauth/oauth.errors.ts';
-import { verifyAccessToken } from '../oauth/verify-access-token.ts';
-import { authenticateApiKey, API_KEY_PREFIX } from '../api-keys/api-keys.service.ts';
-import { findLiveSession } from './sessions.service.ts';
-import { recordAudit } from '../audit/audit.service.ts';
+// of credential costs one statement (authentication is a hot path: docs/architecture.md#hot-paths). It stands above
+// the domains whose credentials it reads, so no module imports it: the server calls it, once per request.
+import type { Actor, Context } from './context.ts';
+import { InvalidToken } from './modules/oauth/oauth.errors.ts';
+import { verifyAccessToken } from './modules/oauth/verify-access-token.ts';
+import { authenticateApiKey, API_KEY_PREFIX } from './modules/api-keys/api-keys.service.ts';
+import { findLiveSession } from './modules/sessions/sessions.service.ts';
+import { recordAudit } from './modules/audit/audit.service.ts';
 
 export interface Credentials {
   /** The Bearer value of the Authorization header. */
