@@ -2,6 +2,7 @@ import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import type { Actions } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 const REQUEST_RESET = /* GraphQL */ `
 	mutation RequestPasswordReset($email: String!) {
@@ -24,7 +25,7 @@ type RequestResult = { __typename: 'MutationRequestPasswordResetSuccess' } | Use
 export const actions: Actions = {
 	default: async (event) => {
 		const form = await event.request.formData();
-		const email = String(form.get('email') ?? '').trim();
+		const email = formText(form, 'email').trim();
 
 		let result: RequestResult;
 		try {
