@@ -67,7 +67,7 @@ async function grantTraversal(root: string, log: (msg: string) => void): Promise
   if (process.getuid?.() !== 0) return;
   const account = await postgresAccount();
   const folders = [root];
-  while (path.dirname(folders[0]!) !== folders[0]) folders.unshift(path.dirname(folders[0]!));
+  for (let parent = path.dirname(root); parent !== folders[0]; parent = path.dirname(parent)) folders.unshift(parent);
   for (const folder of folders) {
     const { mode, uid, gid } = await stat(folder);
     const bit = account?.uid === uid ? 0o100 : account?.gid === gid ? 0o010 : 0o001;

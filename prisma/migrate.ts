@@ -119,7 +119,7 @@ export async function migrate(
         await client.query('commit');
       } catch (error) {
         await client.query('rollback');
-        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`);
+        throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, { cause: error });
       }
       log(`applied migration ${m.name}`);
       applied.push(m.name);

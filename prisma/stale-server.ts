@@ -20,8 +20,8 @@ interface Proc {
 async function procOf(pid: number): Promise<Proc | undefined> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
   if (!stat) return undefined;
-  const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { pid, ppid: Number(ppid), state: state! };
+  const [state = '', ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { pid, ppid: Number(ppid), state };
 }
 
 const cmdline = (pid: number) =>

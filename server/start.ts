@@ -124,12 +124,13 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
   const stop = async () => {
     draining = true;
     metricsServer?.close();
-    if (server?.listening) {
+    const serving = server;
+    if (serving?.listening) {
       // Stop accepting, close idle keep-alive connections, and each other one after the response to its request in
       // flight (closingWhenStopping).
-      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-      server.closeIdleConnections();
-      const force = setTimeout(() => server!.closeAllConnections(), 10_000);
+      const closed = new Promise<void>((resolve) => serving.close(() => resolve()));
+      serving.closeIdleConnections();
+      const force = setTimeout(() => serving.closeAllConnections(), 10_000);
       await closed;
       clearTimeout(force);
     }
@@ -148,8 +149,8 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     db = createDb(databaseUrl);
 
     const outcome = await bootstrap(db, config.bootstrap);
-    if (outcome === 'created')
-      log(`created the operator organization "${config.bootstrap!.orgName}" owned by ${config.bootstrap!.email}`);
+    if (outcome === 'created' && config.bootstrap)
+      log(`created the operator organization "${config.bootstrap.orgName}" owned by ${config.bootstrap.email}`);
     if (outcome === 'needs-admin') {
       logger.warn(
         'no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator',
@@ -222,13 +223,18 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         metricsToken: config.metrics.token,
         tracing: options.tracing,
       });
-      server = http.createServer({ ServerResponse: closingWhenStopping(() => draining) }, app.callback());
-      server.keepAliveTimeout = 5_000;
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject);
-        server!.listen(config.port, config.host, () => resolve());
+      const handle = app.callback();
+      // Koa answers a failed request itself (ctx.onerror), so the promise of each one never rejects.
+      const listening = http.createServer({ ServerResponse: closingWhenStopping(() => draining) }, (req, res) => {
+        void handle(req, res);
       });
-      const port = (server.address() as { port: number }).port;
+      server = listening;
+      listening.keepAliveTimeout = 5_000;
+      await new Promise<void>((resolve, reject) => {
+        listening.once('error', reject);
+        listening.listen(config.port, config.host, () => resolve());
+      });
+      const port = (listening.address() as { port: number }).port;
       issuer ??= defaultIssuer(config.host, port);
       log(`tessera listening on ${issuer} (port ${port})`);
       // Said once, by the processes that serve the portal and the API: without it the missing passkey buttons are a riddle.

@@ -7,7 +7,7 @@ import type { Plugin } from 'graphql-yoga';
 
 export interface Tracing {
   /** `trace_id` and `span_id` of the span in progress, for pino's mixin: every log line written in a request carries them. */
-  logFields(): { trace_id?: string; span_id?: string };
+  logFields: () => { trace_id?: string; span_id?: string };
   /** Names the request's server span after its route's template (`POST /oauth/token`), never the raw path. */
   nameRequest(route: string): void;
   /** The yoga plugin that wraps each GraphQL operation's execution in a span. */

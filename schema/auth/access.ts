@@ -5,6 +5,7 @@ import { Prisma } from '../db.ts';
 import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
 import { FirstPartyOnlyError, MfaEnrollmentRequiredError } from './access.errors.ts';
 import { roleAtLeast } from './roles.ts';
+import { expected } from '../lib/expected.ts';
 
 interface Memberships {
   roles: Map<string, Role>;
@@ -57,7 +58,7 @@ const administersPlatform = ({ roles, operatorId }: Memberships) =>
 export async function isPlatformAdmin(ctx: Context): Promise<boolean> {
   const m = await memberships(ctx);
   // The operator organization's powers are held back, like its own routes, until a second factor is set up.
-  return administersPlatform(m) && !m.awaitingFactor.has(m.operatorId!);
+  return administersPlatform(m) && !!m.operatorId && !m.awaitingFactor.has(m.operatorId);
 }
 
 /**
@@ -70,9 +71,9 @@ export async function requirePlatformAdmin(
 ): Promise<string> {
   requireActor(ctx);
   const m = await memberships(ctx);
-  if (!administersPlatform(m)) throw new Refusal();
-  if (m.awaitingFactor.has(m.operatorId!)) throw new MfaEnrollmentRequiredError();
-  return m.operatorId!;
+  if (!administersPlatform(m) || !m.operatorId) throw new Refusal();
+  if (m.awaitingFactor.has(m.operatorId)) throw new MfaEnrollmentRequiredError();
+  return m.operatorId;
 }
 
 export async function organizationIdsOf(ctx: Context): Promise<string[]> {
@@ -101,7 +102,7 @@ export const awaitingFactorSql = (userId: Prisma.Sql, organizationId: Prisma.Sql
 /** Whether the person has a second factor: a confirmed authenticator app or a passkey. One statement. */
 export async function hasSecondFactor(ctx: Pick<Context, 'db'>, userId: string): Promise<boolean> {
   const [row] = await ctx.db.$queryRaw<{ has: boolean }[]>`select ${hasFactorSql(Prisma.sql`${userId}::text`)} as has`;
-  return row!.has;
+  return expected(row, 'the second-factor row').has;
 }
 
 /**

@@ -10,7 +10,6 @@
 //
 // Audience: user.*, session.* and 2fa.* are about a person, not a tenant: they are emitted once for each
 // organization the user belongs to at that moment (emitUserEvent), and a user with no organization produces none.
-import type { Role } from '../../prisma/generated/client/enums.ts';
 
 type List = 'A' | 'B';
 
@@ -35,15 +34,15 @@ export interface ClientRef {
 interface MemberFacts {
   organization: OrganizationRef;
   user: UserRef;
-  role: Role | string;
+  role: string;
 }
 interface RoleChangeFacts extends MemberFacts {
-  previousRole: Role | string;
+  previousRole: string;
 }
 interface InvitationFacts {
   id: string;
   email: string;
-  role: Role | string;
+  role: string;
   invitedBy: string | null;
   expiresAt: Date;
 }
@@ -193,7 +192,7 @@ const sessionData = (f: { session: { id: string; userId: string; createdAt: Date
     expiresAt: f.session.expiresAt.toISOString(),
   },
 });
-const apiKeyData = (f: { apiKey: { id: string; name: string; role: Role | string } }) => ({
+const apiKeyData = (f: { apiKey: { id: string; name: string; role: string } }) => ({
   apiKey: { id: f.apiKey.id, name: f.apiKey.name, role: f.apiKey.role },
 });
 
@@ -479,5 +478,5 @@ export const isUserEventKind = (k: EventKind): k is UserEventKind => /^(user|ses
 export const eventTypeList = () =>
   EVENT_KINDS.map((k) => {
     const { group, lists, description, example } = EVENT_CATALOG[k];
-    return { kind: k, group, lists: [...lists], description, example: example as Record<string, unknown> };
+    return { kind: k, group, lists: [...lists], description, example: example };
   });

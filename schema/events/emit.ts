@@ -16,6 +16,7 @@ import {
   type UserEventKind,
 } from './catalog.ts';
 import { jsonTextSql } from './json-text.ts';
+import { expected } from '../lib/expected.ts';
 
 type Tx = Pick<Prisma.TransactionClient, 'event' | '$executeRaw'>;
 export interface EmitOptions {
@@ -62,10 +63,10 @@ async function write(
   const ids = orderedIds(events.length);
   await tx.event.createMany({
     data: events.map(({ kind, data }, i) => ({
-      id: ids[i]!,
+      id: expected(ids[i], 'an id per event'),
       kind,
       organizationId: organization.id,
-      body: eventBody(ids[i]!, kind, at, organization, data),
+      body: eventBody(expected(ids[i], 'an id per event'), kind, at, organization, data),
       webhookId,
       createdAt: at,
     })),
@@ -88,7 +89,7 @@ export async function emitEvent<K extends OrganizationEventKind>(
     options.at ?? new Date(),
     null,
   );
-  return id!;
+  return expected(id, 'the event id');
 }
 
 /** Every kind that describes one operation (list A and list B names): the same facts, each kind's own shape. */
@@ -151,5 +152,5 @@ export async function emitTestEvent(
     at,
     webhookId,
   );
-  return id!;
+  return expected(id, 'the event id');
 }

@@ -16,6 +16,7 @@ import {
 import type { Db } from '../db.ts';
 import { seal, unseal } from '../lib/sealed.ts';
 import { SecretKeyMismatchError } from './keys.errors.ts';
+import { expected } from '../lib/expected.ts';
 
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
 export type SigningAlg = (typeof SIGNING_ALGS)[number];
@@ -141,7 +142,8 @@ export class KeyStore {
     }
     const { payload } = await this.verify(token, options);
     const verified = this.#verifying().verified; // a reload during verify starts a new one
-    if (verified.size >= REMEMBERED_TOKENS) verified.delete(verified.keys().next().value!);
+    if (verified.size >= REMEMBERED_TOKENS)
+      verified.delete(expected(verified.keys().next().value, 'the oldest remembered token'));
     verified.set(token, { issuer: options.issuer, typ: options.typ, payload: Object.freeze(payload) });
     return payload;
   }

@@ -34,8 +34,8 @@ export function uuidv7(now?: number, bytes?: Buffer): string {
     buffer[7] = tick.seq & 0xff;
   }
   buffer.writeUIntBE(ms, 0, 6);
-  buffer[6] = (buffer[6]! & 0x0f) | 0x70;
-  buffer[8] = (buffer[8]! & 0x3f) | 0x80;
+  buffer[6] = (buffer.readUInt8(6) & 0x0f) | 0x70;
+  buffer[8] = (buffer.readUInt8(8) & 0x3f) | 0x80;
   const hex = buffer.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 }

@@ -63,19 +63,27 @@ export function parseTimestamp(text: string): Date | undefined {
   const m = DATE_TIME.exec(text);
   if (!m) return undefined;
   const [, y, mo, d, h, mi, s, fraction = '', , sign, oh, om] = m;
-  const local = utcInstant(+y!, +mo!, +d!, +h!, +mi!, +s!, Number(fraction.slice(0, 3).padEnd(3, '0')));
+  const local = utcInstant(
+    Number(y),
+    Number(mo),
+    Number(d),
+    Number(h),
+    Number(mi),
+    Number(s),
+    Number(fraction.slice(0, 3).padEnd(3, '0')),
+  );
   if (!local) return undefined;
   if (!sign) return local;
   // time-numoffset: hours 00-23, minutes 00-59; -00:00 is UTC with the local offset unknown (RFC 3339 4.3).
-  if (+oh! > 23 || +om! > 59) return undefined;
-  const offsetMs = (sign === '-' ? -1 : 1) * (+oh! * 60 + +om!) * 60_000;
+  if (Number(oh) > 23 || Number(om) > 59) return undefined;
+  const offsetMs = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
   return new Date(local.getTime() - offsetMs);
 }
 
 /** A strict RFC 3339 full-date (YYYY-MM-DD) as midnight UTC; undefined for anything else (2027-02-29...). */
 export function parseDay(text: string): Date | undefined {
   const m = FULL_DATE.exec(text);
-  return m ? utcInstant(+m[1]!, +m[2]!, +m[3]!) : undefined;
+  return m ? utcInstant(Number(m[1]), Number(m[2]), Number(m[3])) : undefined;
 }
 
 const timestamp = z.string({ message: TIMESTAMP_RULE }).transform((v, ctx) => {

@@ -45,7 +45,7 @@ function pageArgs(input: PageInput | undefined, { newestFirst = false }: PageOrd
 
 export function toPage<T extends { id: string }>(rows: T[], limit: number): Page<T> {
   const items = rows.slice(0, limit);
-  return { items, nextCursor: rows.length > limit ? items[items.length - 1]!.id : null };
+  return { items, nextCursor: rows.length > limit ? (items.at(-1)?.id ?? null) : null };
 }
 
 /** findMany arguments for one page of rows matching `where`. */

@@ -4,6 +4,7 @@
 import type { Actor, Context } from '../context.ts';
 import { hotQuery, Prisma } from '../db.ts';
 import type { CounterRow, RateLimit, RateLimitState } from './leases.ts';
+import { expected } from '../lib/expected.ts';
 
 export type { RateLimit, RateLimitState };
 
@@ -94,9 +95,9 @@ export async function consume(ctx: Context, limits: RateLimit[]): Promise<RateLi
   for (const limit of limits) {
     const state = await ctx.rateLimitLeases.count(limit, now, async (block) => {
       const [row] = await hotQuery<CounterRow>(ctx.db, countSql(limit, block, now));
-      return row!;
+      return expected(row, 'the counter row');
     });
-    states.push(state!);
+    states.push(expected(state, `the state of limit ${limit.name}`));
   }
   return states;
 }

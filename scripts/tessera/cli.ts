@@ -207,7 +207,7 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
-    let parsed: any = null;
+    let parsed: any;
     try {
       parsed = text ? JSON.parse(text) : null;
     } catch {
@@ -298,10 +298,20 @@ export function table(rows: string[][], header: string[], width = TABLE_WIDTH): 
     .join('\n');
 }
 
+/** A field's value as text: a nested object as its JSON, nothing as a dash. */
+const shown = (v: unknown): string =>
+  v === null || v === undefined
+    ? '-'
+    : typeof v === 'string'
+      ? v
+      : typeof v === 'number' || typeof v === 'boolean'
+        ? String(v)
+        : JSON.stringify(v);
+
 /** "key: value" lines, for one record. */
 export function record(fields: [string, unknown][]): string {
   const width = Math.max(...fields.map(([k]) => k.length));
   return fields
-    .map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? v.join(', ') || '-' : (v ?? '-')}`)
+    .map(([k, v]) => `${`${k}:`.padEnd(width + 1)} ${Array.isArray(v) ? v.join(', ') || '-' : shown(v)}`)
     .join('\n');
 }

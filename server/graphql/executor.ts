@@ -42,7 +42,7 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
     // REST and the portal name no GraphQL enum or field: a suggestion would only leak the schema's names.
     const run = async () =>
       execute({ schema, document: doc, variableValues: variables, contextValue: ctx, hideSuggestions: true });
-    return (await (tracing ? tracing.traceOperation(doc, run) : run())) as RawResult;
+    return await (tracing ? tracing.traceOperation(doc, run) : run());
   };
 
   /** The data, or the first error as a DomainError (input coercion problems become invalid_request). */

@@ -7,7 +7,7 @@ import { unstorableInput } from '../middleware/input-guard.ts';
 export type Params = Record<string, string | string[] | undefined>;
 
 export function requestParams(ctx: Koa.Context): Params {
-  if (ctx.method === 'GET' || ctx.method === 'HEAD') return storable(ctx.query as Params);
+  if (ctx.method === 'GET' || ctx.method === 'HEAD') return storable(ctx.query);
   if (!ctx.is('application/x-www-form-urlencoded', 'application/json')) {
     throw new InvalidRequest('Send the parameters as application/x-www-form-urlencoded (or JSON)');
   }

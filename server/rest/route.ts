@@ -87,7 +87,7 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
       if (!route.public && !context.actor)
         throw new UnauthenticatedError('Authentication required: send Authorization: Bearer <token>');
       const req: RestRequest = {
-        params: ctx.params as Record<string, string>,
+        params: ctx.params,
         query: singleQuery(ctx.query),
         body: jsonBody(ctx, route.body ?? (route.method === 'POST' || route.method === 'PATCH')),
         context,

@@ -341,8 +341,8 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
       return present(attribute, attrPath);
     }
     default: {
-      const { attrPath, compValue } = filter as { op: CompareOp; attrPath: string; compValue: Value };
-      const op = filter.op as CompareOp;
+      const { attrPath, compValue } = filter;
+      const op = filter.op;
       if (within) return compareScalar(subAttribute(within, attrPath), attrPath, op, compValue);
       const { attribute, sub } = resolve(resource, attrPath);
       if (attribute.kind === 'complex')
@@ -364,12 +364,12 @@ function subAttribute(within: { multi: Multi; path: string }, name: string): Sca
 
 /** The where clause over a directory's users that a parsed filter asks for. */
 export function userFilterWhere(filter: Filter): UserWhere {
-  return translate(USER, filter) as UserWhere;
+  return translate(USER, filter);
 }
 
 /** The where clause over a directory's groups that a parsed filter asks for. */
 export function groupFilterWhere(filter: Filter): GroupWhere {
-  return translate(GROUP, filter) as GroupWhere;
+  return translate(GROUP, filter);
 }
 
 /** `?filter=` of GET /Users, read and translated; refuses with ScimInvalidFilterError. */

@@ -65,7 +65,7 @@ export const getGroup: Koa.Middleware = async (ctx) => {
   sendScim(
     ctx,
     200,
-    project(groupResource(await getDirectoryGroup(context, caller, ctx.params.id!, withMembers), base, withMembers), p),
+    project(groupResource(await getDirectoryGroup(context, caller, ctx.params.id, withMembers), base, withMembers), p),
   );
 };
 
@@ -74,7 +74,7 @@ export const replaceGroup: Koa.Middleware = async (ctx) => {
   const { p, withMembers } = requested(ctx);
   const input = groupInputFromScim(await readScimBody(ctx));
   // PUT replaces the resource (RFC 7644 3.5.1): an absent externalId or member list is none.
-  const group = await changeDirectoryGroup(context, caller, ctx.params.id!, {
+  const group = await changeDirectoryGroup(context, caller, ctx.params.id, {
     displayName: input.displayName,
     externalId: input.externalId ?? null,
     members: input.members ?? [],
@@ -85,12 +85,12 @@ export const replaceGroup: Koa.Middleware = async (ctx) => {
 export const patchGroupEndpoint: Koa.Middleware = async (ctx) => {
   const { context, caller } = scimState(ctx);
   const change = patchGroup(readPatchBody(await readScimBody(ctx)));
-  await changeDirectoryGroup(context, caller, ctx.params.id!, change);
+  await changeDirectoryGroup(context, caller, ctx.params.id, change);
   ctx.status = 204;
 };
 
 export const deleteGroup: Koa.Middleware = async (ctx) => {
   const { context, caller } = scimState(ctx);
-  await deleteDirectoryGroup(context, caller, ctx.params.id!);
+  await deleteDirectoryGroup(context, caller, ctx.params.id);
   ctx.status = 204;
 };

@@ -42,7 +42,7 @@ function params(source: Record<string, unknown>): ListParams {
   if (filter !== undefined && typeof filter !== 'string')
     throw new ScimHttpError(400, 'filter must be a string', 'invalidFilter');
   return {
-    filter: filter as string | undefined,
+    filter: filter,
     // RFC 7644 3.4.2.4: a startIndex below 1 is 1, a negative count is 0.
     startIndex: Math.min(Math.max(startIndex, 1), MAX_START_INDEX),
     count: Math.min(Math.max(count, 0), MAX_RESULTS),
@@ -68,6 +68,6 @@ export function searchParams(body: unknown): ListParams {
 
 /** `attributes` and `excludedAttributes` of a request that returns one resource. */
 export function resourceParams(ctx: Koa.Context): Pick<ListParams, 'attributes' | 'excludedAttributes'> {
-  const { attributes, excludedAttributes } = params(ctx.query as Record<string, unknown>);
+  const { attributes, excludedAttributes } = params(ctx.query);
   return { attributes, excludedAttributes };
 }

@@ -64,7 +64,7 @@ export function readPatchBody(body: unknown): PatchOperation[] {
       );
     }
     const result: PatchOperation = { op: op.toLowerCase() as PatchOperation['op'] };
-    if (path !== undefined) result.path = (path as string).trim();
+    if (path !== undefined) result.path = path.trim();
     if (fields.has('value')) result.value = fields.get('value');
     // RFC 7644 3.5.2.2: a remove without a path has no target; 3.5.2.1/3: add and replace carry a value.
     if (result.op === 'remove' && result.path === undefined)

@@ -64,20 +64,20 @@ export const createUser: Koa.Middleware = async (ctx) => {
 
 export const getUser: Koa.Middleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
-  answer(ctx, 200, userResource(await getDirectoryUser(context, caller, ctx.params.id!), base));
+  answer(ctx, 200, userResource(await getDirectoryUser(context, caller, ctx.params.id), base));
 };
 
 export const replaceUser: Koa.Middleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const input = userInputFromScim(await readScimBody(ctx));
-  answer(ctx, 200, userResource(await replaceDirectoryUser(context, caller, ctx.params.id!, input), base));
+  answer(ctx, 200, userResource(await replaceDirectoryUser(context, caller, ctx.params.id, input), base));
 };
 
 export const patchUserEndpoint: Koa.Middleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const operations = readPatchBody(await readScimBody(ctx));
   for (let attempt = 1; ; attempt++) {
-    const current = await getDirectoryUser(context, caller, ctx.params.id!);
+    const current = await getDirectoryUser(context, caller, ctx.params.id);
     const input = patchUser(current, operations);
     // Entra ID sends changes of attributes Tessera does not keep (title, department): nothing to write for those.
     if (isDeepStrictEqual(input, userInputFromScim(userDocument(current))))
@@ -93,6 +93,6 @@ export const patchUserEndpoint: Koa.Middleware = async (ctx) => {
 
 export const deleteUser: Koa.Middleware = async (ctx) => {
   const { context, caller } = scimState(ctx);
-  await deleteDirectoryUser(context, caller, ctx.params.id!);
+  await deleteDirectoryUser(context, caller, ctx.params.id);
   ctx.status = 204;
 };

@@ -43,7 +43,7 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
     // An id that is no id (a NUL, a slash) names no cookie path: there is then no cookie of ours to clear.
     if (!ID.test(ctx.params.id ?? '')) return;
     for (const name of [SSO_COOKIE, MODE_COOKIE])
-      ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id!) });
+      ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id) });
   };
 
   const failed = (ctx: Koa.Context, reason: string, mode: string | null) => {

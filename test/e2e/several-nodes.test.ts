@@ -95,8 +95,8 @@ function start(n: Node): void {
     n.output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
     n.output.splice(0, Math.max(0, n.output.length - 50));
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   n.child = child;
   n.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 }
@@ -214,7 +214,7 @@ afterAll(async () => {
       }
     }
   }
-  await Promise.all([a, b, worker].map((n) => n?.exited));
+  await Promise.all([a, b, worker].flatMap((n) => (n?.exited ? [n.exited] : [])));
   await receiver?.close();
   ca?.remove();
   await database?.drop();

@@ -32,8 +32,8 @@ function start(dir = dataDir): {
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   // npm passes SIGTERM on to the service and ends with it: a clean stop is exit 0 or that signal.
   const exited = new Promise<string>((resolve) =>
     child.on('exit', (code, signal) =>

@@ -68,7 +68,7 @@ export async function startDnsServer(): Promise<TestDnsServer> {
   };
   // One port for both transports: a free UDP port, then TCP on the same number (which something else may hold).
   for (let attempt = 0; ; attempt++) {
-    const server: any = dns2.createServer({ udp: true, tcp: true, handle } as any);
+    const server: any = dns2.createServer({ udp: true, tcp: true, handle });
     // The server repeats its sockets' errors as its own: a port taken is handled below, not thrown.
     server.on('error', () => {});
     let port = 0;

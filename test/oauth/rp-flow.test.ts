@@ -3,7 +3,7 @@
 // credentials, revocation, introspection, remembered consent, the session version, RP-initiated logout, and
 // prompt / max_age / login_hint at the authorization endpoint.
 import { createHash } from 'node:crypto';
-import { createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify } from 'jose';
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, ADMIN, type TestServer } from '../helpers/server.ts';

@@ -132,7 +132,7 @@ describe('GET /oauth/userinfo refuses', () => {
   it('a token with changed claims and the original signature', async () => {
     const [header, payload, signature] = valid.access_token.split('.') as [string, string, string];
     const claims = decodeJwt(valid.access_token);
-    const forged = `${header}.${b64({ ...claims, scope: `${claims.scope} organization`, sub: tenant.owner.id })}.${signature}`;
+    const forged = `${header}.${b64({ ...claims, scope: `${claims.scope as string} organization`, sub: tenant.owner.id })}.${signature}`;
     expect(forged.split('.')[1]).not.toBe(payload);
     await expectRejectedEverywhere(forged);
   });

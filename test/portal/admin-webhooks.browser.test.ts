@@ -386,7 +386,7 @@ describe('admin: webhooks', { timeout: 90_000 }, () => {
     await expect(details.getByTestId('request-body').textContent()).resolves.toBe(got.body);
     expect(JSON.parse(got.body).data.test).toBe(true);
     const headers = (await details.getByTestId('request-headers').textContent())!;
-    expect(headers).toContain(`x-service-signature: ${got.headers['x-service-signature']}`);
+    expect(headers).toContain(`x-service-signature: ${String(got.headers['x-service-signature'])}`);
     expect(headers).toContain('x-service-event: subscription.created');
     await expect(details.getByTestId('response-headers').textContent()).resolves.toContain('x-receiver: test');
     await expect(details.getByTestId('response-body').textContent()).resolves.toBe('thanks');

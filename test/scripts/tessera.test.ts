@@ -62,7 +62,7 @@ function tessera(
     const child = execFile(
       command[0],
       [...command[1], ...args],
-      { cwd: ROOT, env: environment as NodeJS.ProcessEnv },
+      { cwd: ROOT, env: environment },
       (error, stdout, stderr) => {
         resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout, stderr });
       },
@@ -307,7 +307,7 @@ describe('tessera', () => {
     expect(refused.stderr).toBe('error: Your role does not allow this\n');
     const invalid = await tessera(['products', 'create', '--name', 'X', '--slug', 'Not A Slug']);
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^error: The request is invalid\n  slug: must be 1 to 63 lowercase letters/);
+    expect(invalid.stderr).toMatch(/^error: The request is invalid\n {2}slug: must be 1 to 63 lowercase letters/);
     const badKey = await tessera(['products', 'list'], { TESSERA_API_SECRET: 'wrong' });
     expect(badKey.code).toBe(1);
     expect(badKey.stderr).toMatch(/^error: /);

@@ -538,7 +538,7 @@ describe('POST /api/v1/invitations/accept', () => {
     // then one account is made; the other accept is told to sign in to it, and its invitation stays usable
     expect(replies.map((r) => r.status).sort(), JSON.stringify(replies.map((r) => r.body))).toEqual([200, 401]);
     expect(await server.base.db.user.count({ where: { email } })).toBe(1);
-    const lost = replies[0]!.status === 200 ? toB : toA;
+    const lost = replies[0].status === 200 ? toB : toA;
     expect(replies.find((r) => r.status === 401)!.body.error).toBe('invalid_credentials');
     expect(await statusOf(lost === toA ? a.id : b.id, lost.body.id)).toBe('pending');
   });

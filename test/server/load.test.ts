@@ -2,7 +2,7 @@
 // requests than connections on every hot path must queue and succeed, never fail. Before, interactive
 // transactions that signed tokens (and queried outside their own connection) answered 500 (Prisma P2028).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN, type TestServer } from '../helpers/server.ts';
+import { type TestServer } from '../helpers/server.ts';
 import { client, signIn, type Client } from '../helpers/http.ts';
 import { PASSWORD, type Tenant } from '../helpers/fixtures.ts';
 import {
@@ -11,7 +11,6 @@ import {
   exchangeCode,
   registerClient,
   startWithSignedInMember,
-  tokenRequest,
   type RegisteredClient,
 } from '../helpers/oauth.ts';
 

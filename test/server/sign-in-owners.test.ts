@@ -238,7 +238,7 @@ describe('directory tokens and group mappings', () => {
       members: [{ value: user.body.id }],
     });
     expect(group.status, JSON.stringify(group.body)).toBe(201);
-    const userId = (await server.base.db.scimUser.findUniqueOrThrow({ where: { id: user.body.id } })).userId!;
+    const userId = (await server.base.db.scimUser.findUniqueOrThrow({ where: { id: user.body.id } })).userId;
     const roleOf = async () =>
       (
         await server.base.db.membership.findUniqueOrThrow({

@@ -151,11 +151,7 @@ describe("an organization's connections", () => {
     const bytes = await acme.owner.api.request(
       'POST',
       '/api/v1/connections',
-      Buffer.concat([
-        Buffer.from('{"type":"saml","name":"'),
-        Buffer.from([0xff, 0xfe]),
-        Buffer.from('"}'),
-      ]) as unknown as string,
+      Buffer.concat([Buffer.from('{"type":"saml","name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
     );
     expect(bytes.status).toBe(400);
   });

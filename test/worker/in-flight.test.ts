@@ -51,11 +51,11 @@ describe('InFlight', () => {
           void added.push({ task: t, payload, spec }),
       }) as unknown as JobHelpers;
     const [first, second] = [job('1', 'webhook:a'), job('2', 'webhook:a')];
-    start(gate, first!);
-    await task({ id: '1' }, helpers(first!));
-    start(gate, second!); // fetched in the same burst, before the first was seen running
+    start(gate, first);
+    await task({ id: '1' }, helpers(first));
+    start(gate, second); // fetched in the same burst, before the first was seen running
     const before = Date.now();
-    await task({ id: '2' }, helpers(second!));
+    await task({ id: '2' }, helpers(second));
     expect(ran).toEqual(['1']);
     expect(added).toHaveLength(1);
     expect(added[0]).toMatchObject({

@@ -59,8 +59,8 @@ async function startService(role: 'api' | 'all'): Promise<{ child: ChildProcess;
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
+  child.stdout.on('data', (d) => (output += d));
+  child.stderr.on('data', (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
   await waitFor(
     async () =>

@@ -5,7 +5,7 @@ import type { Context, Role } from '../../context.ts';
 import type { Prisma } from '../../db.ts';
 import { NotFoundError } from '../../errors/index.ts';
 import { KeyRoleAboveYoursError } from './api-keys.errors.ts';
-import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { roleAtLeast } from '../../auth/roles.ts';
 import { constantTimeEqual, randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -34,7 +34,7 @@ export async function createApiKey(ctx: Context, input: unknown) {
   if (!roleAtLeast(callerRole, role)) throw new KeyRoleAboveYoursError();
   const key = randomToken(API_KEY_PREFIX, 16);
   const secret = randomToken(API_KEY_SECRET_PREFIX);
-  const actor = ctx.actor!;
+  const actor = requireActor(ctx);
   const createdById = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const record = await ctx.db.$transaction(async (tx) => {
     const record = await tx.apiKey.create({

@@ -249,7 +249,7 @@ export async function installApp(ctx: Context, appId: unknown, input: unknown = 
     throw new AlreadyInstalledError();
   }
 
-  const actor = ctx.actor!;
+  const actor = requireActor(ctx);
   const userId = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const clientId = randomToken(CLIENT_ID_PREFIX, 16);
   const clientSecret = randomToken(CLIENT_SECRET_PREFIX);

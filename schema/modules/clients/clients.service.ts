@@ -3,7 +3,7 @@
 // authenticates a client is oauth/client-authentication.ts).
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
-import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
+import { organizationInScope, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
@@ -139,7 +139,7 @@ export async function createClient(ctx: Context, input: unknown) {
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOrgRole(ctx, organizationId, 'admin');
   const secret = randomToken(CLIENT_SECRET_PREFIX);
-  const actor = ctx.actor!;
+  const actor = requireActor(ctx);
   const client = await ctx.db.$transaction(async (tx) => {
     const client = await tx.oAuthClient.create({
       data: {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { isUniqueViolation } from '../../db.ts';
 import { ConflictError, NotFoundError, ValidationError } from '../../errors/index.ts';
-import { organizationInScope, requireOrgRole, requireOwner } from '../../auth/access.ts';
+import { organizationInScope, requireActor, requireOrgRole, requireOwner } from '../../auth/access.ts';
 import { roleAtLeast } from '../../auth/roles.ts';
 import { SignInOwnersOnlyError } from '../sso/sso.errors.ts';
 import { RoleAboveYoursError } from '../members/members.errors.ts';
@@ -33,7 +33,7 @@ export async function createScimToken(ctx: Context, input: unknown) {
   await requireOwner(ctx, organizationId, SignInOwnersOnlyError);
   const token = randomToken(SCIM_TOKEN_PREFIX);
   const now = ctx.clock.now();
-  const actor = ctx.actor!;
+  const actor = requireActor(ctx);
   const createdById = actor.kind === 'apiKey' ? actor.createdById : actor.userId;
   const record = await ctx.db.$transaction(async (tx) => {
     const record = await tx.scimToken.create({

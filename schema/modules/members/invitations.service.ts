@@ -15,7 +15,7 @@ import {
   NewAccountFieldsError,
   RoleAboveYoursError,
 } from './members.errors.ts';
-import { requireOrgRole } from '../../auth/access.ts';
+import { requireActor, requireOrgRole } from '../../auth/access.ts';
 import { roleAtLeast } from '../../auth/roles.ts';
 import { addSeconds } from '../../lib/clock.ts';
 import { hashPassword, randomToken, sha256 } from '../../lib/crypto.ts';
@@ -121,7 +121,7 @@ const shown = <T extends object>(ctx: Context, invitation: T, copy: string) => (
 
 /** Who invites: the person signed in, or the one who made the API key. */
 const inviterOf = (ctx: Context) => {
-  const actor = ctx.actor!;
+  const actor = requireActor(ctx);
   return actor.kind === 'apiKey' ? actor.createdById : actor.userId;
 };
 

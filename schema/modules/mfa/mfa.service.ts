@@ -30,6 +30,7 @@ import {
 } from './mfa.errors.ts';
 import { newRecoveryCodes } from './recovery-codes.ts';
 import { matchingStep, newTotpSecret, totpEnrolment } from './totp.ts';
+import { expected } from '../../lib/expected.ts';
 
 type Tx = Prisma.TransactionClient;
 
@@ -53,12 +54,8 @@ async function statusOf(db: Pick<Tx, '$queryRaw'>, userId: string): Promise<MfaS
     select (select confirmed_at is not null from totp_factors where user_id = ${userId}) as confirmed,
            (select count(*)::int from passkeys where user_id = ${userId}) as passkeys,
            (select count(*)::int from recovery_codes where user_id = ${userId} and used_at is null) as left`;
-  return {
-    totp: row!.confirmed === true,
-    totpPending: row!.confirmed === false,
-    passkeys: row!.passkeys,
-    recoveryCodesLeft: row!.left,
-  };
+  const { confirmed, passkeys, left } = expected(row, 'the factor counts');
+  return { totp: confirmed === true, totpPending: confirmed === false, passkeys, recoveryCodesLeft: left };
 }
 
 export async function myMfa(ctx: Context): Promise<MfaStatus> {

@@ -12,7 +12,7 @@ import { organizationInScope, requireOrgRole } from '../../auth/access.ts';
 import { fields, parseInput } from '../../lib/input.ts';
 import { paged, toPage, type PageInput } from '../../lib/paging.ts';
 import { recordAudit } from '../audit/audit.service.ts';
-import { EVENT_KINDS, eventTypeList, isEventKind, type EventKind } from '../../events/catalog.ts';
+import { EVENT_KINDS, eventTypeList, isEventKind } from '../../events/catalog.ts';
 import { emitTestEvent } from '../../events/emit.ts';
 import { checkDestination, DEFAULT_WEBHOOK_SETTINGS } from '../../push/destination.ts';
 import { DestinationError } from '../../push/push.errors.ts';
@@ -217,7 +217,7 @@ export async function sendTestEvent(ctx: Context, id: unknown, event: unknown) {
   const chosen = parseInput(z.object({ event: kind }), { event }).event;
   if (!webhook.isActive) throw new ConflictError('The webhook is inactive: activate it to send a test event');
   return ctx.db.$transaction(async (tx) => {
-    const eventId = await emitTestEvent(tx, chosen as EventKind, webhook.organization, webhook.id, ctx.clock.now());
+    const eventId = await emitTestEvent(tx, chosen, webhook.organization, webhook.id, ctx.clock.now());
     await recordAudit(
       ctx,
       {

@@ -104,7 +104,6 @@ export async function gql(event: BridgeEvent, document: AnyDocument | string, va
 }
 
 /** A typed document: its own `ResultOf` and `VariablesOf` say what it returns and takes. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the bound of every typed document
 export type AnyDocument = TadaDocumentNode<any, any>;
 
 /** The bridge's executor caches documents by their text: each document is printed once. */

@@ -2,6 +2,7 @@ import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 const REQUEST_RESET = graphql(`
 	mutation RequestPasswordReset($email: String!) {
@@ -24,7 +25,7 @@ type RequestResult = ResultOf<typeof REQUEST_RESET>['requestPasswordReset'];
 export const actions: Actions = {
 	default: async (event) => {
 		const form = await event.request.formData();
-		const email = String(form.get('email') ?? '').trim();
+		const email = formText(form, 'email').trim();
 
 		let result: RequestResult;
 		try {

@@ -3,6 +3,7 @@ import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import { clearSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 const CONFIRM_RESET = graphql(`
 	mutation ConfirmPasswordReset($token: String!, $password: String!) {
@@ -42,8 +43,8 @@ export const actions: Actions = {
 		const token = event.url.searchParams.get('token');
 		if (!token) return failure(400, 'This link is incomplete.', {}, true);
 		const form = await event.request.formData();
-		const password = String(form.get('password') ?? '');
-		const passwordRepeat = String(form.get('passwordRepeat') ?? '');
+		const password = formText(form, 'password');
+		const passwordRepeat = formText(form, 'passwordRepeat');
 		if (password !== passwordRepeat) {
 			return failure(400, 'The password was not changed: correct the fields marked below.', {
 				passwordRepeat: 'does not match the new password',

@@ -3,6 +3,7 @@ import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
 import { gql, type Role, type UserError } from '#lib/server/graphql.ts';
 import { HOME, loginUrl, safeReturnTo } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 const SWITCH_ORGANIZATION = /* GraphQL */ `
 	mutation SwitchOrganization($organizationId: String!) {
@@ -47,7 +48,7 @@ export const actions: Actions = {
 	default: async (event) => {
 		if (!event.locals.user) redirect(303, loginUrl(event.url));
 		const form = await event.request.formData();
-		const organizationId = String(form.get('organizationId') ?? '');
+		const organizationId = formText(form, 'organizationId');
 		if (!organizationId) error(400, 'Choose an organization to switch to.');
 		let result: SwitchResult | null;
 		try {

@@ -19,6 +19,7 @@ import {
   userAuditCte,
 } from './issue-code.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
+import { expected } from '../../../lib/expected.ts';
 
 type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
 
@@ -53,7 +54,8 @@ export async function recordApproval(
     ${codeInserts(codeValues(ctx, client, request, session, code))}
     SELECT (SELECT count(*)::int FROM gate) AS answered, EXISTS (SELECT 1 FROM still_member) AS member, EXISTS (SELECT 1 FROM signed_in) AS live`,
   );
-  return { member: row!.member, live: row!.live, redirect: row!.answered ? codeRedirect(ctx, request, code) : null };
+  const { member, live, answered } = expected(row, "the consent statement's row");
+  return { member, live, redirect: answered ? codeRedirect(ctx, request, code) : null };
 }
 
 /** Whether the denial was recorded (false when the request had already been answered). */
@@ -72,5 +74,5 @@ export async function recordDenial(
     ${userAuditCte(ctx, 'denied', 'gate', { action: 'oauth.consent.deny', userId, client, details: {} })}
     SELECT count(*)::int AS answered FROM gate`,
   );
-  return row!.answered > 0;
+  return expected(row, "the denial statement's row").answered > 0;
 }

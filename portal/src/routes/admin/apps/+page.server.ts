@@ -3,6 +3,7 @@ import { userErrorFailure } from '#lib/server/errors.ts';
 import { requireOrgAdmin } from '#lib/server/gates.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 interface App {
 	id: string;
@@ -49,16 +50,14 @@ function requirePlatformAdmin(event: RequestEvent) {
 
 /** Lists are typed one per line or separated by spaces or commas. */
 const list = (value: FormDataEntryValue | null) =>
-	String(value ?? '')
-		.split(/[\s,]+/)
-		.filter(Boolean);
+	(typeof value === 'string' ? value : '').split(/[\s,]+/).filter(Boolean);
 
 function readApp(form: FormData) {
-	const homepage = String(form.get('homepageUrl') ?? '').trim();
+	const homepage = formText(form, 'homepageUrl').trim();
 	return {
-		name: String(form.get('name') ?? ''),
-		description: String(form.get('description') ?? ''),
-		webhookUrl: String(form.get('webhookUrl') ?? '').trim(),
+		name: formText(form, 'name'),
+		description: formText(form, 'description'),
+		webhookUrl: formText(form, 'webhookUrl').trim(),
 		redirectUris: list(form.get('redirectUris')),
 		scopes: list(form.get('scopes')),
 		homepageUrl: homepage || null,
@@ -94,7 +93,7 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const values = readApp(form);
 		const { updateApp } = await gql<{ updateApp: Result<{ __typename: 'App' }> }>(event, UPDATE, {
-			id: String(form.get('id') ?? ''),
+			id: formText(form, 'id'),
 			input: values,
 		});
 		return failure(updateApp, values) ?? { done: `App ${values.name} saved.` };
@@ -104,7 +103,7 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const { rotateAppSecret } = await gql<{
 			rotateAppSecret: Result<{ __typename: 'AppWithSecret'; signingSecret: string; app: { name: string } }>;
-		}>(event, ROTATE, { id: String(form.get('id') ?? '') });
+		}>(event, ROTATE, { id: formText(form, 'id') });
 		if (rotateAppSecret.__typename === 'UserError') return failure(rotateAppSecret);
 		const r = rotateAppSecret as { signingSecret: string; app: { name: string } };
 		return {
@@ -118,9 +117,9 @@ export const actions: Actions = {
 		if (form.get('confirm') !== 'yes')
 			return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
 		const { deleteApp } = await gql<{ deleteApp: Result<{ __typename: string }> }>(event, DELETE, {
-			id: String(form.get('id') ?? ''),
+			id: formText(form, 'id'),
 		});
-		return failure(deleteApp) ?? { done: `App ${String(form.get('name') ?? '')} deleted.` };
+		return failure(deleteApp) ?? { done: `App ${formText(form, 'name')} deleted.` };
 	},
 	install: async (event) => {
 		requireAdmin(event);
@@ -129,7 +128,7 @@ export const actions: Actions = {
 			event,
 			INSTALL,
 			{
-				id: String(form.get('id') ?? ''),
+				id: formText(form, 'id'),
 				org: event.locals.organization?.id,
 			},
 		);
@@ -144,7 +143,7 @@ export const actions: Actions = {
 		const { uninstallApp } = await gql<{ uninstallApp: Result<{ __typename: 'Installation'; app: { name: string } }> }>(
 			event,
 			UNINSTALL,
-			{ id: String(form.get('id') ?? '') },
+			{ id: formText(form, 'id') },
 		);
 		if (uninstallApp.__typename === 'UserError') return failure(uninstallApp);
 		return { done: `${(uninstallApp as { app: { name: string } }).app.name} is uninstalled: its access ended.` };

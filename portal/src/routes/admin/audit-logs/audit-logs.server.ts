@@ -29,7 +29,7 @@ export function filtersFrom(url: URL): Filters {
 
 /** The query string of these filters, and of a page when `cursor` is given. */
 export function searchOf(filters: Filters, cursor?: string | null): string {
-	const params = new URLSearchParams(filters as Record<string, string>);
+	const params = new URLSearchParams(filters);
 	if (cursor) params.set('cursor', cursor);
 	const search = params.toString();
 	return search ? `?${search}` : '';

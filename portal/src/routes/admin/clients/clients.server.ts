@@ -4,6 +4,7 @@ import { errorPage } from '#lib/server/errors.ts';
 import { requireOrgAdmin as orgAdminGate } from '#lib/server/gates.ts';
 import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
 import type { ClientFormValues, OAuthClient } from './client-form.ts';
+import { formText } from '#lib/form.ts';
 
 export const CLIENT_FIELDS = /* GraphQL */ `
 	id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes
@@ -69,7 +70,7 @@ export function rethrowAccess(err: unknown): never {
 
 /** One entry per line; blank lines and surrounding spaces dropped. */
 const lines = (value: FormDataEntryValue | null) =>
-	String(value ?? '')
+	(typeof value === 'string' ? value : '')
 		.split(/\r?\n/)
 		.map((line) => line.trim())
 		.filter(Boolean);
@@ -82,15 +83,15 @@ const strings = (form: FormData, name: string) => form.getAll(name).map(String);
 /** What the registration and edit forms sent, kept as typed so that a failed submission shows it again. */
 export function readClientForm(form: FormData): ClientFormValues {
 	return {
-		name: String(form.get('name') ?? ''),
-		description: String(form.get('description') ?? ''),
-		redirectUris: String(form.get('redirect_uris') ?? ''),
-		postLogoutRedirectUris: String(form.get('post_logout_redirect_uris') ?? ''),
-		allowedOrigins: String(form.get('allowed_origins') ?? ''),
+		name: formText(form, 'name'),
+		description: formText(form, 'description'),
+		redirectUris: formText(form, 'redirect_uris'),
+		postLogoutRedirectUris: formText(form, 'post_logout_redirect_uris'),
+		allowedOrigins: formText(form, 'allowed_origins'),
 		scopes: strings(form, 'scopes'),
-		productScopes: String(form.get('product_scopes') ?? ''),
+		productScopes: formText(form, 'product_scopes'),
 		grantTypes: strings(form, 'grant_types'),
-		idTokenSignedResponseAlg: String(form.get('id_token_signed_response_alg') ?? 'RS256'),
+		idTokenSignedResponseAlg: formText(form, 'id_token_signed_response_alg', 'RS256'),
 		consentRequired: form.has('consent_required'),
 	};
 }

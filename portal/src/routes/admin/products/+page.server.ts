@@ -5,6 +5,7 @@ import { gql, type UserError } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 interface Product {
 	id: string;
@@ -42,16 +43,16 @@ function requirePlatformAdmin(event: RequestEvent) {
 
 /** Features are typed one per line or separated by commas. */
 const features = (value: FormDataEntryValue | null) =>
-	String(value ?? '')
+	(typeof value === 'string' ? value : '')
 		.split(/[\n,]/)
 		.map((f) => f.trim())
 		.filter(Boolean);
 
 function readForm(form: FormData) {
 	return {
-		name: String(form.get('name') ?? ''),
-		slug: String(form.get('slug') ?? ''),
-		description: String(form.get('description') ?? ''),
+		name: formText(form, 'name'),
+		slug: formText(form, 'slug'),
+		description: formText(form, 'description'),
 		features: features(form.get('features')),
 	};
 }
@@ -89,7 +90,7 @@ export const actions: Actions = {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
 		const values = readForm(form);
-		const id = String(form.get('id') ?? '');
+		const id = formText(form, 'id');
 		const { updateProduct } = await gql<{ updateProduct: Result<{ __typename: 'Product'; slug: string }> }>(
 			event,
 			UPDATE,
@@ -100,10 +101,10 @@ export const actions: Actions = {
 	delete: async (event) => {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
-		const id = String(form.get('id') ?? '');
+		const id = formText(form, 'id');
 		if (form.get('confirm') !== 'yes')
 			return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
 		const { deleteProduct } = await gql<{ deleteProduct: Result<{ __typename: string }> }>(event, DELETE, { id });
-		return failure(deleteProduct, { id }) ?? { done: `Product ${String(form.get('slug') ?? '')} deleted.` };
+		return failure(deleteProduct, { id }) ?? { done: `Product ${formText(form, 'slug')} deleted.` };
 	},
 };

@@ -1,14 +1,8 @@
 import { fail } from '@sveltejs/kit';
 import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
-import { field, refused, requireOrgAdmin, type Role } from './settings.server.ts';
+import { field, refused, requireOrgAdmin } from './settings.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
-
-interface Member {
-	userId: string;
-	role: Role;
-	user: { id: string; name: string; email: string };
-}
 
 const ORGANIZATION = graphql(`
 	query Organization($id: ID!) {

@@ -3,6 +3,7 @@ import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 export interface Subscription {
 	id: string;
@@ -122,7 +123,7 @@ async function run(event: RequestEvent, document: string, variables: Record<stri
 	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}, LABELS) : { done };
 }
 
-const text = (form: FormData, name: string) => String(form.get(name) ?? '').trim();
+const text = (form: FormData, name: string) => formText(form, name).trim();
 /**
  * An <input type="date"> value as the end of no time zone's day: midnight UTC; empty means no end date. Sent as
  * text, not through Date, which would turn 2027-02-30 into 2 March: the API refuses an impossible day.

@@ -4,6 +4,7 @@ import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
 import { enrolUrl, gql, GraphQLRequestError, type Role, type UserError } from '#lib/server/graphql.ts';
 import { clearSessionCookie, HOME, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 const PREVIEW = /* GraphQL */ `
 	query InvitationPreview($token: String!) {
@@ -222,9 +223,9 @@ export const actions: Actions = {
 		if (event.locals.user) return join(event, token);
 
 		const form = await event.request.formData();
-		const name = String(form.get('name') ?? '').trim();
-		const password = String(form.get('password') ?? '');
-		const email = String(form.get('email') ?? '');
+		const name = formText(form, 'name').trim();
+		const password = formText(form, 'password');
+		const email = formText(form, 'email');
 		const result = await accept(event, { token, name: name || undefined, password: password || undefined });
 		if (!result) return rateLimited(name);
 		// A password for an account with a second factor (a form sent before the account existed, say): the sign-in

@@ -2,6 +2,7 @@ import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 const CONNECTED_APPS = /* GraphQL */ `
 	query ConnectedApps {
@@ -47,7 +48,7 @@ export const load: PageServerLoad = async (event) => {
 export const actions: Actions = {
 	revoke: async (event) => {
 		const form = await event.request.formData();
-		const clientId = String(form.get('client_id') ?? '');
+		const clientId = formText(form, 'client_id');
 		if (!clientId) return fail(400, { clientId, message: 'Choose an app to remove.' });
 
 		let result: RevokeResult;

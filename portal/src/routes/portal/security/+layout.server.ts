@@ -1,4 +1,3 @@
-import type { PasskeyItem } from '#lib/passkeys.ts';
 import { gql, graphql } from '#lib/server/graphql.ts';
 import type { LayoutServerLoad } from './$types.js';
 

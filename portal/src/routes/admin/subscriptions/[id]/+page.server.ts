@@ -3,6 +3,7 @@ import { errorPage, refused, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, type UserError } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
+import { formText } from '#lib/form.ts';
 
 interface Subscription {
 	id: string;
@@ -65,7 +66,7 @@ function requireSeatAdmin(event: RequestEvent) {
 async function seat(event: RequestEvent, document: string, done: string) {
 	requireSeatAdmin(event);
 	const form = await event.request.formData();
-	const variables = { id: event.params.id, user: String(form.get('userId') ?? '') };
+	const variables = { id: event.params.id, user: formText(form, 'userId') };
 	let result: { __typename: string } | UserError;
 	try {
 		result = Object.values(
