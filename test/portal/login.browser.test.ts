@@ -123,7 +123,7 @@ describe('return_to that a URL parser turns into another host', { timeout: 30_00
       expect(new URL(page.url()).origin, trick).toBe(new URL(server.url).origin);
       await page.context().close();
     }
-  });
+  }, 90_000); // five whole sign-ins, each ending on the admin dashboard: more than one test's usual 30 s on a busy machine
 
   test('a signed-in visit to /login with it is sent home, not to a 500', async () => {
     const cookie = `tessera_session=${await sessionToken()}`;
