@@ -12,6 +12,7 @@ import { ADMIN, startTestServer, type TestServer } from '../helpers/server.ts';
 import {
   authorizeUrl,
   backAtApp,
+  BROWSER_WAIT_MS,
   freshPage,
   launchChromium,
   signedInPage,
@@ -101,6 +102,9 @@ async function submit(page: Page, button: ReturnType<Page['getByRole']>): Promis
   await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), button.click()]);
 }
 
+/** A page shows an action's answer once it has applied it: as long as any other browser wait may take. */
+const poll = <T>(probe: () => T | Promise<T>) => expect.poll(probe, { timeout: BROWSER_WAIT_MS });
+
 /** What axe-core finds serious or critical on the page, and whether the page is wider than the screen. */
 async function phoneProblems(page: Page): Promise<{ violations: string[]; width: number }> {
   await page.addScriptTag({ content: axe.source });
@@ -129,7 +133,7 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
     await submit(page, page.getByRole('button', { name: 'Add domain' }));
 
     // then it is listed, not verified, with the record to publish
-    await expect.poll(() => status(page).textContent()).toContain('acme.test was added');
+    await poll(() => status(page).textContent()).toContain('acme.test was added');
     const row = domainRow(page, 'acme.test');
     await expect(row.getByTestId('domain-status').textContent()).resolves.toContain('Not verified');
     const name = (await row.getByTestId('txt-name').textContent())!;
@@ -143,7 +147,7 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
     await submit(page, row.getByRole('button', { name: /^Check now/ }));
 
     // then the check fails and says what it found
-    await expect.poll(() => alert(page).textContent()).toContain('"google-site-verification=abc123"');
+    await poll(() => alert(page).textContent()).toContain('"google-site-verification=abc123"');
     await expect(domainRow(page, 'acme.test').getByTestId('domain-status').textContent()).resolves.toContain(
       'Not verified',
     );
@@ -153,7 +157,7 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
     await submit(page, domainRow(page, 'acme.test').getByRole('button', { name: /^Check now/ }));
 
     // then the domain is verified
-    await expect.poll(() => status(page).textContent()).toContain('acme.test is verified');
+    await poll(() => status(page).textContent()).toContain('acme.test is verified');
     await expect(domainRow(page, 'acme.test').getByTestId('domain-status').textContent()).resolves.toContain(
       'Verified',
     );
@@ -184,7 +188,7 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
     await submit(page, form.getByRole('button', { name: 'Add connection' }));
 
     // then a role map line that is not `value = role` is refused, with what was typed kept
-    await expect.poll(() => alert(page).textContent()).toContain('correct the fields marked below');
+    await poll(() => alert(page).textContent()).toContain('correct the fields marked below');
     await expect(form.locator('.field-error').textContent()).resolves.toContain('line 2 must read value = role');
     await expect(form.getByLabel('Name').inputValue()).resolves.toBe('Acme Okta');
 
@@ -192,7 +196,7 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
     await form.getByLabel('Role map').fill('acme-admins = admin');
     await form.getByLabel('Signing certificate').fill(ca.cert);
     await submit(page, form.getByRole('button', { name: 'Add connection' }));
-    await expect.poll(() => status(page).textContent()).toContain('“Acme Okta” was added');
+    await poll(() => status(page).textContent()).toContain('“Acme Okta” was added');
 
     // and it is listed with its domain, enabled, SSO required, and the ACS and metadata URLs
     const row = connectionRow(page, 'Acme Okta');
@@ -271,7 +275,7 @@ describe('a connection changed', { timeout: 60_000 }, () => {
     await submit(page, edit.getByRole('button', { name: 'Save changes' }));
 
     // then the change is saved and the certificate kept
-    await expect.poll(() => status(page).textContent()).toContain('Changes to “Acme Okta” saved');
+    await poll(() => status(page).textContent()).toContain('Changes to “Acme Okta” saved');
     const stored = await acme.owner.api.get(`/api/v1/connections/${id}`);
     expect(stored.body).toMatchObject({
       role_map: { 'acme-admins': 'admin', 'acme-owners': 'owner' },
@@ -282,7 +286,7 @@ describe('a connection changed', { timeout: 60_000 }, () => {
 
     // when they switch it off, an address of acme.test is asked for its password
     await submit(page, connectionRow(page, 'Acme Okta').getByRole('button', { name: 'Disable Acme Okta' }));
-    await expect.poll(() => status(page).textContent()).toContain('“Acme Okta” is off');
+    await poll(() => status(page).textContent()).toContain('“Acme Okta” is off');
     await expect(connectionRow(page, 'Acme Okta').getByTestId('connection-status').textContent()).resolves.toContain(
       'Disabled',
     );
@@ -298,7 +302,7 @@ describe('a connection changed', { timeout: 60_000 }, () => {
 
     // and switched on again, it serves them again
     await submit(page, connectionRow(page, 'Acme Okta').getByRole('button', { name: 'Enable Acme Okta' }));
-    await expect.poll(() => status(page).textContent()).toContain('“Acme Okta” is on');
+    await poll(() => status(page).textContent()).toContain('“Acme Okta” is on');
     await page.context().close();
   });
 });
@@ -355,7 +359,7 @@ describe('/login asks for the address first', { timeout: 60_000 }, () => {
 
     // then the password is asked, its field focused, the address shown
     await page.getByLabel('Password').waitFor();
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('password');
+    await poll(() => page.evaluate(() => document.activeElement?.id)).toBe('password');
     await expect(page.getByLabel('Email').inputValue()).resolves.toBe(acme.member.email);
     await expect(page.getByLabel('Email').getAttribute('readonly')).resolves.not.toBeNull();
 
@@ -363,7 +367,7 @@ describe('/login asks for the address first', { timeout: 60_000 }, () => {
     await page.getByRole('link', { name: 'Change e-mail address' }).click();
     await page.getByRole('button', { name: 'Continue', exact: true }).waitFor();
     await expect(page.getByLabel('Email').inputValue()).resolves.toBe(acme.member.email);
-    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('email');
+    await poll(() => page.evaluate(() => document.activeElement?.id)).toBe('email');
 
     // and the password signs in
     await Promise.all([
@@ -380,7 +384,7 @@ describe('/login asks for the address first', { timeout: 60_000 }, () => {
     const page = await freshPage(browser, server.url);
     await page.goto('/login?sso_error=invalid_response');
     await expect(alert(page).textContent()).resolves.toContain("Your identity provider's answer could not be verified");
-    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert');
+    await poll(() => page.evaluate(() => document.activeElement?.getAttribute('role'))).toBe('alert');
     await page.getByLabel('Email').fill(acme.member.email);
     await Promise.all([
       page.waitForResponse((r) => r.request().method() === 'POST'),
@@ -475,7 +479,7 @@ describe('a round trip through a real OpenID Connect provider', { timeout: 90_00
     await form.getByLabel('Role claim').fill('groups');
     await form.getByLabel('Role map').fill('acme-admins = admin');
     await submit(page, form.getByRole('button', { name: 'Add connection' }));
-    await expect.poll(() => status(page).textContent()).toContain('“Acme Labs ID” was added');
+    await poll(() => status(page).textContent()).toContain('“Acme Labs ID” was added');
 
     // then its row gives the redirect URI to register with the provider
     const row = connectionRow(page, 'Acme Labs ID');
@@ -523,7 +527,7 @@ describe('a round trip through a real OpenID Connect provider', { timeout: 90_00
       await page.waitForURL(
         (url) => url.pathname === '/admin/settings/sso' && url.searchParams.get('test_error') === 'invalid_response',
       );
-      await expect.poll(() => page.getByTestId('test-error').textContent()).toContain('did not pass the checks');
+      await poll(() => page.getByTestId('test-error').textContent()).toContain('did not pass the checks');
     } finally {
       upstream.misbehave(null);
     }
@@ -610,7 +614,7 @@ describe('platform sign-in (social)', { timeout: 60_000 }, () => {
     await submit(page, form.getByRole('button', { name: 'Add provider' }));
 
     // then it is listed with the callback URL to register at GitHub
-    await expect.poll(() => status(page).textContent()).toContain('“GitHub” was added');
+    await poll(() => status(page).textContent()).toContain('“GitHub” was added');
     const row = section
       .getByTestId('platform-row')
       .filter({ has: page.getByRole('rowheader', { name: 'GitHub', exact: true }) });
@@ -627,7 +631,7 @@ describe('platform sign-in (social)', { timeout: 60_000 }, () => {
     // when they delete it, it is gone from /login
     await page.goto(`/admin/settings/sso?delete=${id}`);
     await submit(page, page.getByRole('button', { name: 'Delete connection' }));
-    await expect.poll(() => status(page).textContent()).toContain('“GitHub” was deleted');
+    await poll(() => status(page).textContent()).toContain('“GitHub” was deleted');
     await visitor.reload();
     await expect(visitor.getByRole('link', { name: 'Sign in with GitHub' }).count()).resolves.toBe(0);
     await visitor.context().close();

@@ -414,7 +414,7 @@ describe('tessera', () => {
     expect((await tessera(['organizations', '--help'])).stdout).toMatch(
       /organizations get\s+Show one organization, named by its id or its name/,
     );
-  });
+  }, 90_000); // fifteen processes started one after another: over 30 s on a busy 2-core machine
 
   // The key and secret go to the --url origin only (scheme, host and port): a redirect elsewhere is refused, not followed.
   it('refuses a redirect to another origin, sending nothing there, and exits 1 naming it', async () => {
