@@ -128,63 +128,55 @@ describe('a crash of every process of the service', () => {
     },
   );
 
-  it(
-    'stops the PostgreSQL a killed Tessera left running (orphaned), then starts with every committed write',
-    { timeout: 120_000 },
-    async () => {
-      // given a running service with a committed write
-      const child = start({ LOG_LEVEL: 'info' });
-      await ready();
-      const { api } = await signIn(url(), ADMIN.email, ADMIN.password);
-      expect((await api.post('/v1/organizations', { name: 'Committed before the orphan' })).status).toBe(201);
-      const postmaster = Number(
-        (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
-      );
-      // when only the Tessera process is killed: its PostgreSQL lives on, serving DATA_DIR with no Tessera
-      process.kill(child.pid!, 'SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
-      const parent = async () =>
-        Number((await readFile(`/proc/${postmaster}/stat`, 'utf8')).split(') ')[1]!.split(' ')[1]);
-      expect(await parent()).not.toBe(child.pid);
-      // and a start follows at once
-      const startedAt = Date.now();
-      const next = start({ LOG_LEVEL: 'info' });
-      await ready();
-      expect(Date.now() - startedAt).toBeLessThan(30_000);
-      // then it said it stopped the orphan, which is gone, and the write is there
-      expect(output).toContain(`stopping an orphaned embedded PostgreSQL (PID ${postmaster})`);
-      expect(
-        await readFile(`/proc/${postmaster}/stat`, 'utf8').then(
-          (stat) => stat.split(') ')[1]![0],
-          () => 'gone',
-        ),
-      ).toMatch(/^(gone|Z)$/);
-      const again = await signIn(url(), ADMIN.email, ADMIN.password);
-      expect(
-        (await again.api.get('/v1/organizations?limit=100')).body.organizations.map((o: { name: string }) => o.name),
-      ).toContain('Committed before the orphan');
-      killAll(next);
-    },
-  );
+  it('stops the PostgreSQL a killed Tessera left running (orphaned), then starts with every committed write', async () => {
+    // given a running service with a committed write
+    const child = start({ LOG_LEVEL: 'info' });
+    await ready();
+    const { api } = await signIn(url(), ADMIN.email, ADMIN.password);
+    expect((await api.post('/v1/organizations', { name: 'Committed before the orphan' })).status).toBe(201);
+    const postmaster = Number(
+      (await readFile(path.join(dataDir, 'postgres', 'postmaster.pid'), 'utf8')).split('\n')[0],
+    );
+    // when only the Tessera process is killed: its PostgreSQL lives on, serving DATA_DIR with no Tessera
+    process.kill(child.pid!, 'SIGKILL');
+    await new Promise((resolve) => child.once('exit', resolve));
+    const parent = async () =>
+      Number((await readFile(`/proc/${postmaster}/stat`, 'utf8')).split(') ')[1]!.split(' ')[1]);
+    expect(await parent()).not.toBe(child.pid);
+    // and a start follows at once
+    const startedAt = Date.now();
+    const next = start({ LOG_LEVEL: 'info' });
+    await ready();
+    expect(Date.now() - startedAt).toBeLessThan(30_000);
+    // then it said it stopped the orphan, which is gone, and the write is there
+    expect(output).toContain(`stopping an orphaned embedded PostgreSQL (PID ${postmaster})`);
+    expect(
+      await readFile(`/proc/${postmaster}/stat`, 'utf8').then(
+        (stat) => stat.split(') ')[1]![0],
+        () => 'gone',
+      ),
+    ).toMatch(/^(gone|Z)$/);
+    const again = await signIn(url(), ADMIN.email, ADMIN.password);
+    expect(
+      (await again.api.get('/v1/organizations?limit=100')).body.organizations.map((o: { name: string }) => o.name),
+    ).toContain('Committed before the orphan');
+    killAll(next);
+  });
 
-  it(
-    'never takes the database of a live Tessera: a second start on its DATA_DIR is refused in one line',
-    { timeout: 120_000 },
-    async () => {
-      // given a Tessera running on DATA_DIR (after the crash above: it recovers first)
-      const first = start();
-      await ready();
-      // when another starts on the same DATA_DIR, on another port
-      const other = await runToEnd([NODE, 'server/main.ts'], { ...env(), PORT: String(await freePort()) });
-      // then it stops with one line that says why, and the first keeps answering
-      expect(other.code).not.toBe(0);
-      expect(other.stderr.trim().split('\n')).toEqual([
-        expect.stringMatching(/^tessera: .*is another Tessera running on this DATA_DIR\?/),
-      ]);
-      expect((await fetch(`${url()}/readyz`)).status).toBe(200);
-      const { api } = await signIn(url(), ADMIN.email, ADMIN.password);
-      expect((await api.get('/api/v1/users/me')).status).toBe(200);
-      killAll(first);
-    },
-  );
+  it('never takes the database of a live Tessera: a second start on its DATA_DIR is refused in one line', async () => {
+    // given a Tessera running on DATA_DIR (after the crash above: it recovers first)
+    const first = start();
+    await ready();
+    // when another starts on the same DATA_DIR, on another port
+    const other = await runToEnd([NODE, 'server/main.ts'], { ...env(), PORT: String(await freePort()) });
+    // then it stops with one line that says why, and the first keeps answering
+    expect(other.code).not.toBe(0);
+    expect(other.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^tessera: .*is another Tessera running on this DATA_DIR\?/),
+    ]);
+    expect((await fetch(`${url()}/readyz`)).status).toBe(200);
+    const { api } = await signIn(url(), ADMIN.email, ADMIN.password);
+    expect((await api.get('/api/v1/users/me')).status).toBe(200);
+    killAll(first);
+  });
 });

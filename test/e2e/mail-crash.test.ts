@@ -68,7 +68,7 @@ async function resetJobs(): Promise<number> {
 }
 
 describe('a mail committed just before a crash', () => {
-  it('is sent once after the restart', { timeout: 120_000 }, async () => {
+  it('is sent once after the restart', async () => {
     // given the service running as an API process, with no worker, pointed at the SMTP server
     const port = await freePort();
     let output = '';

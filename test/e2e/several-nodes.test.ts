@@ -222,7 +222,7 @@ afterAll(async () => {
 });
 
 describe('two API processes and a worker on one PostgreSQL', () => {
-  it('redeem at one API the code the other issued, once', { timeout: 15_000 }, async () => {
+  it('redeem at one API the code the other issued, once', async () => {
     // given a code issued by A to the signed-in member
     const code = await codeAt(a);
     // when the client exchanges it at B
@@ -240,7 +240,7 @@ describe('two API processes and a worker on one PostgreSQL', () => {
     for (const at of [a, b]) expect((await userinfoAt(at, tokens.body.access_token)).status).toBe(401);
   });
 
-  it('catch a refresh token reused at the other API, and end its whole family', { timeout: 15_000 }, async () => {
+  it('catch a refresh token reused at the other API, and end its whole family', async () => {
     // given tokens, refreshed once at A
     const first = await tokensVia(a, a);
     const second = await refreshAt(a, first.refresh_token);
@@ -257,44 +257,40 @@ describe('two API processes and a worker on one PostgreSQL', () => {
     }
   });
 
-  it(
-    "hold an API key's limit across both: exactly the limit succeeds in the window, the rest is 429",
-    { timeout: 60_000 },
-    async () => {
-      // given an API key of the tenant (each process leases blocks of its requests from the one shared counter)
-      const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'spread over two nodes' });
-      expect(created.status).toBe(201);
-      const credentials = { apiKey: { key: created.body.key, secret: created.body.secret } };
-      // when twice the limit is sent, alternating between A and B, well inside the minute
-      const replies = [];
-      for (let i = 0; i < 2 * KEY_LIMIT; i++) {
-        const at = i % 2 === 0 ? a : b;
-        replies.push({ at: at.name, reply: await client(at.url, credentials).get('/api/v1/orgs') });
-      }
-      // then exactly the limit succeeds: no block goes past it, and every request leased is used by the node that
-      // leased it (each keeps getting requests); every other answer is 429 with Retry-After
-      const statuses = replies.map((r) => r.reply.status);
-      expect(statuses.filter((s) => s === 200).length, statuses.join(' ')).toBe(KEY_LIMIT);
-      expect(statuses.filter((s) => s === 429).length, statuses.join(' ')).toBe(KEY_LIMIT);
-      // both nodes served part of it
-      expect(new Set(replies.filter((r) => r.reply.status === 200).map((r) => r.at))).toEqual(new Set(['A', 'B']));
-      for (const { reply } of replies.filter((r) => r.reply.status === 429)) {
-        expect(reply.body.error_description).toBe(`Rate limit exceeded: ${KEY_LIMIT} requests a minute per API key`);
-        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
-      }
-      // Each node's RateLimit-Remaining falls with every request it serves: a new block is counted from the row, with
-      // what the other node has leased by then as spent.
-      for (const name of ['A', 'B']) {
-        const remaining = replies
-          .filter((r) => r.at === name && r.reply.status === 200)
-          .map((r) => Number(r.reply.headers.get('ratelimit-remaining')));
-        expect(remaining, name).toEqual([...remaining].sort((x, y) => y - x));
-        expect(new Set(remaining).size, name).toBe(remaining.length);
-      }
-    },
-  );
+  it("hold an API key's limit across both: exactly the limit succeeds in the window, the rest is 429", async () => {
+    // given an API key of the tenant (each process leases blocks of its requests from the one shared counter)
+    const created = await tenant.admin.api.post('/api/v1/api-keys', { name: 'spread over two nodes' });
+    expect(created.status).toBe(201);
+    const credentials = { apiKey: { key: created.body.key, secret: created.body.secret } };
+    // when twice the limit is sent, alternating between A and B, well inside the minute
+    const replies = [];
+    for (let i = 0; i < 2 * KEY_LIMIT; i++) {
+      const at = i % 2 === 0 ? a : b;
+      replies.push({ at: at.name, reply: await client(at.url, credentials).get('/api/v1/orgs') });
+    }
+    // then exactly the limit succeeds: no block goes past it, and every request leased is used by the node that
+    // leased it (each keeps getting requests); every other answer is 429 with Retry-After
+    const statuses = replies.map((r) => r.reply.status);
+    expect(statuses.filter((s) => s === 200).length, statuses.join(' ')).toBe(KEY_LIMIT);
+    expect(statuses.filter((s) => s === 429).length, statuses.join(' ')).toBe(KEY_LIMIT);
+    // both nodes served part of it
+    expect(new Set(replies.filter((r) => r.reply.status === 200).map((r) => r.at))).toEqual(new Set(['A', 'B']));
+    for (const { reply } of replies.filter((r) => r.reply.status === 429)) {
+      expect(reply.body.error_description).toBe(`Rate limit exceeded: ${KEY_LIMIT} requests a minute per API key`);
+      expect(Number(reply.headers.get('retry-after'))).toBeGreaterThan(0);
+    }
+    // Each node's RateLimit-Remaining falls with every request it serves: a new block is counted from the row, with
+    // what the other node has leased by then as spent.
+    for (const name of ['A', 'B']) {
+      const remaining = replies
+        .filter((r) => r.at === name && r.reply.status === 200)
+        .map((r) => Number(r.reply.headers.get('ratelimit-remaining')));
+      expect(remaining, name).toEqual([...remaining].sort((x, y) => y - x));
+      expect(new Set(remaining).size, name).toBe(remaining.length);
+    }
+  });
 
-  it('deliver every committed event once, whichever API made the change', { timeout: 30_000 }, async () => {
+  it('deliver every committed event once, whichever API made the change', async () => {
     // given a webhook of the tenant to a real HTTPS receiver, created at A
     const created = await tenant.admin.api.post('/api/v1/webhooks', {
       url: receiver.url('localhost'),
@@ -356,65 +352,59 @@ describe('two API processes and a worker on one PostgreSQL', () => {
     ).toEqual(Array(N).fill(['delivered', 1]));
   });
 
-  it(
-    'publish a key rotation at both APIs without a token failing, before, during or after',
-    { timeout: 90_000 },
-    async () => {
-      // given tokens issued by each API before the rotation
-      const before = [await tokensVia(a, a), await tokensVia(b, b)];
-      const oldKids = new Set((await jwksAt(a)).keys.map((k) => k.kid));
-      // when `npm run keys:rotate` runs against the database
-      const env = { ...cleanEnv(), DATABASE_URL: database.url, SECRET_KEY, LOG_LEVEL: 'silent' };
-      const { stdout } = await run('npm', ['run', '--silent', 'keys:rotate'], { cwd: ROOT, env });
-      const newKids = /new signing keys: ([\w-]+), ([\w-]+), ([\w-]+)/.exec(stdout)?.slice(1);
-      expect(newKids, stdout).toHaveLength(3);
-      // A new key signs two minutes after it is made, once every process has had a refresh to publish it. The test
-      // does not wait that long: the keys' creation is moved two minutes back before any process has loaded them.
-      const db = new pg.Client({ connectionString: database.url });
-      await db.connect();
-      try {
-        await db.query(`update signing_keys set created_at = created_at - interval '2 minutes' where kid = any($1)`, [
-          newKids,
-        ]);
-      } finally {
-        await db.end();
-      }
+  it('publish a key rotation at both APIs without a token failing, before, during or after', async () => {
+    // given tokens issued by each API before the rotation
+    const before = [await tokensVia(a, a), await tokensVia(b, b)];
+    const oldKids = new Set((await jwksAt(a)).keys.map((k) => k.kid));
+    // when `npm run keys:rotate` runs against the database
+    const env = { ...cleanEnv(), DATABASE_URL: database.url, SECRET_KEY, LOG_LEVEL: 'silent' };
+    const { stdout } = await run('npm', ['run', '--silent', 'keys:rotate'], { cwd: ROOT, env });
+    const newKids = /new signing keys: ([\w-]+), ([\w-]+), ([\w-]+)/.exec(stdout)?.slice(1);
+    expect(newKids, stdout).toHaveLength(3);
+    // A new key signs two minutes after it is made, once every process has had a refresh to publish it. The test
+    // does not wait that long: the keys' creation is moved two minutes back before any process has loaded them.
+    const db = new pg.Client({ connectionString: database.url });
+    await db.connect();
+    try {
+      await db.query(`update signing_keys set created_at = created_at - interval '2 minutes' where kid = any($1)`, [
+        newKids,
+      ]);
+    } finally {
+      await db.end();
+    }
 
-      // then, until each API has reloaded its keys (within a minute of its last load), every token issued at either
-      // verifies at both: a token signed with a new key by the API that reloaded first makes the other reload for its kid
-      let rounds = 0;
-      await waitFor(async () => {
-        const [from, other] = rounds++ % 2 === 0 ? [a, b] : [b, a];
-        const tokens = await tokensVia(from, from);
-        for (const at of [from, other]) {
-          const info = await userinfoAt(at, tokens.access_token);
-          if (info.status !== 200)
-            throw new Error(
-              `a token of ${from.name} failed at ${at.name} during the rotation: ${info.status} ${JSON.stringify(info.body)}`,
-            );
-        }
-        const published = await Promise.all(
-          [a, b].map(async (at) => new Set((await jwksAt(at)).keys.map((k) => k.kid))),
-        );
-        return published.every((kids) => newKids!.every((kid) => kids.has(kid))) ? true : undefined;
-      }, 75_000);
-      // JWKS at both lists the new keys and still the previous ones
-      for (const at of [a, b]) {
-        const kids = (await jwksAt(at)).keys.map((k) => k.kid);
-        expect(kids, at.name).toEqual(expect.arrayContaining([...newKids!, ...oldKids]));
+    // then, until each API has reloaded its keys (within a minute of its last load), every token issued at either
+    // verifies at both: a token signed with a new key by the API that reloaded first makes the other reload for its kid
+    let rounds = 0;
+    await waitFor(async () => {
+      const [from, other] = rounds++ % 2 === 0 ? [a, b] : [b, a];
+      const tokens = await tokensVia(from, from);
+      for (const at of [from, other]) {
+        const info = await userinfoAt(at, tokens.access_token);
+        if (info.status !== 200)
+          throw new Error(
+            `a token of ${from.name} failed at ${at.name} during the rotation: ${info.status} ${JSON.stringify(info.body)}`,
+          );
       }
-      // tokens issued before the rotation verify at both
-      for (const tokens of before) for (const at of [a, b]) await expectVerifiedAt(at, tokens.access_token);
-      // new tokens are signed with the new RS256 key, by both, and verify at both
-      for (const from of [a, b]) {
-        const tokens = await tokensVia(from, from);
-        expect(newKids).toContain(decodeProtectedHeader(tokens.access_token).kid);
-        for (const at of [a, b]) await expectVerifiedAt(at, tokens.access_token);
-      }
-    },
-  );
+      const published = await Promise.all([a, b].map(async (at) => new Set((await jwksAt(at)).keys.map((k) => k.kid))));
+      return published.every((kids) => newKids!.every((kid) => kids.has(kid))) ? true : undefined;
+    }, 75_000);
+    // JWKS at both lists the new keys and still the previous ones
+    for (const at of [a, b]) {
+      const kids = (await jwksAt(at)).keys.map((k) => k.kid);
+      expect(kids, at.name).toEqual(expect.arrayContaining([...newKids!, ...oldKids]));
+    }
+    // tokens issued before the rotation verify at both
+    for (const tokens of before) for (const at of [a, b]) await expectVerifiedAt(at, tokens.access_token);
+    // new tokens are signed with the new RS256 key, by both, and verify at both
+    for (const from of [a, b]) {
+      const tokens = await tokensVia(from, from);
+      expect(newKids).toContain(decodeProtectedHeader(tokens.access_token).kid);
+      for (const at of [a, b]) await expectVerifiedAt(at, tokens.access_token);
+    }
+  });
 
-  it('keep answering at B while A is killed, and carry on there what A began', { timeout: 40_000 }, async () => {
+  it('keep answering at B while A is killed, and carry on there what A began', async () => {
     // given requests running against B, and a code A has issued
     const code = await codeAt(a);
     const replies: number[] = [];
@@ -454,7 +444,7 @@ describe('two API processes and a worker on one PostgreSQL', () => {
     expect((await userinfoAt(a, tokens.body.access_token)).status).toBe(200);
   });
 
-  it('fail no request through a rolling restart under steady load', { timeout: 60_000 }, async () => {
+  it('fail no request through a rolling restart under steady load', async () => {
     if (a.child?.exitCode !== null || a.child?.signalCode !== null) {
       start(a);
       await ready(a);

@@ -90,7 +90,7 @@ async function submit(page: Page, button: ReturnType<Page['getByRole']>): Promis
 /** Whether the page fits the viewport's width (no sideways scrolling). */
 const fitsWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
 
-describe('the development mailbox', { timeout: 90_000 }, () => {
+describe('the development mailbox', () => {
   test('an invitation made on the members page is mailed, listed in the mailbox and readable there; a resend mails it again', async () => {
     // given the platform admin on the members page of the organization they act in
     const page = await signedInPage(browser, server.url, ADMIN);
@@ -307,7 +307,7 @@ describe('the development mailbox', { timeout: 90_000 }, () => {
   });
 });
 
-describe('the security page', { timeout: 90_000 }, () => {
+describe('the security page', () => {
   /** A member of the organization, signed in on the security page. */
   async function onSecurityPage(label: string): Promise<{ person: Person; page: Page }> {
     const person = await addPerson(

@@ -55,7 +55,7 @@ async function submit(page: Page, name: string): Promise<void> {
 
 const row = (page: Page, id: string) => page.locator(`[data-testid="api-key-row"][data-key-id="${id}"]`);
 
-describe('admin: API keys', { timeout: 60_000 }, () => {
+describe('admin: API keys', () => {
   test('creating a key shows the key and the secret once, with copy buttons, and they authenticate a REST call', async () => {
     // given the operator organization's owner, who opens API keys from the navigation
     const page = await signedInPage(browser, server.url, ADMIN);

@@ -104,7 +104,7 @@ const describedBy = (page: Page, label: string) =>
 const failSignIn = (email: string, userAgent: string) =>
   client(server.url).post('/api/v1/auth/login', { email, password: 'not the password' }, { 'user-agent': userAgent });
 
-describe('admin: audit logs', { timeout: 60_000 }, () => {
+describe('admin: audit logs', () => {
   test('client management shows up newest first, with a failed client authentication marked', async () => {
     // given an OAuth client registered, refused once with a wrong secret, updated and deleted, in that order
     const client = await registerClient(admin, {

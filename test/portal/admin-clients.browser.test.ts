@@ -69,7 +69,7 @@ async function submit(page: Page, name: string): Promise<void> {
 
 const scope = (page: Page, value: string) => page.getByRole('checkbox', { name: new RegExp(`^${value} `) });
 
-describe('admin: OAuth clients', { timeout: 60_000 }, () => {
+describe('admin: OAuth clients', () => {
   test('registering a client shows its secret once, and the client is stored as entered and works', async () => {
     // given the operator organization's owner on the clients page
     const page = await signedInPage(browser, server.url, ADMIN);

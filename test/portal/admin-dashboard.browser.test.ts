@@ -49,7 +49,7 @@ async function signInTo(person: { email: string; password: string }, landing: st
 const count = (page: Page, name: string) => page.getByTestId(`count-${name}`).innerText();
 const step = (page: Page, key: string) => page.locator(`[data-testid="step"][data-step="${key}"]`);
 
-describe('admin dashboard', { timeout: 60_000 }, () => {
+describe('admin dashboard', () => {
   test('the platform admin lands on it and sees the counts, the platform, and what is left to set up', async () => {
     // when the platform admin signs in
     const page = await signInTo(ADMIN, '/admin/dashboard');

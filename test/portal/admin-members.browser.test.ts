@@ -61,7 +61,7 @@ async function submit(page: Page, button: ReturnType<Page['getByRole']>): Promis
 
 const memberRow = (page: Page, userId: string) => page.locator(`[data-testid="member-row"][data-user-id="${userId}"]`);
 
-describe('admin: members', { timeout: 60_000 }, () => {
+describe('admin: members', () => {
   test('an invitation shows its accept link once; the link works in another browser, and the new member is listed', async () => {
     // given the tenant's owner, who opens Members from the navigation
     const page = await signedInPage(browser, server.url, owner());

@@ -57,7 +57,7 @@ const rolesOf = async (organizationId: string) =>
     ),
   );
 
-describe('/admin/organizations', { timeout: 90_000 }, () => {
+describe('/admin/organizations', () => {
   test('a platform admin creates an organization, finds it by name, renames it and sees its members', async () => {
     const name = `Zephyr ${randomBytes(3).toString('hex')}`;
     const page = await open(await signedInPage(browser, server.url, ADMIN), '/admin/organizations');
@@ -137,7 +137,7 @@ describe('/admin/organizations', { timeout: 90_000 }, () => {
   });
 });
 
-describe('the header switcher', { timeout: 90_000 }, () => {
+describe('the header switcher', () => {
   test('an owner of two organizations switches, and the page shows the other one; it fits 375 px', async () => {
     const second = (
       await tenant.owner.api.post('/v1/organizations', { name: `Side ${randomBytes(3).toString('hex')}` })
@@ -214,7 +214,7 @@ describe('the header switcher', { timeout: 90_000 }, () => {
   });
 });
 
-describe('/admin/settings', { timeout: 90_000 }, () => {
+describe('/admin/settings', () => {
   test('an owner renames the organization and transfers ownership, stepping down to admin', async () => {
     const t = await createTenant(server.url, admin);
     const page = await open(
@@ -246,7 +246,7 @@ describe('/admin/settings', { timeout: 90_000 }, () => {
   });
 });
 
-describe('seats in another organization', { timeout: 90_000 }, () => {
+describe('seats in another organization', () => {
   test('a platform admin gives a member of another organization a seat of its subscription', async () => {
     const product = (
       await admin.post('/v1/products', { name: 'Roomy', slug: `roomy-${randomBytes(3).toString('hex')}`, features: [] })

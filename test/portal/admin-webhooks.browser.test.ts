@@ -97,7 +97,7 @@ const secretOf = async (id: string, as: Client = admin) => {
   return reply.body.secret as string;
 };
 
-describe('admin: webhooks', { timeout: 90_000 }, () => {
+describe('admin: webhooks', () => {
   test('creating a webhook with events picked from the catalog shows its secret once, and it signs deliveries', async () => {
     // given the operator organization's owner, who opens Webhooks from the navigation
     const page = await signedInPage(browser, server.url, ADMIN);

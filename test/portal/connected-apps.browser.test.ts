@@ -39,7 +39,7 @@ async function authorizeAndAllow(page: Page): Promise<string> {
   return shown.origin === app.origin ? '/cb' : shown.pathname;
 }
 
-describe('connected apps', { timeout: 30_000 }, () => {
+describe('connected apps', () => {
   test('with no approved application the page says so, and the dashboard links to it', async () => {
     // given a signed-in user on the dashboard who has approved nothing (an owner lands on the admin one)
     const page = await signedInPage(browser, server.url, ADMIN);

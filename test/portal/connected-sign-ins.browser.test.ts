@@ -101,7 +101,7 @@ async function signInWithGithub(page: Page): Promise<URL> {
   return new URL(page.url());
 }
 
-describe('connected sign-ins', { timeout: 90_000 }, () => {
+describe('connected sign-ins', () => {
   test('without a provider on the platform, the security page has no such section', async () => {
     const page = await signedInPage(browser, server.url, { email: tenant.member.email, password: PASSWORD });
     await page.goto('/portal/security');

@@ -41,7 +41,7 @@ async function onConsentPage(): Promise<Page> {
   return page;
 }
 
-describe('consent page', { timeout: 30_000 }, () => {
+describe('consent page', () => {
   test('a signed-out browser signs in first, then sees the application and its permissions; Deny goes back with access_denied', async () => {
     // given a signed-out browser
     const page = await freshPage(browser, server.url);

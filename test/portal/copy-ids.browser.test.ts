@@ -103,7 +103,7 @@ async function copied(path: string, id: string): Promise<string> {
   return page.evaluate(() => navigator.clipboard.readText());
 }
 
-describe('ids to copy where the API and the CLI need them', { timeout: 60_000 }, () => {
+describe('ids to copy where the API and the CLI need them', () => {
   test('organizations: the list, an organization’s page, and the settings of the current one', async () => {
     const fromList = await copied('/admin/organizations', tenant.id);
     expect((await admin.get(`/v1/organizations/${fromList}`)).body.name).toBe(tenant.name);

@@ -94,7 +94,7 @@ const tokenRow = (page: Page, name: string) =>
 const mappingRow = (page: Page, group: string) =>
   page.getByTestId('mapping-row').filter({ has: page.getByRole('rowheader', { name: group, exact: true }) });
 
-describe('admin: directory', { timeout: 90_000 }, () => {
+describe('admin: directory', () => {
   test('a token is shown once, provisions people over SCIM, and the page lists each request with its outcome', async () => {
     // given the tenant's owner, who opens Directory from the settings navigation
     const page = await signedInPage(browser, server.url, OWNER_OF_TENANT());

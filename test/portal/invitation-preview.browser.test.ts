@@ -40,7 +40,7 @@ async function invite(email: string, role: 'admin' | 'member'): Promise<{ id: st
 const main = (page: Page) => page.locator('main').innerText();
 const formsOf = (page: Page) => page.locator('main form').count();
 
-describe('what an invitation link says before anything is typed', { timeout: 30_000 }, () => {
+describe('what an invitation link says before anything is typed', () => {
   test('a pending invitation names the inviter, the address, the organization, the role and the expiry', async () => {
     // given an invitation to Initech as admin for a new address
     const email = newEmail('preview');

@@ -68,7 +68,7 @@ async function organizationsOf(person: { api: Client }): Promise<{ id: string; n
   return reply.body;
 }
 
-describe('accepting an invitation in the portal', { timeout: 30_000 }, () => {
+describe('accepting an invitation in the portal', () => {
   test('a new person creates an account from the link, lands on the dashboard, and the link is then used up', async () => {
     // given an invitation to Acme as admin for a new address
     const email = newEmail('newcomer');

@@ -44,8 +44,7 @@ function browser() {
 }
 
 describe('the sign-in form while the address is locked', () => {
-  // 100 argon2id checks: a few seconds alone, more with other files running beside it.
-  it('signs in a browser that signed in before, and refuses a new one', { timeout: 90_000 }, async () => {
+  it('signs in a browser that signed in before, and refuses a new one', async () => {
     // given a browser at the office that signed in on the form
     const known = browser();
     const first = await known.signIn(ADMIN.email, ADMIN.password);

@@ -25,7 +25,7 @@ afterAll(async () => {
 const freshPage = () => freshPageOf(browser, server.url);
 const signIn = signInOnPage;
 
-describe('portal sign-in', { timeout: 30_000 }, () => {
+describe('portal sign-in', () => {
   test('a wrong password shows the error on /login', async () => {
     // given the sign-in page
     const page = await freshPage();
@@ -100,7 +100,7 @@ describe('portal sign-in', { timeout: 30_000 }, () => {
   });
 });
 
-describe('return_to that a URL parser turns into another host', { timeout: 30_000 }, () => {
+describe('return_to that a URL parser turns into another host', () => {
   const tricks = [
     '/.//evil.example',
     '/..//evil.example',
@@ -149,7 +149,7 @@ describe('return_to that a URL parser turns into another host', { timeout: 30_00
   });
 });
 
-describe('portal response headers', { timeout: 30_000 }, () => {
+describe('portal response headers', () => {
   test('pages carry a script-src CSP with a nonce, and the portal runs under it', async () => {
     // given a page that records CSP violations
     const page = await freshPage();
@@ -208,7 +208,7 @@ describe('portal response headers', { timeout: 30_000 }, () => {
   });
 });
 
-describe('portal forms and pages with input they cannot read', { timeout: 30_000 }, () => {
+describe('portal forms and pages with input they cannot read', () => {
   const origin = () => new URL(server.url).origin;
   const post = (path: string, body: BodyInit, headers: Record<string, string>) =>
     fetch(`${server.url}${path}`, {

@@ -40,7 +40,7 @@ afterAll(() => setup?.close());
 const logoutUrl = () =>
   `/oauth/logout?${new URLSearchParams({ client_id: client.client_id, post_logout_redirect_uri: `${app.origin}/bye`, state: 'x' })}`;
 
-describe('sign-out asked for by an application', { timeout: 30_000 }, () => {
+describe('sign-out asked for by an application', () => {
   test('the user is asked first; confirming signs out and returns to the application with the state', async () => {
     // given a signed-in browser
     const page = await signedInPage(browser, server.url, ADMIN);

@@ -50,7 +50,7 @@ afterAll(async () => {
 
 const row = (page: Page, name: string) => page.getByTestId('app-row').filter({ hasText: name });
 
-describe('the marketplace in the portals', { timeout: 60_000 }, () => {
+describe('the marketplace in the portals', () => {
   test('register, rotate, install, open with single sign-on, uninstall', async () => {
     // given a platform admin on /admin/apps, reached from the admin navigation
     const admin = await signedInPage(browser, server.url, ADMIN);

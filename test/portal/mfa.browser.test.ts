@@ -126,7 +126,7 @@ async function setUpApp(page: Page): Promise<{ secret: string; recoveryCodes: st
   return { secret, recoveryCodes: (await codes.allTextContents()).map((c) => c.trim()) };
 }
 
-describe('an authenticator app', { timeout: 60_000 }, () => {
+describe('an authenticator app', () => {
   let secret = '';
   let recoveryCodes: string[] = [];
 
@@ -390,7 +390,7 @@ describe('an authenticator app', { timeout: 60_000 }, () => {
   });
 });
 
-describe("the organization's policy", { timeout: 90_000 }, () => {
+describe("the organization's policy", () => {
   let ownerSecret = '';
   let memberSecret = '';
 
@@ -525,7 +525,7 @@ async function problemsOn(page: Page): Promise<string[]> {
   return problems;
 }
 
-describe('on a 375 px phone', { timeout: 90_000 }, () => {
+describe('on a 375 px phone', () => {
   test('the setup required by the organization, its recovery codes, and the code step of the sign-in pass axe-core', async () => {
     // given a new member of the organization that requires a second factor
     const newcomer = await addPerson(server.url, tenant.owner.api, tenant.id, 'member', 'newcomer');

@@ -578,7 +578,7 @@ async function keyboardProblems(page: Page): Promise<string[]> {
   });
 }
 
-describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
+describe('every page on a 375 px wide screen', () => {
   test('the pages visited are every page of the portal', async () => {
     expect([...new Set(VISITS.map((v) => v.route))].sort()).toEqual(await pageRoutes());
   });
@@ -632,7 +632,7 @@ describe('every page on a 375 px wide screen', { timeout: 90_000 }, () => {
 // The same pages on a desktop screen, where tables are tables again: axe-core finds nothing serious there either.
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 900 }, bypassCSP: true };
 
-describe('every page on a 1280 px wide screen', { timeout: 90_000 }, () => {
+describe('every page on a 1280 px wide screen', () => {
   test.for(VISITS.map((v) => [`${v.route} (${v.as}${v.showing ? `, ${v.showing}` : ''})`, v] as const))(
     '%s',
     async ([, v]) => {
@@ -662,7 +662,7 @@ const focused = (page: Page) =>
     };
   });
 
-describe('a refused submission on a phone', { timeout: 60_000 }, () => {
+describe('a refused submission on a phone', () => {
   test('brings its error into view and gives it the focus, also when the form is far below the error', async () => {
     // given the platform admin at the bottom of the products page, with a slug the catalog has already
     const page = await phone('admin');

@@ -96,102 +96,98 @@ async function openLogin(page: Page, gate: Awaited<ReturnType<typeof gateSignInO
 }
 
 describe('passkeys on /portal/security and /login', () => {
-  test(
-    'adds a passkey, signs out, signs in with it and no password, and removes it with the password',
-    { timeout: 120_000 },
-    async () => {
-      const page = await signedInPage(browser, server.origin, { email: person.email, password: PASSWORD });
-      const { cdp, authenticatorId } = await virtualAuthenticator(page);
+  test('adds a passkey, signs out, signs in with it and no password, and removes it with the password', async () => {
+    const page = await signedInPage(browser, server.origin, { email: person.email, password: PASSWORD });
+    const { cdp, authenticatorId } = await virtualAuthenticator(page);
 
-      await page.goto('/portal/security');
-      await poll(() => page.getByTestId('no-passkeys').count()).toBe(1);
-      await page.getByLabel('Passkey name').fill('Virtual laptop');
-      // The first second factor needs the password again.
-      await page.getByLabel('Password to add your first passkey').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Add a passkey' }).click();
-      await poll(() => page.getByRole('status').textContent()).toContain('“Virtual laptop” was added');
-      await poll(() => rows(page).count()).toBe(1);
-      await poll(() => rows(page).first().textContent()).toContain('Never');
-      const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
-      expect(credentials).toHaveLength(1);
-      expect(credentials[0]!.isResidentCredential).toBe(true);
+    await page.goto('/portal/security');
+    await poll(() => page.getByTestId('no-passkeys').count()).toBe(1);
+    await page.getByLabel('Passkey name').fill('Virtual laptop');
+    // The first second factor needs the password again.
+    await page.getByLabel('Password to add your first passkey').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await poll(() => page.getByRole('status').textContent()).toContain('“Virtual laptop” was added');
+    await poll(() => rows(page).count()).toBe(1);
+    await poll(() => rows(page).first().textContent()).toContain('Never');
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]!.isResidentCredential).toBe(true);
 
-      // Renamed in place.
-      await rows(page)
-        .first()
-        .getByRole('button', { name: /^Rename/ })
-        .click();
-      await page.getByLabel('New name for Virtual laptop').fill('Desk laptop');
-      await page.getByRole('button', { name: 'Save name' }).click();
-      await poll(() => rows(page).first().textContent()).toContain('Desk laptop');
+    // Renamed in place.
+    await rows(page)
+      .first()
+      .getByRole('button', { name: /^Rename/ })
+      .click();
+    await page.getByLabel('New name for Virtual laptop').fill('Desk laptop');
+    await page.getByRole('button', { name: 'Save name' }).click();
+    await poll(() => rows(page).first().textContent()).toContain('Desk laptop');
 
-      // With a passkey the password alone no longer signs in: the second step offers the passkey, which completes it.
-      const gate = await gateSignInOptions(page);
-      const signOut = () =>
-        Promise.all([
-          page.waitForURL((url) => url.pathname === '/login'),
-          page.getByRole('button', { name: 'Sign out', exact: true }).click(),
-        ]);
-      const atDashboard = () => page.waitForURL((url) => url.pathname === '/portal/dashboard');
-      await signOut();
-      await openLogin(page, gate);
-      await continueWithEmail(page, person.email);
-      await page.getByLabel('Password').fill(PASSWORD);
-      const askedBefore = gate.asked();
-      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-      const step = page.getByTestId('second-factor');
-      await step.waitFor();
-      const afterStep = atDashboard();
-      gate.allowNext();
-      await step.getByRole('button', { name: 'Sign in with a passkey' }).click();
-      await afterStep;
-      // The button's request alone: the e-mail step's autofill, mounted for the one tick in which SvelteKit's
-      // applyAction clears `form`, asks for nothing once it is gone (a request of its own here could take the
-      // button's turn through the gate, and the button then waited for ever).
-      expect(gate.asked() - askedBefore).toBe(1);
+    // With a passkey the password alone no longer signs in: the second step offers the passkey, which completes it.
+    const gate = await gateSignInOptions(page);
+    const signOut = () =>
+      Promise.all([
+        page.waitForURL((url) => url.pathname === '/login'),
+        page.getByRole('button', { name: 'Sign out', exact: true }).click(),
+      ]);
+    const atDashboard = () => page.waitForURL((url) => url.pathname === '/portal/dashboard');
+    await signOut();
+    await openLogin(page, gate);
+    await continueWithEmail(page, person.email);
+    await page.getByLabel('Password').fill(PASSWORD);
+    const askedBefore = gate.asked();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const step = page.getByTestId('second-factor');
+    await step.waitFor();
+    const afterStep = atDashboard();
+    gate.allowNext();
+    await step.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await afterStep;
+    // The button's request alone: the e-mail step's autofill, mounted for the one tick in which SvelteKit's
+    // applyAction clears `form`, asks for nothing once it is gone (a request of its own here could take the
+    // button's turn through the gate, and the button then waited for ever).
+    expect(gate.asked() - askedBefore).toBe(1);
 
-      // Signed out, the sign-in page offers the passkey; it signs in without an e-mail address or a password.
-      await signOut();
-      await openLogin(page, gate);
-      expect(await page.getByLabel('Email').getAttribute('autocomplete')).toBe('username webauthn');
-      const signedIn = atDashboard();
-      gate.allowNext();
-      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
-      await signedIn;
-      const session = await server.base.db.session.findFirstOrThrow({
-        where: { userId: person.id },
-        orderBy: { createdAt: 'desc' },
-      });
-      expect(session.amr).toEqual(['hwk', 'user', 'mfa']);
+    // Signed out, the sign-in page offers the passkey; it signs in without an e-mail address or a password.
+    await signOut();
+    await openLogin(page, gate);
+    expect(await page.getByLabel('Email').getAttribute('autocomplete')).toBe('username webauthn');
+    const signedIn = atDashboard();
+    gate.allowNext();
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+    await signedIn;
+    const session = await server.base.db.session.findFirstOrThrow({
+      where: { userId: person.id },
+      orderBy: { createdAt: 'desc' },
+    });
+    expect(session.amr).toEqual(['hwk', 'user', 'mfa']);
 
-      // And through the e-mail field's autofill, no button pressed: the virtual authenticator answers the page's
-      // conditional request as a person choosing the passkey among the field's suggestions would.
-      await signOut();
-      await openLogin(page, gate);
-      const autofilled = atDashboard();
-      await gate.releaseLatest();
-      await autofilled;
-      expect(await server.base.db.session.count({ where: { userId: person.id, amr: { has: 'hwk' } } })).toBe(3);
+    // And through the e-mail field's autofill, no button pressed: the virtual authenticator answers the page's
+    // conditional request as a person choosing the passkey among the field's suggestions would.
+    await signOut();
+    await openLogin(page, gate);
+    const autofilled = atDashboard();
+    await gate.releaseLatest();
+    await autofilled;
+    expect(await server.base.db.session.count({ where: { userId: person.id, amr: { has: 'hwk' } } })).toBe(3);
 
-      // The list says it was used; a wrong password keeps it; the right one removes it.
-      await page.goto('/portal/security');
-      await poll(() => rows(page).first().textContent()).not.toContain('Never');
-      await rows(page)
-        .first()
-        .getByRole('button', { name: /^Remove/ })
-        .click();
-      await page.getByLabel('Password to remove Desk laptop').fill('not the password at all');
-      await page.getByRole('button', { name: 'Remove passkey' }).click();
-      await poll(() => page.getByTestId('passkeys-error').textContent()).toContain('The password is wrong');
-      await poll(() => rows(page).count()).toBe(1);
-      await page.getByLabel('Password to remove Desk laptop').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Remove passkey' }).click();
-      await poll(() => page.getByRole('status').textContent()).toContain('“Desk laptop” was removed');
-      await poll(() => rows(page).count()).toBe(0);
-      expect(await server.base.db.passkey.count({ where: { userId: person.id } })).toBe(0);
-      await page.context().close();
-    },
-  );
+    // The list says it was used; a wrong password keeps it; the right one removes it.
+    await page.goto('/portal/security');
+    await poll(() => rows(page).first().textContent()).not.toContain('Never');
+    await rows(page)
+      .first()
+      .getByRole('button', { name: /^Remove/ })
+      .click();
+    await page.getByLabel('Password to remove Desk laptop').fill('not the password at all');
+    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    await poll(() => page.getByTestId('passkeys-error').textContent()).toContain('The password is wrong');
+    await poll(() => rows(page).count()).toBe(1);
+    await page.getByLabel('Password to remove Desk laptop').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    await poll(() => page.getByRole('status').textContent()).toContain('“Desk laptop” was removed');
+    await poll(() => rows(page).count()).toBe(0);
+    expect(await server.base.db.passkey.count({ where: { userId: person.id } })).toBe(0);
+    await page.context().close();
+  });
 
   test('a passkey the service does not know is refused on /login with a message, and the page stays', async () => {
     const page = await freshPage(browser, server.origin);
@@ -234,45 +230,41 @@ async function problemsOn(page: Page): Promise<string[]> {
 }
 
 describe('on a 375 px phone', () => {
-  test(
-    'the passkeys section with its rename and remove forms, and the sign-in page, pass axe-core',
-    { timeout: 120_000 },
-    async () => {
-      const page = await signedInPage(browser, server.origin, { email: phonePerson.email, password: PASSWORD }, PHONE);
-      await virtualAuthenticator(page);
-      await page.goto('/portal/security');
-      expect(await problemsOn(page), 'no passkeys yet').toEqual([]);
-      await page.getByLabel('Passkey name').fill('A phone with a rather long name for its passkey, to wrap');
-      await page.getByLabel('Password to add your first passkey').fill(PASSWORD);
-      await page.getByRole('button', { name: 'Add a passkey' }).click();
-      await poll(() => rows(page).count()).toBe(1);
-      expect(await problemsOn(page), 'one passkey').toEqual([]);
-      await rows(page)
-        .first()
-        .getByRole('button', { name: /^Rename/ })
-        .click();
-      await page.getByRole('button', { name: 'Save name' }).waitFor();
-      expect(await problemsOn(page), 'the rename form').toEqual([]);
-      await rows(page)
-        .first()
-        .getByRole('button', { name: /^Remove/ })
-        .click();
-      await page.getByRole('button', { name: 'Remove passkey' }).waitFor();
-      await page.getByLabel(/^Password to remove/).fill('not the password at all');
-      await page.getByRole('button', { name: 'Remove passkey' }).click();
-      await page.getByTestId('passkeys-error').waitFor();
-      expect(await problemsOn(page), 'the remove form, refused').toEqual([]);
-      await page.getByLabel(/^Password to remove/).fill(PASSWORD);
-      await page.getByRole('button', { name: 'Remove passkey' }).click();
-      await poll(() => rows(page).count()).toBe(0);
+  test('the passkeys section with its rename and remove forms, and the sign-in page, pass axe-core', async () => {
+    const page = await signedInPage(browser, server.origin, { email: phonePerson.email, password: PASSWORD }, PHONE);
+    await virtualAuthenticator(page);
+    await page.goto('/portal/security');
+    expect(await problemsOn(page), 'no passkeys yet').toEqual([]);
+    await page.getByLabel('Passkey name').fill('A phone with a rather long name for its passkey, to wrap');
+    await page.getByLabel('Password to add your first passkey').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await poll(() => rows(page).count()).toBe(1);
+    expect(await problemsOn(page), 'one passkey').toEqual([]);
+    await rows(page)
+      .first()
+      .getByRole('button', { name: /^Rename/ })
+      .click();
+    await page.getByRole('button', { name: 'Save name' }).waitFor();
+    expect(await problemsOn(page), 'the rename form').toEqual([]);
+    await rows(page)
+      .first()
+      .getByRole('button', { name: /^Remove/ })
+      .click();
+    await page.getByRole('button', { name: 'Remove passkey' }).waitFor();
+    await page.getByLabel(/^Password to remove/).fill('not the password at all');
+    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    await page.getByTestId('passkeys-error').waitFor();
+    expect(await problemsOn(page), 'the remove form, refused').toEqual([]);
+    await page.getByLabel(/^Password to remove/).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Remove passkey' }).click();
+    await poll(() => rows(page).count()).toBe(0);
 
-      await page.context().clearCookies();
-      await page.goto('/login');
-      await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
-      expect(await problemsOn(page), 'the sign-in page').toEqual([]);
-      await page.context().close();
-    },
-  );
+    await page.context().clearCookies();
+    await page.goto('/login');
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+    expect(await problemsOn(page), 'the sign-in page').toEqual([]);
+    await page.context().close();
+  });
 });
 
 describe('with an IP address for BASE_URL', () => {

@@ -62,7 +62,7 @@ async function submit(page: Page, name: string): Promise<void> {
   if (response.status() === 403) expect.fail(`POST ${path} answered 403: ${await response.text()}`);
 }
 
-describe('password reset by mail', { timeout: 90_000 }, () => {
+describe('password reset by mail', () => {
   test('a mailed link sets a new password, signs in with it, and ends the sessions of the old one', async () => {
     // given a person signed in in one browser with the old password
     const person = await newPerson('forgetful');

@@ -117,7 +117,7 @@ async function phoneProblems(page: Page): Promise<{ violations: string[]; width:
   return { violations, width: await page.evaluate(() => document.documentElement.scrollWidth) };
 }
 
-describe('the single sign-on settings', { timeout: 60_000 }, () => {
+describe('the single sign-on settings', () => {
   test('an owner adds a domain and sees its TXT record; a check fails saying what it found, and passes once the record is published', async () => {
     // given the organization's owner on the settings page, reached from the settings navigation
     const page = await signedInPage(browser, server.url, { email: acme.owner.email, password: PASSWORD });
@@ -260,7 +260,7 @@ describe('the single sign-on settings', { timeout: 60_000 }, () => {
   });
 });
 
-describe('a connection changed', { timeout: 60_000 }, () => {
+describe('a connection changed', () => {
   test('an owner edits its role map, its certificate kept; switched off, its addresses go to the password; switched on again', async () => {
     // given the owner on the settings page
     const page = await signedInPage(browser, server.url, { email: acme.owner.email, password: PASSWORD });
@@ -307,7 +307,7 @@ describe('a connection changed', { timeout: 60_000 }, () => {
   });
 });
 
-describe('/login asks for the address first', { timeout: 60_000 }, () => {
+describe('/login asks for the address first', () => {
   test('an address of a domain with a connection goes to its identity provider, with the address and the way back', async () => {
     // given a signed-out browser, and the SAML provider's sign-in page
     upstream.override(SAML_PATH, (_req, res) =>
@@ -429,7 +429,7 @@ describe('/login asks for the address first', { timeout: 60_000 }, () => {
   });
 });
 
-describe('a round trip through a real OpenID Connect provider', { timeout: 90_000 }, () => {
+describe('a round trip through a real OpenID Connect provider', () => {
   let subscriptionId: string;
   let connectionId: string;
 
@@ -597,7 +597,7 @@ describe('a round trip through a real OpenID Connect provider', { timeout: 90_00
   });
 });
 
-describe('platform sign-in (social)', { timeout: 60_000 }, () => {
+describe('platform sign-in (social)', () => {
   test('a platform admin adds a GitHub provider, /login offers it to everyone, and it goes once deleted', async () => {
     // given the platform admin on the settings page
     const page = await signedInPage(browser, server.url, ADMIN);
@@ -645,7 +645,7 @@ describe('platform sign-in (social)', { timeout: 60_000 }, () => {
   });
 });
 
-describe('on a 375 px phone', { timeout: 90_000 }, () => {
+describe('on a 375 px phone', () => {
   test('the settings page, its edit panel, the test result and the sign-in page with an error pass axe-core and fit', async () => {
     const page = await signedInPage(browser, server.url, { email: acme.owner.email, password: PASSWORD }, PHONE);
     await settings(page);

@@ -66,7 +66,7 @@ const description = (field: ReturnType<Page['locator']>) =>
       .join(' '),
   );
 
-describe('/admin/products', { timeout: 60_000 }, () => {
+describe('/admin/products', () => {
   test('a platform admin lists, creates, edits and deletes (with confirmation) products', async () => {
     const page = await adminPage('/admin/products');
     await page.getByRole('heading', { name: 'Products', level: 1 }).waitFor();
@@ -122,7 +122,7 @@ describe('/admin/products', { timeout: 60_000 }, () => {
   });
 });
 
-describe('/admin/subscriptions and /portal/subscriptions', { timeout: 60_000 }, () => {
+describe('/admin/subscriptions and /portal/subscriptions', () => {
   test('a platform admin creates, filters, changes and cancels; the tenant admin assigns a seat; the member sees it', async () => {
     const product = (await admin.post('/v1/products', { name: 'Seated', slug: 'seated', features: ['x'] })).body;
     const page = await adminPage('/admin/subscriptions');

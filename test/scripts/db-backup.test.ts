@@ -190,7 +190,7 @@ describe('npm run db:backup and db:restore', () => {
     },
   );
 
-  it('replaces a database that is not empty only with --force', { timeout: 120_000 }, async () => {
+  it('replaces a database that is not empty only with --force', async () => {
     // given the original DATA_DIR, which holds an organization made after the backup
     expectRefused(
       await npmRun(original, 'db:restore', '--', backup),
@@ -207,59 +207,48 @@ describe('npm run db:backup and db:restore', () => {
     await stop();
   });
 
-  it(
-    'backs up a stopped service by starting its embedded PostgreSQL for the backup alone',
-    { timeout: 60_000 },
-    async () => {
-      const second = path.join(work, 'second.backup');
-      const made = await npmRun(original, 'db:backup', '--', second);
-      expect(made.code, made.stderr).toBe(0);
-      expect(made.stderr).toContain('Tessera is not running on');
-      expect(made.stdout).toMatch(/^backed up \d+ rows/);
-      // and it left nothing running: a restore may start at once
-      const again = await npmRun(original, 'db:restore', '--', second, '--force');
-      expect(again.code, again.stderr).toBe(0);
-    },
-  );
+  it('backs up a stopped service by starting its embedded PostgreSQL for the backup alone', async () => {
+    const second = path.join(work, 'second.backup');
+    const made = await npmRun(original, 'db:backup', '--', second);
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.stderr).toContain('Tessera is not running on');
+    expect(made.stdout).toMatch(/^backed up \d+ rows/);
+    // and it left nothing running: a restore may start at once
+    const again = await npmRun(original, 'db:restore', '--', second, '--force');
+    expect(again.code, again.stderr).toBe(0);
+  });
 
-  it(
-    'refuses a missing file, a file that is not a backup, and a DATA_DIR without a database, each in one line',
-    { timeout: 60_000 },
-    async () => {
-      expectRefused(
-        await npmRun(original, 'db:restore', '--', path.join(work, 'no-such.backup')),
-        /^db:restore: .*no-such\.backup does not exist$/,
-      );
-      expectRefused(await npmRun(original, 'db:restore', '--', work), /^db:restore: cannot read .* \(EISDIR\)$/);
-      const text = path.join(work, 'notes.txt');
-      await writeFile(text, 'not a backup\n');
-      expectRefused(
-        await npmRun(original, 'db:restore', '--', text),
-        /^db:restore: .*notes\.txt is not a Tessera backup/,
-      );
-      const pgDump = path.join(work, 'pg.dump');
-      await writeFile(pgDump, Buffer.concat([Buffer.from('PGDMP'), Buffer.alloc(64)]));
-      expectRefused(
-        await npmRun(original, 'db:restore', '--', pgDump),
-        /^db:restore: .*pg\.dump is a pg_dump archive, not a Tessera backup/,
-      );
-      const cut = path.join(work, 'cut.backup');
-      const whole = await readFile(backup);
-      await writeFile(cut, whole.subarray(0, Math.floor(whole.length / 2)));
-      expectRefused(
-        await npmRun(original, 'db:restore', '--', cut, '--force'),
-        /^db:restore: .*cut\.backup is (cut short or )?damaged/,
-      );
-      expectRefused(
-        await npmRun(original, 'db:restore'),
-        /^db:restore: usage: npm run db:restore -- FILE \[--force\]$/,
-      );
-      expectRefused(
-        await npmRun(path.join(work, 'empty'), 'db:backup', '--', path.join(work, 'x.backup')),
-        /^db:backup: there is no embedded database in /,
-      );
-    },
-  );
+  it('refuses a missing file, a file that is not a backup, and a DATA_DIR without a database, each in one line', async () => {
+    expectRefused(
+      await npmRun(original, 'db:restore', '--', path.join(work, 'no-such.backup')),
+      /^db:restore: .*no-such\.backup does not exist$/,
+    );
+    expectRefused(await npmRun(original, 'db:restore', '--', work), /^db:restore: cannot read .* \(EISDIR\)$/);
+    const text = path.join(work, 'notes.txt');
+    await writeFile(text, 'not a backup\n');
+    expectRefused(
+      await npmRun(original, 'db:restore', '--', text),
+      /^db:restore: .*notes\.txt is not a Tessera backup/,
+    );
+    const pgDump = path.join(work, 'pg.dump');
+    await writeFile(pgDump, Buffer.concat([Buffer.from('PGDMP'), Buffer.alloc(64)]));
+    expectRefused(
+      await npmRun(original, 'db:restore', '--', pgDump),
+      /^db:restore: .*pg\.dump is a pg_dump archive, not a Tessera backup/,
+    );
+    const cut = path.join(work, 'cut.backup');
+    const whole = await readFile(backup);
+    await writeFile(cut, whole.subarray(0, Math.floor(whole.length / 2)));
+    expectRefused(
+      await npmRun(original, 'db:restore', '--', cut, '--force'),
+      /^db:restore: .*cut\.backup is (cut short or )?damaged/,
+    );
+    expectRefused(await npmRun(original, 'db:restore'), /^db:restore: usage: npm run db:restore -- FILE \[--force\]$/);
+    expectRefused(
+      await npmRun(path.join(work, 'empty'), 'db:backup', '--', path.join(work, 'x.backup')),
+      /^db:backup: there is no embedded database in /,
+    );
+  });
 });
 
 /** Every table's rows, in their text form and a fixed order, by table name. */
@@ -280,7 +269,7 @@ async function contents(url: string): Promise<Record<string, string[]>> {
 }
 
 describe('npm run db:backup and db:restore with DATABASE_URL', () => {
-  it('copies one database into another, every row of every table the same', { timeout: 120_000 }, async () => {
+  it('copies one database into another, every row of every table the same', async () => {
     // given a database that a service has written to, now stopped
     const source = await createTestDatabase();
     const target = await createTestDatabase();

@@ -141,38 +141,33 @@ beforeAll(async () => {
 afterAll(() => server?.stop());
 
 describe('tessera', () => {
-  // npx is npm: under the whole suite's load its start took over 30 s once, so this test has more time. npm's
-  // check for a newer npm (a registry request) is off: the tool's help must not wait on the network.
-  it(
-    'is `npx tessera`: `--help` lists the commands, and leaves the installed build alone',
-    { timeout: 90_000 },
-    async () => {
-      // A cache of its own, as on a machine where npx has not run this package yet: npx must run the link that
-      // postinstall made, not install the package into its cache and run its install scripts there, which would
-      // rebuild the portal that the suite's services are serving.
-      const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
-      const built = () =>
-        Promise.all(
-          ['portal/build/handler.js', 'prisma/generated/client/client.ts'].map(
-            async (f) => (await stat(path.join(ROOT, f))).mtimeMs,
-          ),
-        );
-      const before = await built();
-      try {
-        const run = await tessera(
-          ['--help'],
-          { npm_config_update_notifier: 'false', npm_config_cache: cache },
-          { command: ['npx', ['--no-install', 'tessera']] },
-        );
-        expect(run.code, run.stderr).toBe(0);
-        expect(run.stdout).toContain('products create');
-        expect(run.stdout).toContain('subscriptions cancel');
-      } finally {
-        await rm(cache, { recursive: true, force: true });
-      }
-      expect(await built()).toEqual(before);
-    },
-  );
+  // npm's check for a newer npm (a registry request) is off: the tool's help must not wait on the network.
+  it('is `npx tessera`: `--help` lists the commands, and leaves the installed build alone', async () => {
+    // A cache of its own, as on a machine where npx has not run this package yet: npx must run the link that
+    // postinstall made, not install the package into its cache and run its install scripts there, which would
+    // rebuild the portal that the suite's services are serving.
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
+    const built = () =>
+      Promise.all(
+        ['portal/build/handler.js', 'prisma/generated/client/client.ts'].map(
+          async (f) => (await stat(path.join(ROOT, f))).mtimeMs,
+        ),
+      );
+    const before = await built();
+    try {
+      const run = await tessera(
+        ['--help'],
+        { npm_config_update_notifier: 'false', npm_config_cache: cache },
+        { command: ['npx', ['--no-install', 'tessera']] },
+      );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toContain('products create');
+      expect(run.stdout).toContain('subscriptions cancel');
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+    expect(await built()).toEqual(before);
+  });
 
   it('creates, lists, reads, updates and deletes products', async () => {
     const created = await tessera([
@@ -585,94 +580,78 @@ describe('tessera', () => {
     });
   });
 
-  // Many runs of the CLI, each a process of its own: slow on a busy 2-core machine.
-  it(
-    'takes --org as an id or a unique name, and refuses an unknown or ambiguous name',
-    { timeout: 90_000 },
-    async () => {
-      expect((await tessera(['products', 'create', '--name', 'Named', '--slug', 'named'])).code).toBe(0);
-      const terms = ['--seats', '2', '--price', '5', '--cycle', 'monthly', '--status', 'active'];
-      const created = await tessera([
-        'subscriptions',
-        'create',
-        '--org',
-        tenant.name,
-        '--product',
-        'named',
-        ...terms,
-        '--json',
-      ]);
-      expect(created.code, created.stderr).toBe(0);
-      const sub = JSON.parse(created.stdout);
-      expect(sub).toMatchObject({ organization_id: tenant.id, total_seats: 2 });
-      for (const org of [tenant.name, tenant.id]) {
-        const listed = await tessera(['subscriptions', 'list', '--org', org, '--product', 'named', '--json']);
-        expect(listed.code, listed.stderr).toBe(0);
-        expect(JSON.parse(listed.stdout).subscriptions.map((s: { id: string }) => s.id)).toEqual([sub.id]);
-      }
+  it('takes --org as an id or a unique name, and refuses an unknown or ambiguous name', async () => {
+    expect((await tessera(['products', 'create', '--name', 'Named', '--slug', 'named'])).code).toBe(0);
+    const terms = ['--seats', '2', '--price', '5', '--cycle', 'monthly', '--status', 'active'];
+    const created = await tessera([
+      'subscriptions',
+      'create',
+      '--org',
+      tenant.name,
+      '--product',
+      'named',
+      ...terms,
+      '--json',
+    ]);
+    expect(created.code, created.stderr).toBe(0);
+    const sub = JSON.parse(created.stdout);
+    expect(sub).toMatchObject({ organization_id: tenant.id, total_seats: 2 });
+    for (const org of [tenant.name, tenant.id]) {
+      const listed = await tessera(['subscriptions', 'list', '--org', org, '--product', 'named', '--json']);
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(JSON.parse(listed.stdout).subscriptions.map((s: { id: string }) => s.id)).toEqual([sub.id]);
+    }
 
-      const unknown = await tessera([
-        'subscriptions',
-        'create',
-        '--org',
-        'No Such Org',
-        '--product',
-        'named',
-        ...terms,
-      ]);
-      expect(unknown).toMatchObject({
-        code: 1,
-        stdout: '',
-        stderr: 'error: no organization is named "No Such Org": give its exact name or its id\n',
-      });
-      // Longer than any name (and than the list's search takes): simply no such name.
-      expect(await tessera(['subscriptions', 'list', '--org', 'x'.repeat(201)])).toMatchObject({
-        code: 1,
-        stderr: `error: no organization is named "${'x'.repeat(201)}": give its exact name or its id\n`,
-      });
-      // A name is matched exactly: the names that contain it, in any case, are listed.
-      const upper = tenant.name.toUpperCase();
-      expect(await tessera(['subscriptions', 'list', '--org', upper])).toMatchObject({
-        code: 1,
-        stdout: '',
-        stderr: `error: no organization is named exactly "${upper}"; these names contain it: give one exactly, or its id\n  ${tenant.id}: ${tenant.name}\n`,
-      });
+    const unknown = await tessera(['subscriptions', 'create', '--org', 'No Such Org', '--product', 'named', ...terms]);
+    expect(unknown).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'error: no organization is named "No Such Org": give its exact name or its id\n',
+    });
+    // Longer than any name (and than the list's search takes): simply no such name.
+    expect(await tessera(['subscriptions', 'list', '--org', 'x'.repeat(201)])).toMatchObject({
+      code: 1,
+      stderr: `error: no organization is named "${'x'.repeat(201)}": give its exact name or its id\n`,
+    });
+    // A name is matched exactly: the names that contain it, in any case, are listed.
+    const upper = tenant.name.toUpperCase();
+    expect(await tessera(['subscriptions', 'list', '--org', upper])).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: `error: no organization is named exactly "${upper}"; these names contain it: give one exactly, or its id\n  ${tenant.id}: ${tenant.name}\n`,
+    });
 
-      const twin = `Twin ${randomBytes(3).toString('hex')}`;
-      const twins = [];
-      for (let i = 0; i < 2; i++)
-        twins.push(
-          JSON.parse((await tessera(['organizations', 'create', '--name', twin, '--json'], asPerson())).stdout),
-        );
-      const ambiguous = await tessera(['subscriptions', 'create', '--org', twin, '--product', 'named', ...terms]);
-      expect(ambiguous).toMatchObject({ code: 1, stdout: '' });
-      expect(ambiguous.stderr).toBe(
-        `error: 2 organizations are named "${twin}": give one's id\n${twins.map((o) => `  ${o.id}: created ${o.created_at}\n`).join('')}`,
-      );
-      expect(await tessera(['organizations', 'get', twin])).toMatchObject({ code: 1, stderr: ambiguous.stderr });
-      // Nothing was created for either; by its id, each works.
-      for (const o of twins) {
-        expect(JSON.parse((await tessera(['subscriptions', 'list', '--org', o.id, '--json'])).stdout)).toEqual({
-          subscriptions: [],
-        });
-      }
-      const byId = await tessera([
-        'subscriptions',
-        'create',
-        '--org',
-        twins[1].id,
-        '--product',
-        'named',
-        ...terms,
-        '--json',
-      ]);
-      expect(byId.code, byId.stderr).toBe(0);
-      expect(JSON.parse(byId.stdout).organization_id).toBe(twins[1].id);
-    },
-  );
+    const twin = `Twin ${randomBytes(3).toString('hex')}`;
+    const twins = [];
+    for (let i = 0; i < 2; i++)
+      twins.push(JSON.parse((await tessera(['organizations', 'create', '--name', twin, '--json'], asPerson())).stdout));
+    const ambiguous = await tessera(['subscriptions', 'create', '--org', twin, '--product', 'named', ...terms]);
+    expect(ambiguous).toMatchObject({ code: 1, stdout: '' });
+    expect(ambiguous.stderr).toBe(
+      `error: 2 organizations are named "${twin}": give one's id\n${twins.map((o) => `  ${o.id}: created ${o.created_at}\n`).join('')}`,
+    );
+    expect(await tessera(['organizations', 'get', twin])).toMatchObject({ code: 1, stderr: ambiguous.stderr });
+    // Nothing was created for either; by its id, each works.
+    for (const o of twins) {
+      expect(JSON.parse((await tessera(['subscriptions', 'list', '--org', o.id, '--json'])).stdout)).toEqual({
+        subscriptions: [],
+      });
+    }
+    const byId = await tessera([
+      'subscriptions',
+      'create',
+      '--org',
+      twins[1].id,
+      '--product',
+      'named',
+      ...terms,
+      '--json',
+    ]);
+    expect(byId.code, byId.stderr).toBe(0);
+    expect(JSON.parse(byId.stdout).organization_id).toBe(twins[1].id);
+  });
 
-  // Many runs of the CLI, each a process of its own: slow on a busy 2-core machine.
-  it('names a product by its slug or its id in every command', { timeout: 90_000 }, async () => {
+  it('names a product by its slug or its id in every command', async () => {
     const create = async (slug: string) =>
       JSON.parse((await tessera(['products', 'create', '--name', slug, '--slug', slug, '--json'])).stdout);
     const insights = await create('insights');
@@ -814,81 +793,77 @@ describe('tessera', () => {
   });
 
   // `node` in a shell may be the system's, older than the tool's Node 24: the bin then runs the project's own Node.
-  it(
-    "runs on the project's Node 24 when its bin is started by an older Node, also through that Node's npx",
-    { timeout: 90_000 },
-    async () => {
-      expect(
-        OLDER_NODE,
-        "a Node.js older than 24, with its npx, on the PATH outside node_modules (the system's)",
-      ).not.toBeNull();
-      const bin: [string, string[]] = [OLDER_NODE!, ['scripts/tessera-bin.cjs']];
-      const listed = await tessera(['products', 'list', '--json'], {}, { command: bin });
-      expect(listed.code, listed.stderr).toBe(0);
-      expect(listed.stderr).toBe('');
-      expect(JSON.parse(listed.stdout).products.length).toBeGreaterThan(0);
-      // Standard input, and the exit codes, pass through.
-      const piped = await tessera(
-        ['products', 'list', '--secret-stdin'],
-        { TESSERA_API_SECRET: undefined },
-        { command: bin, input: operatorKey.secret },
+  it("runs on the project's Node 24 when its bin is started by an older Node, also through that Node's npx", async () => {
+    expect(
+      OLDER_NODE,
+      "a Node.js older than 24, with its npx, on the PATH outside node_modules (the system's)",
+    ).not.toBeNull();
+    const bin: [string, string[]] = [OLDER_NODE!, ['scripts/tessera-bin.cjs']];
+    const listed = await tessera(['products', 'list', '--json'], {}, { command: bin });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stderr).toBe('');
+    expect(JSON.parse(listed.stdout).products.length).toBeGreaterThan(0);
+    // Standard input, and the exit codes, pass through.
+    const piped = await tessera(
+      ['products', 'list', '--secret-stdin'],
+      { TESSERA_API_SECRET: undefined },
+      { command: bin, input: operatorKey.secret },
+    );
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(await tessera(['products', 'get', 'no-such-product'], {}, { command: bin })).toMatchObject({
+      code: 1,
+      stderr: 'error: Product not found\n',
+    });
+    expect((await tessera(['products', 'get'], {}, { command: bin })).code).toBe(2);
+    // Where the project's Node is not installed (another platform), the bin says what it needs.
+    const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'tessera-bin-'));
+    try {
+      await mkdir(path.join(elsewhere, 'scripts'));
+      await copyFile(path.join(ROOT, 'scripts/tessera-bin.cjs'), path.join(elsewhere, 'scripts/tessera-bin.cjs'));
+      const alone = await tessera(
+        ['products', 'list'],
+        {},
+        { command: [OLDER_NODE!, [path.join(elsewhere, 'scripts/tessera-bin.cjs')]] },
       );
-      expect(piped.code, piped.stderr).toBe(0);
-      expect(await tessera(['products', 'get', 'no-such-product'], {}, { command: bin })).toMatchObject({
-        code: 1,
-        stderr: 'error: Product not found\n',
-      });
-      expect((await tessera(['products', 'get'], {}, { command: bin })).code).toBe(2);
-      // Where the project's Node is not installed (another platform), the bin says what it needs.
-      const elsewhere = await mkdtemp(path.join(os.tmpdir(), 'tessera-bin-'));
-      try {
-        await mkdir(path.join(elsewhere, 'scripts'));
-        await copyFile(path.join(ROOT, 'scripts/tessera-bin.cjs'), path.join(elsewhere, 'scripts/tessera-bin.cjs'));
-        const alone = await tessera(
-          ['products', 'list'],
-          {},
-          { command: [OLDER_NODE!, [path.join(elsewhere, 'scripts/tessera-bin.cjs')]] },
-        );
-        expect(alone).toMatchObject({ code: 1, stdout: '' });
-        expect(alone.stderr).toMatch(
-          /^tessera: needs Node\.js 24 or newer, and this is Node\.js v\d+\.\d+\.\d+\. Install Node\.js 24, or run "npm install" /,
-        );
-      } finally {
-        await rm(elsewhere, { recursive: true, force: true });
-      }
+      expect(alone).toMatchObject({ code: 1, stdout: '' });
+      expect(alone.stderr).toMatch(
+        /^tessera: needs Node\.js 24 or newer, and this is Node\.js v\d+\.\d+\.\d+\. Install Node\.js 24, or run "npm install" /,
+      );
+    } finally {
+      await rm(elsewhere, { recursive: true, force: true });
+    }
 
-      // The system's npx, run by that older Node, as `npx tessera` runs on such a machine: it must find the link in
-      // node_modules/.bin (postinstall) and run it. A package "bin" made npx install the project into its cache first,
-      // checking package.json's engines, which printed ten lines of `npm warn EBADENGINE` before the tool's output.
-      const system = path.dirname(OLDER_NODE!);
-      expect(existsSync(path.join(system, 'npx')), `npx beside ${OLDER_NODE}`).toBe(true);
-      const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
-      // Nothing of the suite's npm (Node 24, node_modules/.bin first on the PATH) is passed on.
-      const outerNpm = Object.fromEntries(
-        Object.keys(process.env)
-          .filter((k) => /^npm_/i.test(k))
-          .map((k) => [k, undefined]),
+    // The system's npx, run by that older Node, as `npx tessera` runs on such a machine: it must find the link in
+    // node_modules/.bin (postinstall) and run it. A package "bin" made npx install the project into its cache first,
+    // checking package.json's engines, which printed ten lines of `npm warn EBADENGINE` before the tool's output.
+    const system = path.dirname(OLDER_NODE!);
+    expect(existsSync(path.join(system, 'npx')), `npx beside ${OLDER_NODE}`).toBe(true);
+    const cache = await mkdtemp(path.join(os.tmpdir(), 'tessera-npx-'));
+    // Nothing of the suite's npm (Node 24, node_modules/.bin first on the PATH) is passed on.
+    const outerNpm = Object.fromEntries(
+      Object.keys(process.env)
+        .filter((k) => /^npm_/i.test(k))
+        .map((k) => [k, undefined]),
+    );
+    try {
+      const run = await tessera(
+        ['products', 'list', '--json'],
+        {
+          ...outerNpm,
+          PATH: `${system}:/usr/bin:/bin`,
+          npm_config_cache: cache,
+          npm_config_update_notifier: 'false',
+        },
+        { command: [path.join(system, 'npx'), ['tessera']] },
       );
-      try {
-        const run = await tessera(
-          ['products', 'list', '--json'],
-          {
-            ...outerNpm,
-            PATH: `${system}:/usr/bin:/bin`,
-            npm_config_cache: cache,
-            npm_config_update_notifier: 'false',
-          },
-          { command: [path.join(system, 'npx'), ['tessera']] },
-        );
-        expect(run.code, run.stderr).toBe(0);
-        expect(run.stderr).not.toContain('EBADENGINE');
-        expect(run.stderr).toBe('');
-        expect(JSON.parse(run.stdout)).toEqual({
-          products: (await admin.api.get('/v1/products?limit=100')).body.products,
-        });
-      } finally {
-        await rm(cache, { recursive: true, force: true });
-      }
-    },
-  );
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).not.toContain('EBADENGINE');
+      expect(run.stderr).toBe('');
+      expect(JSON.parse(run.stdout)).toEqual({
+        products: (await admin.api.get('/v1/products?limit=100')).body.products,
+      });
+    } finally {
+      await rm(cache, { recursive: true, force: true });
+    }
+  });
 });

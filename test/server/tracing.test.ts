@@ -154,147 +154,138 @@ afterAll(async () => {
 });
 
 describe('tracing', () => {
-  it(
-    'without OTEL_EXPORTER_OTLP_ENDPOINT (and without metrics) loads no OpenTelemetry package, and registers nothing',
-    { timeout: 90_000 },
-    async () => {
-      // given a service started without the variable, that has served a request and a GraphQL operation
-      const service = await startService({});
-      expect((await signIn(service.url, ADMIN.email, ADMIN.password)).login.token).toBeTruthy();
-      expect((await client(service.url).post('/graphql', { query: '{ __typename }' })).status).toBe(200);
+  it('without OTEL_EXPORTER_OTLP_ENDPOINT (and without metrics) loads no OpenTelemetry package, and registers nothing', async () => {
+    // given a service started without the variable, that has served a request and a GraphQL operation
+    const service = await startService({});
+    expect((await signIn(service.url, ADMIN.email, ADMIN.password)).login.token).toBeTruthy();
+    expect((await client(service.url).post('/graphql', { query: '{ __typename }' })).status).toBe(200);
 
-      // then, once it has stopped: not one OpenTelemetry package was loaded (prom-client, which requires the API for its
-      // exemplars, is loaded only when metrics are on), and nothing registered
+    // then, once it has stopped: not one OpenTelemetry package was loaded (prom-client, which requires the API for its
+    // exemplars, is loaded only when metrics are on), and nothing registered
+    const { packages, registered } = await service.stop();
+    expect(packages).toEqual([]);
+    expect(registered).toBe(false);
+    expect(service.output()).not.toContain('trace_id');
+  });
+
+  it('with it: a token request is one trace, its server span named after the route with the statements under it, and its log line carries the trace id', async () => {
+    // given a receiver and a service sending it its spans
+    const receiver = startReceiver();
+    await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const endpoint = `http://127.0.0.1:${(receiver.server.address() as { port: number }).port}`;
+      const service = await startService({
+        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+        OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
+      });
+      const { url } = service;
+
+      // when a member goes through the code flow (the consent decided through GraphQL) and the client redeems the code
+      const { api: admin } = await signIn(url, ADMIN.email, ADMIN.password);
+      const tenant = await createTenant(url, admin);
+      const redirect = 'https://rp.tracing.test/cb';
+      const app = await registerClient(admin, {
+        name: 'Traced',
+        redirect_uris: [redirect],
+        allowed_scopes: ['openid'],
+        organization_id: tenant.id,
+      });
+      const session = await sessionOf(url, tenant.member);
+      const consent = await authorize(url, session, {
+        client_id: app.client_id,
+        redirect_uri: redirect,
+        response_type: 'code',
+        scope: 'openid',
+        state: 's',
+      });
+      const back = await decideConsent(url, session, consent);
+      const tokens = await exchangeCode(url, app, codeFrom(back), redirect);
+      expect(tokens.status).toBe(200);
+      // and a named GraphQL query
+      expect((await client(url).post('/graphql', { query: 'query TracingProbe { __typename }' })).body).toEqual({
+        data: { __typename: 'Query' },
+      });
+      // and a REST request, which runs its operation in-process rather than through /graphql
+      expect((await admin.get('/api/v1/users/me')).status).toBe(200);
+      const requestId = tokens.headers.get('x-request-id');
+      const logLine = await waitFor(() =>
+        service
+          .output()
+          .split('\n')
+          .find((l) => l.includes(`"requestId":"${requestId}"`)),
+      );
+
+      // then, once the service has stopped (which sends what it buffered)
       const { packages, registered } = await service.stop();
-      expect(packages).toEqual([]);
-      expect(registered).toBe(false);
-      expect(service.output()).not.toContain('trace_id');
-    },
-  );
+      expect(packages).toEqual(
+        expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/instrumentation-pg']),
+      );
+      expect(registered).toBe(true);
+      const spans = receiver.spans;
+      expect(receiver.resources[0]).toMatchObject({
+        'service.name': 'tessera',
+        'deployment.environment.name': 'tracing-test',
+      });
+      const byId = new Map(spans.map((s) => [s.spanId, s]));
+      const under = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
+        for (
+          let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
+          at;
+          at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined
+        ) {
+          if (at.spanId === ancestor.spanId) return true;
+        }
+        return false;
+      };
 
-  it(
-    'with it: a token request is one trace, its server span named after the route with the statements under it, and its log line carries the trace id',
-    { timeout: 120_000 },
-    async () => {
-      // given a receiver and a service sending it its spans
-      const receiver = startReceiver();
-      await new Promise<void>((resolve) => receiver.server.listen(0, '127.0.0.1', () => resolve()));
-      try {
-        const endpoint = `http://127.0.0.1:${(receiver.server.address() as { port: number }).port}`;
-        const service = await startService({
-          OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-          OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment.name=tracing-test',
-        });
-        const { url } = service;
+      // the token request: one server span, the root of its trace, with the route's template in its name
+      const tokenSpans = spans.filter((s) => s.kind === SERVER && attribute(s, 'http.route') === '/oauth/token');
+      expect(tokenSpans).toHaveLength(1);
+      const token = tokenSpans[0]!;
+      expect(token.name).toBe('POST /oauth/token');
+      expect(token.parentSpanId || undefined).toBeUndefined();
+      const trace = spans.filter((s) => s.traceId === token.traceId);
+      expect(trace.filter((s) => s.kind === SERVER)).toEqual([token]);
+      // every other span of the trace below it, the statements among them
+      expect(trace.filter((s) => s !== token && !under(s, token))).toEqual([]);
+      const statements = trace.filter(isStatement);
+      expect(statements.length).toBeGreaterThan(0);
+      // named by what they do, not by their prepared statements' hashes
+      for (const statement of statements) expect(statement.name).toMatch(/^pg\.query:[A-Z]+ /);
 
-        // when a member goes through the code flow (the consent decided through GraphQL) and the client redeems the code
-        const { api: admin } = await signIn(url, ADMIN.email, ADMIN.password);
-        const tenant = await createTenant(url, admin);
-        const redirect = 'https://rp.tracing.test/cb';
-        const app = await registerClient(admin, {
-          name: 'Traced',
-          redirect_uris: [redirect],
-          allowed_scopes: ['openid'],
-          organization_id: tenant.id,
-        });
-        const session = await sessionOf(url, tenant.member);
-        const consent = await authorize(url, session, {
-          client_id: app.client_id,
-          redirect_uri: redirect,
-          response_type: 'code',
-          scope: 'openid',
-          state: 's',
-        });
-        const back = await decideConsent(url, session, consent);
-        const tokens = await exchangeCode(url, app, codeFrom(back), redirect);
-        expect(tokens.status).toBe(200);
-        // and a named GraphQL query
-        expect((await client(url).post('/graphql', { query: 'query TracingProbe { __typename }' })).body).toEqual({
-          data: { __typename: 'Query' },
-        });
-        // and a REST request, which runs its operation in-process rather than through /graphql
-        expect((await admin.get('/api/v1/users/me')).status).toBe(200);
-        const requestId = tokens.headers.get('x-request-id');
-        const logLine = await waitFor(() =>
-          service
-            .output()
-            .split('\n')
-            .find((l) => l.includes(`"requestId":"${requestId}"`)),
-        );
+      // its log line carries the trace and the server span
+      expect(JSON.parse(logLine)).toMatchObject({
+        path: '/oauth/token',
+        status: 200,
+        trace_id: token.traceId,
+        span_id: token.spanId,
+      });
 
-        // then, once the service has stopped (which sends what it buffered)
-        const { packages, registered } = await service.stop();
-        expect(packages).toEqual(
-          expect.arrayContaining(['@opentelemetry/sdk-trace', '@opentelemetry/instrumentation-pg']),
-        );
-        expect(registered).toBe(true);
-        const spans = receiver.spans;
-        expect(receiver.resources[0]).toMatchObject({
-          'service.name': 'tessera',
-          'deployment.environment.name': 'tracing-test',
-        });
-        const byId = new Map(spans.map((s) => [s.spanId, s]));
-        const under = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
-          for (
-            let at = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
-            at;
-            at = at.parentSpanId ? byId.get(at.parentSpanId) : undefined
-          ) {
-            if (at.spanId === ancestor.spanId) return true;
-          }
-          return false;
-        };
-
-        // the token request: one server span, the root of its trace, with the route's template in its name
-        const tokenSpans = spans.filter((s) => s.kind === SERVER && attribute(s, 'http.route') === '/oauth/token');
-        expect(tokenSpans).toHaveLength(1);
-        const token = tokenSpans[0]!;
-        expect(token.name).toBe('POST /oauth/token');
-        expect(token.parentSpanId || undefined).toBeUndefined();
-        const trace = spans.filter((s) => s.traceId === token.traceId);
-        expect(trace.filter((s) => s.kind === SERVER)).toEqual([token]);
-        // every other span of the trace below it, the statements among them
-        expect(trace.filter((s) => s !== token && !under(s, token))).toEqual([]);
-        const statements = trace.filter(isStatement);
-        expect(statements.length).toBeGreaterThan(0);
-        // named by what they do, not by their prepared statements' hashes
-        for (const statement of statements) expect(statement.name).toMatch(/^pg\.query:[A-Z]+ /);
-
-        // its log line carries the trace and the server span
-        expect(JSON.parse(logLine)).toMatchObject({
-          path: '/oauth/token',
-          status: 200,
-          trace_id: token.traceId,
-          span_id: token.spanId,
-        });
-
-        // the consent decided through GraphQL: an operation span under the /graphql server span, its statements under it
-        // (REST's operations have spans too: the sign-in's mutation sits under POST /api/v1/auth/login)
-        const mutation = spans.find(
-          (s) =>
-            attribute(s, 'graphql.operation.type') === 'mutation' &&
-            byId.get(s.parentSpanId!)?.name === 'POST /graphql',
-        );
-        expect(mutation).toBeDefined();
-        const graphqlRequest = byId.get(mutation!.parentSpanId!)!;
-        expect(graphqlRequest).toMatchObject({ kind: SERVER, name: 'POST /graphql' });
-        expect(spans.filter((s) => isStatement(s) && under(s, mutation!)).length).toBeGreaterThan(0);
-        // a named operation is named so
-        const probe = spans.find((s) => s.name === 'query TracingProbe');
-        expect(probe && attribute(probe, 'graphql.operation.name')).toBe('TracingProbe');
-        // the REST request: its operation span under its server span, as /graphql's, with the statements under it
-        const me = spans.find((s) => s.kind === SERVER && s.name === 'GET /api/v1/users/me');
-        expect(me).toBeDefined();
-        const meOperations = spans.filter(
-          (s) => s.parentSpanId === me!.spanId && attribute(s, 'graphql.operation.type') === 'query',
-        );
-        expect(meOperations.map((s) => s.name)).toEqual(['query']);
-        expect(spans.filter((s) => isStatement(s) && under(s, meOperations[0]!)).length).toBeGreaterThan(0);
-        // health probes are not traced
-        expect(spans.filter((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('readyz'))).toEqual([]);
-      } finally {
-        receiver.server.close();
-      }
-    },
-  );
+      // the consent decided through GraphQL: an operation span under the /graphql server span, its statements under it
+      // (REST's operations have spans too: the sign-in's mutation sits under POST /api/v1/auth/login)
+      const mutation = spans.find(
+        (s) =>
+          attribute(s, 'graphql.operation.type') === 'mutation' && byId.get(s.parentSpanId!)?.name === 'POST /graphql',
+      );
+      expect(mutation).toBeDefined();
+      const graphqlRequest = byId.get(mutation!.parentSpanId!)!;
+      expect(graphqlRequest).toMatchObject({ kind: SERVER, name: 'POST /graphql' });
+      expect(spans.filter((s) => isStatement(s) && under(s, mutation!)).length).toBeGreaterThan(0);
+      // a named operation is named so
+      const probe = spans.find((s) => s.name === 'query TracingProbe');
+      expect(probe && attribute(probe, 'graphql.operation.name')).toBe('TracingProbe');
+      // the REST request: its operation span under its server span, as /graphql's, with the statements under it
+      const me = spans.find((s) => s.kind === SERVER && s.name === 'GET /api/v1/users/me');
+      expect(me).toBeDefined();
+      const meOperations = spans.filter(
+        (s) => s.parentSpanId === me!.spanId && attribute(s, 'graphql.operation.type') === 'query',
+      );
+      expect(meOperations.map((s) => s.name)).toEqual(['query']);
+      expect(spans.filter((s) => isStatement(s) && under(s, meOperations[0]!)).length).toBeGreaterThan(0);
+      // health probes are not traced
+      expect(spans.filter((s) => attribute(s, 'http.route') === '/readyz' || s.name.includes('readyz'))).toEqual([]);
+    } finally {
+      receiver.server.close();
+    }
+  });
 });

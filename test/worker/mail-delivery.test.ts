@@ -54,55 +54,51 @@ describe('mail over SMTP', () => {
     await smtp?.close();
   });
 
-  it(
-    'retries a 451 with back-off and, once accepted, has sent the mail exactly once',
-    { timeout: 60_000 },
-    async () => {
-      // given a relay that answers the next two messages with 451
-      const refusedBefore = smtp.refused;
-      smtp.refuse(2, 451);
+  it('retries a 451 with back-off and, once accepted, has sent the mail exactly once', async () => {
+    // given a relay that answers the next two messages with 451
+    const refusedBefore = smtp.refused;
+    smtp.refuse(2, 451);
 
-      // when a mail is queued
-      const to = address('retried');
-      await invite(admin, organizationId, to);
+    // when a mail is queued
+    const to = address('retried');
+    await invite(admin, organizationId, to);
 
-      // then the first refusal is recorded and the job waits for its next attempt
-      const retrying = await waitFor(async () => {
-        const mail = await waitForMailRow(server.base.db, to);
-        return mail.status === 'retrying' ? mail : undefined;
-      });
-      expect(retrying.lastError).toContain('451');
-      expect(retrying.textBody).not.toBeNull();
-      expect(await mailJobs(server.base.db, retrying.id)).toBe(1);
+    // then the first refusal is recorded and the job waits for its next attempt
+    const retrying = await waitFor(async () => {
+      const mail = await waitForMailRow(server.base.db, to);
+      return mail.status === 'retrying' ? mail : undefined;
+    });
+    expect(retrying.lastError).toContain('451');
+    expect(retrying.textBody).not.toBeNull();
+    expect(await mailJobs(server.base.db, retrying.id)).toBe(1);
 
-      // and the third attempt is accepted; the job is done, and the relay got the mail once
-      const mail = await waitForSettledMail(server.base.db, to, 'sent', 45_000);
-      expect(smtp.refused - refusedBefore).toBe(2);
-      expect(received(to)).toHaveLength(1);
-      expect(mail).toMatchObject({
-        status: 'sent',
-        attempts: 3,
-        lastError: null,
-        textBody: null,
-        htmlBody: null,
-        sentAt: expect.any(Date),
-      });
-      // graphile-worker's back-off: exp(1) ≈ 2.7 s after the first attempt, exp(2) ≈ 7.4 s after the second.
-      expect(mail.sentAt!.getTime() - mail.createdAt.getTime()).toBeGreaterThanOrEqual(10_000);
-      const shown = await admin.get(`/api/v1/mails/${mail.id}`);
-      expect(shown.status).toBe(200);
-      expect(shown.body).toMatchObject({
-        id: mail.id,
-        kind: 'invitation',
-        to,
-        status: 'sent',
-        attempts: 3,
-        last_error: null,
-        text: null,
-        html: null,
-      });
-    },
-  );
+    // and the third attempt is accepted; the job is done, and the relay got the mail once
+    const mail = await waitForSettledMail(server.base.db, to, 'sent', 45_000);
+    expect(smtp.refused - refusedBefore).toBe(2);
+    expect(received(to)).toHaveLength(1);
+    expect(mail).toMatchObject({
+      status: 'sent',
+      attempts: 3,
+      lastError: null,
+      textBody: null,
+      htmlBody: null,
+      sentAt: expect.any(Date),
+    });
+    // graphile-worker's back-off: exp(1) ≈ 2.7 s after the first attempt, exp(2) ≈ 7.4 s after the second.
+    expect(mail.sentAt!.getTime() - mail.createdAt.getTime()).toBeGreaterThanOrEqual(10_000);
+    const shown = await admin.get(`/api/v1/mails/${mail.id}`);
+    expect(shown.status).toBe(200);
+    expect(shown.body).toMatchObject({
+      id: mail.id,
+      kind: 'invitation',
+      to,
+      status: 'sent',
+      attempts: 3,
+      last_error: null,
+      text: null,
+      html: null,
+    });
+  });
 
   it('gives up at once on a 550: failed after one attempt, the job finished, nothing received', async () => {
     // given a relay that refuses the next message for good
