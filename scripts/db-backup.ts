@@ -40,8 +40,15 @@ function fileArgument(): string {
   } catch (error) {
     throw new StartupError(`${(error as Error).message}; usage: npm run db:backup -- FILE`);
   }
-  if (positionals.length !== 1) throw new StartupError('usage: npm run db:backup -- FILE');
-  return path.resolve(positionals[0]!);
+  const [file, ...more] = positionals;
+  if (file === undefined || more.length) throw new StartupError('usage: npm run db:backup -- FILE');
+  return path.resolve(file);
+}
+
+/** The one row of a statement that always answers one (a `show`, a select without a from or a where). */
+function onlyRow<R>({ rows: [row] }: { rows: R[] }, statement: string): R {
+  if (row === undefined) throw new Error(`${statement} answered no row`);
+  return row;
 }
 
 /** Writes the backup of `url` to `file` through a `.partial` file renamed at the end: a failed backup leaves no FILE. */
@@ -64,18 +71,21 @@ async function dump(url: string, file: string): Promise<{ tables: number; rows: 
     // One snapshot for every table, as pg_dump takes: rows that refer to each other are consistent.
     await client.query('begin isolation level repeatable read, read only');
     await client.query(SESSION_SETTINGS);
-    const bookkept = await client.query(`select to_regclass('public._prisma_migrations') is not null as found`);
-    if (!bookkept.rows[0].found)
+    const bookkept = `select to_regclass('public._prisma_migrations') is not null as found`;
+    if (!onlyRow(await client.query<{ found: boolean }>(bookkept), bookkept).found)
       throw new StartupError('the database has no Tessera migrations applied: nothing to back up');
     const migrations = await client.query<{ migration_name: string }>(
       'select migration_name from "_prisma_migrations" where finished_at is not null and rolled_back_at is null order by migration_name',
     );
-    const version = await client.query<{ server_version: string }>('show server_version');
+    const version = onlyRow(
+      await client.query<{ server_version: string }>('show server_version'),
+      'show server_version',
+    );
     await write({
       format: FORMAT,
       version: VERSION,
       createdAt: new Date().toISOString(),
-      postgres: version.rows[0]!.server_version,
+      postgres: version.server_version,
       migrations: migrations.rows.map((r) => r.migration_name),
     });
     const tables = await listTables(client);
@@ -98,12 +108,9 @@ async function dump(url: string, file: string): Promise<{ tables: number; rows: 
       await client.query('close backup_rows');
     }
     for (const sequence of await listSequences(client)) {
-      const {
-        rows: [state],
-      } = await client.query<{ value: string; called: boolean }>(
-        `select last_value::text as value, is_called as called from ${qualified(sequence)}`,
-      );
-      await write({ sequence, value: state!.value, called: state!.called });
+      const statement = `select last_value::text as value, is_called as called from ${qualified(sequence)}`;
+      const state = onlyRow(await client.query<{ value: string; called: boolean }>(statement), statement);
+      await write({ sequence, value: state.value, called: state.called });
     }
     await write({ end: { tables: tables.length, rows } });
     await client.query('commit');

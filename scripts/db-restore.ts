@@ -20,7 +20,7 @@ import {
   verifyArchive,
   type Entry,
 } from './backup-archive.ts';
-import { databaseSettings, runCommand, runningServer, startForCommand } from './embedded-db.ts';
+import { databaseForCommand, databaseSettings, runCommand, runningServer } from './embedded-db.ts';
 
 /** Rows per INSERT: PostgreSQL takes at most 65,535 parameters in one statement. */
 const MAX_PARAMETERS = 30_000;
@@ -28,11 +28,14 @@ const MAX_BATCH_BYTES = 8 * 1024 * 1024;
 
 function parseArguments(): { file: string; force: boolean } {
   try {
-    const { positionals, values } = parseArgs({
+    const {
+      positionals: [file, ...more],
+      values,
+    } = parseArgs({
       allowPositionals: true,
       options: { force: { type: 'boolean', default: false } },
     });
-    if (positionals.length === 1) return { file: path.resolve(positionals[0]!), force: values.force };
+    if (file !== undefined && !more.length) return { file: path.resolve(file), force: values.force };
   } catch (error) {
     throw new StartupError(`${(error as Error).message}; usage: npm run db:restore -- FILE [--force]`);
   }
@@ -120,12 +123,13 @@ async function load(
         continue;
       }
       const keep = entry.columns.flatMap((c, i) => (columns.has(c) ? [i] : []));
+      const kept = entry.columns.filter((c) => columns.has(c));
       const dropped = entry.columns.filter((c) => !columns.has(c));
       if (dropped.length)
         warn(`skipped column(s) ${dropped.join(', ')} of ${entry.table}: this database has no such column`);
       // Identity columns generated always take the backup's values too.
       insert = {
-        sql: `insert into ${qualified(entry.table)} (${keep.map((i) => quoteIdent(entry.columns[i]!)).join(', ')}) overriding system value values`,
+        sql: `insert into ${qualified(entry.table)} (${kept.map((c) => quoteIdent(c)).join(', ')}) overriding system value values`,
         keep,
       };
     } else if ('sequence' in entry) {
@@ -165,8 +169,8 @@ await runCommand('db:restore', async () => {
         `Tessera is running on ${dataDir} (its PostgreSQL is PID ${running.pid}): stop it, then restore`,
       );
   }
-  const started = databaseUrl ? undefined : await startForCommand(dataDir);
-  const url = databaseUrl ?? started!.url;
+  const database = await databaseForCommand(databaseUrl, dataDir);
+  const { url } = database;
   const where = databaseUrl ? 'the database at DATABASE_URL' : `the embedded database in ${dataDir}`;
   try {
     const client = new pg.Client({ connectionString: url });
@@ -193,7 +197,7 @@ await runCommand('db:restore', async () => {
       await client.end().catch(() => {});
     }
   } finally {
-    await started?.stop();
+    await database.stop();
   }
   const keyFile = path.join(dataDir, 'secret.key');
   const haveKey =

@@ -1,10 +1,10 @@
-// What `db:backup` and `db:restore` share: the database they work on (DATABASE_URL, or the embedded PostgreSQL under
-// DATA_DIR, running or not), their one-line refusals, and their exit. They read DATA_DIR and DATABASE_URL themselves
-// rather than through loadConfig: that would generate DATA_DIR/secret.key when none is there, and a key made by a
-// backup or a restore cannot decrypt what the backed-up deployment encrypted.
+// What the database commands share: the database they work on (DATABASE_URL, or the embedded PostgreSQL under
+// DATA_DIR, running or not), and for `db:backup` and `db:restore` their one-line refusals and their exit. Those two
+// read DATA_DIR and DATABASE_URL themselves rather than through loadConfig: that would generate DATA_DIR/secret.key
+// when none is there, and a key made by a backup or a restore cannot decrypt what the backed-up deployment encrypted.
 import { access, readFile, readlink, realpath } from 'node:fs/promises';
 import path from 'node:path';
-import { startEmbeddedPostgres } from '../prisma/embedded.ts';
+import { startEmbeddedPostgres, type RunningDatabase } from '../prisma/embedded.ts';
 import { StartupError } from '../prisma/startup-error.ts';
 
 /** The variables the service reads, with the service's defaults (server/config.ts). */
@@ -65,9 +65,19 @@ export const clusterExists = (dataDir: string) =>
     () => false,
   );
 
-/** Starts the embedded PostgreSQL of `dataDir` for this command alone; its progress lines go to stderr. */
-export function startForCommand(dataDir: string) {
-  return startEmbeddedPostgres(dataDir, (msg) => console.error(msg));
+/** Starts the embedded PostgreSQL of `dataDir` for this command alone; its progress lines go to `log` (stderr). */
+export function startForCommand(dataDir: string, log = (msg: string) => console.error(msg)) {
+  return startEmbeddedPostgres(dataDir, log);
+}
+
+/** The database at `databaseUrl` as it is, else the embedded one started for this command; `stop` stops only that. */
+export function databaseForCommand(
+  databaseUrl: string | undefined,
+  dataDir: string,
+  log?: (msg: string) => void,
+): Promise<RunningDatabase> {
+  if (databaseUrl) return Promise.resolve({ url: databaseUrl, stop: () => Promise.resolve() });
+  return startForCommand(dataDir, log);
 }
 
 /**

@@ -2,19 +2,18 @@
 // so tokens signed before the rotation keep verifying; every API process picks the new key up within a minute.
 import path from 'node:path';
 import { loadConfig } from '../server/config.ts';
-import { startEmbeddedPostgres } from '../prisma/embedded.ts';
 import { migrate } from '../prisma/migrate.ts';
 import { createDb } from '../schema/db.ts';
 import { KeyStore } from '../schema/keys/signing-keys.ts';
+import { databaseForCommand } from './embedded-db.ts';
 
 const config = await loadConfig();
-const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir), () => {});
-const url = config.databaseUrl ?? embedded!.url;
-await migrate(url);
-const db = createDb(url, 2);
+const database = await databaseForCommand(config.databaseUrl, path.join(config.dataDir), () => {});
+await migrate(database.url);
+const db = createDb(database.url, 2);
 const keys = new KeyStore(db, config.secretKey);
 await keys.init();
 const kids = await keys.rotate();
 console.log(`new signing keys: ${kids.join(', ')}`);
 await db.$disconnect();
-await embedded?.stop();
+await database.stop();

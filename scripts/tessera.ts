@@ -74,11 +74,15 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write(helpOf(command));
       return 0;
     }
-    checkPositionals(command, parsed.positionals);
+    const positional = checkPositionals(command, parsed.positionals);
     const out = createOutput(!!parsed.values.json, (text) => process.stdout.write(text));
     await command.run({
       values: parsed.values,
-      positionals: parsed.positionals,
+      positional: () => {
+        // Counted by checkPositionals; none here is a command that reads an argument it does not declare.
+        if (positional === undefined) throw new UsageError(`expected one ${command.positional ?? 'argument'}, got 0`);
+        return positional;
+      },
       api: createApi(parsed.values, process.env, readStdin),
       out,
     });

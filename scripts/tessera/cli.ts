@@ -1,7 +1,9 @@
 // What every `tessera` command shares: option parsing, the REST client (API key and secret), output and exit codes.
-// Exit codes (the README, Command-line tool): 0 success, 1 an API error (its error_description on stderr), 2 bad usage.
+// Exit codes (the README, Command-line tool): 0 success, 1 an API error (its error_description on stderr) or an answer
+// not of the documented shape (answers.ts), 2 bad usage.
 // The key and secret go to the --url origin and nowhere else: redirects are followed by hand, within that origin only.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { page, refusal, UnexpectedAnswer, type Check, type Detail, type Page } from './answers.ts';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -19,7 +21,8 @@ export interface Command {
 
 export interface RunContext {
   values: Record<string, string | boolean | (string | boolean)[] | undefined>;
-  positionals: string[];
+  /** The one positional argument of a command that takes one (`Command.positional`). */
+  positional: () => string;
   api: Api;
   out: Output;
 }
@@ -27,8 +30,8 @@ export interface RunContext {
 export class UsageError extends Error {}
 export class ApiError extends Error {
   readonly status: number;
-  readonly details: { path: string; message: string }[];
-  constructor(status: number, message: string, details: { path: string; message: string }[] = []) {
+  readonly details: Detail[];
+  constructor(status: number, message: string, details: Detail[] = []) {
     super(message);
     this.status = status;
     this.details = details;
@@ -74,16 +77,25 @@ export function parse(command: Command, argv: string[]) {
   }
 }
 
-/** Checks the positional arguments against what the command takes. */
-export function checkPositionals(command: Command, positionals: string[]) {
+/** Checks the positional arguments against what the command takes, and returns the one it takes, if any. */
+export function checkPositionals(command: Command, positionals: string[]): string | undefined {
+  const [first] = positionals;
   const expected = command.positional ? 1 : 0;
   if (positionals.length !== expected) {
     throw new UsageError(
       command.positional
         ? `expected one ${command.positional}, got ${positionals.length}`
-        : `unexpected argument "${positionals[0]}"`,
+        : `unexpected argument "${first}"`,
     );
   }
+  return first;
+}
+
+/** The value of an option that takes one, if given. */
+export function text(value: unknown, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new UsageError(`${flag} takes a value`);
+  return value;
 }
 
 export function integer(value: unknown, flag: string): number | undefined {
@@ -105,9 +117,18 @@ export function oneOf<T extends string>(value: unknown, flag: string, allowed: r
   return value as T;
 }
 
-export function required(values: Record<string, unknown>, ...flags: string[]) {
-  const missing = flags.filter((f) => values[f] === undefined);
+/** The values of the options `flags`: a usage error that names every one missing. */
+export function required<F extends string>(values: Record<string, unknown>, ...flags: F[]): Record<F, string> {
+  const given: Partial<Record<F, string>> = {};
+  const missing: F[] = [];
+  for (const flag of flags) {
+    const value = text(values[flag], `--${flag}`);
+    if (value === undefined) missing.push(flag);
+    else given[flag] = value;
+  }
   if (missing.length) throw new UsageError(`missing ${missing.map((f) => `--${f}`).join(', ')}`);
+  // Every flag was either given or is among the missing, which are none.
+  return given as Record<F, string>;
 }
 
 export type Api = ReturnType<typeof createApi>;
@@ -164,8 +185,8 @@ async function sendWithinOrigin(
  * command's usage problems and --help come first), else --secret, else TESSERA_API_SECRET.
  */
 export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEnv, readStdin: () => Promise<string>) {
-  const base = (values.url as string | undefined) ?? env.TESSERA_URL ?? 'http://localhost:3000';
-  const key = (values.key as string | undefined) ?? env.TESSERA_API_KEY;
+  const base = text(values.url, '--url') ?? env.TESSERA_URL ?? 'http://localhost:3000';
+  const key = text(values.key, '--key') ?? env.TESSERA_API_KEY;
   let origin: URL;
   try {
     origin = new URL(base);
@@ -174,7 +195,7 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
   }
   let secret: Promise<string | undefined> | undefined;
   async function secretOf(): Promise<string | undefined> {
-    if (!values['secret-stdin']) return (values.secret as string | undefined) ?? env.TESSERA_API_SECRET;
+    if (!values['secret-stdin']) return text(values.secret, '--secret') ?? env.TESSERA_API_SECRET;
     if (values.secret !== undefined) throw new UsageError('give --secret-stdin or --secret, not both');
     // One trailing newline, as `echo` and a typed line end with, is not part of the secret.
     const read = (await readStdin()).replace(/\r?\n$/, '');
@@ -194,7 +215,8 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
     return { authorization: `Bearer ${key}`, 'x-api-secret': given };
   }
 
-  async function request(method: string, path: string, body?: unknown): Promise<any> {
+  /** The answer to one request, checked against the shape `expected`: anything else is an ApiError. */
+  async function request<T>(method: string, path: string, expected: Check<T>, body?: unknown): Promise<T> {
     // Checked at the first call, so that a command's own usage problems are reported first.
     const auth = await credentials();
     const res = await sendWithinOrigin(origin, new URL(path, origin), {
@@ -206,34 +228,44 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const text = await res.text();
-    let parsed: any;
+    const answer = await res.text();
+    let parsed: unknown;
     try {
-      parsed = text ? JSON.parse(text) : null;
+      parsed = answer ? JSON.parse(answer) : null;
     } catch {
       parsed = null;
     }
-    if (!res.ok)
-      throw new ApiError(res.status, parsed?.error_description ?? `HTTP ${res.status}`, parsed?.details ?? []);
-    return parsed;
+    if (!res.ok) {
+      const { description, details } = refusal(parsed);
+      throw new ApiError(res.status, description ?? `HTTP ${res.status}`, details);
+    }
+    try {
+      return expected(parsed, '');
+    } catch (error) {
+      if (!(error instanceof UnexpectedAnswer)) throw error;
+      throw new ApiError(res.status, `the server answered something unexpected to ${method} ${path}`, [
+        { path: error.at || '(the answer)', message: `expected ${error.expected}` },
+      ]);
+    }
   }
   return {
-    get: (path: string) => request('GET', path),
-    post: (path: string, body: unknown) => request('POST', path, body),
-    patch: (path: string, body: unknown) => request('PATCH', path, body),
-    delete: (path: string) => request('DELETE', path),
+    get: <T>(path: string, expected: Check<T>) => request('GET', path, expected),
+    post: <T>(path: string, body: unknown, expected: Check<T>) => request('POST', path, expected, body),
+    patch: <T>(path: string, body: unknown, expected: Check<T>) => request('PATCH', path, expected, body),
+    delete: <T>(path: string, expected: Check<T>) => request('DELETE', path, expected),
     /** Every item of a paged list, following next_cursor. */
-    async all(path: string, name: string): Promise<any[]> {
-      const items: any[] = [];
+    async all<T>(path: string, name: string, item: Check<T>): Promise<T[]> {
+      const items: T[] = [];
       let cursor: string | null = null;
       do {
         const sep: string = path.includes('?') ? '&' : '?';
-        const page: any = await request(
+        const next: Page<T> = await request(
           'GET',
           `${path}${sep}limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          page(name, item),
         );
-        items.push(...page[name]);
-        cursor = page.next_cursor;
+        items.push(...next.items);
+        cursor = next.nextCursor;
       } while (cursor);
       return items;
     },
@@ -279,19 +311,21 @@ function fit(cell: string, width: number): string {
 export function table(rows: string[][], header: string[], width = TABLE_WIDTH): string {
   if (!rows.length) return '(none)';
   const all = [header, ...rows];
-  const widths = header.map((_, i) => Math.max(...all.map((r) => length(r[i] ?? ''))));
-  let total = widths.reduce((a, b) => a + b, 2 * (header.length - 1));
+  const columns = header.map((h, i) => ({ least: length(h), width: Math.max(...all.map((r) => length(r[i] ?? ''))) }));
+  let total = columns.reduce((sum, c) => sum + c.width, 2 * (header.length - 1));
   while (total > width) {
-    const shrinkable = widths.map((w, i) => (w > length(header[i]!) ? i : -1)).filter((i) => i >= 0);
-    if (!shrinkable.length) break;
-    const widest = shrinkable.reduce((a, b) => (widths[b]! > widths[a]! ? b : a));
-    widths[widest]!--;
+    // The first of the widest columns that may still lose a character.
+    const widest = columns
+      .filter((c) => c.width > c.least)
+      .reduce<(typeof columns)[number] | undefined>((a, c) => (a && a.width >= c.width ? a : c), undefined);
+    if (!widest) break;
+    widest.width--;
     total--;
   }
   return all
     .map((r) =>
-      r
-        .map((c, i) => fit(c, widths[i]!))
+      columns
+        .map((c, i) => fit(r[i] ?? '', c.width))
         .join('  ')
         .trimEnd(),
     )

@@ -1,3 +1,4 @@
+import { ORGANIZATION } from './answers.ts';
 import { ApiError, required, type Command } from './cli.ts';
 import { organizationText } from './present.ts';
 
@@ -7,10 +8,10 @@ export const organizationsCreate: Command = {
   summary: 'Create an organization owned by the caller, a signed-in person (TESSERA_TOKEN): an API key is refused.',
   options: { name: { type: 'string' } },
   async run({ values, api, out }) {
-    required(values, 'name');
+    const { name } = required(values, 'name');
     let organization;
     try {
-      organization = await api.post('/v1/organizations', { name: values.name });
+      organization = await api.post('/v1/organizations', { name }, ORGANIZATION);
     } catch (error) {
       // The caller becomes the owner, and an API key acts for no one (openapi.json, createOrganization).
       if (!(error instanceof ApiError && error.status === 403)) throw error;

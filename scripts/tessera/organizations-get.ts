@@ -1,3 +1,4 @@
+import { ORGANIZATION } from './answers.ts';
 import type { Command } from './cli.ts';
 import { organizationText } from './present.ts';
 import { organizationId } from './resolve.ts';
@@ -8,9 +9,9 @@ export const organizationsGet: Command = {
   summary: 'Show one organization, named by its id or its name.',
   positional: 'organization id or name',
   options: {},
-  async run({ positionals, api, out }) {
-    const id = await organizationId(api, positionals[0]!);
-    const organization = await api.get(`/v1/organizations/${encodeURIComponent(id)}`);
+  async run({ positional, api, out }) {
+    const id = await organizationId(api, positional());
+    const organization = await api.get(`/v1/organizations/${encodeURIComponent(id)}`, ORGANIZATION);
     out.result(organization, () => organizationText(organization));
   },
 };

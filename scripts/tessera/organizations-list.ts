@@ -1,3 +1,4 @@
+import { ORGANIZATION } from './answers.ts';
 import type { Command } from './cli.ts';
 import { organizationsTable } from './present.ts';
 
@@ -7,7 +8,7 @@ export const organizationsList: Command = {
   summary: "List organizations: every one for platform admins, else the caller's.",
   options: {},
   async run({ api, out }) {
-    const organizations = await api.all('/v1/organizations', 'organizations');
+    const organizations = await api.all('/v1/organizations', 'organizations', ORGANIZATION);
     out.result({ organizations }, () => organizationsTable(organizations));
   },
 };

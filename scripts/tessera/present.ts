@@ -1,10 +1,11 @@
 // Readable text for the records the commands print. Tables show short ids (shortId); `get` and --json the whole id.
+import type { Organization, Product, Subscription } from './answers.ts';
 import { record, shortId, table } from './cli.ts';
 
 /** "2030-01-01T00:00:00.000Z" as "2030-01-01", for tables; `get` shows the whole time. */
 const day = (iso: string | null | undefined) => iso?.slice(0, 10) ?? '-';
 
-export const productText = (p: any) =>
+export const productText = (p: Product) =>
   record([
     ['id', p.id],
     ['name', p.name],
@@ -15,13 +16,13 @@ export const productText = (p: any) =>
     ['updated', p.updatedAt],
   ]);
 
-export const productsTable = (products: any[]) =>
+export const productsTable = (products: Product[]) =>
   table(
     products.map((p) => [p.slug, p.name, p.features.join(','), shortId(p.id)]),
     ['SLUG', 'NAME', 'FEATURES', 'ID'],
   );
 
-export const organizationText = (o: any) =>
+export const organizationText = (o: Organization) =>
   record([
     ['id', o.id],
     ['name', o.name],
@@ -31,13 +32,13 @@ export const organizationText = (o: any) =>
     ['updated', o.updated_at],
   ]);
 
-export const organizationsTable = (orgs: any[]) =>
+export const organizationsTable = (orgs: Organization[]) =>
   table(
     orgs.map((o) => [o.name, o.role ?? '-', o.is_operator ? 'yes' : 'no', day(o.created_at), shortId(o.id)]),
     ['NAME', 'ROLE', 'OPERATOR', 'CREATED', 'ID'],
   );
 
-export const subscriptionText = (s: any) =>
+export const subscriptionText = (s: Subscription) =>
   record([
     ['id', s.id],
     ['organization', s.organization_id],
@@ -51,7 +52,7 @@ export const subscriptionText = (s: any) =>
     ['updated', s.updated_at],
   ]);
 
-export const subscriptionsTable = (subs: any[]) =>
+export const subscriptionsTable = (subs: Subscription[]) =>
   table(
     subs.map((s) => [
       shortId(s.id),

@@ -1,3 +1,4 @@
+import { PRODUCT } from './answers.ts';
 import { required, type Command } from './cli.ts';
 import { productText } from './present.ts';
 
@@ -12,13 +13,17 @@ export const productsCreate: Command = {
     feature: { type: 'string', multiple: true },
   },
   async run({ values, api, out }) {
-    required(values, 'name', 'slug');
-    const product = await api.post('/v1/products', {
-      name: values.name,
-      slug: values.slug,
-      ...(values.description !== undefined ? { description: values.description } : {}),
-      features: values.feature ?? [],
-    });
+    const { name, slug } = required(values, 'name', 'slug');
+    const product = await api.post(
+      '/v1/products',
+      {
+        name,
+        slug,
+        ...(values.description !== undefined ? { description: values.description } : {}),
+        features: values.feature ?? [],
+      },
+      PRODUCT,
+    );
     out.result(product, () => `created product ${product.slug}\n${productText(product)}`);
   },
 };

@@ -1,3 +1,4 @@
+import { nothing } from './answers.ts';
 import type { Command } from './cli.ts';
 import { findProduct } from './resolve.ts';
 
@@ -7,9 +8,9 @@ export const productsDelete: Command = {
   summary: 'Delete a product that no subscription refers to (platform admins), named by its slug or its id.',
   positional: 'product slug or id',
   options: {},
-  async run({ positionals, api, out }) {
-    const product = await findProduct(api, positionals[0]!);
-    await api.delete(`/v1/products/${encodeURIComponent(product.id)}`);
+  async run({ positional, api, out }) {
+    const product = await findProduct(api, positional());
+    await api.delete(`/v1/products/${encodeURIComponent(product.id)}`, nothing);
     out.result({ deleted: product.id }, () => `deleted product ${product.slug} (${product.id})`);
   },
 };

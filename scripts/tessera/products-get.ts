@@ -8,8 +8,8 @@ export const productsGet: Command = {
   summary: 'Show one product, named by its slug or its id.',
   positional: 'product slug or id',
   options: {},
-  async run({ positionals, api, out }) {
-    const product = await findProduct(api, positionals[0]!);
+  async run({ positional, api, out }) {
+    const product = await findProduct(api, positional());
     out.result(product, () => productText(product));
   },
 };

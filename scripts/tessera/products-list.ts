@@ -1,3 +1,4 @@
+import { PRODUCT } from './answers.ts';
 import type { Command } from './cli.ts';
 import { productsTable } from './present.ts';
 
@@ -7,7 +8,7 @@ export const productsList: Command = {
   summary: 'List the product catalog.',
   options: {},
   async run({ api, out }) {
-    const products = await api.all('/v1/products', 'products');
+    const products = await api.all('/v1/products', 'products', PRODUCT);
     out.result({ products }, () => productsTable(products));
   },
 };

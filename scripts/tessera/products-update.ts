@@ -1,3 +1,4 @@
+import { PRODUCT } from './answers.ts';
 import { UsageError, type Command } from './cli.ts';
 import { productText } from './present.ts';
 import { findProduct } from './resolve.ts';
@@ -15,7 +16,7 @@ export const productsUpdate: Command = {
     feature: { type: 'string', multiple: true },
     'no-features': { type: 'boolean' },
   },
-  async run({ values, positionals, api, out }) {
+  async run({ values, positional, api, out }) {
     if (values.feature && values['no-features']) throw new UsageError('give --feature or --no-features, not both');
     const body: Record<string, unknown> = {};
     for (const field of ['name', 'slug', 'description'] as const)
@@ -24,8 +25,8 @@ export const productsUpdate: Command = {
     if (values['no-features']) body.features = [];
     if (!Object.keys(body).length)
       throw new UsageError('nothing to change: give --name, --slug, --description, --feature or --no-features');
-    const { id } = await findProduct(api, positionals[0]!);
-    const product = await api.patch(`/v1/products/${encodeURIComponent(id)}`, body);
+    const { id } = await findProduct(api, positional());
+    const product = await api.patch(`/v1/products/${encodeURIComponent(id)}`, body, PRODUCT);
     out.result(product, () => `updated product ${product.slug}\n${productText(product)}`);
   },
 };

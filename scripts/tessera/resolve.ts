@@ -1,5 +1,6 @@
 // What a user types for a product or an organization, turned into the record the REST routes address: a product by
 // its slug or its id, an organization by its id or its name (the README, Command-line tool).
+import { ORGANIZATION, PRODUCT, type Product } from './answers.ts';
 import { ApiError, type Api } from './cli.ts';
 
 /** Tessera's ids are UUIDs; a product slug or an organization name of that shape is read as an id. */
@@ -9,12 +10,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * The product with the slug or the id `ref`. GET /v1/products/{slug} finds it by slug; the catalog has no route
  * by id, so an id is looked up in the catalog's list. PATCH and DELETE address products by id only.
  */
-export async function findProduct(api: Api, ref: string): Promise<any> {
+export async function findProduct(api: Api, ref: string): Promise<Product> {
   try {
-    return await api.get(`/v1/products/${encodeURIComponent(ref)}`);
+    return await api.get(`/v1/products/${encodeURIComponent(ref)}`, PRODUCT);
   } catch (error) {
     if (!(error instanceof ApiError && error.status === 404 && UUID.test(ref))) throw error;
-    const product = (await api.all('/v1/products', 'products')).find((p) => p.id === ref.toLowerCase());
+    const product = (await api.all('/v1/products', 'products', PRODUCT)).find((p) => p.id === ref.toLowerCase());
     if (!product) throw error;
     return product;
   }
@@ -34,9 +35,11 @@ export async function organizationId(api: Api, ref: string): Promise<string> {
   const found = await api.all(
     ref.length <= 200 ? `/v1/organizations?search=${encodeURIComponent(ref)}` : '/v1/organizations',
     'organizations',
+    ORGANIZATION,
   );
   const named = found.filter((o) => o.name === ref);
-  if (named.length === 1) return named[0].id;
+  const [only] = named;
+  if (only && named.length === 1) return only.id;
   if (named.length > 1) {
     throw new ApiError(
       409,

@@ -1,3 +1,4 @@
+import { SUBSCRIPTION } from './answers.ts';
 import type { Command } from './cli.ts';
 import { subscriptionText } from './present.ts';
 
@@ -7,9 +8,8 @@ export const subscriptionsCancel: Command = {
   summary: 'Cancel a subscription; the record stays, with status cancelled (platform admins).',
   positional: 'subscription id',
   options: {},
-  async run({ positionals, api, out }) {
-    const id = positionals[0]!;
-    const subscription = await api.delete(`/v1/subscriptions/${encodeURIComponent(id)}`);
+  async run({ positional, api, out }) {
+    const subscription = await api.delete(`/v1/subscriptions/${encodeURIComponent(positional())}`, SUBSCRIPTION);
     out.result(subscription, () => `cancelled subscription ${subscription.id}\n${subscriptionText(subscription)}`);
   },
 };

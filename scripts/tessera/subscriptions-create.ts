@@ -1,3 +1,4 @@
+import { SUBSCRIPTION } from './answers.ts';
 import { decimal, integer, oneOf, required, type Command } from './cli.ts';
 import { subscriptionText } from './present.ts';
 import { findProduct, organizationId } from './resolve.ts';
@@ -21,7 +22,7 @@ export const subscriptionsCreate: Command = {
     'end-date': { type: 'string' },
   },
   async run({ values, api, out }) {
-    required(values, 'org', 'product', 'seats', 'price', 'cycle', 'status');
+    const { org, product: ref } = required(values, 'org', 'product', 'seats', 'price', 'cycle', 'status');
     const body = {
       total_seats: integer(values.seats, '--seats'),
       price_per_seat: decimal(values.price, '--price'),
@@ -29,9 +30,13 @@ export const subscriptionsCreate: Command = {
       status: oneOf(values.status, '--status', STATUSES),
       ...(values['end-date'] !== undefined ? { end_date: values['end-date'] } : {}),
     };
-    const organization_id = await organizationId(api, values.org as string);
-    const product = await findProduct(api, values.product as string);
-    const subscription = await api.post('/v1/subscriptions', { organization_id, ...body, product_id: product.id });
+    const organization_id = await organizationId(api, org);
+    const product = await findProduct(api, ref);
+    const subscription = await api.post(
+      '/v1/subscriptions',
+      { organization_id, ...body, product_id: product.id },
+      SUBSCRIPTION,
+    );
     out.result(
       subscription,
       () => `created subscription ${subscription.id} to ${product.slug}\n${subscriptionText(subscription)}`,

@@ -1,3 +1,4 @@
+import { SUBSCRIPTION } from './answers.ts';
 import type { Command } from './cli.ts';
 import { subscriptionText } from './present.ts';
 
@@ -7,9 +8,8 @@ export const subscriptionsGet: Command = {
   summary: 'Show one subscription.',
   positional: 'subscription id',
   options: {},
-  async run({ positionals, api, out }) {
-    const id = positionals[0]!;
-    const subscription = await api.get(`/v1/subscriptions/${encodeURIComponent(id)}`);
+  async run({ positional, api, out }) {
+    const subscription = await api.get(`/v1/subscriptions/${encodeURIComponent(positional())}`, SUBSCRIPTION);
     out.result(subscription, () => subscriptionText(subscription));
   },
 };

@@ -1,4 +1,5 @@
-import { oneOf, type Command } from './cli.ts';
+import { SUBSCRIPTION } from './answers.ts';
+import { oneOf, text, type Command } from './cli.ts';
 import { subscriptionsTable } from './present.ts';
 import { findProduct, organizationId } from './resolve.ts';
 import { STATUSES } from './subscriptions-create.ts';
@@ -12,10 +13,16 @@ export const subscriptionsList: Command = {
   async run({ values, api, out }) {
     const query = new URLSearchParams();
     const status = oneOf(values.status, '--status', STATUSES);
-    if (values.org !== undefined) query.set('organization_id', await organizationId(api, values.org as string));
-    if (values.product !== undefined) query.set('product_id', (await findProduct(api, values.product as string)).id);
+    const org = text(values.org, '--org');
+    const product = text(values.product, '--product');
+    if (org !== undefined) query.set('organization_id', await organizationId(api, org));
+    if (product !== undefined) query.set('product_id', (await findProduct(api, product)).id);
     if (status) query.set('status', status);
-    const subscriptions = await api.all(`/v1/subscriptions${query.size ? `?${query}` : ''}`, 'subscriptions');
+    const subscriptions = await api.all(
+      `/v1/subscriptions${query.size ? `?${query}` : ''}`,
+      'subscriptions',
+      SUBSCRIPTION,
+    );
     out.result({ subscriptions }, () => subscriptionsTable(subscriptions));
   },
 };

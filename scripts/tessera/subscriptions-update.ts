@@ -1,3 +1,4 @@
+import { SUBSCRIPTION } from './answers.ts';
 import { decimal, integer, oneOf, UsageError, type Command } from './cli.ts';
 import { subscriptionText } from './present.ts';
 import { CYCLES, STATUSES } from './subscriptions-create.ts';
@@ -14,8 +15,7 @@ export const subscriptionsUpdate: Command = {
     status: { type: 'string' },
     'end-date': { type: 'string' },
   },
-  async run({ values, positionals, api, out }) {
-    const id = positionals[0]!;
+  async run({ values, positional, api, out }) {
     const body: Record<string, unknown> = {};
     if (values.seats !== undefined) body.total_seats = integer(values.seats, '--seats');
     if (values.price !== undefined) body.price_per_seat = decimal(values.price, '--price');
@@ -24,7 +24,7 @@ export const subscriptionsUpdate: Command = {
     if (values['end-date'] !== undefined) body.end_date = values['end-date'] === 'none' ? null : values['end-date'];
     if (!Object.keys(body).length)
       throw new UsageError('nothing to change: give --seats, --price, --cycle, --status or --end-date');
-    const subscription = await api.patch(`/v1/subscriptions/${encodeURIComponent(id)}`, body);
+    const subscription = await api.patch(`/v1/subscriptions/${encodeURIComponent(positional())}`, body, SUBSCRIPTION);
     out.result(subscription, () => `updated subscription ${subscription.id}\n${subscriptionText(subscription)}`);
   },
 };

@@ -492,6 +492,42 @@ describe('tessera', () => {
     }
   });
 
+  // An answer is checked where it is read: one of another shape is an error naming what was wrong, never a crash.
+  it('exits 1 when the server answers something other than the documented shape', async () => {
+    const odd = await recordingServer((req, res) => {
+      if (req.url!.startsWith('/v1/products/')) {
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
+        return;
+      }
+      const body = req.url!.startsWith('/v1/products?')
+        ? { products: [{ id: 'p', name: 'Odd', slug: 'odd', description: '', createdAt: 'x', updatedAt: 'x' }] }
+        : { unexpected: true };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    });
+    try {
+      expect(await tessera(['products', 'list', '--url', odd.url])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'error: the server answered something unexpected to GET /v1/products?limit=100\n  products[0].features: expected a list\n',
+      });
+      expect(await tessera(['subscriptions', 'get', 'some-id', '--json', '--url', odd.url])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'error: the server answered something unexpected to GET /v1/subscriptions/some-id\n  id: expected a string\n',
+      });
+      expect(await tessera(['products', 'get', 'odd', '--url', odd.url])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'error: the server answered something unexpected to GET /v1/products/odd\n  (the answer): expected an object\n',
+      });
+    } finally {
+      await odd.close();
+    }
+  });
+
   // --secret shows in `ps` while the command runs (and stays in the shell's history): the secret comes from stdin or the environment.
   it('reads the secret from standard input with --secret-stdin, and warns about --secret', async () => {
     const noSecret = { TESSERA_API_SECRET: undefined };
