@@ -44,7 +44,6 @@ const UNTYPED_SEAMS = [
   'server/app.ts',
   'server/graphql/executor.ts',
   'server/graphql/yoga.ts',
-  'server/metrics.ts',
   'server/middleware/errors.ts',
   'server/portal-contract.ts',
   'server/rest/accounts.ts',
@@ -63,12 +62,6 @@ const UNTYPED_SEAMS = [
   'server/rest/subscriptions.ts',
   'server/rest/v1.ts',
   'server/rest/webhooks.ts',
-  'server/scim/groups.ts',
-  'server/scim/responses.ts',
-  'server/scim/router.ts',
-  'server/scim/users.ts',
-  'server/sso/router.ts',
-  'server/tracing.ts',
 ];
 const UNCHECKED_ASSERTIONS = [
   'portal/src/hooks.server.ts',
@@ -114,17 +107,7 @@ const UNCHECKED_ASSERTIONS = [
   'scripts/tessera/subscriptions-cancel.ts',
   'scripts/tessera/subscriptions-get.ts',
   'scripts/tessera/subscriptions-update.ts',
-  'server/config.ts',
   'server/graphql/executor.ts',
-  'server/metrics.ts',
-  'server/middleware/actor.ts',
-  'server/middleware/input-guard.ts',
-  'server/scim/filter.ts',
-  'server/scim/patch.ts',
-  'server/scim/responses.ts',
-  'server/scim/router.ts',
-  'server/sso/router.ts',
-  'server/tracing.ts',
 ];
 
 export default defineConfig(
