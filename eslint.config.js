@@ -29,7 +29,6 @@ const UNTYPED_SEAMS = [
   'server/app.ts',
   'server/graphql/executor.ts',
   'server/graphql/yoga.ts',
-  'server/metrics.ts',
   'server/middleware/errors.ts',
   'server/portal-contract.ts',
   'server/rest/accounts.ts',
@@ -48,12 +47,6 @@ const UNTYPED_SEAMS = [
   'server/rest/subscriptions.ts',
   'server/rest/v1.ts',
   'server/rest/webhooks.ts',
-  'server/scim/groups.ts',
-  'server/scim/responses.ts',
-  'server/scim/router.ts',
-  'server/scim/users.ts',
-  'server/sso/router.ts',
-  'server/tracing.ts',
 ];
 const UNCHECKED_ASSERTIONS = [
   'portal/src/hooks.server.ts',
@@ -87,17 +80,7 @@ const UNCHECKED_ASSERTIONS = [
   'schema/modules/subscriptions/seats.service.ts',
   'schema/modules/subscriptions/subscriptions.service.ts',
   'schema/push/destination.ts',
-  'server/config.ts',
   'server/graphql/executor.ts',
-  'server/metrics.ts',
-  'server/middleware/actor.ts',
-  'server/middleware/input-guard.ts',
-  'server/scim/filter.ts',
-  'server/scim/patch.ts',
-  'server/scim/responses.ts',
-  'server/scim/router.ts',
-  'server/sso/router.ts',
-  'server/tracing.ts',
 ];
 
 export default defineConfig(

@@ -7,6 +7,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { MailSettings } from '../schema/modules/mail/transport.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../schema/limits/rate-limits.ts';
+import { expected } from '../schema/lib/expected.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'use true or false' })
@@ -146,9 +147,9 @@ function dnsServer(entry: string): string {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
   const withPort = /^([^:]+):(\d+)$/.exec(entry);
   const [address, port] = bracketed
-    ? [bracketed[1]!, bracketed[2]]
+    ? [expected(bracketed[1], 'the bracketed address'), bracketed[2]]
     : withPort
-      ? [withPort[1]!, withPort[2]]
+      ? [expected(withPort[1], 'the address before the port'), withPort[2]]
       : [entry, undefined];
   const family = isIP(address);
   // A port follows IPv4 after a colon (1.1.1.1:53) and IPv6 only in brackets ([::1]:53), as node:dns setServers reads them.

@@ -5,6 +5,7 @@ import type Koa from 'koa';
 import type { Metrics } from '../schema/metrics/metrics.ts';
 import type { PrometheusMetrics } from '../schema/metrics/prometheus.ts';
 import { constantTimeEqual } from '../schema/lib/crypto.ts';
+import { expected } from '../schema/lib/expected.ts';
 
 const registryOf = (metrics: Metrics) => (metrics as Partial<PrometheusMetrics>).registry;
 
@@ -33,7 +34,10 @@ export function requestMetrics(metrics: Metrics): Koa.Middleware {
 export function metricsEndpoint(metrics: Metrics, token: string | undefined): Koa.Middleware {
   const registry = registryOf(metrics);
   return async (ctx, next) => {
-    if (ctx.path !== '/metrics' || !registry || !token) return next();
+    if (ctx.path !== '/metrics' || !registry || !token) {
+      await next();
+      return;
+    }
     ctx.state.route = '/metrics';
     const given = /^Bearer (.+)$/.exec(ctx.get('Authorization'))?.[1] ?? '';
     if (!constantTimeEqual(given, token)) {
@@ -50,7 +54,8 @@ export function metricsEndpoint(metrics: Metrics, token: string | undefined): Ko
 
 /** METRICS_PORT: a server of its own that answers /metrics and nothing else. */
 export async function startMetricsServer(metrics: Metrics, port: number, host: string): Promise<http.Server> {
-  const registry = registryOf(metrics)!;
+  // start.ts makes the Prometheus metrics whenever METRICS_PORT is set.
+  const registry = expected(registryOf(metrics), 'the Prometheus registry behind METRICS_PORT');
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' || new URL(req.url ?? '/', 'http://metrics').pathname !== '/metrics') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('Only /metrics is served here\n');

@@ -2,7 +2,7 @@
 // request named after its route, a span per GraphQL operation, and a span per database statement, sent over OTLP/HTTP.
 // Without the variable nothing of OpenTelemetry is loaded here: every import below is a type or a dynamic import.
 import { createRequire } from 'node:module';
-import type { DocumentNode, ExecutionResult } from 'graphql';
+import type { DocumentNode, ExecutionArgs, ExecutionResult } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 export interface Tracing {
@@ -83,10 +83,9 @@ export async function startTracing(): Promise<Tracing | undefined> {
       new PgInstrumentation({
         requireParentSpan: true,
         requestHook: (span, { query, connection }) => {
-          if (query.name)
-            span.updateName(
-              `pg.query:${query.text.trimStart().split(/\s/, 1)[0]!.toUpperCase()} ${connection.database ?? ''}`.trimEnd(),
-            );
+          if (!query.name) return;
+          const [verb = ''] = query.text.trimStart().split(/\s/, 1);
+          span.updateName(`pg.query:${verb.toUpperCase()} ${connection.database ?? ''}`.trimEnd());
         },
       }),
     ],
@@ -109,15 +108,19 @@ export async function startTracing(): Promise<Tracing | undefined> {
     return {
       context: api.trace.setSpan(api.context.active(), span),
       end(errors?: readonly { message: string }[]) {
-        if (errors?.length) span.setStatus({ code: api.SpanStatusCode.ERROR, message: errors[0]!.message });
+        const [first] = errors ?? [];
+        if (first) span.setStatus({ code: api.SpanStatusCode.ERROR, message: first.message });
         span.end();
       },
     };
   };
   const graphqlPlugin: Plugin = {
     onExecute({ args, executeFn, setExecuteFn }) {
-      const span = operationSpan(args.document, args.operationName);
-      setExecuteFn((executeArgs) => api.context.with(span.context, () => executeFn(executeArgs)));
+      // envelop types the arguments and the result of execute as `any`, to depend on no version of graphql: these are
+      // graphql's, and the result is passed on unread.
+      const { document, operationName } = args as Pick<ExecutionArgs, 'document' | 'operationName'>;
+      const span = operationSpan(document, operationName);
+      setExecuteFn((executeArgs): unknown => api.context.with(span.context, (): unknown => executeFn(executeArgs)));
       return {
         onExecuteDone({ result }) {
           span.end('errors' in result ? result.errors : undefined);

@@ -2,7 +2,13 @@
 // both ask here. A caller with no role in an organization is told it does not exist (404, not 403).
 import type { Actor, Context, Role } from '../context.ts';
 import { Prisma } from '../db.ts';
-import { ForbiddenError, NotFoundError, UnauthenticatedError, ValidationError } from '../errors/index.ts';
+import {
+  ForbiddenError,
+  InsufficientScopeError,
+  NotFoundError,
+  UnauthenticatedError,
+  ValidationError,
+} from '../errors/index.ts';
 import { FirstPartyOnlyError, MfaEnrollmentRequiredError } from './access.errors.ts';
 import { roleAtLeast } from './roles.ts';
 import { expected } from '../lib/expected.ts';
@@ -178,6 +184,18 @@ export function requireActor(ctx: Context) {
  */
 export function requireFirstParty(ctx: Context, what: string): void {
   if (ctx.actor?.kind === 'oauth') throw new FirstPartyOnlyError(what);
+}
+
+/** Sessions and API keys are not limited by OAuth scopes; an access token holds one of `scopes` or is refused. */
+export const tokenAllows = (actor: Actor | null, scopes: readonly string[]) =>
+  actor?.kind !== 'oauth' || scopes.some((s) => actor.scope.includes(s));
+
+/**
+ * The type-level `tokenScope` of Query and Mutation (scopes.ts), for a road that calls a service without GraphQL
+ * (server/sso's start): an access token without `scope` acts there no more than over the API.
+ */
+export function requireTokenScope(ctx: Context, scope: string): void {
+  if (!tokenAllows(ctx.actor, [scope])) throw new InsufficientScopeError(scope);
 }
 
 /** The person behind a session, for what only they do themselves: an access token and an API key are refused. */

@@ -1,7 +1,7 @@
 // The scope initializer of the auth plugin: each scope defers to auth/access.ts, the single source of truth.
 import { AuthScopeFailureType, type AuthFailure } from '@pothos/plugin-scope-auth';
-import type { Actor, Context, Role } from '../context.ts';
-import { isPlatformAdmin, requireOrgRole } from './access.ts';
+import type { Context, Role } from '../context.ts';
+import { isPlatformAdmin, requireOrgRole, tokenAllows } from './access.ts';
 
 /**
  * What an OAuth access token may do (docs/architecture.md#authorization). `api` lets it act as its user everywhere; it is the type-level
@@ -23,10 +23,6 @@ export const ANY_TOKEN = { skipTypeScopes: true, authScopes: { authenticated: tr
 export const firstParty = <M extends object = { authenticated: true }>(map: M = { authenticated: true } as M) => ({
   $all: { firstParty: true as const, ...map },
 });
-
-/** Sessions and API keys are not limited by OAuth scopes; an access token holds one of `scopes` or is refused. */
-const tokenAllows = (actor: Actor | null, scopes: readonly string[]) =>
-  actor?.kind !== 'oauth' || scopes.some((s) => actor.scope.includes(s));
 
 export function scopeInitializer(ctx: Context) {
   const actor = ctx.actor;

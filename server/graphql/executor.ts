@@ -6,7 +6,7 @@ import type { UserErrorCode } from '../../schema/errors/codes.ts';
 import { UserError, ValidationError } from '../../schema/errors/index.ts';
 import { snakeCase } from '../../schema/lib/case.ts';
 import { classifyError } from '../errors/classify.ts';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { unstorableRefusal } from '../middleware/input-guard.ts';
 import type { Tracing } from '../tracing.ts';
 
 export type Executor = (
@@ -36,8 +36,8 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
 
   /** The raw result (for the portal bridge, which speaks GraphQL). */
   const raw = async (ctx: Context, document: string, variables?: Record<string, unknown>): Promise<RawResult> => {
-    const problems = unstorableInput([[variables, '']]);
-    if (problems.length) return { errors: [new ValidationError('The request is invalid', problems)] };
+    const refusal = unstorableRefusal([[variables, '']]);
+    if (refusal) return { errors: [refusal] };
     const doc = compile(document);
     // REST and the portal name no GraphQL enum or field: a suggestion would only leak the schema's names.
     const run = async () =>

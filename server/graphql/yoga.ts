@@ -5,8 +5,7 @@ import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } 
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Context } from '../../schema/context.ts';
-import { ValidationError } from '../../schema/errors/index.ts';
-import { textProblem, unstorableInput } from '../middleware/input-guard.ts';
+import { textProblem, unstorableRefusal } from '../middleware/input-guard.ts';
 import { classifyError } from '../errors/classify.ts';
 import { withoutSuggestions } from './executor.ts';
 import type { Logger } from 'pino';
@@ -44,11 +43,11 @@ const inputGuard: Plugin = {
     });
   },
   onParams({ params, setResult }) {
-    const problems = unstorableInput([
+    const refusal = unstorableRefusal([
       [params.query, 'query'],
       [params.variables, 'variables'],
     ]);
-    if (problems.length) setResult({ errors: [new ValidationError('The request is invalid', problems)] });
+    if (refusal) setResult({ errors: [refusal] });
   },
   onValidate({ addValidationRule }) {
     addValidationRule(storableStrings);

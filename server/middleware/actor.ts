@@ -19,9 +19,9 @@ export function bearerToken(
   malformed: () => Error = () => new UnauthenticatedError('The Authorization header must be "Bearer <token>"'),
 ): string | null {
   if (!header) return null;
-  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  if (!match) throw malformed();
-  return match[1]!;
+  const token = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header)?.[1];
+  if (token === undefined) throw malformed();
+  return token;
 }
 
 function sameOrigin(ctx: Koa.Context, origin: string): boolean {

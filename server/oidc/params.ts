@@ -2,7 +2,7 @@
 // stays an array so the endpoint can refuse it (RFC 6749 3.1, 3.2).
 import type Koa from 'koa';
 import { InvalidClient, InvalidRequest } from '../../schema/modules/oauth/oauth.errors.ts';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { requireStorable } from '../middleware/input-guard.ts';
 
 export type Params = Record<string, string | string[] | undefined>;
 
@@ -48,8 +48,10 @@ export function formOrJsonBody(ctx: Koa.Context): unknown {
 
 /** A NUL (client_id=a%00) would reach PostgreSQL, which cannot hold one in text (22021, a 500): refused here. */
 function storable(params: Params): Params {
-  const [problem] = unstorableInput([[params, '']]);
-  if (problem) throw new InvalidRequest(`Parameter ${problem.path || '(name)'} ${problem.message}`);
+  requireStorable(
+    [[params, '']],
+    (problem) => new InvalidRequest(`Parameter ${problem.path || '(name)'} ${problem.message}`),
+  );
   return params;
 }
 

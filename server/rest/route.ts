@@ -6,7 +6,7 @@ import type { Context } from '../../schema/context.ts';
 import { DomainError, UnauthenticatedError, UserError, ValidationError } from '../../schema/errors/index.ts';
 import { camelCase, snakeCase } from '../../schema/lib/case.ts';
 import type { Executor } from '../graphql/executor.ts';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { requireStorable } from '../middleware/input-guard.ts';
 import {
   DEVICE_COOKIE,
   deviceCookieAttributes,
@@ -92,12 +92,11 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
         body: jsonBody(ctx, route.body ?? (route.method === 'POST' || route.method === 'PATCH')),
         context,
       };
-      const problems = unstorableInput([
+      requireStorable([
         [req.params, 'path'],
         [req.query, 'query'],
         [req.body, ''],
       ]);
-      if (problems.length) throw new ValidationError('The request is invalid', problems);
       const {
         status = 200,
         body,

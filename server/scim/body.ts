@@ -2,7 +2,7 @@
 // that decodes strictly (a body parser would turn bad bytes into U+FFFD and store them), and nothing a column cannot
 // hold (NUL, lone surrogates; server/middleware/input-guard.ts).
 import type Koa from 'koa';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { requireStorable } from '../middleware/input-guard.ts';
 import { ScimHttpError } from './scim.errors.ts';
 
 /** A group of 10,000 members as ids fits with room to spare. */
@@ -62,7 +62,9 @@ export async function readScimBody(ctx: Koa.Context): Promise<unknown> {
   } catch {
     throw new ScimHttpError(400, 'The request body is not valid JSON', 'invalidSyntax');
   }
-  const problem = unstorableInput([[body, '']])[0];
-  if (problem) throw new ScimHttpError(400, `${problem.path || '(body)'} ${problem.message}`, 'invalidValue');
+  requireStorable(
+    [[body, '']],
+    (problem) => new ScimHttpError(400, `${problem.path || '(body)'} ${problem.message}`, 'invalidValue'),
+  );
   return body;
 }

@@ -97,10 +97,13 @@ interface JsonKey {
   type: 'string' | 'boolean';
 }
 
-/** A multi-valued attribute: a where clause over one of its values (`some`), or over the row itself (`wrap` identity). */
+/**
+ * A multi-valued attribute: a where clause over one of its values (`some`), or over the row itself (`wrap` identity).
+ * Its `value` is what the attribute named alone compares (RFC 7643 2.4).
+ */
 interface Multi {
   kind: 'multi';
-  sub: Record<string, Scalar | JsonKey>;
+  sub: { value: Scalar | JsonKey; [name: string]: Scalar | JsonKey };
   wrap: (element: Where) => Where;
   present: Where;
 }
@@ -207,7 +210,7 @@ export function own<T>(table: Record<string, T>, key: string): T | undefined {
 }
 
 /** Finds an attribute by its path: names are case-insensitive (RFC 7643 2.1) and may carry the schema's URN. */
-function resolve(resource: Resource, path: string): { attribute: Attribute; sub?: string } {
+function resolve(resource: Resource, path: string): { attribute: Attribute; sub?: Scalar | JsonKey } {
   let name = path.toLowerCase();
   const urn = resource.schema.toLowerCase();
   if (name.startsWith(`${urn}:`)) name = name.slice(urn.length + 1);
@@ -216,8 +219,8 @@ function resolve(resource: Resource, path: string): { attribute: Attribute; sub?
   const dot = name.lastIndexOf('.');
   if (dot > 0) {
     const parent = own(resource.attributes, name.slice(0, dot));
-    if (parent?.kind === 'multi' && own(parent.sub, name.slice(dot + 1)))
-      return { attribute: parent, sub: name.slice(dot + 1) };
+    const sub = parent?.kind === 'multi' ? own(parent.sub, name.slice(dot + 1)) : undefined;
+    if (parent && sub) return { attribute: parent, sub };
   }
   throw new ScimInvalidFilterError(
     `The filter names the attribute ${shown(path)}, which ${resource === USER ? 'Users' : 'Groups'} cannot be filtered by`,
@@ -336,8 +339,7 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
       if (within) return present(subAttribute(within, attrPath), attrPath);
       const { attribute, sub } = resolve(resource, attrPath);
       if (attribute.kind === 'complex') return attribute.present;
-      if (attribute.kind === 'multi')
-        return sub ? attribute.wrap(present(attribute.sub[sub]!, attrPath)) : attribute.present;
+      if (attribute.kind === 'multi') return sub ? attribute.wrap(present(sub, attrPath)) : attribute.present;
       return present(attribute, attrPath);
     }
     default: {
@@ -349,7 +351,7 @@ function translate(resource: Resource, filter: Filter, within?: { multi: Multi; 
         refuse(attrPath, op, 'a complex attribute is compared through its sub-attributes');
       // A multi-valued attribute named alone compares its values (RFC 7644 3.4.2.2: "emails co ..." means emails.value).
       if (attribute.kind === 'multi')
-        return attribute.wrap(compareScalar(attribute.sub[sub ?? 'value']!, attrPath, op, compValue));
+        return attribute.wrap(compareScalar(sub ?? attribute.sub.value, attrPath, op, compValue));
       return compareScalar(attribute, attrPath, op, compValue);
     }
   }

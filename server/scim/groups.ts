@@ -1,6 +1,7 @@
 // /scim/v2/Groups (RFC 7644 3.3-3.6). Members are read only when the answer shows them: `excludedAttributes=members`
 // (as Entra ID asks) or `attributes` without members skips them. PUT replaces the member list; PATCH changes it as a
 // delta and answers 204, sparing a directory the whole list of a large group after each change.
+import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import {
   changeDirectoryGroup,
@@ -12,7 +13,7 @@ import {
 import { readScimBody } from './body.ts';
 import { scimGroupWhere } from './filter.ts';
 import { groupInputFromScim } from './input.ts';
-import { queryParams, resourceParams, searchParams, type ListParams } from './params.ts';
+import { queryParams, resourceId, resourceParams, searchParams, type ListParams } from './params.ts';
 import { patchGroup, readPatchBody } from './patch.ts';
 import { GROUP_SCHEMA, groupResource, listResponse, project, projection, wants } from './resources.ts';
 import { sendScim } from './responses.ts';
@@ -46,11 +47,11 @@ function requested(ctx: Koa.Context) {
   return { p, withMembers: wants(p, 'members') };
 }
 
-export const listGroups: Koa.Middleware = (ctx) => list(ctx, queryParams(ctx));
+export const listGroups: RouterMiddleware = (ctx) => list(ctx, queryParams(ctx));
 
-export const searchGroups: Koa.Middleware = async (ctx) => list(ctx, searchParams(await readScimBody(ctx)));
+export const searchGroups: RouterMiddleware = async (ctx) => list(ctx, searchParams(await readScimBody(ctx)));
 
-export const createGroup: Koa.Middleware = async (ctx) => {
+export const createGroup: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const { p, withMembers } = requested(ctx);
   const group = await createDirectoryGroup(context, caller, groupInputFromScim(await readScimBody(ctx)));
@@ -59,22 +60,25 @@ export const createGroup: Koa.Middleware = async (ctx) => {
   sendScim(ctx, 201, project(resource, p));
 };
 
-export const getGroup: Koa.Middleware = async (ctx) => {
+export const getGroup: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const { p, withMembers } = requested(ctx);
   sendScim(
     ctx,
     200,
-    project(groupResource(await getDirectoryGroup(context, caller, ctx.params.id, withMembers), base, withMembers), p),
+    project(
+      groupResource(await getDirectoryGroup(context, caller, resourceId(ctx), withMembers), base, withMembers),
+      p,
+    ),
   );
 };
 
-export const replaceGroup: Koa.Middleware = async (ctx) => {
+export const replaceGroup: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const { p, withMembers } = requested(ctx);
   const input = groupInputFromScim(await readScimBody(ctx));
   // PUT replaces the resource (RFC 7644 3.5.1): an absent externalId or member list is none.
-  const group = await changeDirectoryGroup(context, caller, ctx.params.id, {
+  const group = await changeDirectoryGroup(context, caller, resourceId(ctx), {
     displayName: input.displayName,
     externalId: input.externalId ?? null,
     members: input.members ?? [],
@@ -82,15 +86,15 @@ export const replaceGroup: Koa.Middleware = async (ctx) => {
   sendScim(ctx, 200, project(groupResource(group, base, withMembers), p));
 };
 
-export const patchGroupEndpoint: Koa.Middleware = async (ctx) => {
+export const patchGroupEndpoint: RouterMiddleware = async (ctx) => {
   const { context, caller } = scimState(ctx);
   const change = patchGroup(readPatchBody(await readScimBody(ctx)));
-  await changeDirectoryGroup(context, caller, ctx.params.id, change);
+  await changeDirectoryGroup(context, caller, resourceId(ctx), change);
   ctx.status = 204;
 };
 
-export const deleteGroup: Koa.Middleware = async (ctx) => {
+export const deleteGroup: RouterMiddleware = async (ctx) => {
   const { context, caller } = scimState(ctx);
-  await deleteDirectoryGroup(context, caller, ctx.params.id);
+  await deleteDirectoryGroup(context, caller, resourceId(ctx));
   ctx.status = 204;
 };

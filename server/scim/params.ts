@@ -1,7 +1,9 @@
 // The query of a list (RFC 7644 3.4.2): filter, startIndex, count, attributes, excludedAttributes; or the same
 // members of a POST .search body (RFC 7644 3.4.3). Paging is 1-based; out-of-range numbers are brought into range
 // as 3.4.2.4 says, text that is not a number is refused.
+import type { RouterContext } from '@koa/router';
 import type Koa from 'koa';
+import { expected } from '../../schema/lib/expected.ts';
 import { MAX_RESULTS } from './discovery.ts';
 import { ScimHttpError } from './scim.errors.ts';
 
@@ -70,4 +72,9 @@ export function searchParams(body: unknown): ListParams {
 export function resourceParams(ctx: Koa.Context): Pick<ListParams, 'attributes' | 'excludedAttributes'> {
   const { attributes, excludedAttributes } = params(ctx.query);
   return { attributes, excludedAttributes };
+}
+
+/** The resource's id in the path of a `/:id` route, whose form router.ts has already checked. */
+export function resourceId(ctx: RouterContext): string {
+  return expected(ctx.params.id, 'the id of a /:id route');
 }

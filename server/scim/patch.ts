@@ -11,6 +11,7 @@ import type {
   DirectoryUser,
   DirectoryUserInput,
 } from '../../schema/modules/directory/directory.types.ts';
+import { expected } from '../../schema/lib/expected.ts';
 import { own, parseScimFilter, shown } from './filter.ts';
 import { attributesOf, isObject, memberIdsOf, userDocument, userInputFromScim, type Json } from './input.ts';
 import { GROUP_SCHEMA, USER_SCHEMA } from './resources.ts';
@@ -102,7 +103,7 @@ function readPath(text: string, own: string, other: string): ParsedPath {
   const match = PATH.exec(rest);
   if (!match)
     throw new ScimPatchError('invalidPath', `The path ${shown(text)} is not an attribute path (RFC 7644 3.5.2)`);
-  const parsed: ParsedPath = { attribute: match[1]!.toLowerCase() };
+  const parsed: ParsedPath = { attribute: expected(match[1], "a matched path's attribute").toLowerCase() };
   if (match[2] !== undefined) {
     let tree: Filter;
     try {
@@ -133,8 +134,13 @@ function filterNames(filter: Filter): string[] {
 
 // ---- users ------------------------------------------------------------------------------------------------------
 
+/** A kept User attribute: its canonical name, and its sub-attributes by lower-case name (a multi-valued one has some). */
+type KeptAttribute =
+  | { name: string; sub?: Record<string, string>; multi?: false }
+  | { name: string; sub: Record<string, string>; multi: true };
+
 /** The User attributes Tessera keeps, by lower-case name: canonical name and sub-attributes. */
-const USER_KEPT: Record<string, { name: string; sub?: Record<string, string>; multi?: boolean }> = {
+const USER_KEPT: Record<string, KeptAttribute> = {
   username: { name: 'userName' },
   externalid: { name: 'externalId' },
   displayname: { name: 'displayName' },
@@ -184,14 +190,11 @@ function canonicalObject(value: unknown, attr: string, sub: Record<string, strin
   return out;
 }
 
-function canonicalUserValue(attr: string, value: unknown): unknown {
-  const kept = own(USER_KEPT, attr)!;
-  if (!kept.sub) return value;
-  if (kept.multi)
-    return Array.isArray(value)
-      ? value.map((v) => canonicalObject(v, attr, kept.sub!))
-      : canonicalObject(value, attr, kept.sub);
-  return canonicalObject(value, attr, kept.sub);
+function canonicalUserValue(kept: KeptAttribute, attr: string, value: unknown): unknown {
+  const { sub } = kept;
+  if (!sub) return value;
+  if (kept.multi && Array.isArray(value)) return value.map((v) => canonicalObject(v, attr, sub));
+  return canonicalObject(value, attr, sub);
 }
 
 /** A User operation rewritten onto the kept attributes' canonical names, or null when it only touches ignored ones. */
@@ -222,7 +225,7 @@ function userOperation(operation: PatchOperation): ScimPatchOperation | null {
         value[`${kept.name}.${sub}`] = v;
         continue;
       }
-      const canonical = canonicalUserValue(path.attribute, v);
+      const canonical = canonicalUserValue(kept, path.attribute, v);
       // A complex value sets the sub-attributes it names and leaves the others (RFC 7644 3.5.2.1): as dotted keys,
       // since scim-patch would put the object in place of the whole attribute.
       if (kept.sub && !kept.multi && isObject(canonical)) {
@@ -242,7 +245,8 @@ function userOperation(operation: PatchOperation): ScimPatchOperation | null {
   if (path.filter) {
     if (!kept.multi)
       throw new ScimPatchError('invalidPath', `${shown(kept.name)} is not multi-valued: it takes no [filter]`);
-    const unknown = filterNames(path.filter.tree).find((n) => !own(kept.sub!, n));
+    const { sub } = kept;
+    const unknown = filterNames(path.filter.tree).find((n) => !own(sub, n));
     if (unknown)
       throw new ScimPatchError(
         'invalidFilter',
@@ -256,7 +260,7 @@ function userOperation(operation: PatchOperation): ScimPatchOperation | null {
     if (!sub) throw new ScimPatchError('invalidPath', `A User has no attribute ${shown(operation.path)}`);
     canonical += `.${sub}`;
   }
-  const value = path.sub ? operation.value : canonicalUserValue(path.attribute, operation.value);
+  const value = path.sub ? operation.value : canonicalUserValue(kept, path.attribute, operation.value);
   return operation.op === 'remove'
     ? { op: 'remove', path: canonical, ...(value === undefined ? {} : { value }) }
     : { op: operation.op, path: canonical, value };

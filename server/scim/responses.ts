@@ -6,6 +6,7 @@ import { RateLimitedError, UserError } from '../../schema/errors/index.ts';
 import { ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
 import { classifyError } from '../errors/classify.ts';
 import { STATUS_BY_CODE } from '../errors/http.ts';
+import type { RequestState } from '../middleware/request.ts';
 import { ScimHttpError } from './scim.errors.ts';
 
 export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -55,6 +56,7 @@ export function answerError(ctx: Koa.Context, error: unknown, logger: Logger): S
     return outcome;
   }
   const what = classifyError(error);
+  const requestId = (ctx.state.request as RequestState | undefined)?.requestId;
   let outcome: ScimOutcome;
   switch (what.kind) {
     case 'domain': {
@@ -64,8 +66,8 @@ export function answerError(ctx: Koa.Context, error: unknown, logger: Logger): S
       outcome = { status, detail: domain.message };
       if (typeof scimType === 'string') outcome.scimType = scimType;
       else if (status === 400) outcome.scimType = 'invalidValue';
-      if (domain instanceof UserError && domain.details.length && !outcome.detail)
-        outcome.detail = domain.details[0]!.message;
+      const [problem] = domain instanceof UserError ? domain.details : [];
+      if (problem && !outcome.detail) outcome.detail = problem.message;
       if (domain instanceof RateLimitedError || domain instanceof ServiceUnavailableError)
         ctx.set('Retry-After', String(domain.retryAfterSeconds));
       break;
@@ -75,12 +77,12 @@ export function answerError(ctx: Koa.Context, error: unknown, logger: Logger): S
       if (outcome.status === 400) outcome.scimType = 'invalidSyntax';
       break;
     case 'unavailable':
-      logger.warn({ err: error, requestId: ctx.state.request?.requestId }, 'database unavailable');
+      logger.warn({ err: error, requestId }, 'database unavailable');
       ctx.set('Retry-After', String(what.error.retryAfterSeconds));
       outcome = { status: 503, detail: what.error.message };
       break;
     case 'internal':
-      logger.error({ err: error, requestId: ctx.state.request?.requestId }, 'unhandled error in /scim/v2');
+      logger.error({ err: error, requestId }, 'unhandled error in /scim/v2');
       outcome = { status: 500 };
   }
   sendScimError(ctx, outcome);

@@ -9,6 +9,7 @@ import { makeContext, type ContextBase } from '../../schema/context.ts';
 import { consume, scimTokenLimit, type RateLimitSettings } from '../../schema/limits/rate-limits.ts';
 import { authenticateScimToken, recordScimRequest } from '../../schema/modules/directory/directory.service.ts';
 import type { ScimCaller } from '../../schema/modules/directory/directory.types.ts';
+import { bearerToken } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { reportLimits } from '../middleware/rate-limit.ts';
 import { resourceTypes, schemas, serviceProviderConfig } from './discovery.ts';
@@ -21,6 +22,7 @@ import {
   replaceGroup,
   searchGroups,
 } from './groups.ts';
+import { resourceId } from './params.ts';
 import { listResponse, scimBase } from './resources.ts';
 import { answerError, sendScim, type ScimOutcome } from './responses.ts';
 import { ScimHttpError } from './scim.errors.ts';
@@ -36,19 +38,18 @@ const CHALLENGE = 'Bearer realm="tessera"';
 
 /** The token's directory, or 401 (RFC 6750 3: the challenge says invalid_token when a token was given). */
 async function authenticate(ctx: Koa.Context, base: ContextBase): Promise<{ caller: ScimCaller; state: ScimState }> {
-  const header = ctx.get('Authorization');
-  const match = /^Bearer[ ]+([^\s]+)\s*$/i.exec(header);
-  if (!header)
+  const invalid = () =>
+    new ScimHttpError(401, 'The directory token is unknown or revoked', undefined, {
+      'WWW-Authenticate': `${CHALLENGE}, error="invalid_token"`,
+    });
+  const token = bearerToken(ctx.get('Authorization'), invalid);
+  if (token === null)
     throw new ScimHttpError(401, 'Send the directory token as Authorization: Bearer <token>', undefined, {
       'WWW-Authenticate': CHALLENGE,
     });
   const context = makeContext(base, null, ctx.state.request as RequestState);
-  const caller = match ? await authenticateScimToken(context, match[1]!) : null;
-  if (!caller) {
-    throw new ScimHttpError(401, 'The directory token is unknown or revoked', undefined, {
-      'WWW-Authenticate': `${CHALLENGE}, error="invalid_token"`,
-    });
-  }
+  const caller = await authenticateScimToken(context, token);
+  if (!caller) throw invalid();
   return { caller, state: { context, caller, base: scimBase(base.settings.issuer()) } };
 }
 
@@ -89,7 +90,7 @@ export function scimRouter(): Router {
     sendScim(ctx, 200, listResponse(all, all.length, 1));
   });
   router.get('/ResourceTypes/:id', noFilter, (ctx) => {
-    const found = resourceTypes(base(ctx)).find((t) => t.id === ctx.params.id);
+    const found = resourceTypes(base(ctx)).find((t) => t.id === resourceId(ctx));
     if (!found) throw new ScimHttpError(404, 'No such resource type: User and Group are served');
     sendScim(ctx, 200, found);
   });
@@ -98,7 +99,8 @@ export function scimRouter(): Router {
     sendScim(ctx, 200, listResponse(all, all.length, 1));
   });
   router.get('/Schemas/:id', noFilter, (ctx) => {
-    const found = schemas(base(ctx)).find((s) => String(s.id).toLowerCase() === ctx.params.id!.toLowerCase());
+    const id = resourceId(ctx).toLowerCase();
+    const found = schemas(base(ctx)).find((s) => String(s.id).toLowerCase() === id);
     if (!found) throw new ScimHttpError(404, 'No such schema: the core User and Group schemas are served');
     sendScim(ctx, 200, found);
   });
@@ -115,20 +117,26 @@ export function scimEndpoint(base: ContextBase, { logger, rateLimits = {} }: Sci
   const served = router.routes();
   const allowed = router.allowedMethods();
   // A path served for other methods is answered 405 with Allow by allowedMethods, which runs when no route took it.
-  const dispatch = (ctx: Koa.Context) =>
-    served(ctx as Parameters<typeof served>[0], () => allowed(ctx as Parameters<typeof allowed>[0], async () => {}));
+  const dispatch = async (ctx: Koa.Context): Promise<void> => {
+    await served(ctx as Parameters<typeof served>[0], async () => {
+      await allowed(ctx as Parameters<typeof allowed>[0], async () => {});
+    });
+  };
 
   const record = async (ctx: Koa.Context, state: ScimState, outcome: ScimOutcome) => {
     try {
       await recordScimRequest(state.context, state.caller, { method: ctx.method, path: ctx.path, ...outcome });
     } catch (error) {
       // The log is for the admins' page; a directory's request never fails because it could not be written.
-      logger.warn({ err: error, requestId: ctx.state.request?.requestId }, 'SCIM request not logged');
+      logger.warn({ err: error, requestId: state.context.request.requestId }, 'SCIM request not logged');
     }
   };
 
   return async (ctx, next) => {
-    if (ctx.path !== SCIM_PREFIX && !ctx.path.startsWith(`${SCIM_PREFIX}/`)) return next();
+    if (ctx.path !== SCIM_PREFIX && !ctx.path.startsWith(`${SCIM_PREFIX}/`)) {
+      await next();
+      return;
+    }
     ctx.set('Cache-Control', 'no-store');
     let state: ScimState | undefined;
     let outcome: ScimOutcome;

@@ -2,6 +2,7 @@
 // caller, and answers the resource. PATCH is applied here to the version read, and applied again when the user
 // changed in between (the service refuses a stale version), as a directory's retry would.
 import { isDeepStrictEqual } from 'node:util';
+import type { RouterMiddleware } from '@koa/router';
 import type Koa from 'koa';
 import {
   createDirectoryUser,
@@ -14,7 +15,7 @@ import { ScimVersionConflictError } from '../../schema/modules/directory/directo
 import { readScimBody } from './body.ts';
 import { scimUserWhere } from './filter.ts';
 import { userDocument, userInputFromScim } from './input.ts';
-import { queryParams, resourceParams, searchParams, type ListParams } from './params.ts';
+import { queryParams, resourceId, resourceParams, searchParams, type ListParams } from './params.ts';
 import { patchUser, readPatchBody } from './patch.ts';
 import { listResponse, project, projection, USER_SCHEMA, userResource } from './resources.ts';
 import { sendScim } from './responses.ts';
@@ -49,11 +50,11 @@ function answer(ctx: Koa.Context, status: number, resource: Record<string, unkno
   sendScim(ctx, status, project(resource, projection(attributes, excludedAttributes, USER_SCHEMA)));
 }
 
-export const listUsers: Koa.Middleware = (ctx) => list(ctx, queryParams(ctx));
+export const listUsers: RouterMiddleware = (ctx) => list(ctx, queryParams(ctx));
 
-export const searchUsers: Koa.Middleware = async (ctx) => list(ctx, searchParams(await readScimBody(ctx)));
+export const searchUsers: RouterMiddleware = async (ctx) => list(ctx, searchParams(await readScimBody(ctx)));
 
-export const createUser: Koa.Middleware = async (ctx) => {
+export const createUser: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const input = userInputFromScim(await readScimBody(ctx));
   const user = await createDirectoryUser(context, caller, input);
@@ -62,22 +63,22 @@ export const createUser: Koa.Middleware = async (ctx) => {
   answer(ctx, 201, resource);
 };
 
-export const getUser: Koa.Middleware = async (ctx) => {
+export const getUser: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
-  answer(ctx, 200, userResource(await getDirectoryUser(context, caller, ctx.params.id), base));
+  answer(ctx, 200, userResource(await getDirectoryUser(context, caller, resourceId(ctx)), base));
 };
 
-export const replaceUser: Koa.Middleware = async (ctx) => {
+export const replaceUser: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const input = userInputFromScim(await readScimBody(ctx));
-  answer(ctx, 200, userResource(await replaceDirectoryUser(context, caller, ctx.params.id, input), base));
+  answer(ctx, 200, userResource(await replaceDirectoryUser(context, caller, resourceId(ctx), input), base));
 };
 
-export const patchUserEndpoint: Koa.Middleware = async (ctx) => {
+export const patchUserEndpoint: RouterMiddleware = async (ctx) => {
   const { context, caller, base } = scimState(ctx);
   const operations = readPatchBody(await readScimBody(ctx));
   for (let attempt = 1; ; attempt++) {
-    const current = await getDirectoryUser(context, caller, ctx.params.id);
+    const current = await getDirectoryUser(context, caller, resourceId(ctx));
     const input = patchUser(current, operations);
     // Entra ID sends changes of attributes Tessera does not keep (title, department): nothing to write for those.
     if (isDeepStrictEqual(input, userInputFromScim(userDocument(current))))
@@ -91,8 +92,8 @@ export const patchUserEndpoint: Koa.Middleware = async (ctx) => {
   }
 };
 
-export const deleteUser: Koa.Middleware = async (ctx) => {
+export const deleteUser: RouterMiddleware = async (ctx) => {
   const { context, caller } = scimState(ctx);
-  await deleteDirectoryUser(context, caller, ctx.params.id);
+  await deleteDirectoryUser(context, caller, resourceId(ctx));
   ctx.status = 204;
 };

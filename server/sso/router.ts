@@ -3,16 +3,18 @@
 // metadata is the SAML service provider's description. Each step parses, calls one SSO service directly (as
 // server/oidc does) and maps the result; a refusal ends on /login with its reason, which the page words (never text
 // from the request or the provider).
-import Router from '@koa/router';
+import Router, { type RouterContext, type RouterMiddleware } from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type Koa from 'koa';
 import type { ContextBase, Context } from '../../schema/context.ts';
 import { makeContext } from '../../schema/context.ts';
-import { DomainError, InsufficientScopeError, ValidationError } from '../../schema/errors/index.ts';
+import { DomainError } from '../../schema/errors/index.ts';
+import { requireTokenScope } from '../../schema/auth/access.ts';
 import { API_SCOPE } from '../../schema/auth/scopes.ts';
+import { expected } from '../../schema/lib/expected.ts';
 import { completeSsoSignIn, samlMetadata, startSsoSignIn } from '../../schema/modules/sso/sso.service.ts';
 import { SsoSignInError } from '../../schema/modules/sso/sso.errors.ts';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { requireStorable } from '../middleware/input-guard.ts';
 import { actorMiddleware } from '../middleware/actor.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { sessionCookieAttributes, type SessionCookie } from '../portal-contract.ts';
@@ -26,10 +28,10 @@ const SSO_COOKIE = 'tessera_sso';
  * than on /login, which sends a signed-in person away before its message is read.
  */
 const MODE_COOKIE = 'tessera_sso_mode';
-const REFUSAL_PAGES: Record<string, (reason: string) => string> = {
-  link: (reason) => `/portal/security?${new URLSearchParams({ link_error: reason })}`,
-  test: (reason) => `/admin/settings/sso?${new URLSearchParams({ test_error: reason })}`,
-};
+const REFUSAL_PAGES = new Map<string, (reason: string) => string>([
+  ['link', (reason) => `/portal/security?${new URLSearchParams({ link_error: reason })}`],
+  ['test', (reason) => `/admin/settings/sso?${new URLSearchParams({ test_error: reason })}`],
+]);
 
 const ID = /^[A-Za-z0-9-]{1,100}$/;
 
@@ -38,31 +40,31 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
   const form = bodyParser({ enableTypes: ['form'], formLimit: '1mb', encoding: 'utf-8' });
   const anonymous = (ctx: Koa.Context): Context => makeContext(base, null, ctx.state.request as RequestState);
   const cookiePath = (id: string) => `/sso/${id}`;
+  /** The connection's id, past the check of its form that every step has passed (router.use below). */
+  const connectionId = (ctx: RouterContext) => expected(ctx.params.id, 'the connection id of /sso/:id');
 
-  const clearCookies = (ctx: Koa.Context) => {
+  const clearCookies = (ctx: RouterContext) => {
     // An id that is no id (a NUL, a slash) names no cookie path: there is then no cookie of ours to clear.
-    if (!ID.test(ctx.params.id ?? '')) return;
+    const id = ctx.params.id ?? '';
+    if (!ID.test(id)) return;
     for (const name of [SSO_COOKIE, MODE_COOKIE])
-      ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(ctx.params.id) });
+      ctx.cookies.set(name, null, { ...sessionCookieAttributes(cookie), path: cookiePath(id) });
   };
 
-  const failed = (ctx: Koa.Context, reason: string, mode: string | null) => {
+  const failed = (ctx: RouterContext, reason: string, mode: string | null) => {
     noStore(ctx);
     clearCookies(ctx);
     const word = reason.replace(/[^a-z_]/g, '').slice(0, 40) || 'sso_failed';
+    const page = mode === null ? undefined : REFUSAL_PAGES.get(mode);
     ctx.status = 303;
-    ctx.redirect(
-      mode && Object.hasOwn(REFUSAL_PAGES, mode)
-        ? REFUSAL_PAGES[mode]!(word)
-        : `/login?${new URLSearchParams({ sso_error: word })}`,
-    );
+    ctx.redirect(page ? page(word) : `/login?${new URLSearchParams({ sso_error: word })}`);
   };
 
   /**
    * A refusal ends on /login (or where the sign-in started): a refused sign-in with its reason, any other refusal
    * (input no service can take, an unknown connection) with its code.
    */
-  const attempt = async <T>(ctx: Koa.Context, work: () => Promise<T>, mode: string | null): Promise<T | null> => {
+  const attempt = async <T>(ctx: RouterContext, work: () => Promise<T>, mode: string | null): Promise<T | null> => {
     try {
       return await work();
     } catch (error) {
@@ -78,13 +80,6 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
     }
   };
 
-  /** What every interface refuses at its door: text the database cannot store (input-guard.ts). */
-  const storable = <T extends Record<string, unknown>>(input: T): T => {
-    const problems = unstorableInput([[input, '']]);
-    if (problems.length) throw new ValidationError('The request is invalid', problems);
-    return input;
-  };
-
   router.use(async (ctx, next) => {
     if (!ID.test(ctx.params.id ?? '')) return failed(ctx, 'unknown_connection', null);
     await next();
@@ -97,7 +92,7 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
 
   // An admin's test sign-in and connecting a provider to an account need the session: the only step that reads one.
   router.get('/start', actorMiddleware(base), limits, async (ctx) => {
-    const id = ctx.params.id!;
+    const id = connectionId(ctx);
     const query = ctx.query;
     const one = (v: unknown) => (typeof v === 'string' ? v : undefined);
     const input = {
@@ -113,9 +108,9 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
       ctx,
       () => {
         // An app's access token acts only with the api scope, as over GraphQL (docs/architecture.md#authorization).
-        if (context.actor?.kind === 'oauth' && !context.actor.scope.includes(API_SCOPE))
-          throw new InsufficientScopeError(API_SCOPE);
-        return startSsoSignIn(context, storable(input));
+        requireTokenScope(context, API_SCOPE);
+        requireStorable([[input, '']]);
+        return startSsoSignIn(context, input);
       },
       mode,
     );
@@ -129,13 +124,19 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
   });
 
   const complete =
-    (answer: (ctx: Koa.Context) => Record<string, unknown>): Koa.Middleware =>
+    (answer: (ctx: RouterContext) => Record<string, unknown>): RouterMiddleware =>
     async (ctx) => {
-      const id = ctx.params.id!;
-      const input = { connectionId: id, browserToken: ctx.cookies.get(SSO_COOKIE) ?? null, ...answer(ctx) };
+      const input = {
+        connectionId: connectionId(ctx),
+        browserToken: ctx.cookies.get(SSO_COOKIE) ?? null,
+        ...answer(ctx),
+      };
       const result = await attempt(
         ctx,
-        () => completeSsoSignIn(anonymous(ctx), storable(input)),
+        () => {
+          requireStorable([[input, '']]);
+          return completeSsoSignIn(anonymous(ctx), input);
+        },
         ctx.cookies.get(MODE_COOKIE) ?? null,
       );
       if (!result) return;
@@ -183,7 +184,7 @@ export function ssoRouter(base: ContextBase, cookie: SessionCookie, limits: Koa.
   );
 
   router.get('/metadata', asAnonymous, limits, async (ctx) => {
-    const metadata = await samlMetadata(ctx.state.tessera as Context, ctx.params.id!);
+    const metadata = await samlMetadata(ctx.state.tessera as Context, connectionId(ctx));
     if (!metadata) throw new DomainError('not_found', 'No SAML connection here');
     ctx.type = 'application/samlmetadata+xml';
     ctx.body = metadata;
