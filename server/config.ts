@@ -7,10 +7,20 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import type { MailSettings } from '../schema/modules/mail/transport.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../schema/limits/rate-limits.ts';
+import { DEFAULT_RETENTION, type Retention } from '../schema/maintenance/cleanup.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'use true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Days of history kept (docs/architecture.md#bounded-storage): a whole number from 1 to 36,500. */
+const days = (fallback: number) =>
+  z.coerce
+    .number({ message: 'must be a number of days' })
+    .int('must be a whole number of days')
+    .min(1)
+    .max(36_500)
+    .default(fallback);
 
 const env = z.object({
   PORT: z.coerce.number({ message: 'must be a number' }).int().min(0).max(65535).default(3000),
@@ -71,6 +81,9 @@ const env = z.object({
   // Resolvers for the DNS checks of verified domains (docs/architecture.md#single-sign-on); unset: the system's.
   DNS_SERVERS: z.string().optional(),
   TRUST_PROXY: bool.default(false),
+  EVENT_RETENTION_DAYS: days(DEFAULT_RETENTION.events),
+  MAIL_RETENTION_DAYS: days(DEFAULT_RETENTION.mail),
+  AUDIT_RETENTION_DAYS: days(DEFAULT_RETENTION.audit),
   // An audit entry for every token the token endpoint issues (docs/architecture.md#hot-paths): off, since refreshes
   // alone write one per user per hour and drown the audit page; grants, consents, revocations, replays and failures
   // are audited either way.
@@ -102,6 +115,8 @@ export interface Config {
   /** Counted and served only when one of token or port is set. */
   metrics: { token: string | undefined; port: number | undefined; host: string };
   rateLimits: RateLimitSettings;
+  /** How long the cleanup keeps events, mail and the audit log. */
+  retention: Retention;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
   trustProxy: boolean;
   /** DNS_SERVERS: the resolvers that check domain ownership, as node:dns setServers takes them; the system's when absent. */
@@ -210,6 +225,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
       organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR,
       scimTokenPerMinute: e.SCIM_RATE_LIMIT_PER_MINUTE,
     },
+    retention: { events: e.EVENT_RETENTION_DAYS, mail: e.MAIL_RETENTION_DAYS, audit: e.AUDIT_RETENTION_DAYS },
     production: e.NODE_ENV === 'production',
     bootstrap:
       e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD

@@ -211,6 +211,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         webhooks: base.settings.webhooks,
         mail,
         metrics: base.metrics,
+        retention: config.retention,
       });
     }
     if (config.role !== 'worker') {
