@@ -11,7 +11,7 @@ const config = await loadConfig();
 const embedded = config.databaseUrl ? undefined : await startEmbeddedPostgres(path.join(config.dataDir), () => {});
 const url = config.databaseUrl ?? embedded!.url;
 await migrate(url);
-const db = createDb(url, 2);
+const db = createDb(url, { maxConnections: 2 });
 const keys = new KeyStore(db, config.secretKey);
 await keys.init();
 const kids = await keys.rotate();

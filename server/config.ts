@@ -30,6 +30,13 @@ const env = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL (leave it unset to use the embedded PostgreSQL)')
     .optional(),
+  // A direct (or session-mode) connection for what a transaction-mode pooler cannot carry: the worker's LISTEN and
+  // its session, and the migrations' advisory lock (docs/architecture.md#behind-a-connection-pooler).
+  WORKER_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL straight to PostgreSQL (or a session-mode pooler)')
+    .optional(),
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   DATA_DIR: z.string().default('./data'),
   // 32 bytes as 64 hex characters or base64url; wraps signing keys and webhook secrets at rest.
   SECRET_KEY: z.string().optional(),
@@ -101,6 +108,10 @@ export interface Config {
   /** The issuer and the public origin; without BASE_URL it follows the port actually bound. */
   baseUrl: string | undefined;
   databaseUrl: string | undefined;
+  /** WORKER_DATABASE_URL: the worker's and the migrations' connection; DATABASE_URL's when unset. */
+  workerDatabaseUrl: string | undefined;
+  /** DATABASE_PREPARED_STATEMENTS: false behind a transaction-mode pooler that keeps no prepared statements. */
+  preparedStatements: boolean;
   dataDir: string;
   secretKey: Uint8Array;
   logLevel: string;
@@ -199,6 +210,9 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.WORKER_DATABASE_URL && !e.DATABASE_URL) {
+    throw new ConfigError('WORKER_DATABASE_URL goes with DATABASE_URL: the embedded PostgreSQL needs neither');
+  }
   if (Boolean(e.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(e.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither');
   }
@@ -207,6 +221,8 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     host: e.HOST,
     baseUrl: e.BASE_URL?.replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
+    workerDatabaseUrl: e.WORKER_DATABASE_URL,
+    preparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     dataDir: path.resolve(e.DATA_DIR),
     secretKey: await loadSecretKey(e.SECRET_KEY, e.DATA_DIR),
     logLevel: e.LOG_LEVEL,
