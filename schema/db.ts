@@ -124,13 +124,15 @@ export function readableStatement<P extends object>(
 async function runHot<T>(db: Db, text: string, name: string | undefined, values: unknown[]): Promise<T[]> {
   const pool = pools.get(db);
   if (!pool) throw new Error('hotQuery: not a database made by createDb');
-  const result = await pool.query({ name, text, values, types: hotTypes });
+  const result = await pool.query({ name: unnamedPools.has(pool) ? undefined : name, text, values, types: hotTypes });
   return result.rows as T[];
 }
 
 type StatementListener = (sql: string) => void;
 const listeners = new WeakMap<Db, Set<StatementListener>>();
 const pools = new WeakMap<Db, pg.Pool>();
+/** The pools whose statements run unnamed (createDb's `preparedStatements: false`). */
+const unnamedPools = new WeakSet<pg.Pool>();
 
 /** `connection_limit` and `pool_timeout` read from the URL and removed from it (node-postgres does not know them). */
 function poolSettings(databaseUrl: string, maxConnections: number | undefined) {
@@ -151,7 +153,17 @@ function poolSettings(databaseUrl: string, maxConnections: number | undefined) {
   };
 }
 
-export function createDb(databaseUrl: string, maxConnections?: number): Db {
+export interface DbOptions {
+  /** Connections in the pool, unless DATABASE_URL's connection_limit says; 10 when neither does. */
+  maxConnections?: number;
+  /**
+   * Prepare statements by name (the default). Off behind PgBouncer in transaction mode before 1.21, which keeps no
+   * prepared statement across transactions: a name prepared on one server connection is unknown on the next.
+   */
+  preparedStatements?: boolean;
+}
+
+export function createDb(databaseUrl: string, { maxConnections, preparedStatements = true }: DbOptions = {}): Db {
   const settings = poolSettings(databaseUrl, maxConnections);
   const statements = new Set<StatementListener>();
   // Every statement of the process goes through one pg.Client method: the place to count round trips.
@@ -173,7 +185,12 @@ export function createDb(databaseUrl: string, maxConnections?: number): Db {
   });
   // An idle connection that PostgreSQL closes (a restart) is dropped from the pool, not thrown.
   pool.on('error', () => {});
-  const adapter = new PrismaPg(pool, { disposeExternalPool: true, statementNameGenerator: statementNamer() });
+  if (!preparedStatements) unnamedPools.add(pool);
+  // Without a name generator Prisma's adapter prepares nothing by name.
+  const adapter = new PrismaPg(pool, {
+    disposeExternalPool: true,
+    ...(preparedStatements ? { statementNameGenerator: statementNamer() } : {}),
+  });
   const db = new PrismaClient({
     adapter,
     // maxWait a little past the pool's own wait, so the pool's clearer error is the one seen.

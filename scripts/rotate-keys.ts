@@ -9,8 +9,8 @@ import { databaseForCommand } from './embedded-db.ts';
 
 const config = await loadConfig();
 const database = await databaseForCommand(config.databaseUrl, path.join(config.dataDir), () => {});
-await migrate(database.url);
-const db = createDb(database.url, 2);
+await migrate(config.workerDatabaseUrl ?? database.url);
+const db = createDb(database.url, { maxConnections: 2 });
 const keys = new KeyStore(db, config.secretKey);
 await keys.init();
 const kids = await keys.rotate();

@@ -8,10 +8,20 @@ import { z } from 'zod';
 import type { MailSettings } from '../schema/modules/mail/transport.ts';
 import { DEFAULT_RATE_LIMITS, type RateLimitSettings } from '../schema/limits/rate-limits.ts';
 import { expected } from '../schema/lib/expected.ts';
+import { DEFAULT_RETENTION, type Retention } from '../schema/maintenance/cleanup.ts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'], { message: 'use true or false' })
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** Days of history kept (docs/architecture.md#bounded-storage): a whole number from 1 to 36,500. */
+const days = (fallback: number) =>
+  z.coerce
+    .number({ message: 'must be a number of days' })
+    .int('must be a whole number of days')
+    .min(1)
+    .max(36_500)
+    .default(fallback);
 
 const env = z.object({
   PORT: z.coerce.number({ message: 'must be a number' }).int().min(0).max(65535).default(3000),
@@ -21,6 +31,13 @@ const env = z.object({
     .string()
     .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL (leave it unset to use the embedded PostgreSQL)')
     .optional(),
+  // A direct (or session-mode) connection for what a transaction-mode pooler cannot carry: the worker's LISTEN and
+  // its session, and the migrations' advisory lock (docs/architecture.md#behind-a-connection-pooler).
+  WORKER_DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgresql:// URL straight to PostgreSQL (or a session-mode pooler)')
+    .optional(),
+  DATABASE_PREPARED_STATEMENTS: bool.default(true),
   DATA_DIR: z.string().default('./data'),
   // 32 bytes as 64 hex characters or base64url; wraps signing keys and webhook secrets at rest.
   SECRET_KEY: z.string().optional(),
@@ -72,6 +89,9 @@ const env = z.object({
   // Resolvers for the DNS checks of verified domains (docs/architecture.md#single-sign-on); unset: the system's.
   DNS_SERVERS: z.string().optional(),
   TRUST_PROXY: bool.default(false),
+  EVENT_RETENTION_DAYS: days(DEFAULT_RETENTION.events),
+  MAIL_RETENTION_DAYS: days(DEFAULT_RETENTION.mail),
+  AUDIT_RETENTION_DAYS: days(DEFAULT_RETENTION.audit),
   // An audit entry for every token the token endpoint issues (docs/architecture.md#hot-paths): off, since refreshes
   // alone write one per user per hour and drown the audit page; grants, consents, revocations, replays and failures
   // are audited either way.
@@ -89,6 +109,10 @@ export interface Config {
   /** The issuer and the public origin; without BASE_URL it follows the port actually bound. */
   baseUrl: string | undefined;
   databaseUrl: string | undefined;
+  /** WORKER_DATABASE_URL: the worker's and the migrations' connection; DATABASE_URL's when unset. */
+  workerDatabaseUrl: string | undefined;
+  /** DATABASE_PREPARED_STATEMENTS: false behind a transaction-mode pooler that keeps no prepared statements. */
+  preparedStatements: boolean;
   dataDir: string;
   secretKey: Uint8Array;
   logLevel: string;
@@ -103,6 +127,8 @@ export interface Config {
   /** Counted and served only when one of token or port is set. */
   metrics: { token: string | undefined; port: number | undefined; host: string };
   rateLimits: RateLimitSettings;
+  /** How long the cleanup keeps events, mail and the audit log. */
+  retention: Retention;
   /** Behind a load balancer: the client address and protocol come from X-Forwarded-*. */
   trustProxy: boolean;
   /** DNS_SERVERS: the resolvers that check domain ownership, as node:dns setServers takes them; the system's when absent. */
@@ -185,6 +211,9 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
   }
   const e = parsed.data;
+  if (e.WORKER_DATABASE_URL && !e.DATABASE_URL) {
+    throw new ConfigError('WORKER_DATABASE_URL goes with DATABASE_URL: the embedded PostgreSQL needs neither');
+  }
   if (Boolean(e.BOOTSTRAP_ADMIN_EMAIL) !== Boolean(e.BOOTSTRAP_ADMIN_PASSWORD)) {
     throw new ConfigError('set both BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD, or neither');
   }
@@ -193,6 +222,8 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     host: e.HOST,
     baseUrl: e.BASE_URL?.replace(/\/+$/, ''),
     databaseUrl: e.DATABASE_URL,
+    workerDatabaseUrl: e.WORKER_DATABASE_URL,
+    preparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     dataDir: path.resolve(e.DATA_DIR),
     secretKey: await loadSecretKey(e.SECRET_KEY, e.DATA_DIR),
     logLevel: e.LOG_LEVEL,
@@ -211,6 +242,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
       organizationPerHour: e.RATE_LIMIT_ORGANIZATION_PER_HOUR,
       scimTokenPerMinute: e.SCIM_RATE_LIMIT_PER_MINUTE,
     },
+    retention: { events: e.EVENT_RETENTION_DAYS, mail: e.MAIL_RETENTION_DAYS, audit: e.AUDIT_RETENTION_DAYS },
     production: e.NODE_ENV === 'production',
     bootstrap:
       e.BOOTSTRAP_ADMIN_EMAIL && e.BOOTSTRAP_ADMIN_PASSWORD

@@ -145,8 +145,10 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       embedded = await startEmbeddedPostgres(path.join(config.dataDir), log);
       databaseUrl = embedded.url;
     }
-    await migrate(databaseUrl, log);
-    db = createDb(databaseUrl);
+    // The migrations hold a session's advisory lock, and the worker LISTENs: neither survives a transaction-mode pooler.
+    const directUrl = config.workerDatabaseUrl ?? databaseUrl;
+    await migrate(directUrl, log);
+    db = createDb(databaseUrl, { preparedStatements: config.preparedStatements });
 
     const outcome = await bootstrap(db, config.bootstrap);
     if (outcome === 'created' && config.bootstrap)
@@ -203,7 +205,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         issuer: base.settings.issuer,
         metrics: base.metrics,
       };
-      worker = await startWorker(databaseUrl, {
+      worker = await startWorker(directUrl, {
         db,
         logger,
         clock: base.clock,
@@ -211,6 +213,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         webhooks: base.settings.webhooks,
         mail,
         metrics: base.metrics,
+        retention: config.retention,
       });
     }
     if (config.role !== 'worker') {

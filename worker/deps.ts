@@ -6,6 +6,7 @@ import type { Clock } from '../schema/lib/clock.ts';
 import type { WebhookSettings } from '../schema/push/destination.ts';
 import type { MailDeps } from '../schema/modules/mail/delivery.service.ts';
 import type { Metrics } from '../schema/metrics/metrics.ts';
+import type { Retention } from '../schema/maintenance/cleanup.ts';
 
 export interface WorkerDeps {
   db: Db;
@@ -17,4 +18,6 @@ export interface WorkerDeps {
   /** Sends queued mail, or keeps it in the development mailbox. */
   mail: MailDeps;
   metrics: Metrics;
+  /** What the cleanup keeps; the defaults when not given. */
+  retention?: Retention;
 }

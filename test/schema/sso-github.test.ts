@@ -42,7 +42,7 @@ function contextWith(webhooks: Partial<WebhookSettings> = {}): Context {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = createDb(database.url, 2);
+  db = createDb(database.url, { maxConnections: 2 });
   ca = makeTestCa(['github.test']);
   github = await startGithubUpstream(ca);
   github.addUser({

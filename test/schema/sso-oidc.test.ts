@@ -44,7 +44,7 @@ function contextWith(webhooks: Partial<WebhookSettings> = {}): Context {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = createDb(database.url, 2);
+  db = createDb(database.url, { maxConnections: 2 });
   ca = makeTestCa(['idp.test', 'localhost']);
   upstream = await startOidcUpstream(ca);
   upstream.addAccount({

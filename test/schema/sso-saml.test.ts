@@ -108,7 +108,7 @@ async function refusal(promise: Promise<unknown>): Promise<SsoSignInError> {
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = createDb(database.url, 4);
+  db = createDb(database.url, { maxConnections: 4 });
 });
 afterAll(async () => {
   await db?.$disconnect();

@@ -15,7 +15,7 @@ const clock = movableClock();
 
 beforeAll(async () => {
   database = await createTestDatabase();
-  db = createDb(database.url, 4);
+  db = createDb(database.url, { maxConnections: 4 });
 });
 afterAll(async () => {
   await db?.$disconnect();
