@@ -1,8 +1,9 @@
 // Running the real service as a child process, as an operator would.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { waitFor } from '../helpers/wait.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Node 24 from the registry (the shell's `node` may be older); `npm start` runs the same binary. */
@@ -68,4 +69,67 @@ export function runToEnd(command: string[], env: NodeJS.ProcessEnv): Promise<End
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** One process of the service, run as an operator runs it: its role, its port (API) and the child running it now. */
+export interface ServiceNode {
+  name: string;
+  role: 'api' | 'worker';
+  port: number;
+  url: string;
+  child?: ChildProcess;
+  exited?: Promise<number | null>;
+  /** The last lines it wrote, shown when it does not come up. */
+  output: string[];
+}
+
+export const serviceNode = (name: string, role: ServiceNode['role'], port = 0): ServiceNode => ({
+  name,
+  role,
+  port,
+  url: `http://127.0.0.1:${port}`,
+  output: [],
+});
+
+/**
+ * Starts `n` as `npm start` would, with `env` over the clean environment (and its role and port), in a process
+ * group of its own, so that one signal reaches all of it.
+ */
+export function startNode(n: ServiceNode, env: NodeJS.ProcessEnv): void {
+  const child = spawn(NODE, ['server/main.ts'], {
+    cwd: ROOT,
+    env: { ...cleanEnv(), ...env, ROLE: n.role, ...(n.role === 'api' ? { PORT: String(n.port) } : {}) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  n.output = [];
+  const keep = (chunk: Buffer) => {
+    n.output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    n.output.splice(0, Math.max(0, n.output.length - 50));
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  n.child = child;
+  n.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+/** Until the process answers /readyz: the database answers and every migration is applied. */
+export async function nodeReady(n: ServiceNode, ms = 30_000): Promise<void> {
+  await waitFor(
+    () =>
+      fetch(`${n.url}/readyz`).then(
+        (r) => (r.ok ? true : undefined),
+        () => undefined,
+      ),
+    ms,
+  ).catch((error: Error) => {
+    throw new Error(`${n.name} not ready: ${error.message}\n${n.output.join('\n')}`);
+  });
+}
+
+/** Sends `name` to every process of `n`'s group and waits for it to end; returns the exit code. */
+export async function signalNode(n: ServiceNode, name: NodeJS.Signals): Promise<number | null> {
+  if (!n.child?.pid || !n.exited) throw new Error(`${n.name} was never started`);
+  process.kill(-n.child.pid, name);
+  return n.exited;
 }

@@ -4,7 +4,7 @@
 // a code or refresh token issued by one API is redeemed (or caught replayed) at the other, an API key's limit holds
 // across both, a key rotation reaches both without a token failing, the worker delivers every committed event once,
 // and one API dying, or both restarting in turn under load, fails no request sent to a node that is up.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -27,7 +27,16 @@ import {
 } from '../helpers/oauth.ts';
 import { ADMIN } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
-import { cleanEnv, freePort, NODE, ROOT } from './process.ts';
+import {
+  cleanEnv,
+  freePort,
+  nodeReady,
+  ROOT,
+  serviceNode,
+  signalNode,
+  startNode,
+  type ServiceNode,
+} from './process.ts';
 
 const run = promisify(execFile);
 const SECRET_KEY = randomBytes(32).toString('hex');
@@ -37,94 +46,41 @@ const REDIRECT = 'https://app.example.test/callback';
 /** An API key's limit a minute: the interface's default (RATE_LIMIT_API_KEY_PER_MINUTE is not set below). */
 const KEY_LIMIT = 100;
 
-/** One process of the service: its role, its port (API) and the child running it now. */
-interface Node {
-  name: string;
-  role: 'api' | 'worker';
-  port: number;
-  url: string;
-  child?: ChildProcess;
-  exited?: Promise<number | null>;
-  /** The last lines it wrote, shown when it does not come up. */
-  output: string[];
-}
-
 let database: TestDatabase;
 let dataDir: string;
 let ca: TestCa;
 let receiver: HttpsReceiver;
-let a: Node;
-let b: Node;
-let worker: Node;
+let a: ServiceNode;
+let b: ServiceNode;
+let worker: ServiceNode;
 let platform: Client;
 let tenant: Tenant;
 let app: RegisteredClient;
 /** A portal session of tenant.member (made at A), sent as the browser's cookie to either API. */
 let session: string;
 
-const node = (name: string, role: Node['role'], port = 0): Node => ({
-  name,
-  role,
-  port,
-  url: `http://127.0.0.1:${port}`,
-  output: [],
-});
-
-/** Starts `n` as `npm start` would, in a process group of its own, so that one signal reaches all of it. */
-function start(n: Node): void {
-  const env = {
-    ...cleanEnv(),
-    ROLE: n.role,
+/** Starts `n` on this file's database, with one SECRET_KEY and BASE_URL for all. */
+function start(n: ServiceNode): void {
+  startNode(n, {
     DATABASE_URL: database.url,
     SECRET_KEY,
     BASE_URL,
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
-    ...(n.role === 'api' ? { PORT: String(n.port) } : {}),
     BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
     BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
     // The load below runs as one organization; its hourly limit is not what these tests look at.
     RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_CA_FILE: ca.caFile,
-  };
-  const child = spawn(NODE, ['server/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  n.output = [];
-  const keep = (chunk: Buffer) => {
-    n.output.push(...chunk.toString('utf8').split('\n').filter(Boolean));
-    n.output.splice(0, Math.max(0, n.output.length - 50));
-  };
-  child.stdout.on('data', keep);
-  child.stderr.on('data', keep);
-  n.child = child;
-  n.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-}
-
-/** Until the process answers /readyz: the database answers and every migration is applied. */
-async function ready(n: Node): Promise<void> {
-  await waitFor(
-    () =>
-      fetch(`${n.url}/readyz`).then(
-        (r) => (r.ok ? true : undefined),
-        () => undefined,
-      ),
-    30_000,
-  ).catch((error: Error) => {
-    throw new Error(`${n.name} not ready: ${error.message}\n${n.output.join('\n')}`);
   });
-}
-
-/** Sends `signal` to every process of `n`'s group and waits for it to end; returns the exit code. */
-async function signal(n: Node, name: NodeJS.Signals): Promise<number | null> {
-  process.kill(-n.child!.pid!, name);
-  return n.exited!;
 }
 
 const ok = (status: number) => status >= 200 && status < 300;
 
 /** A code for `app` from the authorization endpoint of `at`, as the browser holding `session`. */
-async function codeAt(at: Node): Promise<string> {
+async function codeAt(at: ServiceNode): Promise<string> {
   return codeFrom(
     await authorize(at.url, session, {
       client_id: app.client_id,
@@ -137,7 +93,7 @@ async function codeAt(at: Node): Promise<string> {
   );
 }
 
-const exchangeAt = (at: Node, code: string) =>
+const exchangeAt = (at: ServiceNode, code: string) =>
   tokenRequest(at.url, {
     grant_type: 'authorization_code',
     code,
@@ -145,19 +101,20 @@ const exchangeAt = (at: Node, code: string) =>
     client_id: app.client_id,
     client_secret: app.client_secret,
   });
-const refreshAt = (at: Node, refreshToken: string) =>
+const refreshAt = (at: ServiceNode, refreshToken: string) =>
   tokenRequest(at.url, {
     grant_type: 'refresh_token',
     refresh_token: refreshToken,
     client_id: app.client_id,
     client_secret: app.client_secret,
   });
-const userinfoAt = (at: Node, accessToken: string) => client(at.url, { token: accessToken }).get('/oauth/userinfo');
+const userinfoAt = (at: ServiceNode, accessToken: string) =>
+  client(at.url, { token: accessToken }).get('/oauth/userinfo');
 
 /** Tokens for `app` through the code flow: authorized at `from`, exchanged at `to`. */
 async function tokensVia(
-  from: Node,
-  to: Node,
+  from: ServiceNode,
+  to: ServiceNode,
 ): Promise<{ access_token: string; refresh_token: string; id_token: string }> {
   const reply = await exchangeAt(to, await codeAt(from));
   if (reply.status !== 200)
@@ -165,11 +122,11 @@ async function tokensVia(
   return reply.body;
 }
 
-const jwksAt = async (at: Node): Promise<JSONWebKeySet> =>
+const jwksAt = async (at: ServiceNode): Promise<JSONWebKeySet> =>
   (await fetch(`${at.url}/.well-known/jwks.json`)).json() as Promise<JSONWebKeySet>;
 
 /** `token` verifies at `at`: its signature against the key set `at` publishes, and the token accepted by `at`'s userinfo. */
-async function expectVerifiedAt(at: Node, accessToken: string): Promise<void> {
+async function expectVerifiedAt(at: ServiceNode, accessToken: string): Promise<void> {
   await expect(
     jwtVerify(accessToken, createLocalJWKSet(await jwksAt(at)), { issuer: BASE_URL }),
     `signature at ${at.name}`,
@@ -183,14 +140,14 @@ beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), 'tessera-several-'));
   ca = makeTestCa(['localhost']);
   receiver = await startHttpsReceiver(ca, 200);
-  a = node('A', 'api', await freePort());
-  b = node('B', 'api', await freePort());
-  worker = node('worker', 'worker');
+  a = serviceNode('A', 'api', await freePort());
+  b = serviceNode('B', 'api', await freePort());
+  worker = serviceNode('worker', 'worker');
   // All three at once on the empty database, as a deployment starts: migrations, the bootstrap and the first signing
   // keys are each made once between them.
   for (const n of [a, b, worker]) start(n);
-  await ready(a);
-  await ready(b);
+  await nodeReady(a);
+  await nodeReady(b);
 
   platform = (await signIn(a.url, ADMIN.email, ADMIN.password)).api;
   tenant = await createTenant(b.url, platform);
@@ -425,7 +382,7 @@ describe('two API processes and a worker on one PostgreSQL', () => {
       await waitFor(() => (replies.length >= 10 ? true : undefined));
       // when A is killed outright
       const killedAt = replies.length;
-      await signal(a, 'SIGKILL');
+      await signalNode(a, 'SIGKILL');
       await expect(fetch(`${a.url}/healthz`)).rejects.toThrow();
       await waitFor(() => (replies.length >= killedAt + 20 ? true : undefined));
     } finally {
@@ -440,19 +397,19 @@ describe('two API processes and a worker on one PostgreSQL', () => {
     expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
     // A starts again on its port
     start(a);
-    await ready(a);
+    await nodeReady(a);
     expect((await userinfoAt(a, tokens.body.access_token)).status).toBe(200);
   });
 
   it('fail no request through a rolling restart under steady load', async () => {
     if (a.child?.exitCode !== null || a.child?.signalCode !== null) {
       start(a);
-      await ready(a);
+      await nodeReady(a);
     }
     const tokens = await tokensVia(a, b);
     // A load balancer as small as can be: round-robin over the nodes its health checks mark up. A node taken out of
     // rotation gets no new request; those it has in flight are its own to finish (SIGTERM lets them).
-    const up = new Set<Node>([a, b]);
+    const up = new Set<ServiceNode>([a, b]);
     let next = 0;
     const outcomes: { node: string; status?: number; error?: string }[] = [];
     const requests: { path: string; token: string }[] = [
@@ -485,9 +442,9 @@ describe('two API processes and a worker on one PostgreSQL', () => {
       await waitFor(() => (outcomes.length >= 40 ? true : undefined));
       for (const n of [a, b]) {
         up.delete(n);
-        expect(await signal(n, 'SIGTERM'), `${n.name} stops cleanly`).toBe(0);
+        expect(await signalNode(n, 'SIGTERM'), `${n.name} stops cleanly`).toBe(0);
         start(n);
-        await ready(n);
+        await nodeReady(n);
         const servedBefore = servedBy(n.name);
         up.add(n);
         await waitFor(() => (servedBy(n.name) >= servedBefore + 20 ? true : undefined));
