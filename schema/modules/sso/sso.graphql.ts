@@ -1,4 +1,4 @@
-import { builder, RoleEnum } from '../../builder.ts';
+import { builder, RoleEnum, type InputFields } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
@@ -87,7 +87,7 @@ const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConn
   }),
 });
 
-const ConnectionFields = (t: any) => ({
+const ConnectionFields = (t: InputFields) => ({
   name: t.string(),
   enabled: t.boolean(),
   domains: t.stringList(),
