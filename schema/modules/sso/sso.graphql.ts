@@ -28,7 +28,7 @@ import { SSO_ERROR_CODES } from './sso.errors.ts';
 
 const refusals = mutationErrors('SsoErrorCode', SSO_ERROR_CODES);
 
-const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
+const SsoConnectionRef = builder.objectRef<ConnectionView>('SsoConnection').implement({
   description:
     "An identity provider people sign in through: an organization's (oidc, saml) or platform-wide (oidc, github).",
   fields: (t) => ({
