@@ -12,7 +12,7 @@ import {
   updateClient,
 } from './clients.service.ts';
 import { connectedApps, revokeConnectedApp } from './consents.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { CLIENTS_ERROR_CODES } from './clients.errors.ts';
 
 const refusals = mutationErrors('ClientsErrorCode', CLIENTS_ERROR_CODES);

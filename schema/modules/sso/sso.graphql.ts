@@ -23,7 +23,7 @@ import {
   type SsoStart,
 } from './sso.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from '../auth/home-realm.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { SSO_ERROR_CODES } from './sso.errors.ts';
 
 const refusals = mutationErrors('SsoErrorCode', SSO_ERROR_CODES);
