@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Actor, Context, OAuthActor } from '../../context.ts';
 import { hotQuery, hotStatement, Prisma, type Db, type Placeholders } from '../../db.ts';
 import { countSql, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
-import type { CounterRow } from '../../limits/leases.ts';
+import type { CounterRow } from '../../lib/rate-limit-leases.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
 import {
   tokenGrantFrom,
