@@ -1,6 +1,6 @@
 // The SchemaBuilder and its plugins, nothing else. Scope-auth runs first, errors before prisma (docs/architecture.md#layers).
 import { GraphQLError, Kind } from 'graphql';
-import SchemaBuilder from '@pothos/core';
+import SchemaBuilder, { type InputFieldBuilder } from '@pothos/core';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import ErrorsPlugin from '@pothos/plugin-errors';
 import PrismaPlugin from '@pothos/plugin-prisma';
@@ -69,6 +69,11 @@ export const builder = new SchemaBuilder<{
     onUnusedQuery: null,
   },
 });
+
+/** The builder's types, for helpers that take its refs (page-type.ts). */
+export type BuilderTypes = typeof builder.$inferSchemaTypes;
+/** What an input type's `fields` is given, for the fields that a domain's create and update inputs share. */
+export type InputFields = InputFieldBuilder<BuilderTypes, 'InputObject'>;
 
 // An OAuth access token acts only within its scopes: every root field needs `api` unless it opts out with
 // `skipTypeScopes: true` and a scope of its own (auth/scopes.ts lists which ones do). Fields added later are

@@ -5,7 +5,7 @@ import type { Clock } from './lib/clock.ts';
 import type { Role } from '../prisma/generated/client/enums.ts';
 import type { KeyStore } from './keys/signing-keys.ts';
 import type { WebhookSettings } from './push/destination.ts';
-import type { RateLimitLeases } from './limits/leases.ts';
+import type { RateLimitLeases } from './lib/rate-limit-leases.ts';
 import type { Metrics } from './metrics/metrics.ts';
 
 export type { Role };

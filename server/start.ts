@@ -14,7 +14,7 @@ import { systemClock, type Clock } from '../schema/lib/clock.ts';
 import type { ContextBase } from '../schema/context.ts';
 import { KeyStore } from '../schema/keys/signing-keys.ts';
 import { SecretKeyMismatchError } from '../schema/keys/keys.errors.ts';
-import { RateLimitLeases } from '../schema/limits/leases.ts';
+import { RateLimitLeases } from '../schema/lib/rate-limit-leases.ts';
 import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
 import { startWorker, type RunningWorker } from '../worker/index.ts';

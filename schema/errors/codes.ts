@@ -1,5 +1,5 @@
 // The codes a UserError carries, each said once for clients: schema.graphql prints them as the UserErrorCode enum,
-// and each domain's mutations name the ones they can answer in an enum of their own (mutation-errors.ts).
+// and each domain's mutations name the ones they can answer in an enum of their own (schema/mutation-errors.ts).
 // A code is stable: renaming one breaks every client that reads it.
 export const USER_ERROR_CODES = {
   invalid_request: 'The input is not valid: `details` names each field and its problem.',

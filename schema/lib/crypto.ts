@@ -35,7 +35,7 @@ export function sha256(value: string): string {
 const derived = new WeakMap<Uint8Array, Map<string, Uint8Array>>();
 export function derivedKey(secretKey: Uint8Array, purpose: string): Uint8Array {
   let keys = derived.get(secretKey);
-  if (!keys) derived.set(secretKey, (keys = new Map()));
+  if (!keys) derived.set(secretKey, (keys = new Map<string, Uint8Array>()));
   let key = keys.get(purpose);
   if (!key)
     keys.set(

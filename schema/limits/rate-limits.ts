@@ -1,9 +1,9 @@
 // Request rate limits (the interface's Limits table), counted in fixed windows in PostgreSQL, so every API process
-// shares the counts; a process leases requests from the counters in blocks (leases.ts). The defaults live here
-// only; RATE_LIMIT_* override them.
+// shares the counts; a process leases requests from the counters in blocks (lib/rate-limit-leases.ts). The defaults
+// live here only; RATE_LIMIT_* override them.
 import type { Actor, Context } from '../context.ts';
 import { hotQuery, Prisma } from '../db.ts';
-import type { CounterRow, RateLimit, RateLimitState } from './leases.ts';
+import type { CounterRow, RateLimit, RateLimitState } from '../lib/rate-limit-leases.ts';
 import { expected } from '../lib/expected.ts';
 
 export type { RateLimit, RateLimitState };
@@ -68,9 +68,9 @@ export function describeLimit(limit: RateLimit): string {
 }
 
 /**
- * The statement that adds `block` requests to `limit`'s counter in its fixed window (a lease: leases.ts) and returns
- * the row (count, window_start). `source` is what the count depends on (`from t where ...`): a hot path that
- * authenticates in the same statement counts only a caller it accepted. Every statement that counts is built here.
+ * The statement that adds `block` requests to `limit`'s counter in its fixed window (a lease:
+ * lib/rate-limit-leases.ts) and returns the row (count, window_start). `source` is what the count depends on
+ * (`from t where ...`): a hot path that authenticates in the same statement counts only a caller it accepted. Every statement that counts is built here.
  * The table is unlogged (its migration says why).
  */
 export function countSql(

@@ -129,11 +129,12 @@ export async function checkDestination(rawUrl: string, settings: WebhookSettings
     } catch {
       throw new DestinationError(`its host ${host} does not resolve`);
     }
-    if (!addresses.length) throw new DestinationError(`its host ${host} does not resolve`);
   }
+  const [first] = addresses;
+  if (!first) throw new DestinationError(`its host ${host} does not resolve`);
   // Every answer must be public: a name with one private address among public ones is refused too.
   if (!settings.allowPrivateNetworks && addresses.some((a) => isPrivateAddress(a.address))) {
     throw new DestinationError('resolves to a private, loopback, link-local or reserved address');
   }
-  return { url, address: addresses[0]! };
+  return { url, address: first };
 }

@@ -1,4 +1,4 @@
-// Each domain's mutations name the codes their UserError can carry (schema/errors/mutation-errors.ts). Given: the
+// Each domain's mutations name the codes their UserError can carry (schema/mutation-errors.ts). Given: the
 // error classes of every errors file, and the modules each domain's GraphQL files reach by import. Then: every
 // UserError a domain's code can construct carries a code its enum lists, and every mutation's result union names
 // its enum, with the same codes.

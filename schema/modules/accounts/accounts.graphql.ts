@@ -8,7 +8,7 @@ import {
   sendPasswordResetLink,
   verifyEmail,
 } from './accounts.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { ACCOUNTS_ERROR_CODES } from './accounts.errors.ts';
 
 const refusals = mutationErrors('AccountsErrorCode', ACCOUNTS_ERROR_CODES);

@@ -2,7 +2,7 @@ import { builder, RoleEnum } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { createApiKey, keyPrefix, listApiKeys, revokeApiKey } from './api-keys.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { API_KEYS_ERROR_CODES } from './api-keys.errors.ts';
 
 const refusals = mutationErrors('ApiKeysErrorCode', API_KEYS_ERROR_CODES);

@@ -15,7 +15,7 @@ import {
   uninstallApp,
   updateApp,
 } from './apps.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { APPS_ERROR_CODES } from './apps.errors.ts';
 
 const refusals = mutationErrors('AppsErrorCode', APPS_ERROR_CODES);

@@ -234,7 +234,7 @@ async function actorsOf(
   rows: { actorType: string; actorId: string | null }[],
 ): Promise<Map<string, AuditActor>> {
   const ids = (type: string) => [
-    ...new Set(rows.filter((r) => r.actorType === type && r.actorId).map((r) => r.actorId!)),
+    ...new Set(rows.flatMap((r) => (r.actorType === type && r.actorId ? [r.actorId] : []))),
   ];
   const [users, keys, clients] = await Promise.all([
     ids('user').length

@@ -6,7 +6,7 @@ import { login, logout, switchOrganization, type LoginResult, type MfaChallenge 
 import { SessionInfoRef } from '../sessions/sessions.graphql.ts';
 import { viewer, type ViewerShape } from './viewer.service.ts';
 import { issueDeviceCookie, type DeviceCookie } from './device-cookie.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { AUTH_ERROR_CODES } from './auth.errors.ts';
 
 const refusals = mutationErrors('AuthErrorCode', AUTH_ERROR_CODES);

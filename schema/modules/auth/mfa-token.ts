@@ -75,11 +75,12 @@ export async function readMfaToken(ctx: Context, token: string): Promise<Pending
       typeof sub !== 'string' ||
       typeof jti !== 'string' ||
       typeof email !== 'string' ||
-      typeof sv !== 'number'
+      typeof sv !== 'number' ||
+      typeof exp !== 'number'
     )
       return null;
     const factor = typeof totp === 'string' && typeof tf === 'string' ? { secret: totp, stored: tf } : null;
-    return { jti, userId: sub, email, sessionVersion: sv, totp: factor, expiresAt: new Date(exp! * 1000) };
+    return { jti, userId: sub, email, sessionVersion: sv, totp: factor, expiresAt: new Date(exp * 1000) };
   } catch {
     return null;
   }

@@ -91,7 +91,9 @@ async function countFailure(ctx: Context, { key, limit, windowSeconds, lockSecon
                           then ${addSeconds(now, lockSeconds)}::timestamp
                           else t.locked_until end
     returning failures, locked_until`;
-  return row!;
+  // An upsert returns its row, inserted or updated.
+  if (!row) throw new Error('countFailure: the throttle upsert returned no row');
+  return row;
 }
 
 /**
@@ -154,6 +156,8 @@ export async function acceptedCtes(
 
 /** The columns that read acceptedCtes' lock back. */
 export const lockOf = Prisma.sql`(select key from locked) as "lockedKey", (select locked_until from locked) as "lockedUntil"`;
+/** lockOf's columns: the lock found (its locked_until is later than now, so not null), or nothing. */
+export type LockColumns = { lockedKey: string; lockedUntil: Date } | { lockedKey: null; lockedUntil: null };
 
 export async function refuseLocked(ctx: Context, email: string, lock: FoundLock): Promise<never> {
   return refuse(ctx, email, lock.key, lock.lockedUntil, ctx.clock.now());

@@ -1,5 +1,5 @@
 // OAuth clients as their organization's admins manage them, and the apps a user has connected (remembered consents).
-import { builder } from '../../builder.ts';
+import { builder, type InputFields } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { present } from '../../lib/input.ts';
@@ -12,7 +12,7 @@ import {
   updateClient,
 } from './clients.service.ts';
 import { connectedApps, revokeConnectedApp } from './consents.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { CLIENTS_ERROR_CODES } from './clients.errors.ts';
 
 const refusals = mutationErrors('ClientsErrorCode', CLIENTS_ERROR_CODES);
@@ -46,7 +46,7 @@ const ClientWithSecretRef = builder.objectRef<WithSecret>('OAuthClientWithSecret
   }),
 });
 
-const clientInputFields = (t: any, create: boolean) => ({
+const clientInputFields = (t: InputFields, create: boolean) => ({
   name: t.string({ required: create }),
   description: t.string(),
   redirectUris: t.stringList(),

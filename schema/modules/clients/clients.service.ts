@@ -122,7 +122,12 @@ const updateInput = z
   )
   .strict();
 
-const dedupe = (list?: string[]) => (list ? [...new Set(list)] : undefined);
+/** Each value once, in the order given; a field left out stays left out, a list given stays a list. */
+function dedupe(list: string[]): string[];
+function dedupe(list: string[] | undefined): string[] | undefined;
+function dedupe(list: string[] | undefined) {
+  return list ? [...new Set(list)] : undefined;
+}
 
 async function loadOwned(ctx: Context, id: string) {
   const client = await ctx.db.oAuthClient.findFirst({
@@ -149,11 +154,11 @@ export async function createClient(ctx: Context, input: unknown) {
         createdById: actor.kind === 'apiKey' ? actor.createdById : actor.userId,
         name: data.name,
         description: data.description,
-        redirectUris: dedupe(data.redirectUris)!,
-        postLogoutRedirectUris: dedupe(data.postLogoutRedirectUris)!,
-        allowedOrigins: dedupe(data.allowedOrigins)!,
-        allowedScopes: dedupe(data.allowedScopes)!,
-        grantTypes: dedupe(data.grantTypes)!,
+        redirectUris: dedupe(data.redirectUris),
+        postLogoutRedirectUris: dedupe(data.postLogoutRedirectUris),
+        allowedOrigins: dedupe(data.allowedOrigins),
+        allowedScopes: dedupe(data.allowedScopes),
+        grantTypes: dedupe(data.grantTypes),
         idTokenSignedResponseAlg: data.idTokenSignedResponseAlg,
         enabled: data.enabled,
         consentRequired: data.consentRequired,

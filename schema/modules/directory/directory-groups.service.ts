@@ -37,8 +37,7 @@ const changeInput = groupInput.partial().extend({ add: ids.optional(), remove: i
 function checked<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  const issue = parsed.error.issues[0]!;
-  throw new ScimInvalidValueError(issue.path.join('.') || 'Group', issue.message);
+  throw ScimInvalidValueError.first(parsed.error, 'Group');
 }
 
 const MEMBERS = {
@@ -148,14 +147,15 @@ async function usersOf(tx: Tx, caller: ScimCaller, scimIds: string[]): Promise<M
     where: { organizationId: caller.organizationId, id: { in: unique } },
     select: { id: true, userId: true },
   });
-  if (rows.length !== unique.length) {
-    const missing = unique.find((id) => !rows.some((r) => r.id === id))!;
+  const users = new Map(rows.map((r) => [r.id, r.userId]));
+  const missing = unique.find((id) => !users.has(id));
+  if (missing !== undefined) {
     throw new ScimInvalidValueError(
       'members',
       `${JSON.stringify(missing.slice(0, 100))} is not a user of this directory`,
     );
   }
-  return new Map(rows.map((r) => [r.id, r.userId]));
+  return users;
 }
 
 export async function createDirectoryGroup(

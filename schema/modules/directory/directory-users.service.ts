@@ -53,10 +53,7 @@ const userInput = z.object({
 /** The input checked, with the primary address the account gets: the primary e-mail, the first, or userName. */
 function checked(input: DirectoryUserInput) {
   const parsed = userInput.safeParse(input);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new ScimInvalidValueError(issue.path.join('.') || 'User', issue.message);
-  }
+  if (!parsed.success) throw ScimInvalidValueError.first(parsed.error, 'User');
   const data = parsed.data;
   const emails = (data.emails ?? []).map((e) => ({ ...e, value: e.value.trim().toLowerCase() }));
   const candidate = emails.find((e) => e.primary)?.value ?? emails[0]?.value ?? data.userName.toLowerCase();

@@ -1,6 +1,7 @@
 // Refusals of directory provisioning, each with the SCIM error type it answers with (RFC 7644 3.12).
 import { ConflictError, ValidationError } from '../../errors/index.ts';
 import type { UserErrorCode } from '../../errors/codes.ts';
+import type { ZodError } from 'zod';
 
 /** userName, externalId or a group's displayName already taken in this directory. */
 export class ScimUniquenessError extends ConflictError {
@@ -27,6 +28,13 @@ export class ScimInvalidValueError extends ValidationError {
   readonly scimType = 'invalidValue';
   constructor(path: string, message: string) {
     super(`${path} ${message}`, [{ path, message }]);
+  }
+
+  /** The first problem of a failed check (SCIM answers with one), on `resource` when it names no attribute. */
+  static first(error: ZodError, resource: string): ScimInvalidValueError {
+    const [issue] = error.issues;
+    if (!issue) throw new Error('ScimInvalidValueError.first: a failed check without a problem');
+    return new ScimInvalidValueError(issue.path.join('.') || resource, issue.message);
   }
 }
 

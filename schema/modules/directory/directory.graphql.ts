@@ -10,7 +10,7 @@ import {
   listScimTokens,
   revokeScimToken,
 } from './directory.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { DIRECTORY_ERROR_CODES } from './directory.errors.ts';
 
 const refusals = mutationErrors('DirectoryErrorCode', DIRECTORY_ERROR_CODES);

@@ -7,7 +7,7 @@ import { UserError } from '../../errors/index.ts';
 import { highestRole } from '../../auth/roles.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { applyRoleFromUpstream } from '../members/members.service.ts';
-import { takeSeat } from '../subscriptions/seats.service.ts';
+import { freeSeat, takeSeat } from '../subscriptions/seats.service.ts';
 import { ScimNoSeatError } from './directory.errors.ts';
 
 type Tx = Prisma.TransactionClient;
@@ -57,27 +57,15 @@ export async function followGroups(
     for (const subscriptionId of new Set(mine.flatMap((m) => (m.subscriptionId ? [m.subscriptionId] : [])))) {
       await seat(ctx, tx, { organizationId, subscriptionId, userId: person.userId }, moves.seatRefusal);
     }
-    const gone = mappings.filter(
-      (m) =>
-        m.subscriptionId &&
-        left.has(m.groupName.toLowerCase()) &&
-        !mine.some((k) => k.subscriptionId === m.subscriptionId),
+    const gone = mappings.flatMap((m) =>
+      m.subscriptionId &&
+      left.has(m.groupName.toLowerCase()) &&
+      !mine.some((k) => k.subscriptionId === m.subscriptionId)
+        ? [m.subscriptionId]
+        : [],
     );
-    for (const subscriptionId of new Set(gone.map((m) => m.subscriptionId!))) {
-      const { count } = await tx.seatAssignment.deleteMany({ where: { subscriptionId, userId: person.userId } });
-      if (count) {
-        await recordAudit(
-          ctx,
-          {
-            action: 'subscription.seat.unassign',
-            organizationId,
-            targetType: 'subscription',
-            targetId: subscriptionId,
-            details: { userId: person.userId, via: 'scim' },
-          },
-          tx,
-        );
-      }
+    for (const subscriptionId of new Set(gone)) {
+      await freeSeat(ctx, tx, { organizationId, subscriptionId, userId: person.userId }, 'scim');
     }
   }
 }

@@ -4,9 +4,9 @@
 // (docs/architecture.md#hot-paths): one statement, no transaction.
 import { z } from 'zod';
 import type { Actor, Context, OAuthActor } from '../../context.ts';
-import { hotQuery, hotStatement, Prisma, type Db } from '../../db.ts';
+import { hotQuery, hotStatement, Prisma, type Db, type Placeholders } from '../../db.ts';
 import { countSql, type RateLimit, type RateLimitState } from '../../limits/rate-limits.ts';
-import type { CounterRow } from '../../limits/leases.ts';
+import type { CounterRow } from '../../lib/rate-limit-leases.ts';
 import { InvalidToken } from '../oauth/oauth.errors.ts';
 import {
   tokenGrantFrom,
@@ -109,9 +109,13 @@ const checkInput = z
     path: ['feature'],
   })
   .transform((v) => {
-    if (!v.entitlement) return { product: v.product!, feature: v.feature ?? null };
-    const at = v.entitlement.indexOf(':');
-    return { product: v.entitlement.slice(0, at), feature: v.entitlement.slice(at + 1) };
+    if (v.entitlement) {
+      const at = v.entitlement.indexOf(':');
+      return { product: v.entitlement.slice(0, at), feature: v.entitlement.slice(at + 1) };
+    }
+    // The first refinement lets through no input without one of the two (zod transforms only what passed).
+    if (!v.product) throw new Error('checkInput: neither a product nor an entitlement passed the refinement');
+    return { product: v.product, feature: v.feature ?? null };
   });
 
 interface CheckRow {
@@ -189,19 +193,21 @@ export async function checkLicense(ctx: Context, input: unknown): Promise<Licens
           Prisma.sql`select chk.*, ${awaitingFactorSql(user, organization)} as awaiting from (${check}) chk`,
         )
       : await hotQuery<CheckRow & { awaiting?: boolean }>(ctx.db, check);
-  if (row!.awaiting) throw new MfaEnrollmentRequiredError();
-  return present(row!, product, feature);
+  // The check is FROM (select 1): it answers one row whatever it finds.
+  if (!row) throw new Error('checkLicense: the check answered no row');
+  if (row.awaiting) throw new MfaEnrollmentRequiredError();
+  return present(row, product, feature);
 }
 
 type CheckWithTokenRow = CheckRow & { user_id: string | null };
 type CheckWithTokenParams = TokenGrantKeys & { product: string; feature: string | null; now: Date };
 
 /** SQL, t: the token's grant, no row unless it stands (tokenGrantStands). */
-const standingGrant = (p: { readonly [K in keyof CheckWithTokenParams]: any }) =>
+const standingGrant = (p: Placeholders<CheckWithTokenParams>) =>
   Prisma.sql`t as (select g.user_id from ${tokenGrantFrom(p)} and ${tokenGrantStands(p)})`;
 
 /** The check for t's user. */
-const checkForGrant = (p: { readonly [K in keyof CheckWithTokenParams]: any }) =>
+const checkForGrant = (p: Placeholders<CheckWithTokenParams>) =>
   checkSql(Prisma.sql`t.user_id`, Prisma.sql`${p.organizationId}::text`, p.product, p.feature, p.now);
 
 /**
@@ -258,8 +264,8 @@ export async function checkLicenseWithAccessToken(
   };
   // An access token answers to one limit, its organization's; were there others, the general path counts them.
   const applying = limits.limitsOf(actor);
-  if (applying.length !== 1) return null;
-  const limit = applying[0]!;
+  const limit = applying.length === 1 ? applying[0] : undefined;
+  if (!limit) return null;
   const params = { ...tokenGrantKeys(signed), product, feature, now };
   const answered: { row?: CheckWithTokenRow } = {};
   const state = await ctx.rateLimitLeases.count(limit, now, async (block) => {

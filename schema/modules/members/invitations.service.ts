@@ -297,14 +297,13 @@ type Tx = Prisma.TransactionClient;
  */
 async function newAccountFields(ctx: Context, email: string, name?: string, password?: string) {
   await admitSignIn(ctx.db, email, { via: 'invitation' });
+  const checked = fields.password.safeParse(password);
   const problems = [
     ...(name ? [] : [{ path: 'name', message: 'is required to create the account' }]),
-    ...(fields.password.safeParse(password).success
-      ? []
-      : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
+    ...(checked.success ? [] : [{ path: 'password', message: 'must be 12 to 256 characters' }]),
   ];
-  if (problems.length) throw new NewAccountFieldsError(problems);
-  return { name: name!, passwordHash: await hashPassword(password!) };
+  if (!name || !checked.success) throw new NewAccountFieldsError(problems);
+  return { name, passwordHash: await hashPassword(checked.data) };
 }
 
 /**

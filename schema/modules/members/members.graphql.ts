@@ -21,7 +21,7 @@ import {
   resendInvitation,
   revokeInvitation,
 } from './invitations.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { MEMBERS_ERROR_CODES } from './members.errors.ts';
 
 const refusals = mutationErrors('MembersErrorCode', MEMBERS_ERROR_CODES);

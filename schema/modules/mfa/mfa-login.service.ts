@@ -12,7 +12,7 @@ import { recordFailedPasswordAttempt } from '../audit/audit.service.ts';
 import { signInWith, type LoginResult } from '../auth/auth.service.ts';
 import { readMfaToken, useMfaTokenSql, type PendingSignIn } from '../auth/mfa-token.ts';
 import type { AuthMethod } from '../sessions/sessions.service.ts';
-import { acceptedCtes, lockOf, passwordRejected, refuseLocked } from '../auth/throttle.service.ts';
+import { acceptedCtes, lockOf, passwordRejected, refuseLocked, type LockColumns } from '../auth/throttle.service.ts';
 import { InvalidCodeError, InvalidMfaTokenError, SecondFactorLockedError } from './mfa.errors.ts';
 import { recoveryCodeHash } from './recovery-codes.ts';
 import { matchingStep } from './totp.ts';
@@ -28,7 +28,8 @@ const mfaLoginInput = z
 /** RFC 8176: a password and a one-time code, two factors. */
 const PASSWORD_AND_CODE: AuthMethod[] = ['pwd', 'otp', 'mfa'];
 
-type Factor = { step: number } | { recoveryCode: string };
+/** A code's time step, with the authenticator app's secret it was checked against (as stored), or a recovery code. */
+type Factor = { step: number; stored: string } | { recoveryCode: string };
 
 /**
  * The one statement of the step: the lock, the token's single use, the code's, the count cleared. `throttle` is
@@ -46,21 +47,21 @@ async function useSecondFactor(
   const used =
     'step' in factor
       ? Prisma.sql`update totp_factors set last_used_step = ${factor.step}
-        where user_id = ${pending.userId} and encode(sha256(convert_to(secret_encrypted, 'UTF8')), 'hex') = ${pending.totp!.stored}
+        where user_id = ${pending.userId} and encode(sha256(convert_to(secret_encrypted, 'UTF8')), 'hex') = ${factor.stored}
           and confirmed_at is not null
           and last_used_step < ${factor.step} and exists (select 1 from claimed) returning 1`
       : Prisma.sql`update recovery_codes set used_at = ${now}::timestamp
         where user_id = ${pending.userId} and code_hash = ${recoveryCodeHash(factor.recoveryCode)} and used_at is null
           and exists (select 1 from claimed) returning 1`;
-  const [row] = await tx.$queryRaw<
-    { lockedKey: string | null; lockedUntil: Date | null; claimed: boolean; used: boolean }[]
-  >`
+  const [row] = await tx.$queryRaw<(LockColumns & { claimed: boolean; used: boolean })[]>`
     with ${throttle.locked},
     claimed as (${useMfaTokenSql(pending, now, Prisma.sql`not exists (select 1 from locked)`)}),
     used as (${used}),
     ${throttle.cleared}
     select ${lockOf}, exists (select 1 from claimed) as claimed, exists (select 1 from used) as used`;
-  return row!;
+  // The select reads only CTEs, without FROM: one row.
+  if (!row) throw new Error('useSecondFactor: the statement answered no row');
+  return row;
 }
 
 export async function completeMfaLogin(ctx: Context, input: unknown): Promise<LoginResult> {
@@ -78,11 +79,14 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
   };
   let factor: Factor;
   if (code) {
-    const step = pending.totp ? matchingStep(pending.totp.secret, code, ctx.clock.now()) : null;
-    if (step === null) throw await refuse(new InvalidCodeError());
-    factor = { step };
+    const { totp } = pending;
+    const step = totp ? matchingStep(totp.secret, code, ctx.clock.now()) : null;
+    if (!totp || step === null) throw await refuse(new InvalidCodeError());
+    factor = { step, stored: totp.stored };
+  } else if (recoveryCode) {
+    factor = { recoveryCode };
   } else {
-    factor = { recoveryCode: recoveryCode! };
+    throw new Error('completeMfaLogin: the input check let through neither a code nor a recovery code');
   }
   const wrong = new InvalidCodeError('step' in factor ? 'code' : 'recovery code');
   const throttle = await acceptedCtes(ctx, pending.email, 'used');
@@ -95,7 +99,7 @@ export async function completeMfaLogin(ctx: Context, input: unknown): Promise<Lo
       async (tx) => {
         const verdict = await useSecondFactor(tx, ctx, pending, factor, throttle);
         if (verdict.lockedKey)
-          throw new SecondFactorLockedError({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil! });
+          throw new SecondFactorLockedError({ key: verdict.lockedKey, lockedUntil: verdict.lockedUntil });
         if (!verdict.claimed) throw new InvalidMfaTokenError();
         if (!verdict.used) throw wrong;
       },

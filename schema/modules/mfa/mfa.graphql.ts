@@ -13,7 +13,7 @@ import {
   type MfaStatus,
   type TotpEnrolment,
 } from './mfa.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { MFA_ERROR_CODES } from './mfa.errors.ts';
 
 const refusals = mutationErrors('MfaErrorCode', MFA_ERROR_CODES);

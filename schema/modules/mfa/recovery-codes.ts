@@ -20,7 +20,7 @@ function newCode(): string {
       bits -= 5;
     }
   }
-  return out.match(/.{4}/g)!.join('-');
+  return out.replace(/.{4}(?=.)/g, '$&-');
 }
 
 /** What a person typed, as stored: case, spaces and hyphens do not matter. */

@@ -62,7 +62,9 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     const hintedSubject = await checkIdTokenHint(ctx, request.idTokenHint, client.clientId);
     const login = requireLogin(ctx, request, loaded.session, hintedSubject, p, loaded);
     if (login) return login.again === 'enrol' ? login : homeRealm(ctx, login, p.domain_hint ?? request.loginHint);
-    const session = loaded.session!;
+    // requireLogin passes a request on only with a session.
+    const session = loaded.session;
+    if (!session) throw new Error('authorize: requireLogin passed a request without a session');
     requireMembership(loaded.member);
     requireLicenses(request, loaded.licensed);
     const consent = await requireConsent(ctx, client, request, session, loaded.consentScopes);
@@ -70,11 +72,9 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     const url = await issueCode(ctx, client, request, session);
     if (url) return { kind: 'redirect', url };
     // The session ended since it was read: answered as without one.
-    return homeRealm(
-      ctx,
-      requireLogin(ctx, request, null, hintedSubject, p, loaded)!,
-      p.domain_hint ?? request.loginHint,
-    );
+    const signIn = requireLogin(ctx, request, null, hintedSubject, p, loaded);
+    if (!signIn) throw new Error('authorize: requireLogin passed a request without a session');
+    return homeRealm(ctx, signIn, p.domain_hint ?? request.loginHint);
   } catch (error) {
     if (error instanceof OAuthError)
       return { kind: 'redirect', url: errorRedirect(ctx, redirectUri, error, p.state ?? null) };

@@ -3,7 +3,7 @@
 import { builder } from '../../builder.ts';
 import { answerConsent, consentPrompt } from './consent-page.service.ts';
 import type { ConsentPrompt } from './authorize.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { OAUTH_ERROR_CODES } from './oauth.errors.ts';
 
 const refusals = mutationErrors('OAuthErrorCode', OAUTH_ERROR_CODES);

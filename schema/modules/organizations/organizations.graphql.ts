@@ -10,7 +10,7 @@ import {
   myOrganizations,
   updateOrganization,
 } from './organizations.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { ORGANIZATIONS_ERROR_CODES } from './organizations.errors.ts';
 
 const refusals = mutationErrors('OrganizationsErrorCode', ORGANIZATIONS_ERROR_CODES);

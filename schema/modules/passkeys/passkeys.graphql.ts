@@ -13,7 +13,7 @@ import {
   renamePasskey,
   type PasskeyView,
 } from './passkeys.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { PASSKEYS_ERROR_CODES } from './passkeys.errors.ts';
 
 const refusals = mutationErrors('PasskeysErrorCode', PASSKEYS_ERROR_CODES);

@@ -283,7 +283,9 @@ async function secondFactorCount(tx: Pick<Tx, '$queryRaw'>, userId: string): Pro
   const [row] = await tx.$queryRaw<{ n: number }[]>`
     select (select count(*)::int from passkeys where user_id = ${userId})
          + (select count(*)::int from totp_factors where user_id = ${userId} and confirmed_at is not null) as n`;
-  return row!.n;
+  // A select without FROM answers one row.
+  if (!row) throw new Error('secondFactorCount: the count answered no row');
+  return row.n;
 }
 
 /** Verifies the authenticator's answer to the caller's registration options and keeps the new passkey. */

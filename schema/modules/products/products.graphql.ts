@@ -2,7 +2,7 @@ import { builder } from '../../builder.ts';
 import { present } from '../../lib/input.ts';
 import { pageType } from '../../page-type.ts';
 import { createProduct, deleteProduct, getProductBySlug, listProducts, updateProduct } from './products.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { PRODUCTS_ERROR_CODES } from './products.errors.ts';
 
 const refusals = mutationErrors('ProductsErrorCode', PRODUCTS_ERROR_CODES);

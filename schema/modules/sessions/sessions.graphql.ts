@@ -1,6 +1,6 @@
 // Sessions: the caller's own list of where they are signed in, and ending one or all but the current one.
 import { builder } from '../../builder.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { SESSIONS_ERROR_CODES } from './sessions.errors.ts';
 import { OrganizationSummaryRef } from '../organizations/organizations.graphql.ts';
 import {

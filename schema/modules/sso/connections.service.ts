@@ -122,7 +122,7 @@ type CreateInput = z.output<typeof createInput>;
 type UpdateInput = z.output<typeof updateInput>;
 
 /** A connection as the API shows it: the secret never, whether there is one. */
-export type ConnectionView = Awaited<ReturnType<typeof findConnection>>;
+export type ConnectionView = ReturnType<typeof present>;
 
 const VIEW = { domains: { select: { domain: { select: { domain: true } } } } } as const;
 
@@ -138,9 +138,11 @@ function present(row: ConnectionRow) {
   };
 }
 
+/** The connection as the API shows it; one deleted meanwhile is not found, as it would be a moment later. */
 async function findConnection(db: Tx | Context['db'], id: string) {
   const row = await db.ssoConnection.findUnique({ where: { id }, include: VIEW });
-  return row ? present(row) : null;
+  if (!row) throw new NotFoundError('Connection');
+  return present(row);
 }
 
 /**
@@ -177,7 +179,7 @@ export async function getConnection(ctx: Context, id: string) {
   });
   if (!found) throw new NotFoundError('Connection');
   await requireManagerOr404(ctx, found.organizationId, 'admin');
-  return (await findConnection(ctx.db, connectionId))!;
+  return findConnection(ctx.db, connectionId);
 }
 
 /** Another organization's connection is not found, not forbidden: existence is never revealed across tenants. */
@@ -256,7 +258,7 @@ export async function createConnection(ctx: Context, input: unknown) {
       tx,
     );
   });
-  return (await findConnection(ctx.db, id))!;
+  return findConnection(ctx.db, id);
 }
 
 export async function updateConnection(ctx: Context, id: string, input: unknown) {
@@ -294,7 +296,7 @@ export async function updateConnection(ctx: Context, id: string, input: unknown)
       tx,
     );
   });
-  return (await findConnection(ctx.db, connectionId))!;
+  return findConnection(ctx.db, connectionId);
 }
 
 export async function deleteConnection(ctx: Context, id: string) {

@@ -49,13 +49,20 @@ export const SHOWN_LENGTH = 100;
 // lone surrogates and private use: they could reorder, hide or break the text they are shown in.
 const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Zl}\p{Zp}]/gu;
 
+/** The code point of a character the pattern matched (a match is never empty). */
+function codePoint(c: string): number {
+  const point = c.codePointAt(0);
+  if (point === undefined) throw new Error('printable: an empty match');
+  return point;
+}
+
 /** One value, quoted, unprintable characters as \u escapes, cut at SHOWN_LENGTH characters. */
 export function printable(value: string): string {
   const chars = [...value];
   const cut = chars.length > SHOWN_LENGTH ? `${chars.slice(0, SHOWN_LENGTH).join('')}…` : value;
   const escaped = cut
     .replace(/["\\]/g, (c) => `\\${c}`)
-    .replace(UNPRINTABLE, (c) => `\\u${c.codePointAt(0)!.toString(16).padStart(4, '0')}`);
+    .replace(UNPRINTABLE, (c) => `\\u${codePoint(c).toString(16).padStart(4, '0')}`);
   return `"${escaped}"`;
 }
 

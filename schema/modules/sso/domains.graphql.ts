@@ -3,7 +3,7 @@ import { builder } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { pageType } from '../../page-type.ts';
 import { addDomain, deleteDomain, listDomains, verificationOf, verifyDomain } from './domains.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { SSO_ERROR_CODES } from './sso.errors.ts';
 
 const refusals = mutationErrors('SsoErrorCode', SSO_ERROR_CODES);

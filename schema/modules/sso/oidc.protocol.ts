@@ -109,14 +109,18 @@ export async function discoverIssuer(ctx: Context, issuer: string): Promise<Serv
 // secret is used at once), and per guard settings: a context with other settings never reuses a fetch it would refuse.
 // The configuration also keeps the issuer's JWKS between sign-ins (openid-client fetches it again for an unknown kid).
 const CONFIGURATION_KEPT_MS = 5 * 60_000;
-const configurations = new WeakMap<WebhookSettings, Map<string, { until: number; config: Promise<Configuration> }>>();
+interface KeptConfiguration {
+  until: number;
+  config: Promise<Configuration>;
+}
+const configurations = new WeakMap<WebhookSettings, Map<string, KeptConfiguration>>();
 
 async function configurationFor(ctx: Context, connection: LoadedConnection): Promise<Configuration> {
   if (!connection.issuer || !connection.clientId)
     throw new SsoSignInError('idp_error', 'This connection has no issuer or client id');
   const settings = settingsOf(ctx);
   let kept = configurations.get(settings);
-  if (!kept) configurations.set(settings, (kept = new Map()));
+  if (!kept) configurations.set(settings, (kept = new Map<string, KeptConfiguration>()));
   const key = [connection.issuer, connection.clientId, sha256(connection.clientSecret ?? '')].join('\n');
   const now = performance.now();
   const entry = kept.get(key);

@@ -62,6 +62,7 @@ function serviceProvider(
   connection: LoadedConnection,
   options: { requestId?: string; certs?: string[] } = {},
 ): ServiceProvider {
+  const { requestId } = options;
   return new ServiceProvider({
     issuer: metadataUrl(ctx, connection.id),
     // The audience and the time conditions are checked here (checkAssertion), so that each refusal is told apart by
@@ -86,7 +87,7 @@ function serviceProvider(
     // The request id lives in the sign-in's row (sso_requests), not in node-saml's in-memory cache, which another
     // process would not share: checkConfirmation compares it.
     validateInResponseTo: ValidateInResponseTo.never,
-    generateUniqueId: options.requestId ? () => options.requestId! : undefined,
+    generateUniqueId: requestId ? () => requestId : undefined,
   });
 }
 
@@ -222,10 +223,11 @@ function checkAddressing(
       'The assertion is encrypted, which this connection does not support: turn off assertion encryption at the identity provider',
     );
   }
-  if (response.assertions.length === 0) throw refuse('The SAML response holds no assertion');
+  const [assertion] = response.assertions;
+  if (!assertion) throw refuse('The SAML response holds no assertion');
   if (response.assertions.length > 1) throw refuse('The SAML response holds more than one assertion');
   // A signed Response alone is not enough: the assertion carries its own signature (checked by node-saml).
-  if (!firstChild(response.assertions[0]!, NS.dsig, 'Signature')) throw refuse('The assertion was not signed');
+  if (!firstChild(assertion, NS.dsig, 'Signature')) throw refuse('The assertion was not signed');
   // Core 3.2.2: a Destination present must be where it arrived (node-saml does not compare it).
   if (response.destination !== null && response.destination !== acsUrl(ctx, connection.id)) {
     throw refuse("The SAML response was sent to another address than this connection's assertion consumer service");
@@ -302,7 +304,8 @@ function checkConfirmation(
     (c) => attribute(c, 'Method') === BEARER,
   );
   if (bearers.length === 0) throw refuse('The assertion has no bearer subject confirmation');
-  let refusal: SsoSignInError | undefined;
+  // Each bearer either answers or is refused; the first refusal is the one told.
+  let refusal: unknown;
   for (const confirmation of bearers) {
     try {
       const data = firstChild(confirmation, NS.assertion, 'SubjectConfirmationData');
@@ -318,14 +321,14 @@ function checkConfirmation(
       checkWindow(ctx.clock.now(), instant(attribute(data, 'NotBefore'), 'NotBefore'), notOnOrAfter);
       return notOnOrAfter;
     } catch (error) {
-      refusal ??= error as SsoSignInError;
+      refusal ??= error;
     }
   }
-  throw refusal!;
+  throw refusal;
 }
 
 function readAttributes(assertion: Element): Record<string, string | string[]> {
-  const attributes: Record<string, string | string[]> = Object.create(null);
+  const attributes = Object.create(null) as Record<string, string | string[]>;
   for (const statement of childElements(assertion, NS.assertion, 'AttributeStatement')) {
     for (const element of childElements(statement, NS.assertion, 'Attribute')) {
       const name = attribute(element, 'Name');
@@ -336,7 +339,8 @@ function readAttributes(assertion: Element): Record<string, string | string[]> {
       if (values.length === 0) continue;
       const before = attributes[name];
       const all = before === undefined ? values : [...(Array.isArray(before) ? before : [before]), ...values];
-      attributes[name] = all.length === 1 ? all[0]! : all;
+      const [only] = all;
+      attributes[name] = all.length === 1 && only !== undefined ? only : all;
     }
   }
   return attributes;
@@ -473,9 +477,10 @@ function toProfile(connection: LoadedConnection, assertion: SignedAssertion): Up
   const given = firstValue(attributes, GIVEN_NAMES);
   const surname = firstValue(attributes, SURNAMES);
   const name = firstValue(attributes, NAME_NAMES) ?? ([given, surname].filter(Boolean).join(' ') || null);
-  const role = connection.roleClaim
-    ? (attributes[connection.roleClaim] ??
-      Object.entries(attributes).find(([k]) => k.toLowerCase() === connection.roleClaim!.toLowerCase())?.[1])
+  const { roleClaim } = connection;
+  const role = roleClaim
+    ? (attributes[roleClaim] ??
+      Object.entries(attributes).find(([k]) => k.toLowerCase() === roleClaim.toLowerCase())?.[1])
     : undefined;
   return {
     subject: assertion.nameId,
@@ -536,7 +541,8 @@ const metadataProblem = (problem: string) =>
 function toPem(base64: string): string | null {
   const body = base64.replace(/\s+/g, '');
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(body)) return null;
-  const pem = `-----BEGIN CERTIFICATE-----\n${body.match(/.{1,64}/g)!.join('\n')}\n-----END CERTIFICATE-----\n`;
+  // Lines of 64 characters, each ended (RFC 7468 2).
+  const pem = `-----BEGIN CERTIFICATE-----\n${body.replace(/.{1,64}/g, '$&\n')}-----END CERTIFICATE-----\n`;
   try {
     new X509Certificate(pem);
     return pem;
@@ -558,18 +564,18 @@ export function parseIdpMetadata(xml: string): { entityId: string; entryPoint: s
   const doc = parseXml(xml);
   if (!doc) throw metadataProblem('it is not well-formed XML');
   const entities = Array.from(doc.getElementsByTagNameNS(NS.metadata, 'EntityDescriptor'));
-  if (entities.length === 0) throw metadataProblem('it holds no EntityDescriptor');
+  const [entity] = entities;
+  if (!entity) throw metadataProblem('it holds no EntityDescriptor');
   if (entities.length > 1)
     throw metadataProblem(`it holds ${entities.length} EntityDescriptors; give the metadata of one identity provider`);
-  const entity = entities[0]!;
   const entityId = attribute(entity, 'entityID')?.trim();
   if (!entityId) throw metadataProblem('its EntityDescriptor has no entityID');
   const idps = childElements(entity, NS.metadata, 'IDPSSODescriptor').filter((d) =>
     (attribute(d, 'protocolSupportEnumeration') ?? '').split(/\s+/).includes(NS.protocol),
   );
-  if (idps.length === 0) throw metadataProblem('it has no SAML 2.0 IDPSSODescriptor');
+  const [idp] = idps;
+  if (!idp) throw metadataProblem('it has no SAML 2.0 IDPSSODescriptor');
   if (idps.length > 1) throw metadataProblem('it has more than one SAML 2.0 IDPSSODescriptor');
-  const idp = idps[0]!;
   const redirect = childElements(idp, NS.metadata, 'SingleSignOnService').find(
     (s) => attribute(s, 'Binding') === HTTP_REDIRECT,
   );

@@ -1,4 +1,4 @@
-import { builder, RoleEnum } from '../../builder.ts';
+import { builder, RoleEnum, type InputFields } from '../../builder.ts';
 import { firstParty } from '../../auth/scopes.ts';
 import { present } from '../../lib/input.ts';
 import { LoginPayloadRef } from '../auth/auth.graphql.ts';
@@ -23,12 +23,12 @@ import {
   type SsoStart,
 } from './sso.service.ts';
 import { ssoRouteFor, ssoRouteForDomain, type SsoRoute } from '../auth/home-realm.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { SSO_ERROR_CODES } from './sso.errors.ts';
 
 const refusals = mutationErrors('SsoErrorCode', SSO_ERROR_CODES);
 
-const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConnection').implement({
+const SsoConnectionRef = builder.objectRef<ConnectionView>('SsoConnection').implement({
   description:
     "An identity provider people sign in through: an organization's (oidc, saml) or platform-wide (oidc, github).",
   fields: (t) => ({
@@ -87,7 +87,7 @@ const SsoConnectionRef = builder.objectRef<NonNullable<ConnectionView>>('SsoConn
   }),
 });
 
-const ConnectionFields = (t: any) => ({
+const ConnectionFields = (t: InputFields) => ({
   name: t.string(),
   enabled: t.boolean(),
   domains: t.stringList(),

@@ -364,7 +364,7 @@ async function signInAs(ctx: Context, connection: LoadedConnection, profile: Ups
     const user = await personFor(ctx, tx, connection, profile, email, unusablePassword);
     // A linked account may have another address than the provider gives now: its own decides too.
     if (user.email !== email) await admit(user.email);
-    if (connection.organizationId) await joinOrFollow(ctx, tx, connection, profile, user);
+    if (connection.organizationId) await joinOrFollow(ctx, tx, connection, connection.organizationId, profile, user);
     const session = await createSession(ctx, tx, user.id, user.sessionVersion, {
       organizationId: connection.organizationId ?? undefined,
       authTime: now,
@@ -469,10 +469,10 @@ async function joinOrFollow(
   ctx: Context,
   tx: Tx,
   connection: LoadedConnection,
+  organizationId: string,
   profile: UpstreamProfile,
   user: Person,
 ) {
-  const organizationId = connection.organizationId!;
   const role = roleFrom(connection, profile);
   const member = await tx.membership.findUnique({
     where: { userId_organizationId: { userId: user.id, organizationId } },

@@ -42,8 +42,11 @@ function headersOf(response: IncomingMessage): Headers {
   const headers = new Headers();
   const raw = response.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i];
+    const value = raw[i + 1];
+    if (name === undefined || value === undefined) break;
     try {
-      headers.append(raw[i]!, raw[i + 1]!);
+      headers.append(name, value);
     } catch {
       // A name or value the Fetch API refuses says nothing a relying party needs.
     }

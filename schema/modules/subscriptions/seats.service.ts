@@ -80,8 +80,10 @@ export async function takeSeat(
     const [why] = await tx.$queryRaw<{ member: boolean; seated: boolean }[]>`
       select exists (select 1 from memberships where user_id = ${userId} and organization_id = ${organizationId}) as member,
              exists (select 1 from seat_assignments where subscription_id = ${subscriptionId} and user_id = ${userId}) as seated`;
-    if (!why!.member) throw new NotAMemberError();
-    if (why!.seated) throw new AlreadySeatedError();
+    // A select without FROM answers one row.
+    if (!why) throw new Error('takeSeat: the reason for no seat answered no row');
+    if (!why.member) throw new NotAMemberError();
+    if (why.seated) throw new AlreadySeatedError();
     throw new NoSeatLeftError(sub.total_seats);
   }
   await recordAudit(
@@ -102,19 +104,34 @@ export async function unassignSeat(ctx: Context, input: unknown) {
   const { subscriptionId, userId } = parseInput(seatInput, input);
   const organizationId = await organizationOf(ctx, subscriptionId, 'admin');
   await ctx.db.$transaction(async (tx) => {
-    const { count } = await tx.seatAssignment.deleteMany({ where: { subscriptionId, userId } });
-    if (!count) throw new NotFoundError('Seat');
-    await recordAudit(
-      ctx,
-      {
-        action: 'subscription.seat.unassign',
-        organizationId,
-        targetType: 'subscription',
-        targetId: subscriptionId,
-        details: { userId },
-      },
-      tx,
-    );
+    if (!(await freeSeat(ctx, tx, { organizationId, subscriptionId, userId }))) throw new NotFoundError('Seat');
   });
+  return true;
+}
+
+/**
+ * Takes a member's seat of the subscription back, in the caller's transaction; whether they had one. Also how
+ * leaving a directory group frees the seat it gave (docs/architecture.md#directory-provisioning).
+ */
+export async function freeSeat(
+  ctx: Context,
+  tx: Prisma.TransactionClient,
+  seat: { organizationId: string; subscriptionId: string; userId: string },
+  via?: string,
+): Promise<boolean> {
+  const { organizationId, subscriptionId, userId } = seat;
+  const { count } = await tx.seatAssignment.deleteMany({ where: { subscriptionId, userId } });
+  if (!count) return false;
+  await recordAudit(
+    ctx,
+    {
+      action: 'subscription.seat.unassign',
+      organizationId,
+      targetType: 'subscription',
+      targetId: subscriptionId,
+      details: { userId, ...(via ? { via } : {}) },
+    },
+    tx,
+  );
   return true;
 }

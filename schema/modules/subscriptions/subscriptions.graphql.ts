@@ -12,7 +12,7 @@ import {
   updateSubscription,
 } from './subscriptions.service.ts';
 import { assignSeat, listSeats, unassignSeat } from './seats.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { SUBSCRIPTIONS_ERROR_CODES } from './subscriptions.errors.ts';
 
 const refusals = mutationErrors('SubscriptionsErrorCode', SUBSCRIPTIONS_ERROR_CODES);

@@ -62,6 +62,8 @@ const updateInput = z
   .object({ totalSeats: seats, pricePerSeat: price, billingCycle: cycle, status, endDate })
   .partial()
   .strict();
+type Update = z.output<typeof updateInput>;
+type Field = keyof Update;
 const listInput = z.object({
   organizationId: fields.id.nullish(),
   productId: fields.id.nullish(),
@@ -199,17 +201,17 @@ function kindsOf(before: SubscriptionView, after: SubscriptionView, changed: str
 }
 
 /** The fields whose value differs from the record (so a PATCH that repeats the current values emits nothing). */
-function changedFields(before: SubscriptionView, data: z.output<typeof updateInput>): string[] {
-  const same: Record<string, (v: any) => boolean> = {
+function changedFields(before: SubscriptionView, data: Update): Field[] {
+  const same: { [K in Field]: (v: Update[K]) => boolean } = {
     totalSeats: (v) => v === before.totalSeats,
     pricePerSeat: (v) => Number(v) === before.pricePerSeat.toNumber(),
     billingCycle: (v) => v === before.billingCycle,
     status: (v) => v === before.status,
     endDate: (v) => (v?.getTime() ?? null) === (before.endDate?.getTime() ?? null),
   };
-  return Object.entries(data)
-    .filter(([k, v]) => v !== undefined && !same[k]!(v))
-    .map(([k]) => k);
+  const differs = <K extends Field>(k: K) => data[k] !== undefined && !same[k](data[k]);
+  // The input is parsed strictly: its keys are the update's fields, in the order given.
+  return (Object.keys(data) as Field[]).filter(differs);
 }
 
 async function change(ctx: Context, id: string, data: z.output<typeof updateInput>, action: string) {
@@ -221,7 +223,7 @@ async function change(ctx: Context, id: string, data: z.output<typeof updateInpu
     if (!changed.length) return before;
     if (data.totalSeats !== undefined && data.totalSeats < before.assignedSeats)
       throw new SeatsInUseError(before.assignedSeats);
-    const patch = Object.fromEntries(changed.map((k) => [k, data[k as keyof typeof data]]));
+    const patch = Object.fromEntries(changed.map((k) => [k, data[k]]));
     const after = view(await tx.subscription.update({ where: { id }, data: patch, include: INCLUDE }));
     for (const kind of kindsOf(before, after, changed)) {
       await emitChange(tx, kind, after, before, changed.map(snakeCase), ctx.clock.now());
@@ -273,11 +275,13 @@ export async function expireSubscriptions(db: Db, now: Date): Promise<number> {
       });
       const previous = new Map(rows.map((r) => [r.id, r.status]));
       for (const s of expired.map(view)) {
+        const from = previous.get(s.id);
+        if (!from) throw new Error(`expireSubscriptions: ${s.id} was not among the rows it locked`);
         await emitChange(
           tx,
           'subscription.updated',
           s,
-          { status: previous.get(s.id)!, endDate: s.endDate },
+          { status: from, endDate: s.endDate },
           ['status'],
           now,
           'end_date_passed',
@@ -291,7 +295,7 @@ export async function expireSubscriptions(db: Db, now: Date): Promise<number> {
             targetType: 'subscription',
             targetId: s.id,
             outcome: 'success',
-            details: { from: previous.get(s.id), endDate: s.endDate?.toISOString() ?? null },
+            details: { from, endDate: s.endDate?.toISOString() ?? null },
           },
         });
       }

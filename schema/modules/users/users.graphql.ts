@@ -15,7 +15,7 @@ import {
   updateUser,
   type UpdateMeResult,
 } from './users.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { USERS_ERROR_CODES } from './users.errors.ts';
 
 const refusals = mutationErrors('UsersErrorCode', USERS_ERROR_CODES);

@@ -14,7 +14,7 @@ import {
   sendTestEvent,
   updateWebhook,
 } from './webhooks.service.ts';
-import { mutationErrors } from '../../errors/mutation-errors.ts';
+import { mutationErrors } from '../../mutation-errors.ts';
 import { WEBHOOKS_ERROR_CODES } from './webhooks.errors.ts';
 
 const refusals = mutationErrors('WebhooksErrorCode', WEBHOOKS_ERROR_CODES);

@@ -1,10 +1,10 @@
-// Rate-limit leases (schema/limits/leases.ts): processes take requests from the shared counter rows in blocks, so a
-// caller's requests do not each write its row, and the limit still holds across processes. Two "processes" here are
+// Rate-limit leases (schema/lib/rate-limit-leases.ts): processes take requests from the shared counter rows in
+// blocks, so a caller's requests do not each write its row, and the limit still holds across processes. Two "processes" here are
 // two RateLimitLeases on one database, counting through the service's own statement (rate-limits.ts consume).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, onStatement, type Db } from '../../../schema/db.ts';
 import { makeContext, type Context, type ContextBase } from '../../../schema/context.ts';
-import { RateLimitLeases } from '../../../schema/limits/leases.ts';
+import { RateLimitLeases } from '../../../schema/lib/rate-limit-leases.ts';
 import { consume, type RateLimit } from '../../../schema/limits/rate-limits.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/db.ts';
 import { movableClock } from '../../helpers/clock.ts';

@@ -6,7 +6,7 @@
 // is still live, and holds its row until it commits, so that an ending running at the same time either comes first
 // (and nothing is written) or waits and then finds the grant (sessions.service.ts endSessions).
 import type { Context } from '../../../context.ts';
-import { hotStatement, Prisma } from '../../../db.ts';
+import { hotStatement, Prisma, type Placeholders } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
@@ -108,7 +108,7 @@ export function codeValues(
  * answered; the gate holds the session's row, liveSession). `p` holds
  * the values, or a hot statement's placeholders for them: nothing here branches on a value.
  */
-export function codeInserts(p: { readonly [K in keyof CodeValues]: any }): Prisma.Sql {
+export function codeInserts(p: Placeholders<CodeValues>): Prisma.Sql {
   const text = (v: unknown) => Prisma.sql`${v}::text`;
   return Prisma.sql`
     granted AS (

@@ -26,19 +26,19 @@ export interface Loaded {
   hasFactor: boolean;
 }
 
-interface Row extends Omit<AuthorizeClient, 'id'> {
+type Row = Omit<AuthorizeClient, 'id'> & {
   id: string | null;
-  sessionId: string | null;
-  userId: string | null;
-  authTime: Date | null;
-  amr: string[] | null;
-  sessionVersion: number | null;
   member: boolean;
   consentScopes: string[] | null;
   licensed: string[];
   requireMfa: boolean | null;
   hasFactor: boolean | null;
-}
+} & SessionColumns;
+
+/** The session's columns come from one LEFT JOIN: all there when a live session was found, all null otherwise. */
+type SessionColumns =
+  | { sessionId: string; userId: string; authTime: Date; amr: string[]; sessionVersion: number }
+  | { sessionId: null; userId: null; authTime: null; amr: null; sessionVersion: null };
 
 /** What findEnabledClient and findLiveSession accept, checked before anything reaches the database. */
 const plausibleClientId = (v: string | undefined) => (v && v.length <= 200 ? v : null);
@@ -96,34 +96,35 @@ export async function loadAuthorization(
     now: ctx.clock.now(),
     asked,
   });
-  const r = row!;
+  // The read is FROM (SELECT 1): it answers one row whatever it finds.
+  if (!row) throw new Error('loadAuthorization: the read answered no row');
   return {
-    client: r.id
+    client: row.id
       ? {
-          id: r.id,
-          clientId: r.clientId,
-          organizationId: r.organizationId,
-          name: r.name,
-          enabled: r.enabled,
-          redirectUris: r.redirectUris,
-          allowedScopes: r.allowedScopes,
-          grantTypes: r.grantTypes,
-          consentRequired: r.consentRequired,
+          id: row.id,
+          clientId: row.clientId,
+          organizationId: row.organizationId,
+          name: row.name,
+          enabled: row.enabled,
+          redirectUris: row.redirectUris,
+          allowedScopes: row.allowedScopes,
+          grantTypes: row.grantTypes,
+          consentRequired: row.consentRequired,
         }
       : null,
-    session: r.sessionId
+    session: row.sessionId
       ? {
-          sessionId: r.sessionId,
-          userId: r.userId!,
-          authTime: r.authTime!,
-          amr: r.amr ?? [],
-          sessionVersion: r.sessionVersion!,
+          sessionId: row.sessionId,
+          userId: row.userId,
+          authTime: row.authTime,
+          amr: row.amr,
+          sessionVersion: row.sessionVersion,
         }
       : null,
-    member: r.member,
-    consentScopes: r.consentScopes,
-    licensed: r.licensed,
-    requireMfa: r.requireMfa === true,
-    hasFactor: r.hasFactor === true,
+    member: row.member,
+    consentScopes: row.consentScopes,
+    licensed: row.licensed,
+    requireMfa: row.requireMfa === true,
+    hasFactor: row.hasFactor === true,
   };
 }

@@ -12,10 +12,10 @@
 // Each grant's statement is read whole, in each of its compositions, in the .sql file beside it (authorization-code.sql,
 // refresh-token.sql), which test/oauth/token-statements.test.ts keeps in step with what this file composes.
 import type { Context } from '../../../context.ts';
-import { hotStatement, Prisma, readableStatement } from '../../../db.ts';
+import { hotStatement, Prisma, readableStatement, type Placeholders } from '../../../db.ts';
 import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { auditRowCte, auditStamp, type AuditRow } from '../../audit/audit-sql.ts';
+import { auditRowCte, auditStamp, type AuditRow, type AuditStamp } from '../../audit/audit-sql.ts';
 import { eventRowCte } from '../../../events/event-sql.ts';
 import { CLAIM_COLUMNS, type ClaimSource } from '../claims.service.ts';
 import { revealedProducts, withoutLostLicenses } from '../product-scopes.ts';
@@ -132,20 +132,22 @@ export const redeemable = (how: Composition): Prisma.Sql =>
  * after a fresh read (grant.ts), so a guess costs no more statements than before.
  */
 export function redeemingStatement<P extends object>(
-  build: (p: { readonly [K in keyof (P & IssueValues)]: any }, how: Composition) => Prisma.Sql,
+  build: (p: Placeholders<P & IssueValues>, how: Composition) => Prisma.Sql,
 ) {
   const compose = (how: Composition) => hotStatement<P & IssueValues, Redeemed>((p) => build(p, how));
-  const statements = [false, true].map((audit) => ({
+  const composeBoth = (audit: boolean) => ({
     plain: compose({ audit, products: false }),
     full: compose({ audit, products: true }),
-  }));
+  });
+  const unaudited = composeBoth(false);
+  const audited = composeBoth(true);
   const redeem = async (
     ctx: Context,
     client: RedeemingClient,
     params: P & IssueValues,
     lastTry: boolean,
   ): Promise<Redeemed | null> => {
-    const { plain, full } = statements[ctx.settings.auditTokenIssuance ? 1 : 0]!;
+    const { plain, full } = ctx.settings.auditTokenIssuance ? audited : unaudited;
     if (plainClient(client)) {
       const [row] = await plain(ctx.db, params);
       if (row || !lastTry) return row ?? null;
@@ -177,7 +179,7 @@ export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'r
     },
   });
   const auditRow = audit
-    ? sql`, ${auditRowCte({ id: p.auditId!, ip: p.ip, userAgent: p.userAgent, at: p.now }, 'audit', 'issued', {
+    ? sql`, ${auditRowCte(issuedAuditStamp(p), 'audit', 'issued', {
         action: 'oauth.token.issue',
         organizationId: sql`issued.organization_id`,
         actorType: 'user',
@@ -207,6 +209,12 @@ export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'r
       where grant_id = (select grant_id from subject where grant_live and not (session_current and member)) and revoked_at is null
     )
     select * from subject`;
+}
+
+/** The stamp of the audit row an audited composition writes; issueValues gives it an id when it audits. */
+function issuedAuditStamp(p: IssueValues): AuditStamp {
+  if (p.auditId === null) throw new Error('an audited redemption needs an audit id (issueValues)');
+  return { id: p.auditId, ip: p.ip, userAgent: p.userAgent, at: p.now };
 }
 
 /**

@@ -2,8 +2,9 @@
 // a type one shape, and every mutation's refusal stays the one `UserError` type that clients already read by its
 // `__typename`; so the domain's codes are an enum of its own (MembersErrorCode), which each of its result unions
 // names in its description and carries in its extensions (test/schema/error-codes.test.ts reads them there).
-import { builder } from '../builder.ts';
-import { USER_ERROR_CODES, type UserErrorCode } from './codes.ts';
+// Beside the builder it registers the enums on, as page-type.ts is: errors/ lies below the builder, which imports it.
+import { builder } from './builder.ts';
+import { USER_ERROR_CODES, type UserErrorCode } from './errors/codes.ts';
 
 const registered = new Map<string, readonly UserErrorCode[]>();
 

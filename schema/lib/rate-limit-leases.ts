@@ -6,10 +6,10 @@
 // spent for the others, so a block is at most a tenth of what is left (and never above MAX_BLOCK): near the limit
 // every request counts in the row again. In one process the remaining count in the headers is exact.
 //
-// It imports nothing: the Context, which holds the process's leases, and rate-limits.ts, which reads the Context,
-// both build on it without a circle.
+// It imports nothing, and lies below the Context, which holds the process's leases, and below limits/rate-limits.ts,
+// which reads the Context: both build on it without an import running back up.
 
-/** A limit that applies to a caller (rate-limits.ts limitsOf): `limit` requests per window, counted under `key`. */
+/** A limit that applies to a caller (limits/rate-limits.ts limitsOf): `limit` requests per window, counted under `key`. */
 export interface RateLimit {
   name: 'api_key' | 'organization' | 'scim_token';
   key: string;
