@@ -62,7 +62,12 @@ export function route<Result, Variables>(definition: RouteDefinition<Result, Var
   const { variables, respond, ...head } = definition;
   return {
     ...head,
-    answer: async (run, req) => respond(await run(req.context, definition.operation, variables?.(req)), req),
+    // The variables are read before the promise: a refusal of them names the request's own fields, and throws past
+    // restFieldNames, which renames only the operation's.
+    answer: (run, req) => {
+      const values = variables?.(req);
+      return run(req.context, definition.operation, values).then((data) => respond(data, req));
+    },
   };
 }
 
