@@ -89,17 +89,9 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
 export const withoutSuggestions = (message: string) => message.replace(/\s*Did you mean [^?]*\?/g, '');
 
 /** How every mutation of the route tables selects its typed refusal. */
-export const USER_ERROR_FIELDS = graphql(`
-  fragment UserErrorFields on UserError {
-    __typename
-    code
-    message
-    details {
-      path
-      message
-    }
-  }
-`);
+export const USER_ERROR_FIELDS = graphql(
+  `fragment UserErrorFields on UserError { __typename code message details { path message } }`,
+);
 
 type Refusal = ResultOf<typeof USER_ERROR_FIELDS>;
 const refused = (value: { __typename: string }): value is Refusal => value.__typename === 'UserError';

@@ -5,21 +5,9 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, page, route, type RestRoute } from './route.ts';
 import { ME_FIELDS, presentMe, presentPage } from './presenters.ts';
 
-const MAIL_FIELDS = graphql(`
-  fragment MailFields on Mail {
-    id
-    kind
-    to
-    subject
-    text
-    html
-    status
-    attempts
-    lastError
-    sentAt
-    createdAt
-  }
-`);
+const MAIL_FIELDS = graphql(
+  `fragment MailFields on Mail { id kind to subject text html status attempts lastError sentAt createdAt }`,
+);
 const presentMail = (m: ResultOf<typeof MAIL_FIELDS>) => ({
   id: m.id,
   kind: m.kind,
@@ -46,14 +34,7 @@ export const accountRoutes: RestRoute[] = [
     public: true,
     summary: 'Mail a password reset link (the same answer for every address)',
     operation: graphql(
-      `
-        mutation ($input: RequestPasswordResetInput!) {
-          requestPasswordReset(input: $input) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: RequestPasswordResetInput!) { requestPasswordReset(input: $input) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['email']) }),
@@ -65,14 +46,7 @@ export const accountRoutes: RestRoute[] = [
     public: true,
     summary: 'Set a new password with a reset link token; every session and token ends',
     operation: graphql(
-      `
-        mutation ($input: ConfirmPasswordResetInput!) {
-          confirmPasswordReset(input: $input) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: ConfirmPasswordResetInput!) { confirmPasswordReset(input: $input) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['token', 'password']) }),
@@ -84,15 +58,7 @@ export const accountRoutes: RestRoute[] = [
     public: true,
     summary: 'Prove an address with a verification link token',
     operation: graphql(
-      `
-        mutation ($input: VerifyEmailInput!) {
-          verifyEmail(input: $input) {
-            __typename
-            ...MeFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: VerifyEmailInput!) { verifyEmail(input: $input) { __typename ...MeFields ...UserErrorFields } }`,
       [ME_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['token']) }),
@@ -104,17 +70,7 @@ export const accountRoutes: RestRoute[] = [
     summary: 'Mail a new verification link (for a pending new address, else the current one)',
     body: false,
     operation: graphql(
-      `
-        mutation {
-          requestEmailVerification {
-            __typename
-            ... on VerificationSent {
-              email
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation { requestEmailVerification { __typename ... on VerificationSent { email } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     respond: (d) => ({ status: 202, body: { email: unwrap(d.requestEmailVerification).email } }),
@@ -124,16 +80,7 @@ export const accountRoutes: RestRoute[] = [
     path: '/mails',
     summary: 'Outgoing mail and the development mailbox, newest first (platform admins)',
     operation: graphql(
-      `
-        query ($to: String, $limit: Int, $cursor: String) {
-          mails(to: $to, limit: $limit, cursor: $cursor) {
-            items {
-              ...MailFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($to: String, $limit: Int, $cursor: String) { mails(to: $to, limit: $limit, cursor: $cursor) { items { ...MailFields } nextCursor } }`,
       [MAIL_FIELDS],
     ),
     variables: ({ query }) => ({ to: query.to, ...page(query) }),
@@ -143,16 +90,7 @@ export const accountRoutes: RestRoute[] = [
     method: 'GET',
     path: '/mails/:id',
     summary: 'One mail (platform admins)',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          mail(id: $id) {
-            ...MailFields
-          }
-        }
-      `,
-      [MAIL_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { mail(id: $id) { ...MailFields } }`, [MAIL_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentMail(d.mail) }),
   }),

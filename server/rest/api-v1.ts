@@ -26,40 +26,13 @@ import { connectionRoutes } from './connections.ts';
 import { directoryRoutes } from './directory.ts';
 
 const REVOKE_API_KEY = graphql(
-  `
-    mutation ($id: ID!) {
-      revokeApiKey(id: $id) {
-        __typename
-        ... on ApiKey {
-          id
-        }
-        ...UserErrorFields
-      }
-    }
-  `,
+  `mutation($id: ID!) { revokeApiKey(id: $id) { __typename ... on ApiKey { id } ...UserErrorFields } }`,
   [USER_ERROR_FIELDS],
 );
 
-const AUDIT_LOG_FIELDS = graphql(`
-  fragment AuditLogFields on AuditLog {
-    id
-    organizationId
-    actor {
-      type
-      id
-      name
-      email
-    }
-    action
-    targetType
-    targetId
-    outcome
-    ip
-    userAgent
-    details
-    createdAt
-  }
-`);
+const AUDIT_LOG_FIELDS = graphql(
+  `fragment AuditLogFields on AuditLog { id organizationId actor { type id name email } action targetType targetId outcome ip userAgent details createdAt }`,
+);
 const presentAuditLog = (e: ResultOf<typeof AUDIT_LOG_FIELDS>) => ({
   id: e.id,
   organization_id: e.organizationId,
@@ -74,21 +47,9 @@ const presentAuditLog = (e: ResultOf<typeof AUDIT_LOG_FIELDS>) => ({
   created_at: e.createdAt,
 });
 
-const SESSION_FIELDS = graphql(`
-  fragment SessionFields on Session {
-    id
-    createdAt
-    lastUsedAt
-    expiresAt
-    ip
-    userAgent
-    organization {
-      id
-      name
-    }
-    current
-  }
-`);
+const SESSION_FIELDS = graphql(
+  `fragment SessionFields on Session { id createdAt lastUsedAt expiresAt ip userAgent organization { id name } current }`,
+);
 const presentSession = (s: ResultOf<typeof SESSION_FIELDS>) => ({
   id: s.id,
   created_at: s.createdAt,
@@ -107,16 +68,7 @@ export const apiV1Routes: RestRoute[] = [
     public: true,
     summary: 'Sign in with e-mail and password',
     operation: graphql(
-      `
-        mutation ($input: LoginInput!) {
-          login(input: $input) {
-            __typename
-            ...LoginFields
-            ...MfaChallengeFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: LoginInput!) { login(input: $input) { __typename ...LoginFields ...MfaChallengeFields ...UserErrorFields } }`,
       [LOGIN_FIELDS, MFA_CHALLENGE_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['email', 'password']) }),
@@ -131,28 +83,9 @@ export const apiV1Routes: RestRoute[] = [
     method: 'GET',
     path: '/auth/session',
     summary: 'The current session, user and organization',
-    operation: graphql(`
-      query {
-        viewer {
-          user {
-            id
-            email
-            name
-          }
-          organization {
-            id
-            name
-            role
-          }
-          platformAdmin
-          session {
-            id
-            createdAt
-            expiresAt
-          }
-        }
-      }
-    `),
+    operation: graphql(
+      `query { viewer { user { id email name } organization { id name role } platformAdmin session { id createdAt expiresAt } } }`,
+    ),
     respond: (d) => {
       if (!d.viewer) throw new ForbiddenError('An API key has no session: sign in, or use an OAuth access token');
       const v = d.viewer;
@@ -173,27 +106,14 @@ export const apiV1Routes: RestRoute[] = [
     path: '/auth/logout',
     summary: 'End the current session',
     body: false,
-    operation: graphql(`
-      mutation {
-        logout
-      }
-    `),
+    operation: graphql(`mutation { logout }`),
     respond: () => ({ status: 204, session: null }),
   }),
   route({
     method: 'GET',
     path: '/auth/sessions',
     summary: 'Where the caller is signed in: its live sessions, most recently used first',
-    operation: graphql(
-      `
-        query {
-          mySessions {
-            ...SessionFields
-          }
-        }
-      `,
-      [SESSION_FIELDS],
-    ),
+    operation: graphql(`query { mySessions { ...SessionFields } }`, [SESSION_FIELDS]),
     respond: (d) => ({ body: { sessions: d.mySessions.map(presentSession) } }),
   }),
   route({
@@ -201,18 +121,7 @@ export const apiV1Routes: RestRoute[] = [
     path: '/auth/sessions/:id',
     summary: "End one of the caller's sessions (ending the current one signs out)",
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          revokeSession(id: $id) {
-            __typename
-            ... on RevokedSession {
-              id
-              current
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { revokeSession(id: $id) { __typename ... on RevokedSession { id current } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),
@@ -222,42 +131,21 @@ export const apiV1Routes: RestRoute[] = [
     method: 'DELETE',
     path: '/auth/sessions',
     summary: 'Sign out everywhere else: end every session but the current one',
-    operation: graphql(`
-      mutation {
-        revokeOtherSessions
-      }
-    `),
+    operation: graphql(`mutation { revokeOtherSessions }`),
     respond: (d) => ({ body: { revoked: d.revokeOtherSessions } }),
   }),
   route({
     method: 'GET',
     path: '/orgs',
     summary: "The caller's organizations with its role in each",
-    operation: graphql(`
-      query {
-        myOrganizations {
-          id
-          name
-          role
-        }
-      }
-    `),
+    operation: graphql(`query { myOrganizations { id name role } }`),
     respond: (d) => ({ body: d.myOrganizations }),
   }),
   route({
     method: 'GET',
     path: '/users/me',
     summary: 'The current user profile',
-    operation: graphql(
-      `
-        query {
-          me {
-            ...MeFields
-          }
-        }
-      `,
-      [ME_FIELDS],
-    ),
+    operation: graphql(`query { me { ...MeFields } }`, [ME_FIELDS]),
     respond: (d) => ({ body: presentMe(d.me) }),
   }),
   route({
@@ -266,22 +154,7 @@ export const apiV1Routes: RestRoute[] = [
     summary:
       'Update the profile; a new password or address needs current_password; a new address takes effect once the link mailed there is used',
     operation: graphql(
-      `
-        mutation ($input: UpdateMeInput!) {
-          updateMe(input: $input) {
-            __typename
-            ... on UpdateMePayload {
-              user {
-                ...MeFields
-              }
-              login {
-                ...LoginFields
-              }
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: UpdateMeInput!) { updateMe(input: $input) { __typename ... on UpdateMePayload { user { ...MeFields } login { ...LoginFields } } ...UserErrorFields } }`,
       [ME_FIELDS, LOGIN_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({
@@ -298,14 +171,7 @@ export const apiV1Routes: RestRoute[] = [
     summary: 'Delete the account (with your password or a code)',
     body: true,
     operation: graphql(
-      `
-        mutation ($input: FreshProofInput) {
-          deleteMe(input: $input) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: FreshProofInput) { deleteMe(input: $input) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['password', 'code']) }),
@@ -316,16 +182,7 @@ export const apiV1Routes: RestRoute[] = [
     path: '/api-keys',
     summary: "The organization's API keys (the key and the secret are never shown again)",
     operation: graphql(
-      `
-        query ($org: String, $limit: Int, $cursor: String) {
-          apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) {
-            items {
-              ...ApiKeyFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $limit: Int, $cursor: String) { apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...ApiKeyFields } nextCursor } }`,
       [API_KEY_FIELDS],
     ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
@@ -336,21 +193,7 @@ export const apiV1Routes: RestRoute[] = [
     path: '/api-keys',
     summary: 'Create an API key; key and secret are shown only in this response',
     operation: graphql(
-      `
-        mutation ($input: CreateApiKeyInput!) {
-          createApiKey(input: $input) {
-            __typename
-            ... on CreatedApiKey {
-              key
-              secret
-              apiKey {
-                ...ApiKeyFields
-              }
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { __typename ... on CreatedApiKey { key secret apiKey { ...ApiKeyFields } } ...UserErrorFields } }`,
       [API_KEY_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['name', 'role', 'organization_id']) }),
@@ -383,16 +226,7 @@ export const apiV1Routes: RestRoute[] = [
     summary:
       'Accept an invitation: creates the account (name, password), joins with the signed-in one, or signs in with the password as login does (mfa_required for an account with a second factor)',
     operation: graphql(
-      `
-        mutation ($input: AcceptInvitationInput!) {
-          acceptInvitation(input: $input) {
-            __typename
-            ...LoginFields
-            ...MfaChallengeFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: AcceptInvitationInput!) { acceptInvitation(input: $input) { __typename ...LoginFields ...MfaChallengeFields ...UserErrorFields } }`,
       [LOGIN_FIELDS, MFA_CHALLENGE_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['token', 'name', 'password']) }),
@@ -408,38 +242,7 @@ export const apiV1Routes: RestRoute[] = [
     path: '/audit-logs',
     summary: 'The audit trail, newest first, filtered',
     operation: graphql(
-      `
-        query (
-          $org: String
-          $actor: String
-          $action: String
-          $targetType: String
-          $targetId: String
-          $outcome: String
-          $from: String
-          $to: String
-          $limit: Int
-          $cursor: String
-        ) {
-          auditLogs(
-            organizationId: $org
-            actor: $actor
-            action: $action
-            targetType: $targetType
-            targetId: $targetId
-            outcome: $outcome
-            from: $from
-            to: $to
-            limit: $limit
-            cursor: $cursor
-          ) {
-            items {
-              ...AuditLogFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $actor: String, $action: String, $targetType: String, $targetId: String, $outcome: String, $from: String, $to: String, $limit: Int, $cursor: String) { auditLogs(organizationId: $org, actor: $actor, action: $action, targetType: $targetType, targetId: $targetId, outcome: $outcome, from: $from, to: $to, limit: $limit, cursor: $cursor) { items { ...AuditLogFields } nextCursor } }`,
       [AUDIT_LOG_FIELDS],
     ),
     variables: ({ query }) => ({

@@ -6,42 +6,15 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { onlyFields, page, pick, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const APP_FIELDS = graphql(`
-  fragment AppFields on App {
-    id
-    name
-    description
-    webhookUrl
-    redirectUris
-    scopes
-    homepageUrl
-    createdAt
-    updatedAt
-  }
-`);
-const INSTALLATION_FIELDS = graphql(`
-  fragment InstallationFields on Installation {
-    id
-    appId
-    organizationId
-    clientId
-    launchUrl
-    installedAt
-    app {
-      name
-    }
-  }
-`);
+const APP_FIELDS = graphql(
+  `fragment AppFields on App { id name description webhookUrl redirectUris scopes homepageUrl createdAt updatedAt }`,
+);
+const INSTALLATION_FIELDS = graphql(
+  `fragment InstallationFields on Installation { id appId organizationId clientId launchUrl installedAt app { name } }`,
+);
 /** Creation and rotation only: the one time the signing secret is shown. */
 const WITH_SECRET_FIELDS = graphql(
-  `
-    fragment WithSecretFields on AppWithSecret {
-      signingSecret
-      app {
-        ...AppFields
-      }
-    }
-  `,
+  `fragment WithSecretFields on AppWithSecret { signingSecret app { ...AppFields } }`,
   [APP_FIELDS],
 );
 
@@ -89,16 +62,7 @@ export const appRoutes: RestRoute[] = [
     path: '/apps',
     summary: 'The marketplace catalog (never with signing secrets)',
     operation: graphql(
-      `
-        query ($limit: Int, $cursor: String) {
-          apps(limit: $limit, cursor: $cursor) {
-            items {
-              ...AppFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($limit: Int, $cursor: String) { apps(limit: $limit, cursor: $cursor) { items { ...AppFields } nextCursor } }`,
       [APP_FIELDS],
     ),
     variables: ({ query }) => page(query),
@@ -109,15 +73,7 @@ export const appRoutes: RestRoute[] = [
     path: '/apps',
     summary: 'Register an app (platform admins); signing_secret is shown only here and on rotation',
     operation: graphql(
-      `
-        mutation ($input: CreateAppInput!) {
-          createApp(input: $input) {
-            __typename
-            ...WithSecretFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateAppInput!) { createApp(input: $input) { __typename ...WithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: appInput(body) }),
@@ -127,16 +83,7 @@ export const appRoutes: RestRoute[] = [
     method: 'GET',
     path: '/apps/:id',
     summary: 'One app of the catalog',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          app(id: $id) {
-            ...AppFields
-          }
-        }
-      `,
-      [APP_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { app(id: $id) { ...AppFields } }`, [APP_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentApp(d.app) }),
   }),
@@ -145,15 +92,7 @@ export const appRoutes: RestRoute[] = [
     path: '/apps/:id',
     summary: 'Change an app (platform admins); new redirect URIs or scopes apply to every installed client at once',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateAppInput!) {
-          updateApp(id: $id, input: $input) {
-            __typename
-            ...AppFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateAppInput!) { updateApp(id: $id, input: $input) { __typename ...AppFields ...UserErrorFields } }`,
       [APP_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: appInput(body) }),
@@ -163,17 +102,9 @@ export const appRoutes: RestRoute[] = [
     method: 'DELETE',
     path: '/apps/:id',
     summary: 'Delete an app (platform admins); refused with 409 while it is installed anywhere',
-    operation: graphql(
-      `
-        mutation ($id: ID!) {
-          deleteApp(id: $id) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
-      [USER_ERROR_FIELDS],
-    ),
+    operation: graphql(`mutation($id: ID!) { deleteApp(id: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteApp), { status: 204 }),
   }),
@@ -183,15 +114,7 @@ export const appRoutes: RestRoute[] = [
     summary: 'Replace the signing secret (platform admins); the old one stops at once',
     body: false,
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          rotateAppSecret(id: $id) {
-            __typename
-            ...WithSecretFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { rotateAppSecret(id: $id) { __typename ...WithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),
@@ -203,15 +126,7 @@ export const appRoutes: RestRoute[] = [
     summary:
       'Install an app in the organization (its admins): creates its OAuth client and pushes the credentials to the app; 502 app_unreachable leaves nothing',
     operation: graphql(
-      `
-        mutation ($id: ID!, $org: String) {
-          installApp(appId: $id, organizationId: $org) {
-            __typename
-            ...InstallationFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $org: String) { installApp(appId: $id, organizationId: $org) { __typename ...InstallationFields ...UserErrorFields } }`,
       [INSTALLATION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, org: onlyFields(body, ['organization_id']).organization_id }),
@@ -222,16 +137,7 @@ export const appRoutes: RestRoute[] = [
     path: '/installations',
     summary: "The organization's installed apps (every member), each with its launch URL",
     operation: graphql(
-      `
-        query ($org: String, $limit: Int, $cursor: String) {
-          installations(organizationId: $org, limit: $limit, cursor: $cursor) {
-            items {
-              ...InstallationFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $limit: Int, $cursor: String) { installations(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...InstallationFields } nextCursor } }`,
       [INSTALLATION_FIELDS],
     ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
@@ -241,16 +147,7 @@ export const appRoutes: RestRoute[] = [
     method: 'GET',
     path: '/installations/:id',
     summary: 'One installation (every member of its organization)',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          installation(id: $id) {
-            ...InstallationFields
-          }
-        }
-      `,
-      [INSTALLATION_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { installation(id: $id) { ...InstallationFields } }`, [INSTALLATION_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentInstallation(d.installation) }),
   }),
@@ -259,17 +156,7 @@ export const appRoutes: RestRoute[] = [
     path: '/installations/:id',
     summary: 'Uninstall (admins): the client and its tokens end at once; app.uninstalled is sent through the queue',
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          uninstallApp(id: $id) {
-            __typename
-            ... on Installation {
-              id
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { uninstallApp(id: $id) { __typename ... on Installation { id } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),

@@ -3,33 +3,9 @@ import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, route, type RestRoute } from './route.ts';
 
-const CONNECTION_FIELDS = graphql(`
-  fragment ConnectionFields on SsoConnection {
-    id
-    organizationId
-    type
-    name
-    enabled
-    domains
-    defaultRole
-    requireSso
-    seatSubscriptionId
-    roleClaim
-    roleMap
-    issuer
-    clientId
-    hasClientSecret
-    scopes
-    entryPoint
-    idpEntityId
-    idpCertificates
-    callbackUrl
-    acsUrl
-    metadataUrl
-    createdAt
-    updatedAt
-  }
-`);
+const CONNECTION_FIELDS = graphql(
+  `fragment ConnectionFields on SsoConnection { id organizationId type name enabled domains defaultRole requireSso seatSubscriptionId roleClaim roleMap issuer clientId hasClientSecret scopes entryPoint idpEntityId idpCertificates callbackUrl acsUrl metadataUrl createdAt updatedAt }`,
+);
 
 const presentConnection = (c: ResultOf<typeof CONNECTION_FIELDS>) => ({
   id: c.id,
@@ -87,13 +63,7 @@ export const connectionRoutes: RestRoute[] = [
     path: '/connections',
     summary: "The organization's sign-in connections (?platform=true: the platform-wide ones, for platform admins)",
     operation: graphql(
-      `
-        query ($org: String, $platform: Boolean) {
-          ssoConnections(organizationId: $org, platform: $platform) {
-            ...ConnectionFields
-          }
-        }
-      `,
+      `query($org: String, $platform: Boolean) { ssoConnections(organizationId: $org, platform: $platform) { ...ConnectionFields } }`,
       [CONNECTION_FIELDS],
     ),
     variables: ({ query }) => ({ org: query.organization_id, platform: query.platform === 'true' }),
@@ -105,15 +75,7 @@ export const connectionRoutes: RestRoute[] = [
     summary:
       'Add an OpenID Connect or SAML connection (or, with platform: true, a platform-wide OpenID Connect or GitHub sign-in)',
     operation: graphql(
-      `
-        mutation ($input: CreateSsoConnectionInput!) {
-          createSsoConnection(input: $input) {
-            __typename
-            ...ConnectionFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateSsoConnectionInput!) { createSsoConnection(input: $input) { __typename ...ConnectionFields ...UserErrorFields } }`,
       [CONNECTION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['type', 'organization_id', 'platform', ...SETTINGS]) }),
@@ -123,16 +85,7 @@ export const connectionRoutes: RestRoute[] = [
     method: 'GET',
     path: '/connections/:id',
     summary: 'One sign-in connection (its client secret is never shown)',
-    operation: graphql(
-      `
-        query ($id: String!) {
-          ssoConnection(id: $id) {
-            ...ConnectionFields
-          }
-        }
-      `,
-      [CONNECTION_FIELDS],
-    ),
+    operation: graphql(`query($id: String!) { ssoConnection(id: $id) { ...ConnectionFields } }`, [CONNECTION_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentConnection(d.ssoConnection) }),
   }),
@@ -141,15 +94,7 @@ export const connectionRoutes: RestRoute[] = [
     path: '/connections/:id',
     summary: 'Change a connection; enabled: false stops its sign-ins at once',
     operation: graphql(
-      `
-        mutation ($id: String!, $input: UpdateSsoConnectionInput!) {
-          updateSsoConnection(id: $id, input: $input) {
-            __typename
-            ...ConnectionFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $input: UpdateSsoConnectionInput!) { updateSsoConnection(id: $id, input: $input) { __typename ...ConnectionFields ...UserErrorFields } }`,
       [CONNECTION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, SETTINGS) }),
@@ -159,11 +104,7 @@ export const connectionRoutes: RestRoute[] = [
     method: 'DELETE',
     path: '/connections/:id',
     summary: 'Remove a connection; the people who signed in through it keep their accounts',
-    operation: graphql(`
-      mutation ($id: String!) {
-        deleteSsoConnection(id: $id)
-      }
-    `),
+    operation: graphql(`mutation($id: String!) { deleteSsoConnection(id: $id) }`),
     variables: ({ params }) => ({ id: params.id }),
     respond: () => ({ status: 204 }),
   }),

@@ -5,21 +5,9 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const DOMAIN_FIELDS = graphql(`
-  fragment DomainFields on Domain {
-    id
-    domain
-    verified
-    verifiedAt
-    checkedAt
-    createdAt
-    verification {
-      type
-      name
-      value
-    }
-  }
-`);
+const DOMAIN_FIELDS = graphql(
+  `fragment DomainFields on Domain { id domain verified verifiedAt checkedAt createdAt verification { type name value } }`,
+);
 
 const presentDomain = (d: ResultOf<typeof DOMAIN_FIELDS>) => ({
   id: d.id,
@@ -37,16 +25,7 @@ export const domainRoutes: RestRoute[] = [
     path: '/domains',
     summary: "The organization's domains, verified or not, with the TXT record that proves each",
     operation: graphql(
-      `
-        query ($org: String, $limit: Int, $cursor: String) {
-          domains(organizationId: $org, limit: $limit, cursor: $cursor) {
-            items {
-              ...DomainFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $limit: Int, $cursor: String) { domains(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...DomainFields } nextCursor } }`,
       [DOMAIN_FIELDS],
     ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
@@ -57,15 +36,7 @@ export const domainRoutes: RestRoute[] = [
     path: '/domains',
     summary: 'Claim a domain; the answer names the TXT record to publish before verifying it',
     operation: graphql(
-      `
-        mutation ($input: AddDomainInput!) {
-          addDomain(input: $input) {
-            __typename
-            ...DomainFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: AddDomainInput!) { addDomain(input: $input) { __typename ...DomainFields ...UserErrorFields } }`,
       [DOMAIN_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['domain', 'organization_id']) }),
@@ -77,15 +48,7 @@ export const domainRoutes: RestRoute[] = [
     summary: 'Look up the TXT record and verify the domain; 409 verification_failed says what was found',
     body: false,
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          verifyDomain(id: $id) {
-            __typename
-            ...DomainFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { verifyDomain(id: $id) { __typename ...DomainFields ...UserErrorFields } }`,
       [DOMAIN_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),
@@ -96,17 +59,7 @@ export const domainRoutes: RestRoute[] = [
     path: '/domains/:id',
     summary: 'Remove a domain: connections stop serving it',
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          deleteDomain(id: $id) {
-            __typename
-            ... on Domain {
-              id
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { deleteDomain(id: $id) { __typename ... on Domain { id } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),

@@ -12,17 +12,9 @@ import type { RequestState } from '../middleware/request.ts';
 import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { route, type RestRoute } from './route.ts';
 
-const CHECK_FIELDS = graphql(`
-  fragment CheckFields on LicenseCheck {
-    allowed
-    code
-    product
-    feature
-    subscriptionId
-    status
-    expiresAt
-  }
-`);
+const CHECK_FIELDS = graphql(
+  `fragment CheckFields on LicenseCheck { allowed code product feature subscriptionId status expiresAt }`,
+);
 /** The service's answer on the direct path, the operation's on the route: the same fields (a time, or its text). */
 const presentCheck = (c: LicenseCheck | ResultOf<typeof CHECK_FIELDS>) => ({
   allowed: c.allowed,
@@ -39,20 +31,7 @@ export const licenseRoutes: RestRoute[] = [
     method: 'GET',
     path: '/licenses/entitlements',
     summary: "The caller's licenses, entitlements and licensed products",
-    operation: graphql(`
-      query {
-        myLicenses {
-          licenses
-          entitlements
-          products {
-            id
-            slug
-            name
-            features
-          }
-        }
-      }
-    `),
+    operation: graphql(`query { myLicenses { licenses entitlements products { id slug name features } } }`),
     respond: (d) => ({ body: d.myLicenses }),
   }),
   route({
@@ -60,13 +39,7 @@ export const licenseRoutes: RestRoute[] = [
     path: '/licenses/check',
     summary: 'Whether the caller may use a product or one of its features',
     operation: graphql(
-      `
-        query ($product: String, $feature: String, $entitlement: String) {
-          licenseCheck(product: $product, feature: $feature, entitlement: $entitlement) {
-            ...CheckFields
-          }
-        }
-      `,
+      `query($product: String, $feature: String, $entitlement: String) { licenseCheck(product: $product, feature: $feature, entitlement: $entitlement) { ...CheckFields } }`,
       [CHECK_FIELDS],
     ),
     variables: ({ query }) => ({ product: query.product, feature: query.feature, entitlement: query.entitlement }),

@@ -5,13 +5,9 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, route, type RestRoute } from './route.ts';
 import { LOGIN_FIELDS, loginSession, presentLogin } from './presenters.ts';
 
-export const MFA_CHALLENGE_FIELDS = graphql(`
-  fragment MfaChallengeFields on MfaChallenge {
-    mfaToken
-    expiresAt
-    methods
-  }
-`);
+export const MFA_CHALLENGE_FIELDS = graphql(
+  `fragment MfaChallengeFields on MfaChallenge { mfaToken expiresAt methods }`,
+);
 export const presentMfaChallenge = (c: ResultOf<typeof MFA_CHALLENGE_FIELDS>) => ({
   mfa_required: true,
   mfa_token: c.mfaToken,
@@ -19,14 +15,9 @@ export const presentMfaChallenge = (c: ResultOf<typeof MFA_CHALLENGE_FIELDS>) =>
   methods: c.methods,
 });
 
-const MFA_STATUS_FIELDS = graphql(`
-  fragment MfaStatusFields on MfaStatus {
-    totp
-    totpPending
-    passkeys
-    recoveryCodesLeft
-  }
-`);
+const MFA_STATUS_FIELDS = graphql(
+  `fragment MfaStatusFields on MfaStatus { totp totpPending passkeys recoveryCodesLeft }`,
+);
 const presentStatus = (s: ResultOf<typeof MFA_STATUS_FIELDS>) => ({
   totp: s.totp,
   totp_pending: s.totpPending,
@@ -44,15 +35,7 @@ export const mfaRoutes: RestRoute[] = [
     public: true,
     summary: 'Complete a sign-in with a code of the authenticator app or a recovery code',
     operation: graphql(
-      `
-        mutation ($input: MfaLoginInput!) {
-          completeMfaLogin(input: $input) {
-            __typename
-            ...LoginFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: MfaLoginInput!) { completeMfaLogin(input: $input) { __typename ...LoginFields ...UserErrorFields } }`,
       [LOGIN_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['mfa_token', 'code', 'recovery_code']) }),
@@ -65,16 +48,7 @@ export const mfaRoutes: RestRoute[] = [
     method: 'GET',
     path: '/users/me/mfa',
     summary: 'Your second factors',
-    operation: graphql(
-      `
-        query {
-          myMfa {
-            ...MfaStatusFields
-          }
-        }
-      `,
-      [MFA_STATUS_FIELDS],
-    ),
+    operation: graphql(`query { myMfa { ...MfaStatusFields } }`, [MFA_STATUS_FIELDS]),
     respond: (d) => ({ body: presentStatus(d.myMfa) }),
   }),
   route({
@@ -82,19 +56,7 @@ export const mfaRoutes: RestRoute[] = [
     path: '/users/me/mfa/totp',
     summary: 'Start setting up an authenticator app (pending until confirmed; as the first factor, with your password)',
     operation: graphql(
-      `
-        mutation ($input: FreshProofInput) {
-          enrollTotp(input: $input) {
-            __typename
-            ... on TotpEnrolment {
-              secret
-              otpauthUrl
-              qrSvg
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: FreshProofInput) { enrollTotp(input: $input) { __typename ... on TotpEnrolment { secret otpauthUrl qrSvg } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, PROOF) }),
@@ -108,17 +70,7 @@ export const mfaRoutes: RestRoute[] = [
     path: '/users/me/mfa/totp/confirm',
     summary: 'Confirm the authenticator app with a code; answers ten recovery codes, shown once',
     operation: graphql(
-      `
-        mutation ($input: TotpCodeInput!) {
-          confirmTotp(input: $input) {
-            __typename
-            ... on RecoveryCodes {
-              codes
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: TotpCodeInput!) { confirmTotp(input: $input) { __typename ... on RecoveryCodes { codes } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['code']) }),
@@ -130,15 +82,7 @@ export const mfaRoutes: RestRoute[] = [
     summary: 'Remove the authenticator app (with your password or a code)',
     body: true,
     operation: graphql(
-      `
-        mutation ($input: FreshProofInput!) {
-          removeTotp(input: $input) {
-            __typename
-            ...MfaStatusFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: FreshProofInput!) { removeTotp(input: $input) { __typename ...MfaStatusFields ...UserErrorFields } }`,
       [MFA_STATUS_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, PROOF) }),
@@ -149,17 +93,7 @@ export const mfaRoutes: RestRoute[] = [
     path: '/users/me/mfa/recovery-codes',
     summary: 'A new set of recovery codes (with your password or a code); the old ones stop working',
     operation: graphql(
-      `
-        mutation ($input: FreshProofInput!) {
-          regenerateRecoveryCodes(input: $input) {
-            __typename
-            ... on RecoveryCodes {
-              codes
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: FreshProofInput!) { regenerateRecoveryCodes(input: $input) { __typename ... on RecoveryCodes { codes } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, PROOF) }),

@@ -4,35 +4,12 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const CLIENT_FIELDS = graphql(`
-  fragment ClientFields on OAuthClient {
-    id
-    clientId
-    organizationId
-    name
-    description
-    redirectUris
-    postLogoutRedirectUris
-    allowedOrigins
-    allowedScopes
-    grantTypes
-    idTokenSignedResponseAlg
-    enabled
-    consentRequired
-    createdAt
-    updatedAt
-  }
-`);
+const CLIENT_FIELDS = graphql(
+  `fragment ClientFields on OAuthClient { id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt }`,
+);
 /** Registration and rotation only: the one time the client secret is shown. */
 const WITH_SECRET_FIELDS = graphql(
-  `
-    fragment ClientWithSecretFields on OAuthClientWithSecret {
-      clientSecret
-      client {
-        ...ClientFields
-      }
-    }
-  `,
+  `fragment ClientWithSecretFields on OAuthClientWithSecret { clientSecret client { ...ClientFields } }`,
   [CLIENT_FIELDS],
 );
 
@@ -78,15 +55,7 @@ export const oauthClientRoutes: RestRoute[] = [
     path: '/oauth-clients',
     summary: 'Register an OAuth client; client_secret is shown only in this response',
     operation: graphql(
-      `
-        mutation ($input: CreateOAuthClientInput!) {
-          createOAuthClient(input: $input) {
-            __typename
-            ...ClientWithSecretFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateOAuthClientInput!) { createOAuthClient(input: $input) { __typename ...ClientWithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, [...WRITABLE, 'organization_id']) }),
@@ -97,16 +66,7 @@ export const oauthClientRoutes: RestRoute[] = [
     path: '/oauth-clients',
     summary: "The organization's OAuth clients",
     operation: graphql(
-      `
-        query ($org: String, $limit: Int, $cursor: String) {
-          oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) {
-            items {
-              ...ClientFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $limit: Int, $cursor: String) { oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...ClientFields } nextCursor } }`,
       [CLIENT_FIELDS],
     ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
@@ -116,16 +76,7 @@ export const oauthClientRoutes: RestRoute[] = [
     method: 'GET',
     path: '/oauth-clients/:id',
     summary: 'One OAuth client (by id or client_id)',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          oauthClient(id: $id) {
-            ...ClientFields
-          }
-        }
-      `,
-      [CLIENT_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { oauthClient(id: $id) { ...ClientFields } }`, [CLIENT_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentClient(d.oauthClient) }),
   }),
@@ -134,15 +85,7 @@ export const oauthClientRoutes: RestRoute[] = [
     path: '/oauth-clients/:id',
     summary: 'Update an OAuth client; {"enabled": false} disables it and ends its tokens',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateOAuthClientInput!) {
-          updateOAuthClient(id: $id, input: $input) {
-            __typename
-            ...ClientFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateOAuthClientInput!) { updateOAuthClient(id: $id, input: $input) { __typename ...ClientFields ...UserErrorFields } }`,
       [CLIENT_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, WRITABLE) }),
@@ -154,15 +97,7 @@ export const oauthClientRoutes: RestRoute[] = [
     summary: 'Replace the client secret; the new one is shown only in this response',
     body: false,
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          rotateOAuthClientSecret(id: $id) {
-            __typename
-            ...ClientWithSecretFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { rotateOAuthClientSecret(id: $id) { __typename ...ClientWithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),
@@ -172,17 +107,9 @@ export const oauthClientRoutes: RestRoute[] = [
     method: 'DELETE',
     path: '/oauth-clients/:id',
     summary: 'Delete an OAuth client and everything issued to it',
-    operation: graphql(
-      `
-        mutation ($id: ID!) {
-          deleteOAuthClient(id: $id) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
-      [USER_ERROR_FIELDS],
-    ),
+    operation: graphql(`mutation($id: ID!) { deleteOAuthClient(id: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteOAuthClient), { status: 204 }),
   }),

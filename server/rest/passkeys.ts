@@ -6,17 +6,9 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, route, type RestRoute } from './route.ts';
 import { LOGIN_FIELDS, loginSession, presentLogin } from './presenters.ts';
 
-const PASSKEY_FIELDS = graphql(`
-  fragment PasskeyFields on Passkey {
-    id
-    name
-    createdAt
-    lastUsedAt
-    deviceType
-    backedUp
-    transports
-  }
-`);
+const PASSKEY_FIELDS = graphql(
+  `fragment PasskeyFields on Passkey { id name createdAt lastUsedAt deviceType backedUp transports }`,
+);
 const presentPasskey = (p: ResultOf<typeof PASSKEY_FIELDS>) => ({
   id: p.id,
   name: p.name,
@@ -33,11 +25,7 @@ export const passkeyRoutes: RestRoute[] = [
     path: '/users/me/passkeys/options',
     summary:
       'WebAuthn creation options for a new passkey (they work once, for 5 minutes; as the first factor, with your password)',
-    operation: graphql(`
-      mutation ($input: FreshProofInput) {
-        passkeyRegistrationOptions(input: $input)
-      }
-    `),
+    operation: graphql(`mutation($input: FreshProofInput) { passkeyRegistrationOptions(input: $input) }`),
     variables: ({ body }) => ({ input: fromBody(body, ['password', 'code']) }),
     respond: (d) => ({ body: d.passkeyRegistrationOptions }),
   }),
@@ -46,15 +34,7 @@ export const passkeyRoutes: RestRoute[] = [
     path: '/users/me/passkeys',
     summary: "Register a passkey from the browser's answer to the options",
     operation: graphql(
-      `
-        mutation ($input: RegisterPasskeyInput!) {
-          registerPasskey(input: $input) {
-            __typename
-            ...PasskeyFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: RegisterPasskeyInput!) { registerPasskey(input: $input) { __typename ...PasskeyFields ...UserErrorFields } }`,
       [PASSKEY_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['name', 'response']) }),
@@ -64,16 +44,7 @@ export const passkeyRoutes: RestRoute[] = [
     method: 'GET',
     path: '/users/me/passkeys',
     summary: "The caller's passkeys, oldest first",
-    operation: graphql(
-      `
-        query {
-          myPasskeys {
-            ...PasskeyFields
-          }
-        }
-      `,
-      [PASSKEY_FIELDS],
-    ),
+    operation: graphql(`query { myPasskeys { ...PasskeyFields } }`, [PASSKEY_FIELDS]),
     respond: (d) => ({ body: { passkeys: d.myPasskeys.map(presentPasskey) } }),
   }),
   route({
@@ -81,15 +52,7 @@ export const passkeyRoutes: RestRoute[] = [
     path: '/users/me/passkeys/:id',
     summary: 'Rename a passkey',
     operation: graphql(
-      `
-        mutation ($id: ID!, $name: String!) {
-          renamePasskey(id: $id, name: $name) {
-            __typename
-            ...PasskeyFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $name: String!) { renamePasskey(id: $id, name: $name) { __typename ...PasskeyFields ...UserErrorFields } }`,
       [PASSKEY_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, ...fromBody(body, ['name']) }),
@@ -101,17 +64,7 @@ export const passkeyRoutes: RestRoute[] = [
     summary: "Remove a passkey; needs the account's password",
     body: true,
     operation: graphql(
-      `
-        mutation ($id: ID!, $password: String!) {
-          removePasskey(id: $id, password: $password) {
-            __typename
-            ... on RemovedPasskey {
-              id
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $password: String!) { removePasskey(id: $id, password: $password) { __typename ... on RemovedPasskey { id } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, ...fromBody(body, ['password']) }),
@@ -123,11 +76,7 @@ export const passkeyRoutes: RestRoute[] = [
     public: true,
     summary: 'WebAuthn request options for signing in with a passkey (they work once, for 5 minutes)',
     body: false,
-    operation: graphql(`
-      mutation {
-        passkeySignInOptions
-      }
-    `),
+    operation: graphql(`mutation { passkeySignInOptions }`),
     respond: (d) => ({ body: d.passkeySignInOptions }),
   }),
   route({
@@ -136,15 +85,7 @@ export const passkeyRoutes: RestRoute[] = [
     public: true,
     summary: "Sign in with the browser's answer to the passkey options, without a password",
     operation: graphql(
-      `
-        mutation ($input: PasskeySignInInput!) {
-          passkeySignIn(input: $input) {
-            __typename
-            ...LoginFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: PasskeySignInInput!) { passkeySignIn(input: $input) { __typename ...LoginFields ...UserErrorFields } }`,
       [LOGIN_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['response', 'mfa_token']) }),

@@ -2,17 +2,9 @@
 // are made from: each presenter reads the fragment beside it.
 import { graphql, type ResultOf } from '../graphql/typed.ts';
 
-export const USER_FIELDS = graphql(`
-  fragment UserFields on User {
-    id
-    email
-    emailVerified
-    name
-    picture
-    createdAt
-    updatedAt
-  }
-`);
+export const USER_FIELDS = graphql(
+  `fragment UserFields on User { id email emailVerified name picture createdAt updatedAt }`,
+);
 export const presentUser = (u: ResultOf<typeof USER_FIELDS>) => ({
   id: u.id,
   email: u.email,
@@ -24,31 +16,15 @@ export const presentUser = (u: ResultOf<typeof USER_FIELDS>) => ({
 });
 
 /** The caller's own record: a new address it asked for shows until it is proven. */
-export const ME_FIELDS = graphql(
-  `
-    fragment MeFields on User {
-      ...UserFields
-      pendingEmail
-    }
-  `,
-  [USER_FIELDS],
-);
+export const ME_FIELDS = graphql(`fragment MeFields on User { ...UserFields pendingEmail }`, [USER_FIELDS]);
 export const presentMe = (u: ResultOf<typeof ME_FIELDS>) => ({
   ...presentUser(u),
   pending_email: u.pendingEmail ?? null,
 });
 
-export const ORGANIZATION_FIELDS = graphql(`
-  fragment OrganizationFields on Organization {
-    id
-    name
-    role
-    isOperator
-    requireMfa
-    createdAt
-    updatedAt
-  }
-`);
+export const ORGANIZATION_FIELDS = graphql(
+  `fragment OrganizationFields on Organization { id name role isOperator requireMfa createdAt updatedAt }`,
+);
 export const presentOrganization = (o: ResultOf<typeof ORGANIZATION_FIELDS>) => ({
   id: o.id,
   name: o.name,
@@ -59,33 +35,9 @@ export const presentOrganization = (o: ResultOf<typeof ORGANIZATION_FIELDS>) => 
   updated_at: o.updatedAt,
 });
 
-export const LOGIN_FIELDS = graphql(`
-  fragment LoginFields on LoginPayload {
-    token
-    tokenType
-    expiresAt
-    session {
-      id
-      createdAt
-      expiresAt
-    }
-    user {
-      id
-      email
-      name
-    }
-    organization {
-      id
-      name
-      role
-    }
-    mfaEnrollmentRequired
-    deviceCookie {
-      value
-      expiresAt
-    }
-  }
-`);
+export const LOGIN_FIELDS = graphql(
+  `fragment LoginFields on LoginPayload { token tokenType expiresAt session { id createdAt expiresAt } user { id email name } organization { id name role } mfaEnrollmentRequired deviceCookie { value expiresAt } }`,
+);
 type Login = ResultOf<typeof LOGIN_FIELDS>;
 /** The cookies a sign-in sets (mountRoutes): the session's, and the device cookie, which the body does not carry. */
 export const loginSession = (l: Login) => ({ token: l.token, expiresAt: l.expiresAt, device: l.deviceCookie });
@@ -99,19 +51,7 @@ export const presentLogin = (l: Login) => ({
 });
 
 export const MEMBER_FIELDS = graphql(
-  `
-    fragment MemberFields on Membership {
-      id
-      organizationId
-      userId
-      role
-      createdAt
-      mfaEnabled
-      user {
-        ...UserFields
-      }
-    }
-  `,
+  `fragment MemberFields on Membership { id organizationId userId role createdAt mfaEnabled user { ...UserFields } }`,
   [USER_FIELDS],
 );
 export const presentMember = (m: ResultOf<typeof MEMBER_FIELDS>) => ({
@@ -123,18 +63,9 @@ export const presentMember = (m: ResultOf<typeof MEMBER_FIELDS>) => ({
   user: { id: m.user.id, email: m.user.email, name: m.user.name, email_verified: m.user.emailVerified },
 });
 
-export const INVITATION_FIELDS = graphql(`
-  fragment InvitationFields on Invitation {
-    id
-    organizationId
-    email
-    role
-    status
-    invitedById
-    expiresAt
-    createdAt
-  }
-`);
+export const INVITATION_FIELDS = graphql(
+  `fragment InvitationFields on Invitation { id organizationId email role status invitedById expiresAt createdAt }`,
+);
 export const presentInvitation = (i: ResultOf<typeof INVITATION_FIELDS>) => ({
   id: i.id,
   organization_id: i.organizationId,
@@ -146,18 +77,9 @@ export const presentInvitation = (i: ResultOf<typeof INVITATION_FIELDS>) => ({
   created_at: i.createdAt,
 });
 
-export const API_KEY_FIELDS = graphql(`
-  fragment ApiKeyFields on ApiKey {
-    id
-    organizationId
-    name
-    keyPrefix
-    role
-    createdById
-    createdAt
-    lastUsedAt
-  }
-`);
+export const API_KEY_FIELDS = graphql(
+  `fragment ApiKeyFields on ApiKey { id organizationId name keyPrefix role createdById createdAt lastUsedAt }`,
+);
 export const presentApiKey = (k: ResultOf<typeof API_KEY_FIELDS>) => ({
   id: k.id,
   name: k.name,

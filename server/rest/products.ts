@@ -5,17 +5,9 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const PRODUCT_FIELDS = graphql(`
-  fragment ProductFields on Product {
-    id
-    name
-    slug
-    description
-    features
-    createdAt
-    updatedAt
-  }
-`);
+const PRODUCT_FIELDS = graphql(
+  `fragment ProductFields on Product { id name slug description features createdAt updatedAt }`,
+);
 const WRITABLE = ['name', 'slug', 'description', 'features'];
 
 /** GraphQL would read a lone string as a one-item list; the REST body must send a list. */
@@ -42,16 +34,7 @@ export const productRoutes: RestRoute[] = [
     path: '/products',
     summary: 'The product catalog',
     operation: graphql(
-      `
-        query ($limit: Int, $cursor: String) {
-          products(limit: $limit, cursor: $cursor) {
-            items {
-              ...ProductFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($limit: Int, $cursor: String) { products(limit: $limit, cursor: $cursor) { items { ...ProductFields } nextCursor } }`,
       [PRODUCT_FIELDS],
     ),
     variables: ({ query }) => page(query),
@@ -62,15 +45,7 @@ export const productRoutes: RestRoute[] = [
     path: '/products',
     summary: 'Create a product (platform admins)',
     operation: graphql(
-      `
-        mutation ($input: CreateProductInput!) {
-          createProduct(input: $input) {
-            __typename
-            ...ProductFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateProductInput!) { createProduct(input: $input) { __typename ...ProductFields ...UserErrorFields } }`,
       [PRODUCT_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: input(body) }),
@@ -80,16 +55,7 @@ export const productRoutes: RestRoute[] = [
     method: 'GET',
     path: '/products/:slug',
     summary: 'One product, by its slug',
-    operation: graphql(
-      `
-        query ($slug: String!) {
-          product(slug: $slug) {
-            ...ProductFields
-          }
-        }
-      `,
-      [PRODUCT_FIELDS],
-    ),
+    operation: graphql(`query($slug: String!) { product(slug: $slug) { ...ProductFields } }`, [PRODUCT_FIELDS]),
     variables: ({ params }) => ({ slug: params.slug }),
     respond: (d) => ({ body: presentProduct(d.product) }),
   }),
@@ -98,15 +64,7 @@ export const productRoutes: RestRoute[] = [
     path: '/products/:id',
     summary: 'Update a product (platform admins)',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateProductInput!) {
-          updateProduct(id: $id, input: $input) {
-            __typename
-            ...ProductFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateProductInput!) { updateProduct(id: $id, input: $input) { __typename ...ProductFields ...UserErrorFields } }`,
       [PRODUCT_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: input(body) }),
@@ -116,17 +74,9 @@ export const productRoutes: RestRoute[] = [
     method: 'DELETE',
     path: '/products/:id',
     summary: 'Delete a product no subscription refers to (platform admins)',
-    operation: graphql(
-      `
-        mutation ($id: ID!) {
-          deleteProduct(id: $id) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
-      [USER_ERROR_FIELDS],
-    ),
+    operation: graphql(`mutation($id: ID!) { deleteProduct(id: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteProduct), { status: 204 }),
   }),

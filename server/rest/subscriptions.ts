@@ -5,34 +5,12 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, onlyFields, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const SUBSCRIPTION_FIELDS = graphql(`
-  fragment SubscriptionFields on Subscription {
-    id
-    organizationId
-    productId
-    totalSeats
-    assignedSeats
-    pricePerSeat
-    billingCycle
-    status
-    endDate
-    createdAt
-    updatedAt
-  }
-`);
-const SEAT_FIELDS = graphql(`
-  fragment SeatFields on Seat {
-    id
-    subscriptionId
-    userId
-    createdAt
-    user {
-      id
-      email
-      name
-    }
-  }
-`);
+const SUBSCRIPTION_FIELDS = graphql(
+  `fragment SubscriptionFields on Subscription { id organizationId productId totalSeats assignedSeats pricePerSeat billingCycle status endDate createdAt updatedAt }`,
+);
+const SEAT_FIELDS = graphql(
+  `fragment SeatFields on Seat { id subscriptionId userId createdAt user { id email name } }`,
+);
 
 export const presentSubscription = (s: ResultOf<typeof SUBSCRIPTION_FIELDS>) => ({
   id: s.id,
@@ -73,16 +51,7 @@ export const subscriptionRoutes: RestRoute[] = [
     path: '/subscriptions',
     summary: 'Subscriptions, filtered by organization, product and status',
     operation: graphql(
-      `
-        query ($org: String, $product: String, $status: SubscriptionStatus, $limit: Int, $cursor: String) {
-          subscriptions(organizationId: $org, productId: $product, status: $status, limit: $limit, cursor: $cursor) {
-            items {
-              ...SubscriptionFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $product: String, $status: SubscriptionStatus, $limit: Int, $cursor: String) { subscriptions(organizationId: $org, productId: $product, status: $status, limit: $limit, cursor: $cursor) { items { ...SubscriptionFields } nextCursor } }`,
       [SUBSCRIPTION_FIELDS],
     ),
     variables: ({ query }) => ({
@@ -98,15 +67,7 @@ export const subscriptionRoutes: RestRoute[] = [
     path: '/subscriptions',
     summary: 'Create a subscription for an organization (platform admins)',
     operation: graphql(
-      `
-        mutation ($input: CreateSubscriptionInput!) {
-          createSubscription(input: $input) {
-            __typename
-            ...SubscriptionFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateSubscriptionInput!) { createSubscription(input: $input) { __typename ...SubscriptionFields ...UserErrorFields } }`,
       [SUBSCRIPTION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: money(fromBody(body, CREATE)) }),
@@ -116,16 +77,7 @@ export const subscriptionRoutes: RestRoute[] = [
     method: 'GET',
     path: '/subscriptions/:id',
     summary: 'One subscription',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          subscription(id: $id) {
-            ...SubscriptionFields
-          }
-        }
-      `,
-      [SUBSCRIPTION_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { subscription(id: $id) { ...SubscriptionFields } }`, [SUBSCRIPTION_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentSubscription(d.subscription) }),
   }),
@@ -134,15 +86,7 @@ export const subscriptionRoutes: RestRoute[] = [
     path: '/subscriptions/:id',
     summary: 'Change seats, price, cycle, status or end date; status cancelled cancels (platform admins)',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateSubscriptionInput!) {
-          updateSubscription(id: $id, input: $input) {
-            __typename
-            ...SubscriptionFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateSubscriptionInput!) { updateSubscription(id: $id, input: $input) { __typename ...SubscriptionFields ...UserErrorFields } }`,
       [SUBSCRIPTION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: money(fromBody(body, UPDATE)) }),
@@ -153,15 +97,7 @@ export const subscriptionRoutes: RestRoute[] = [
     path: '/subscriptions/:id',
     summary: 'Cancel a subscription; the record stays (platform admins)',
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          cancelSubscription(id: $id) {
-            __typename
-            ...SubscriptionFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ...SubscriptionFields ...UserErrorFields } }`,
       [SUBSCRIPTION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),
@@ -175,16 +111,7 @@ export const seatRoutes: RestRoute[] = [
     path: '/subscriptions/:id/seats',
     summary: "A subscription's assigned seats (the organization's admins)",
     operation: graphql(
-      `
-        query ($id: ID!, $limit: Int, $cursor: String) {
-          subscriptionSeats(subscriptionId: $id, limit: $limit, cursor: $cursor) {
-            items {
-              ...SeatFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($id: ID!, $limit: Int, $cursor: String) { subscriptionSeats(subscriptionId: $id, limit: $limit, cursor: $cursor) { items { ...SeatFields } nextCursor } }`,
       [SEAT_FIELDS],
     ),
     variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
@@ -195,15 +122,7 @@ export const seatRoutes: RestRoute[] = [
     path: '/subscriptions/:id/seats',
     summary: "Give a member a seat (the organization's admins)",
     operation: graphql(
-      `
-        mutation ($id: ID!, $user_id: ID!) {
-          assignSeat(subscriptionId: $id, userId: $user_id) {
-            __typename
-            ...SeatFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $user_id: ID!) { assignSeat(subscriptionId: $id, userId: $user_id) { __typename ...SeatFields ...UserErrorFields } }`,
       [SEAT_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, user_id: onlyFields(body, ['user_id']).user_id }),
@@ -214,14 +133,7 @@ export const seatRoutes: RestRoute[] = [
     path: '/subscriptions/:id/seats/:user_id',
     summary: "Take a member's seat back (the organization's admins)",
     operation: graphql(
-      `
-        mutation ($id: ID!, $user: ID!) {
-          unassignSeat(subscriptionId: $id, userId: $user) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id, user: params.user_id }),

@@ -22,16 +22,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations',
     summary: "Organizations: every one for platform admins, else the caller's",
     operation: graphql(
-      `
-        query ($limit: Int, $cursor: String, $search: String) {
-          organizations(limit: $limit, cursor: $cursor, search: $search) {
-            items {
-              ...OrganizationFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($limit: Int, $cursor: String, $search: String) { organizations(limit: $limit, cursor: $cursor, search: $search) { items { ...OrganizationFields } nextCursor } }`,
       [ORGANIZATION_FIELDS],
     ),
     variables: ({ query }) => ({ search: query.search, ...page(query) }),
@@ -42,15 +33,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations',
     summary: 'Create an organization owned by the caller',
     operation: graphql(
-      `
-        mutation ($input: CreateOrganizationInput!) {
-          createOrganization(input: $input) {
-            __typename
-            ...OrganizationFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateOrganizationInput!) { createOrganization(input: $input) { __typename ...OrganizationFields ...UserErrorFields } }`,
       [ORGANIZATION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: fromBody(body, ['name']) }),
@@ -60,16 +43,7 @@ export const v1Routes: RestRoute[] = [
     method: 'GET',
     path: '/organizations/:id',
     summary: 'One organization',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          organization(id: $id) {
-            ...OrganizationFields
-          }
-        }
-      `,
-      [ORGANIZATION_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { organization(id: $id) { ...OrganizationFields } }`, [ORGANIZATION_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentOrganization(d.organization) }),
   }),
@@ -78,15 +52,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id',
     summary: 'Update an organization (owners and admins)',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateOrganizationInput!) {
-          updateOrganization(id: $id, input: $input) {
-            __typename
-            ...OrganizationFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateOrganizationInput!) { updateOrganization(id: $id, input: $input) { __typename ...OrganizationFields ...UserErrorFields } }`,
       [ORGANIZATION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['name', 'require_mfa']) }),
@@ -97,16 +63,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/members',
     summary: "An organization's members and their roles",
     operation: graphql(
-      `
-        query ($id: String!, $limit: Int, $cursor: String) {
-          members(organizationId: $id, limit: $limit, cursor: $cursor) {
-            items {
-              ...MemberFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($id: String!, $limit: Int, $cursor: String) { members(organizationId: $id, limit: $limit, cursor: $cursor) { items { ...MemberFields } nextCursor } }`,
       [MEMBER_FIELDS],
     ),
     variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
@@ -117,15 +74,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/members/:user_id',
     summary: "Change a member's role",
     operation: graphql(
-      `
-        mutation ($id: String!, $user: String!, $role: Role!) {
-          changeMemberRole(organizationId: $id, userId: $user, role: $role) {
-            __typename
-            ...MemberFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $user: String!, $role: Role!) { changeMemberRole(organizationId: $id, userId: $user, role: $role) { __typename ...MemberFields ...UserErrorFields } }`,
       [MEMBER_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, user: params.user_id, role: onlyFields(body, ['role']).role }),
@@ -136,14 +85,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/members/:user_id',
     summary: 'Remove a member (or leave)',
     operation: graphql(
-      `
-        mutation ($id: String!, $user: String!) {
-          removeMember(organizationId: $id, userId: $user) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $user: String!) { removeMember(organizationId: $id, userId: $user) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id, user: params.user_id }),
@@ -154,14 +96,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/members/:user_id/mfa',
     summary: "Reset a member's second factors (owners; the member is mailed)",
     operation: graphql(
-      `
-        mutation ($id: ID!, $user: ID!) {
-          resetMemberMfa(organizationId: $id, userId: $user) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $user: ID!) { resetMemberMfa(organizationId: $id, userId: $user) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id, user: params.user_id }),
@@ -172,15 +107,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/transfer-ownership',
     summary: 'Make a member owner, the calling owner stepping down to admin',
     operation: graphql(
-      `
-        mutation ($id: String!, $user: String!, $stepDown: Boolean) {
-          transferOwnership(organizationId: $id, userId: $user, stepDown: $stepDown) {
-            __typename
-            ...MemberFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $user: String!, $stepDown: Boolean) { transferOwnership(organizationId: $id, userId: $user, stepDown: $stepDown) { __typename ...MemberFields ...UserErrorFields } }`,
       [MEMBER_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => {
@@ -194,16 +121,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/invitations',
     summary: "An organization's invitations",
     operation: graphql(
-      `
-        query ($id: String!, $limit: Int, $cursor: String) {
-          invitations(organizationId: $id, limit: $limit, cursor: $cursor) {
-            items {
-              ...InvitationFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($id: String!, $limit: Int, $cursor: String) { invitations(organizationId: $id, limit: $limit, cursor: $cursor) { items { ...InvitationFields } nextCursor } }`,
       [INVITATION_FIELDS],
     ),
     variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
@@ -214,21 +132,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/invitations',
     summary: 'Invite an e-mail address; returns a link to pass on, once',
     operation: graphql(
-      `
-        mutation ($id: String!, $input: CreateInvitationInput!) {
-          createInvitation(organizationId: $id, input: $input) {
-            __typename
-            ... on CreatedInvitation {
-              token
-              acceptUrl
-              invitation {
-                ...InvitationFields
-              }
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $input: CreateInvitationInput!) { createInvitation(organizationId: $id, input: $input) { __typename ... on CreatedInvitation { token acceptUrl invitation { ...InvitationFields } } ...UserErrorFields } }`,
       [INVITATION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['email', 'role']) }),
@@ -243,21 +147,7 @@ export const v1Routes: RestRoute[] = [
     body: false,
     summary: 'Mail a pending invitation again with a new link (valid 7 days); the old links stop working',
     operation: graphql(
-      `
-        mutation ($id: String!, $inv: String!) {
-          resendInvitation(organizationId: $id, invitationId: $inv) {
-            __typename
-            ... on CreatedInvitation {
-              token
-              acceptUrl
-              invitation {
-                ...InvitationFields
-              }
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $inv: String!) { resendInvitation(organizationId: $id, invitationId: $inv) { __typename ... on CreatedInvitation { token acceptUrl invitation { ...InvitationFields } } ...UserErrorFields } }`,
       [INVITATION_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id, inv: params.invitation_id }),
@@ -271,17 +161,7 @@ export const v1Routes: RestRoute[] = [
     path: '/organizations/:id/invitations/:invitation_id',
     summary: 'Revoke a pending invitation',
     operation: graphql(
-      `
-        mutation ($id: String!, $inv: String!) {
-          revokeInvitation(organizationId: $id, invitationId: $inv) {
-            __typename
-            ... on Invitation {
-              id
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: String!, $inv: String!) { revokeInvitation(organizationId: $id, invitationId: $inv) { __typename ... on Invitation { id } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id, inv: params.invitation_id }),
@@ -292,16 +172,7 @@ export const v1Routes: RestRoute[] = [
     path: '/users',
     summary: 'Users the caller may see',
     operation: graphql(
-      `
-        query ($limit: Int, $cursor: String) {
-          users(limit: $limit, cursor: $cursor) {
-            items {
-              ...UserFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($limit: Int, $cursor: String) { users(limit: $limit, cursor: $cursor) { items { ...UserFields } nextCursor } }`,
       [USER_FIELDS],
     ),
     variables: ({ query }) => page(query),
@@ -311,16 +182,7 @@ export const v1Routes: RestRoute[] = [
     method: 'GET',
     path: '/users/:id',
     summary: 'One user',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          user(id: $id) {
-            ...UserFields
-          }
-        }
-      `,
-      [USER_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { user(id: $id) { ...UserFields } }`, [USER_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentUser(d.user) }),
   }),
@@ -329,15 +191,7 @@ export const v1Routes: RestRoute[] = [
     path: '/users/:id',
     summary: 'Update a user (platform admins, or the user itself)',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateUserInput!) {
-          updateUser(id: $id, input: $input) {
-            __typename
-            ...UserFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateUserInput!) { updateUser(id: $id, input: $input) { __typename ...UserFields ...UserErrorFields } }`,
       [USER_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({
@@ -351,17 +205,9 @@ export const v1Routes: RestRoute[] = [
     path: '/users/:id/password-reset',
     body: false,
     summary: 'Mail a person a password reset link (platform admins)',
-    operation: graphql(
-      `
-        mutation ($id: ID!) {
-          sendPasswordReset(userId: $id) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
-      [USER_ERROR_FIELDS],
-    ),
+    operation: graphql(`mutation($id: ID!) { sendPasswordReset(userId: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (
       unwrap(d.sendPasswordReset),
@@ -374,14 +220,7 @@ export const v1Routes: RestRoute[] = [
     summary: 'Delete a user (platform admins, or the user itself with your password or a code)',
     body: true,
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: FreshProofInput) {
-          deleteUser(id: $id, input: $input) {
-            __typename
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: FreshProofInput) { deleteUser(id: $id, input: $input) { __typename ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['password', 'code']) }),

@@ -5,64 +5,18 @@ import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { onlyFields, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const WEBHOOK_FIELDS = graphql(`
-  fragment WebhookFields on Webhook {
-    id
-    organizationId
-    url
-    events
-    description
-    isActive
-    failing
-    failingSince
-    createdAt
-    updatedAt
-  }
-`);
-/** Creation and rotation only: the one time the secret is shown (an owner may reveal it again, audited). */
-const WITH_SECRET_FIELDS = graphql(
-  `
-    fragment WebhookWithSecretFields on Webhook {
-      ...WebhookFields
-      secret
-    }
-  `,
-  [WEBHOOK_FIELDS],
+const WEBHOOK_FIELDS = graphql(
+  `fragment WebhookFields on Webhook { id organizationId url events description isActive failing failingSince createdAt updatedAt }`,
 );
-const ATTEMPT_FIELDS = graphql(`
-  fragment AttemptFields on WebhookAttempt {
-    attempt
-    manual
-    startedAt
-    durationMs
-    success
-    statusCode
-    error
-    requestHeaders
-    responseHeaders
-    responseBody
-  }
-`);
+/** Creation and rotation only: the one time the secret is shown (an owner may reveal it again, audited). */
+const WITH_SECRET_FIELDS = graphql(`fragment WebhookWithSecretFields on Webhook { ...WebhookFields secret }`, [
+  WEBHOOK_FIELDS,
+]);
+const ATTEMPT_FIELDS = graphql(
+  `fragment AttemptFields on WebhookAttempt { attempt manual startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody }`,
+);
 const DELIVERY_FIELDS = graphql(
-  `
-    fragment DeliveryFields on WebhookDelivery {
-      id
-      webhookId
-      eventId
-      event
-      status
-      attemptCount
-      nextAttemptAt
-      statusCode
-      deliveredAt
-      timestamp
-      requestBody
-      createdAt
-      attempts {
-        ...AttemptFields
-      }
-    }
-  `,
+  `fragment DeliveryFields on WebhookDelivery { id webhookId eventId event status attemptCount nextAttemptAt statusCode deliveredAt timestamp requestBody createdAt attempts { ...AttemptFields } }`,
   [ATTEMPT_FIELDS],
 );
 
@@ -121,15 +75,7 @@ function webhookInput(body: Record<string, unknown>, allowed: string[]) {
 }
 
 const RETRY = graphql(
-  `
-    mutation ($id: ID!, $webhookId: ID) {
-      retryWebhookDelivery(id: $id, webhookId: $webhookId) {
-        __typename
-        ...DeliveryFields
-        ...UserErrorFields
-      }
-    }
-  `,
+  `mutation($id: ID!, $webhookId: ID) { retryWebhookDelivery(id: $id, webhookId: $webhookId) { __typename ...DeliveryFields ...UserErrorFields } }`,
   [DELIVERY_FIELDS, USER_ERROR_FIELDS],
 );
 
@@ -138,17 +84,7 @@ export const webhookRoutes: RestRoute[] = [
     method: 'GET',
     path: '/event-types',
     summary: 'The event catalog: every kind a webhook can subscribe to, with an example',
-    operation: graphql(`
-      query {
-        eventTypes {
-          kind
-          group
-          lists
-          description
-          example
-        }
-      }
-    `),
+    operation: graphql(`query { eventTypes { kind group lists description example } }`),
     respond: (d) => ({ body: { event_types: d.eventTypes } }),
   }),
   route({
@@ -156,16 +92,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks',
     summary: "The organization's webhooks (without their secrets)",
     operation: graphql(
-      `
-        query ($org: String, $limit: Int, $cursor: String) {
-          webhooks(organizationId: $org, limit: $limit, cursor: $cursor) {
-            items {
-              ...WebhookFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($org: String, $limit: Int, $cursor: String) { webhooks(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...WebhookFields } nextCursor } }`,
       [WEBHOOK_FIELDS],
     ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
@@ -176,15 +103,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks',
     summary: 'Create a webhook; the answer carries its signing secret',
     operation: graphql(
-      `
-        mutation ($input: CreateWebhookInput!) {
-          createWebhook(input: $input) {
-            __typename
-            ...WebhookWithSecretFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { __typename ...WebhookWithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: webhookInput(body, ['url', 'events', 'description', 'organizationId']) }),
@@ -194,16 +113,7 @@ export const webhookRoutes: RestRoute[] = [
     method: 'GET',
     path: '/webhooks/:id',
     summary: 'One webhook (without its secret)',
-    operation: graphql(
-      `
-        query ($id: ID!) {
-          webhook(id: $id) {
-            ...WebhookFields
-          }
-        }
-      `,
-      [WEBHOOK_FIELDS],
-    ),
+    operation: graphql(`query($id: ID!) { webhook(id: $id) { ...WebhookFields } }`, [WEBHOOK_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentWebhook(d.webhook) }),
   }),
@@ -212,15 +122,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks/:id',
     summary: 'Change the URL, events or description, or activate or deactivate a webhook',
     operation: graphql(
-      `
-        mutation ($id: ID!, $input: UpdateWebhookInput!) {
-          updateWebhook(id: $id, input: $input) {
-            __typename
-            ...WebhookFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { __typename ...WebhookFields ...UserErrorFields } }`,
       [WEBHOOK_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({
@@ -234,17 +136,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks/:id',
     summary: 'Delete a webhook and its delivery history',
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          deleteWebhook(id: $id) {
-            __typename
-            ... on Webhook {
-              id
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { deleteWebhook(id: $id) { __typename ... on Webhook { id } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params }) => ({ id: params.id }),
@@ -255,15 +147,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks/:id/rotate-secret',
     summary: 'Regenerate the signing secret; the old one stops signing at once',
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          rotateWebhookSecret(id: $id) {
-            __typename
-            ...WebhookWithSecretFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { rotateWebhookSecret(id: $id) { __typename ...WebhookWithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.id }),
@@ -274,17 +158,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks/:id/reveal-secret',
     summary: "Show a webhook's current signing secret to an owner; the reveal is audited",
     operation: graphql(
-      `
-        mutation ($id: ID!) {
-          revealWebhookSecret(id: $id) {
-            __typename
-            ... on WebhookSecret {
-              secret
-            }
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!) { revealWebhookSecret(id: $id) { __typename ... on WebhookSecret { secret } ...UserErrorFields } }`,
       [USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.id }),
@@ -295,15 +169,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks/:id/test',
     summary: 'Send a test event of the chosen kind (its example data) to this webhook',
     operation: graphql(
-      `
-        mutation ($id: ID!, $event: String!) {
-          sendTestWebhook(id: $id, event: $event) {
-            __typename
-            ...DeliveryFields
-            ...UserErrorFields
-          }
-        }
-      `,
+      `mutation($id: ID!, $event: String!) { sendTestWebhook(id: $id, event: $event) { __typename ...DeliveryFields ...UserErrorFields } }`,
       [DELIVERY_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => {
@@ -319,16 +185,7 @@ export const webhookRoutes: RestRoute[] = [
     path: '/webhooks/:id/deliveries',
     summary: "A webhook's deliveries, newest first, with every attempt",
     operation: graphql(
-      `
-        query ($id: ID!, $limit: Int, $cursor: String) {
-          webhookDeliveries(webhookId: $id, limit: $limit, cursor: $cursor) {
-            items {
-              ...DeliveryFields
-            }
-            nextCursor
-          }
-        }
-      `,
+      `query($id: ID!, $limit: Int, $cursor: String) { webhookDeliveries(webhookId: $id, limit: $limit, cursor: $cursor) { items { ...DeliveryFields } nextCursor } }`,
       [DELIVERY_FIELDS],
     ),
     variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
