@@ -3,7 +3,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Logger } from 'pino';
-import type { ContextBase } from '../schema/context.ts';
+import type { Context, ContextBase } from '../schema/context.ts';
 import { DomainError } from '../schema/errors/index.ts';
 import { schema } from '../schema/index.ts';
 import { readiness } from '../schema/health/readiness.ts';
@@ -124,7 +124,9 @@ export function createApp({
     // The body limit itself is yoga's (maxRequestBodySize), counted on the bytes read; this only answers early.
     const length = Number(ctx.get('Content-Length') || 0);
     if (length > GRAPHQL_BODY_LIMIT) return sendError(ctx, 'payload_too_large', 'The request body is too large');
-    const response = await yoga.handleNodeRequestAndResponse(ctx.req, ctx.res, { tessera: ctx.state.tessera });
+    const response = await yoga.handleNodeRequestAndResponse(ctx.req, ctx.res, {
+      tessera: ctx.state.tessera as Context,
+    });
     ctx.status = response.status;
     response.headers.forEach((value, key) => ctx.set(key, value));
     // Answers carry tenants' data (and a GET's query sits in the URL): no cache keeps them.

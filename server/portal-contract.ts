@@ -4,7 +4,7 @@
 
 /** A GraphQL response, shaped as the HTTP endpoint would send it. */
 export interface GraphQLResponse {
-  data?: any;
+  data?: Record<string, unknown>;
   errors?: { message: string; extensions?: { code?: string; [key: string]: unknown } }[];
 }
 

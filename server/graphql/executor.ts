@@ -1,19 +1,27 @@
 // Runs a GraphQL operation in-process: how the REST shims and the portals reach the schema. Documents are
-// parsed and validated once. Errors come back as DomainErrors so callers map them through one table.
+// validated once (the portal's texts parsed once too). Errors come back as DomainErrors so callers map them through
+// one table.
 import { execute, parse, validate, type DocumentNode, type GraphQLError, type GraphQLSchema } from 'graphql';
 import type { Context } from '../../schema/context.ts';
-import type { UserErrorCode } from '../../schema/errors/codes.ts';
 import { UserError, ValidationError } from '../../schema/errors/index.ts';
 import { snakeCase } from '../../schema/lib/case.ts';
 import { classifyError } from '../errors/classify.ts';
 import { unstorableRefusal } from '../middleware/input-guard.ts';
 import type { Tracing } from '../tracing.ts';
+import { graphql, type ResultOf, type TadaDocumentNode } from './typed.ts';
 
-export type Executor = (
+/**
+ * An operation's variables by name, their values (or their absence) as the request gave them: GraphQL's coercion
+ * checks each against the document's types and words what it refuses (coercionError), so no caller checks twice.
+ */
+export type VariableValues<Variables> = { [Name in keyof Variables]?: unknown };
+
+/** Runs a typed document (server/graphql/typed.ts) and answers its data as `ResultOf` the document says. */
+export type Executor = <Result, Variables>(
   ctx: Context,
-  document: string,
-  variables?: Record<string, unknown>,
-) => Promise<Record<string, any>>;
+  document: TadaDocumentNode<Result, Variables>,
+  variables?: VariableValues<Variables>,
+) => Promise<Result>;
 
 export interface RawResult {
   data?: Record<string, unknown> | null;
@@ -22,20 +30,29 @@ export interface RawResult {
 
 /** With `tracing`, each operation runs in its span, as yoga's do (docs/architecture.md#tracing). */
 export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
-  const documents = new Map<string, DocumentNode>();
-  const compile = (source: string) => {
-    let doc = documents.get(source);
-    if (!doc) {
-      doc = parse(source);
-      const problems = validate(schema, doc);
-      if (problems.length) throw new Error(`invalid built-in operation: ${problems[0]!.message}`);
-      documents.set(source, doc);
-    }
+  // The route tables' documents are module constants, checked on first use; the portal sends text, parsed once.
+  const checked = new WeakSet<DocumentNode>();
+  const parsed = new Map<string, DocumentNode>();
+  const check = (doc: DocumentNode) => {
+    if (checked.has(doc)) return doc;
+    const [problem] = validate(schema, doc);
+    if (problem) throw new Error(`invalid built-in operation: ${problem.message}`);
+    checked.add(doc);
+    return doc;
+  };
+  const compile = (document: string | DocumentNode) => {
+    if (typeof document !== 'string') return check(document);
+    let doc = parsed.get(document);
+    if (!doc) parsed.set(document, (doc = check(parse(document))));
     return doc;
   };
 
   /** The raw result (for the portal bridge, which speaks GraphQL). */
-  const raw = async (ctx: Context, document: string, variables?: Record<string, unknown>): Promise<RawResult> => {
+  const raw = async (
+    ctx: Context,
+    document: string | DocumentNode,
+    variables?: Record<string, unknown>,
+  ): Promise<RawResult> => {
     const refusal = unstorableRefusal([[variables, '']]);
     if (refusal) return { errors: [refusal] };
     const doc = compile(document);
@@ -46,7 +63,11 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
   };
 
   /** The data, or the first error as a DomainError (input coercion problems become invalid_request). */
-  const run: Executor = async (ctx, document, variables) => {
+  const run: Executor = async <Result, Variables>(
+    ctx: Context,
+    document: TadaDocumentNode<Result, Variables>,
+    variables?: VariableValues<Variables>,
+  ) => {
     const result = await raw(ctx, document, variables);
     const error = result.errors?.[0];
     if (error) {
@@ -56,7 +77,9 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
       if (what.kind === 'request') throw coercionError(withoutSuggestions(what.message));
       throw error.originalError ?? error;
     }
-    return result.data ?? {};
+    if (!result.data) throw new Error('an operation answered neither data nor errors');
+    // The document was validated against the schema, and its type is read from the same schema.graphql.
+    return result.data as Result;
   };
 
   return { run, raw };
@@ -65,23 +88,19 @@ export function createExecutor(schema: GraphQLSchema, tracing?: Tracing) {
 /** graphql's "Did you mean ...?" removed from a message: it names parts of the schema the caller did not ask about. */
 export const withoutSuggestions = (message: string) => message.replace(/\s*Did you mean [^?]*\?/g, '');
 
-/** Unwraps a mutation result union: a UserError member is thrown, anything else returned. */
-export function unwrap<T>(
-  value:
-    | T
-    | { __typename: 'UserError'; code: UserErrorCode; message: string; details?: { path: string; message: string }[] },
-): T {
-  const v = value as {
-    __typename?: string;
-    code?: UserErrorCode;
-    message?: string;
-    details?: { path: string; message: string }[];
-  };
-  if (v && v.__typename === 'UserError') throw new UserError(v.code!, v.message!, v.details ?? []);
-  return value as T;
-}
+/** How every mutation of the route tables selects its typed refusal. */
+export const USER_ERROR_FIELDS = graphql(
+  `fragment UserErrorFields on UserError { __typename code message details { path message } }`,
+);
 
-export const USER_ERROR_FIELDS = '... on UserError { __typename code message details { path message } }';
+type Refusal = ResultOf<typeof USER_ERROR_FIELDS>;
+const refused = (value: { __typename: string }): value is Refusal => value.__typename === 'UserError';
+
+/** Unwraps a mutation result union: its UserError member (USER_ERROR_FIELDS) is thrown, any other returned. */
+export function unwrap<T extends { __typename: string }>(value: T | Refusal): T {
+  if (refused(value)) throw new UserError(value.code, value.message, value.details);
+  return value;
+}
 
 /**
  * 'Variable "$input" got invalid value 5 at "input.name"; String cannot represent...' -> a field problem at `name`.
@@ -94,10 +113,10 @@ function coercionError(message: string): ValidationError {
       message,
     );
   if (!match) return new ValidationError(message);
-  const [, variable, at = '', detail = 'is required'] = match;
-  const segments = [...(variable === 'input' ? [] : [variable!]), ...at.split('.').filter(Boolean)];
-  const missing = /^Field "(\w+)" of required type .* was not provided\.?$/s.exec(detail);
-  if (missing) segments.push(missing[1]!);
+  const [, variable = '', at = '', detail = 'is required'] = match;
+  const segments = [...(variable === 'input' ? [] : [variable]), ...at.split('.').filter(Boolean)];
+  const missing = /^Field "(\w+)" of required type .* was not provided\.?$/s.exec(detail)?.[1];
+  if (missing) segments.push(missing);
   return new ValidationError('The request is invalid', [
     { path: snakeCase(segments.join('.')) || '(body)', message: missing ? 'is required' : detail },
   ]);

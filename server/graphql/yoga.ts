@@ -3,7 +3,14 @@
 // and every non-domain error masked.
 import { createGraphQLError, createYoga, type Plugin, type YogaServerInstance } from 'graphql-yoga';
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import { GraphQLError, NoSchemaIntrospectionCustomRule, type GraphQLSchema, type ValidationRule } from 'graphql';
+import {
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  type execute,
+  type GraphQLSchema,
+  type validate,
+  type ValidationRule,
+} from 'graphql';
 import type { Context } from '../../schema/context.ts';
 import { textProblem, unstorableRefusal } from '../middleware/input-guard.ts';
 import { classifyError } from '../errors/classify.ts';
@@ -58,6 +65,11 @@ export interface YogaServerContext {
   tessera: Context;
 }
 
+/** What graphql-js's validate and execute answer: envelop types the functions it hands a plugin as `any`, for any
+ *  version of graphql. */
+type Validated = ReturnType<typeof validate>;
+type Executed = ReturnType<typeof execute>;
+
 /**
  * Production tells a stranger nothing about the schema: no introspection without credentials, and no error names a
  * field, type or enum value it was not asked about ("Did you mean ...?"), in validation or in variables' coercion.
@@ -66,14 +78,15 @@ export interface YogaServerContext {
 const quietInProduction: Plugin<YogaServerContext> = {
   onValidate({ context, addValidationRule, validateFn, setValidationFn }) {
     if (!context.tessera?.actor) addValidationRule(NoSchemaIntrospectionCustomRule);
-    setValidationFn((schema, document, rules, options, typeInfo) =>
-      validateFn(schema, document, rules, { ...options, hideSuggestions: true }, typeInfo),
+    setValidationFn(
+      (schema, document, rules, options, typeInfo) =>
+        validateFn(schema, document, rules, { ...options, hideSuggestions: true }, typeInfo) as Validated,
     );
   },
   // The executor passes the option on to its own checks, though not to every graphql-js call it makes: maskError
   // strips what slips through (withoutSuggestions).
   onExecute({ executeFn, setExecuteFn }) {
-    setExecuteFn((args) => executeFn({ ...args, hideSuggestions: true } as typeof args));
+    setExecuteFn((args) => executeFn({ ...args, hideSuggestions: true } as typeof args) as Executed);
   },
 };
 

@@ -6,6 +6,7 @@ import { InsufficientScopeError, RateLimitedError, UserError } from '../../schem
 import { ServiceUnavailableError } from '../../schema/errors/unavailable.ts';
 import { classifyError } from '../errors/classify.ts';
 import { sendError, sendUnavailable } from '../errors/http.ts';
+import type { RequestState } from './request.ts';
 
 /** The methods of the routes @koa/router matched by path (its `ctx.matched` layers). */
 function allowedMethods(ctx: Koa.Context): string {
@@ -18,6 +19,7 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
     try {
       await next();
     } catch (error) {
+      const requestId = (ctx.state.request as RequestState | undefined)?.requestId;
       const what = classifyError(error);
       switch (what.kind) {
         case 'domain': {
@@ -41,11 +43,11 @@ export function errorMiddleware(logger: Logger): Koa.Middleware {
           return;
         // The database down or saturated: the client should come back shortly; the service recovers on its own.
         case 'unavailable':
-          logger.warn({ err: error, requestId: ctx.state.request?.requestId }, 'database unavailable');
+          logger.warn({ err: error, requestId }, 'database unavailable');
           sendUnavailable(ctx);
           return;
         case 'internal':
-          logger.error({ err: error, requestId: ctx.state.request?.requestId }, 'unhandled error');
+          logger.error({ err: error, requestId }, 'unhandled error');
           sendError(ctx, 'internal_error', 'Something went wrong on our side');
       }
     }

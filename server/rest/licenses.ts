@@ -9,9 +9,14 @@ import { bearerToken } from '../middleware/actor.ts';
 import { unstorableInput } from '../middleware/input-guard.ts';
 import { reportLimits, type RateLimitOptions } from '../middleware/rate-limit.ts';
 import type { RequestState } from '../middleware/request.ts';
-import type { RestRoute } from './route.ts';
+import { graphql, type ResultOf } from '../graphql/typed.ts';
+import { route, type RestRoute } from './route.ts';
 
-const presentCheck = (c: LicenseCheck) => ({
+const CHECK_FIELDS = graphql(
+  `fragment CheckFields on LicenseCheck { allowed code product feature subscriptionId status expiresAt }`,
+);
+/** The service's answer on the direct path, the operation's on the route: the same fields (a time, or its text). */
+const presentCheck = (c: LicenseCheck | ResultOf<typeof CHECK_FIELDS>) => ({
   allowed: c.allowed,
   code: c.code,
   product: c.product,
@@ -22,22 +27,24 @@ const presentCheck = (c: LicenseCheck) => ({
 });
 
 export const licenseRoutes: RestRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/licenses/entitlements',
     summary: "The caller's licenses, entitlements and licensed products",
-    operation: 'query { myLicenses { licenses entitlements products { id slug name features } } }',
+    operation: graphql(`query { myLicenses { licenses entitlements products { id slug name features } } }`),
     respond: (d) => ({ body: d.myLicenses }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/licenses/check',
     summary: 'Whether the caller may use a product or one of its features',
-    operation: `query($product: String, $feature: String, $entitlement: String) {
-      licenseCheck(product: $product, feature: $feature, entitlement: $entitlement) { allowed code product feature subscriptionId status expiresAt } }`,
+    operation: graphql(
+      `query($product: String, $feature: String, $entitlement: String) { licenseCheck(product: $product, feature: $feature, entitlement: $entitlement) { ...CheckFields } }`,
+      [CHECK_FIELDS],
+    ),
     variables: ({ query }) => ({ product: query.product, feature: query.feature, entitlement: query.entitlement }),
     respond: (d) => ({ body: presentCheck(d.licenseCheck) }),
-  },
+  }),
 ];
 
 const LICENSE_CHECK_PATH = '/api/v1/licenses/check';
@@ -59,10 +66,11 @@ function accessTokenOf(header: string): string | null {
  * outright) goes on to the route above, which answers as every route does.
  */
 export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateLimitOptions): Koa.Middleware {
-  return async (ctx, next) => {
-    if (ctx.path !== LICENSE_CHECK_PATH || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
+  /** The check answered outright, or null for a request that goes on. */
+  const direct = async (ctx: Koa.Context): Promise<LicenseCheck | null> => {
+    if (ctx.path !== LICENSE_CHECK_PATH || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return null;
     const bearer = accessTokenOf(ctx.get('Authorization'));
-    if (!bearer) return next();
+    if (!bearer) return null;
     const query = new URLSearchParams(ctx.querystring);
     const input = {
       product: query.get('product') ?? undefined,
@@ -70,13 +78,19 @@ export function licenseCheckWithAccessToken(base: ContextBase, rateLimits: RateL
       entitlement: query.get('entitlement') ?? undefined,
     };
     const repeated = query.size > 1 && Object.keys(input).some((k) => query.getAll(k).length > 1);
-    if (repeated || unstorableInput([[input, 'query']]).length) return next();
+    if (repeated || unstorableInput([[input, 'query']]).length) return null;
     const context = makeContext(base, null, ctx.state.request as RequestState);
-    const check = await checkLicenseWithAccessToken(context, bearer, input, {
+    return checkLicenseWithAccessToken(context, bearer, input, {
       limitsOf: (actor) => limitsOf(actor, rateLimits),
       report: (states) => reportLimits(ctx, states),
     });
-    if (!check) return next();
+  };
+  return async (ctx, next) => {
+    const check = await direct(ctx);
+    if (!check) {
+      await next();
+      return;
+    }
     ctx.state.route = LICENSE_CHECK_PATH;
     ctx.set('Cache-Control', 'no-store');
     ctx.body = presentCheck(check);

@@ -1,12 +1,19 @@
 // Routes under /api/v1/oauth-clients: register, list, read, update (and disable), rotate the secret, delete.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { fromBody, page, type RestRoute } from './route.ts';
+import { graphql, type ResultOf } from '../graphql/typed.ts';
+import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const CLIENT_FIELDS =
-  'id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt';
+const CLIENT_FIELDS = graphql(
+  `fragment ClientFields on OAuthClient { id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt }`,
+);
+/** Registration and rotation only: the one time the client secret is shown. */
+const WITH_SECRET_FIELDS = graphql(
+  `fragment ClientWithSecretFields on OAuthClientWithSecret { clientSecret client { ...ClientFields } }`,
+  [CLIENT_FIELDS],
+);
 
-export const presentClient = (c: any) => ({
+export const presentClient = (c: ResultOf<typeof CLIENT_FIELDS>) => ({
   id: c.id,
   client_id: c.clientId,
   organization_id: c.organizationId,
@@ -37,56 +44,73 @@ const WRITABLE = [
   'consent_required',
 ];
 
-const withSecret = (r: any) => ({ ...presentClient(r.client), client_secret: r.clientSecret });
+const withSecret = (r: ResultOf<typeof WITH_SECRET_FIELDS>) => ({
+  ...presentClient(r.client),
+  client_secret: r.clientSecret,
+});
 
 export const oauthClientRoutes: RestRoute[] = [
-  {
+  route({
     method: 'POST',
     path: '/oauth-clients',
     summary: 'Register an OAuth client; client_secret is shown only in this response',
-    operation: `mutation($input: CreateOAuthClientInput!) { createOAuthClient(input: $input) { __typename ... on OAuthClientWithSecret { clientSecret client { ${CLIENT_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($input: CreateOAuthClientInput!) { createOAuthClient(input: $input) { __typename ...ClientWithSecretFields ...UserErrorFields } }`,
+      [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ body }) => ({ input: fromBody(body, [...WRITABLE, 'organization_id']) }),
     respond: (d) => ({ status: 201, body: withSecret(unwrap(d.createOAuthClient)) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/oauth-clients',
     summary: "The organization's OAuth clients",
-    operation: `query($org: String, $limit: Int, $cursor: String) { oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) { items { ${CLIENT_FIELDS} } nextCursor } }`,
+    operation: graphql(
+      `query($org: String, $limit: Int, $cursor: String) { oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...ClientFields } nextCursor } }`,
+      [CLIENT_FIELDS],
+    ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
     respond: (d) => ({ body: presentPage('oauth_clients', d.oauthClients, presentClient) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/oauth-clients/:id',
     summary: 'One OAuth client (by id or client_id)',
-    operation: `query($id: ID!) { oauthClient(id: $id) { ${CLIENT_FIELDS} } }`,
+    operation: graphql(`query($id: ID!) { oauthClient(id: $id) { ...ClientFields } }`, [CLIENT_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentClient(d.oauthClient) }),
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/oauth-clients/:id',
     summary: 'Update an OAuth client; {"enabled": false} disables it and ends its tokens',
-    operation: `mutation($id: ID!, $input: UpdateOAuthClientInput!) { updateOAuthClient(id: $id, input: $input) { __typename ... on OAuthClient { ${CLIENT_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($id: ID!, $input: UpdateOAuthClientInput!) { updateOAuthClient(id: $id, input: $input) { __typename ...ClientFields ...UserErrorFields } }`,
+      [CLIENT_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, WRITABLE) }),
     respond: (d) => ({ body: presentClient(unwrap(d.updateOAuthClient)) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/oauth-clients/:id/rotate-secret',
     summary: 'Replace the client secret; the new one is shown only in this response',
     body: false,
-    operation: `mutation($id: ID!) { rotateOAuthClientSecret(id: $id) { __typename ... on OAuthClientWithSecret { clientSecret client { ${CLIENT_FIELDS} } } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($id: ID!) { rotateOAuthClientSecret(id: $id) { __typename ...ClientWithSecretFields ...UserErrorFields } }`,
+      [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: withSecret(unwrap(d.rotateOAuthClientSecret)) }),
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/oauth-clients/:id',
     summary: 'Delete an OAuth client and everything issued to it',
-    operation: `mutation($id: ID!) { deleteOAuthClient(id: $id) { __typename ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(`mutation($id: ID!) { deleteOAuthClient(id: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteOAuthClient), { status: 204 }),
-  },
+  }),
 ];

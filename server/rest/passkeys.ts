@@ -2,11 +2,14 @@
 // sign-in with one. Options are WebAuthn's JSON as the browser takes it (PublicKeyCredentialCreationOptionsJSON,
 // PublicKeyCredentialRequestOptionsJSON), and a `response` is the browser's answer as JSON, both in WebAuthn's names.
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { fromBody, type RestRoute } from './route.ts';
+import { graphql, type ResultOf } from '../graphql/typed.ts';
+import { fromBody, route, type RestRoute } from './route.ts';
 import { LOGIN_FIELDS, loginSession, presentLogin } from './presenters.ts';
 
-const PASSKEY_FIELDS = 'id name createdAt lastUsedAt deviceType backedUp transports';
-const presentPasskey = (p: any) => ({
+const PASSKEY_FIELDS = graphql(
+  `fragment PasskeyFields on Passkey { id name createdAt lastUsedAt deviceType backedUp transports }`,
+);
+const presentPasskey = (p: ResultOf<typeof PASSKEY_FIELDS>) => ({
   id: p.id,
   name: p.name,
   created_at: p.createdAt,
@@ -17,66 +20,78 @@ const presentPasskey = (p: any) => ({
 });
 
 export const passkeyRoutes: RestRoute[] = [
-  {
+  route({
     method: 'POST',
     path: '/users/me/passkeys/options',
     summary:
       'WebAuthn creation options for a new passkey (they work once, for 5 minutes; as the first factor, with your password)',
-    operation: 'mutation($input: FreshProofInput) { passkeyRegistrationOptions(input: $input) }',
+    operation: graphql(`mutation($input: FreshProofInput) { passkeyRegistrationOptions(input: $input) }`),
     variables: ({ body }) => ({ input: fromBody(body, ['password', 'code']) }),
     respond: (d) => ({ body: d.passkeyRegistrationOptions }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/users/me/passkeys',
     summary: "Register a passkey from the browser's answer to the options",
-    operation: `mutation($input: RegisterPasskeyInput!) { registerPasskey(input: $input) { __typename ... on Passkey { ${PASSKEY_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($input: RegisterPasskeyInput!) { registerPasskey(input: $input) { __typename ...PasskeyFields ...UserErrorFields } }`,
+      [PASSKEY_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ body }) => ({ input: fromBody(body, ['name', 'response']) }),
     respond: (d) => ({ status: 201, body: presentPasskey(unwrap(d.registerPasskey)) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/users/me/passkeys',
     summary: "The caller's passkeys, oldest first",
-    operation: `query { myPasskeys { ${PASSKEY_FIELDS} } }`,
+    operation: graphql(`query { myPasskeys { ...PasskeyFields } }`, [PASSKEY_FIELDS]),
     respond: (d) => ({ body: { passkeys: d.myPasskeys.map(presentPasskey) } }),
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/users/me/passkeys/:id',
     summary: 'Rename a passkey',
-    operation: `mutation($id: ID!, $name: String!) { renamePasskey(id: $id, name: $name) { __typename ... on Passkey { ${PASSKEY_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($id: ID!, $name: String!) { renamePasskey(id: $id, name: $name) { __typename ...PasskeyFields ...UserErrorFields } }`,
+      [PASSKEY_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ params, body }) => ({ id: params.id, ...fromBody(body, ['name']) }),
     respond: (d) => ({ body: presentPasskey(unwrap(d.renamePasskey)) }),
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/users/me/passkeys/:id',
     summary: "Remove a passkey; needs the account's password",
     body: true,
-    operation: `mutation($id: ID!, $password: String!) { removePasskey(id: $id, password: $password) { __typename ... on RemovedPasskey { id } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($id: ID!, $password: String!) { removePasskey(id: $id, password: $password) { __typename ... on RemovedPasskey { id } ...UserErrorFields } }`,
+      [USER_ERROR_FIELDS],
+    ),
     variables: ({ params, body }) => ({ id: params.id, ...fromBody(body, ['password']) }),
     respond: (d) => (unwrap(d.removePasskey), { status: 204 }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/auth/passkeys/options',
     public: true,
     summary: 'WebAuthn request options for signing in with a passkey (they work once, for 5 minutes)',
     body: false,
-    operation: 'mutation { passkeySignInOptions }',
+    operation: graphql(`mutation { passkeySignInOptions }`),
     respond: (d) => ({ body: d.passkeySignInOptions }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/auth/passkeys/verify',
     public: true,
     summary: "Sign in with the browser's answer to the passkey options, without a password",
-    operation: `mutation($input: PasskeySignInInput!) { passkeySignIn(input: $input) { __typename ... on LoginPayload { ${LOGIN_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($input: PasskeySignInInput!) { passkeySignIn(input: $input) { __typename ...LoginFields ...UserErrorFields } }`,
+      [LOGIN_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ body }) => ({ input: fromBody(body, ['response', 'mfa_token']) }),
     respond: (d) => {
       const login = unwrap(d.passkeySignIn);
       return { body: presentLogin(login), session: loginSession(login) };
     },
-  },
+  }),
 ];

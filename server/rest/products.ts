@@ -1,10 +1,13 @@
 // Routes under /v1/products: the catalog. Fields are camelCase, as the interface gives them.
 import { ValidationError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { fromBody, page, type RestRoute } from './route.ts';
+import { graphql, type ResultOf } from '../graphql/typed.ts';
+import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const PRODUCT_FIELDS = 'id name slug description features createdAt updatedAt';
+const PRODUCT_FIELDS = graphql(
+  `fragment ProductFields on Product { id name slug description features createdAt updatedAt }`,
+);
 const WRITABLE = ['name', 'slug', 'description', 'features'];
 
 /** GraphQL would read a lone string as a one-item list; the REST body must send a list. */
@@ -15,7 +18,7 @@ function input(body: Record<string, unknown>) {
   return fromBody(body, WRITABLE);
 }
 
-export const presentProduct = (p: any) => ({
+export const presentProduct = (p: ResultOf<typeof PRODUCT_FIELDS>) => ({
   id: p.id,
   name: p.name,
   slug: p.slug,
@@ -26,44 +29,55 @@ export const presentProduct = (p: any) => ({
 });
 
 export const productRoutes: RestRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/products',
     summary: 'The product catalog',
-    operation: `query($limit: Int, $cursor: String) { products(limit: $limit, cursor: $cursor) { items { ${PRODUCT_FIELDS} } nextCursor } }`,
+    operation: graphql(
+      `query($limit: Int, $cursor: String) { products(limit: $limit, cursor: $cursor) { items { ...ProductFields } nextCursor } }`,
+      [PRODUCT_FIELDS],
+    ),
     variables: ({ query }) => page(query),
     respond: (d) => ({ body: presentPage('products', d.products, presentProduct) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/products',
     summary: 'Create a product (platform admins)',
-    operation: `mutation($input: CreateProductInput!) { createProduct(input: $input) { __typename ... on Product { ${PRODUCT_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($input: CreateProductInput!) { createProduct(input: $input) { __typename ...ProductFields ...UserErrorFields } }`,
+      [PRODUCT_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ body }) => ({ input: input(body) }),
     respond: (d) => ({ status: 201, body: presentProduct(unwrap(d.createProduct)) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/products/:slug',
     summary: 'One product, by its slug',
-    operation: `query($slug: String!) { product(slug: $slug) { ${PRODUCT_FIELDS} } }`,
+    operation: graphql(`query($slug: String!) { product(slug: $slug) { ...ProductFields } }`, [PRODUCT_FIELDS]),
     variables: ({ params }) => ({ slug: params.slug }),
     respond: (d) => ({ body: presentProduct(d.product) }),
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/products/:id',
     summary: 'Update a product (platform admins)',
-    operation: `mutation($id: ID!, $input: UpdateProductInput!) { updateProduct(id: $id, input: $input) { __typename ... on Product { ${PRODUCT_FIELDS} } ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(
+      `mutation($id: ID!, $input: UpdateProductInput!) { updateProduct(id: $id, input: $input) { __typename ...ProductFields ...UserErrorFields } }`,
+      [PRODUCT_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ params, body }) => ({ id: params.id, input: input(body) }),
     respond: (d) => ({ body: presentProduct(unwrap(d.updateProduct)) }),
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/products/:id',
     summary: 'Delete a product no subscription refers to (platform admins)',
-    operation: `mutation($id: ID!) { deleteProduct(id: $id) { __typename ${USER_ERROR_FIELDS} } }`,
+    operation: graphql(`mutation($id: ID!) { deleteProduct(id: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteProduct), { status: 204 }),
-  },
+  }),
 ];

@@ -1,11 +1,14 @@
 // A REST route is a row in a table: method, path, one GraphQL operation, how to build its variables from the
-// request, and how to shape its data into the documented response. mountRoutes turns a table into handlers.
+// request, and how to shape its data into the documented response. route() types a row from its operation's
+// document; mountRoutes turns a table into handlers.
 import type Router from '@koa/router';
+import type { DocumentNode } from 'graphql';
 import type Koa from 'koa';
 import type { Context } from '../../schema/context.ts';
 import { DomainError, UnauthenticatedError, UserError, ValidationError } from '../../schema/errors/index.ts';
 import { camelCase, snakeCase } from '../../schema/lib/case.ts';
-import type { Executor } from '../graphql/executor.ts';
+import type { Executor, VariableValues } from '../graphql/executor.ts';
+import type { TadaDocumentNode } from '../graphql/typed.ts';
 import { requireStorable } from '../middleware/input-guard.ts';
 import {
   DEVICE_COOKIE,
@@ -29,20 +32,43 @@ export interface RestResponse {
    * Sets the portal's session cookie to this session, or clears it (null); after a sign-in, the device cookie too
    * (docs/architecture.md#identity-sessions-and-tokens).
    */
-  session?: { token: string; expiresAt: string; device?: { value: string; expiresAt: string } } | null;
+  session?: { token: string; expiresAt: string; device?: { value: string; expiresAt: string } | null } | null;
 }
 
-export interface RestRoute {
+interface RouteHead {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   path: string;
   summary: string;
-  operation: string;
-  variables?: (req: RestRequest) => Record<string, unknown>;
-  respond: (data: Record<string, any>, req: RestRequest) => RestResponse;
   /** Callable without credentials (sign-in, accepting an invitation). */
   public?: boolean;
   /** Takes a JSON body (POST and PATCH do; a DELETE may opt in). */
   body?: boolean;
+}
+
+/** A row as written: its variables and its data are the types its operation's document gives. */
+export interface RouteDefinition<Result, Variables> extends RouteHead {
+  operation: TadaDocumentNode<Result, Variables>;
+  variables?: (req: RestRequest) => VariableValues<NoInfer<Variables>>;
+  respond: (data: Result, req: RestRequest) => RestResponse;
+}
+
+/** A row as a table holds it: whatever its types, it runs its operation and answers. */
+export interface RestRoute extends RouteHead {
+  operation: DocumentNode;
+  answer: (run: Executor, req: RestRequest) => Promise<RestResponse>;
+}
+
+export function route<Result, Variables>(definition: RouteDefinition<Result, Variables>): RestRoute {
+  const { variables, respond, ...head } = definition;
+  return {
+    ...head,
+    // The variables are read before the promise: a refusal of them names the request's own fields, and throws past
+    // restFieldNames, which renames only the operation's.
+    answer: (run, req) => {
+      const values = variables?.(req);
+      return run(req.context, definition.operation, values).then((data) => respond(data, req));
+    },
+  };
 }
 
 function jsonBody(ctx: Koa.Context, wanted: boolean): Record<string, unknown> {
@@ -97,13 +123,7 @@ export function mountRoutes(router: Router, routes: readonly RestRoute[], run: E
         [req.query, 'query'],
         [req.body, ''],
       ]);
-      const {
-        status = 200,
-        body,
-        session,
-      } = await run(context, route.operation, route.variables?.(req))
-        .then((data) => route.respond(data, req))
-        .catch(restFieldNames);
+      const { status = 200, body, session } = await route.answer(run, req).catch(restFieldNames);
       if (session !== undefined) {
         ctx.cookies.set(cookie.name, session?.token ?? null, {
           ...sessionCookieAttributes(cookie, session ? new Date(session.expiresAt) : undefined),

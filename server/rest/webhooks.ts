@@ -1,15 +1,26 @@
 // Routes under /api/v1/webhooks and /api/v1/event-types. Webhook records keep the interface's camelCase fields.
 import { ValidationError } from '../../schema/errors/index.ts';
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
-import { onlyFields, page, type RestRoute } from './route.ts';
+import { graphql, type ResultOf } from '../graphql/typed.ts';
+import { onlyFields, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
-const WEBHOOK_FIELDS = 'id organizationId url events description isActive failing failingSince createdAt updatedAt';
-const ATTEMPT_FIELDS =
-  'attempt manual startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody';
-const DELIVERY_FIELDS = `id webhookId eventId event status attemptCount nextAttemptAt statusCode deliveredAt timestamp requestBody createdAt attempts { ${ATTEMPT_FIELDS} }`;
+const WEBHOOK_FIELDS = graphql(
+  `fragment WebhookFields on Webhook { id organizationId url events description isActive failing failingSince createdAt updatedAt }`,
+);
+/** Creation and rotation only: the one time the secret is shown (an owner may reveal it again, audited). */
+const WITH_SECRET_FIELDS = graphql(`fragment WebhookWithSecretFields on Webhook { ...WebhookFields secret }`, [
+  WEBHOOK_FIELDS,
+]);
+const ATTEMPT_FIELDS = graphql(
+  `fragment AttemptFields on WebhookAttempt { attempt manual startedAt durationMs success statusCode error requestHeaders responseHeaders responseBody }`,
+);
+const DELIVERY_FIELDS = graphql(
+  `fragment DeliveryFields on WebhookDelivery { id webhookId eventId event status attemptCount nextAttemptAt statusCode deliveredAt timestamp requestBody createdAt attempts { ...AttemptFields } }`,
+  [ATTEMPT_FIELDS],
+);
 
-const presentWebhook = (w: any) => ({
+const presentWebhook = (w: ResultOf<typeof WEBHOOK_FIELDS>) => ({
   id: w.id,
   organizationId: w.organizationId,
   url: w.url,
@@ -21,10 +32,9 @@ const presentWebhook = (w: any) => ({
   createdAt: w.createdAt,
   updatedAt: w.updatedAt,
 });
-/** Creation and rotation only: the one time the secret is shown (an owner may reveal it again, audited). */
-const presentWithSecret = (w: any) => ({ ...presentWebhook(w), secret: w.secret });
+const presentWithSecret = (w: ResultOf<typeof WITH_SECRET_FIELDS>) => ({ ...presentWebhook(w), secret: w.secret });
 
-const presentAttempt = (a: any) => ({
+const presentAttempt = (a: ResultOf<typeof ATTEMPT_FIELDS>) => ({
   attempt: a.attempt,
   manual: a.manual,
   timestamp: a.startedAt,
@@ -36,7 +46,7 @@ const presentAttempt = (a: any) => ({
   response: a.statusCode === null ? null : { headers: a.responseHeaders ?? {}, body: a.responseBody ?? '' },
 });
 
-const presentDelivery = (d: any) => {
+const presentDelivery = (d: ResultOf<typeof DELIVERY_FIELDS>) => {
   const last = d.attempts[d.attempts.length - 1];
   return {
     id: d.id,
@@ -64,102 +74,103 @@ function webhookInput(body: Record<string, unknown>, allowed: string[]) {
   return input;
 }
 
-const MUTATION = (name: string, args: string, params: string, fields: string) =>
-  `mutation(${args}) { ${name}(${params}) { __typename ... on ${fields} ${USER_ERROR_FIELDS} } }`;
-
-const RETRY = MUTATION(
-  'retryWebhookDelivery',
-  '$id: ID!, $webhookId: ID',
-  'id: $id, webhookId: $webhookId',
-  `WebhookDelivery { ${DELIVERY_FIELDS} }`,
+const RETRY = graphql(
+  `mutation($id: ID!, $webhookId: ID) { retryWebhookDelivery(id: $id, webhookId: $webhookId) { __typename ...DeliveryFields ...UserErrorFields } }`,
+  [DELIVERY_FIELDS, USER_ERROR_FIELDS],
 );
 
 export const webhookRoutes: RestRoute[] = [
-  {
+  route({
     method: 'GET',
     path: '/event-types',
     summary: 'The event catalog: every kind a webhook can subscribe to, with an example',
-    operation: 'query { eventTypes { kind group lists description example } }',
+    operation: graphql(`query { eventTypes { kind group lists description example } }`),
     respond: (d) => ({ body: { event_types: d.eventTypes } }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/webhooks',
     summary: "The organization's webhooks (without their secrets)",
-    operation: `query($org: String, $limit: Int, $cursor: String) { webhooks(organizationId: $org, limit: $limit, cursor: $cursor) { items { ${WEBHOOK_FIELDS} } nextCursor } }`,
+    operation: graphql(
+      `query($org: String, $limit: Int, $cursor: String) { webhooks(organizationId: $org, limit: $limit, cursor: $cursor) { items { ...WebhookFields } nextCursor } }`,
+      [WEBHOOK_FIELDS],
+    ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
     respond: (d) => ({ body: presentPage('webhooks', d.webhooks, presentWebhook) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/webhooks',
     summary: 'Create a webhook; the answer carries its signing secret',
-    operation: MUTATION(
-      'createWebhook',
-      '$input: CreateWebhookInput!',
-      'input: $input',
-      `Webhook { ${WEBHOOK_FIELDS} secret }`,
+    operation: graphql(
+      `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { __typename ...WebhookWithSecretFields ...UserErrorFields } }`,
+      [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ body }) => ({ input: webhookInput(body, ['url', 'events', 'description', 'organizationId']) }),
     respond: (d) => ({ status: 201, body: presentWithSecret(unwrap(d.createWebhook)) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/webhooks/:id',
     summary: 'One webhook (without its secret)',
-    operation: `query($id: ID!) { webhook(id: $id) { ${WEBHOOK_FIELDS} } }`,
+    operation: graphql(`query($id: ID!) { webhook(id: $id) { ...WebhookFields } }`, [WEBHOOK_FIELDS]),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => ({ body: presentWebhook(d.webhook) }),
-  },
-  {
+  }),
+  route({
     method: 'PATCH',
     path: '/webhooks/:id',
     summary: 'Change the URL, events or description, or activate or deactivate a webhook',
-    operation: MUTATION(
-      'updateWebhook',
-      '$id: ID!, $input: UpdateWebhookInput!',
-      'id: $id, input: $input',
-      `Webhook { ${WEBHOOK_FIELDS} }`,
+    operation: graphql(
+      `mutation($id: ID!, $input: UpdateWebhookInput!) { updateWebhook(id: $id, input: $input) { __typename ...WebhookFields ...UserErrorFields } }`,
+      [WEBHOOK_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => ({
       id: params.id,
       input: webhookInput(body, ['url', 'events', 'description', 'isActive']),
     }),
     respond: (d) => ({ body: presentWebhook(unwrap(d.updateWebhook)) }),
-  },
-  {
+  }),
+  route({
     method: 'DELETE',
     path: '/webhooks/:id',
     summary: 'Delete a webhook and its delivery history',
-    operation: MUTATION('deleteWebhook', '$id: ID!', 'id: $id', 'Webhook { id }'),
+    operation: graphql(
+      `mutation($id: ID!) { deleteWebhook(id: $id) { __typename ... on Webhook { id } ...UserErrorFields } }`,
+      [USER_ERROR_FIELDS],
+    ),
     variables: ({ params }) => ({ id: params.id }),
     respond: (d) => (unwrap(d.deleteWebhook), { status: 204 }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/webhooks/:id/rotate-secret',
     summary: 'Regenerate the signing secret; the old one stops signing at once',
-    operation: MUTATION('rotateWebhookSecret', '$id: ID!', 'id: $id', `Webhook { ${WEBHOOK_FIELDS} secret }`),
+    operation: graphql(
+      `mutation($id: ID!) { rotateWebhookSecret(id: $id) { __typename ...WebhookWithSecretFields ...UserErrorFields } }`,
+      [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
+    ),
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.id }),
     respond: (d) => ({ body: presentWithSecret(unwrap(d.rotateWebhookSecret)) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/webhooks/:id/reveal-secret',
     summary: "Show a webhook's current signing secret to an owner; the reveal is audited",
-    operation: MUTATION('revealWebhookSecret', '$id: ID!', 'id: $id', 'WebhookSecret { secret }'),
+    operation: graphql(
+      `mutation($id: ID!) { revealWebhookSecret(id: $id) { __typename ... on WebhookSecret { secret } ...UserErrorFields } }`,
+      [USER_ERROR_FIELDS],
+    ),
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.id }),
     respond: (d) => ({ body: { secret: unwrap(d.revealWebhookSecret).secret } }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/webhooks/:id/test',
     summary: 'Send a test event of the chosen kind (its example data) to this webhook',
-    operation: MUTATION(
-      'sendTestWebhook',
-      '$id: ID!, $event: String!',
-      'id: $id, event: $event',
-      `WebhookDelivery { ${DELIVERY_FIELDS} }`,
+    operation: graphql(
+      `mutation($id: ID!, $event: String!) { sendTestWebhook(id: $id, event: $event) { __typename ...DeliveryFields ...UserErrorFields } }`,
+      [DELIVERY_FIELDS, USER_ERROR_FIELDS],
     ),
     variables: ({ params, body }) => {
       const { event } = onlyFields(body, ['event']);
@@ -168,29 +179,32 @@ export const webhookRoutes: RestRoute[] = [
       return { id: params.id, event };
     },
     respond: (d) => ({ status: 202, body: presentDelivery(unwrap(d.sendTestWebhook)) }),
-  },
-  {
+  }),
+  route({
     method: 'GET',
     path: '/webhooks/:id/deliveries',
     summary: "A webhook's deliveries, newest first, with every attempt",
-    operation: `query($id: ID!, $limit: Int, $cursor: String) { webhookDeliveries(webhookId: $id, limit: $limit, cursor: $cursor) { items { ${DELIVERY_FIELDS} } nextCursor } }`,
+    operation: graphql(
+      `query($id: ID!, $limit: Int, $cursor: String) { webhookDeliveries(webhookId: $id, limit: $limit, cursor: $cursor) { items { ...DeliveryFields } nextCursor } }`,
+      [DELIVERY_FIELDS],
+    ),
     variables: ({ params, query }) => ({ id: params.id, ...page(query) }),
     respond: (d) => ({ body: presentPage('deliveries', d.webhookDeliveries, presentDelivery) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/webhooks/deliveries/:deliveryId/retry',
     summary: 'Retry now: send a delivery whose last attempt failed again at once (one more attempt)',
     operation: RETRY,
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.deliveryId }),
     respond: (d) => ({ status: 202, body: presentDelivery(unwrap(d.retryWebhookDelivery)) }),
-  },
-  {
+  }),
+  route({
     method: 'POST',
     path: '/webhooks/:id/deliveries/:deliveryId/retry',
     summary: "Retry now: send one of this webhook's deliveries whose last attempt failed again at once",
     operation: RETRY,
     variables: ({ params, body }) => (onlyFields(body, []), { id: params.deliveryId, webhookId: params.id }),
     respond: (d) => ({ status: 202, body: presentDelivery(unwrap(d.retryWebhookDelivery)) }),
-  },
+  }),
 ];

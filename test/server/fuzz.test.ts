@@ -20,6 +20,7 @@ import {
   isListType,
   isNonNullType,
   isObjectType,
+  print,
   type GraphQLInputType,
   type GraphQLOutputType,
 } from 'graphql';
@@ -764,7 +765,7 @@ const MUTATION_OF_ROUTE = new Map<string, string>(
     ...[...apiV1Routes, ...oauthClientRoutes].map((r) => ['/api/v1', r] as const),
     ...v1Routes.map((r) => ['/v1', r] as const),
   ].flatMap(([prefix, r]) => {
-    const mutation = /^\s*mutation\b[^{]*\{\s*(\w+)/.exec(r.operation)?.[1];
+    const mutation = /^\s*mutation\b[^{]*\{\s*(\w+)/.exec(print(r.operation))?.[1];
     return mutation ? [[`${r.method} ${prefix}${r.path.replace(/:(\w+)/g, '{$1}')}`, mutation] as const] : [];
   }),
 );

@@ -3,6 +3,7 @@
 // a new table mounted in server/app.ts is added to ROUTES below.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
+import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiV1Routes } from '../../server/rest/api-v1.ts';
 import { v1Routes } from '../../server/rest/v1.ts';
@@ -29,7 +30,7 @@ const takesBody = (r: RestRoute) => r.body ?? (r.method === 'POST' || r.method =
 const BODY_ROUTES = ROUTES.filter(takesBody);
 const PARAM_ROUTES = ROUTES.filter((r) => r.path.includes(':'));
 const GET_ROUTES = ROUTES.filter((r) => r.method === 'GET');
-const PAGED_ROUTES = GET_ROUTES.filter((r) => r.operation.includes('$limit'));
+const PAGED_ROUTES = GET_ROUTES.filter((r) => print(r.operation).includes('$limit'));
 const PRIVATE_ROUTES = ROUTES.filter((r) => !r.public);
 /** Body fields whose values are numbers. */
 const NUMERIC_FIELDS = ['total_seats', 'price_per_seat'];
