@@ -35,6 +35,12 @@ export class InFlight {
     });
   }
 
+  /** Forgets every job and fetch: the pool that ran them has ended, and a new one starts with none. */
+  reset(): void {
+    this.running.clear();
+    this.fetching = 0;
+  }
+
   /** forbiddenFlags: called once before each fetch. */
   readonly forbidden = (): string[] | null => {
     this.fetching++;

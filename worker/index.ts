@@ -1,6 +1,13 @@
 // graphile-worker inside PostgreSQL: jobs are enqueued in the business transaction and survive restarts.
 // Any number of worker processes can run against one database.
-import { Logger as GraphileLogger, parseCrontab, run, type Runner, type TaskList } from 'graphile-worker';
+import {
+  Logger as GraphileLogger,
+  parseCrontab,
+  run,
+  type Runner,
+  type RunnerOptions,
+  type TaskList,
+} from 'graphile-worker';
 import pg from 'pg';
 import type { WorkerDeps } from './deps.ts';
 import { cleanup, CLEANUP_TASK } from './tasks/cleanup.ts';
@@ -34,6 +41,8 @@ const SCHEDULE: [at: string, task: string][] = [
 ];
 
 const CONCURRENCY = 16;
+/** Between attempts to start the job queue again while the database does not answer. */
+const RESTART_DELAY_MS = 1_000;
 /** Attempts of one webhook one worker runs at once: a hanging receiver leaves the other half of the slots free. */
 const WEBHOOK_IN_FLIGHT = CONCURRENCY / 2;
 
@@ -70,21 +79,53 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
     else if (level === 'warning') deps.logger.warn(meta ?? {}, message);
     else deps.logger.debug(meta ?? {}, message);
   });
-  const runner: Runner = await run({
+  const options: RunnerOptions = {
     pgPool,
     logger,
     taskList,
     concurrency: CONCURRENCY,
     forbiddenFlags: inFlight.forbidden,
     events: inFlight.events,
-    // Completions are sent together: a statement per job was a large share of the database's work per delivery.
-    preset: { worker: { completeJobBatchDelay: 0 } },
+    // Outcomes are sent together: a statement per job was a large share of the database's work per delivery. Failures
+    // too, so that one that cannot be recorded ends the pool (restarted below) instead of rejecting unhandled.
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     noHandleSignals: true,
     pollInterval: 1000,
     parsedCronItems: parseCrontab(SCHEDULE.map(([at, task]) => `${at} ${task}`).join('\n')),
+  };
+  const pools = new Set<string>();
+  inFlight.events.on('pool:create', ({ workerPool }) => pools.add(workerPool.id));
+  let stopping = false;
+  let runner: Runner = await run(options);
+
+  // graphile-worker shuts its pool down when it cannot record a job's outcome or a worker of it cannot fetch, as
+  // when the database fails over under it, and the process would go on with no worker (test/e2e/failover.test.ts):
+  // that shutdown can wait for ever on the database that went away. Start a new pool at once instead, and once the
+  // database answers unlock the jobs the ended one held, which would otherwise wait out a four-hour lock.
+  const restart = async () => {
+    deps.logger.error('the job queue stopped after a database error: starting it again');
+    while (!stopping) {
+      try {
+        await pgPool.query('select graphile_worker.force_unlock_workers($1::text[])', [[...pools]]);
+        pools.clear();
+        inFlight.reset();
+        runner = await run(options);
+        return;
+      } catch (error) {
+        deps.logger.warn({ err: { message: (error as Error).message } }, 'the job queue cannot start yet');
+        await new Promise((resolve) => setTimeout(resolve, RESTART_DELAY_MS));
+      }
+    }
+  };
+  let restarting = false;
+  inFlight.events.on('pool:gracefulShutdown', () => {
+    if (stopping || restarting) return;
+    restarting = true;
+    void restart().finally(() => (restarting = false));
   });
   return {
     async stop() {
+      stopping = true;
       await runner.stop();
       await pgPool.end();
     },
