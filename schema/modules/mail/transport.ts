@@ -1,7 +1,6 @@
 // The SMTP side: nodemailer, a connection per mail, with time-outs short enough that a relay that hangs does not
 // hold a worker slot for minutes. A mail refused with a 5xx reply is permanent (nodemailer's `permanent`, RFC 5321
 // 4.2.1: 503 excepted); a 4xx reply or a network failure is worth another attempt.
-import { createTransport } from 'nodemailer';
 import { storable } from '../../push/sender.ts';
 
 export interface MailSettings {
@@ -26,16 +25,19 @@ export interface Mailer {
 }
 
 export function smtpMailer(smtpUrl: string): Mailer {
-  const transport = createTransport({
-    url: smtpUrl,
-    connectionTimeout: 15_000,
-    greetingTimeout: 15_000,
-    socketTimeout: 60_000,
-  });
+  // nodemailer is loaded with the first mail: the API processes, which send none, never hold it.
+  const transport = import('nodemailer').then(({ createTransport }) =>
+    createTransport({
+      url: smtpUrl,
+      connectionTimeout: 15_000,
+      greetingTimeout: 15_000,
+      socketTimeout: 60_000,
+    }),
+  );
   return {
     async send(mail) {
       try {
-        const info = await transport.sendMail(mail);
+        const info = await (await transport).sendMail(mail);
         return { ok: true, reply: storable(String(info.response ?? ''), 1000) };
       } catch (error) {
         const e = error as Error & { permanent?: boolean; responseCode?: number; code?: string };

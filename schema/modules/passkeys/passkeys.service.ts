@@ -4,14 +4,10 @@
 // use and short-lived; a conditional update consumes it, so an answer works once however many copies arrive at once.
 // @simplewebauthn/server does the WebAuthn checks; the rules around them are here.
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  AuthenticatorTransportFuture,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
@@ -43,6 +39,9 @@ import {
   UnknownPasskeyError,
   WrongPasswordError,
 } from './passkeys.errors.ts';
+
+/** @simplewebauthn/server, loaded at the first ceremony: a process that never sees a passkey does not hold it. */
+const webauthn = () => import('@simplewebauthn/server');
 
 type Tx = Prisma.TransactionClient;
 
@@ -258,7 +257,9 @@ export async function passkeyRegistrationOptions(ctx: Context, input: unknown = 
     where: { id: userId },
     select: { email: true, name: true, passkeys: { select: { credentialId: true, transports: true } } },
   });
-  const options = await generateRegistrationOptions({
+  const options = await (
+    await webauthn()
+  ).generateRegistrationOptions({
     rpName: RP_NAME,
     rpID: rp.id,
     userName: user.email,
@@ -297,7 +298,9 @@ export async function registerPasskey(ctx: Context, input: unknown): Promise<Pas
   if (!(await challengeIsOpen(ctx, challenge, 'registration', userId))) throw new InvalidChallengeError();
   let verified;
   try {
-    verified = await verifyRegistrationResponse({
+    verified = await (
+      await webauthn()
+    ).verifyRegistrationResponse({
       response: response as RegistrationResponseJSON,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
@@ -422,7 +425,9 @@ export async function passkeySignInOptions(ctx: Context): Promise<unknown> {
       [{ key: `passkey-options:${ctx.request.ip}`, limit: SIGN_IN_OPTIONS_PER_ADDRESS }],
       CHALLENGE_TTL_SECONDS,
     );
-  const options = await generateAuthenticationOptions({
+  const options = await (
+    await webauthn()
+  ).generateAuthenticationOptions({
     rpID: rp.id,
     userVerification: 'preferred',
     timeout: CHALLENGE_TTL_SECONDS * 1000,
@@ -499,7 +504,9 @@ async function passkeyLogin(ctx: Context, input: unknown): Promise<LoginResult> 
   const storedCounter = Number(passkey.counter);
   let verified;
   try {
-    verified = await verifyAuthenticationResponse({
+    verified = await (
+      await webauthn()
+    ).verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,
       expectedChallenge: challenge,
       expectedOrigin: rp.origin,
