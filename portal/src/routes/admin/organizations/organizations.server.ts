@@ -2,12 +2,24 @@
 // on /admin/settings).
 import { requirePlatformAdmin as platformGate } from '#lib/server/gates.ts';
 import { refused, userErrorFailure } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import type { RequestEvent } from '@sveltejs/kit';
 
-export const USER_ERROR = '... on UserError { code message details { path message } }';
-
-const RENAME = `mutation($id: ID!, $name: String) { updateOrganization(id: $id, input: { name: $name }) { __typename ... on Organization { id name } ${USER_ERROR} } }`;
+const RENAME = graphql(
+	`
+		mutation RenameOrganization($id: ID!, $name: String) {
+			updateOrganization(id: $id, input: { name: $name }) {
+				__typename
+				... on Organization {
+					id
+					name
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 type GateEvent = Parameters<typeof platformGate>[0];
 
@@ -25,9 +37,9 @@ export async function rename(event: RequestEvent) {
 	requirePlatformAdmin(event);
 	const form = await event.request.formData();
 	const values = { id: field(form, 'id'), name: field(form, 'name') };
-	let result: { __typename: 'Organization'; name: string } | UserError;
+	let result: ResultOf<typeof RENAME>['updateOrganization'];
 	try {
-		({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, values));
+		({ updateOrganization: result } = await gql(event, RENAME, values));
 	} catch (err) {
 		return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
 	}

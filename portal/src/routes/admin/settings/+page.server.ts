@@ -1,6 +1,6 @@
 import { fail } from '@sveltejs/kit';
 import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
-import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import { field, refused, requireOrgAdmin } from './settings.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -32,65 +32,53 @@ const MEMBERS = graphql(`
 	}
 `);
 
-const RENAME = graphql(`
-	mutation UpdateOrganization($id: ID!, $name: String) {
-		updateOrganization(id: $id, input: { name: $name }) {
-			__typename
-			... on Organization {
-				name
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
-			}
-		}
-	}
-`);
-
-const REQUIRE_MFA = graphql(`
-	mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
-		updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
-			__typename
-			... on Organization {
-				requireMfa
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
-			}
-		}
-	}
-`);
-
-const TRANSFER = graphql(`
-	mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
-		transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
-			__typename
-			... on Membership {
-				user {
+const RENAME = graphql(
+	`
+		mutation UpdateOrganization($id: ID!, $name: String) {
+			updateOrganization(id: $id, input: { name: $name }) {
+				__typename
+				... on Organization {
 					name
-					email
 				}
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const REQUIRE_MFA = graphql(
+	`
+		mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
+			updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
+				__typename
+				... on Organization {
+					requireMfa
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const TRANSFER = graphql(
+	`
+		mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
+			transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
+				__typename
+				... on Membership {
+					user {
+						name
+						email
+					}
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 /**
  * The organization itself: its id (for the API and the CLI), its name, and for its owners the transfer of
