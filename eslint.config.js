@@ -10,7 +10,6 @@ import ts from 'typescript-eslint';
 // presenters reading the executor's data, the CLI reading REST answers) and files whose non-null assertions still
 // want a check. Each list only shrinks: a file leaves it once it passes the rule, and no new file joins it.
 const UNTYPED_SEAMS = [
-  'portal/src/lib/server/graphql.ts',
   'schema/db.ts',
   'schema/lib/crypto.ts',
   'schema/modules/clients/clients.graphql.ts',
@@ -71,14 +70,6 @@ const UNTYPED_SEAMS = [
   'server/tracing.ts',
 ];
 const UNCHECKED_ASSERTIONS = [
-  'portal/src/hooks.server.ts',
-  'portal/src/lib/server/paging.ts',
-  'portal/src/routes/admin/settings/sso/+page.server.ts',
-  'portal/src/routes/admin/settings/sso/ConnectionFields.svelte',
-  'portal/src/routes/admin/subscriptions/+page.server.ts',
-  'portal/src/routes/admin/subscriptions/\\[id\\]/+page.server.ts',
-  'portal/src/routes/login/+page.server.ts',
-  'portal/src/routes/portal/security/+page.server.ts',
   'schema/modules/audit/audit.service.ts',
   'schema/modules/auth/mfa-token.ts',
   'schema/modules/auth/throttle.service.ts',
