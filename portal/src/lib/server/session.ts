@@ -1,6 +1,6 @@
 import type { Cookies, RequestEvent } from '@sveltejs/kit';
 import { DEVICE_COOKIE, deviceCookieAttributes, sessionCookieAttributes } from '../../../../server/portal-contract.ts';
-import { bridge, gql, graphql, type ResultOf, type Role } from './graphql.ts';
+import { bridge, gql, graphql, sessionToken, type ResultOf, type Role } from './graphql.ts';
 
 /** Where a signed-in user lands when there is no (acceptable) return_to. */
 export const HOME = '/portal/dashboard';
@@ -59,6 +59,17 @@ const LOGOUT = graphql(`
 /** Ends the session the request's cookie carries, at the service; clearing the cookie is the caller's step. */
 export async function endSession(event: CookieEvent): Promise<void> {
 	await gql(event, LOGOUT);
+}
+
+/**
+ * A sign-in done (a password's, a second factor's, a passkey's): the session cookie, replacing the one of a session
+ * signed in again, which ends; and the device cookie.
+ */
+export async function startSession(event: CookieEvent, payload: LoginPayload): Promise<void> {
+	// Ending the old session is a courtesy: the sign-in stands even when it fails.
+	if (sessionToken(event)) await endSession(event).catch(() => undefined);
+	setSessionCookie(event, payload.token, payload.expiresAt);
+	setDeviceCookie(event, payload.deviceCookie);
 }
 
 export function clearSessionCookie(event: CookieEvent): void {

@@ -5,20 +5,11 @@ import {
 	gql,
 	graphql,
 	GraphQLRequestError,
-	sessionToken,
 	USER_ERROR_FIELDS,
 	type ResultOf,
 	type UserError,
 } from '#lib/server/graphql.ts';
-import {
-	endSession,
-	homeOf,
-	LOGIN_PAYLOAD_FIELDS,
-	safeReturnTo,
-	setDeviceCookie,
-	setSessionCookie,
-	type LoginPayload,
-} from '#lib/server/session.ts';
+import { homeOf, LOGIN_PAYLOAD_FIELDS, safeReturnTo, startSession, type LoginPayload } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 const LOGIN = graphql(
@@ -212,14 +203,11 @@ const field = (form: FormData, name: string) => {
 };
 
 /**
- * The sign-in is done: the session cookie (replacing the one of a session signed in again, which ends) and the
- * device cookie, and on to where the visitor was going, or to set up a second factor first when the organization
- * requires one.
+ * The sign-in is done (startSession), and on to where the visitor was going, or to set up a second factor first when
+ * the organization requires one.
  */
 async function signedIn(event: RequestEvent, result: LoginPayload, returnTo: string | null): Promise<never> {
-	if (sessionToken(event)) await endSession(event).catch(() => undefined);
-	setSessionCookie(event, result.token, result.expiresAt);
-	setDeviceCookie(event, result.deviceCookie);
+	await startSession(event, result);
 	// Owners and admins of the organization the session starts in land on its admin dashboard.
 	const next = safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role));
 	if (result.mfaEnrollmentRequired) redirect(303, enrolUrl(next));

@@ -1,6 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
+import { RENAME_ORGANIZATION } from '#lib/server/organizations.ts';
 import { field, refused, requireOrgAdmin } from './settings.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -31,21 +32,6 @@ const MEMBERS = graphql(`
 		}
 	}
 `);
-
-const RENAME = graphql(
-	`
-		mutation UpdateOrganization($id: ID!, $name: String) {
-			updateOrganization(id: $id, input: { name: $name }) {
-				__typename
-				... on Organization {
-					name
-				}
-				...UserErrorFields
-			}
-		}
-	`,
-	[USER_ERROR_FIELDS],
-);
 
 const REQUIRE_MFA = graphql(
 	`
@@ -114,9 +100,9 @@ export const actions: Actions = {
 	rename: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const values = { name: field(await event.request.formData(), 'name') };
-		let result: ResultOf<typeof RENAME>['updateOrganization'];
+		let result: ResultOf<typeof RENAME_ORGANIZATION>['updateOrganization'];
 		try {
-			({ updateOrganization: result } = await gql(event, RENAME, {
+			({ updateOrganization: result } = await gql(event, RENAME_ORGANIZATION, {
 				id: organizationId,
 				...values,
 			}));

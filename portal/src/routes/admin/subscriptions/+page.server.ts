@@ -3,36 +3,27 @@ import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 import { formText } from '#lib/form.ts';
-import { ASSIGN, requireAdmin, SEAT_CANDIDATES, UNASSIGN } from './subscriptions.server.ts';
+import { SUBSCRIPTION_FIELDS } from '#lib/server/subscriptions.ts';
+import { ASSIGN, requireAdmin, SEAT_CANDIDATES, SEATS, UNASSIGN } from './subscriptions.server.ts';
 
 const STATUSES = ['active', 'trial', 'cancelled', 'expired'] as const;
 const BILLING_CYCLES = ['monthly', 'yearly'] as const;
 
-const LIST = graphql(`
-	query Subscriptions($org: String, $status: SubscriptionStatus, $cursor: String) {
-		subscriptions(organizationId: $org, status: $status, limit: 100, cursor: $cursor) {
-			items {
-				id
-				organization {
-					id
-					name
+const LIST = graphql(
+	`
+		query Subscriptions($org: String, $status: SubscriptionStatus, $cursor: String) {
+			subscriptions(organizationId: $org, status: $status, limit: 100, cursor: $cursor) {
+				items {
+					...SubscriptionFields
+					pricePerSeat
+					billingCycle
 				}
-				product {
-					id
-					name
-					slug
-				}
-				totalSeats
-				assignedSeats
-				pricePerSeat
-				billingCycle
-				status
-				endDate
+				nextCursor
 			}
-			nextCursor
 		}
-	}
-`);
+	`,
+	[SUBSCRIPTION_FIELDS],
+);
 
 const CHOICES = graphql(`
 	query SubscriptionChoices {
@@ -52,20 +43,14 @@ const CHOICES = graphql(`
 	}
 `);
 
-const SEATS = graphql(`
-	query SubscriptionSeats($id: ID!) {
-		subscriptionSeats(subscriptionId: $id, limit: 100) {
-			items {
-				userId
-				user {
-					id
-					email
-					name
-				}
-			}
+const SEAT_HOLDERS = graphql(
+	`
+		query SubscriptionSeats($id: ID!) {
+			...SeatHolders
 		}
-	}
-`);
+	`,
+	[SEATS],
+);
 
 const CREATE = graphql(
 	`
@@ -114,7 +99,7 @@ export const load: PageServerLoad = async (event) => {
 	const [members, seats] = await Promise.all([
 		gql(event, SEAT_CANDIDATES, { org: organization.id }).then((d) => d.members.items),
 		Promise.all(
-			own.map((s) => gql(event, SEATS, { id: s.id }).then((d) => [s.id, d.subscriptionSeats.items] as const)),
+			own.map((s) => gql(event, SEAT_HOLDERS, { id: s.id }).then((d) => [s.id, d.subscriptionSeats.items] as const)),
 		),
 	]);
 	return {

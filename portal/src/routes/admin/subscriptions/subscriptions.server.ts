@@ -30,12 +30,24 @@ export const SEAT_CANDIDATES = graphql(`
 			items {
 				userId
 				user {
-					id
 					email
-					name
 				}
 			}
 			nextCursor
+		}
+	}
+`);
+
+/** Who holds the seats of subscription `$id` (the first 100). */
+export const SEATS = graphql(`
+	fragment SeatHolders on Query {
+		subscriptionSeats(subscriptionId: $id, limit: 100) {
+			items {
+				userId
+				user {
+					email
+				}
+			}
 		}
 	}
 `);

@@ -1,16 +1,8 @@
 import { error, fail, redirect, type RequestEvent } from '@sveltejs/kit';
 import { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
 import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
-import {
-	enrolUrl,
-	gql,
-	graphql,
-	GraphQLRequestError,
-	USER_ERROR_FIELDS,
-	type ResultOf,
-	type UserError,
-	type VariablesOf,
-} from '#lib/server/graphql.ts';
+import { enrolUrl, gql, graphql, GraphQLRequestError, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
+import type { ResultOf, UserError, VariablesOf } from '#lib/server/graphql.ts';
 import { clearSessionCookie, endSession, HOME, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 import { formText } from '#lib/form.ts';

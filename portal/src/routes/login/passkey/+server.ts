@@ -2,24 +2,10 @@
 // field, is verified through the bridge like a password sign-in, and the session cookie set here. The answer says
 // where the page goes next, as the password form's redirect would.
 import { json, type RequestHandler } from '@sveltejs/kit';
-import {
-	GraphQLRequestError,
-	gql,
-	graphql,
-	sessionToken,
-	USER_ERROR_FIELDS,
-	type ResultOf,
-} from '#lib/server/graphql.ts';
+import { GraphQLRequestError, gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { formText } from '#lib/form.ts';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import {
-	endSession,
-	homeOf,
-	LOGIN_PAYLOAD_FIELDS,
-	safeReturnTo,
-	setDeviceCookie,
-	setSessionCookie,
-} from '#lib/server/session.ts';
+import { homeOf, LOGIN_PAYLOAD_FIELDS, safeReturnTo, startSession } from '#lib/server/session.ts';
 
 const PASSKEY_SIGN_IN = graphql(
 	`
@@ -64,9 +50,7 @@ export const POST: RequestHandler = async (event) => {
 	if (result.__typename === 'UserError') return refusal(userErrorStatus(result), result.message);
 
 	// A session signed in again (a fresh sign-in an application asked for) ends, as after a password.
-	if (sessionToken(event)) await endSession(event).catch(() => undefined);
-	setSessionCookie(event, result.token, result.expiresAt);
-	setDeviceCookie(event, result.deviceCookie);
+	await startSession(event, result);
 	return json(
 		{ location: safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)) },
 		{ headers: { 'cache-control': 'no-store' } },

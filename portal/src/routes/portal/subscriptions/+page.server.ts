@@ -1,27 +1,23 @@
 import { gql, graphql } from '#lib/server/graphql.ts';
+import { SUBSCRIPTION_FIELDS } from '#lib/server/subscriptions.ts';
 import type { PageServerLoad } from './$types.js';
 
-const SUBSCRIPTIONS = graphql(`
-	query MySubscriptions($org: String!) {
-		subscriptions(organizationId: $org, limit: 100) {
-			items {
-				id
-				product {
-					name
-					slug
+const SUBSCRIPTIONS = graphql(
+	`
+		query MySubscriptions($org: String!) {
+			subscriptions(organizationId: $org, limit: 100) {
+				items {
+					...SubscriptionFields
+					billingCycle
 				}
-				totalSeats
-				assignedSeats
-				billingCycle
-				status
-				endDate
+			}
+			myLicenses {
+				licenses
 			}
 		}
-		myLicenses {
-			licenses
-		}
-	}
-`);
+	`,
+	[SUBSCRIPTION_FIELDS],
+);
 
 /** The current organization's subscriptions, and which of them give the user a license. */
 export const load: PageServerLoad = async (event) => {

@@ -1,48 +1,43 @@
 import { errorPage } from '#lib/server/errors.ts';
 import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { SUBSCRIPTION_FIELDS } from '#lib/server/subscriptions.ts';
 import { rename, requirePlatformAdmin } from '../organizations.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const DETAIL = graphql(`
-	query OrganizationDetail($id: ID!, $org: String!) {
-		organization(id: $id) {
-			id
-			name
-			isOperator
-			role
-			createdAt
-			updatedAt
-		}
-		members(organizationId: $org, limit: 100) {
-			items {
-				userId
+const DETAIL = graphql(
+	`
+		query OrganizationDetail($id: ID!, $org: String!) {
+			organization(id: $id) {
+				id
+				name
+				isOperator
 				role
 				createdAt
-				user {
-					id
-					email
-					name
-				}
+				updatedAt
 			}
-			nextCursor
-		}
-		subscriptions(organizationId: $org, limit: 100) {
-			items {
-				id
-				product {
-					id
-					name
-					slug
+			members(organizationId: $org, limit: 100) {
+				items {
+					userId
+					role
+					createdAt
+					user {
+						id
+						email
+						name
+					}
 				}
-				totalSeats
-				assignedSeats
-				status
-				endDate
+				nextCursor
 			}
-			nextCursor
+			subscriptions(organizationId: $org, limit: 100) {
+				items {
+					...SubscriptionFields
+				}
+				nextCursor
+			}
 		}
-	}
-`);
+	`,
+	[SUBSCRIPTION_FIELDS],
+);
 
 export const load: PageServerLoad = async (event) => {
 	const { organization: current } = await event.parent();

@@ -9,7 +9,7 @@ import {
 	type FieldErrors,
 	requireOrgAdmin,
 	type Role,
-	SEAT_SUBSCRIPTION_FIELDS,
+	SEAT_SUBSCRIPTIONS,
 	seatChoice,
 } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
@@ -52,14 +52,10 @@ const DIRECTORY = graphql(
 				detail
 				createdAt
 			}
-			subscriptions(organizationId: $org, limit: 100) {
-				items {
-					...SeatSubscriptionFields
-				}
-			}
+			...SeatSubscriptions
 		}
 	`,
-	[TOKEN_FIELDS, MAPPING_FIELDS, SEAT_SUBSCRIPTION_FIELDS],
+	[TOKEN_FIELDS, MAPPING_FIELDS, SEAT_SUBSCRIPTIONS],
 );
 
 const TOKENS = graphql(
@@ -136,7 +132,7 @@ const DELETE_MAPPING = graphql(`
 
 type ScimToken = ResultOf<typeof TOKEN_FIELDS>;
 type GroupMapping = ResultOf<typeof MAPPING_FIELDS>;
-type Subscription = ResultOf<typeof SEAT_SUBSCRIPTION_FIELDS>;
+type Subscription = ResultOf<typeof SEAT_SUBSCRIPTIONS>['subscriptions']['items'][number];
 
 const ROLES = ['member', 'admin', 'owner'] as const satisfies readonly Role[];
 

@@ -9,7 +9,7 @@ import {
 	refused,
 	type FieldErrors,
 	requireOrgAdmin,
-	SEAT_SUBSCRIPTION_FIELDS,
+	SEAT_SUBSCRIPTIONS,
 	seatChoice,
 	type UserError,
 } from '../settings.server.ts';
@@ -59,14 +59,10 @@ const CONNECTIONS = graphql(
 			ssoConnections(organizationId: $org) {
 				...SsoConnectionFields
 			}
-			subscriptions(organizationId: $org, limit: 100) {
-				items {
-					...SeatSubscriptionFields
-				}
-			}
+			...SeatSubscriptions
 		}
 	`,
-	[CONNECTION_FIELDS, SEAT_SUBSCRIPTION_FIELDS],
+	[CONNECTION_FIELDS, SEAT_SUBSCRIPTIONS],
 );
 
 const PLATFORM_CONNECTIONS = graphql(

@@ -3,39 +3,20 @@ import { errorPage, refused, userErrorFailure } from '#lib/server/errors.ts';
 import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 import { formText } from '#lib/form.ts';
-import { ASSIGN, requireAdmin, SEAT_CANDIDATES, UNASSIGN } from '../subscriptions.server.ts';
+import { SUBSCRIPTION_FIELDS } from '#lib/server/subscriptions.ts';
+import { ASSIGN, requireAdmin, SEAT_CANDIDATES, SEATS, UNASSIGN } from '../subscriptions.server.ts';
 
-const SUBSCRIPTION = graphql(`
-	query Subscription($id: ID!) {
-		subscription(id: $id) {
-			id
-			organization {
-				id
-				name
+const SUBSCRIPTION = graphql(
+	`
+		query Subscription($id: ID!) {
+			subscription(id: $id) {
+				...SubscriptionFields
 			}
-			product {
-				id
-				name
-				slug
-			}
-			totalSeats
-			assignedSeats
-			status
-			endDate
+			...SeatHolders
 		}
-		subscriptionSeats(subscriptionId: $id, limit: 100) {
-			items {
-				userId
-				user {
-					id
-					email
-					name
-				}
-			}
-			nextCursor
-		}
-	}
-`);
+	`,
+	[SUBSCRIPTION_FIELDS, SEATS],
+);
 
 const CANCEL = graphql(
 	`
