@@ -112,6 +112,7 @@ export async function gql(event: BridgeEvent, document: AnyDocument, variables?:
 	return execute(event, document, variables);
 }
 
+/** An object (not null): what an operation's variables, and the data of its fields, are. */
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
 	typeof value === 'object' && value !== null;
 
