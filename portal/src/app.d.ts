@@ -23,7 +23,7 @@ declare global {
 			 */
 			mfaEnrollmentRequired: boolean;
 			/** Every organization the user belongs to, with the role there (the header's switcher). */
-			organizations: { id: string; name: string; role: Role }[];
+			organizations: { id: string; name: string; role: Role | null }[];
 		}
 	}
 }

@@ -1,9 +1,9 @@
 import type { Handle, HandleServerError } from '@sveltejs/kit/hooks';
-import { gql, GraphQLRequestError, sessionToken, type Role } from '#lib/server/graphql.ts';
+import { gql, graphql, GraphQLRequestError, sessionToken } from '#lib/server/graphql.ts';
 import { clearSessionCookie } from '#lib/server/session.ts';
 import { RETRY_AFTER_SECONDS } from '../../schema/errors/unavailable.ts';
 
-const VIEWER = /* GraphQL */ `
+const VIEWER = graphql(`
 	query Viewer {
 		viewer {
 			user {
@@ -25,17 +25,7 @@ const VIEWER = /* GraphQL */ `
 			}
 		}
 	}
-`;
-
-interface ViewerData {
-	viewer: {
-		user: { id: string; email: string; name: string | null };
-		organization: { id: string; name: string; role: Role } | null;
-		platformAdmin: boolean;
-		mfaEnrollmentRequired: boolean;
-		organizations: { id: string; name: string; role: Role }[];
-	} | null;
-}
+`);
 
 const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form-data']);
 
@@ -48,8 +38,8 @@ const FORM_TYPES = new Set(['application/x-www-form-urlencoded', 'multipart/form
  */
 async function unreadableForm(request: Request): Promise<Response | null> {
 	if (request.method !== 'POST') return null;
-	const type = request.headers.get('content-type')?.split(';', 1)[0]!.trim().toLowerCase() ?? '';
-	if (!FORM_TYPES.has(type))
+	const [type = ''] = (request.headers.get('content-type') ?? '').split(';', 1);
+	if (!FORM_TYPES.has(type.trim().toLowerCase()))
 		return refusal(415, 'Send the form as application/x-www-form-urlencoded or multipart/form-data.');
 	try {
 		await request.clone().formData();
@@ -94,7 +84,7 @@ export const handle: Handle = async ({ event, resolve }) => {
 	if (refused) return refused;
 
 	if (sessionToken(event)) {
-		const { viewer } = await gql<ViewerData>(event, VIEWER).catch((caught) => {
+		const { viewer } = await gql(event, VIEWER).catch((caught) => {
 			if (unavailable(caught)) return { viewer: undefined };
 			throw caught;
 		});

@@ -28,7 +28,7 @@ export function errorPage(err: unknown, messages: Messages = {}): never {
 }
 
 /** The status the API gives a mutation's UserError: conflict 409, a wrong password 401, the rest 400. */
-export const userErrorStatus = (result: Pick<UserError, 'code'>) => STATUS_BY_CODE[result.code] ?? 400;
+export const userErrorStatus = (result: { code: string }) => STATUS_BY_CODE[result.code] ?? 400;
 
 /**
  * A mutation's UserError as the form's failure: its status, its message, and each field problem as a line named by
@@ -37,4 +37,13 @@ export const userErrorStatus = (result: Pick<UserError, 'code'>) => STATUS_BY_CO
 export function userErrorFailure<T extends object>(result: UserError, data: T, labels: FieldLabels = {}) {
 	const problems = problemLines(result.details, labels);
 	return fail(userErrorStatus(result), { ...data, message: result.message, problems });
+}
+
+/**
+ * The page's words for the stable reason a refusal sent in the address (?sso_error=, ?test_error=, ?link_error=):
+ * the address bar's own text is never shown, so a reason without words here gets `fallback`. No reason, null.
+ */
+export function reasonMessage(reason: string | null, messages: Messages, fallback: string): string | null {
+	if (reason === null) return null;
+	return (Object.hasOwn(messages, reason) && messages[reason]) || fallback;
 }

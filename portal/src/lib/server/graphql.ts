@@ -1,21 +1,34 @@
 import { redirect, type RequestEvent } from '@sveltejs/kit';
 import { print } from 'graphql';
-import type { ResultOf, TadaDocumentNode, VariablesOf } from '../../../../server/graphql/typed.ts';
+import { graphql, type ResultOf, type TadaDocumentNode, type VariablesOf } from '../../../../server/graphql/typed.ts';
 import type { GraphQLResponse, TesseraBridge } from '../../../../server/portal-contract.ts';
 import { STATUS_BY_CODE } from '../../../../server/errors/http.ts';
 
 export type { GraphQLResponse, TesseraBridge };
 export { graphql, type FragmentOf, type ResultOf, type VariablesOf } from '../../../../server/graphql/typed.ts';
 
-export type Role = 'owner' | 'admin' | 'member';
+/** A member's role, as schema.graphql's Role enum has it. */
+export type Role = ReturnType<typeof graphql.scalar<'Role'>>;
 
-export interface FieldProblem {
-	path: string;
-	message: string;
-}
+/**
+ * A mutation's typed refusal, a problem the user can correct: each result union spreads it, as
+ * `... on UserError { ...UserErrorFields }` or `...UserErrorFields`, with `__typename` beside it to tell it apart.
+ */
+export const USER_ERROR_FIELDS = graphql(`
+	fragment UserErrorFields on UserError {
+		code
+		message
+		details {
+			path
+			message
+		}
+	}
+`);
 
-/** A mutation's typed refusal, a problem the user can correct, as `... on UserError` selects it. */
-export type UserError = { __typename: 'UserError'; code: string; message: string; details?: FieldProblem[] };
+export type UserError = ResultOf<typeof USER_ERROR_FIELDS>;
+
+/** One problem of a UserError, or of a top-level error's `extensions.details`. */
+export type FieldProblem = UserError['details'][number];
 
 type BridgeEvent = Pick<RequestEvent, 'platform' | 'cookies'>;
 
@@ -28,6 +41,8 @@ export class GraphQLRequestError extends Error {
 	readonly code: string | undefined;
 	readonly status: number;
 	readonly errors: NonNullable<GraphQLResponse['errors']>;
+	/** The first error's `extensions.details`: the field problems of invalid_request, the connection of sso_required. */
+	readonly details: FieldProblem[];
 
 	constructor(errors: NonNullable<GraphQLResponse['errors']>) {
 		super(errors.map((e) => e.message).join('; '));
@@ -35,8 +50,18 @@ export class GraphQLRequestError extends Error {
 		this.code = errors[0]?.extensions?.code;
 		this.status = (this.code && STATUS_BY_CODE[this.code]) || 500;
 		this.errors = errors;
+		const details = errors[0]?.extensions?.details;
+		this.details = Array.isArray(details) ? details.filter(isProblem) : [];
 	}
 }
+
+const isProblem = (value: unknown): value is FieldProblem =>
+	typeof value === 'object' &&
+	value !== null &&
+	'path' in value &&
+	typeof value.path === 'string' &&
+	'message' in value &&
+	typeof value.message === 'string';
 
 /** The bridge Koa attached to this request; the portal cannot work without it. */
 export function bridge(event: Pick<RequestEvent, 'platform'>): TesseraBridge {
@@ -80,15 +105,24 @@ export async function gql<Document extends AnyDocument>(
 	document: Document,
 	variables?: VariablesOf<Document>,
 ): Promise<ResultOf<Document>>;
-/** @deprecated An operation as a string, its data typed by hand: the routes not yet moved to `graphql()` documents. */
-export async function gql<TData>(
+// The executor has checked the document against schema.graphql, so its data has the document's ResultOf: this
+// signature is where the portal trusts that, once.
+export async function gql(event: BridgeEvent, document: AnyDocument, variables?: unknown) {
+	if (variables !== undefined && !isRecord(variables)) throw new TypeError("An operation's variables are an object");
+	return execute(event, document, variables);
+}
+
+/** An object (not null): what an operation's variables, and the data of its fields, are. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+	typeof value === 'object' && value !== null;
+
+/** gql() for a caller that reads the answer's shape itself (a page of a list: paging.ts): the data as it came. */
+export async function execute(
 	event: BridgeEvent,
-	document: string,
+	document: AnyDocument,
 	variables?: Record<string, unknown>,
-): Promise<TData>;
-export async function gql(event: BridgeEvent, document: AnyDocument | string, variables?: unknown): Promise<unknown> {
-	const text = typeof document === 'string' ? document : source(document);
-	const result = await bridge(event).graphql(text, variables as Record<string, unknown> | undefined, {
+): Promise<unknown> {
+	const result = await bridge(event).graphql(source(document), variables, {
 		sessionToken: sessionToken(event) ?? null,
 	});
 	if (result.errors?.length) {
@@ -99,12 +133,13 @@ export async function gql(event: BridgeEvent, document: AnyDocument | string, va
 			redirect(303, enrolUrl(pageOf(page)));
 		throw failure;
 	}
-	if (result.data == null) throw new Error('GraphQL response carried neither data nor errors');
-	return result.data;
+	const data: unknown = result.data;
+	if (data == null) throw new Error('GraphQL response carried neither data nor errors');
+	return data;
 }
 
-/** A typed document: its own `ResultOf` and `VariablesOf` say what it returns and takes. */
-export type AnyDocument = TadaDocumentNode<any, any>;
+/** A typed document: its own `ResultOf` and `VariablesOf` say what it returns and takes (`never`: any variables). */
+export type AnyDocument = TadaDocumentNode<unknown, never>;
 
 /** The bridge's executor caches documents by their text: each document is printed once. */
 const printed = new WeakMap<AnyDocument, string>();

@@ -2,7 +2,7 @@
 // which the address carries as ?cursor= and the Pager component links to.
 import type { RequestEvent } from '@sveltejs/kit';
 import { errorPage } from './errors.ts';
-import { gql, type AnyDocument, type ResultOf, type VariablesOf } from './graphql.ts';
+import { execute, isRecord, type AnyDocument, type ResultOf, type VariablesOf } from './graphql.ts';
 
 export interface ListPage<T> {
 	items: T[];
@@ -21,33 +21,36 @@ export async function listPage<Document extends AnyDocument, Field extends ListF
 	field: Field,
 	variables: Omit<VariablesOf<Document>, 'cursor'>,
 	what: string,
-): Promise<ListPage<ResultOf<Document>[Field]['items'][number]>>;
-/** @deprecated An operation as a string, its items typed by hand: the routes not yet moved to `graphql()` documents. */
-export async function listPage<T>(
-	event: ListEvent,
-	document: string,
-	field: string,
-	variables: Record<string, unknown>,
-	what: string,
-): Promise<ListPage<T>>;
+): Promise<ListPage<ItemOf<ResultOf<Document>[Field]>>>;
+// The items are the document's (gql() trusts the executor so); what is checked here is that `field` is a page.
 export async function listPage(
 	event: ListEvent,
-	document: AnyDocument | string,
+	document: AnyDocument,
 	field: string,
 	variables: Record<string, unknown>,
 	what: string,
 ): Promise<ListPage<unknown>> {
 	const cursor = event.url.searchParams.get('cursor');
-	let data: Record<string, { items: unknown[]; nextCursor: string | null }>;
+	let data: unknown;
 	try {
-		data = await gql<typeof data>(event, document as string, { ...variables, cursor });
+		data = await execute(event, document, { ...variables, cursor });
 	} catch (err) {
 		errorPage(err, { invalid_request: `That page of ${what} does not exist.` });
 	}
-	return { ...data[field]!, cursor };
+	const page = isRecord(data) ? data[field] : undefined;
+	if (
+		!isRecord(page) ||
+		!Array.isArray(page.items) ||
+		!(typeof page.nextCursor === 'string' || page.nextCursor === null)
+	)
+		throw new Error(`The list's data has no page at ${field}`);
+	return { items: page.items, nextCursor: page.nextCursor, cursor };
 }
 
 type ListEvent = Pick<RequestEvent, 'platform' | 'cookies' | 'url'>;
+
+/** The item type of a page of a list. */
+type ItemOf<Page> = Page extends { items: (infer Item)[] } ? Item : never;
 
 /** The fields of an operation's data that are a page of a list. */
 type ListField<Document extends AnyDocument> = {

@@ -1,6 +1,6 @@
 import type { Cookies, RequestEvent } from '@sveltejs/kit';
 import { DEVICE_COOKIE, deviceCookieAttributes, sessionCookieAttributes } from '../../../../server/portal-contract.ts';
-import { bridge, type Role } from './graphql.ts';
+import { bridge, gql, graphql, sessionToken, type ResultOf, type Role } from './graphql.ts';
 
 /** Where a signed-in user lands when there is no (acceptable) return_to. */
 export const HOME = '/portal/dashboard';
@@ -18,23 +18,58 @@ export function setSessionCookie(event: CookieEvent, token: string, expiresAt: s
 	event.cookies.set(cookie.name, token, sessionCookieAttributes(cookie, new Date(expiresAt)));
 }
 
-/** What a sign-in answers for the device cookie (LoginPayload.deviceCookie). */
-export interface DeviceCookie {
-	value: string;
-	expiresAt: string;
-}
+/** What the portal keeps of a sign-in's LoginPayload: the session, where it starts, and the device cookie. */
+export const LOGIN_PAYLOAD_FIELDS = graphql(`
+	fragment LoginPayloadFields on LoginPayload {
+		token
+		expiresAt
+		mfaEnrollmentRequired
+		organization {
+			id
+			role
+		}
+		deviceCookie {
+			value
+			expiresAt
+		}
+	}
+`);
+
+export type LoginPayload = ResultOf<typeof LOGIN_PAYLOAD_FIELDS>;
 
 /**
  * The device cookie of the account just signed in to: while this browser's address is locked by wrong passwords for
  * many accounts, it still signs in to that account (docs/architecture.md#identity-sessions-and-tokens). Never cleared
  * at sign-out: it says the browser signed in before, not that it is signed in.
  */
-export function setDeviceCookie(event: CookieEvent, device: DeviceCookie): void {
+export function setDeviceCookie(event: CookieEvent, device: LoginPayload['deviceCookie']): void {
 	event.cookies.set(
 		DEVICE_COOKIE,
 		device.value,
 		deviceCookieAttributes(bridge(event).cookie, new Date(device.expiresAt)),
 	);
+}
+
+const LOGOUT = graphql(`
+	mutation Logout {
+		logout
+	}
+`);
+
+/** Ends the session the request's cookie carries, at the service; clearing the cookie is the caller's step. */
+export async function endSession(event: CookieEvent): Promise<void> {
+	await gql(event, LOGOUT);
+}
+
+/**
+ * A sign-in done (a password's, a second factor's, a passkey's): the session cookie, replacing the one of a session
+ * signed in again, which ends; and the device cookie.
+ */
+export async function startSession(event: CookieEvent, payload: LoginPayload): Promise<void> {
+	// Ending the old session is a courtesy: the sign-in stands even when it fails.
+	if (sessionToken(event)) await endSession(event).catch(() => undefined);
+	setSessionCookie(event, payload.token, payload.expiresAt);
+	setDeviceCookie(event, payload.deviceCookie);
 }
 
 export function clearSessionCookie(event: CookieEvent): void {

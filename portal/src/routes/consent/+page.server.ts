@@ -1,10 +1,10 @@
 import { error, fail, redirect } from '@sveltejs/kit';
 import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const CONSENT_PROMPT = /* GraphQL */ `
+const CONSENT_PROMPT = graphql(`
 	query ConsentPrompt($request: String!) {
 		consentPrompt(request: $request) {
 			clientName
@@ -16,31 +16,22 @@ const CONSENT_PROMPT = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-const DECIDE_CONSENT = /* GraphQL */ `
-	mutation DecideConsent($request: String!, $approve: Boolean!) {
-		decideConsent(request: $request, approve: $approve) {
-			__typename
-			... on ConsentDecision {
-				redirectTo
-			}
-			... on UserError {
-				code
-				message
+const DECIDE_CONSENT = graphql(
+	`
+		mutation DecideConsent($request: String!, $approve: Boolean!) {
+			decideConsent(request: $request, approve: $approve) {
+				__typename
+				... on ConsentDecision {
+					redirectTo
+				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
-
-interface ConsentPrompt {
-	clientName: string;
-	clientDescription: string;
-	organizationName: string;
-	scopes: { name: string; description: string }[];
-}
-
-type Decision = { __typename: 'ConsentDecision'; redirectTo: string } | UserError;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 /**
  * Runs `operation`; a problem with the signed request itself (forged, expired, another user's, client gone) is
@@ -67,9 +58,7 @@ export const load: PageServerLoad = async (event) => {
 	});
 
 	const request = requestParam(url.searchParams.get('request'));
-	const { consentPrompt } = await orErrorPage(
-		gql<{ consentPrompt: ConsentPrompt }>(event, CONSENT_PROMPT, { request }),
-	);
+	const { consentPrompt } = await orErrorPage(gql(event, CONSENT_PROMPT, { request }));
 	return { request, prompt: consentPrompt };
 };
 
@@ -82,7 +71,7 @@ export const actions: Actions = {
 		if (decision !== 'allow' && decision !== 'deny') return fail(400, { message: 'Choose Allow or Deny.' });
 
 		const { decideConsent: result } = await orErrorPage(
-			gql<{ decideConsent: Decision }>(event, DECIDE_CONSENT, { request, approve: decision === 'allow' }),
+			gql(event, DECIDE_CONSENT, { request, approve: decision === 'allow' }),
 		);
 		if (result.__typename === 'UserError') return fail(userErrorStatus(result), { message: result.message });
 

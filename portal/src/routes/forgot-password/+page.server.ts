@@ -1,24 +1,20 @@
 import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import type { Actions } from './$types.js';
 import { formText } from '#lib/form.ts';
 
-const REQUEST_RESET = graphql(`
-	mutation RequestPasswordReset($email: String!) {
-		requestPasswordReset(input: { email: $email }) {
-			__typename
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+const REQUEST_RESET = graphql(
+	`
+		mutation RequestPasswordReset($email: String!) {
+			requestPasswordReset(input: { email: $email }) {
+				__typename
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 type RequestResult = ResultOf<typeof REQUEST_RESET>['requestPasswordReset'];
 
@@ -44,7 +40,7 @@ export const actions: Actions = {
 
 		// Only a malformed address is refused: for a well-formed one the answer is the same whether an account uses it.
 		if (result.__typename === 'UserError') {
-			const emailError = result.details?.find((d) => d.path === 'email')?.message ?? null;
+			const emailError = result.details.find((d) => d.path === 'email')?.message ?? null;
 			return fail(userErrorStatus(result), {
 				email,
 				emailError,

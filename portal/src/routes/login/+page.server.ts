@@ -1,42 +1,49 @@
 import { fail, redirect, type ActionFailure, type RequestEvent } from '@sveltejs/kit';
-import { refused, userErrorStatus } from '#lib/server/errors.ts';
+import { reasonMessage, refused, userErrorStatus } from '#lib/server/errors.ts';
 import {
 	enrolUrl,
 	gql,
+	graphql,
 	GraphQLRequestError,
-	sessionToken,
-	type FieldProblem,
-	type Role,
+	USER_ERROR_FIELDS,
+	type ResultOf,
 	type UserError,
 } from '#lib/server/graphql.ts';
-import { homeOf, safeReturnTo, setDeviceCookie, setSessionCookie, type DeviceCookie } from '#lib/server/session.ts';
+import { homeOf, LOGIN_PAYLOAD_FIELDS, safeReturnTo, startSession, type LoginPayload } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const LOGIN_PAYLOAD =
-	'token expiresAt mfaEnrollmentRequired user { id email name } organization { id name role } deviceCookie { value expiresAt }';
-
-const LOGIN = /* GraphQL */ `
-	mutation Login($email: String!, $password: String!) {
-		login(input: { email: $email, password: $password }) {
-			__typename
-			... on LoginPayload { ${LOGIN_PAYLOAD} }
-			... on MfaChallenge { mfaToken expiresAt methods }
-			... on UserError { code message details { path message } }
+const LOGIN = graphql(
+	`
+		mutation Login($email: String!, $password: String!) {
+			login(input: { email: $email, password: $password }) {
+				__typename
+				...LoginPayloadFields
+				... on MfaChallenge {
+					mfaToken
+					expiresAt
+					methods
+				}
+				...UserErrorFields
+			}
 		}
-	}
-`;
+	`,
+	[LOGIN_PAYLOAD_FIELDS, USER_ERROR_FIELDS],
+);
 
-const COMPLETE_MFA_LOGIN = /* GraphQL */ `
-	mutation CompleteMfaLogin($input: MfaLoginInput!) {
-		completeMfaLogin(input: $input) {
-			__typename
-			... on LoginPayload { ${LOGIN_PAYLOAD} }
-			... on UserError { code message details { path message } }
+const COMPLETE_MFA_LOGIN = graphql(
+	`
+		mutation CompleteMfaLogin($input: MfaLoginInput!) {
+			completeMfaLogin(input: $input) {
+				__typename
+				...LoginPayloadFields
+				...UserErrorFields
+			}
 		}
-	}
-`;
+	`,
+	[LOGIN_PAYLOAD_FIELDS, USER_ERROR_FIELDS],
+);
 
-const SSO_ROUTE = /* GraphQL */ `
+const SSO_ROUTE = graphql(`
 	query SsoRoute($email: String!) {
 		ssoRoute(email: $email) {
 			connectionId
@@ -44,9 +51,9 @@ const SSO_ROUTE = /* GraphQL */ `
 			requireSso
 		}
 	}
-`;
+`);
 
-const SOCIAL_PROVIDERS = /* GraphQL */ `
+const SOCIAL_PROVIDERS = graphql(`
 	query SocialProviders {
 		socialProviders {
 			id
@@ -54,26 +61,9 @@ const SOCIAL_PROVIDERS = /* GraphQL */ `
 			type
 		}
 	}
-`;
+`);
 
-const LOGOUT = /* GraphQL */ `
-	mutation Logout {
-		logout
-	}
-`;
-
-type SsoRoute = { connectionId: string; name: string; requireSso: boolean };
-type LoginPayload = {
-	__typename: 'LoginPayload';
-	token: string;
-	expiresAt: string;
-	mfaEnrollmentRequired: boolean;
-	organization: { role: Role } | null;
-	deviceCookie: DeviceCookie;
-};
-type MfaChallenge = { __typename: 'MfaChallenge'; mfaToken: string; expiresAt: string; methods: string[] };
-type LoginResult = LoginPayload | MfaChallenge | UserError;
-type CompleteResult = LoginPayload | UserError;
+type SsoRoute = ResultOf<typeof SSO_ROUTE>['ssoRoute'];
 
 /**
  * What the page shows after a post: the step (the address, or its password), the address, why the last try was
@@ -106,6 +96,8 @@ const RATE_LIMITED = 'Too many sign-in attempts. Please wait a moment and try ag
  * Why a sign-in through an identity provider ended back here (/sso/{id}/* sends ?sso_error=<reason>, the stable
  * reasons of docs/architecture.md#single-sign-on), in the page's own words: the address bar's text is never shown.
  */
+const SSO_FAILED = 'Signing in through your identity provider did not work. Please try again.';
+
 const SSO_ERRORS: Record<string, string> = {
 	expired_request: 'That sign-in took too long or was already used. Please start again.',
 	wrong_browser: 'That sign-in was started in another browser or window. Please start again here.',
@@ -129,23 +121,19 @@ const SSO_ERRORS: Record<string, string> = {
 		'That sign-in link leads nowhere: the identity provider is not set up here. Enter your e-mail address to sign in.',
 	rate_limited: RATE_LIMITED,
 	invalid_request: 'That sign-in request could not be read. Please start again.',
-	sso_failed: 'Signing in through your identity provider did not work. Please try again.',
+	sso_failed: SSO_FAILED,
 };
 
-const ssoErrorOf = (url: URL): string | null => {
-	const reason = url.searchParams.get('sso_error');
-	if (reason === null) return null;
-	return Object.hasOwn(SSO_ERRORS, reason) ? SSO_ERRORS[reason]! : SSO_ERRORS.sso_failed!;
-};
+const ssoErrorOf = (url: URL) => reasonMessage(url.searchParams.get('sso_error'), SSO_ERRORS, SSO_FAILED);
 
 /** Only an address shaped like one is looked up: an identity provider serves domains, and junk has none. */
 const looksLikeEmail = (email: string) =>
 	email.length <= 254 && /^[^\s@\x00-\x1f\x7f]+@[^\s@\x00-\x1f\x7f]+$/.test(email);
 
 /** Home-realm discovery: the connection that signs in `email`, if its organization brought its own identity provider. */
-async function ssoRouteOf(event: RequestEvent, email: string): Promise<SsoRoute | null> {
+async function ssoRouteOf(event: RequestEvent, email: string): Promise<SsoRoute> {
 	if (!looksLikeEmail(email)) return null;
-	const { ssoRoute } = await gql<{ ssoRoute: SsoRoute | null }>(event, SSO_ROUTE, { email });
+	const { ssoRoute } = await gql(event, SSO_ROUTE, { email });
 	return ssoRoute;
 }
 
@@ -189,7 +177,7 @@ export const load: PageServerLoad = async (event) => {
 		(locals.user && reauth ? locals.user.email : url.searchParams.get('login_hint')?.slice(0, 254)) ?? null;
 	const changing = url.searchParams.get('change') === '1';
 	const [{ socialProviders }, route] = await Promise.all([
-		gql<{ socialProviders: { id: string; name: string; type: string }[] }>(event, SOCIAL_PROVIDERS),
+		gql(event, SOCIAL_PROVIDERS),
 		loginHint && !changing ? ssoRouteOf(event, loginHint).catch(() => undefined) : undefined,
 	]);
 	const passwordFirst = !!loginHint && looksLikeEmail(loginHint) && route === null;
@@ -215,14 +203,11 @@ const field = (form: FormData, name: string) => {
 };
 
 /**
- * The sign-in is done: the session cookie (replacing the one of a session signed in again, which ends) and the
- * device cookie, and on to where the visitor was going, or to set up a second factor first when the organization
- * requires one.
+ * The sign-in is done (startSession), and on to where the visitor was going, or to set up a second factor first when
+ * the organization requires one.
  */
 async function signedIn(event: RequestEvent, result: LoginPayload, returnTo: string | null): Promise<never> {
-	if (sessionToken(event)) await gql(event, LOGOUT).catch(() => undefined);
-	setSessionCookie(event, result.token, result.expiresAt);
-	setDeviceCookie(event, result.deviceCookie);
+	await startSession(event, result);
 	// Owners and admins of the organization the session starts in land on its admin dashboard.
 	const next = safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role));
 	if (result.mfaEnrollmentRequired) redirect(303, enrolUrl(next));
@@ -236,7 +221,7 @@ async function signedIn(event: RequestEvent, result: LoginPayload, returnTo: str
 async function emailStep(event: RequestEvent, form: FormData, returnTo: string | null): StepAnswer {
 	const email = field(form, 'email').trim();
 	if (!email) return fail(400, { step: 'email' as const, email, message: 'Enter your e-mail address.' });
-	let route: SsoRoute | null;
+	let route: SsoRoute;
 	try {
 		route = await ssoRouteOf(event, email);
 	} catch (err) {
@@ -251,7 +236,7 @@ async function emailStep(event: RequestEvent, form: FormData, returnTo: string |
  * message, and a link to that provider's sign-in, named as the provider is.
  */
 async function ssoRequired(event: RequestEvent, result: UserError, email: string, returnTo: string | null): StepAnswer {
-	const id = result.details?.find((d) => d.path === 'connection')?.message ?? '';
+	const id = result.details.find((d) => d.path === 'connection')?.message ?? '';
 	const route = await ssoRouteOf(event, email).catch(() => null);
 	const sso = CONNECTION_ID.test(id)
 		? {
@@ -266,26 +251,14 @@ async function ssoRequired(event: RequestEvent, result: UserError, email: string
 async function passwordStep(event: RequestEvent, form: FormData, returnTo: string | null): StepAnswer {
 	const email = field(form, 'email').trim();
 	const password = field(form, 'password');
-	let result: LoginResult;
+	let result: ResultOf<typeof LOGIN>['login'];
 	try {
-		({ login: result } = await gql<{ login: LoginResult }>(event, LOGIN, { email, password }));
+		({ login: result } = await gql(event, LOGIN, { email, password }));
 	} catch (err) {
 		// A UserError a resolver returns reaches the portal as a top-level error with its code and details (graphql-js
 		// raises an Error that a resolver returns), as sso_required does.
-		if (err instanceof GraphQLRequestError && err.code === 'sso_required') {
-			const details = err.errors[0]?.extensions?.details;
-			return ssoRequired(
-				event,
-				{
-					__typename: 'UserError',
-					code: err.code,
-					message: err.message,
-					details: Array.isArray(details) ? (details as FieldProblem[]) : [],
-				},
-				email,
-				returnTo,
-			);
-		}
+		if (err instanceof GraphQLRequestError && err.code === 'sso_required')
+			return ssoRequired(event, { code: err.code, message: err.message, details: err.details }, email, returnTo);
 		return refused(
 			err,
 			{ step: 'password' as const, email },
@@ -332,16 +305,16 @@ async function secondFactorStep(event: RequestEvent, form: FormData, returnTo: s
 			400,
 			recovery ? 'Enter one of your recovery codes.' : 'Enter the 6-digit code from your authenticator app.',
 		);
-	let result: CompleteResult;
+	let result: ResultOf<typeof COMPLETE_MFA_LOGIN>['completeMfaLogin'];
 	try {
-		({ completeMfaLogin: result } = await gql<{ completeMfaLogin: CompleteResult }>(event, COMPLETE_MFA_LOGIN, {
+		({ completeMfaLogin: result } = await gql(event, COMPLETE_MFA_LOGIN, {
 			input: recovery ? { mfaToken, recoveryCode: answer } : { mfaToken, code: answer },
 		}));
 	} catch (err) {
 		return refused(err, { step: 'password' as const, email, secondFactor }, { rate_limited: RATE_LIMITED });
 	}
 	if (result.__typename === 'UserError') {
-		if (result.details?.some((d) => d.path === 'mfaToken')) {
+		if (result.details.some((d) => d.path === 'mfaToken')) {
 			// Expired (5 minutes) or used: back to the password.
 			return fail(400, {
 				step: 'password' as const,

@@ -1,13 +1,7 @@
 import { redirect } from '@sveltejs/kit';
-import { gql, sessionToken, graphql } from '#lib/server/graphql.ts';
-import { clearSessionCookie } from '#lib/server/session.ts';
+import { sessionToken } from '#lib/server/graphql.ts';
+import { clearSessionCookie, endSession } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
-
-const LOGOUT = graphql(`
-	mutation Logout {
-		logout
-	}
-`);
 
 export const load: PageServerLoad = ({ locals, url, setHeaders }) => {
 	// A sign-out request from an application (/oauth/logout sent the browser here): signed by the service and bound
@@ -25,7 +19,7 @@ export const load: PageServerLoad = ({ locals, url, setHeaders }) => {
 
 export const actions: Actions = {
 	default: async (event) => {
-		if (sessionToken(event)) await gql(event, LOGOUT);
+		if (sessionToken(event)) await endSession(event);
 		clearSessionCookie(event);
 		redirect(303, '/login');
 	},

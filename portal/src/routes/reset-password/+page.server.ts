@@ -1,25 +1,21 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import { clearSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 import { formText } from '#lib/form.ts';
 
-const CONFIRM_RESET = graphql(`
-	mutation ConfirmPasswordReset($token: String!, $password: String!) {
-		confirmPasswordReset(input: { token: $token, password: $password }) {
-			__typename
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+const CONFIRM_RESET = graphql(
+	`
+		mutation ConfirmPasswordReset($token: String!, $password: String!) {
+			confirmPasswordReset(input: { token: $token, password: $password }) {
+				__typename
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 type ConfirmResult = ResultOf<typeof CONFIRM_RESET>['confirmPasswordReset'];
 
@@ -67,7 +63,7 @@ export const actions: Actions = {
 			);
 		}
 		if (result.__typename === 'UserError') {
-			const details = result.details ?? [];
+			const { details } = result;
 			// Used, expired, replaced or unknown: no other password will make this link work.
 			if (details.some((d) => d.path === 'token')) return failure(userErrorStatus(result), result.message, {}, true);
 			const fields: Fields = { password: details.find((d) => d.path === 'password')?.message };

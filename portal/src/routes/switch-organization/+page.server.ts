@@ -1,29 +1,27 @@
 import { error, redirect } from '@sveltejs/kit';
 import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type Role, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf, type Role } from '#lib/server/graphql.ts';
 import { HOME, loginUrl, safeReturnTo } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 import { formText } from '#lib/form.ts';
 
-const SWITCH_ORGANIZATION = /* GraphQL */ `
-	mutation SwitchOrganization($organizationId: String!) {
-		switchOrganization(organizationId: $organizationId) {
-			__typename
-			... on Viewer {
-				organization {
-					id
-					role
+const SWITCH_ORGANIZATION = graphql(
+	`
+		mutation SwitchOrganization($organizationId: String!) {
+			switchOrganization(organizationId: $organizationId) {
+				__typename
+				... on Viewer {
+					organization {
+						id
+						role
+					}
 				}
-			}
-			... on UserError {
-				code
-				message
+				...UserErrorFields
 			}
 		}
-	}
-`;
-
-type SwitchResult = { __typename: 'Viewer'; organization: { id: string; role: Role } | null } | UserError;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 /** Only the header's form posts here; an address typed in goes home. */
 export const load: PageServerLoad = () => redirect(303, HOME);
@@ -50,13 +48,9 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const organizationId = formText(form, 'organizationId');
 		if (!organizationId) error(400, 'Choose an organization to switch to.');
-		let result: SwitchResult | null;
+		let result: ResultOf<typeof SWITCH_ORGANIZATION>['switchOrganization'];
 		try {
-			({ switchOrganization: result } = await gql<{ switchOrganization: SwitchResult | null }>(
-				event,
-				SWITCH_ORGANIZATION,
-				{ organizationId },
-			));
+			({ switchOrganization: result } = await gql(event, SWITCH_ORGANIZATION, { organizationId }));
 		} catch (err) {
 			errorPage(err, { not_found: 'You are not a member of that organization.' });
 		}

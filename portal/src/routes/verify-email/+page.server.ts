@@ -1,27 +1,23 @@
 import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const VERIFY_EMAIL = graphql(`
-	mutation VerifyEmail($token: String!) {
-		verifyEmail(input: { token: $token }) {
-			__typename
-			... on User {
-				email
-				emailVerified
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const VERIFY_EMAIL = graphql(
+	`
+		mutation VerifyEmail($token: String!) {
+			verifyEmail(input: { token: $token }) {
+				__typename
+				... on User {
+					email
+					emailVerified
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 type VerifyResult = ResultOf<typeof VERIFY_EMAIL>['verifyEmail'];
 
@@ -48,7 +44,7 @@ export const actions: Actions = {
 			return refused(err, { invalidLink: false });
 		}
 		if (result.__typename === 'UserError') {
-			const invalidLink = (result.details ?? []).some((d) => d.path === 'token');
+			const invalidLink = result.details.some((d) => d.path === 'token');
 			return fail(userErrorStatus(result), { message: result.message, invalidLink });
 		}
 		return { confirmed: result.email };

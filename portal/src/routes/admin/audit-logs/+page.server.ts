@@ -66,11 +66,9 @@ export const load: PageServerLoad = async (event) => {
 			};
 		}
 		if (err.code !== 'invalid_request') throw err;
-		const details =
-			(err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
-		if (details.some((d) => d.path === 'cursor')) error(400, 'That page of the audit log does not exist.');
+		if (err.details.some((d) => d.path === 'cursor')) error(400, 'That page of the audit log does not exist.');
 		// A filter the user typed wrong: the form shows it beside that filter, with what to fix.
-		const errors = details.length ? fieldErrors(details, LABELS) : { form: [err.message] };
+		const errors = err.details.length ? fieldErrors(err.details, LABELS) : { form: [err.message] };
 		return { ...shared, entries: [] as AuditEntry[], errors, olderHref: null };
 	}
 };

@@ -1,6 +1,6 @@
 // What the audit-log page and its CSV export share: the filters (the query parameters of GET /api/v1/audit-logs),
 // read from the URL, and one page of entries from GraphQL.
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { gql, graphql, GraphQLRequestError, type ResultOf, type VariablesOf } from '#lib/server/graphql.ts';
 
 /** URL parameter -> GraphQL argument. */
 export const FILTERS = {
@@ -35,7 +35,7 @@ export function searchOf(filters: Filters, cursor?: string | null): string {
 	return search ? `?${search}` : '';
 }
 
-const AUDIT_LOGS = /* GraphQL */ `
+const AUDIT_LOGS = graphql(`
 	query AuditLogs(
 		$organizationId: String
 		$actor: String
@@ -85,35 +85,19 @@ const AUDIT_LOGS = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
+`);
 
-export interface AuditEntry {
-	id: string;
-	organizationId: string | null;
-	organization: { id: string; name: string | null } | null;
-	action: string;
-	outcome: string;
-	actor: { type: string; id: string | null; name: string | null; email: string | null };
-	targetType: string | null;
-	targetId: string | null;
-	ip: string | null;
-	userAgent: string | null;
-	details: Record<string, unknown>;
-	createdAt: string;
-}
+type AuditPage = ResultOf<typeof AUDIT_LOGS>['auditLogs'];
+export type AuditEntry = AuditPage['items'][number];
 
 export async function auditPage(
 	event: Parameters<typeof gql>[0],
 	filters: Filters,
 	page: { limit: number; cursor?: string | null },
-): Promise<{ items: AuditEntry[]; nextCursor: string | null }> {
-	const variables: Record<string, unknown> = { limit: page.limit, cursor: page.cursor ?? null };
+): Promise<AuditPage> {
+	const variables: VariablesOf<typeof AUDIT_LOGS> = { limit: page.limit, cursor: page.cursor ?? null };
 	for (const [name, argument] of Object.entries(FILTERS)) variables[argument] = filters[name as FilterName] ?? null;
-	const { auditLogs } = await gql<{ auditLogs: { items: AuditEntry[]; nextCursor: string | null } }>(
-		event,
-		AUDIT_LOGS,
-		variables,
-	);
+	const { auditLogs } = await gql(event, AUDIT_LOGS, variables);
 	return auditLogs;
 }
 
@@ -122,7 +106,7 @@ export interface OrganizationChoice {
 	name: string;
 }
 
-const ORGANIZATIONS = /* GraphQL */ `
+const ORGANIZATIONS = graphql(`
 	query AuditOrganizations($cursor: String) {
 		organizations(limit: 100, cursor: $cursor) {
 			items {
@@ -133,15 +117,15 @@ const ORGANIZATIONS = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
-const ORGANIZATION = /* GraphQL */ `
+`);
+const ORGANIZATION = graphql(`
 	query AuditOrganization($id: ID!) {
 		organization(id: $id) {
 			id
 			name
 		}
 	}
-`;
+`);
 
 /** How many organizations the filter lists at most (ten pages of the API); the one chosen is always among them. */
 const MAX_CHOICES = 1000;
@@ -159,17 +143,14 @@ export async function organizationChoices(
 	const choices: OrganizationChoice[] = [];
 	let cursor: string | null = null;
 	do {
-		type Page = { items: { id: string; name: string; role: string | null }[]; nextCursor: string | null };
-		const { organizations }: { organizations: Page } = await gql<{ organizations: Page }>(event, ORGANIZATIONS, {
-			cursor,
-		});
+		const { organizations }: ResultOf<typeof ORGANIZATIONS> = await gql(event, ORGANIZATIONS, { cursor });
 		for (const o of organizations.items)
 			if (platformAdmin || o.role === 'owner' || o.role === 'admin') choices.push({ id: o.id, name: o.name });
 		cursor = organizations.nextCursor;
 	} while (cursor && choices.length < MAX_CHOICES);
 	if (selected && !choices.some((o) => o.id === selected)) {
 		try {
-			const { organization } = await gql<{ organization: OrganizationChoice }>(event, ORGANIZATION, { id: selected });
+			const { organization } = await gql(event, ORGANIZATION, { id: selected });
 			if (platformAdmin) choices.push(organization);
 		} catch (err) {
 			// Gone, malformed or not the viewer's: the audit query says so, beside the filter.

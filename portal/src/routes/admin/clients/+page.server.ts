@@ -1,8 +1,8 @@
 import { fail } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { CLIENT_LABELS, type OAuthClient } from './client-form.ts';
+import { CLIENT_LABELS } from './client-form.ts';
 import {
 	CLIENT_FIELDS,
 	clientInput,
@@ -15,57 +15,44 @@ import type { Actions, PageServerLoad } from './$types.js';
 
 const PAGE_SIZE = 50;
 
-const CLIENTS = /* GraphQL */ `
-	query Clients($org: String, $limit: Int, $cursor: String) {
-		oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { ${CLIENT_FIELDS} }
-			nextCursor
-		}
-	}
-`;
-
-const CREATE_CLIENT = /* GraphQL */ `
-	mutation CreateOAuthClient($input: CreateOAuthClientInput!) {
-		createOAuthClient(input: $input) {
-			__typename
-			... on OAuthClientWithSecret {
-				clientSecret
-				client {
-					id
-					clientId
-					name
+const CLIENTS = graphql(
+	`
+		query Clients($org: String, $limit: Int, $cursor: String) {
+			oauthClients(organizationId: $org, limit: $limit, cursor: $cursor) {
+				items {
+					...OAuthClientFields
 				}
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+				nextCursor
 			}
 		}
-	}
-`;
+	`,
+	[CLIENT_FIELDS],
+);
 
-type CreateResult =
-	| {
-			__typename: 'OAuthClientWithSecret';
-			clientSecret: string;
-			client: { id: string; clientId: string; name: string };
-	  }
-	| UserError;
+const CREATE_CLIENT = graphql(
+	`
+		mutation CreateOAuthClient($input: CreateOAuthClientInput!) {
+			createOAuthClient(input: $input) {
+				__typename
+				... on OAuthClientWithSecret {
+					clientSecret
+					client {
+						id
+						clientId
+						name
+					}
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage<OAuthClient>(
-		event,
-		CLIENTS,
-		'oauthClients',
-		{ org: organization.id, limit: PAGE_SIZE },
-		'clients',
-	);
+	const page = await listPage(event, CLIENTS, 'oauthClients', { org: organization.id, limit: PAGE_SIZE }, 'clients');
 	return {
 		clients: page.items,
 		cursor: page.cursor,
@@ -80,9 +67,9 @@ export const actions: Actions = {
 		const values = readClientForm(await event.request.formData());
 		const input = clientInput(values);
 
-		let result: CreateResult;
+		let result: ResultOf<typeof CREATE_CLIENT>['createOAuthClient'];
 		try {
-			({ createOAuthClient: result } = await gql<{ createOAuthClient: CreateResult }>(event, CREATE_CLIENT, {
+			({ createOAuthClient: result } = await gql(event, CREATE_CLIENT, {
 				input: { ...input, organizationId },
 			}));
 		} catch (err) {

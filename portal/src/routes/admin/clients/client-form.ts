@@ -1,23 +1,5 @@
 // The OAuth client form's values and choices, shared by the registration form, the edit form and their actions.
-
-/** An OAuth client as the pages read it. */
-export interface OAuthClient {
-	id: string;
-	clientId: string;
-	organizationId: string;
-	name: string;
-	description: string;
-	redirectUris: string[];
-	postLogoutRedirectUris: string[];
-	allowedOrigins: string[];
-	allowedScopes: string[];
-	grantTypes: string[];
-	idTokenSignedResponseAlg: string;
-	enabled: boolean;
-	consentRequired: boolean;
-	createdAt: string;
-	updatedAt: string;
-}
+import type { OAuthClient } from './clients.server.ts';
 
 /** The form's fields as typed: lists stay one entry per line until the action splits them. */
 export interface ClientFormValues {

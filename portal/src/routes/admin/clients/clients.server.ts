@@ -2,14 +2,32 @@
 import { error, type RequestEvent } from '@sveltejs/kit';
 import { errorPage } from '#lib/server/errors.ts';
 import { requireOrgAdmin as orgAdminGate } from '#lib/server/gates.ts';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
-import type { ClientFormValues, OAuthClient } from './client-form.ts';
+import { gql, graphql, GraphQLRequestError, type ResultOf } from '#lib/server/graphql.ts';
+import type { ClientFormValues } from './client-form.ts';
 import { formText } from '#lib/form.ts';
 
-export const CLIENT_FIELDS = /* GraphQL */ `
-	id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes
-	grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt
-`;
+/** An OAuth client as the pages read it. */
+export const CLIENT_FIELDS = graphql(`
+	fragment OAuthClientFields on OAuthClient {
+		id
+		clientId
+		organizationId
+		name
+		description
+		redirectUris
+		postLogoutRedirectUris
+		allowedOrigins
+		allowedScopes
+		grantTypes
+		idTokenSignedResponseAlg
+		enabled
+		consentRequired
+		createdAt
+		updatedAt
+	}
+`);
+
+export type OAuthClient = ResultOf<typeof CLIENT_FIELDS>;
 
 /** The secret as the create and rotate mutations give it: the only time it is ever readable. */
 export interface ShownSecret {
@@ -23,11 +41,16 @@ export interface ShownSecret {
 export const requireOrgAdmin = (event: Parameters<typeof orgAdminGate>[0]) =>
 	orgAdminGate(event, 'manage OAuth clients').organizationId;
 
-const CLIENT = /* GraphQL */ `
-	query Client($id: ID!) {
-		oauthClient(id: $id) { ${CLIENT_FIELDS} }
-	}
-`;
+const CLIENT = graphql(
+	`
+		query Client($id: ID!) {
+			oauthClient(id: $id) {
+				...OAuthClientFields
+			}
+		}
+	`,
+	[CLIENT_FIELDS],
+);
 
 const NOT_FOUND = 'No such OAuth client in this organization.';
 
@@ -43,7 +66,7 @@ export async function loadOwnedClient(
 	if (!id || id.length > 200) error(404, NOT_FOUND);
 	let client: OAuthClient;
 	try {
-		({ oauthClient: client } = await gql<{ oauthClient: OAuthClient }>(event, CLIENT, { id }));
+		({ oauthClient: client } = await gql(event, CLIENT, { id }));
 	} catch (err) {
 		// An identifier the service refuses outright (a NUL in the path) names no client of ours either.
 		if (err instanceof GraphQLRequestError && err.code === 'invalid_request') error(404, NOT_FOUND);

@@ -1,9 +1,9 @@
-import { gql } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
 import type { PageServerLoad } from './$types.js';
 
 const RECENT_ENTRIES = 5;
 
-const DASHBOARD = /* GraphQL */ `
+const DASHBOARD = graphql(`
 	query AdminDashboard($org: String!, $recent: Int!) {
 		organizationOverview(organizationId: $org) {
 			members
@@ -39,27 +39,9 @@ const DASHBOARD = /* GraphQL */ `
 			}
 		}
 	}
-`;
+`);
 
-interface Overview {
-	members: number;
-	activeSubscriptions: number;
-	seatsUsed: number;
-	seatsTotal: number;
-	oauthClients: number;
-	webhooks: number;
-	failingWebhooks: number;
-	gettingStarted: { product: boolean | null; oauthClient: boolean; webhook: boolean; invitation: boolean };
-	platform: { organizations: number; users: number; products: number } | null;
-}
-
-export interface RecentEntry {
-	id: string;
-	action: string;
-	outcome: string;
-	createdAt: string;
-	actor: { type: string; name: string | null; email: string | null };
-}
+type Overview = ResultOf<typeof DASHBOARD>['organizationOverview'];
 
 /** One step of "Getting started": done once the data shows it, else a link to the page that does it. */
 export interface Step {
@@ -96,9 +78,9 @@ function stepsOf({ product, oauthClient, webhook, invitation }: Overview['gettin
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const { organizationOverview: overview, auditLogs } = await gql<{
-		organizationOverview: Overview;
-		auditLogs: { items: RecentEntry[] };
-	}>(event, DASHBOARD, { org: organization.id, recent: RECENT_ENTRIES });
+	const { organizationOverview: overview, auditLogs } = await gql(event, DASHBOARD, {
+		org: organization.id,
+		recent: RECENT_ENTRIES,
+	});
 	return { overview, steps: stepsOf(overview.gettingStarted), recent: auditLogs.items };
 };

@@ -1,33 +1,45 @@
 import { refused, userErrorFailure } from '#lib/server/errors.ts';
-import { gql, type Role, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { field, rename, requirePlatformAdmin, USER_ERROR } from './organizations.server.ts';
+import { field, rename, requirePlatformAdmin } from './organizations.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-export interface OrganizationRow {
-	id: string;
-	name: string;
-	isOperator: boolean;
-	/** The platform admin's own role there; null where it is not a member. */
-	role: Role | null;
-	createdAt: string;
-}
+const LIST = graphql(`
+	query Organizations($search: String, $cursor: String) {
+		organizations(search: $search, limit: 50, cursor: $cursor) {
+			items {
+				id
+				name
+				isOperator
+				role
+				createdAt
+			}
+			nextCursor
+		}
+	}
+`);
 
-const LIST = `query($search: String, $cursor: String) {
-	organizations(search: $search, limit: 50, cursor: $cursor) { items { id name isOperator role createdAt } nextCursor } }`;
-const CREATE = `mutation($name: String!) { createOrganization(input: { name: $name }) { __typename ... on Organization { id name } ${USER_ERROR} } }`;
+const CREATE = graphql(
+	`
+		mutation CreateOrganization($name: String!) {
+			createOrganization(input: { name: $name }) {
+				__typename
+				... on Organization {
+					id
+					name
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 export const load: PageServerLoad = async (event) => {
 	await event.parent();
 	requirePlatformAdmin(event);
 	const search = event.url.searchParams.get('search')?.trim() ?? '';
-	const page = await listPage<OrganizationRow>(
-		event,
-		LIST,
-		'organizations',
-		{ search: search || null },
-		'organizations',
-	);
+	const page = await listPage(event, LIST, 'organizations', { search: search || null }, 'organizations');
 	return { organizations: page.items, nextCursor: page.nextCursor, cursor: page.cursor, search };
 };
 
@@ -35,9 +47,9 @@ export const actions: Actions = {
 	create: async (event) => {
 		requirePlatformAdmin(event);
 		const values = { name: field(await event.request.formData(), 'name') };
-		let result: { __typename: 'Organization'; id: string; name: string } | UserError;
+		let result: ResultOf<typeof CREATE>['createOrganization'];
 		try {
-			({ createOrganization: result } = await gql<{ createOrganization: typeof result }>(event, CREATE, values));
+			({ createOrganization: result } = await gql(event, CREATE, values));
 		} catch (err) {
 			return refused(err, { action: 'create' as const, values, problems: [] as string[] });
 		}

@@ -2,12 +2,9 @@
 // on /admin/settings).
 import { requirePlatformAdmin as platformGate } from '#lib/server/gates.ts';
 import { refused, userErrorFailure } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, type ResultOf } from '#lib/server/graphql.ts';
+import { RENAME_ORGANIZATION } from '#lib/server/organizations.ts';
 import type { RequestEvent } from '@sveltejs/kit';
-
-export const USER_ERROR = '... on UserError { code message details { path message } }';
-
-const RENAME = `mutation($id: ID!, $name: String) { updateOrganization(id: $id, input: { name: $name }) { __typename ... on Organization { id name } ${USER_ERROR} } }`;
 
 type GateEvent = Parameters<typeof platformGate>[0];
 
@@ -25,9 +22,9 @@ export async function rename(event: RequestEvent) {
 	requirePlatformAdmin(event);
 	const form = await event.request.formData();
 	const values = { id: field(form, 'id'), name: field(form, 'name') };
-	let result: { __typename: 'Organization'; name: string } | UserError;
+	let result: ResultOf<typeof RENAME_ORGANIZATION>['updateOrganization'];
 	try {
-		({ updateOrganization: result } = await gql<{ updateOrganization: typeof result }>(event, RENAME, values));
+		({ updateOrganization: result } = await gql(event, RENAME_ORGANIZATION, values));
 	} catch (err) {
 		return refused(err, { action: 'rename' as const, values, problems: [] as string[] });
 	}

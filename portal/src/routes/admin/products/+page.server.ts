@@ -1,32 +1,67 @@
 import { error, fail, redirect } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type UserError } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 import { formText } from '#lib/form.ts';
 
-interface Product {
-	id: string;
-	name: string;
-	slug: string;
-	description: string;
-	features: string[];
-	createdAt: string;
-}
-type Result<T> = T | UserError;
+const PRODUCTS = graphql(`
+	query Products($cursor: String) {
+		products(limit: 100, cursor: $cursor) {
+			items {
+				id
+				name
+				slug
+				description
+				features
+				createdAt
+			}
+			nextCursor
+		}
+	}
+`);
 
-const FIELDS = 'id name slug description features createdAt';
-const PRODUCTS = `query($cursor: String) { products(limit: 100, cursor: $cursor) { items { ${FIELDS} } nextCursor } }`;
-const USER_ERROR = '... on UserError { code message details { path message } }';
-const CREATE = `mutation($input: CreateProductInput!) { createProduct(input: $input) { __typename ... on Product { id slug } ${USER_ERROR} } }`;
-const UPDATE = `mutation($id: ID!, $input: UpdateProductInput!) { updateProduct(id: $id, input: $input) { __typename ... on Product { id slug } ${USER_ERROR} } }`;
-const DELETE = `mutation($id: ID!) { deleteProduct(id: $id) { __typename ${USER_ERROR} } }`;
+const CREATE = graphql(
+	`
+		mutation CreateProduct($input: CreateProductInput!) {
+			createProduct(input: $input) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const UPDATE = graphql(
+	`
+		mutation UpdateProduct($id: ID!, $input: UpdateProductInput!) {
+			updateProduct(id: $id, input: $input) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const DELETE = graphql(
+	`
+		mutation DeleteProduct($id: ID!) {
+			deleteProduct(id: $id) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 export const load: PageServerLoad = async (event) => {
 	await event.parent();
-	const page = await listPage<Product>(event, PRODUCTS, 'products', {}, 'products');
+	const page = await listPage(event, PRODUCTS, 'products', {}, 'products');
 	return {
 		products: page.items,
 		nextCursor: page.nextCursor,
@@ -64,9 +99,7 @@ const PRODUCT_LABELS = { name: 'Name', slug: 'Slug', description: 'Description',
  * A UserError as the form's failure: the service's message above, each field's problem beside that field (the
  * slug's rule, say), any other as a line of the message.
  */
-function failure(result: { __typename: string }, values: Record<string, unknown>) {
-	if (result.__typename !== 'UserError') return null;
-	const refusal = result as UserError;
+function failure(refusal: UserError, values: Record<string, unknown>) {
 	const { form: problems = [], ...errors } = fieldErrors(refusal.details, PRODUCT_LABELS, values);
 	const message =
 		refusal.code === 'invalid_request' && Object.keys(errors).length
@@ -79,24 +112,18 @@ export const actions: Actions = {
 	create: async (event) => {
 		requirePlatformAdmin(event);
 		const values = readForm(await event.request.formData());
-		const { createProduct } = await gql<{ createProduct: Result<{ __typename: 'Product'; slug: string }> }>(
-			event,
-			CREATE,
-			{ input: values },
-		);
-		return failure(createProduct, values) ?? { done: `Product ${values.slug} created.` };
+		const { createProduct } = await gql(event, CREATE, { input: values });
+		if (createProduct.__typename === 'UserError') return failure(createProduct, values);
+		return { done: `Product ${values.slug} created.` };
 	},
 	update: async (event) => {
 		requirePlatformAdmin(event);
 		const form = await event.request.formData();
 		const values = readForm(form);
 		const id = formText(form, 'id');
-		const { updateProduct } = await gql<{ updateProduct: Result<{ __typename: 'Product'; slug: string }> }>(
-			event,
-			UPDATE,
-			{ id, input: values },
-		);
-		return failure(updateProduct, { ...values, id }) ?? { done: `Product ${values.slug} saved.` };
+		const { updateProduct } = await gql(event, UPDATE, { id, input: values });
+		if (updateProduct.__typename === 'UserError') return failure(updateProduct, { ...values, id });
+		return { done: `Product ${values.slug} saved.` };
 	},
 	delete: async (event) => {
 		requirePlatformAdmin(event);
@@ -104,7 +131,8 @@ export const actions: Actions = {
 		const id = formText(form, 'id');
 		if (form.get('confirm') !== 'yes')
 			return fail(400, { message: 'Tick the box to confirm the deletion.', problems: [] });
-		const { deleteProduct } = await gql<{ deleteProduct: Result<{ __typename: string }> }>(event, DELETE, { id });
-		return failure(deleteProduct, { id }) ?? { done: `Product ${formText(form, 'slug')} deleted.` };
+		const { deleteProduct } = await gql(event, DELETE, { id });
+		if (deleteProduct.__typename === 'UserError') return failure(deleteProduct, { id });
+		return { done: `Product ${formText(form, 'slug')} deleted.` };
 	},
 };

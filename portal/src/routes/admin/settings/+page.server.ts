@@ -1,6 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { errorPage, userErrorFailure } from '#lib/server/errors.ts';
-import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
+import { RENAME_ORGANIZATION } from '#lib/server/organizations.ts';
 import { field, refused, requireOrgAdmin } from './settings.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -32,65 +33,38 @@ const MEMBERS = graphql(`
 	}
 `);
 
-const RENAME = graphql(`
-	mutation UpdateOrganization($id: ID!, $name: String) {
-		updateOrganization(id: $id, input: { name: $name }) {
-			__typename
-			... on Organization {
-				name
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const REQUIRE_MFA = graphql(
+	`
+		mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
+			updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
+				__typename
+				... on Organization {
+					requireMfa
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const REQUIRE_MFA = graphql(`
-	mutation RequireMfa($id: ID!, $requireMfa: Boolean!) {
-		updateOrganization(id: $id, input: { requireMfa: $requireMfa }) {
-			__typename
-			... on Organization {
-				requireMfa
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const TRANSFER = graphql(
+	`
+		mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
+			transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
+				__typename
+				... on Membership {
+					user {
+						name
+						email
+					}
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
-
-const TRANSFER = graphql(`
-	mutation TransferOwnership($org: String!, $userId: String!, $stepDown: Boolean) {
-		transferOwnership(organizationId: $org, userId: $userId, stepDown: $stepDown) {
-			__typename
-			... on Membership {
-				user {
-					name
-					email
-				}
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
-			}
-		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 /**
  * The organization itself: its id (for the API and the CLI), its name, and for its owners the transfer of
@@ -126,9 +100,9 @@ export const actions: Actions = {
 	rename: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const values = { name: field(await event.request.formData(), 'name') };
-		let result: ResultOf<typeof RENAME>['updateOrganization'];
+		let result: ResultOf<typeof RENAME_ORGANIZATION>['updateOrganization'];
 		try {
-			({ updateOrganization: result } = await gql(event, RENAME, {
+			({ updateOrganization: result } = await gql(event, RENAME_ORGANIZATION, {
 				id: organizationId,
 				...values,
 			}));

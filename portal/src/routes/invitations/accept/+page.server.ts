@@ -1,12 +1,13 @@
 import { error, fail, redirect, type RequestEvent } from '@sveltejs/kit';
 import { fieldErrors, type FieldErrors } from '#lib/field-errors.ts';
 import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
-import { enrolUrl, gql, GraphQLRequestError, type Role, type UserError } from '#lib/server/graphql.ts';
-import { clearSessionCookie, HOME, setSessionCookie } from '#lib/server/session.ts';
+import { enrolUrl, gql, graphql, GraphQLRequestError, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
+import type { ResultOf, UserError, VariablesOf } from '#lib/server/graphql.ts';
+import { clearSessionCookie, endSession, HOME, setSessionCookie } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 import { formText } from '#lib/form.ts';
 
-const PREVIEW = /* GraphQL */ `
+const PREVIEW = graphql(`
 	query InvitationPreview($token: String!) {
 		invitationPreview(token: $token) {
 			status
@@ -18,84 +19,55 @@ const PREVIEW = /* GraphQL */ `
 			accountExists
 		}
 	}
-`;
+`);
 
-const ACCEPT = /* GraphQL */ `
-	mutation Accept($input: AcceptInvitationInput!) {
-		acceptInvitation(input: $input) {
-			__typename
-			... on LoginPayload {
-				token
-				expiresAt
-				mfaEnrollmentRequired
-				user {
-					id
-					email
-					name
+const ACCEPT = graphql(
+	`
+		mutation Accept($input: AcceptInvitationInput!) {
+			acceptInvitation(input: $input) {
+				__typename
+				... on LoginPayload {
+					token
+					expiresAt
+					mfaEnrollmentRequired
+					organization {
+						id
+					}
 				}
-				organization {
-					id
-					name
-					role
+				... on MfaChallenge {
+					mfaToken
 				}
-			}
-			... on MfaChallenge {
-				mfaToken
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const SWITCH_ORGANIZATION = /* GraphQL */ `
-	mutation SwitchOrganization($organizationId: String!) {
-		switchOrganization(organizationId: $organizationId) {
-			__typename
-			... on UserError {
-				code
-				message
+const SWITCH_ORGANIZATION = graphql(
+	`
+		mutation SwitchOrganization($organizationId: String!) {
+			switchOrganization(organizationId: $organizationId) {
+				__typename
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const LOGOUT = /* GraphQL */ `
-	mutation Logout {
-		logout
-	}
-`;
-
-/** What the link is for: the details only while the invitation is pending; null for a token that is not one. */
-type Preview =
-	| {
-			status: 'pending';
-			organizationName: string;
-			inviterName: string | null;
-			email: string;
-			role: Role;
-			expiresAt: string;
-			accountExists: boolean;
-	  }
-	| { status: 'accepted' | 'revoked' | 'expired' }
-	| null;
-
-type AcceptResult =
-	| {
-			__typename: 'LoginPayload';
-			token: string;
-			expiresAt: string;
-			mfaEnrollmentRequired: boolean;
-			organization: { id: string; name: string } | null;
-	  }
-	| { __typename: 'MfaChallenge'; mfaToken: string }
-	| UserError;
+/**
+ * What the link is for: the details only while the invitation is pending (the service gives them only then), or
+ * null for a token that is not one.
+ */
+function previewOf(preview: ResultOf<typeof PREVIEW>['invitationPreview']) {
+	if (!preview) return null;
+	const { status, email, organizationName, role, expiresAt, accountExists, inviterName } = preview;
+	if (status !== 'pending') return { status };
+	if (email === null || organizationName === null || role === null || expiresAt === null || accountExists === null)
+		throw new Error('The service answered a pending invitation without its details');
+	return { status, email, organizationName, role, expiresAt, accountExists, inviterName };
+}
 
 /** The invitation's secret, from the link the invitee was given; the page can do nothing without it. */
 function invitationToken(url: URL): string {
@@ -131,9 +103,9 @@ export const load: PageServerLoad = async (event) => {
 		'x-frame-options': 'DENY',
 		'content-security-policy': "frame-ancestors 'none'",
 	});
-	let invitation: Preview;
+	let invitation: ReturnType<typeof previewOf>;
 	try {
-		({ invitationPreview: invitation } = await gql<{ invitationPreview: Preview }>(event, PREVIEW, { token }));
+		invitation = previewOf((await gql(event, PREVIEW, { token })).invitationPreview);
 	} catch (err) {
 		errorPage(err);
 	}
@@ -142,9 +114,9 @@ export const load: PageServerLoad = async (event) => {
 };
 
 /** Runs the mutation; a top-level rate limit becomes a 429 for the form, anything else is unexpected. */
-async function accept(event: RequestEvent, input: Record<string, string | undefined>) {
+async function accept(event: RequestEvent, input: VariablesOf<typeof ACCEPT>['input']) {
 	try {
-		const { acceptInvitation } = await gql<{ acceptInvitation: AcceptResult }>(event, ACCEPT, { input });
+		const { acceptInvitation } = await gql(event, ACCEPT, { input });
 		return acceptInvitation;
 	} catch (err) {
 		if (err instanceof GraphQLRequestError && err.code === 'rate_limited') return null;
@@ -153,7 +125,7 @@ async function accept(event: RequestEvent, input: Record<string, string | undefi
 }
 
 /** A used, expired or revoked invitation: no other name, password or account will make it valid. */
-const isInvalidInvitation = (result: UserError) => (result.details ?? []).some((d) => d.path === 'token');
+const isInvalidInvitation = (result: UserError) => result.details.some((d) => d.path === 'token');
 
 /** The fields of the forms, with their labels; a problem of any other (the token) is the form's. */
 const FORM_LABELS = { name: 'Name', password: 'Password' };
@@ -242,7 +214,7 @@ export const actions: Actions = {
 	/** Signed in with another account than the invited one: sign out and come back to this invitation. */
 	signOut: async (event) => {
 		const token = invitationToken(event.url);
-		if (event.locals.user) await gql<{ logout: boolean }>(event, LOGOUT);
+		if (event.locals.user) await endSession(event);
 		clearSessionCookie(event);
 		redirect(303, pageFor(token));
 	},

@@ -2,48 +2,23 @@
 // field, is verified through the bridge like a password sign-in, and the session cookie set here. The answer says
 // where the page goes next, as the password form's redirect would.
 import { json, type RequestHandler } from '@sveltejs/kit';
-import { GraphQLRequestError, gql, sessionToken, type Role, type UserError } from '#lib/server/graphql.ts';
+import { GraphQLRequestError, gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
+import { formText } from '#lib/form.ts';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { homeOf, safeReturnTo, setDeviceCookie, setSessionCookie, type DeviceCookie } from '#lib/server/session.ts';
+import { homeOf, LOGIN_PAYLOAD_FIELDS, safeReturnTo, startSession } from '#lib/server/session.ts';
 
-const PASSKEY_SIGN_IN = /* GraphQL */ `
-	mutation PasskeySignIn($input: PasskeySignInInput!) {
-		passkeySignIn(input: $input) {
-			__typename
-			... on LoginPayload {
-				token
-				expiresAt
-				organization {
-					role
-				}
-				deviceCookie {
-					value
-					expiresAt
-				}
-			}
-			... on UserError {
-				code
-				message
+const PASSKEY_SIGN_IN = graphql(
+	`
+		mutation PasskeySignIn($input: PasskeySignInInput!) {
+			passkeySignIn(input: $input) {
+				__typename
+				...LoginPayloadFields
+				...UserErrorFields
 			}
 		}
-	}
-`;
-
-const LOGOUT = /* GraphQL */ `
-	mutation Logout {
-		logout
-	}
-`;
-
-type Result =
-	| {
-			__typename: 'LoginPayload';
-			token: string;
-			expiresAt: string;
-			organization: { role: Role } | null;
-			deviceCookie: DeviceCookie;
-	  }
-	| UserError;
+	`,
+	[LOGIN_PAYLOAD_FIELDS, USER_ERROR_FIELDS],
+);
 
 const refusal = (status: number, message: string) =>
 	json({ message }, { status, headers: { 'cache-control': 'no-store' } });
@@ -51,7 +26,7 @@ const refusal = (status: number, message: string) =>
 export const POST: RequestHandler = async (event) => {
 	const form = await event.request.formData();
 	const text = form.get('response');
-	const returnTo = typeof form.get('return_to') === 'string' ? (form.get('return_to') as string) || null : null;
+	const returnTo = formText(form, 'return_to') || null;
 	let response: unknown;
 	try {
 		response = typeof text === 'string' && text.length <= 100_000 ? JSON.parse(text) : undefined;
@@ -60,9 +35,9 @@ export const POST: RequestHandler = async (event) => {
 	}
 	if (typeof response !== 'object' || response === null) return refusal(400, 'The passkey answer could not be read.');
 
-	let result: Result;
+	let result: ResultOf<typeof PASSKEY_SIGN_IN>['passkeySignIn'];
 	try {
-		({ passkeySignIn: result } = await gql<{ passkeySignIn: Result }>(event, PASSKEY_SIGN_IN, { input: { response } }));
+		({ passkeySignIn: result } = await gql(event, PASSKEY_SIGN_IN, { input: { response } }));
 	} catch (err) {
 		if (err instanceof GraphQLRequestError && err.status < 500) {
 			return refusal(
@@ -75,9 +50,7 @@ export const POST: RequestHandler = async (event) => {
 	if (result.__typename === 'UserError') return refusal(userErrorStatus(result), result.message);
 
 	// A session signed in again (a fresh sign-in an application asked for) ends, as after a password.
-	if (sessionToken(event)) await gql(event, LOGOUT).catch(() => undefined);
-	setSessionCookie(event, result.token, result.expiresAt);
-	setDeviceCookie(event, result.deviceCookie);
+	await startSession(event, result);
 	return json(
 		{ location: safeReturnTo(returnTo, event.url.origin, homeOf(result.organization?.role)) },
 		{ headers: { 'cache-control': 'no-store' } },

@@ -1,10 +1,10 @@
 import { fail } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 import { formText } from '#lib/form.ts';
 
-const CONNECTED_APPS = /* GraphQL */ `
+const CONNECTED_APPS = graphql(`
 	query ConnectedApps {
 		connectedApps {
 			clientId
@@ -15,33 +15,22 @@ const CONNECTED_APPS = /* GraphQL */ `
 			lastUsedAt
 		}
 	}
-`;
+`);
 
-const REVOKE_CONNECTED_APP = /* GraphQL */ `
-	mutation RevokeConnectedApp($clientId: String!) {
-		revokeConnectedApp(clientId: $clientId) {
-			__typename
-			... on UserError {
-				code
-				message
+const REVOKE_CONNECTED_APP = graphql(
+	`
+		mutation RevokeConnectedApp($clientId: String!) {
+			revokeConnectedApp(clientId: $clientId) {
+				__typename
+				...UserErrorFields
 			}
 		}
-	}
-`;
-
-interface ConnectedApp {
-	clientId: string;
-	name: string;
-	description: string;
-	scopes: string[];
-	grantedAt: string;
-	lastUsedAt: string | null;
-}
-
-type RevokeResult = { __typename: 'MutationRevokeConnectedAppSuccess' } | UserError;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 export const load: PageServerLoad = async (event) => {
-	const { connectedApps } = await gql<{ connectedApps: ConnectedApp[] }>(event, CONNECTED_APPS);
+	const { connectedApps } = await gql(event, CONNECTED_APPS);
 	return { apps: connectedApps };
 };
 
@@ -51,11 +40,9 @@ export const actions: Actions = {
 		const clientId = formText(form, 'client_id');
 		if (!clientId) return fail(400, { clientId, message: 'Choose an app to remove.' });
 
-		let result: RevokeResult;
+		let result: ResultOf<typeof REVOKE_CONNECTED_APP>['revokeConnectedApp'];
 		try {
-			({ revokeConnectedApp: result } = await gql<{ revokeConnectedApp: RevokeResult }>(event, REVOKE_CONNECTED_APP, {
-				clientId,
-			}));
+			({ revokeConnectedApp: result } = await gql(event, REVOKE_CONNECTED_APP, { clientId }));
 		} catch (err) {
 			// Already removed (another tab, or the app was deleted): the reloaded list says the rest.
 			return refused(err, { clientId }, { not_found: 'That app is no longer connected to your account.' });

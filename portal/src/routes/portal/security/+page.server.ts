@@ -1,12 +1,19 @@
 import { fail, redirect, type RequestEvent } from '@sveltejs/kit';
-import { refused, userErrorStatus } from '#lib/server/errors.ts';
+import { reasonMessage, refused, userErrorStatus } from '#lib/server/errors.ts';
 import { fieldErrors, type FieldErrors, type FieldLabels } from '#lib/field-errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
+import {
+	gql,
+	graphql,
+	USER_ERROR_FIELDS,
+	type ResultOf,
+	type UserError,
+	type VariablesOf,
+} from '#lib/server/graphql.ts';
 import { clearSessionCookie, setSessionCookie } from '#lib/server/session.ts';
 import { twoFactorActions, twoFactorData } from './two-factor.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
-const ME = /* GraphQL */ `
+const ME = graphql(`
 	query Me {
 		me {
 			id
@@ -28,9 +35,9 @@ const ME = /* GraphQL */ `
 			current
 		}
 	}
-`;
+`);
 
-const CONNECTED_SIGN_INS = /* GraphQL */ `
+const CONNECTED_SIGN_INS = graphql(`
 	query ConnectedSignIns {
 		mySsoIdentities {
 			id
@@ -46,122 +53,77 @@ const CONNECTED_SIGN_INS = /* GraphQL */ `
 			type
 		}
 	}
-`;
+`);
 
-const UNLINK_SSO_IDENTITY = /* GraphQL */ `
+const UNLINK_SSO_IDENTITY = graphql(`
 	mutation UnlinkSsoIdentity($id: String!) {
 		unlinkSsoIdentity(id: $id)
 	}
-`;
+`);
 
-const REVOKE_SESSION = /* GraphQL */ `
-	mutation RevokeSession($id: ID!) {
-		revokeSession(id: $id) {
-			__typename
-			... on RevokedSession {
-				id
-				current
-			}
-			... on UserError {
-				code
-				message
+const REVOKE_SESSION = graphql(
+	`
+		mutation RevokeSession($id: ID!) {
+			revokeSession(id: $id) {
+				__typename
+				... on RevokedSession {
+					id
+					current
+				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const REVOKE_OTHER_SESSIONS = /* GraphQL */ `
+const REVOKE_OTHER_SESSIONS = graphql(`
 	mutation RevokeOtherSessions {
 		revokeOtherSessions
 	}
-`;
+`);
 
-const REQUEST_VERIFICATION = /* GraphQL */ `
-	mutation RequestEmailVerification {
-		requestEmailVerification {
-			__typename
-			... on VerificationSent {
-				email
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-const UPDATE_ME = /* GraphQL */ `
-	mutation UpdateMe($input: UpdateMeInput!) {
-		updateMe(input: $input) {
-			__typename
-			... on UpdateMePayload {
-				user {
+const REQUEST_VERIFICATION = graphql(
+	`
+		mutation RequestEmailVerification {
+			requestEmailVerification {
+				__typename
+				... on VerificationSent {
 					email
-					pendingEmail
 				}
-				login {
-					token
-					expiresAt
-				}
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-interface Me {
-	id: string;
-	email: string;
-	emailVerified: boolean;
-	pendingEmail: string | null;
-}
-
-export interface Session {
-	id: string;
-	createdAt: string;
-	lastUsedAt: string;
-	expiresAt: string;
-	ip: string | null;
-	userAgent: string | null;
-	organization: { id: string; name: string } | null;
-	current: boolean;
-}
+const UPDATE_ME = graphql(
+	`
+		mutation UpdateMe($input: UpdateMeInput!) {
+			updateMe(input: $input) {
+				__typename
+				... on UpdateMePayload {
+					user {
+						email
+						pendingEmail
+					}
+					login {
+						token
+						expiresAt
+					}
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 /** A platform-wide provider's account connected to the person's (docs/architecture.md#single-sign-on). */
-export interface ConnectedSignIn {
-	id: string;
-	connectionId: string;
-	name: string;
-	type: string;
-	createdAt: string;
-	lastSignInAt: string;
-}
+export type ConnectedSignIn = ResultOf<typeof CONNECTED_SIGN_INS>['mySsoIdentities'][number];
 
-/** A platform-wide provider, as /login offers it. */
-interface SocialProvider {
-	id: string;
-	name: string;
-	type: string;
-}
-
-type RevokeSessionResult = { __typename: 'RevokedSession'; id: string; current: boolean } | UserError;
-
-type VerificationResult = { __typename: 'VerificationSent'; email: string } | UserError;
-type UpdateResult =
-	| {
-			__typename: 'UpdateMePayload';
-			user: { email: string; pendingEmail: string | null };
-			login: { token: string; expiresAt: string } | null;
-	  }
-	| UserError;
+type UpdateResult = ResultOf<typeof UPDATE_ME>['updateMe'];
 
 const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
 
@@ -170,6 +132,8 @@ const RATE_LIMITED = 'Too many attempts. Please wait a while and try again.';
  * (docs/architecture.md#single-sign-on), which sends a signed-in person on here as ?link_error=<reason>; the
  * address bar's text is never shown.
  */
+const LINK_FAILED = 'Connecting did not work, so nothing was connected. Please try again.';
+
 const LINK_ERRORS: Record<string, string> = {
 	identity_in_use:
 		'That account is already connected to another Tessera account, so it was not connected to yours. Sign in to the other Tessera account and disconnect it there first, or connect a different account.',
@@ -180,14 +144,10 @@ const LINK_ERRORS: Record<string, string> = {
 	disabled: 'Signing in with that provider is switched off, so it cannot be connected now.',
 	unknown_connection: 'That provider is not set up here any more, so nothing was connected.',
 	rate_limited: RATE_LIMITED,
-	link_failed: 'Connecting did not work, so nothing was connected. Please try again.',
+	link_failed: LINK_FAILED,
 };
 
-const linkErrorOf = (url: URL): string | null => {
-	const reason = url.searchParams.get('link_error');
-	if (reason === null) return null;
-	return Object.hasOwn(LINK_ERRORS, reason) ? LINK_ERRORS[reason]! : LINK_ERRORS.link_failed!;
-};
+const linkErrorOf = (url: URL) => reasonMessage(url.searchParams.get('link_error'), LINK_ERRORS, LINK_FAILED);
 
 /** Where connecting a provider starts (a Koa route, not a page), to come back here. */
 const connectHref = (id: string) =>
@@ -200,10 +160,7 @@ const connectHref = (id: string) =>
  * off) stays listed, to be disconnected.
  */
 async function connectedSignInsData(event: RequestEvent) {
-	const { mySsoIdentities: connected, socialProviders } = await gql<{
-		mySsoIdentities: ConnectedSignIn[];
-		socialProviders: SocialProvider[];
-	}>(event, CONNECTED_SIGN_INS);
+	const { mySsoIdentities: connected, socialProviders } = await gql(event, CONNECTED_SIGN_INS);
 	const params = event.url.searchParams;
 	const offered = new Set(socialProviders.map((p) => p.id));
 	const taken = new Set(connected.map((c) => c.connectionId));
@@ -227,7 +184,7 @@ export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: signed out goes to sign-in.
 	await event.parent();
 	const [{ me, mySessions }, twoFactor, connectedSignIns] = await Promise.all([
-		gql<{ me: Me; mySessions: Session[] }>(event, ME),
+		gql(event, ME),
 		twoFactorData(event),
 		connectedSignInsData(event),
 	]);
@@ -239,8 +196,8 @@ const field = (form: FormData, name: string) => {
 	return typeof value === 'string' ? value : '';
 };
 
-async function updateMe(event: RequestEvent, input: Record<string, string>): Promise<UpdateResult> {
-	const { updateMe: result } = await gql<{ updateMe: UpdateResult }>(event, UPDATE_ME, { input });
+async function updateMe(event: RequestEvent, input: VariablesOf<typeof UPDATE_ME>['input']): Promise<UpdateResult> {
+	const { updateMe: result } = await gql(event, UPDATE_ME, { input });
 	return result;
 }
 
@@ -266,12 +223,9 @@ export const actions: Actions = {
 	...twoFactorActions,
 
 	sendVerification: async (event) => {
-		let result: VerificationResult;
+		let result: ResultOf<typeof REQUEST_VERIFICATION>['requestEmailVerification'];
 		try {
-			({ requestEmailVerification: result } = await gql<{ requestEmailVerification: VerificationResult }>(
-				event,
-				REQUEST_VERIFICATION,
-			));
+			({ requestEmailVerification: result } = await gql(event, REQUEST_VERIFICATION));
 		} catch (err) {
 			return refused(
 				err,
@@ -340,10 +294,10 @@ export const actions: Actions = {
 			});
 		const gone = 'That sign-in is no longer connected to your account.';
 		try {
-			const { mySsoIdentities } = await gql<{ mySsoIdentities: ConnectedSignIn[] }>(event, CONNECTED_SIGN_INS);
+			const { mySsoIdentities } = await gql(event, CONNECTED_SIGN_INS);
 			const identity = mySsoIdentities.find((c) => c.id === id);
 			if (!identity) return fail(404, { action: 'disconnectSignIn' as const, message: gone });
-			await gql<{ unlinkSsoIdentity: boolean }>(event, UNLINK_SSO_IDENTITY, { id });
+			await gql(event, UNLINK_SSO_IDENTITY, { id });
 			return { action: 'disconnectSignIn' as const, disconnected: identity.name };
 		} catch (err) {
 			return refused(err, { action: 'disconnectSignIn' as const }, { not_found: gone, rate_limited: RATE_LIMITED });
@@ -355,9 +309,9 @@ export const actions: Actions = {
 		const form = await event.request.formData();
 		const id = field(form, 'id');
 		if (!id) return fail(400, { action: 'revokeSession' as const, message: 'Choose the session to sign out.' });
-		let result: RevokeSessionResult;
+		let result: ResultOf<typeof REVOKE_SESSION>['revokeSession'];
 		try {
-			({ revokeSession: result } = await gql<{ revokeSession: RevokeSessionResult }>(event, REVOKE_SESSION, { id }));
+			({ revokeSession: result } = await gql(event, REVOKE_SESSION, { id }));
 		} catch (err) {
 			return refused(err, { action: 'revokeSession' as const }, { not_found: 'That session has already ended.' });
 		}
@@ -374,7 +328,7 @@ export const actions: Actions = {
 	revokeOtherSessions: async (event) => {
 		let ended: number;
 		try {
-			({ revokeOtherSessions: ended } = await gql<{ revokeOtherSessions: number }>(event, REVOKE_OTHER_SESSIONS));
+			({ revokeOtherSessions: ended } = await gql(event, REVOKE_OTHER_SESSIONS));
 		} catch (err) {
 			return refused(err, { action: 'revokeOtherSessions' as const });
 		}

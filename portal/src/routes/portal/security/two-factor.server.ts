@@ -4,7 +4,7 @@
 // the organization requires a second factor, and then on to where the person was going.
 import { fail, type RequestEvent } from '@sveltejs/kit';
 import { refused, userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type UserError, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, type UserError, graphql, type ResultOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import { safeReturnTo } from '#lib/server/session.ts';
 
 const MY_MFA = graphql(`
@@ -18,86 +18,69 @@ const MY_MFA = graphql(`
 	}
 `);
 
-const ENROLL_TOTP = graphql(`
-	mutation EnrollTotp($input: FreshProofInput) {
-		enrollTotp(input: $input) {
-			__typename
-			... on TotpEnrolment {
-				secret
-				otpauthUrl
-				qrSvg
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`);
-
-const CONFIRM_TOTP = graphql(`
-	mutation ConfirmTotp($code: String!) {
-		confirmTotp(input: { code: $code }) {
-			__typename
-			... on RecoveryCodes {
-				codes
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const ENROLL_TOTP = graphql(
+	`
+		mutation EnrollTotp($input: FreshProofInput) {
+			enrollTotp(input: $input) {
+				__typename
+				... on TotpEnrolment {
+					secret
+					otpauthUrl
+					qrSvg
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const REMOVE_TOTP = graphql(`
-	mutation RemoveTotp($input: FreshProofInput!) {
-		removeTotp(input: $input) {
-			__typename
-			... on MfaStatus {
-				totp
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const CONFIRM_TOTP = graphql(
+	`
+		mutation ConfirmTotp($code: String!) {
+			confirmTotp(input: { code: $code }) {
+				__typename
+				... on RecoveryCodes {
+					codes
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const REGENERATE_RECOVERY_CODES = graphql(`
-	mutation RegenerateRecoveryCodes($input: FreshProofInput!) {
-		regenerateRecoveryCodes(input: $input) {
-			__typename
-			... on RecoveryCodes {
-				codes
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const REMOVE_TOTP = graphql(
+	`
+		mutation RemoveTotp($input: FreshProofInput!) {
+			removeTotp(input: $input) {
+				__typename
+				... on MfaStatus {
+					totp
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-export interface MfaStatus {
-	totp: boolean;
-	totpPending: boolean;
-	passkeys: number;
-	recoveryCodesLeft: number;
-}
+const REGENERATE_RECOVERY_CODES = graphql(
+	`
+		mutation RegenerateRecoveryCodes($input: FreshProofInput!) {
+			regenerateRecoveryCodes(input: $input) {
+				__typename
+				... on RecoveryCodes {
+					codes
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+export type MfaStatus = ResultOf<typeof MY_MFA>['myMfa'];
 
 /** What an authenticator app needs, as the page shows it: the QR code as an image, never as markup. */
 export interface Enrolment {

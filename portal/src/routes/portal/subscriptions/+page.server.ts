@@ -1,28 +1,27 @@
-import { gql } from '#lib/server/graphql.ts';
+import { gql, graphql } from '#lib/server/graphql.ts';
+import { SUBSCRIPTION_FIELDS } from '#lib/server/subscriptions.ts';
 import type { PageServerLoad } from './$types.js';
 
-interface Subscription {
-	id: string;
-	product: { name: string; slug: string };
-	totalSeats: number;
-	assignedSeats: number;
-	billingCycle: string;
-	status: string;
-	endDate: string | null;
-}
-
-const QUERY = `query($org: String!) {
-	subscriptions(organizationId: $org, limit: 100) { items { id product { name slug } totalSeats assignedSeats billingCycle status endDate } }
-	myLicenses { licenses }
-}`;
+const SUBSCRIPTIONS = graphql(
+	`
+		query MySubscriptions($org: String!) {
+			subscriptions(organizationId: $org, limit: 100) {
+				items {
+					...SubscriptionFields
+					billingCycle
+				}
+			}
+			myLicenses {
+				licenses
+			}
+		}
+	`,
+	[SUBSCRIPTION_FIELDS],
+);
 
 /** The current organization's subscriptions, and which of them give the user a license. */
 export const load: PageServerLoad = async (event) => {
 	const { organization } = await event.parent();
-	const data = await gql<{ subscriptions: { items: Subscription[] }; myLicenses: { licenses: string[] } }>(
-		event,
-		QUERY,
-		{ org: organization.id },
-	);
+	const data = await gql(event, SUBSCRIPTIONS, { org: organization.id });
 	return { subscriptions: data.subscriptions.items, licenses: data.myLicenses.licenses };
 };

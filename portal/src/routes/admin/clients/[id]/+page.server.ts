@@ -1,6 +1,6 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
-import { gql, graphql, type ResultOf } from '#lib/server/graphql.ts';
+import { gql, graphql, type ResultOf, type VariablesOf, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import {
 	clientInput,
 	loadOwnedClient,
@@ -12,52 +12,48 @@ import {
 import { CLIENT_LABELS } from '../client-form.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
-const UPDATE_CLIENT = graphql(`
-	mutation UpdateOAuthClient($id: ID!, $input: UpdateOAuthClientInput!) {
-		updateOAuthClient(id: $id, input: $input) {
-			__typename
-			... on OAuthClient {
-				id
-				enabled
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const UPDATE_CLIENT = graphql(
+	`
+		mutation UpdateOAuthClient($id: ID!, $input: UpdateOAuthClientInput!) {
+			updateOAuthClient(id: $id, input: $input) {
+				__typename
+				... on OAuthClient {
+					id
+					enabled
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const ROTATE_SECRET = graphql(`
-	mutation RotateOAuthClientSecret($id: ID!) {
-		rotateOAuthClientSecret(id: $id) {
-			__typename
-			... on OAuthClientWithSecret {
-				clientSecret
-			}
-			... on UserError {
-				code
-				message
+const ROTATE_SECRET = graphql(
+	`
+		mutation RotateOAuthClientSecret($id: ID!) {
+			rotateOAuthClientSecret(id: $id) {
+				__typename
+				... on OAuthClientWithSecret {
+					clientSecret
+				}
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const DELETE_CLIENT = graphql(`
-	mutation DeleteOAuthClient($id: ID!) {
-		deleteOAuthClient(id: $id) {
-			__typename
-			... on UserError {
-				code
-				message
+const DELETE_CLIENT = graphql(
+	`
+		mutation DeleteOAuthClient($id: ID!) {
+			deleteOAuthClient(id: $id) {
+				__typename
+				...UserErrorFields
 			}
 		}
-	}
-`);
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 type UpdateResult = ResultOf<typeof UPDATE_CLIENT>['updateOAuthClient'];
 type RotateResult = ResultOf<typeof ROTATE_SECRET>['rotateOAuthClientSecret'];
@@ -74,7 +70,11 @@ function ownedClient(event: RequestEvent) {
 	return loadOwnedClient(event, event.params.id, requireOrgAdmin(event));
 }
 
-async function update(event: RequestEvent, id: string, input: Record<string, unknown>): Promise<UpdateResult> {
+async function update(
+	event: RequestEvent,
+	id: string,
+	input: VariablesOf<typeof UPDATE_CLIENT>['input'],
+): Promise<UpdateResult> {
 	try {
 		return (await gql(event, UPDATE_CLIENT, { id, input })).updateOAuthClient;
 	} catch (err) {

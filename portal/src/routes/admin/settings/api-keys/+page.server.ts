@@ -1,16 +1,15 @@
 import { fail } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { gql, graphql, GraphQLRequestError, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
+import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const PAGE_SIZE = 50;
 
 /** The roles a key may have: an owner's power is never handed to a key. */
 const KEY_ROLES = ['admin', 'member'] as const;
-type KeyRole = (typeof KEY_ROLES)[number];
 
-const API_KEYS = /* GraphQL */ `
+const API_KEYS = graphql(`
 	query ApiKeys($org: String, $limit: Int, $cursor: String) {
 		apiKeys(organizationId: $org, limit: $limit, cursor: $cursor) {
 			items {
@@ -25,9 +24,9 @@ const API_KEYS = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
+`);
 
-const USER = /* GraphQL */ `
+const USER = graphql(`
 	query KeyCreator($id: ID!) {
 		user(id: $id) {
 			id
@@ -35,69 +34,47 @@ const USER = /* GraphQL */ `
 			email
 		}
 	}
-`;
+`);
 
-const CREATE_API_KEY = /* GraphQL */ `
-	mutation CreateApiKey($input: CreateApiKeyInput!) {
-		createApiKey(input: $input) {
-			__typename
-			... on CreatedApiKey {
-				key
-				secret
-				apiKey {
+const CREATE_API_KEY = graphql(
+	`
+		mutation CreateApiKey($input: CreateApiKeyInput!) {
+			createApiKey(input: $input) {
+				__typename
+				... on CreatedApiKey {
+					key
+					secret
+					apiKey {
+						id
+						name
+						role
+					}
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const REVOKE_API_KEY = graphql(
+	`
+		mutation RevokeApiKey($id: ID!) {
+			revokeApiKey(id: $id) {
+				__typename
+				... on ApiKey {
 					id
 					name
-					role
 				}
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const REVOKE_API_KEY = /* GraphQL */ `
-	mutation RevokeApiKey($id: ID!) {
-		revokeApiKey(id: $id) {
-			__typename
-			... on ApiKey {
-				id
-				name
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-export interface ApiKey {
-	id: string;
-	name: string;
-	keyPrefix: string;
-	role: KeyRole | 'owner';
-	createdById: string | null;
-	createdAt: string;
-	lastUsedAt: string | null;
-}
-
-export interface Person {
-	id: string;
-	name: string;
-	email: string;
-}
-
-type CreateResult =
-	| { __typename: 'CreatedApiKey'; key: string; secret: string; apiKey: { id: string; name: string; role: KeyRole } }
-	| UserError;
-type RevokeResult = { __typename: 'ApiKey'; id: string; name: string } | UserError;
+type ApiKey = ResultOf<typeof API_KEYS>['apiKeys']['items'][number];
+type Person = ResultOf<typeof USER>['user'];
 
 /**
  * The people who made `keys`, by id. A key is revoked when its creator leaves (docs/architecture.md#tenancy-and-roles),
@@ -107,7 +84,7 @@ async function creatorsOf(event: RequestEvent, keys: ApiKey[]): Promise<Record<s
 	const ids = [...new Set(keys.map((k) => k.createdById).filter((id): id is string => id !== null))];
 	const people = await Promise.all(
 		ids.map((id) =>
-			gql<{ user: Person }>(event, USER, { id }).then(
+			gql(event, USER, { id }).then(
 				({ user }) => user,
 				(err) => {
 					if (err instanceof GraphQLRequestError && err.code === 'not_found') return null;
@@ -129,7 +106,7 @@ const KEY_PAGES = 10;
 async function ownsKey(event: RequestEvent, organizationId: string, id: string): Promise<boolean> {
 	let cursor: string | null = null;
 	for (let i = 0; i < KEY_PAGES; i++) {
-		const { apiKeys: page }: { apiKeys: { items: ApiKey[]; nextCursor: string | null } } = await gql(event, API_KEYS, {
+		const { apiKeys: page }: ResultOf<typeof API_KEYS> = await gql(event, API_KEYS, {
 			org: organizationId,
 			limit: 100,
 			cursor,
@@ -144,13 +121,7 @@ async function ownsKey(event: RequestEvent, organizationId: string, id: string):
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage<ApiKey>(
-		event,
-		API_KEYS,
-		'apiKeys',
-		{ org: organization.id, limit: PAGE_SIZE },
-		'API keys',
-	);
+	const page = await listPage(event, API_KEYS, 'apiKeys', { org: organization.id, limit: PAGE_SIZE }, 'API keys');
 	const revoking = event.url.searchParams.get('revoke');
 	return {
 		keys: page.items,
@@ -168,7 +139,8 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const values = { name: field(form, 'name'), role: field(form, 'role') };
-		if (!KEY_ROLES.includes(values.role as KeyRole)) {
+		const role = KEY_ROLES.find((r) => r === values.role);
+		if (!role) {
 			return fail(400, {
 				action: 'create' as const,
 				values,
@@ -177,10 +149,10 @@ export const actions: Actions = {
 			});
 		}
 
-		let result: CreateResult;
+		let result: ResultOf<typeof CREATE_API_KEY>['createApiKey'];
 		try {
-			({ createApiKey: result } = await gql<{ createApiKey: CreateResult }>(event, CREATE_API_KEY, {
-				input: { name: values.name, role: values.role, organizationId },
+			({ createApiKey: result } = await gql(event, CREATE_API_KEY, {
+				input: { name: values.name, role, organizationId },
 			}));
 		} catch (err) {
 			return refused(err, { action: 'create' as const, values, errors: {} as FieldErrors });
@@ -215,11 +187,11 @@ export const actions: Actions = {
 		if (!id || form.get('confirm') !== 'yes') {
 			return fail(400, { action: 'revoke' as const, message: 'Confirm which key is to be revoked.' });
 		}
-		let result: RevokeResult;
+		let result: ResultOf<typeof REVOKE_API_KEY>['revokeApiKey'];
 		try {
 			if (!(await ownsKey(event, organizationId, id)))
 				return fail(404, { action: 'revoke' as const, message: 'No such API key in this organization.' });
-			({ revokeApiKey: result } = await gql<{ revokeApiKey: RevokeResult }>(event, REVOKE_API_KEY, { id }));
+			({ revokeApiKey: result } = await gql(event, REVOKE_API_KEY, { id }));
 		} catch (err) {
 			return refused(err, { action: 'revoke' as const });
 		}

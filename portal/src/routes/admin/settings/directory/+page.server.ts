@@ -1,6 +1,6 @@
 import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql, type Role } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import {
 	actsAsOwner,
 	field,
@@ -8,125 +8,131 @@ import {
 	refused,
 	type FieldErrors,
 	requireOrgAdmin,
-	type UserError,
+	type Role,
+	SEAT_SUBSCRIPTIONS,
+	seatChoice,
 } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
-const TOKEN_FIELDS = /* GraphQL */ `id name createdAt lastUsedAt revokedAt`;
-const MAPPING_FIELDS = /* GraphQL */ `id group role subscriptionId createdAt`;
-
-const DIRECTORY = /* GraphQL */ `
-	query Directory($org: String!) {
-		scimTokens(organizationId: $org) { ${TOKEN_FIELDS} }
-		directoryGroupMappings(organizationId: $org) { ${MAPPING_FIELDS} }
-		scimRequests(organizationId: $org) { id method path status scimType detail createdAt }
-		subscriptions(organizationId: $org, limit: 100) { items { id status totalSeats assignedSeats product { name } } }
+const TOKEN_FIELDS = graphql(`
+	fragment ScimTokenFields on ScimToken {
+		id
+		name
+		createdAt
+		lastUsedAt
+		revokedAt
 	}
-`;
+`);
 
-const TOKENS = /* GraphQL */ `
-	query ScimTokens($org: String!) {
-		scimTokens(organizationId: $org) { ${TOKEN_FIELDS} }
+const MAPPING_FIELDS = graphql(`
+	fragment GroupMappingFields on DirectoryGroupMapping {
+		id
+		group
+		role
+		subscriptionId
+		createdAt
 	}
-`;
+`);
 
-const MAPPINGS = /* GraphQL */ `
-	query DirectoryGroupMappings($org: String!) {
-		directoryGroupMappings(organizationId: $org) { ${MAPPING_FIELDS} }
-	}
-`;
-
-const CREATE_TOKEN = /* GraphQL */ `
-	mutation CreateScimToken($name: String!, $org: String!) {
-		createScimToken(name: $name, organizationId: $org) {
-			__typename
-			... on CreatedScimToken {
-				token
-				scimToken {
-					id
-					name
-				}
+const DIRECTORY = graphql(
+	`
+		query Directory($org: String!) {
+			scimTokens(organizationId: $org) {
+				...ScimTokenFields
 			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+			directoryGroupMappings(organizationId: $org) {
+				...GroupMappingFields
+			}
+			scimRequests(organizationId: $org) {
+				id
+				method
+				path
+				status
+				scimType
+				detail
+				createdAt
+			}
+			...SeatSubscriptions
+		}
+	`,
+	[TOKEN_FIELDS, MAPPING_FIELDS, SEAT_SUBSCRIPTIONS],
+);
+
+const TOKENS = graphql(
+	`
+		query ScimTokens($org: String!) {
+			scimTokens(organizationId: $org) {
+				...ScimTokenFields
 			}
 		}
-	}
-`;
+	`,
+	[TOKEN_FIELDS],
+);
 
-const REVOKE_TOKEN = /* GraphQL */ `
+const MAPPINGS = graphql(
+	`
+		query DirectoryGroupMappings($org: String!) {
+			directoryGroupMappings(organizationId: $org) {
+				...GroupMappingFields
+			}
+		}
+	`,
+	[MAPPING_FIELDS],
+);
+
+const CREATE_TOKEN = graphql(
+	`
+		mutation CreateScimToken($name: String!, $org: String!) {
+			createScimToken(name: $name, organizationId: $org) {
+				__typename
+				... on CreatedScimToken {
+					token
+					scimToken {
+						id
+						name
+					}
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const REVOKE_TOKEN = graphql(`
 	mutation RevokeScimToken($id: String!) {
 		revokeScimToken(id: $id) {
 			id
 			name
 		}
 	}
-`;
+`);
 
-const CREATE_MAPPING = /* GraphQL */ `
-	mutation CreateDirectoryGroupMapping($input: CreateDirectoryGroupMappingInput!) {
-		createDirectoryGroupMapping(input: $input) {
-			__typename
-			... on DirectoryGroupMapping {
-				id
-				group
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const CREATE_MAPPING = graphql(
+	`
+		mutation CreateDirectoryGroupMapping($input: CreateDirectoryGroupMappingInput!) {
+			createDirectoryGroupMapping(input: $input) {
+				__typename
+				... on DirectoryGroupMapping {
+					id
+					group
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const DELETE_MAPPING = /* GraphQL */ `
+const DELETE_MAPPING = graphql(`
 	mutation DeleteDirectoryGroupMapping($id: String!) {
 		deleteDirectoryGroupMapping(id: $id)
 	}
-`;
+`);
 
-export interface ScimToken {
-	id: string;
-	name: string;
-	createdAt: string;
-	lastUsedAt: string | null;
-	revokedAt: string | null;
-}
-
-export interface GroupMapping {
-	id: string;
-	group: string;
-	role: Role | null;
-	subscriptionId: string | null;
-	createdAt: string;
-}
-
-export interface ScimRequest {
-	id: string;
-	method: string;
-	path: string;
-	status: number;
-	scimType: string | null;
-	detail: string | null;
-	createdAt: string;
-}
-
-interface Subscription {
-	id: string;
-	status: string;
-	totalSeats: number;
-	assignedSeats: number;
-	product: { name: string };
-}
+type ScimToken = ResultOf<typeof TOKEN_FIELDS>;
+type GroupMapping = ResultOf<typeof MAPPING_FIELDS>;
+type Subscription = ResultOf<typeof SEAT_SUBSCRIPTIONS>['subscriptions']['items'][number];
 
 const ROLES = ['member', 'admin', 'owner'] as const satisfies readonly Role[];
 
@@ -137,7 +143,8 @@ const ROLES = ['member', 'admin', 'owner'] as const satisfies readonly Role[];
 function readGives(value: string): { role: Role } | { subscriptionId: string } | null {
 	const [kind, ...rest] = value.split(':');
 	const what = rest.join(':');
-	if (kind === 'role' && (ROLES as readonly string[]).includes(what)) return { role: what as Role };
+	const role = ROLES.find((r) => r === what);
+	if (kind === 'role' && role) return { role };
 	if (kind === 'subscription' && what) return { subscriptionId: what };
 	return null;
 }
@@ -145,16 +152,14 @@ function readGives(value: string): { role: Role } | { subscriptionId: string } |
 /** The token a link or an action names, if it is the current organization's. */
 async function findToken(event: RequestEvent, organizationId: string, id: string): Promise<ScimToken | null> {
 	if (!id) return null;
-	const { scimTokens } = await gql<{ scimTokens: ScimToken[] }>(event, TOKENS, { org: organizationId });
+	const { scimTokens } = await gql(event, TOKENS, { org: organizationId });
 	return scimTokens.find((t) => t.id === id) ?? null;
 }
 
 /** The mapping a link or an action names, if it is the current organization's. */
 async function findMapping(event: RequestEvent, organizationId: string, id: string): Promise<GroupMapping | null> {
 	if (!id) return null;
-	const { directoryGroupMappings } = await gql<{ directoryGroupMappings: GroupMapping[] }>(event, MAPPINGS, {
-		org: organizationId,
-	});
+	const { directoryGroupMappings } = await gql(event, MAPPINGS, { org: organizationId });
 	return directoryGroupMappings.find((m) => m.id === id) ?? null;
 }
 
@@ -173,12 +178,7 @@ function givesLabel(mapping: GroupMapping, subscriptions: Map<string, Subscripti
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not these queries' errors.
 	const { organization } = await event.parent();
-	const data = await gql<{
-		scimTokens: ScimToken[];
-		directoryGroupMappings: GroupMapping[];
-		scimRequests: ScimRequest[];
-		subscriptions: { items: Subscription[] };
-	}>(event, DIRECTORY, { org: organization.id });
+	const data = await gql(event, DIRECTORY, { org: organization.id });
 	const subscriptions = new Map(data.subscriptions.items.map((s) => [s.id, s]));
 	const mappings = data.directoryGroupMappings.map((m) => ({ ...m, gives: givesLabel(m, subscriptions) }));
 	const params = event.url.searchParams;
@@ -192,10 +192,7 @@ export const load: PageServerLoad = async (event) => {
 		tokens: data.scimTokens,
 		mappings,
 		requests: data.scimRequests,
-		subscriptions: data.subscriptions.items.map((s) => ({
-			id: s.id,
-			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`,
-		})),
+		subscriptions: data.subscriptions.items.map(seatChoice),
 		// The confirmation a link opened: a token of ours still working, a mapping of ours; else none.
 		revoking,
 		deleting,
@@ -204,9 +201,6 @@ export const load: PageServerLoad = async (event) => {
 	};
 };
 
-type CreatedToken = { __typename: 'CreatedScimToken'; token: string; scimToken: { id: string; name: string } };
-type CreatedMapping = { __typename: 'DirectoryGroupMapping'; id: string; group: string };
-
 /** The mapping form's fields, by their GraphQL names, with the labels the form shows: role and subscription are one select. */
 const MAPPING_LABELS = { group: 'Directory group', role: 'Members get', subscriptionId: 'Members get' } as const;
 
@@ -214,9 +208,9 @@ export const actions: Actions = {
 	createToken: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const values = { name: field(await event.request.formData(), 'name') };
-		let result: CreatedToken | UserError;
+		let result: ResultOf<typeof CREATE_TOKEN>['createScimToken'];
 		try {
-			({ createScimToken: result } = await gql<{ createScimToken: typeof result }>(event, CREATE_TOKEN, {
+			({ createScimToken: result } = await gql(event, CREATE_TOKEN, {
 				name: values.name,
 				org: organizationId,
 			}));
@@ -282,15 +276,11 @@ export const actions: Actions = {
 				errors: {} as FieldErrors,
 			});
 		}
-		let result: CreatedMapping | UserError;
+		let result: ResultOf<typeof CREATE_MAPPING>['createDirectoryGroupMapping'];
 		try {
-			({ createDirectoryGroupMapping: result } = await gql<{ createDirectoryGroupMapping: typeof result }>(
-				event,
-				CREATE_MAPPING,
-				{
-					input: { group: values.group, organizationId, ...gives },
-				},
-			));
+			({ createDirectoryGroupMapping: result } = await gql(event, CREATE_MAPPING, {
+				input: { group: values.group, organizationId, ...gives },
+			}));
 		} catch (err) {
 			return refused(err, { action: 'createMapping' as const, values, errors: {} as FieldErrors });
 		}
@@ -298,7 +288,7 @@ export const actions: Actions = {
 			const byField = fieldErrors(result.details, MAPPING_LABELS);
 			// The role and the subscription are the one select of the form.
 			const errors: FieldErrors = { ...byField, gives: [...(byField.role ?? []), ...(byField.subscriptionId ?? [])] };
-			const message = result.code === 'invalid_request' && result.details?.length ? failed : result.message;
+			const message = result.code === 'invalid_request' && result.details.length ? failed : result.message;
 			return fail(userErrorStatus(result), { action: 'createMapping' as const, values, message, errors });
 		}
 		return { action: 'createMapping' as const, added: { id: result.id, group: result.group } };

@@ -1,19 +1,26 @@
 import { error } from '@sveltejs/kit';
 import { errorPage } from '#lib/server/errors.ts';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
-import { requirePlatformAdmin, SUMMARY_FIELDS, type MailSummary } from './mail.server.ts';
+import { gql, graphql, GraphQLRequestError, type ResultOf } from '#lib/server/graphql.ts';
+import { requirePlatformAdmin, SUMMARY_FIELDS } from './mail.server.ts';
 import type { PageServerLoad } from './$types.js';
 
 const PAGE_SIZE = 50;
 
-const MAILS = /* GraphQL */ `
-	query Mails($to: String, $limit: Int, $cursor: String) {
-		mails(to: $to, limit: $limit, cursor: $cursor) {
-			items { ${SUMMARY_FIELDS} }
-			nextCursor
+const MAILS = graphql(
+	`
+		query Mails($to: String, $limit: Int, $cursor: String) {
+			mails(to: $to, limit: $limit, cursor: $cursor) {
+				items {
+					...MailSummaryFields
+				}
+				nextCursor
+			}
 		}
-	}
-`;
+	`,
+	[SUMMARY_FIELDS],
+);
+
+type MailSummary = ResultOf<typeof SUMMARY_FIELDS>;
 
 /** The list's address with its filter and, for a later page, the cursor. */
 const listHref = (to: string | null, cursor?: string) => {
@@ -29,7 +36,7 @@ export const load: PageServerLoad = async (event) => {
 	const cursor = event.url.searchParams.get('cursor') || null;
 	const shared = { to, cursor, firstHref: listHref(to) };
 	try {
-		const { mails } = await gql<{ mails: { items: MailSummary[]; nextCursor: string | null } }>(event, MAILS, {
+		const { mails } = await gql(event, MAILS, {
 			to,
 			limit: PAGE_SIZE,
 			cursor,
@@ -42,11 +49,9 @@ export const load: PageServerLoad = async (event) => {
 		};
 	} catch (err) {
 		if (!(err instanceof GraphQLRequestError) || err.code !== 'invalid_request') errorPage(err);
-		const details =
-			(err.errors[0]?.extensions as { details?: { path: string; message: string }[] } | undefined)?.details ?? [];
-		if (details.some((d) => d.path === 'cursor')) error(400, 'That page of the mail log does not exist.');
+		if (err.details.some((d) => d.path === 'cursor')) error(400, 'That page of the mail log does not exist.');
 		// A recipient typed wrong: the filter says what to fix.
-		const problem = details.find((d) => d.path === 'to')?.message ?? err.message;
+		const problem = err.details.find((d) => d.path === 'to')?.message ?? err.message;
 		return { ...shared, mails: [] as MailSummary[], nextHref: null, problem: `Recipient ${problem}` };
 	}
 };

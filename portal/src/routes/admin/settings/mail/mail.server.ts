@@ -1,26 +1,23 @@
 // What the mail log's two pages share: the platform-admin gate and a mail's fields.
 import { error, type RequestEvent } from '@sveltejs/kit';
+import { graphql, type ResultOf } from '#lib/server/graphql.ts';
 
-export type MailStatus = 'queued' | 'retrying' | 'sent' | 'mailbox' | 'failed';
+/** A mail as the log lists it: what was sent to whom, and how its sending went. */
+export const SUMMARY_FIELDS = graphql(`
+	fragment MailSummaryFields on Mail {
+		id
+		kind
+		to
+		subject
+		status
+		attempts
+		lastError
+		sentAt
+		createdAt
+	}
+`);
 
-export interface MailSummary {
-	id: string;
-	kind: string;
-	to: string;
-	subject: string;
-	status: MailStatus;
-	attempts: number;
-	lastError: string | null;
-	sentAt: string | null;
-	createdAt: string;
-}
-
-export interface Mail extends MailSummary {
-	text: string | null;
-	html: string | null;
-}
-
-export const SUMMARY_FIELDS = /* GraphQL */ `id kind to subject status attempts lastError sentAt createdAt`;
+export type MailStatus = ResultOf<typeof SUMMARY_FIELDS>['status'];
 
 /**
  * Mail goes to every organization's people and carries their single-use links: platform administrators only, on

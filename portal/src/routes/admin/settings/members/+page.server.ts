@@ -1,16 +1,8 @@
 import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import {
-	field,
-	fieldErrors,
-	refused,
-	type FieldErrors,
-	requireOrgAdmin,
-	type Role,
-	type UserError,
-} from '../settings.server.ts';
+import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type Role } from '../settings.server.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const PAGE_SIZE = 50;
@@ -20,7 +12,7 @@ const INVITATION_PAGES = 10;
 
 const ROLES = ['owner', 'admin', 'member'] as const satisfies readonly Role[];
 
-const MEMBERS = /* GraphQL */ `
+const MEMBERS = graphql(`
 	query Members($org: String!, $limit: Int, $cursor: String) {
 		members(organizationId: $org, limit: $limit, cursor: $cursor) {
 			items {
@@ -39,9 +31,9 @@ const MEMBERS = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
+`);
 
-const INVITATIONS = /* GraphQL */ `
+const INVITATIONS = graphql(`
 	query Invitations($org: String!, $limit: Int, $cursor: String) {
 		invitations(organizationId: $org, limit: $limit, cursor: $cursor) {
 			items {
@@ -55,163 +47,119 @@ const INVITATIONS = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
+`);
 
-const CHANGE_ROLE = /* GraphQL */ `
-	mutation ChangeMemberRole($org: String!, $userId: String!, $role: Role!) {
-		changeMemberRole(organizationId: $org, userId: $userId, role: $role) {
-			__typename
-			... on Membership {
-				role
-				user {
-					name
-					email
+const CHANGE_ROLE = graphql(
+	`
+		mutation ChangeMemberRole($org: String!, $userId: String!, $role: Role!) {
+			changeMemberRole(organizationId: $org, userId: $userId, role: $role) {
+				__typename
+				... on Membership {
+					role
+					user {
+						name
+						email
+					}
 				}
-			}
-			... on UserError {
-				code
-				message
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const REMOVE_MEMBER = /* GraphQL */ `
-	mutation RemoveMember($org: String!, $userId: String!) {
-		removeMember(organizationId: $org, userId: $userId) {
-			__typename
-			... on UserError {
-				code
-				message
+const REMOVE_MEMBER = graphql(
+	`
+		mutation RemoveMember($org: String!, $userId: String!) {
+			removeMember(organizationId: $org, userId: $userId) {
+				__typename
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const CREATE_INVITATION = /* GraphQL */ `
-	mutation CreateInvitation($org: String!, $input: CreateInvitationInput!) {
-		createInvitation(organizationId: $org, input: $input) {
-			__typename
-			... on CreatedInvitation {
-				acceptUrl
-				invitation {
+/** An invitation as created or sent again: its accept link, in this answer only. */
+const CREATED_INVITATION = graphql(`
+	fragment CreatedInvitationFields on CreatedInvitation {
+		acceptUrl
+		invitation {
+			id
+			email
+			role
+			expiresAt
+		}
+	}
+`);
+
+const CREATE_INVITATION = graphql(
+	`
+		mutation CreateInvitation($org: String!, $input: CreateInvitationInput!) {
+			createInvitation(organizationId: $org, input: $input) {
+				__typename
+				...CreatedInvitationFields
+				...UserErrorFields
+			}
+		}
+	`,
+	[CREATED_INVITATION, USER_ERROR_FIELDS],
+);
+
+const RESEND_INVITATION = graphql(
+	`
+		mutation ResendInvitation($org: String!, $id: String!) {
+			resendInvitation(organizationId: $org, invitationId: $id) {
+				__typename
+				...CreatedInvitationFields
+				...UserErrorFields
+			}
+		}
+	`,
+	[CREATED_INVITATION, USER_ERROR_FIELDS],
+);
+
+const SEND_PASSWORD_RESET = graphql(
+	`
+		mutation SendPasswordReset($userId: ID!) {
+			sendPasswordReset(userId: $userId) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const RESET_MEMBER_MFA = graphql(
+	`
+		mutation ResetMemberMfa($org: ID!, $userId: ID!) {
+			resetMemberMfa(organizationId: $org, userId: $userId) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const REVOKE_INVITATION = graphql(
+	`
+		mutation RevokeInvitation($org: String!, $id: String!) {
+			revokeInvitation(organizationId: $org, invitationId: $id) {
+				__typename
+				... on Invitation {
 					id
 					email
-					role
-					expiresAt
 				}
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const RESEND_INVITATION = /* GraphQL */ `
-	mutation ResendInvitation($org: String!, $id: String!) {
-		resendInvitation(organizationId: $org, invitationId: $id) {
-			__typename
-			... on CreatedInvitation {
-				acceptUrl
-				invitation {
-					id
-					email
-					role
-					expiresAt
-				}
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-const SEND_PASSWORD_RESET = /* GraphQL */ `
-	mutation SendPasswordReset($userId: ID!) {
-		sendPasswordReset(userId: $userId) {
-			__typename
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-const RESET_MEMBER_MFA = /* GraphQL */ `
-	mutation ResetMemberMfa($org: ID!, $userId: ID!) {
-		resetMemberMfa(organizationId: $org, userId: $userId) {
-			__typename
-			... on MfaStatus {
-				totp
-				passkeys
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-const REVOKE_INVITATION = /* GraphQL */ `
-	mutation RevokeInvitation($org: String!, $id: String!) {
-		revokeInvitation(organizationId: $org, invitationId: $id) {
-			__typename
-			... on Invitation {
-				id
-				email
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-export interface Member {
-	id: string;
-	userId: string;
-	role: Role;
-	createdAt: string;
-	/** An authenticator app or a passkey. */
-	mfaEnabled: boolean;
-	/** The organization verified the domain of the member's address: its owners may reset their second factors. */
-	managed: boolean;
-	user: { id: string; name: string; email: string };
-}
-
-export interface Invitation {
-	id: string;
-	email: string;
-	role: Role;
-	status: 'pending' | 'accepted' | 'revoked' | 'expired';
-	expiresAt: string;
-	createdAt: string;
-}
-
-type ChangeResult = { __typename: 'Membership'; role: Role; user: { name: string; email: string } } | UserError;
-type RemoveResult = { __typename: 'MutationRemoveMemberSuccess' } | UserError;
-type InviteResult =
-	| {
-			__typename: 'CreatedInvitation';
-			acceptUrl: string;
-			invitation: { id: string; email: string; role: Role; expiresAt: string };
-	  }
-	| UserError;
-type ResendResult = InviteResult;
-type RevokeResult = { __typename: 'Invitation'; id: string; email: string } | UserError;
-type SendResetResult = { __typename: 'MutationSendPasswordResetSuccess' } | UserError;
-type ResetMfaResult = { __typename: 'MfaStatus' } | UserError;
+type Invitation = ResultOf<typeof INVITATIONS>['invitations']['items'][number];
 
 /**
  * The pending invitations, newest first. The service lists every invitation oldest first, so the pending ones
@@ -221,15 +169,11 @@ async function pendingInvitations(event: RequestEvent, organizationId: string): 
 	const pending: Invitation[] = [];
 	let cursor: string | null = null;
 	for (let i = 0; i < INVITATION_PAGES; i++) {
-		const { invitations: page }: { invitations: { items: Invitation[]; nextCursor: string | null } } = await gql(
-			event,
-			INVITATIONS,
-			{
-				org: organizationId,
-				limit: INVITATION_PAGE,
-				cursor,
-			},
-		);
+		const { invitations: page }: ResultOf<typeof INVITATIONS> = await gql(event, INVITATIONS, {
+			org: organizationId,
+			limit: INVITATION_PAGE,
+			cursor,
+		});
 		pending.push(...page.items.filter((inv) => inv.status === 'pending'));
 		cursor = page.nextCursor;
 		if (!cursor) break;
@@ -243,7 +187,7 @@ const grantable = (role: Role | null) => ROLES.filter((r) => r !== 'owner' || ro
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization, role } = await event.parent();
-	const page = await listPage<Member>(event, MEMBERS, 'members', { org: organization.id, limit: PAGE_SIZE }, 'members');
+	const page = await listPage(event, MEMBERS, 'members', { org: organization.id, limit: PAGE_SIZE }, 'members');
 	const removing = event.url.searchParams.get('remove');
 	return {
 		members: page.items,
@@ -272,10 +216,7 @@ export const load: PageServerLoad = async (event) => {
 };
 
 /** The role a form sent, if it is one. */
-const roleOf = (form: FormData) => {
-	const role = field(form, 'role');
-	return (ROLES as readonly string[]).includes(role) ? (role as Role) : null;
-};
+const roleOf = (form: FormData) => ROLES.find((r) => r === field(form, 'role')) ?? null;
 
 export const actions: Actions = {
 	changeRole: async (event) => {
@@ -289,9 +230,9 @@ export const actions: Actions = {
 				userId,
 				message: 'Choose one of the roles owner, admin or member.',
 			});
-		let result: ChangeResult;
+		let result: ResultOf<typeof CHANGE_ROLE>['changeMemberRole'];
 		try {
-			({ changeMemberRole: result } = await gql<{ changeMemberRole: ChangeResult }>(event, CHANGE_ROLE, {
+			({ changeMemberRole: result } = await gql(event, CHANGE_ROLE, {
 				org: organizationId,
 				userId,
 				role,
@@ -312,9 +253,9 @@ export const actions: Actions = {
 			return fail(400, { action: 'remove' as const, userId, message: 'Confirm which member is to be removed.' });
 		}
 		const name = field(form, 'name');
-		let result: RemoveResult;
+		let result: ResultOf<typeof REMOVE_MEMBER>['removeMember'];
 		try {
-			({ removeMember: result } = await gql<{ removeMember: RemoveResult }>(event, REMOVE_MEMBER, {
+			({ removeMember: result } = await gql(event, REMOVE_MEMBER, {
 				org: organizationId,
 				userId,
 			}));
@@ -339,9 +280,9 @@ export const actions: Actions = {
 				errors: { role: ['must be owner, admin or member'] } as FieldErrors,
 			});
 		}
-		let result: InviteResult;
+		let result: ResultOf<typeof CREATE_INVITATION>['createInvitation'];
 		try {
-			({ createInvitation: result } = await gql<{ createInvitation: InviteResult }>(event, CREATE_INVITATION, {
+			({ createInvitation: result } = await gql(event, CREATE_INVITATION, {
 				org: organizationId,
 				input: { email: values.email, role },
 			}));
@@ -365,9 +306,9 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const id = field(await event.request.formData(), 'invitationId');
 		if (!id) return fail(400, { action: 'resendInvitation' as const, message: 'Choose the invitation to send again.' });
-		let result: ResendResult;
+		let result: ResultOf<typeof RESEND_INVITATION>['resendInvitation'];
 		try {
-			({ resendInvitation: result } = await gql<{ resendInvitation: ResendResult }>(event, RESEND_INVITATION, {
+			({ resendInvitation: result } = await gql(event, RESEND_INVITATION, {
 				org: organizationId,
 				id,
 			}));
@@ -387,9 +328,9 @@ export const actions: Actions = {
 		const userId = field(form, 'userId');
 		if (!userId)
 			return fail(400, { action: 'sendPasswordReset' as const, userId, message: 'Choose whom to mail a reset link.' });
-		let result: SendResetResult;
+		let result: ResultOf<typeof SEND_PASSWORD_RESET>['sendPasswordReset'];
 		try {
-			({ sendPasswordReset: result } = await gql<{ sendPasswordReset: SendResetResult }>(event, SEND_PASSWORD_RESET, {
+			({ sendPasswordReset: result } = await gql(event, SEND_PASSWORD_RESET, {
 				userId,
 			}));
 		} catch (err) {
@@ -415,9 +356,9 @@ export const actions: Actions = {
 				userId,
 				message: 'Confirm whose two-factor authentication is to be reset.',
 			});
-		let result: ResetMfaResult;
+		let result: ResultOf<typeof RESET_MEMBER_MFA>['resetMemberMfa'];
 		try {
-			({ resetMemberMfa: result } = await gql<{ resetMemberMfa: ResetMfaResult }>(event, RESET_MEMBER_MFA, {
+			({ resetMemberMfa: result } = await gql(event, RESET_MEMBER_MFA, {
 				org: organizationId,
 				userId,
 			}));
@@ -437,9 +378,9 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const id = field(await event.request.formData(), 'invitationId');
 		if (!id) return fail(400, { action: 'revokeInvitation' as const, message: 'Choose the invitation to revoke.' });
-		let result: RevokeResult;
+		let result: ResultOf<typeof REVOKE_INVITATION>['revokeInvitation'];
 		try {
-			({ revokeInvitation: result } = await gql<{ revokeInvitation: RevokeResult }>(event, REVOKE_INVITATION, {
+			({ revokeInvitation: result } = await gql(event, REVOKE_INVITATION, {
 				org: organizationId,
 				id,
 			}));

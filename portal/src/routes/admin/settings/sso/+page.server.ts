@@ -1,6 +1,6 @@
 import { fail, type ActionFailure } from '@sveltejs/kit';
-import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql } from '#lib/server/graphql.ts';
+import { reasonMessage, userErrorStatus } from '#lib/server/errors.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import {
 	actsAsOwner,
@@ -9,6 +9,8 @@ import {
 	refused,
 	type FieldErrors,
 	requireOrgAdmin,
+	SEAT_SUBSCRIPTIONS,
+	seatChoice,
 	type UserError,
 } from '../settings.server.ts';
 import {
@@ -17,6 +19,7 @@ import {
 	connectionFormValues,
 	connectionInput,
 	findConnection,
+	knownKind,
 	NOT_FOUND,
 	parseRoleMap,
 	readConnectionForm,
@@ -29,151 +32,142 @@ import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const DOMAIN_PAGE = 100;
 
-const DOMAIN_FIELDS = /* GraphQL */ `id domain verified verifiedAt checkedAt createdAt verification { type name value }`;
-
-const DOMAINS = /* GraphQL */ `
+const DOMAINS = graphql(`
 	query Domains($org: String, $limit: Int, $cursor: String) {
-		domains(organizationId: $org, limit: $limit, cursor: $cursor) { items { ${DOMAIN_FIELDS} } nextCursor }
-	}
-`;
-
-const CONNECTIONS = /* GraphQL */ `
-	query SsoConnections($org: String!) {
-		ssoConnections(organizationId: $org) { ${CONNECTION_FIELDS} }
-		subscriptions(organizationId: $org, limit: 100) { items { id status totalSeats assignedSeats product { name } } }
-	}
-`;
-
-const PLATFORM_CONNECTIONS = /* GraphQL */ `
-	query PlatformConnections {
-		ssoConnections(platform: true) { ${CONNECTION_FIELDS} }
-	}
-`;
-
-const ADD_DOMAIN = /* GraphQL */ `
-	mutation AddDomain($input: AddDomainInput!) {
-		addDomain(input: $input) {
-			__typename
-			... on Domain {
-				id
-				domain
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
-			}
-		}
-	}
-`;
-
-const VERIFY_DOMAIN = /* GraphQL */ `
-	mutation VerifyDomain($id: ID!) {
-		verifyDomain(id: $id) {
-			__typename
-			... on Domain {
+		domains(organizationId: $org, limit: $limit, cursor: $cursor) {
+			items {
 				id
 				domain
 				verified
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+				verifiedAt
+				checkedAt
+				createdAt
+				verification {
+					type
+					name
+					value
 				}
 			}
+			nextCursor
 		}
 	}
-`;
+`);
 
-const DELETE_DOMAIN = /* GraphQL */ `
-	mutation DeleteDomain($id: ID!) {
-		deleteDomain(id: $id) {
-			__typename
-			... on Domain {
-				id
-				domain
+const CONNECTIONS = graphql(
+	`
+		query SsoConnections($org: String!) {
+			ssoConnections(organizationId: $org) {
+				...SsoConnectionFields
 			}
-			... on UserError {
-				code
-				message
+			...SeatSubscriptions
+		}
+	`,
+	[CONNECTION_FIELDS, SEAT_SUBSCRIPTIONS],
+);
+
+const PLATFORM_CONNECTIONS = graphql(
+	`
+		query PlatformConnections {
+			ssoConnections(platform: true) {
+				...SsoConnectionFields
 			}
 		}
-	}
-`;
+	`,
+	[CONNECTION_FIELDS],
+);
 
-const CREATE_CONNECTION = /* GraphQL */ `
-	mutation CreateSsoConnection($input: CreateSsoConnectionInput!) {
-		createSsoConnection(input: $input) {
-			__typename
-			... on SsoConnection {
-				id
-				name
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+/** What the domain mutations answer: the domain, or why not. */
+const DOMAIN_RESULT = graphql(`
+	fragment DomainResultFields on Domain {
+		id
+		domain
+		verified
+	}
+`);
+
+const ADD_DOMAIN = graphql(
+	`
+		mutation AddDomain($input: AddDomainInput!) {
+			addDomain(input: $input) {
+				__typename
+				...DomainResultFields
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[DOMAIN_RESULT, USER_ERROR_FIELDS],
+);
 
-const UPDATE_CONNECTION = /* GraphQL */ `
-	mutation UpdateSsoConnection($id: String!, $input: UpdateSsoConnectionInput!) {
-		updateSsoConnection(id: $id, input: $input) {
-			__typename
-			... on SsoConnection {
-				id
-				name
-				enabled
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
-				}
+const VERIFY_DOMAIN = graphql(
+	`
+		mutation VerifyDomain($id: ID!) {
+			verifyDomain(id: $id) {
+				__typename
+				...DomainResultFields
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[DOMAIN_RESULT, USER_ERROR_FIELDS],
+);
 
-const DELETE_CONNECTION = /* GraphQL */ `
+const DELETE_DOMAIN = graphql(
+	`
+		mutation DeleteDomain($id: ID!) {
+			deleteDomain(id: $id) {
+				__typename
+				...DomainResultFields
+				...UserErrorFields
+			}
+		}
+	`,
+	[DOMAIN_RESULT, USER_ERROR_FIELDS],
+);
+
+/** What the connection mutations answer: the connection saved, or why not. */
+const SAVED_CONNECTION = graphql(`
+	fragment SavedConnectionFields on SsoConnection {
+		id
+		name
+		enabled
+	}
+`);
+
+const CREATE_CONNECTION = graphql(
+	`
+		mutation CreateSsoConnection($input: CreateSsoConnectionInput!) {
+			createSsoConnection(input: $input) {
+				__typename
+				...SavedConnectionFields
+				...UserErrorFields
+			}
+		}
+	`,
+	[SAVED_CONNECTION, USER_ERROR_FIELDS],
+);
+
+const UPDATE_CONNECTION = graphql(
+	`
+		mutation UpdateSsoConnection($id: String!, $input: UpdateSsoConnectionInput!) {
+			updateSsoConnection(id: $id, input: $input) {
+				__typename
+				...SavedConnectionFields
+				...UserErrorFields
+			}
+		}
+	`,
+	[SAVED_CONNECTION, USER_ERROR_FIELDS],
+);
+
+const DELETE_CONNECTION = graphql(`
 	mutation DeleteSsoConnection($id: String!) {
 		deleteSsoConnection(id: $id)
 	}
-`;
+`);
 
-export interface Domain {
-	id: string;
-	domain: string;
-	verified: boolean;
-	verifiedAt: string | null;
-	checkedAt: string | null;
-	createdAt: string;
-	verification: { type: string; name: string; value: string };
-}
-
-interface Subscription {
-	id: string;
-	status: string;
-	totalSeats: number;
-	assignedSeats: number;
-	product: { name: string };
-}
-
-type Saved = { __typename: 'SsoConnection'; id: string; name: string; enabled?: boolean };
-type DomainResult = { __typename: 'Domain'; id: string; domain: string; verified?: boolean } | UserError;
+type Domain = ResultOf<typeof DOMAINS>['domains']['items'][number];
+type DomainResult = ResultOf<typeof ADD_DOMAIN>['addDomain'];
+type Saved = ResultOf<typeof UPDATE_CONNECTION>['updateSsoConnection'];
 
 /** The panel a link of the lists opened (?edit=, ?delete=, ?deleteDomain=), with what it is about. */
 type Panel =
@@ -212,13 +206,9 @@ const TEST_ERRORS: Record<string, string> = {
 	rate_limited: 'Too many attempts. Please wait a moment and try again.',
 };
 
-const testErrorOf = (url: URL): string | null => {
-	const reason = url.searchParams.get('test_error');
-	if (reason === null) return null;
-	return Object.hasOwn(TEST_ERRORS, reason)
-		? TEST_ERRORS[reason]!
-		: "The test sign-in did not work. Check the connection's settings and try again.";
-};
+const TEST_FAILED = "The test sign-in did not work. Check the connection's settings and try again.";
+
+const testErrorOf = (url: URL) => reasonMessage(url.searchParams.get('test_error'), TEST_ERRORS, TEST_FAILED);
 
 /**
  * An organization's single sign-on (docs/architecture.md#single-sign-on): its domains, proven by a DNS TXT record,
@@ -230,13 +220,9 @@ export const load: PageServerLoad = async (event) => {
 	const { organization } = await event.parent();
 	const platformAdmin = event.locals.platformAdmin;
 	const [domains, { ssoConnections, subscriptions }, platform] = await Promise.all([
-		listPage<Domain>(event, DOMAINS, 'domains', { org: organization.id, limit: DOMAIN_PAGE }, 'domains'),
-		gql<{ ssoConnections: Connection[]; subscriptions: { items: Subscription[] } }>(event, CONNECTIONS, {
-			org: organization.id,
-		}),
-		platformAdmin
-			? gql<{ ssoConnections: Connection[] }>(event, PLATFORM_CONNECTIONS).then((d) => d.ssoConnections)
-			: null,
+		listPage(event, DOMAINS, 'domains', { org: organization.id, limit: DOMAIN_PAGE }, 'domains'),
+		gql(event, CONNECTIONS, { org: organization.id }),
+		platformAdmin ? gql(event, PLATFORM_CONNECTIONS).then((d) => d.ssoConnections.map(knownKind)) : null,
 	]);
 	// Who controls sign-in controls the organization: only owners change these (docs/architecture.md#single-sign-on).
 	const canChange = actsAsOwner(event.locals);
@@ -247,11 +233,8 @@ export const load: PageServerLoad = async (event) => {
 		cursor: domains.cursor,
 		nextCursor: domains.nextCursor,
 		verifiedDomains: domains.items.filter((d) => d.verified).map((d) => d.domain),
-		connections: ssoConnections,
-		subscriptions: subscriptions.items.map((s) => ({
-			id: s.id,
-			label: `${s.product.name} (${s.status}, ${s.assignedSeats} of ${s.totalSeats} seats taken)`,
-		})),
+		connections: ssoConnections.map(knownKind),
+		subscriptions: subscriptions.items.map(seatChoice),
 		platformConnections: platform,
 		testError: testErrorOf(event.url),
 		panel:
@@ -273,11 +256,17 @@ function refusedConnection(result: UserError, failed: string) {
 
 type FormAnswer<T extends object> = Promise<T | ActionFailure<T & { message: string }>>;
 
-/** The connection form read and checked as far as the page can: a role map that is not `value = role` lines. */
+/**
+ * The connection form read and checked as far as the page can: a role map of `value = role` lines, a default role
+ * that is one. `errors` is empty when the form passed.
+ */
 function readChecked(form: FormData, fallbackType: ConnectionType) {
 	const values = readConnectionForm(form, fallbackType);
 	const { map, problems } = parseRoleMap(values.roleMap);
-	return { values, secret: field(form, 'clientSecret'), roleMap: map, problems };
+	const errors: FieldErrors = {};
+	if (problems.length) errors.roleMap = problems;
+	if (!ROLES.some((r) => r === values.defaultRole)) errors.defaultRole = ['must be owner, admin or member'];
+	return { values, secret: field(form, 'clientSecret'), roleMap: map, errors };
 }
 
 type ConnectionAction = 'create' | 'update' | 'createPlatform';
@@ -293,7 +282,7 @@ interface ConnectionAnswer {
 async function create(event: RequestEvent, platform: boolean): FormAnswer<ConnectionAnswer> {
 	const { organizationId } = requireOrgAdmin(event);
 	const action: ConnectionAction = platform ? 'createPlatform' : 'create';
-	const { values, secret, roleMap, problems } = readChecked(await event.request.formData(), 'oidc');
+	const { values, secret, roleMap, errors } = readChecked(await event.request.formData(), 'oidc');
 	const allowed: ConnectionType[] = platform ? ['oidc', 'github'] : ['oidc', 'saml'];
 	if (!allowed.includes(values.type)) {
 		return fail(400, {
@@ -303,23 +292,21 @@ async function create(event: RequestEvent, platform: boolean): FormAnswer<Connec
 			errors: { type: [`must be ${allowed.join(' or ')}`] } as FieldErrors,
 		});
 	}
-	if (problems.length)
+	if (Object.keys(errors).length)
 		return fail(400, {
 			action,
 			values,
 			message: 'The connection was not added: correct the fields marked below.',
-			errors: { roleMap: problems } as FieldErrors,
+			errors,
 		});
 	const input = {
 		type: values.type,
 		...(platform ? { platform: true } : { organizationId }),
 		...connectionInput(values, secret, roleMap, { platform, edit: false }),
 	};
-	let result: Saved | UserError;
+	let result: ResultOf<typeof CREATE_CONNECTION>['createSsoConnection'];
 	try {
-		({ createSsoConnection: result } = await gql<{ createSsoConnection: typeof result }>(event, CREATE_CONNECTION, {
-			input,
-		}));
+		({ createSsoConnection: result } = await gql(event, CREATE_CONNECTION, { input }));
 	} catch (err) {
 		return refused(
 			err,
@@ -342,7 +329,7 @@ export const actions: Actions = {
 		const domain = field(await event.request.formData(), 'domain');
 		let result: DomainResult;
 		try {
-			({ addDomain: result } = await gql<{ addDomain: DomainResult }>(event, ADD_DOMAIN, {
+			({ addDomain: result } = await gql(event, ADD_DOMAIN, {
 				input: { domain, organizationId },
 			}));
 		} catch (err) {
@@ -350,7 +337,7 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError') {
 			const message = result.code === 'invalid_request' ? 'The domain was not added.' : result.message;
-			const problems = result.code === 'invalid_request' ? (result.details ?? []).map((d) => d.message) : [];
+			const problems = result.code === 'invalid_request' ? result.details.map((d) => d.message) : [];
 			return fail(userErrorStatus(result), { action: 'addDomain' as const, domain, message, problems });
 		}
 		return { action: 'addDomain' as const, added: { id: result.id, domain: result.domain } };
@@ -362,7 +349,7 @@ export const actions: Actions = {
 		const id = field(await event.request.formData(), 'id');
 		let result: DomainResult;
 		try {
-			({ verifyDomain: result } = await gql<{ verifyDomain: DomainResult }>(event, VERIFY_DOMAIN, { id }));
+			({ verifyDomain: result } = await gql(event, VERIFY_DOMAIN, { id }));
 		} catch (err) {
 			return refused(
 				err,
@@ -382,7 +369,7 @@ export const actions: Actions = {
 			return fail(400, { action: 'deleteDomain' as const, message: 'Confirm which domain is to be removed.' });
 		let result: DomainResult;
 		try {
-			({ deleteDomain: result } = await gql<{ deleteDomain: DomainResult }>(event, DELETE_DOMAIN, {
+			({ deleteDomain: result } = await gql(event, DELETE_DOMAIN, {
 				id: field(form, 'id'),
 			}));
 		} catch (err) {
@@ -408,21 +395,21 @@ export const actions: Actions = {
 			return refused(err, { action: 'update' as const, id, errors: {} as FieldErrors });
 		}
 		if (!connection) return fail(404, { action: 'update' as const, id, message: NOT_FOUND, errors: {} as FieldErrors });
-		const { values, secret, roleMap, problems } = readChecked(form, connection.type);
+		const { values, secret, roleMap, errors } = readChecked(form, connection.type);
 		// The kind of a connection stays what it was made as.
 		values.type = connection.type;
 		const platform = connection.organizationId === null;
-		if (problems.length)
+		if (Object.keys(errors).length)
 			return fail(400, {
 				action: 'update' as const,
 				id,
 				values,
 				message: 'The changes were not saved: correct the fields marked below.',
-				errors: { roleMap: problems } as FieldErrors,
+				errors,
 			});
-		let result: Saved | UserError;
+		let result: Saved;
 		try {
-			({ updateSsoConnection: result } = await gql<{ updateSsoConnection: typeof result }>(event, UPDATE_CONNECTION, {
+			({ updateSsoConnection: result } = await gql(event, UPDATE_CONNECTION, {
 				id,
 				input: connectionInput(values, secret, roleMap, { platform, edit: true }),
 			}));
@@ -444,11 +431,11 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const enabled = field(form, 'enabled') === 'true';
-		let result: Saved | UserError;
+		let result: Saved;
 		try {
 			if (!(await findConnection(event, field(form, 'id'), organizationId, event.locals.platformAdmin)))
 				return fail(404, { action: 'setEnabled' as const, message: NOT_FOUND });
-			({ updateSsoConnection: result } = await gql<{ updateSsoConnection: typeof result }>(event, UPDATE_CONNECTION, {
+			({ updateSsoConnection: result } = await gql(event, UPDATE_CONNECTION, {
 				id: field(form, 'id'),
 				input: { enabled },
 			}));
@@ -457,7 +444,7 @@ export const actions: Actions = {
 		}
 		if (result.__typename === 'UserError')
 			return fail(userErrorStatus(result), { action: 'setEnabled' as const, message: result.message });
-		return { action: 'setEnabled' as const, changed: { name: result.name, enabled: result.enabled ?? enabled } };
+		return { action: 'setEnabled' as const, changed: { name: result.name, enabled: result.enabled } };
 	},
 
 	delete: async (event) => {

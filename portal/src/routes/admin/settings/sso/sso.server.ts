@@ -1,46 +1,65 @@
 // What the single sign-on settings share (docs/architecture.md#single-sign-on): a connection's fields, finding one
 // that this page may act on, and the connection form read into the operation's input.
 import type { RequestEvent } from '@sveltejs/kit';
-import { gql, GraphQLRequestError, type Role } from '#lib/server/graphql.ts';
+import { gql, graphql, GraphQLRequestError, type ResultOf, type Role } from '#lib/server/graphql.ts';
 
 type GqlEvent = Pick<RequestEvent, 'platform' | 'cookies'>;
 
-export type ConnectionType = 'oidc' | 'saml' | 'github';
+/** The kinds of connection these pages make and edit. */
+const CONNECTION_TYPES = ['oidc', 'saml', 'github'] as const;
+export type ConnectionType = (typeof CONNECTION_TYPES)[number];
 
 /** Everything shown of a connection: never its client secret, only whether it has one. */
-export const CONNECTION_FIELDS = /* GraphQL */ `id organizationId type name enabled domains defaultRole requireSso seatSubscriptionId
-	roleClaim roleMap issuer clientId hasClientSecret scopes entryPoint idpEntityId idpCertificates callbackUrl acsUrl metadataUrl createdAt`;
+export const CONNECTION_FIELDS = graphql(`
+	fragment SsoConnectionFields on SsoConnection {
+		id
+		organizationId
+		type
+		name
+		enabled
+		domains
+		defaultRole
+		requireSso
+		seatSubscriptionId
+		roleClaim
+		roleMap
+		issuer
+		clientId
+		hasClientSecret
+		scopes
+		entryPoint
+		idpEntityId
+		idpCertificates
+		callbackUrl
+		acsUrl
+		metadataUrl
+		createdAt
+	}
+`);
 
-export interface Connection {
-	id: string;
-	organizationId: string | null;
-	type: ConnectionType;
-	name: string;
-	enabled: boolean;
-	domains: string[];
-	defaultRole: Role;
-	requireSso: boolean;
-	seatSubscriptionId: string | null;
-	roleClaim: string | null;
-	roleMap: Record<string, Role> | null;
-	issuer: string | null;
-	clientId: string | null;
-	hasClientSecret: boolean;
-	scopes: string[];
-	entryPoint: string | null;
-	idpEntityId: string | null;
-	idpCertificates: number;
-	callbackUrl: string | null;
-	acsUrl: string | null;
-	metadataUrl: string | null;
-	createdAt: string;
+/** A connection as a form edits it: of a kind the form knows. */
+export type Connection = Omit<ResultOf<typeof CONNECTION_FIELDS>, 'type'> & { type: ConnectionType };
+
+/** The connection, its kind checked to be one of CONNECTION_TYPES (the service's `type` is a string). */
+export function knownKind(connection: ResultOf<typeof CONNECTION_FIELDS>): Connection {
+	const type = CONNECTION_TYPES.find((t) => t === connection.type);
+	if (!type) throw new Error(`Connection ${connection.id} is of a kind these pages do not know: ${connection.type}`);
+	return { ...connection, type };
 }
 
-const CONNECTION = /* GraphQL */ `
-	query SsoConnection($id: String!) {
-		ssoConnection(id: $id) { ${CONNECTION_FIELDS} }
-	}
-`;
+const CONNECTION = graphql(
+	`
+		query SsoConnection($id: String!) {
+			ssoConnection(id: $id) {
+				...SsoConnectionFields
+			}
+		}
+	`,
+	[CONNECTION_FIELDS],
+);
+
+/** What an edit or create sends: the settings of UpdateSsoConnectionInput, which CreateSsoConnectionInput adds to. */
+type ConnectionInput = ReturnType<typeof graphql.scalar<'UpdateSsoConnectionInput'>>;
 
 export const NOT_FOUND = 'No such connection here.';
 
@@ -57,10 +76,10 @@ export async function findConnection(
 ): Promise<Connection | null> {
 	if (!id || id.length > 200) return null;
 	try {
-		const { ssoConnection } = await gql<{ ssoConnection: Connection }>(event, CONNECTION, { id });
+		const { ssoConnection } = await gql(event, CONNECTION, { id });
 		const ours =
 			ssoConnection.organizationId === organizationId || (ssoConnection.organizationId === null && platformAdmin);
-		return ours ? ssoConnection : null;
+		return ours ? knownKind(ssoConnection) : null;
 	} catch (err) {
 		if (err instanceof GraphQLRequestError && (err.code === 'not_found' || err.code === 'invalid_request')) return null;
 		throw err;
@@ -115,7 +134,7 @@ const text = (form: FormData, name: string) => {
 export function readConnectionForm(form: FormData, fallbackType: ConnectionType): ConnectionFormValues {
 	const type = text(form, 'type');
 	return {
-		type: type === 'oidc' || type === 'saml' || type === 'github' ? type : fallbackType,
+		type: CONNECTION_TYPES.find((t) => t === type) ?? fallbackType,
 		name: text(form, 'name'),
 		issuer: text(form, 'issuer'),
 		clientId: text(form, 'clientId'),
@@ -154,11 +173,11 @@ export function connectionFormValues(c: Connection): ConnectionFormValues {
 	};
 }
 
-/** The role map as the form's lines, `value = role`. */
-export const roleMapText = (map: Record<string, string> | null) =>
-	map
+/** The role map (JSON: value -> role) as the form's lines, `value = role`. */
+export const roleMapText = (map: unknown) =>
+	typeof map === 'object' && map !== null
 		? Object.entries(map)
-				.map(([value, role]) => `${value} = ${role}`)
+				.flatMap(([value, role]) => (typeof role === 'string' ? [`${value} = ${role}`] : []))
 				.join('\n')
 		: '';
 
@@ -182,9 +201,11 @@ export function parseRoleMap(text: string): { map: Record<string, Role> | null; 
 						.toLowerCase()
 				: '';
 		if (!value || !role) problems.push(`line ${i + 1} must read value = role, such as “engineering-leads = admin”`);
-		else if (!(ROLES as readonly string[]).includes(role))
-			problems.push(`line ${i + 1}: “${role}” is not a role: use owner, admin or member`);
-		else map[value] = role as Role;
+		else {
+			const known = ROLES.find((r) => r === role);
+			if (known) map[value] = known;
+			else problems.push(`line ${i + 1}: “${role}” is not a role: use owner, admin or member`);
+		}
 	});
 	return { map: Object.keys(map).length ? map : null, problems };
 }
@@ -202,10 +223,10 @@ export function connectionInput(
 	secret: string,
 	roleMap: Record<string, Role> | null,
 	options: { platform: boolean; edit: boolean },
-) {
-	const input: Record<string, unknown> = { name: values.name };
-	const given = (key: string, value: string) => {
-		if (value || !options.edit) input[key] = value || undefined;
+): ConnectionInput {
+	const input: ConnectionInput = { name: values.name };
+	const given = (key: 'clientSecret' | 'metadataXml' | 'entryPoint' | 'idpCert' | 'idpEntityId', value: string) => {
+		if (value) input[key] = value;
 	};
 	if (values.type === 'oidc' || values.type === 'github') {
 		if (values.type === 'oidc' || values.issuer) input.issuer = values.issuer;
@@ -220,12 +241,13 @@ export function connectionInput(
 	}
 	if (!options.platform) {
 		input.domains = values.domains;
-		input.defaultRole = values.defaultRole;
+		const defaultRole = ROLES.find((r) => r === values.defaultRole);
+		if (defaultRole) input.defaultRole = defaultRole;
 		input.requireSso = values.requireSso;
 		// Cleared on an edit as null; left out of a new connection.
-		input.seatSubscriptionId = values.seatSubscriptionId || (options.edit ? null : undefined);
-		input.roleClaim = values.roleClaim || (options.edit ? null : undefined);
-		input.roleMap = roleMap ?? (options.edit ? null : undefined);
+		if (values.seatSubscriptionId || options.edit) input.seatSubscriptionId = values.seatSubscriptionId || null;
+		if (values.roleClaim || options.edit) input.roleClaim = values.roleClaim || null;
+		if (roleMap || options.edit) input.roleMap = roleMap;
 	}
-	return Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+	return input;
 }

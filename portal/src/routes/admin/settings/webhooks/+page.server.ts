@@ -1,6 +1,6 @@
 import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql } from '#lib/server/graphql.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { field, fieldErrors, refused, type FieldErrors, requireOrgAdmin, type UserError } from '../settings.server.ts';
 import { eventGroups, findOwnedWebhook, NOT_FOUND, type Webhook, WEBHOOK_FIELDS } from './webhooks.server.ts';
@@ -8,130 +8,124 @@ import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 
 const PAGE_SIZE = 50;
 
-const WEBHOOKS = /* GraphQL */ `
-	query Webhooks($org: String, $limit: Int, $cursor: String) {
-		webhooks(organizationId: $org, limit: $limit, cursor: $cursor) {
-			items { ${WEBHOOK_FIELDS} }
-			nextCursor
-		}
-	}
-`;
-
-const CREATE_WEBHOOK = /* GraphQL */ `
-	mutation CreateWebhook($input: CreateWebhookInput!) {
-		createWebhook(input: $input) {
-			__typename
-			... on Webhook {
-				id
-				url
-				secret
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const WEBHOOKS = graphql(
+	`
+		query Webhooks($org: String, $limit: Int, $cursor: String) {
+			webhooks(organizationId: $org, limit: $limit, cursor: $cursor) {
+				items {
+					...WebhookFields
 				}
+				nextCursor
 			}
 		}
-	}
-`;
+	`,
+	[WEBHOOK_FIELDS],
+);
 
-const UPDATE_WEBHOOK = /* GraphQL */ `
-	mutation UpdateWebhook($id: ID!, $input: UpdateWebhookInput!) {
-		updateWebhook(id: $id, input: $input) {
-			__typename
-			... on Webhook {
-				id
-				url
-				isActive
+/** What the create and rotate answers carry: the signing secret, in this answer only. */
+const WITH_SECRET = graphql(`
+	fragment WebhookWithSecretFields on Webhook {
+		id
+		url
+		secret
+	}
+`);
+
+const CREATE_WEBHOOK = graphql(
+	`
+		mutation CreateWebhook($input: CreateWebhookInput!) {
+			createWebhook(input: $input) {
+				__typename
+				...WebhookWithSecretFields
+				...UserErrorFields
 			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+		}
+	`,
+	[WITH_SECRET, USER_ERROR_FIELDS],
+);
+
+const UPDATE_WEBHOOK = graphql(
+	`
+		mutation UpdateWebhook($id: ID!, $input: UpdateWebhookInput!) {
+			updateWebhook(id: $id, input: $input) {
+				__typename
+				... on Webhook {
+					id
+					url
+					isActive
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const ROTATE_SECRET = /* GraphQL */ `
-	mutation RotateWebhookSecret($id: ID!) {
-		rotateWebhookSecret(id: $id) {
-			__typename
-			... on Webhook {
-				id
-				url
-				secret
-			}
-			... on UserError {
-				code
-				message
+const ROTATE_SECRET = graphql(
+	`
+		mutation RotateWebhookSecret($id: ID!) {
+			rotateWebhookSecret(id: $id) {
+				__typename
+				...WebhookWithSecretFields
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[WITH_SECRET, USER_ERROR_FIELDS],
+);
 
-const REVEAL_SECRET = /* GraphQL */ `
-	mutation RevealWebhookSecret($id: ID!) {
-		revealWebhookSecret(id: $id) {
-			__typename
-			... on WebhookSecret {
-				secret
-			}
-			... on UserError {
-				code
-				message
-			}
-		}
-	}
-`;
-
-const SEND_TEST = /* GraphQL */ `
-	mutation SendTestWebhook($id: ID!, $event: String!) {
-		sendTestWebhook(id: $id, event: $event) {
-			__typename
-			... on WebhookDelivery {
-				id
-				event
-			}
-			... on UserError {
-				code
-				message
-				details {
-					path
-					message
+const REVEAL_SECRET = graphql(
+	`
+		mutation RevealWebhookSecret($id: ID!) {
+			revealWebhookSecret(id: $id) {
+				__typename
+				... on WebhookSecret {
+					secret
 				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-const DELETE_WEBHOOK = /* GraphQL */ `
-	mutation DeleteWebhook($id: ID!) {
-		deleteWebhook(id: $id) {
-			__typename
-			... on Webhook {
-				id
-				url
-			}
-			... on UserError {
-				code
-				message
+const SEND_TEST = graphql(
+	`
+		mutation SendTestWebhook($id: ID!, $event: String!) {
+			sendTestWebhook(id: $id, event: $event) {
+				__typename
+				... on WebhookDelivery {
+					id
+					event
+				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
+	`,
+	[USER_ERROR_FIELDS],
+);
 
-type WithSecret = { __typename: 'Webhook'; id: string; url: string; secret: string };
-type Revealed = { __typename: 'WebhookSecret'; secret: string };
-type Updated = { __typename: 'Webhook'; id: string; url: string; isActive: boolean };
-type Deleted = { __typename: 'Webhook'; id: string; url: string };
-type TestDelivery = { __typename: 'WebhookDelivery'; id: string; event: string };
+const DELETE_WEBHOOK = graphql(
+	`
+		mutation DeleteWebhook($id: ID!) {
+			deleteWebhook(id: $id) {
+				__typename
+				... on Webhook {
+					id
+					url
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+/** The webhook of a create or rotate answer with its signing secret, which those answers alone carry. */
+function shownSecret(webhook: ResultOf<typeof WITH_SECRET>) {
+	if (webhook.secret === null) throw new Error(`The answer for webhook ${webhook.id} carried no signing secret`);
+	return { id: webhook.id, url: webhook.url, secret: webhook.secret };
+}
 
 /** The fields of the create and edit forms, as typed, so that a refused submission shows them again. */
 export interface WebhookFormValues {
@@ -177,13 +171,7 @@ async function openPanel(
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage<Webhook>(
-		event,
-		WEBHOOKS,
-		'webhooks',
-		{ org: organization.id, limit: PAGE_SIZE },
-		'webhooks',
-	);
+	const page = await listPage(event, WEBHOOKS, 'webhooks', { org: organization.id, limit: PAGE_SIZE }, 'webhooks');
 	return {
 		webhooks: page.items,
 		cursor: page.cursor,
@@ -205,9 +193,9 @@ export const actions: Actions = {
 	create: async (event) => {
 		const { organizationId } = requireOrgAdmin(event);
 		const values = readForm(await event.request.formData());
-		let result: WithSecret | UserError;
+		let result: ResultOf<typeof CREATE_WEBHOOK>['createWebhook'];
 		try {
-			({ createWebhook: result } = await gql<{ createWebhook: typeof result }>(event, CREATE_WEBHOOK, {
+			({ createWebhook: result } = await gql(event, CREATE_WEBHOOK, {
 				input: { url: values.url, events: values.events, description: values.description, organizationId },
 			}));
 		} catch (err) {
@@ -222,18 +210,18 @@ export const actions: Actions = {
 		}
 		// The secret is in this response only: no cache may keep it.
 		event.setHeaders({ 'cache-control': 'no-store' });
-		return { action: 'create' as const, created: { id: result.id, url: result.url, secret: result.secret } };
+		return { action: 'create' as const, created: shownSecret(result) };
 	},
 
 	update: async (event) => {
 		const form = await event.request.formData();
 		const values = readForm(form);
 		const id = field(form, 'id');
-		let result: Updated | UserError;
+		let result: ResultOf<typeof UPDATE_WEBHOOK>['updateWebhook'];
 		try {
 			if (!(await ownedWebhook(event, form)))
 				return fail(404, { action: 'update' as const, id, values, message: NOT_FOUND, errors: {} as FieldErrors });
-			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, {
+			({ updateWebhook: result } = await gql(event, UPDATE_WEBHOOK, {
 				id,
 				input: { url: values.url, events: values.events, description: values.description },
 			}));
@@ -254,10 +242,10 @@ export const actions: Actions = {
 	setActive: async (event) => {
 		const form = await event.request.formData();
 		const isActive = field(form, 'active') === 'true';
-		let result: Updated | UserError;
+		let result: ResultOf<typeof UPDATE_WEBHOOK>['updateWebhook'];
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'setActive' as const, message: NOT_FOUND });
-			({ updateWebhook: result } = await gql<{ updateWebhook: typeof result }>(event, UPDATE_WEBHOOK, {
+			({ updateWebhook: result } = await gql(event, UPDATE_WEBHOOK, {
 				id: field(form, 'id'),
 				input: { isActive },
 			}));
@@ -274,10 +262,10 @@ export const actions: Actions = {
 		if (form.get('confirm') !== 'yes') {
 			return fail(400, { action: 'rotate' as const, message: 'Confirm that the current secret may stop working.' });
 		}
-		let result: WithSecret | UserError;
+		let result: ResultOf<typeof ROTATE_SECRET>['rotateWebhookSecret'];
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'rotate' as const, message: NOT_FOUND });
-			({ rotateWebhookSecret: result } = await gql<{ rotateWebhookSecret: typeof result }>(event, ROTATE_SECRET, {
+			({ rotateWebhookSecret: result } = await gql(event, ROTATE_SECRET, {
 				id: field(form, 'id'),
 			}));
 		} catch (err) {
@@ -286,18 +274,18 @@ export const actions: Actions = {
 		if (result.__typename === 'UserError')
 			return fail(userErrorStatus(result), { action: 'rotate' as const, message: result.message });
 		event.setHeaders({ 'cache-control': 'no-store' });
-		return { action: 'rotate' as const, rotated: { id: result.id, url: result.url, secret: result.secret } };
+		return { action: 'rotate' as const, rotated: shownSecret(result) };
 	},
 
 	/** The current secret, for an owner: the service records the reveal in the audit log. */
 	reveal: async (event) => {
 		const form = await event.request.formData();
 		let webhook: Webhook | null;
-		let result: Revealed | UserError;
+		let result: ResultOf<typeof REVEAL_SECRET>['revealWebhookSecret'];
 		try {
 			webhook = await ownedWebhook(event, form);
 			if (!webhook) return fail(404, { action: 'reveal' as const, message: NOT_FOUND });
-			({ revealWebhookSecret: result } = await gql<{ revealWebhookSecret: typeof result }>(event, REVEAL_SECRET, {
+			({ revealWebhookSecret: result } = await gql(event, REVEAL_SECRET, {
 				id: webhook.id,
 			}));
 		} catch (err) {
@@ -316,10 +304,10 @@ export const actions: Actions = {
 	test: async (event) => {
 		const form = await event.request.formData();
 		const kind = field(form, 'event');
-		let result: TestDelivery | UserError;
+		let result: ResultOf<typeof SEND_TEST>['sendTestWebhook'];
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'test' as const, kind, message: NOT_FOUND });
-			({ sendTestWebhook: result } = await gql<{ sendTestWebhook: typeof result }>(event, SEND_TEST, {
+			({ sendTestWebhook: result } = await gql(event, SEND_TEST, {
 				id: field(form, 'id'),
 				event: kind,
 			}));
@@ -342,10 +330,10 @@ export const actions: Actions = {
 		if (form.get('confirm') !== 'yes') {
 			return fail(400, { action: 'delete' as const, message: 'Confirm which webhook is to be deleted.' });
 		}
-		let result: Deleted | UserError;
+		let result: ResultOf<typeof DELETE_WEBHOOK>['deleteWebhook'];
 		try {
 			if (!(await ownedWebhook(event, form))) return fail(404, { action: 'delete' as const, message: NOT_FOUND });
-			({ deleteWebhook: result } = await gql<{ deleteWebhook: typeof result }>(event, DELETE_WEBHOOK, {
+			({ deleteWebhook: result } = await gql(event, DELETE_WEBHOOK, {
 				id: field(form, 'id'),
 			}));
 		} catch (err) {

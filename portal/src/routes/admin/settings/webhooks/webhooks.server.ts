@@ -1,33 +1,40 @@
 // What the two webhook pages share: the webhook's fields, the event catalog, and finding a webhook of the current
 // organization (another organization's is not found, even for a platform admin who may read it through GraphQL).
 import { error, type RequestEvent } from '@sveltejs/kit';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { gql, graphql, GraphQLRequestError, type ResultOf } from '#lib/server/graphql.ts';
 
 type GqlEvent = Pick<RequestEvent, 'platform' | 'cookies'>;
 
 /** Everything shown of a webhook: never its secret, which only the create and rotate answers carry. */
-export const WEBHOOK_FIELDS = /* GraphQL */ `id organizationId url events description isActive failing failingSince createdAt updatedAt`;
-
-export interface Webhook {
-	id: string;
-	organizationId: string;
-	url: string;
-	events: string[];
-	description: string;
-	isActive: boolean;
-	failing: boolean;
-	failingSince: string | null;
-	createdAt: string;
-	updatedAt: string;
-}
-
-const WEBHOOK = /* GraphQL */ `
-	query Webhook($id: ID!) {
-		webhook(id: $id) { ${WEBHOOK_FIELDS} }
+export const WEBHOOK_FIELDS = graphql(`
+	fragment WebhookFields on Webhook {
+		id
+		organizationId
+		url
+		events
+		description
+		isActive
+		failing
+		failingSince
+		createdAt
+		updatedAt
 	}
-`;
+`);
 
-const EVENT_TYPES = /* GraphQL */ `
+export type Webhook = ResultOf<typeof WEBHOOK_FIELDS>;
+
+const WEBHOOK = graphql(
+	`
+		query Webhook($id: ID!) {
+			webhook(id: $id) {
+				...WebhookFields
+			}
+		}
+	`,
+	[WEBHOOK_FIELDS],
+);
+
+const EVENT_TYPES = graphql(`
 	query EventTypes {
 		eventTypes {
 			kind
@@ -36,14 +43,9 @@ const EVENT_TYPES = /* GraphQL */ `
 			description
 		}
 	}
-`;
+`);
 
-export interface EventType {
-	kind: string;
-	group: string;
-	lists: string[];
-	description: string;
-}
+type EventType = ResultOf<typeof EVENT_TYPES>['eventTypes'][number];
 
 /** The catalog's kinds under their groups, in the catalog's order: what the event pickers show. */
 export interface EventGroup {
@@ -52,7 +54,7 @@ export interface EventGroup {
 }
 
 export async function eventGroups(event: GqlEvent): Promise<EventGroup[]> {
-	const { eventTypes } = await gql<{ eventTypes: EventType[] }>(event, EVENT_TYPES);
+	const { eventTypes } = await gql(event, EVENT_TYPES);
 	const groups = new Map<string, EventType[]>();
 	for (const type of eventTypes) {
 		let list = groups.get(type.group);
@@ -71,7 +73,7 @@ export const NOT_FOUND = 'No such webhook in this organization.';
 export async function findOwnedWebhook(event: GqlEvent, id: string, organizationId: string): Promise<Webhook | null> {
 	if (!id || id.length > 200) return null;
 	try {
-		const { webhook } = await gql<{ webhook: Webhook }>(event, WEBHOOK, { id });
+		const { webhook } = await gql(event, WEBHOOK, { id });
 		return webhook.organizationId === organizationId ? webhook : null;
 	} catch (err) {
 		if (err instanceof GraphQLRequestError && (err.code === 'not_found' || err.code === 'invalid_request')) return null;

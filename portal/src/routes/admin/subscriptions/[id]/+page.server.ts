@@ -1,35 +1,34 @@
-import { error, fail, redirect } from '@sveltejs/kit';
+import { fail } from '@sveltejs/kit';
 import { errorPage, refused, userErrorFailure } from '#lib/server/errors.ts';
-import { gql, type UserError } from '#lib/server/graphql.ts';
-import { loginUrl } from '#lib/server/session.ts';
+import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import type { Actions, PageServerLoad, RequestEvent } from './$types.js';
 import { formText } from '#lib/form.ts';
+import { SUBSCRIPTION_FIELDS } from '#lib/server/subscriptions.ts';
+import { ASSIGN, requireAdmin, SEAT_CANDIDATES, SEATS, UNASSIGN } from '../subscriptions.server.ts';
 
-interface Subscription {
-	id: string;
-	organization: { id: string; name: string };
-	product: { id: string; name: string; slug: string };
-	totalSeats: number;
-	assignedSeats: number;
-	status: string;
-	endDate: string | null;
-}
-interface Person {
-	userId: string;
-	user: { id: string; email: string; name: string };
-}
-type Page<T> = { items: T[]; nextCursor: string | null };
+const SUBSCRIPTION = graphql(
+	`
+		query Subscription($id: ID!) {
+			subscription(id: $id) {
+				...SubscriptionFields
+			}
+			...SeatHolders
+		}
+	`,
+	[SUBSCRIPTION_FIELDS, SEATS],
+);
 
-const SUBSCRIPTION = `query($id: ID!) {
-	subscription(id: $id) { id organization { id name } product { id name slug } totalSeats assignedSeats status endDate }
-	subscriptionSeats(subscriptionId: $id, limit: 100) { items { userId user { id email name } } nextCursor }
-}`;
-const MEMBERS =
-	'query($org: String!) { members(organizationId: $org, limit: 100) { items { userId user { id email name } } nextCursor } }';
-const USER_ERROR = '... on UserError { code message details { path message } }';
-const ASSIGN = `mutation($id: ID!, $user: ID!) { assignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
-const UNASSIGN = `mutation($id: ID!, $user: ID!) { unassignSeat(subscriptionId: $id, userId: $user) { __typename ${USER_ERROR} } }`;
-const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ${USER_ERROR} } }`;
+const CANCEL = graphql(
+	`
+		mutation CancelSubscription($id: ID!) {
+			cancelSubscription(id: $id) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 /**
  * One subscription's seats, given to the members of its organization: that organization's owners and admins, and
@@ -37,11 +36,11 @@ const CANCEL = `mutation($id: ID!) { cancelSubscription(id: $id) { __typename ${
  */
 export const load: PageServerLoad = async (event) => {
 	await event.parent();
-	let data: { subscription: Subscription; subscriptionSeats: Page<Person> };
-	let members: Page<Person>;
+	let data: ResultOf<typeof SUBSCRIPTION>;
+	let members: ResultOf<typeof SEAT_CANDIDATES>['members'];
 	try {
-		data = await gql<typeof data>(event, SUBSCRIPTION, { id: event.params.id });
-		({ members } = await gql<{ members: Page<Person> }>(event, MEMBERS, { org: data.subscription.organization.id }));
+		data = await gql(event, SUBSCRIPTION, { id: event.params.id });
+		({ members } = await gql(event, SEAT_CANDIDATES, { org: data.subscription.organization.id }));
 	} catch (err) {
 		errorPage(err, { not_found: 'No such subscription.' });
 	}
@@ -55,27 +54,17 @@ export const load: PageServerLoad = async (event) => {
 	};
 };
 
-/** Actions skip the layout: an owner or admin of the current organization, or a platform administrator. */
-function requireSeatAdmin(event: RequestEvent) {
-	const { locals } = event;
-	if (!locals.user) redirect(303, loginUrl(event.url));
-	if (locals.role !== 'owner' && locals.role !== 'admin' && !locals.platformAdmin)
-		error(403, 'Only owners and admins assign seats.');
-}
-
-async function seat(event: RequestEvent, document: string, done: string) {
-	requireSeatAdmin(event);
+async function seat(event: RequestEvent, document: typeof ASSIGN | typeof UNASSIGN, done: string) {
+	requireAdmin(event, false);
 	const form = await event.request.formData();
 	const variables = { id: event.params.id, user: formText(form, 'userId') };
-	let result: { __typename: string } | UserError;
+	let result: ResultOf<typeof ASSIGN | typeof UNASSIGN>['result'];
 	try {
-		result = Object.values(
-			await gql<Record<string, { __typename: string } | UserError>>(event, document, variables),
-		)[0]!;
+		({ result } = await gql(event, document, variables));
 	} catch (err) {
 		return refused(err, { problems: [] as string[] });
 	}
-	return result.__typename === 'UserError' ? userErrorFailure(result as UserError, {}, { userId: 'Member' }) : { done };
+	return result.__typename === 'UserError' ? userErrorFailure(result, {}, { userId: 'Member' }) : { done };
 }
 
 /**
@@ -83,9 +72,7 @@ async function seat(event: RequestEvent, document: string, done: string) {
  * ticked, nothing is sent to the API, whatever posted the form.
  */
 async function cancel(event: RequestEvent) {
-	const { locals } = event;
-	if (!locals.user) redirect(303, loginUrl(event.url));
-	if (!locals.platformAdmin) error(403, 'Only platform administrators create and change subscriptions.');
+	requireAdmin(event, true);
 	const form = await event.request.formData();
 	if (form.get('confirm') !== 'yes')
 		return fail(400, {
@@ -93,18 +80,14 @@ async function cancel(event: RequestEvent) {
 			problems: [] as string[],
 			confirmNeeded: true,
 		});
-	let result: { __typename: string } | UserError;
+	let result: ResultOf<typeof CANCEL>['cancelSubscription'];
 	try {
-		({ cancelSubscription: result } = await gql<{ cancelSubscription: { __typename: string } | UserError }>(
-			event,
-			CANCEL,
-			{ id: event.params.id },
-		));
+		({ cancelSubscription: result } = await gql(event, CANCEL, { id: event.params.id }));
 	} catch (err) {
 		return refused(err, { problems: [] as string[] });
 	}
 	return result.__typename === 'UserError'
-		? userErrorFailure(result as UserError, {})
+		? userErrorFailure(result, {})
 		: { done: 'Subscription cancelled: its seats no longer give licenses.' };
 }
 

@@ -1,14 +1,14 @@
 import { fail } from '@sveltejs/kit';
 import { userErrorStatus } from '#lib/server/errors.ts';
-import { gql, GraphQLRequestError } from '#lib/server/graphql.ts';
+import { gql, graphql, GraphQLRequestError, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
-import { field, refused, requireOrgAdmin, type UserError } from '../../settings.server.ts';
+import { field, refused, requireOrgAdmin } from '../../settings.server.ts';
 import { findOwnedWebhook, loadOwnedWebhook, NOT_FOUND } from '../webhooks.server.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
 const PAGE_SIZE = 20;
 
-const DELIVERIES = /* GraphQL */ `
+const DELIVERIES = graphql(`
 	query WebhookDeliveries($webhookId: ID!, $limit: Int, $cursor: String) {
 		webhookDeliveries(webhookId: $webhookId, limit: $limit, cursor: $cursor) {
 			items {
@@ -38,59 +38,30 @@ const DELIVERIES = /* GraphQL */ `
 			nextCursor
 		}
 	}
-`;
+`);
 
-const RETRY = /* GraphQL */ `
-	mutation RetryWebhookDelivery($id: ID!, $webhookId: ID!) {
-		retryWebhookDelivery(id: $id, webhookId: $webhookId) {
-			__typename
-			... on WebhookDelivery {
-				id
-				event
-				status
-			}
-			... on UserError {
-				code
-				message
+const RETRY = graphql(
+	`
+		mutation RetryWebhookDelivery($id: ID!, $webhookId: ID!) {
+			retryWebhookDelivery(id: $id, webhookId: $webhookId) {
+				__typename
+				... on WebhookDelivery {
+					id
+					event
+					status
+				}
+				...UserErrorFields
 			}
 		}
-	}
-`;
-
-export interface Attempt {
-	attempt: number;
-	manual: boolean;
-	startedAt: string;
-	durationMs: number;
-	success: boolean;
-	statusCode: number | null;
-	error: string | null;
-	requestHeaders: Record<string, string>;
-	responseHeaders: Record<string, string> | null;
-	responseBody: string | null;
-}
-
-export interface Delivery {
-	id: string;
-	event: string;
-	status: 'pending' | 'delivered' | 'failed';
-	attemptCount: number;
-	nextAttemptAt: string | null;
-	statusCode: number | null;
-	deliveredAt: string | null;
-	timestamp: string;
-	requestBody: string;
-	createdAt: string;
-	attempts: Attempt[];
-}
-
-type Retried = { __typename: 'WebhookDelivery'; id: string; event: string; status: string };
+	`,
+	[USER_ERROR_FIELDS],
+);
 
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members.
 	const { organization } = await event.parent();
 	const webhook = await loadOwnedWebhook(event, event.params.id, organization.id);
-	const page = await listPage<Delivery>(
+	const page = await listPage(
 		event,
 		DELIVERIES,
 		'webhookDeliveries',
@@ -105,14 +76,14 @@ export const actions: Actions = {
 		const { organizationId } = requireOrgAdmin(event);
 		const form = await event.request.formData();
 		const id = field(form, 'id');
-		let result: Retried | UserError;
+		let result: ResultOf<typeof RETRY>['retryWebhookDelivery'];
 		try {
 			const webhook = await findOwnedWebhook(event, event.params.id, organizationId);
 			if (!webhook) return fail(404, { action: 'retry' as const, id, message: NOT_FOUND });
 			if (!id) return fail(404, { action: 'retry' as const, id, message: 'No such delivery of this webhook.' });
 			// Retrying checks the caller's role in the delivery's organization, and a platform admin has one everywhere:
 			// naming the webhook makes the service refuse a delivery of any other (not found).
-			({ retryWebhookDelivery: result } = await gql<{ retryWebhookDelivery: typeof result }>(event, RETRY, {
+			({ retryWebhookDelivery: result } = await gql(event, RETRY, {
 				id,
 				webhookId: webhook.id,
 			}));

@@ -1,9 +1,8 @@
 import { errorPage } from '#lib/server/errors.ts';
-import { gql } from '#lib/server/graphql.ts';
-import type { Role } from '#lib/server/graphql.ts';
+import { gql, graphql } from '#lib/server/graphql.ts';
 import type { PageServerLoad } from './$types.js';
 
-const TEST_RESULT = /* GraphQL */ `
+const TEST_RESULT = graphql(`
 	query SsoTestResult($id: String!) {
 		ssoTestResult(id: $id) {
 			id
@@ -17,19 +16,9 @@ const TEST_RESULT = /* GraphQL */ `
 			claims
 		}
 	}
-`;
+`);
 
-interface TestResult {
-	id: string;
-	connectionId: string;
-	connectionName: string;
-	subject: string;
-	email: string | null;
-	emailVerified: boolean;
-	name: string | null;
-	role: Role | null;
-	claims: Record<string, unknown>;
-}
+const isObject = (value: unknown): value is object => typeof value === 'object' && value !== null;
 
 /**
  * What a test sign-in (/sso/{id}/start?test=1) received from the identity provider, for the admin who ran it: it
@@ -38,11 +27,11 @@ interface TestResult {
 export const load: PageServerLoad = async (event) => {
 	await event.parent();
 	try {
-		const { ssoTestResult } = await gql<{ ssoTestResult: TestResult }>(event, TEST_RESULT, { id: event.params.id });
+		const { ssoTestResult } = await gql(event, TEST_RESULT, { id: event.params.id });
 		return {
 			result: ssoTestResult,
 			// Each claim's value as readable text: strings as they are, anything else as JSON.
-			claims: Object.entries(ssoTestResult.claims ?? {}).map(([claim, value]) => ({
+			claims: Object.entries(isObject(ssoTestResult.claims) ? ssoTestResult.claims : {}).map(([claim, value]) => ({
 				claim,
 				value: typeof value === 'string' ? value : JSON.stringify(value, null, 2),
 			})),
