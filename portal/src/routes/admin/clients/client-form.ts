@@ -1,5 +1,4 @@
 // The OAuth client form's values and choices, shared by the registration form, the edit form and their actions.
-import type { OAuthClient } from './clients.server.ts';
 
 /** The form's fields as typed: lists stay one entry per line until the action splits them. */
 export interface ClientFormValues {
@@ -65,8 +64,21 @@ export const NEW_CLIENT: ClientFormValues = {
 	consentRequired: true,
 };
 
+/** The stored client's fields the edit form shows (clients.server.ts reads them; this module is the form's alone). */
+export interface StoredClient {
+	name: string;
+	description: string;
+	redirectUris: readonly string[];
+	postLogoutRedirectUris: readonly string[];
+	allowedOrigins: readonly string[];
+	allowedScopes: readonly string[];
+	grantTypes: readonly string[];
+	idTokenSignedResponseAlg: string;
+	consentRequired: boolean;
+}
+
 /** The edit form's starting point: the client as it is stored. */
-export function valuesOf(client: OAuthClient): ClientFormValues {
+export function valuesOf(client: StoredClient): ClientFormValues {
 	return {
 		name: client.name,
 		description: client.description,
@@ -75,7 +87,7 @@ export function valuesOf(client: OAuthClient): ClientFormValues {
 		allowedOrigins: client.allowedOrigins.join('\n'),
 		scopes: client.allowedScopes.filter((s) => STANDARD.has(s)),
 		productScopes: client.allowedScopes.filter((s) => !STANDARD.has(s)).join(' '),
-		grantTypes: client.grantTypes,
+		grantTypes: [...client.grantTypes],
 		idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
 		consentRequired: client.consentRequired,
 	};
