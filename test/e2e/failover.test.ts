@@ -26,7 +26,7 @@ import { ADMIN } from '../helpers/server.ts';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startCluster, type Cluster } from './patroni.ts';
-import { freePort, nodeReady, serviceNode, signalNode, startNode, type ServiceNode } from './process.ts';
+import { deploymentEnv, freePort, nodeReady, serviceNode, signalNode, startNode, type ServiceNode } from './process.ts';
 
 const SECRET_KEY = randomBytes(32).toString('hex');
 const BASE_URL = 'http://id.tessera.test';
@@ -62,18 +62,14 @@ beforeAll(async () => {
   databaseUrl.searchParams.set('pool_timeout', String(POOL_TIMEOUT_S));
   for (const n of nodes)
     startNode(n, {
-      DATABASE_URL: databaseUrl.toString(),
-      SECRET_KEY,
-      BASE_URL,
-      DATA_DIR: dataDir,
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-      BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-      RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
+      ...deploymentEnv({
+        databaseUrl: databaseUrl.toString(),
+        secretKey: SECRET_KEY,
+        baseUrl: BASE_URL,
+        dataDir,
+        caFile: ca.caFile,
+      }),
       RATE_LIMIT_API_KEY_PER_MINUTE: '1000000',
-      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      WEBHOOK_CA_FILE: ca.caFile,
       SMTP_URL: smtp.url,
     });
   for (const n of apis) await nodeReady(n, 60_000);

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { ADMIN } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -90,6 +91,33 @@ export const serviceNode = (name: string, role: ServiceNode['role'], port = 0): 
   url: `http://127.0.0.1:${port}`,
   output: [],
 });
+
+/**
+ * What every process of one deployment is given alike: one database, SECRET_KEY, BASE_URL and data folder, the
+ * bootstrap admin, webhook receivers on this machine trusted through `caFile`, and an organization's hourly limit out
+ * of the way (these tests load one organization; its limit is not what they look at).
+ */
+export function deploymentEnv(d: {
+  databaseUrl: string;
+  secretKey: string;
+  baseUrl: string;
+  dataDir: string;
+  caFile: string;
+}): NodeJS.ProcessEnv {
+  return {
+    DATABASE_URL: d.databaseUrl,
+    SECRET_KEY: d.secretKey,
+    BASE_URL: d.baseUrl,
+    DATA_DIR: d.dataDir,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
+    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
+    RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_CA_FILE: d.caFile,
+  };
+}
 
 /**
  * Starts `n` as `npm start` would, with `env` over the clean environment (and its role and port), in a process

@@ -29,6 +29,7 @@ import { ADMIN } from '../helpers/server.ts';
 import { waitFor } from '../helpers/wait.ts';
 import {
   cleanEnv,
+  deploymentEnv,
   freePort,
   nodeReady,
   ROOT,
@@ -61,20 +62,10 @@ let session: string;
 
 /** Starts `n` on this file's database, with one SECRET_KEY and BASE_URL for all. */
 function start(n: ServiceNode): void {
-  startNode(n, {
-    DATABASE_URL: database.url,
-    SECRET_KEY,
-    BASE_URL,
-    DATA_DIR: dataDir,
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
-    BOOTSTRAP_ADMIN_EMAIL: ADMIN.email,
-    BOOTSTRAP_ADMIN_PASSWORD: ADMIN.password,
-    // The load below runs as one organization; its hourly limit is not what these tests look at.
-    RATE_LIMIT_ORGANIZATION_PER_HOUR: '1000000',
-    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-    WEBHOOK_CA_FILE: ca.caFile,
-  });
+  startNode(
+    n,
+    deploymentEnv({ databaseUrl: database.url, secretKey: SECRET_KEY, baseUrl: BASE_URL, dataDir, caFile: ca.caFile }),
+  );
 }
 
 const ok = (status: number) => status >= 200 && status < 300;
