@@ -1,5 +1,7 @@
 // Applies the committed SQL migrations in order, each in its own transaction, under an advisory lock so that
-// several processes starting at once are safe. Records them in Prisma's own `_prisma_migrations` table, so
+// several processes starting at once are safe. A migration whose first line is `-- without a transaction` runs its
+// statements one by one outside any (CREATE INDEX CONCURRENTLY cannot run inside one): one statement a line, each
+// written to be run again (IF NOT EXISTS), since a failure leaves the ones before it applied. Records them in Prisma's own `_prisma_migrations` table, so
 // Prisma's tools see the same history.
 import { createHash, randomUUID } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -74,6 +76,25 @@ async function installJobQueueWith(databaseUrl: string): Promise<void> {
   }
 }
 
+const WITHOUT_TRANSACTION = /^-- without a transaction\s*\n/;
+
+/** The statements of a migration run without a transaction: one a line, comments and blank lines left out. */
+const statementsOf = (sql: string) =>
+  sql
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line && !line.startsWith('--'));
+
+/**
+ * The migrations' lock, asked for again every 100 ms rather than waited for: a process waiting inside
+ * pg_advisory_lock holds a snapshot, which CREATE INDEX CONCURRENTLY in the process holding the lock waits to end,
+ * and the two would deadlock.
+ */
+async function takeLock(client: pg.Client): Promise<void> {
+  while (!(await client.query<{ ok: boolean }>('select pg_try_advisory_lock($1) as ok', [LOCK_KEY])).rows[0]?.ok)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+}
+
 /** `options.only`: apply only these migrations (a restore brings an empty database to its backup's schema first). */
 export async function migrate(
   databaseUrl: string,
@@ -89,7 +110,7 @@ export async function migrate(
   }
   const applied: string[] = [];
   try {
-    await client.query('select pg_advisory_lock($1)', [LOCK_KEY]);
+    await takeLock(client);
     // graphile-worker's schema first: every process (ROLE=api too) enqueues jobs in its own transactions, and our
     // migrations may refer to its functions and types.
     await installJobQueueWith(databaseUrl);
@@ -108,17 +129,28 @@ export async function migrate(
         if (previous !== m.checksum) log(`warning: migration ${m.name} changed after it was applied`);
         continue;
       }
-      await client.query('begin');
-      try {
-        await client.query(m.sql);
-        await client.query(
+      const record = () =>
+        client.query(
           `insert into "_prisma_migrations" (id, checksum, migration_name, finished_at, applied_steps_count)
            values ($1, $2, $3, now(), 1)`,
           [randomUUID(), m.checksum, m.name],
         );
-        await client.query('commit');
+      try {
+        if (WITHOUT_TRANSACTION.test(m.sql)) {
+          for (const statement of statementsOf(m.sql)) await client.query(statement);
+          await record();
+        } else {
+          await client.query('begin');
+          try {
+            await client.query(m.sql);
+            await record();
+            await client.query('commit');
+          } catch (error) {
+            await client.query('rollback');
+            throw error;
+          }
+        }
       } catch (error) {
-        await client.query('rollback');
         throw new Error(`migration ${m.name} failed: ${(error as Error).message}`, { cause: error });
       }
       log(`applied migration ${m.name}`);
