@@ -78,11 +78,12 @@ export const replaceGroup: RouterMiddleware = async (ctx) => {
   const { p, withMembers } = requested(ctx);
   const input = groupInputFromScim(await readScimBody(ctx));
   // PUT replaces the resource (RFC 7644 3.5.1): an absent externalId or member list is none.
-  const group = await changeDirectoryGroup(context, caller, resourceId(ctx), {
+  await changeDirectoryGroup(context, caller, resourceId(ctx), {
     displayName: input.displayName,
     externalId: input.externalId ?? null,
     members: input.members ?? [],
   });
+  const group = await getDirectoryGroup(context, caller, resourceId(ctx));
   sendScim(ctx, 200, project(groupResource(group, base, withMembers), p));
 };
 

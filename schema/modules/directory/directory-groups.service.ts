@@ -200,16 +200,57 @@ export async function createDirectoryGroup(
   return getDirectoryGroup(ctx, caller, id);
 }
 
+const memberIds = async (tx: Tx, groupId: string) =>
+  (await tx.scimGroupMember.findMany({ where: { groupId }, select: { scimUserId: true } })).map((m) => m.scimUserId);
+
+/**
+ * Who a change adds to the group and who it takes out. A replacement (PUT) is compared with every member; a PATCH
+ * reads only the members it names and the group's size, so that one member more or less costs the same in a group
+ * of ten or of ten thousand. Adds apply before removes, as RFC 7644 3.5.2 applies operations in order.
+ */
+async function memberDelta(
+  tx: Tx,
+  groupId: string,
+  change: { members?: string[]; add?: string[]; remove?: string[] },
+): Promise<{ joined: string[]; left: string[] }> {
+  const named = [...(change.members ?? []), ...(change.add ?? []), ...(change.remove ?? [])];
+  const before = new Set(
+    change.members
+      ? await memberIds(tx, groupId)
+      : named.length
+        ? (
+            await tx.scimGroupMember.findMany({
+              where: { groupId, scimUserId: { in: [...new Set(named)] } },
+              select: { scimUserId: true },
+            })
+          ).map((m) => m.scimUserId)
+        : [],
+  );
+  const after = new Set(change.members ?? before);
+  for (const add of change.add ?? []) after.add(add);
+  for (const remove of change.remove ?? []) after.delete(remove);
+  const joined = [...after].filter((m) => !before.has(m));
+  const left = [...before].filter((m) => !after.has(m));
+  if (joined.length) {
+    const size = change.members
+      ? after.size
+      : (await tx.scimGroupMember.count({ where: { groupId } })) + joined.length - left.length;
+    if (size > MAX_MEMBERS) throw new ScimInvalidValueError('members', `must list at most ${MAX_MEMBERS} members`);
+  }
+  return { joined, left };
+}
+
 /**
  * PUT or PATCH: a new name, and members replaced or added and removed. Those who joined get what the group gives,
- * those who left lose its seats; a rename moves everyone from one mapping to another.
+ * those who left lose its seats; a rename moves everyone from one mapping to another. Answers nothing: a PATCH is
+ * answered 204, and a PUT reads the group it answers with afterwards (getDirectoryGroup).
  */
 export async function changeDirectoryGroup(
   ctx: Context,
   caller: ScimCaller,
   id: string,
   change: DirectoryGroupChange,
-): Promise<DirectoryGroup> {
+): Promise<void> {
   const data = checked(changeInput, change);
   const now = ctx.clock.now();
   await writing(ctx, async (tx) => {
@@ -217,18 +258,7 @@ export async function changeDirectoryGroup(
     // The group's row lock: concurrent changes of one group take turns, each seeing the members before it.
     await tx.$executeRaw`select 1 from scim_groups where id = ${found.id} for update`;
     await refuseTaken(tx, caller, data, found.id);
-    const before = new Set(
-      (await tx.scimGroupMember.findMany({ where: { groupId: found.id }, select: { scimUserId: true } })).map(
-        (m) => m.scimUserId,
-      ),
-    );
-    const after = new Set(data.members ?? before);
-    for (const add of data.add ?? []) after.add(add);
-    for (const remove of data.remove ?? []) after.delete(remove);
-    if (after.size > MAX_MEMBERS)
-      throw new ScimInvalidValueError('members', `must list at most ${MAX_MEMBERS} members`);
-    const joined = [...after].filter((m) => !before.has(m));
-    const left = [...before].filter((m) => !after.has(m));
+    const { joined, left } = await memberDelta(tx, found.id, data);
     const accounts = await usersOf(tx, caller, [...joined, ...left]);
     if (joined.length)
       await tx.scimGroupMember.createMany({
@@ -264,13 +294,12 @@ export async function changeDirectoryGroup(
       tx,
     );
     // A rename moves everyone from one mapping to another; otherwise only those who joined or left are concerned.
-    const affected = renamed ? await usersOf(tx, caller, [...after, ...left]) : accounts;
+    const affected = renamed ? await usersOf(tx, caller, [...(await memberIds(tx, found.id)), ...left]) : accounts;
     await followGroups(ctx, tx, caller.organizationId, [...affected.values()], {
       left: [found.displayName],
       seatRefusal: 'fail',
     });
   });
-  return getDirectoryGroup(ctx, caller, id);
 }
 
 export async function deleteDirectoryGroup(ctx: Context, caller: ScimCaller, id: string): Promise<void> {
