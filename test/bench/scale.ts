@@ -19,15 +19,7 @@ import pg from 'pg';
 import { hashPassword } from '../../schema/lib/crypto.ts';
 import { ADMIN } from '../helpers/server.ts';
 import { freePort, nodeReady, serviceNode, signalNode, startNode } from '../e2e/process.ts';
-import {
-  BIG_OWNER_EMAIL,
-  SEED_VERSION,
-  memberEmail,
-  SCALE_PASSWORD,
-  scaleShape,
-  seedScale,
-  type ScaleShape,
-} from './scale-seed.ts';
+import { BIG_OWNER_EMAIL, SEED_VERSION, memberEmail, SCALE_PASSWORD, scaleShape, seedScale } from './scale-seed.ts';
 
 const users = Number(process.env.SCALE ?? 10_000);
 const shape = scaleShape(users, {
