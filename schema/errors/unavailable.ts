@@ -18,8 +18,9 @@ export class ServiceUnavailableError extends DomainError {
 const PRISMA_UNAVAILABLE = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2037']);
 // PostgreSQL: 57P01-03 shutting down / cannot connect now, 53300 too many connections, 08* connection exceptions,
 // and 25006, a write reaching a server still in recovery: during a failover the proxy sends connections to the
-// standby that Patroni names primary a moment before its promotion ends (test/e2e/failover.test.ts).
-const POSTGRES_UNAVAILABLE = /^(57P0[123]|53300|53400|08\d{3}|25006)$/;
+// standby that Patroni names primary a moment before its promotion ends (test/e2e/failover.test.ts); and 40P01, a
+// statement chosen as a deadlock's victim (by a migration's lock, say), which succeeds when sent again.
+const POSTGRES_UNAVAILABLE = /^(57P0[123]|53300|53400|08\d{3}|25006|40P01)$/;
 const SOCKET_UNAVAILABLE = new Set([
   'ECONNREFUSED',
   'ECONNRESET',

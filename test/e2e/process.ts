@@ -121,11 +121,12 @@ export function deploymentEnv(d: {
 
 /**
  * Starts `n` as `npm start` would, with `env` over the clean environment (and its role and port), in a process
- * group of its own, so that one signal reaches all of it.
+ * group of its own, so that one signal reaches all of it. `root` is the checkout it runs from: this one, or another
+ * release's (test/e2e/upgrade.test.ts), with the Node 24 of that checkout's node_modules.
  */
-export function startNode(n: ServiceNode, env: NodeJS.ProcessEnv): void {
-  const child = spawn(NODE, ['server/main.ts'], {
-    cwd: ROOT,
+export function startNode(n: ServiceNode, env: NodeJS.ProcessEnv, root = ROOT): void {
+  const child = spawn(path.join(root, 'node_modules/.bin/node'), ['server/main.ts'], {
+    cwd: root,
     env: { ...cleanEnv(), ...env, ROLE: n.role, ...(n.role === 'api' ? { PORT: String(n.port) } : {}) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
