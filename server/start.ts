@@ -5,7 +5,6 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { pino, type Logger } from 'pino';
 import { ConfigError, loadConfig, type Config } from './config.ts';
-import { createApp } from './app.ts';
 import type { PortalHandler } from './portal.ts';
 import { startEmbeddedPostgres, type RunningDatabase } from '../prisma/embedded.ts';
 import { migrate } from '../prisma/migrate.ts';
@@ -17,7 +16,7 @@ import { SecretKeyMismatchError } from '../schema/keys/keys.errors.ts';
 import { RateLimitLeases } from '../schema/lib/rate-limit-leases.ts';
 import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
-import { startWorker, type RunningWorker } from '../worker/index.ts';
+import type { RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
 import { passkeysUnavailableReason } from '../schema/modules/passkeys/passkeys.service.ts';
 import { noMetrics } from '../schema/metrics/metrics.ts';
@@ -205,6 +204,8 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         issuer: base.settings.issuer,
         metrics: base.metrics,
       };
+      // Each role loads only its own half: a worker holds no GraphQL, Koa or portal, an API process no job runner.
+      const { startWorker } = await import('../worker/index.ts');
       worker = await startWorker(directUrl, {
         db,
         logger,
@@ -217,6 +218,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
       });
     }
     if (config.role !== 'worker') {
+      const { createApp } = await import('./app.ts');
       const app = createApp({
         base,
         logger,

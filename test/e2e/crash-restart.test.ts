@@ -33,7 +33,7 @@ let output = '';
 /** The service as `npm start` runs it, in a process group of its own, so that one signal reaches it and its PostgreSQL alike. */
 function start(extra: Record<string, string> = {}): ChildProcess {
   output = '';
-  running = spawn(NODE, ['--max-semi-space-size=16', 'server/main.ts'], {
+  running = spawn(NODE, ['server/main.ts'], {
     cwd: ROOT,
     env: { ...env(), ...extra },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -2,9 +2,11 @@
 // expects. A code is accepted in its step and one on each side (RFC 6238 5.2); which step it matched is returned,
 // so that the caller stores it and never accepts that code, or an older one, again.
 import { Secret, TOTP } from 'otpauth';
-import QRCode from 'qrcode';
 
 const PERIOD = 30;
+
+/** qrcode, loaded at the first enrolment: a process that enrols nobody does not hold it. */
+const qrcode = () => import('qrcode');
 
 const totpOf = (secret: string, issuer = '', label = '') =>
   new TOTP({ issuer, label, algorithm: 'SHA1', digits: 6, period: PERIOD, secret: Secret.fromBase32(secret) });
@@ -21,7 +23,7 @@ export async function totpEnrolment(
   const otpauthUrl = totpOf(secret, issuer, account).toString();
   return {
     otpauthUrl,
-    qrSvg: await QRCode.toString(otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 }),
+    qrSvg: await (await qrcode()).default.toString(otpauthUrl, { type: 'svg', errorCorrectionLevel: 'M', margin: 1 }),
   };
 }
 

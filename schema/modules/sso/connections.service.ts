@@ -19,8 +19,7 @@ import { uuidv7 } from '../../lib/ids.ts';
 import { seal, unseal } from '../../lib/sealed.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { DomainInUseError, SignInOwnersOnlyError, UnverifiedDomainError } from './sso.errors.ts';
-import { discoverIssuer } from './oidc.protocol.ts';
-import { parseIdpMetadata } from './saml.protocol.ts';
+import { oidcModule, samlModule } from './protocols.ts';
 import { domainOf } from '../../lib/email.ts';
 import type { LoadedConnection } from './protocol.ts';
 
@@ -414,7 +413,7 @@ async function protocolSettings(
     ? { clientSecretEncrypted: await seal(data.clientSecret, ctx.settings.secretKey) }
     : {};
   if (data.type === 'saml') {
-    const fromMetadata = data.metadataXml ? parseIdpMetadata(data.metadataXml) : null;
+    const fromMetadata = data.metadataXml ? (await samlModule()).parseIdpMetadata(data.metadataXml) : null;
     const entryPoint = data.entryPoint ?? fromMetadata?.entryPoint;
     const certs = data.idpCert ? [data.idpCert] : fromMetadata?.certs;
     if (!current && (!entryPoint || !certs?.length)) {
@@ -432,7 +431,7 @@ async function protocolSettings(
       scopes: ['read:user', 'user:email'],
       ...secret,
     };
-  if (data.issuer && data.issuer !== current?.issuer) await discoverIssuer(ctx, data.issuer);
+  if (data.issuer && data.issuer !== current?.issuer) await (await oidcModule()).discoverIssuer(ctx, data.issuer);
   const scopes = data.scopes
     ? [...new Set(['openid', ...data.scopes])]
     : current

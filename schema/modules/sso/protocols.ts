@@ -1,11 +1,16 @@
-// The sign-in protocols by connection type (docs/architecture.md#single-sign-on).
-import type { SsoProtocol } from './protocol.ts';
-import { oidcProtocol } from './oidc.protocol.ts';
-import { samlProtocol } from './saml.protocol.ts';
-import { githubProtocol } from './github.protocol.ts';
+// The sign-in protocols by connection type (docs/architecture.md#single-sign-on). Each is loaded with its first use:
+// SAML's XML stack and openid-client are megabytes that a deployment without such connections never holds.
+import type { LoadedConnection, SsoProtocol } from './protocol.ts';
 
-export const PROTOCOLS: Record<'oidc' | 'saml' | 'github', SsoProtocol> = {
-  oidc: oidcProtocol,
-  saml: samlProtocol,
-  github: githubProtocol,
+/** The protocols' modules, also for what only their connections have: an issuer's discovery, SAML metadata. */
+export const oidcModule = () => import('./oidc.protocol.ts');
+export const samlModule = () => import('./saml.protocol.ts');
+const githubModule = () => import('./github.protocol.ts');
+
+const PROTOCOLS: Record<LoadedConnection['type'], () => Promise<SsoProtocol>> = {
+  oidc: async () => (await oidcModule()).oidcProtocol,
+  saml: async () => (await samlModule()).samlProtocol,
+  github: async () => (await githubModule()).githubProtocol,
 };
+
+export const protocolOf = (type: LoadedConnection['type']): Promise<SsoProtocol> => PROTOCOLS[type]();

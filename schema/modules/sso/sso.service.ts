@@ -22,8 +22,7 @@ import { admitMember, applyRoleFromUpstream } from '../members/members.service.t
 import { takeOverUnproven } from '../accounts/take-over.ts';
 import { takeSeat } from '../subscriptions/seats.service.ts';
 import { loadConnection } from './connections.service.ts';
-import { serviceProviderMetadata } from './saml.protocol.ts';
-import { PROTOCOLS } from './protocols.ts';
+import { protocolOf, samlModule } from './protocols.ts';
 import type { LoadedConnection, SsoRequestState, UpstreamProfile } from './protocol.ts';
 import { SsoSignInError } from './sso.errors.ts';
 
@@ -96,7 +95,8 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
   }
   const state = randomToken('', 32);
   const browserToken = randomToken(BROWSER_TOKEN_PREFIX);
-  const departure = await PROTOCOLS[connection.type].depart(ctx, connection, state, {
+  const protocol = await protocolOf(connection.type);
+  const departure = await protocol.depart(ctx, connection, state, {
     loginHint: loginHint ?? undefined,
   });
   const now = ctx.clock.now();
@@ -122,7 +122,7 @@ export async function startSsoSignIn(ctx: Context, input: unknown): Promise<SsoS
 /** A SAML connection's service provider metadata (XML); null for another kind of connection or an unknown id. */
 export async function samlMetadata(ctx: Context, connectionId: string): Promise<string | null> {
   const connection = await loadConnection(ctx, connectionId);
-  return connection?.type === 'saml' ? serviceProviderMetadata(ctx, connection) : null;
+  return connection?.type === 'saml' ? (await samlModule()).serviceProviderMetadata(ctx, connection) : null;
 }
 
 const completeInput = z
@@ -161,7 +161,8 @@ export async function completeSsoSignIn(ctx: Context, input: unknown): Promise<S
   try {
     if (!connection.enabled && !request.testedById)
       throw new SsoSignInError('disabled', `Sign-in with ${connection.name} is switched off`);
-    const profile = await PROTOCOLS[connection.type].arrive(ctx, connection, request, {
+    const protocol = await protocolOf(connection.type);
+    const profile = await protocol.arrive(ctx, connection, request, {
       callbackUrl: data.callbackUrl ?? undefined,
       samlResponse: data.samlResponse ?? undefined,
     });
