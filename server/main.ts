@@ -1,16 +1,7 @@
 // `npm start`: run Tessera until SIGTERM or SIGINT, then shut down gracefully.
+import './process-shape.ts';
+import { flushCompileCache } from 'node:module';
 import { startTracing } from './tracing.ts';
-
-// V8 sizes the young generation from the machine's memory: on 23 GB it grew to 128 MB during the start alone, almost
-// all of it empty, and stayed resident (216 MB idle against 203 MB with a 32 MB young generation). The flag cannot be
-// set once V8 runs, so a process started without it, by whatever launcher, replaces itself (same pid, same arguments)
-// with one that has it. An operator's own --max-semi-space-size, on the command line or in NODE_OPTIONS, is kept.
-const YOUNG_GENERATION = '--max-semi-space-size=16';
-const sized = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)].some((flag) =>
-  flag.startsWith('--max-semi-space-size'),
-);
-if (!sized && typeof process.execve === 'function')
-  process.execve(process.execPath, [process.execPath, YOUNG_GENERATION, ...process.execArgv, ...process.argv.slice(1)]);
 
 // Tracing first, and only then the service's modules (dynamic imports, which static ones would run ahead of): the
 // pg instrumentation must see node-postgres load (docs/architecture.md#tracing). Without OTEL_EXPORTER_OTLP_ENDPOINT
@@ -49,6 +40,8 @@ process.on('SIGINT', () => void shutdown('SIGINT'));
 
 try {
   const running = await starting;
+  // What this start compiled, kept now: a process that is later killed still leaves it for the next (process-shape.ts).
+  flushCompileCache();
   if (running.config.role !== 'worker')
     console.error(welcomeLines(running.base.settings.issuer(), running.config).join('\n'));
 } catch (error) {

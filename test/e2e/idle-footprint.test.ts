@@ -1,10 +1,11 @@
-// What a process holds at rest (docs/architecture.md#memory): each role loads only its own half, what few deployments
+// What a process holds at rest (docs/architecture.md#configuration-and-processes): each role loads only its own half, what few deployments
 // use (SAML, OpenID Connect upstreams, QR codes, passkeys, SMTP, OpenTelemetry, Prometheus) waits for its first use,
-// and V8's young generation is capped whatever launches the process. Each process is started as `node server/main.ts`
+// and whatever launches the process, V8's young generation is capped and Node's compile cache is on
+// (server/process-shape.ts). Each process is started as `node server/main.ts`
 // with no flag, as ../shared/bench and most launchers do, with test/e2e/loaded-modules.ts preloaded to list the files
 // it has loaded.
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,7 +46,11 @@ afterAll(async () => {
 });
 
 /** Starts a process of `role` with `nodeOptions`, and waits until it has started all it starts. */
-async function start(role: ServiceNode['role'], nodeOptions: string): Promise<ServiceNode> {
+async function start(
+  role: ServiceNode['role'],
+  nodeOptions: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServiceNode> {
   const n = serviceNode(role, role, role === 'api' ? await freePort() : 0);
   started.push(n);
   startNode(n, {
@@ -56,6 +61,7 @@ async function start(role: ServiceNode['role'], nodeOptions: string): Promise<Se
     LOG_LEVEL: 'info',
     NODE_OPTIONS: nodeOptions,
     LOADED_MODULES_FILE: path.join(work, `${role}-${started.length}.json`),
+    ...env,
   });
   if (role === 'api') await nodeReady(n);
   // A worker's start ends with this line, written once its job queue runs (server/start.ts).
@@ -77,6 +83,12 @@ const holds = (files: string[], name: string) =>
 
 const youngGeneration = async (n: ServiceNode) =>
   (await readFile(`/proc/${n.child?.pid}/cmdline`, 'utf8')).split('\0').filter((a) => a.includes('semi-space'));
+const compileCache = async (n: ServiceNode) =>
+  (await readFile(`/proc/${n.child?.pid}/environ`, 'utf8'))
+    .split('\0')
+    .find((v) => v.startsWith('NODE_COMPILE_CACHE='))
+    ?.slice('NODE_COMPILE_CACHE='.length);
+const CACHE = path.join(ROOT, 'node_modules/.cache/node-compile-cache');
 
 describe('a process at rest', () => {
   it('serving the API holds GraphQL, Koa and the portal, and nothing that waits for its first use', async () => {
@@ -84,8 +96,11 @@ describe('a process at rest', () => {
     const files = await loadedBy(api);
     for (const name of API_ONLY) expect(holds(files, name), name).toBe(true);
     for (const name of ON_FIRST_USE) expect(holds(files, name), name).toBe(false);
-    // The same pid, replaced by a process with the cap (server/main.ts).
-    expect(await youngGeneration(api)).toEqual(['--max-semi-space-size=16']);
+    // The same pid, replaced by a process with the cap and the cache, which its start has written.
+    expect(await youngGeneration(api)).toEqual(['--max-semi-space-size=8']);
+    expect(await compileCache(api)).toBe(CACHE);
+    const written = await readdir(CACHE, { recursive: true, withFileTypes: true });
+    expect(written.filter((entry) => entry.isFile()).length).toBeGreaterThan(100);
   });
 
   it('running jobs holds the job runner and none of the API', async () => {
@@ -94,12 +109,15 @@ describe('a process at rest', () => {
     expect(holds(files, 'graphile-worker')).toBe(true);
     expect(holds(files, 'worker/tasks/webhook-deliver.ts')).toBe(true);
     for (const name of [...API_ONLY, ...ON_FIRST_USE]) expect(holds(files, name), name).toBe(false);
-    expect(await youngGeneration(worker)).toEqual(['--max-semi-space-size=16']);
+    expect(await youngGeneration(worker)).toEqual(['--max-semi-space-size=8']);
   });
 
-  it("keeps an operator's own young generation, from NODE_OPTIONS", async () => {
-    const api = await start('api', `${PRELOAD} --max-semi-space-size=32`);
+  it("keeps an operator's own young generation and compile cache", async () => {
+    const cache = path.join(work, 'cache');
+    const api = await start('api', `${PRELOAD} --max-semi-space-size=32`, { NODE_COMPILE_CACHE: cache });
     // Not replaced: its command line has no flag of ours (V8 took the operator's from NODE_OPTIONS).
     expect(await youngGeneration(api)).toEqual([]);
+    expect(await compileCache(api)).toBe(cache);
+    expect((await readdir(cache)).length).toBeGreaterThan(0);
   });
 });
