@@ -72,10 +72,10 @@ export function runToEnd(command: string[], env: NodeJS.ProcessEnv): Promise<End
   });
 }
 
-/** One process of the service, run as an operator runs it: its role, its port (API) and the child running it now. */
+/** One process of the service, run as an operator runs it: its role, its port (API, all) and the child running it now. */
 export interface ServiceNode {
   name: string;
-  role: 'api' | 'worker';
+  role: 'api' | 'worker' | 'all';
   port: number;
   url: string;
   child?: ChildProcess;
@@ -127,7 +127,7 @@ export function deploymentEnv(d: {
 export function startNode(n: ServiceNode, env: NodeJS.ProcessEnv, root = ROOT): void {
   const child = spawn(path.join(root, 'node_modules/.bin/node'), ['server/main.ts'], {
     cwd: root,
-    env: { ...cleanEnv(), ...env, ROLE: n.role, ...(n.role === 'api' ? { PORT: String(n.port) } : {}) },
+    env: { ...cleanEnv(), ...env, ROLE: n.role, ...(n.role === 'worker' ? {} : { PORT: String(n.port) }) },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
