@@ -11,6 +11,11 @@ const { pathToFileURL } = require('node:url');
 
 const NEEDED = 24;
 const ENTRY = path.join(__dirname, 'tessera.ts');
+// Node's compile cache, the server's (server/process-shape.ts): a run whose files are cached strips no TypeScript,
+// which took half of a `tessera --help` (2.2 s against 1.2 s on a loaded machine). An operator's own is kept.
+const COMPILE_CACHE =
+  process.env.NODE_COMPILE_CACHE || path.join(__dirname, '..', 'node_modules', '.cache', 'node-compile-cache');
+const caching = !process.env.NODE_DISABLE_COMPILE_CACHE;
 
 /** The project's own Node binary, or null where the optional dependency is not installed (another platform). */
 function projectNode() {
@@ -22,6 +27,8 @@ function projectNode() {
 }
 
 if (Number(process.versions.node.split('.')[0]) >= NEEDED) {
+  // This file needs no stripping, so the cache is on before the first TypeScript file is read.
+  if (caching) require('node:module').enableCompileCache(COMPILE_CACHE);
   import(pathToFileURL(ENTRY).href);
 } else {
   const node = projectNode();
@@ -39,7 +46,8 @@ if (Number(process.versions.node.split('.')[0]) >= NEEDED) {
     );
     process.exitCode = 1;
   } else {
-    const child = spawn(node, [ENTRY].concat(process.argv.slice(2)), { stdio: 'inherit' });
+    const env = caching ? Object.assign({}, process.env, { NODE_COMPILE_CACHE: COMPILE_CACHE }) : process.env;
+    const child = spawn(node, [ENTRY].concat(process.argv.slice(2)), { stdio: 'inherit', env: env });
     // A signal sent to this process alone (kill PID, a supervisor's SIGTERM) reaches the tool too.
     const forward = (signal) => child.kill(signal);
     for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, forward);

@@ -56,6 +56,8 @@ function tessera(
     TESSERA_URL: server.url,
     TESSERA_API_KEY: operatorKey.key,
     TESSERA_API_SECRET: operatorKey.secret,
+    // The compile cache the launcher gives the tool (scripts/tessera-bin.cjs), so that a run strips no TypeScript again.
+    NODE_COMPILE_CACHE: path.join(ROOT, 'node_modules/.cache/node-compile-cache'),
     ...env,
   };
   return new Promise((resolve) => {
