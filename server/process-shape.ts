@@ -15,12 +15,13 @@ const COMPILE_CACHE = path.resolve(import.meta.dirname, '../node_modules/.cache/
 
 const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
 const sized = flags.some((flag) => flag.startsWith('--max-semi-space-size'));
-const cached = process.env.NODE_COMPILE_CACHE !== undefined || process.env.NODE_DISABLE_COMPILE_CACHE !== undefined;
+const cacheChosen =
+  process.env.NODE_COMPILE_CACHE !== undefined || process.env.NODE_DISABLE_COMPILE_CACHE !== undefined;
 
-if ((!sized || !cached) && typeof process.execve === 'function') {
+if ((!sized || !cacheChosen) && typeof process.execve === 'function') {
   process.execve(
     process.execPath,
     [process.execPath, ...(sized ? [] : [YOUNG_GENERATION]), ...process.execArgv, ...process.argv.slice(1)],
-    cached ? process.env : { ...process.env, NODE_COMPILE_CACHE: COMPILE_CACHE },
+    cacheChosen ? process.env : { ...process.env, NODE_COMPILE_CACHE: COMPILE_CACHE },
   );
 }

@@ -12,23 +12,8 @@ PROJECT=$(cd "$(dirname "$0")/../.." && pwd)
 BENCH=${BENCH:-$PROJECT/../shared/bench}
 ROUNDS=${ROUNDS:-9}; D=${D:-4}; C=${C:-16}; SCENARIOS=${SCENARIOS:-flow,exchange,refresh,userinfo}
 export PG_PORT=${PG_PORT:-5433}
-cd "$BENCH"
-PNODE=peer-oidc-provider/node_modules/.bin/node
-TNODE=$PROJECT/node_modules/.bin/node
-EMAIL=bench@tessera.test; PASSWORD='bench password 123'
-OUT=${OUT:-results/rounds-$(date -u +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
-
-eval "$(PG_CPU=0 ./pg-scratch.sh start)"
-SCRATCH=$PG_DIR; ADMIN_URL=$DATABASE_URL
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  PG_CPU=0 ./pg-scratch.sh stop "$SCRATCH" >/dev/null || true
-}
-trap cleanup EXIT
-ready() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done; echo "not ready: $1" >&2; exit 1; }
+ROUNDS_KIND=rounds
+. "$PROJECT/test/bench/rounds-setup.sh"
 
 for mode in jwt opaque; do
   port=$([ $mode = jwt ] && echo 4100 || echo 4101)
@@ -40,20 +25,9 @@ for mode in jwt opaque; do
 done
 
 TURL=http://127.0.0.1:4300
-data=$(mktemp -d); chmod 755 "$data"
 url=$("$PNODE" peer-oidc-provider/pg-admin.mjs create "$ADMIN_URL" rounds_tessera)
-(cd "$PROJECT" && exec env DATABASE_URL="$url" PORT=4300 HOST=127.0.0.1 BASE_URL=$TURL DATA_DIR="$data" \
-  BOOTSTRAP_ADMIN_EMAIL=$EMAIL BOOTSTRAP_ADMIN_PASSWORD="$PASSWORD" \
-  RATE_LIMIT_API_KEY_PER_MINUTE=100000000 RATE_LIMIT_ORGANIZATION_PER_HOUR=100000000 \
-  taskset -c 0 "$TNODE" server/main.ts) > "$OUT/server-tessera.log" 2>&1 &
-PIDS+=($!)
-ready "$TURL/readyz"
-token=$(curl -sf -X POST $TURL/api/v1/auth/login -H 'content-type: application/json' \
-  -d "{\"email\":\"$EMAIL\",\"password\":\"$PASSWORD\"}" | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).token')
-client=$(curl -sf -X POST $TURL/api/v1/oauth-clients -H "authorization: Bearer $token" -H 'content-type: application/json' \
-  -d '{"name":"bench","redirect_uris":["http://127.0.0.1:4199/cb"],"allowed_scopes":["openid","email","profile","offline_access"],"consent_required":false}')
-CLIENT_ID=$(node -p 'JSON.parse(process.argv[1]).client_id' "$client")
-CLIENT_SECRET=$(node -p 'JSON.parse(process.argv[1]).client_secret' "$client")
+start_tessera tessera 4300 "$url"
+CLIENT_ID=$STARTED_CLIENT_ID; CLIENT_SECRET=$STARTED_CLIENT_SECRET
 
 # One measurement: ops/s of one scenario against one server.
 measure() { # who scenario

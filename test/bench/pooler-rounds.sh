@@ -16,23 +16,8 @@ BENCH=${BENCH:-$PROJECT/../shared/bench}
 ROUNDS=${ROUNDS:-7}; D=${D:-4}; C=${C:-16}; SCENARIOS=${SCENARIOS:-flow,exchange,refresh,userinfo}
 export PG_PORT=${PG_PORT:-5433}
 BOUNCER_PORT=${BOUNCER_PORT:-6433}
-cd "$BENCH"
-PNODE=peer-oidc-provider/node_modules/.bin/node
-TNODE=$PROJECT/node_modules/.bin/node
-EMAIL=bench@tessera.test; PASSWORD='bench password 123'
-OUT=${OUT:-results/pooler-$(date -u +%Y%m%d-%H%M%S)}
-mkdir -p "$OUT"
-
-eval "$(PG_CPU=0 ./pg-scratch.sh start)"
-SCRATCH=$PG_DIR; ADMIN_URL=$DATABASE_URL
-PIDS=()
-cleanup() {
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  PG_CPU=0 ./pg-scratch.sh stop "$SCRATCH" >/dev/null || true
-}
-trap cleanup EXIT
-ready() { for _ in $(seq 1 100); do curl -sf -o /dev/null "$1" && return 0; sleep 0.2; done; echo "not ready: $1" >&2; exit 1; }
+ROUNDS_KIND=pooler
+. "$PROJECT/test/bench/rounds-setup.sh"
 
 # PgBouncer as test/e2e/pgbouncer.test.ts runs it; it drops to `postgres`, which must read its folder.
 bouncer=$(mktemp -d); chmod 755 "$bouncer"
@@ -69,20 +54,9 @@ for who in direct unnamed pgbouncer; do
       pooled=$(node -p 'const u = new URL(process.argv[1]); u.port = process.argv[2]; u.href' "$direct_url" "$BOUNCER_PORT")
       extra=(DATABASE_PREPARED_STATEMENTS=false "DATABASE_URL=$pooled" "WORKER_DATABASE_URL=$direct_url") ;;
   esac
-  data=$(mktemp -d); chmod 755 "$data"
   URL[$who]=http://127.0.0.1:$port
-  (cd "$PROJECT" && exec env DATABASE_URL="$direct_url" "${extra[@]}" PORT=$port HOST=127.0.0.1 BASE_URL="${URL[$who]}" \
-    DATA_DIR="$data" BOOTSTRAP_ADMIN_EMAIL=$EMAIL BOOTSTRAP_ADMIN_PASSWORD="$PASSWORD" \
-    RATE_LIMIT_API_KEY_PER_MINUTE=100000000 RATE_LIMIT_ORGANIZATION_PER_HOUR=100000000 \
-    taskset -c 0 "$TNODE" server/main.ts) > "$OUT/server-$who.log" 2>&1 &
-  PIDS+=($!)
-  ready "${URL[$who]}/readyz"
-  token=$(curl -sf -X POST "${URL[$who]}/api/v1/auth/login" -H 'content-type: application/json' \
-    -d "{\"email\":\"$EMAIL\",\"password\":\"$PASSWORD\"}" | node -p 'JSON.parse(require("fs").readFileSync(0, "utf8")).token')
-  client=$(curl -sf -X POST "${URL[$who]}/api/v1/oauth-clients" -H "authorization: Bearer $token" -H 'content-type: application/json' \
-    -d '{"name":"bench","redirect_uris":["http://127.0.0.1:4199/cb"],"allowed_scopes":["openid","email","profile","offline_access"],"consent_required":false}')
-  CLIENT_ID[$who]=$(node -p 'JSON.parse(process.argv[1]).client_id' "$client")
-  CLIENT_SECRET[$who]=$(node -p 'JSON.parse(process.argv[1]).client_secret' "$client")
+  start_tessera "$who" "$port" "$direct_url" "${extra[@]}"
+  CLIENT_ID[$who]=$STARTED_CLIENT_ID; CLIENT_SECRET[$who]=$STARTED_CLIENT_SECRET
 done
 
 # One measurement: ops/s of one scenario against one server, and whether it had errors.

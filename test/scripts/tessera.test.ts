@@ -47,7 +47,8 @@ function tessera(
   args: string[],
   env: Record<string, string | undefined> = {},
   {
-    command = [process.execPath, ['scripts/tessera.ts']],
+    // The launcher on Node 24, as `npx tessera` there: it turns on the compile cache before the tool's TypeScript loads.
+    command = [process.execPath, ['scripts/tessera-bin.cjs']],
     input = '',
   }: { command?: [string, string[]]; input?: string } = {},
 ): Promise<Run> {
@@ -56,8 +57,6 @@ function tessera(
     TESSERA_URL: server.url,
     TESSERA_API_KEY: operatorKey.key,
     TESSERA_API_SECRET: operatorKey.secret,
-    // The compile cache the launcher gives the tool (scripts/tessera-bin.cjs), so that a run strips no TypeScript again.
-    NODE_COMPILE_CACHE: path.join(ROOT, 'node_modules/.cache/node-compile-cache'),
     ...env,
   };
   return new Promise((resolve) => {
