@@ -5,7 +5,7 @@ import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
 const CLIENT_FIELDS = graphql(
-  `fragment ClientFields on OAuthClient { id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired createdAt updatedAt }`,
+  `fragment ClientFields on OAuthClient { id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired tokenEndpointAuthMethod createdAt updatedAt }`,
 );
 /** Registration and rotation only: the one time the client secret is shown. */
 const WITH_SECRET_FIELDS = graphql(
@@ -27,6 +27,7 @@ export const presentClient = (c: ResultOf<typeof CLIENT_FIELDS>) => ({
   id_token_signed_response_alg: c.idTokenSignedResponseAlg,
   enabled: c.enabled,
   consent_required: c.consentRequired,
+  token_endpoint_auth_method: c.tokenEndpointAuthMethod,
   created_at: c.createdAt,
   updated_at: c.updatedAt,
 });
@@ -53,12 +54,15 @@ export const oauthClientRoutes: RestRoute[] = [
   route({
     method: 'POST',
     path: '/oauth-clients',
-    summary: 'Register an OAuth client; client_secret is shown only in this response',
+    summary:
+      'Register an OAuth client; client_secret is shown only in this response (a public client, token_endpoint_auth_method none, has none)',
     operation: graphql(
       `mutation($input: CreateOAuthClientInput!) { createOAuthClient(input: $input) { __typename ...ClientWithSecretFields ...UserErrorFields } }`,
       [WITH_SECRET_FIELDS, USER_ERROR_FIELDS],
     ),
-    variables: ({ body }) => ({ input: fromBody(body, [...WRITABLE, 'organization_id']) }),
+    variables: ({ body }) => ({
+      input: fromBody(body, [...WRITABLE, 'organization_id', 'token_endpoint_auth_method']),
+    }),
     respond: (d) => ({ status: 201, body: withSecret(unwrap(d.createOAuthClient)) }),
   }),
   route({

@@ -160,7 +160,7 @@ describe('discovery', () => {
       introspection_endpoint: `${server.url}/oauth/introspect`,
       end_session_endpoint: `${server.url}/oauth/logout`,
       response_types_supported: ['code'],
-      token_endpoint_auth_methods_supported: ['client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_post', 'none'],
       authorization_response_iss_parameter_supported: true,
     });
     expect(doc.code_challenge_methods_supported).toEqual(expect.arrayContaining(['S256', 'plain']));

@@ -25,5 +25,14 @@ export class RedirectUriRequired extends ValidationError {
   }
 }
 
+/** A public client keeps no secret: there is none to rotate (docs/architecture.md#apps-without-secrets). */
+export class PublicClientHasNoSecret extends ValidationError {
+  constructor() {
+    super('A public client has no secret to rotate', [
+      { path: 'tokenEndpointAuthMethod', message: 'is none: the client keeps no secret' },
+    ]);
+  }
+}
+
 /** The codes a UserError of this domain's mutations can carry (ClientsErrorCode in schema.graphql). */
 export const CLIENTS_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request'];

@@ -32,17 +32,20 @@ const OAuthClientRef = builder.prismaObject('OAuthClient', {
     idTokenSignedResponseAlg: t.exposeString('idTokenSignedResponseAlg'),
     enabled: t.exposeBoolean('enabled'),
     consentRequired: t.exposeBoolean('consentRequired'),
+    tokenEndpointAuthMethod: t.exposeString('tokenEndpointAuthMethod', {
+      description: 'client_secret_post, or none: a public client, which keeps no secret and must use PKCE (S256).',
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
   }),
 });
 
-type WithSecret = Awaited<ReturnType<typeof rotateClientSecret>>;
+type WithSecret = Awaited<ReturnType<typeof rotateClientSecret>> | Awaited<ReturnType<typeof createClient>>;
 const ClientWithSecretRef = builder.objectRef<WithSecret>('OAuthClientWithSecret').implement({
-  description: 'A client with its secret: shown only when created or rotated.',
+  description: 'A client with its secret: shown only when created or rotated. A public client has none.',
   fields: (t) => ({
     client: t.field({ type: OAuthClientRef, resolve: (c) => c }),
-    clientSecret: t.exposeString('clientSecret'),
+    clientSecret: t.exposeString('clientSecret', { nullable: true }),
   }),
 });
 
@@ -60,7 +63,14 @@ const clientInputFields = (t: InputFields, create: boolean) => ({
 });
 
 const CreateClientInput = builder.inputType('CreateOAuthClientInput', {
-  fields: (t) => ({ ...clientInputFields(t, true), organizationId: t.string() }),
+  fields: (t) => ({
+    ...clientInputFields(t, true),
+    organizationId: t.string(),
+    tokenEndpointAuthMethod: t.string({
+      description:
+        'client_secret_post (the default), or none for an app that cannot keep a secret. Fixed once registered.',
+    }),
+  }),
 });
 const UpdateClientInput = builder.inputType('UpdateOAuthClientInput', { fields: (t) => clientInputFields(t, false) });
 

@@ -1,6 +1,8 @@
 // OAuth clients: registered by an organization's admins, owned by that organization. The secret is shown
 // once and stored as a SHA-256 hash; a disabled client answers invalid_client everywhere (how the protocol
-// authenticates a client is oauth/client-authentication.ts).
+// authenticates a client is oauth/client-authentication.ts). A public client (token_endpoint_auth_method "none":
+// a single-page, mobile or command-line app) has no secret, no client_credentials and no `api` scope
+// (docs/architecture.md#apps-without-secrets); which kind a client is stays as it was registered.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import { organizationInScope, requireActor, requireOrgRole } from '../../auth/access.ts';
@@ -11,12 +13,19 @@ import { emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { isKnownScope } from '../oauth/scopes.ts';
 import { revokeGrants } from '../oauth/revocation.service.ts';
-import { OAuthClientNotFound, REDIRECT_URI_REQUIRED, RedirectUriRequired } from './clients.errors.ts';
+import { ValidationError } from '../../errors/index.ts';
+import {
+  OAuthClientNotFound,
+  PublicClientHasNoSecret,
+  REDIRECT_URI_REQUIRED,
+  RedirectUriRequired,
+} from './clients.errors.ts';
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 
 export const CLIENT_ID_PREFIX = 'tsc_';
 export const CLIENT_SECRET_PREFIX = 'tscs_';
 const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_post', 'none'] as const;
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
 
@@ -94,6 +103,23 @@ const clientFields = {
   consentRequired: z.boolean(),
 };
 
+/** What a public client may not have, as field problems (none for a confidential client). */
+function publicClientProblems(c: {
+  tokenEndpointAuthMethod: string;
+  grantTypes: string[];
+  allowedScopes: string[];
+}): { path: string; message: string }[] {
+  if (c.tokenEndpointAuthMethod !== 'none') return [];
+  return [
+    ...(c.grantTypes.includes('client_credentials')
+      ? [{ path: 'grantTypes', message: 'a public client cannot use client_credentials: it keeps no secret' }]
+      : []),
+    ...(c.allowedScopes.includes('api')
+      ? [{ path: 'allowedScopes', message: 'a public client cannot be granted api' }]
+      : []),
+  ];
+}
+
 const createInput = z
   .object({
     ...clientFields,
@@ -106,12 +132,19 @@ const createInput = z
     idTokenSignedResponseAlg: clientFields.idTokenSignedResponseAlg.default('RS256'),
     enabled: clientFields.enabled.default(true),
     consentRequired: clientFields.consentRequired.default(true),
+    tokenEndpointAuthMethod: z
+      .enum(TOKEN_ENDPOINT_AUTH_METHODS, { message: 'must be client_secret_post or none' })
+      .default('client_secret_post'),
     organizationId: fields.id.optional(),
   })
   .strict()
   .refine((c) => !c.grantTypes.includes('authorization_code') || c.redirectUris.length > 0, {
     path: ['redirectUris'],
     message: REDIRECT_URI_REQUIRED,
+  })
+  .superRefine((c, refinement) => {
+    for (const problem of publicClientProblems(c))
+      refinement.addIssue({ code: 'custom', path: [problem.path], message: problem.message });
   });
 
 const updateInput = z
@@ -143,13 +176,14 @@ export async function createClient(ctx: Context, input: unknown) {
   const data = parseInput(createInput, input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOrgRole(ctx, organizationId, 'admin');
-  const secret = randomToken(CLIENT_SECRET_PREFIX);
+  const secret = data.tokenEndpointAuthMethod === 'none' ? null : randomToken(CLIENT_SECRET_PREFIX);
   const actor = requireActor(ctx);
   const client = await ctx.db.$transaction(async (tx) => {
     const client = await tx.oAuthClient.create({
       data: {
         clientId: randomToken(CLIENT_ID_PREFIX, 16),
-        secretHash: sha256(secret),
+        secretHash: secret && sha256(secret),
+        tokenEndpointAuthMethod: data.tokenEndpointAuthMethod,
         organizationId,
         createdById: actor.kind === 'apiKey' ? actor.createdById : actor.userId,
         name: data.name,
@@ -201,6 +235,12 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
   if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
     throw new RedirectUriRequired();
   }
+  const problems = publicClientProblems({
+    tokenEndpointAuthMethod: client.tokenEndpointAuthMethod,
+    grantTypes,
+    allowedScopes: data.allowedScopes ?? client.allowedScopes,
+  });
+  if (problems.length) throw new ValidationError('The request is invalid', problems);
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.oAuthClient.update({
       where: { id: client.id },
@@ -234,6 +274,7 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
 
 export async function rotateClientSecret(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
+  if (client.secretHash === null) throw new PublicClientHasNoSecret();
   const secret = randomToken(CLIENT_SECRET_PREFIX);
   const updated = await ctx.db.oAuthClient.update({ where: { id: client.id }, data: { secretHash: sha256(secret) } });
   await recordAudit(ctx, {

@@ -8,7 +8,7 @@ import { AccessDenied, InvalidClient, InvalidRequest, OAuthError } from './oauth
 import { describeScope } from './scopes.ts';
 import { loadAuthorization } from './authorize/load.ts';
 import { checkClient } from './authorize/check-client.ts';
-import { checkRedirectUri } from './authorize/check-redirect-uri.ts';
+import { checkRedirectUri, redirectUriRegistered } from './authorize/check-redirect-uri.ts';
 import { rejectRepeated } from './authorize/reject-repeated.ts';
 import { checkResponseType } from './authorize/check-response-type.ts';
 import { checkScope } from './authorize/check-scope.ts';
@@ -54,7 +54,7 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
       redirectUri,
       scope: checkScope(client, p),
       ...checkStateAndNonce(p),
-      ...checkPkce(p),
+      ...checkPkce(client, p),
       ...checkPrompt(p),
       idTokenHint: p.id_token_hint ?? null,
       loginHint: p.login_hint ? p.login_hint.slice(0, 254) : null,
@@ -135,7 +135,8 @@ export async function decideConsent(
   const consent = await readConsentRequest(ctx, token, session.userId);
   const request = consent.req;
   const client = await findEnabledClient(ctx, request.clientId);
-  if (!client.redirectUris.includes(request.redirectUri)) throw new InvalidRequest('redirect_uri not registered');
+  if (!redirectUriRegistered(client.redirectUris, request.redirectUri))
+    throw new InvalidRequest('redirect_uri not registered');
   // The sign-in the request was made under, not a newer one.
   const signIn = {
     userId: session.userId,

@@ -1,5 +1,7 @@
-// Client authentication at the token, revocation and introspection endpoints: client_secret_post only (RFC 6749
-// 2.3.1). A client read here is remembered by the process (remembered-clients.ts), so that a code exchange or a
+// Client authentication at the token, revocation and introspection endpoints: client_secret_post (RFC 6749 2.3.1),
+// or, for a public client (token_endpoint_auth_method "none", RFC 6749 2.1), its client_id alone: a public client
+// that sends a secret is refused, so that a confidential client's id never passes without one
+// (docs/architecture.md#apps-without-secrets). A client read here is remembered by the process (remembered-clients.ts), so that a code exchange or a
 // refresh needs no statement of its own to read it (docs/architecture.md#hot-paths).
 import type { Context } from '../../context.ts';
 import { hotStatement, Prisma } from '../../db.ts';
@@ -12,7 +14,7 @@ export type AuthenticatedClient = Prisma.OAuthClientGetPayload<object> & { versi
 
 const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClient>(
   (p) => Prisma.sql`
-  SELECT id, client_id AS "clientId", secret_hash AS "secretHash", organization_id AS "organizationId", created_by_id AS "createdById",
+  SELECT id, client_id AS "clientId", secret_hash AS "secretHash", token_endpoint_auth_method AS "tokenEndpointAuthMethod", organization_id AS "organizationId", created_by_id AS "createdById",
          name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
          allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
          id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired",
@@ -20,7 +22,7 @@ const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClie
   FROM oauth_clients WHERE client_id = ${p.clientId}::text`,
 );
 
-/** Client authentication at the token, revocation and introspection endpoints (client_secret_post). */
+/** Client authentication at the token, revocation and introspection endpoints (client_secret_post, or none). */
 export async function authenticateClient(
   ctx: Context,
   clientId: unknown,
@@ -38,11 +40,7 @@ export async function authenticateClient(
     });
     throw new InvalidClient();
   }
-  if (
-    typeof clientSecret !== 'string' ||
-    clientSecret.length > 200 ||
-    !constantTimeEqual(client.secretHash, sha256(clientSecret))
-  ) {
+  if (!credentialsMatch(client, clientSecret)) {
     await recordAudit(ctx, {
       action: 'oauth.client_auth',
       outcome: 'failure',
@@ -50,7 +48,7 @@ export async function authenticateClient(
       organizationId: client.organizationId,
       targetType: 'oauth_client',
       targetId: client.id,
-      details: { reason: 'bad_secret' },
+      details: { reason: client.secretHash === null ? 'secret_sent_by_public_client' : 'bad_secret' },
     });
     throw new InvalidClient('Client authentication failed');
   }
@@ -70,8 +68,18 @@ export function rememberedClient(
   clientSecret: unknown,
   grantType: string,
 ): AuthenticatedClient | undefined {
-  if (typeof clientId !== 'string' || typeof clientSecret !== 'string' || clientSecret.length > 200) return undefined;
+  if (typeof clientId !== 'string') return undefined;
   const client = ctx.rememberedClients.get(clientId);
   if (!client?.enabled || !client.grantTypes.includes(grantType)) return undefined;
-  return constantTimeEqual(client.secretHash, sha256(clientSecret)) ? client : undefined;
+  return credentialsMatch(client, clientSecret) ? client : undefined;
+}
+
+/** A confidential client's secret matches; a public client (no secret) sent none (an empty one counts as none). */
+function credentialsMatch(client: Pick<AuthenticatedClient, 'secretHash'>, clientSecret: unknown): boolean {
+  if (client.secretHash === null) return clientSecret === undefined || clientSecret === '';
+  return (
+    typeof clientSecret === 'string' &&
+    clientSecret.length <= 200 &&
+    constantTimeEqual(client.secretHash, sha256(clientSecret))
+  );
 }

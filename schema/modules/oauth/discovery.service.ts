@@ -4,6 +4,7 @@ import { ACR_VALUES } from './acr.ts';
 import type { Db } from '../../db.ts';
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 import { STANDARD_SCOPES } from './scopes.ts';
+import { TOKEN_ENDPOINT_AUTH_METHODS } from '../clients/clients.service.ts';
 
 /**
  * How long the product slugs are kept in memory. Discovery is read on every relying party's start (and is
@@ -60,9 +61,10 @@ function buildDocument(issuer: string, products: string[]) {
     grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
-    token_endpoint_auth_methods_supported: ['client_secret_post'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_post'],
-    introspection_endpoint_auth_methods_supported: ['client_secret_post'],
+    // `none`: a public client authenticates by its client_id alone (docs/architecture.md#apps-without-secrets).
+    token_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
+    introspection_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     code_challenge_methods_supported: ['S256', 'plain'],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     acr_values_supported: [...ACR_VALUES],

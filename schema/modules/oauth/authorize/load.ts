@@ -61,7 +61,7 @@ const load = (products: boolean) =>
     (p) => Prisma.sql`
     SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
-           c.consent_required AS "consentRequired",
+           c.consent_required AS "consentRequired", c.token_endpoint_auth_method AS "tokenEndpointAuthMethod",
            s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.amr, s.session_version AS "sessionVersion",
            (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes",
            (SELECT o.require_mfa FROM organizations o WHERE o.id = c.organization_id) AS "requireMfa",
@@ -110,6 +110,7 @@ export async function loadAuthorization(
           allowedScopes: row.allowedScopes,
           grantTypes: row.grantTypes,
           consentRequired: row.consentRequired,
+          tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
         }
       : null,
     session: row.sessionId

@@ -38,6 +38,8 @@ export interface AuthorizeClient {
   allowedScopes: string[];
   grantTypes: string[];
   consentRequired: boolean;
+  /** client_secret_post, or none: a public client (check-pkce.ts). */
+  tokenEndpointAuthMethod: string;
 }
 
 export type AuthorizeOutcome =

@@ -18,6 +18,7 @@ import {
   issueValues,
   redeemable,
   redeemingStatement,
+  refreshIssued,
   subjectColumns,
   subjectFrom,
   type NextRefresh,
@@ -62,7 +63,7 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
     assertStillValid(redeemed);
     const scope = parseScope(redeemed.scope);
     return signTokens(ctx, subjectOf(client, redeemed, scope), {
-      refreshToken: refresh?.value,
+      refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
       idToken: scope.includes('openid') ? { nonce: redeemed.nonce, claims: claimsFor(redeemed, scope) } : null,
     });
   },

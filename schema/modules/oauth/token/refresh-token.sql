@@ -33,6 +33,7 @@
       select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
+        and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
     ), event AS (
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT :eventId::text, 'oauth.token.issued'::text, evo.id, '{"id":'::text || coalesce(to_json(:eventId::text)::text, 'null') || ',"event":"oauth.token.issued","timestamp":'::text || coalesce(to_json(:now::text)::text, 'null') || ',"organization":{"id":'::text || coalesce(to_json(evo.id)::text, 'null') || ',"name":'::text || coalesce(to_json(evo.name)::text, 'null') || '},"data":{"client":{"id":'::text || coalesce(to_json(:clientRowId::text)::text, 'null') || ',"clientId":'::text || coalesce(to_json(:clientPublicId::text)::text, 'null') || '},"user":{"id":'::text || coalesce(to_json(issued.user_id)::text, 'null') || '},"scope":'::text || coalesce(to_json(issued.scope)::text, 'null') || ',"grantType":"refresh_token"}}'::text, :now::timestamp(3)
@@ -82,6 +83,7 @@
       select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
+        and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
     ), event AS (
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT :eventId::text, 'oauth.token.issued'::text, evo.id, '{"id":'::text || coalesce(to_json(:eventId::text)::text, 'null') || ',"event":"oauth.token.issued","timestamp":'::text || coalesce(to_json(:now::text)::text, 'null') || ',"organization":{"id":'::text || coalesce(to_json(evo.id)::text, 'null') || ',"name":'::text || coalesce(to_json(evo.name)::text, 'null') || '},"data":{"client":{"id":'::text || coalesce(to_json(:clientRowId::text)::text, 'null') || ',"clientId":'::text || coalesce(to_json(:clientPublicId::text)::text, 'null') || '},"user":{"id":'::text || coalesce(to_json(issued.user_id)::text, 'null') || '},"scope":'::text || coalesce(to_json(issued.scope)::text, 'null') || ',"grantType":"refresh_token"}}'::text, :now::timestamp(3)
@@ -146,6 +148,7 @@
       select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
+        and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
     ), event AS (
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT :eventId::text, 'oauth.token.issued'::text, evo.id, '{"id":'::text || coalesce(to_json(:eventId::text)::text, 'null') || ',"event":"oauth.token.issued","timestamp":'::text || coalesce(to_json(:now::text)::text, 'null') || ',"organization":{"id":'::text || coalesce(to_json(evo.id)::text, 'null') || ',"name":'::text || coalesce(to_json(evo.name)::text, 'null') || '},"data":{"client":{"id":'::text || coalesce(to_json(:clientRowId::text)::text, 'null') || ',"clientId":'::text || coalesce(to_json(:clientPublicId::text)::text, 'null') || '},"user":{"id":'::text || coalesce(to_json(issued.user_id)::text, 'null') || '},"scope":'::text || coalesce(to_json(issued.scope)::text, 'null') || ',"grantType":"refresh_token"}}'::text, :now::timestamp(3)
@@ -205,6 +208,7 @@
       select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
+        and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
     ), event AS (
     INSERT INTO events (id, kind, organization_id, body, created_at)
     SELECT :eventId::text, 'oauth.token.issued'::text, evo.id, '{"id":'::text || coalesce(to_json(:eventId::text)::text, 'null') || ',"event":"oauth.token.issued","timestamp":'::text || coalesce(to_json(:now::text)::text, 'null') || ',"organization":{"id":'::text || coalesce(to_json(evo.id)::text, 'null') || ',"name":'::text || coalesce(to_json(evo.name)::text, 'null') || '},"data":{"client":{"id":'::text || coalesce(to_json(:clientRowId::text)::text, 'null') || ',"clientId":'::text || coalesce(to_json(:clientPublicId::text)::text, 'null') || '},"user":{"id":'::text || coalesce(to_json(issued.user_id)::text, 'null') || '},"scope":'::text || coalesce(to_json(issued.scope)::text, 'null') || ',"grantType":"refresh_token"}}'::text, :now::timestamp(3)

@@ -21,6 +21,7 @@ import {
   issueValues,
   redeemable,
   redeemingStatement,
+  refreshIssued,
   subjectColumns,
   subjectFrom,
   type NextRefresh,
@@ -66,7 +67,7 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
     assertStillValid(redeemed);
     const scope = parseScope(redeemed.scope);
     return signTokens(ctx, subjectOf(client, redeemed, scope), {
-      refreshToken: refresh?.value,
+      refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
       idToken: scope.includes('openid') ? { nonce: null, claims: claimsFor(redeemed, scope) } : null,
     });
   },

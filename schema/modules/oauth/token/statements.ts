@@ -35,6 +35,7 @@ export interface StatementClient {
 export interface RedeemingClient extends StatementClient {
   version: string;
   allowedScopes: string[];
+  tokenEndpointAuthMethod: string;
 }
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
@@ -79,6 +80,8 @@ export interface IssueValues {
   refreshHash: string | null;
   refreshExpiresAt: Date;
   issuesRefresh: boolean;
+  /** A public client gets a refresh token only for a grant that holds offline_access (refreshIssued). */
+  refreshNeedsOffline: boolean;
   eventId: string;
   auditId: string | null;
   ip: string | null;
@@ -96,6 +99,7 @@ export function issueValues(ctx: Context, client: RedeemingClient, next: NextRef
     refreshHash: next?.hash ?? null,
     refreshExpiresAt: next?.expiresAt ?? now,
     issuesRefresh: next !== null,
+    refreshNeedsOffline: client.tokenEndpointAuthMethod === 'none',
     eventId: uuidv7(),
     auditId: ctx.settings.auditTokenIssuance ? uuidv7() : null,
     ip: ctx.request.ip,
@@ -197,6 +201,7 @@ export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'r
       select ${p.refreshId}::text, ${p.refreshHash}::text, grant_id, ${p.clientRowId}::text, user_id, organization_id, refresh_scope, auth_time, amr,
              session_version, ${p.refreshExpiresAt}::timestamp(3), ${now}
       from issued where ${p.issuesRefresh}::boolean
+        and (not ${p.refreshNeedsOffline}::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
     ), ${event}${auditRow}, touched as (
       update oauth_consents set last_used_at = ${now}
       where user_id = (select user_id from issued) and client_id = ${p.clientRowId}::text
@@ -209,6 +214,15 @@ export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'r
       where grant_id = (select grant_id from subject where grant_live and not (session_current and member)) and revoked_at is null
     )
     select * from subject`;
+}
+
+/**
+ * Whether the statement stored the next refresh token (issueAndEnd's next_refresh): made for this response, and, for
+ * a public client, the grant holds offline_access (docs/architecture.md#apps-without-secrets).
+ */
+export function refreshIssued(client: RedeemingClient, next: NextRefresh | null, redeemed: Redeemed): boolean {
+  if (next === null) return false;
+  return client.tokenEndpointAuthMethod !== 'none' || redeemed.refresh_scope.split(' ').includes('offline_access');
 }
 
 /** The stamp of the audit row an audited composition writes; issueValues gives it an id when it audits. */

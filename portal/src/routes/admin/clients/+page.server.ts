@@ -70,7 +70,7 @@ export const actions: Actions = {
 		let result: ResultOf<typeof CREATE_CLIENT>['createOAuthClient'];
 		try {
 			({ createOAuthClient: result } = await gql(event, CREATE_CLIENT, {
-				input: { ...input, organizationId },
+				input: { ...input, organizationId, tokenEndpointAuthMethod: values.tokenEndpointAuthMethod },
 			}));
 		} catch (err) {
 			rethrowAccess(err);

@@ -14,6 +14,8 @@ export interface ClientFormValues {
 	grantTypes: string[];
 	idTokenSignedResponseAlg: string;
 	consentRequired: boolean;
+	/** client_secret_post or none (a public client); chosen at registration only. */
+	tokenEndpointAuthMethod: string;
 }
 
 export type { FieldErrors } from '#lib/field-errors.ts';
@@ -29,7 +31,22 @@ export const CLIENT_LABELS = {
 	grantTypes: 'Grant types',
 	idTokenSignedResponseAlg: 'ID token signing algorithm',
 	consentRequired: 'Require consent',
+	tokenEndpointAuthMethod: 'Kind of application',
 } as const;
+
+/** What a client is, in the words the registration form offers (docs/architecture.md#apps-without-secrets). */
+export const CLIENT_KINDS = [
+	{
+		value: 'client_secret_post',
+		label: 'Server-side application',
+		hint: 'Runs on a server that keeps a client secret.',
+	},
+	{
+		value: 'none',
+		label: 'Browser, mobile or command-line app',
+		hint: 'A public client: it gets no secret, must use PKCE (S256), and cannot use client_credentials or api.',
+	},
+] as const;
 
 export const STANDARD_SCOPES = [
 	{ value: 'openid', hint: 'sign users in (OpenID Connect)' },
@@ -62,6 +79,7 @@ export const NEW_CLIENT: ClientFormValues = {
 	grantTypes: ['authorization_code', 'refresh_token'],
 	idTokenSignedResponseAlg: 'RS256',
 	consentRequired: true,
+	tokenEndpointAuthMethod: 'client_secret_post',
 };
 
 /** The stored client's fields the edit form shows (clients.server.ts reads them; this module is the form's alone). */
@@ -75,6 +93,7 @@ export interface StoredClient {
 	grantTypes: readonly string[];
 	idTokenSignedResponseAlg: string;
 	consentRequired: boolean;
+	tokenEndpointAuthMethod: string;
 }
 
 /** The edit form's starting point: the client as it is stored. */
@@ -90,5 +109,6 @@ export function valuesOf(client: StoredClient): ClientFormValues {
 		grantTypes: [...client.grantTypes],
 		idTokenSignedResponseAlg: client.idTokenSignedResponseAlg,
 		consentRequired: client.consentRequired,
+		tokenEndpointAuthMethod: client.tokenEndpointAuthMethod,
 	};
 }

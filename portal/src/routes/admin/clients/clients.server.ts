@@ -22,6 +22,7 @@ export const CLIENT_FIELDS = graphql(`
 		idTokenSignedResponseAlg
 		enabled
 		consentRequired
+		tokenEndpointAuthMethod
 		createdAt
 		updatedAt
 	}
@@ -34,7 +35,8 @@ export interface ShownSecret {
 	id: string;
 	clientId: string;
 	name: string;
-	clientSecret: string;
+	/** None for a public client. */
+	clientSecret: string | null;
 }
 
 /** The gate of every OAuth client action: an owner or admin of the session's current organization. Returns its id. */
@@ -116,6 +118,7 @@ export function readClientForm(form: FormData): ClientFormValues {
 		grantTypes: strings(form, 'grant_types'),
 		idTokenSignedResponseAlg: formText(form, 'id_token_signed_response_alg', 'RS256'),
 		consentRequired: form.has('consent_required'),
+		tokenEndpointAuthMethod: formText(form, 'token_endpoint_auth_method', 'client_secret_post'),
 	};
 }
 
