@@ -57,6 +57,7 @@ const expired = (table: string, column = 'expires_at'): Sweep => ({
 const SWEEPS: Sweep[] = [
   expired('sessions'),
   expired('authorization_codes'),
+  expired('device_authorizations'),
   expired('refresh_tokens'),
   expired('login_throttles', 'window_start'),
   expired('oauth_consent_answers'),

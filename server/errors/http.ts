@@ -14,6 +14,10 @@ export const STATUS_BY_CODE: Record<string, number> = {
   unauthorized_client: 400,
   unsupported_grant_type: 400,
   unsupported_response_type: 400,
+  // The device_code grant's polling answers (RFC 8628 3.5).
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
   access_denied: 403,
   forbidden: 403,
   insufficient_scope: 403,
@@ -55,9 +59,15 @@ export function sendError(
   ctx: Koa.Context,
   code: string,
   description: string,
-  extra: { details?: ErrorBody['details']; retryAfter?: number; scope?: string; reason?: string } = {},
+  extra: {
+    details?: ErrorBody['details'];
+    retryAfter?: number;
+    scope?: string;
+    reason?: string;
+    status?: number | undefined;
+  } = {},
 ) {
-  const status = STATUS_BY_CODE[code] ?? 400;
+  const status = extra.status ?? STATUS_BY_CODE[code] ?? 400;
   ctx.status = status;
   if (status === 401) ctx.set('WWW-Authenticate', challenge(code, description));
   // RFC 6750 3.1: the token is good but lacks the scope, which the challenge names.

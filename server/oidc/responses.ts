@@ -25,7 +25,7 @@ export function oauthErrors(): Koa.Middleware {
       await next();
     } catch (error) {
       if (classifyError(error).kind === 'unavailable') sendUnavailable(ctx);
-      else if (error instanceof OAuthError) sendError(ctx, error.code, error.message);
+      else if (error instanceof OAuthError) sendError(ctx, error.code, error.message, { status: error.status });
       else throw error;
       noStore(ctx);
     }

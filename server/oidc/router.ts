@@ -10,6 +10,7 @@ import { oauthErrors } from './responses.ts';
 import { oauthCors } from './cors.ts';
 import { authorizeEndpoint } from './authorize.ts';
 import { tokenEndpoint } from './token.ts';
+import { deviceAuthorizationEndpoint } from './device-authorization.ts';
 import { userinfoEndpoint } from './userinfo.ts';
 import { revokeEndpoint } from './revocation.ts';
 import { introspectEndpoint } from './introspection.ts';
@@ -31,6 +32,7 @@ export function oidcRouter(base: ContextBase, cookie: { secure: boolean }): Rout
   router.get('/oauth/authorize', authorizeEndpoint(base));
   router.post('/oauth/authorize', body, authorizeEndpoint(base));
   router.all('/oauth/token', cors, errors, body, onlyPost, tokenEndpoint(base));
+  router.all('/oauth/device_authorization', cors, errors, body, onlyPost, deviceAuthorizationEndpoint(base));
   router.get('/oauth/userinfo', cors, errors, userinfoEndpoint(base));
   router.post('/oauth/userinfo', cors, errors, body, userinfoEndpoint(base));
   router.options('/oauth/userinfo', cors);

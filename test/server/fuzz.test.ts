@@ -954,6 +954,7 @@ const FIRST_PARTY_MUTATIONS: Record<string, Record<string, unknown> | null> = {
   revokeOtherSessions: null,
   switchOrganization: null,
   decideConsent: null,
+  decideDeviceRequest: null,
   deleteMe: null,
   revokeConnectedApp: null,
   // Credentials of an organization.

@@ -40,6 +40,7 @@ const OAUTH_ENDPOINTS: { key: string; public: boolean }[] = [
   { key: 'GET /oauth/authorize', public: true },
   { key: 'POST /oauth/authorize', public: true },
   { key: 'POST /oauth/token', public: true },
+  { key: 'POST /oauth/device_authorization', public: true },
   { key: 'GET /oauth/userinfo', public: false },
   { key: 'POST /oauth/userinfo', public: false },
   { key: 'POST /oauth/revoke', public: true },
@@ -738,6 +739,58 @@ describe('a tour of every route, checked against openapi.json', () => {
     );
     expectStatus(machineInfo, 403);
     expect(machineInfo.body.error).toBe('insufficient_scope');
+
+    // The device authorization endpoint (RFC 8628): the codes for a public client with the grant; a client without it.
+    const tv = (
+      await tenant.admin.api.post('/api/v1/oauth-clients', {
+        name: 'TV',
+        token_endpoint_auth_method: 'none',
+        redirect_uris: [],
+        grant_types: ['urn:ietf:params:oauth:grant-type:device_code'],
+        allowed_scopes: ['openid'],
+      })
+    ).body;
+    const codes = await call(
+      anon,
+      'POST',
+      '/oauth/device_authorization',
+      form({ client_id: tv.client_id, scope: 'openid' }),
+      FORM,
+    );
+    expectStatus(codes, 200);
+    expectStatus(
+      await call(
+        anon,
+        'POST',
+        '/oauth/device_authorization',
+        form({ client_id: machine.client_id, client_secret: machine.client_secret, scope: 'organization' }),
+        FORM,
+      ),
+      400,
+    );
+    expectStatus(
+      await call(
+        anon,
+        'POST',
+        '/oauth/device_authorization',
+        form({ client_id: tv.client_id, scope: 'openid', client_secret: 'x' }),
+        FORM,
+      ),
+      401,
+    );
+    const pending = await call(
+      anon,
+      'POST',
+      '/oauth/token',
+      form({
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: codes.body.device_code,
+        client_id: tv.client_id,
+      }),
+      FORM,
+    );
+    expectStatus(pending, 400);
+    expect(pending.body.error).toBe('authorization_pending');
 
     // RP-initiated logout: back to the registered URI with state and the session ended; our page for an
     // unregistered one; the sign-in page when none is given.

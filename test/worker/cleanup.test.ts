@@ -1,5 +1,5 @@
 // The hourly cleanup task: credentials that can never be used again (sessions, authorization codes, refresh
-// tokens, answered consent requests, sign-in throttles, WebAuthn challenges, single sign-on requests and SAML assertion ids) are deleted once a week past their end, through the real
+// tokens, device authorizations, answered consent requests, sign-in throttles, WebAuthn challenges, single sign-on requests and SAML assertion ids) are deleted once a week past their end, through the real
 // job queue and on the service's clock; anything still live stays.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestServer } from '../helpers/server.ts';
@@ -33,18 +33,38 @@ afterAll(() => server?.stop());
 /** How many rows of each kind the cleanup looks after. */
 async function counts() {
   const db = server.base.db;
-  const [sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions] =
-    await Promise.all([
-      db.session.count(),
-      db.authorizationCode.count(),
-      db.refreshToken.count(),
-      db.consentAnswer.count(),
-      db.loginThrottle.count(),
-      db.webauthnChallenge.count(),
-      db.ssoRequest.count(),
-      db.samlAssertion.count(),
-    ]);
-  return { sessions, codes, refreshTokens, consentAnswers, throttles, challenges, ssoRequests, samlAssertions };
+  const [
+    sessions,
+    codes,
+    deviceCodes,
+    refreshTokens,
+    consentAnswers,
+    throttles,
+    challenges,
+    ssoRequests,
+    samlAssertions,
+  ] = await Promise.all([
+    db.session.count(),
+    db.authorizationCode.count(),
+    db.deviceAuthorization.count(),
+    db.refreshToken.count(),
+    db.consentAnswer.count(),
+    db.loginThrottle.count(),
+    db.webauthnChallenge.count(),
+    db.ssoRequest.count(),
+    db.samlAssertion.count(),
+  ]);
+  return {
+    sessions,
+    codes,
+    deviceCodes,
+    refreshTokens,
+    consentAnswers,
+    throttles,
+    challenges,
+    ssoRequests,
+    samlAssertions,
+  };
 }
 
 /** Runs the cleanup through the job queue, waits for the job to finish, and counts what is left. */
@@ -84,6 +104,21 @@ describe('the cleanup task', () => {
     const code = codeFrom(await decideConsent(server.url, session, consent));
     expect((await exchangeCode(server.url, app, code, REDIRECT)).status).toBe(200);
     codeFrom(await authorize(server.url, session, params));
+    // A device authorization never answered (RFC 8628).
+    const tv = await registerClient(admin, {
+      name: 'Cleanup TV',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [],
+      grant_types: ['urn:ietf:params:oauth:grant-type:device_code'],
+      allowed_scopes: ['openid'],
+      organization_id: tenant.id,
+    });
+    const device = await client(server.url).post(
+      '/oauth/device_authorization',
+      new URLSearchParams({ client_id: tv.client_id, scope: 'openid' }).toString(),
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    );
+    expect(device.status).toBe(200);
     // A failed sign-in leaves a throttle row.
     expect(
       (
@@ -132,6 +167,7 @@ describe('the cleanup task', () => {
     const before = await counts();
     expect(before).toMatchObject({
       codes: 2,
+      deviceCodes: 1,
       refreshTokens: 1,
       consentAnswers: 1,
       challenges: 1,
@@ -152,6 +188,7 @@ describe('the cleanup task', () => {
     expect(after).toEqual({
       sessions: 1,
       codes: 0,
+      deviceCodes: 0,
       refreshTokens: 0,
       consentAnswers: 0,
       throttles: 0,

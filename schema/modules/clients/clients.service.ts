@@ -24,7 +24,12 @@ import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 
 export const CLIENT_ID_PREFIX = 'tsc_';
 export const CLIENT_SECRET_PREFIX = 'tscs_';
-const GRANT_TYPES = ['authorization_code', 'refresh_token', 'client_credentials'] as const;
+const GRANT_TYPES = [
+  'authorization_code',
+  'refresh_token',
+  'client_credentials',
+  'urn:ietf:params:oauth:grant-type:device_code',
+] as const;
 export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_post', 'none'] as const;
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]']);
@@ -95,9 +100,14 @@ const clientFields = {
   allowedOrigins: z.array(origin).max(20, 'at most 20'),
   allowedScopes: z.array(scope).min(1, 'must name at least one scope').max(100),
   grantTypes: z
-    .array(z.enum(GRANT_TYPES, { message: 'must be authorization_code, refresh_token or client_credentials' }))
+    .array(
+      z.enum(GRANT_TYPES, {
+        message:
+          'must be authorization_code, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code',
+      }),
+    )
     .min(1, 'must name at least one grant type')
-    .max(3, 'at most 3'),
+    .max(4, 'at most 4'),
   idTokenSignedResponseAlg: z.enum(SIGNING_ALGS, { message: 'must be RS256, ES256 or EdDSA' }),
   enabled: z.boolean(),
   consentRequired: z.boolean(),

@@ -5,6 +5,7 @@ import type { Db } from '../../db.ts';
 import { SIGNING_ALGS } from '../../keys/signing-keys.ts';
 import { STANDARD_SCOPES } from './scopes.ts';
 import { TOKEN_ENDPOINT_AUTH_METHODS } from '../clients/clients.service.ts';
+import { DEVICE_CODE_GRANT } from './token/device-code.ts';
 
 /**
  * How long the product slugs are kept in memory. Discovery is read on every relying party's start (and is
@@ -52,13 +53,14 @@ function buildDocument(issuer: string, products: string[]) {
     token_endpoint: `${issuer}/oauth/token`,
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
+    device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     end_session_endpoint: `${issuer}/oauth/logout`,
     scopes_supported: [...Object.keys(STANDARD_SCOPES), ...products.filter((slug) => !(slug in STANDARD_SCOPES))],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', DEVICE_CODE_GRANT],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [...SIGNING_ALGS],
     // `none`: a public client authenticates by its client_id alone (docs/architecture.md#apps-without-secrets).

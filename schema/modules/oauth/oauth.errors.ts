@@ -4,6 +4,8 @@ import { DomainError } from '../../errors/index.ts';
 import type { UserErrorCode } from '../../errors/codes.ts';
 
 export class OAuthError extends DomainError {
+  /** The HTTP status, where it is not the one of the code's (server/errors/http.ts). */
+  readonly status?: number;
   constructor(code: string, description: string) {
     super(code, description);
   }

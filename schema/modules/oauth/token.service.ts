@@ -9,6 +9,7 @@ import { authenticateClient, rememberedClient, type AuthenticatedClient } from '
 import { InvalidRequest, UnauthorizedClient, UnsupportedGrantType } from './oauth.errors.ts';
 import { authorizationCode } from './token/authorization-code.ts';
 import { clientCredentials } from './token/client-credentials.ts';
+import { DEVICE_CODE_GRANT, deviceCode } from './token/device-code.ts';
 import { required, type Grant, type Params, type RedeemingGrant } from './token/grant.ts';
 import { refreshToken } from './token/refresh-token.ts';
 import type { TokenResponse } from './token/sign.ts';
@@ -19,10 +20,14 @@ const REDEEMING: ReadonlyMap<string, RedeemingGrant> = new Map([
   ['refresh_token', refreshToken],
 ]);
 
-/** The grants, by grant_type: authorization_code (RFC 6749 4.1.3), refresh_token (6), client_credentials (4.4). */
+/**
+ * The grants, by grant_type: authorization_code (RFC 6749 4.1.3), refresh_token (6), client_credentials (4.4) and
+ * device_code (RFC 8628 3.4), which always authenticates its client afresh (it is polled, not a hot path).
+ */
 const GRANTS: ReadonlyMap<string, Grant> = new Map<string, Grant>([
   ...REDEEMING,
   ['client_credentials', clientCredentials],
+  [DEVICE_CODE_GRANT, deviceCode],
 ]);
 
 export async function exchange(ctx: Context, params: Params): Promise<TokenResponse> {

@@ -170,7 +170,11 @@ export function redeemingStatement<P extends object>(
  * subject when every check passed; it gets the next refresh token, the event, the audit entry and the consent
  * touch. A grant whose user signed out everywhere or left the organization is ended, with its refresh tokens.
  */
-export function issueAndEnd(p: IssueValues, grantType: 'authorization_code' | 'refresh_token', { audit }: Composition) {
+export function issueAndEnd(
+  p: IssueValues,
+  grantType: 'authorization_code' | 'refresh_token' | 'urn:ietf:params:oauth:grant-type:device_code',
+  { audit }: Composition,
+) {
   const now = sql`${p.now}::timestamp(3)`;
   const event = eventRowCte({ id: p.eventId, at: p.now }, 'event', 'issued', {
     kind: 'oauth.token.issued',

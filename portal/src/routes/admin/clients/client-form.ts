@@ -61,6 +61,10 @@ export const GRANT_TYPES = [
 	{ value: 'authorization_code', hint: 'users sign in through the browser' },
 	{ value: 'refresh_token', hint: 'keep access without asking again' },
 	{ value: 'client_credentials', hint: 'the application acts on its own, without a user' },
+	{
+		value: 'urn:ietf:params:oauth:grant-type:device_code',
+		hint: 'a device without a browser: the person approves its code on /device',
+	},
 ] as const;
 
 export const SIGNING_ALGS = ['RS256', 'ES256', 'EdDSA'] as const;
