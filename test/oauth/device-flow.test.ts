@@ -267,3 +267,42 @@ describe('the user code', () => {
     expect((await lookUp(member, started.user_code)).body.errors[0].extensions.code).toBe('invalid_request');
   });
 });
+
+describe('hostile input', () => {
+  it('answers NUL bytes, invalid UTF-8, repeated and oversized parameters with 400, never a 500', async () => {
+    const post = (path: string, body: string) =>
+      fetch(`${setup.server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body,
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as { error: string } }));
+    const id = encodeURIComponent(device.client_id);
+    for (const body of [
+      `client_id=${id}&scope=openid%00email`,
+      `client_id=${id}&scope=%FF%FE`,
+      `client_id=${id}&scope=openid&scope=email`,
+      `client_id=${id}&scope=${'a'.repeat(5000)}`,
+    ]) {
+      const reply = await post('/oauth/device_authorization', body);
+      expect(reply.status, body.slice(0, 60)).toBe(400);
+      expect(reply.body.error).toMatch(/^invalid_(request|scope)$/);
+    }
+    for (const code of ['tsdc_%00', '%FF%FE', 'x'.repeat(5000)]) {
+      const reply = await post(
+        '/oauth/token',
+        `grant_type=${encodeURIComponent(DEVICE_GRANT)}&client_id=${id}&device_code=${code}`,
+      );
+      expect(reply.status, code.slice(0, 20)).toBe(400);
+      expect(reply.body.error).toMatch(/^invalid_(request|grant)$/);
+    }
+  });
+
+  it('lets no foreign origin read the device endpoint from a browser', async () => {
+    const res = await fetch(`${setup.server.url}/oauth/device_authorization`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example.test' },
+      body: new URLSearchParams({ client_id: device.client_id, scope: 'openid' }),
+    });
+    expect(res.headers.get('access-control-allow-origin')).toBeNull();
+  });
+});

@@ -5,7 +5,7 @@
 import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
-import { type Client } from '../helpers/http.ts';
+import { client, type Client } from '../helpers/http.ts';
 import {
   authorize,
   codeFrom,
@@ -320,5 +320,36 @@ describe('the token endpoint', () => {
       body: new URLSearchParams({ token: tokens.access_token, client_id: spa.client_id, client_secret: 'x' }),
     });
     expect(foreign.status).toBe(401);
+  });
+
+  it("tells a public client nothing of another client's tokens, even in its own organization", async () => {
+    const back = await authorize(setup.server.url, setup.session, {
+      client_id: confidential.client_id,
+      redirect_uri: 'https://server.example.test/cb',
+      response_type: 'code',
+      scope: 'openid offline_access',
+    });
+    const tokens = await tokenRequest(setup.server.url, {
+      grant_type: 'authorization_code',
+      code: codeFrom(back),
+      redirect_uri: 'https://server.example.test/cb',
+      client_id: confidential.client_id,
+      client_secret: confidential.client_secret,
+    });
+    expect(tokens.status).toBe(200);
+    for (const token of [tokens.body.access_token, tokens.body.refresh_token]) {
+      await expect(oidc.tokenIntrospection(rp, token)).resolves.toEqual({ active: false });
+    }
+    // The confidential client itself is told.
+    const told = await client(setup.server.url).post(
+      '/oauth/introspect',
+      new URLSearchParams({
+        token: tokens.body.refresh_token,
+        client_id: confidential.client_id,
+        client_secret: confidential.client_secret,
+      }).toString(),
+      { 'content-type': 'application/x-www-form-urlencoded' },
+    );
+    expect(told.body.active).toBe(true);
   });
 });

@@ -381,6 +381,7 @@ const VISITS: Visit[] = [
   },
   visit('/portal/subscriptions', 'member'),
   visit('/consent', 'member', () => `/oauth/authorize?${new URLSearchParams(authorizeParams(consentClient))}`),
+  visit('/device', 'member'),
   visit('/login', 'anonymous'),
   // The second step, as an application's login_hint opens it: the password of an address no provider serves.
   {
@@ -557,11 +558,23 @@ async function keyboardProblems(page: Page): Promise<string[]> {
     const problems = w.outlines.map((el) => `focus not visible on ${el}`);
     const label = (el: HTMLElement) =>
       `<${el.tagName.toLowerCase()}${el.getAttribute('name') ? ` name=${el.getAttribute('name')}` : ''}> “${(el.textContent || '').trim().slice(0, 40)}”`;
+    // A group of radio buttons is one Tab stop, its checked button (or its first, none checked); the arrow keys move
+    // within it (HTML's standard keyboard behaviour).
+    const radioGroupStop = (el: HTMLElement) => {
+      if (!(el instanceof HTMLInputElement) || el.type !== 'radio') return true;
+      const group = [...(el.form ?? document).querySelectorAll<HTMLInputElement>('input[type=radio]')].filter(
+        (r) => r.name === el.name,
+      );
+      return el === (group.find((r) => r.checked) ?? group[0]);
+    };
     const fields = [
       ...document.querySelectorAll<HTMLElement>('main form :is(input:not([type=hidden]), select, textarea, button)'),
     ].filter(
       (el) =>
-        el.tabIndex >= 0 && !(el as HTMLButtonElement).disabled && el.checkVisibility({ checkVisibilityCSS: true }),
+        el.tabIndex >= 0 &&
+        !(el as HTMLButtonElement).disabled &&
+        el.checkVisibility({ checkVisibilityCSS: true }) &&
+        radioGroupStop(el),
     );
     const reached = new Set(w.tabbed);
     for (const el of fields)

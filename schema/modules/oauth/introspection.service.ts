@@ -9,7 +9,11 @@ import { verifyAccessToken } from './verify-access-token.ts';
 
 type Params = Record<string, unknown>;
 
-/** Only tokens of the introspecting client's own organization are described; others are inactive to it. */
+/**
+ * Only tokens of the introspecting client's own organization are described; others are inactive to it. A public
+ * client, which anyone who knows its client_id can speak for, is told only of its own tokens
+ * (docs/architecture.md#apps-without-secrets).
+ */
 export async function introspect(ctx: Context, params: Params): Promise<Record<string, unknown>> {
   const client = await authenticateClient(ctx, params.client_id, params.client_secret);
   if (typeof params.token !== 'string' || !params.token) throw new InvalidRequest('token is required');
@@ -17,7 +21,7 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
   if (token.length > 8192) return { active: false };
   if (token.startsWith(REFRESH_TOKEN_PREFIX)) {
     const row = await liveRefreshToken(ctx, sha256(token), client.organizationId);
-    if (!row) return { active: false };
+    if (!row || (client.secretHash === null && row.client_id !== client.clientId)) return { active: false };
     return {
       active: true,
       token_type: 'refresh_token',
@@ -31,6 +35,7 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
   }
   const verified = await verifyAccessToken(ctx, token).catch(() => null);
   if (!verified || verified.clientOrganizationId !== client.organizationId) return { active: false };
+  if (client.secretHash === null && verified.clientId !== client.clientId) return { active: false };
   return {
     active: true,
     token_type: 'Bearer',
