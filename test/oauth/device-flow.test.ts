@@ -75,7 +75,7 @@ describe('the device authorization endpoint', () => {
     const body = (await res.json()) as Record<string, unknown>;
     expectMatchesOpenApi('POST', '/oauth/device_authorization', { status: 200, headers: res.headers, body });
     expect(body).toMatchObject({
-      device_code: expect.stringMatching(/^tsdc_/),
+      device_code: expect.stringMatching(/^tsdg_/),
       user_code: expect.stringMatching(/^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$/),
       verification_uri: `${setup.server.url}/device`,
       expires_in: 600,
@@ -287,7 +287,7 @@ describe('hostile input', () => {
       expect(reply.status, body.slice(0, 60)).toBe(400);
       expect(reply.body.error).toMatch(/^invalid_(request|scope)$/);
     }
-    for (const code of ['tsdc_%00', '%FF%FE', 'x'.repeat(5000)]) {
+    for (const code of ['tsdg_%00', '%FF%FE', 'x'.repeat(5000)]) {
       const reply = await post(
         '/oauth/token',
         `grant_type=${encodeURIComponent(DEVICE_GRANT)}&client_id=${id}&device_code=${code}`,

@@ -25,7 +25,7 @@ import { DEVICE_CODE_GRANT } from './token/device-code.ts';
 import { browserSession } from './consent-page.service.ts';
 import { DeviceCodeNotFound, DeviceCodeNeedsSecondFactor, DeviceCodeNotMember } from './device.errors.ts';
 
-export const DEVICE_CODE_PREFIX = 'tsdc_';
+export const DEVICE_CODE_PREFIX = 'tsdg_';
 export const DEVICE_CODE_TTL_SECONDS = 600;
 export const DEVICE_POLL_INTERVAL_SECONDS = 5;
 const USER_CODE_ALPHABET = 'BCDFGHJKLMNPQRSTVWXZ';
