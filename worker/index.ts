@@ -24,6 +24,7 @@ import { PASSWORD_RESET_TASK } from '../schema/modules/accounts/accounts.service
 import { appSweep, APP_SWEEP_TASK } from './tasks/app-sweep.ts';
 import { DELIVER_TASK } from '../schema/modules/webhooks/delivery.service.ts';
 import { NOTIFY_TASK } from '../schema/modules/apps/notifications.service.ts';
+import { InDoubtJobs } from './in-doubt-jobs.ts';
 import { InFlight } from './in-flight.ts';
 
 export interface RunningWorker {
@@ -95,6 +96,7 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   };
   const pools = new Set<string>();
   inFlight.events.on('pool:create', ({ workerPool }) => pools.add(workerPool.id));
+  const inDoubt = new InDoubtJobs(inFlight.events, pgPool, () => [...pools], deps.logger);
   let stopping = false;
   let runner: Runner = await run(options);
 
@@ -126,6 +128,7 @@ export async function startWorker(databaseUrl: string, deps: WorkerDeps): Promis
   return {
     async stop() {
       stopping = true;
+      inDoubt.stop();
       await runner.stop();
       await pgPool.end();
     },
