@@ -93,7 +93,7 @@ export async function readableOrganizationIdsOf(ctx: Context): Promise<string[]>
 }
 
 /** SQL, whether the person `userId` has a second factor: a confirmed authenticator app or a passkey. */
-const hasFactorSql = (
+export const hasFactorSql = (
   userId: Prisma.Sql,
 ) => Prisma.sql`(exists (select 1 from totp_factors where user_id = ${userId} and confirmed_at is not null)
         or exists (select 1 from passkeys where user_id = ${userId}))`;

@@ -6,6 +6,7 @@
 // - require_mfa: a member of an organization that requires a second factor meets the second step when they have a
 //   factor, and otherwise gets a session held back from the organization (no licences, no portal pages but
 //   Security) until they set one up, whichever way they came in.
+// A device code is a way in for the device: the session that approves it must be one the policy admits now.
 // Each row over real HTTP against a real OpenID Connect provider, a software authenticator and DNS.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client, type Client } from '../helpers/http.ts';
@@ -30,6 +31,7 @@ import {
 import { codeAt, enrolTotp, toMidStep } from '../helpers/totp.ts';
 import { addPasskey, passkeySignIn, type SoftPasskey } from '../helpers/webauthn.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { registerClient, tokenRequest } from '../helpers/oauth.ts';
 
 /** Every way to a session. */
 const WAYS_IN = [
@@ -40,6 +42,7 @@ const WAYS_IN = [
   'passkey as the second step',
   'organization SSO',
   'platform-wide SSO',
+  'device code',
   'password reset',
   'invitation accepted with a password',
   'invitation accepted inside a session',
@@ -161,6 +164,56 @@ async function resetThenLogin(email: string): Promise<Outcome> {
   return outcomeOf(await passwordLogin(email));
 }
 
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+/** A device client of `owner`'s organization: a public client with the device grant. */
+const deviceClientOf = async (owner: Client) =>
+  (
+    await registerClient(owner, {
+      name: 'A device',
+      token_endpoint_auth_method: 'none',
+      redirect_uris: [],
+      grant_types: [DEVICE_GRANT],
+      allowed_scopes: ['openid'],
+    })
+  ).client_id;
+/**
+ * A device's request for `clientId`, answered on /device's operation in the session `token`, then the device's poll:
+ * its status, the approval's refusal (or the poll's error) and the access token the device got, if any.
+ */
+async function deviceApprovedIn(clientId: string, token: string): Promise<Outcome> {
+  const started = await anonymous().post(
+    '/oauth/device_authorization',
+    new URLSearchParams({ client_id: clientId, scope: 'openid' }).toString(),
+    { 'content-type': 'application/x-www-form-urlencoded' },
+  );
+  expect(started.status, JSON.stringify(started.body)).toBe(200);
+  const decided = await client(url(), { token }).post('/graphql', {
+    query: `mutation($c: String!) { decideDeviceRequest(userCode: $c, approve: true) {
+      __typename ... on DeviceDecision { approved } ... on UserError { code } } }`,
+    variables: { c: started.body.user_code },
+  });
+  const refusal = decided.body.errors?.[0]?.extensions?.code ?? decided.body.data?.decideDeviceRequest?.code;
+  const polled = await tokenRequest(url(), {
+    grant_type: DEVICE_GRANT,
+    device_code: started.body.device_code,
+    client_id: clientId,
+  });
+  return {
+    status: polled.status,
+    error: refusal ?? polled.body.error,
+    token: polled.body.access_token,
+    setCookie: false,
+  };
+}
+/** The device got nothing: the approval refused with `code`, and the device still waits. */
+const deviceRefused = (code: string) => (o: Outcome) => {
+  expect(o, JSON.stringify(o)).toMatchObject({ status: 400, error: code, token: undefined });
+};
+const deviceAdmitted = (o: Outcome) => {
+  expect(o.status, JSON.stringify(o)).toBe(200);
+  expect(o.token).toEqual(expect.any(String));
+};
+
 beforeAll(async () => {
   stage = await startSsoStage({ clock, role: 'all' });
   upstream = stage.upstreams[0]!;
@@ -273,6 +326,16 @@ describe("require_sso on the address's domain: no session but through the connec
       then: async (o) => {
         refused(o);
         expect(await db().user.count({ where: { email: `newcomer@${SSO_DOMAIN}` } })).toBe(0);
+      },
+    },
+    // Approved in a session of before SSO was required: nothing. In the connection's session: the device's tokens.
+    'device code': {
+      attempt: async () => deviceApprovedIn(await deviceClientOf(acme.owner.api), earlySession),
+      then: async (o) => {
+        deviceRefused('sso_required')(o);
+        upstream.signInAs('pat-1');
+        const { session } = await ssoSignInThroughOidc(stage.server.origin, ssoConnection, stage.ca);
+        deviceAdmitted(await deviceApprovedIn(await deviceClientOf(acme.owner.api), session!));
       },
     },
     'password reset': { attempt: () => resetThenLogin(pat.email), then: refused },
@@ -397,6 +460,16 @@ describe('require_mfa on the organization: the second step with a factor; withou
         return ssoOutcomeOf(await ssoSignInThroughOidc(stage.server.origin, platformConnection, stage.ca));
       },
       then: heldBack,
+    },
+    // A session without a factor approves nothing of beta's; one that used its factor does.
+    'device code': {
+      attempt: async () =>
+        deviceApprovedIn(await deviceClientOf(beta.owner.api), (await passwordLogin(beta0.email)).body.token),
+      then: async (o) => {
+        deviceRefused('mfa_enrollment_required')(o);
+        const signedIn = await codeStep(await mfaTokenOf(betaTotp.email), betaTotp.secret);
+        deviceAdmitted(await deviceApprovedIn(await deviceClientOf(beta.owner.api), signedIn.token!));
+      },
     },
     // The link makes no session; the password after it meets the factor as ever.
     'password reset': { attempt: () => resetThenLogin(betaTotp.email), then: secondStep },

@@ -119,10 +119,13 @@ export const requiredConnectionSql = (domain: string) => Prisma.sql`
 /**
  * How a sign-in proved the person, as the policy sees it: the password step of /login has asked
  * requiredConnectionSql in its own statement already; a connection may sign in the addresses it is required for;
- * every other way in (the second step, a passkey, an invitation that makes an account) is asked here.
+ * every other way in (the second step, a passkey, an invitation that makes an account, a device code approved in a
+ * session of Tessera's own) is asked here.
  */
 export type WayIn =
-  { via: 'password' } | { via: 'second_factor' | 'passkey' | 'invitation' } | { via: 'sso'; connectionId: string };
+  | { via: 'password' }
+  | { via: 'second_factor' | 'passkey' | 'invitation' | 'device_code' }
+  | { via: 'sso'; connectionId: string };
 
 /**
  * The organizations' sign-in policy, one rule for every way in: an address whose domain requires single sign-on

@@ -9,9 +9,9 @@ export async function browserSession(ctx: Context): Promise<BrowserSession> {
   if (actor?.kind !== 'user') throw new UnauthenticatedError('Sign in first');
   const session = await ctx.db.session.findUniqueOrThrow({
     where: { id: actor.sessionId },
-    select: { authTime: true, amr: true },
+    select: { authTime: true, amr: true, connectionId: true },
   });
-  return { userId: actor.userId, sessionId: actor.sessionId, authTime: session.authTime, amr: session.amr };
+  return { userId: actor.userId, sessionId: actor.sessionId, ...session };
 }
 
 export async function consentPrompt(ctx: Context, request: string) {

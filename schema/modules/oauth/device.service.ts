@@ -7,6 +7,8 @@
 // cannot guess at other people's codes. An approval writes the grant, bound to the approving session, in the same
 // statement that marks the request answered: a code is answered once.
 import { randomInt } from 'node:crypto';
+import { hasFactorSql } from '../../auth/access.ts';
+import { MfaEnrollmentRequiredError } from '../../auth/access.errors.ts';
 import type { Context } from '../../context.ts';
 import { Prisma } from '../../db.ts';
 import { ForbiddenError, UnauthenticatedError } from '../../errors/index.ts';
@@ -15,6 +17,7 @@ import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { expected } from '../../lib/expected.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../lib/sql-value.ts';
+import { admitSignIn } from '../auth/auth.service.ts';
 import { admitPasswordAttempt, passwordRejected } from '../auth/throttle.service.ts';
 import { authenticateClient } from './client-authentication.ts';
 import { liveSession, userAuditCte } from './authorize/issue-code.ts';
@@ -110,13 +113,15 @@ interface PendingRow {
   organization_id: string;
   organization_name: string;
   require_mfa: boolean;
+  /** The signed-in person has a second factor to sign in with. */
+  has_factor: boolean;
 }
 
 /**
  * The pending request of a typed user code, or DeviceCodeNotFound (counted against the signed-in person's sign-in
  * throttle, and refused with 429 once it is locked).
  */
-async function pendingRequest(ctx: Context, typed: string): Promise<{ row: PendingRow; code: string }> {
+async function pendingRequest(ctx: Context, typed: string): Promise<{ row: PendingRow; code: string; email: string }> {
   const actor = ctx.actor;
   if (actor?.kind !== 'user') throw new UnauthenticatedError('Sign in first');
   const person = await ctx.db.user.findUniqueOrThrow({ where: { id: actor.userId }, select: { email: true } });
@@ -125,7 +130,8 @@ async function pendingRequest(ctx: Context, typed: string): Promise<{ row: Pendi
   const [row] = code
     ? await ctx.db.$queryRaw<PendingRow[]>`
       select d.id, d.scope, c.id as client_row_id, c.client_id, c.name as client_name, c.description as client_description,
-             o.id as organization_id, o.name as organization_name, o.require_mfa
+             o.id as organization_id, o.name as organization_name, o.require_mfa,
+             ${hasFactorSql(Prisma.sql`${actor.userId}::text`)} as has_factor
       from device_authorizations d
       join oauth_clients c on c.id = d.client_id and c.enabled
       join organizations o on o.id = d.organization_id
@@ -135,7 +141,7 @@ async function pendingRequest(ctx: Context, typed: string): Promise<{ row: Pendi
     await passwordRejected(ctx, person.email);
     throw new DeviceCodeNotFound();
   }
-  return { row, code };
+  return { row, code, email: person.email };
 }
 
 export async function describeDeviceRequest(ctx: Context, typed: string): Promise<DeviceRequest> {
@@ -151,8 +157,8 @@ export async function describeDeviceRequest(ctx: Context, typed: string): Promis
 
 /**
  * The person's answer. An approval needs what the authorization endpoint needs: a member of the client's
- * organization, a licence of each product asked for, and a second factor in this session where the organization
- * requires one. One statement marks the request answered (only while it is pending: a code is answered once) and,
+ * organization, a licence of each product asked for, a second factor in this session where the organization
+ * requires one, and a session the sign-in policy admits (through the connection, where the domain requires it). One statement marks the request answered (only while it is pending: a code is answered once) and,
  * on approval, writes the grant with the session it was made in, and the audit entry.
  */
 export async function decideDeviceRequest(
@@ -160,7 +166,7 @@ export async function decideDeviceRequest(
   typed: string,
   approve: boolean,
 ): Promise<{ approved: boolean }> {
-  const { row } = await pendingRequest(ctx, typed);
+  const { row, email } = await pendingRequest(ctx, typed);
   const session = await browserSession(ctx);
   const now = ctx.clock.now();
   const client = {
@@ -179,7 +185,15 @@ export async function decideDeviceRequest(
     if (!expected(denied, "the denial's row").answered) throw new DeviceCodeNotFound();
     return { approved: false };
   }
-  if (row.require_mfa && !session.amr.includes('mfa')) throw new DeviceCodeNeedsSecondFactor();
+  // The device's tokens are a way in: a session from before the address's domain required single sign-on approves
+  // nothing (docs/architecture.md#single-sign-on).
+  await admitSignIn(
+    ctx.db,
+    email,
+    session.connectionId ? { via: 'sso', connectionId: session.connectionId } : { via: 'device_code' },
+  );
+  if (row.require_mfa && !session.amr.includes('mfa'))
+    throw row.has_factor ? new DeviceCodeNeedsSecondFactor() : new MfaEnrollmentRequiredError();
   const products = productScopesOf(parseScope(row.scope));
   const grantId = uuidv7();
   const [approved] = await ctx.db.$queryRaw<{ answered: number; member: boolean; licensed: boolean }[]>`

@@ -25,6 +25,8 @@ export interface BrowserSession {
   amr: string[];
   /** The user's session version when known (it is bound into the code); else read when the code is written. */
   sessionVersion?: number;
+  /** The connection whose sign-in made the session, when read (the sign-in policy asks it); null for Tessera's own. */
+  connectionId?: string | null;
 }
 
 /** The client as the authorization endpoint needs it. */
