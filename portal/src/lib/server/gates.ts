@@ -13,6 +13,19 @@ export function requireFactorIfRequired(event: Pick<RequestEvent, 'locals' | 'ur
 }
 
 /**
+ * The gate of a page where the signed-in person answers for an application (consent, /device): sign in first, and
+ * the page is never framed by another site (clickjacking) nor kept in a cache.
+ */
+export function requireApprovalPage(event: Pick<RequestEvent, 'locals' | 'url' | 'setHeaders'>) {
+	if (!event.locals.user) redirect(303, loginUrl(event.url));
+	event.setHeaders({
+		'cache-control': 'no-store',
+		'x-frame-options': 'DENY',
+		'content-security-policy': "frame-ancestors 'none'",
+	});
+}
+
+/**
  * The admin pages' gate: an owner or admin of the session's current organization, else sign-in or a 403 saying
  * what only they can `doWhat`. The admin layout's load applies it; form actions and endpoints do not run that
  * load, so they apply it again.

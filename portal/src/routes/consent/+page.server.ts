@@ -1,6 +1,7 @@
 import { error, fail, redirect } from '@sveltejs/kit';
 import { errorPage, userErrorStatus } from '#lib/server/errors.ts';
 import { gql, graphql, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
+import { requireApprovalPage } from '#lib/server/gates.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import type { Actions, PageServerLoad } from './$types.js';
 
@@ -48,14 +49,8 @@ function requestParam(value: FormDataEntryValue | string | null): string {
 }
 
 export const load: PageServerLoad = async (event) => {
-	const { locals, url, setHeaders } = event;
-	if (!locals.user) redirect(303, loginUrl(url));
-	// A consent page must never be framed by another site (clickjacking) nor kept in a cache.
-	setHeaders({
-		'cache-control': 'no-store',
-		'x-frame-options': 'DENY',
-		'content-security-policy': "frame-ancestors 'none'",
-	});
+	requireApprovalPage(event);
+	const { url } = event;
 
 	const request = requestParam(url.searchParams.get('request'));
 	const { consentPrompt } = await orErrorPage(gql(event, CONSENT_PROMPT, { request }));

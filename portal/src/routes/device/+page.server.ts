@@ -4,6 +4,7 @@
 import { fail, redirect } from '@sveltejs/kit';
 import { GraphQLRequestError, gql, graphql, USER_ERROR_FIELDS } from '#lib/server/graphql.ts';
 import { userErrorStatus } from '#lib/server/errors.ts';
+import { requireApprovalPage } from '#lib/server/gates.ts';
 import { loginUrl } from '#lib/server/session.ts';
 import { formText } from '#lib/form.ts';
 import type { Actions, PageServerLoad } from './$types.js';
@@ -45,14 +46,8 @@ function refusal(err: unknown): { status: number; message: string } {
 }
 
 export const load: PageServerLoad = async (event) => {
-	const { locals, url, setHeaders } = event;
-	if (!locals.user) redirect(303, loginUrl(url));
-	// An approval page must never be framed by another site (clickjacking) nor kept in a cache.
-	setHeaders({
-		'cache-control': 'no-store',
-		'x-frame-options': 'DENY',
-		'content-security-policy': "frame-ancestors 'none'",
-	});
+	requireApprovalPage(event);
+	const { url } = event;
 	const typed = url.searchParams.get('user_code');
 	if (!typed) return { typed: '', request: null, refused: null };
 	try {

@@ -5,12 +5,9 @@ import { createHash } from 'node:crypto';
 import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
-import { claimsFor } from '../claims.service.ts';
 import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
-import { parseScope } from '../scopes.ts';
-import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
+import { redeemingGrant, required, tokensOf, type Params } from './grant.ts';
 import { nextRefresh } from './refresh-token.ts';
-import { signTokens } from './sign.ts';
 import {
   clientUnchanged,
   endReplayedGrant,
@@ -18,7 +15,6 @@ import {
   issueValues,
   redeemable,
   redeemingStatement,
-  refreshIssued,
   subjectColumns,
   subjectFrom,
   type NextRefresh,
@@ -60,12 +56,7 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
           : 'code_verifier given, but the authorization request had no code_challenge',
       );
     }
-    assertStillValid(redeemed);
-    const scope = parseScope(redeemed.scope);
-    return signTokens(ctx, subjectOf(client, redeemed, scope), {
-      refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
-      idToken: scope.includes('openid') ? { nonce: redeemed.nonce, claims: claimsFor(redeemed, scope) } : null,
-    });
+    return tokensOf(ctx, client, redeemed, refresh, redeemed.nonce);
   },
 
   async refuse(ctx, client, code) {

@@ -8,20 +8,16 @@ import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
-import { claimsFor } from '../claims.service.ts';
 import type { AuthenticatedClient } from '../client-authentication.ts';
 import { InvalidGrant, InvalidRequest, OAuthError } from '../oauth.errors.ts';
-import { parseScope } from '../scopes.ts';
-import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
+import { redeemingGrant, required, tokensOf, type Params } from './grant.ts';
 import { nextRefresh } from './refresh-token.ts';
-import { signTokens } from './sign.ts';
 import {
   clientUnchanged,
   issueAndEnd,
   issueValues,
   redeemable,
   redeemingStatement,
-  refreshIssued,
   subjectColumns,
   subjectFrom,
 } from './statements.ts';
@@ -85,12 +81,7 @@ export const deviceCode = redeemingGrant<{ hash: string }>({
       lastTry,
     );
     if (!redeemed) return 'unredeemed';
-    assertStillValid(redeemed);
-    const scope = parseScope(redeemed.scope);
-    return signTokens(ctx, subjectOf(client, redeemed, scope), {
-      refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
-      idToken: scope.includes('openid') ? { nonce: null, claims: claimsFor(redeemed, scope) } : null,
-    });
+    return tokensOf(ctx, client, redeemed, refresh, null);
   },
 
   async refuse(ctx, client, request) {

@@ -1,11 +1,13 @@
 // What a grant handler of the token endpoint is (token.service.ts picks one by grant_type), and what the grants that
 // redeem a code or a refresh token share: a required parameter, the checks their statement reports, the subject of
-// the tokens, and how a remembered client is answered (docs/architecture.md#hot-paths).
+// the tokens and their signing, and how a remembered client is answered (docs/architecture.md#hot-paths).
 import type { Context } from '../../../context.ts';
+import { claimsFor } from '../claims.service.ts';
 import type { AuthenticatedClient } from '../client-authentication.ts';
 import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
-import type { TokenResponse, TokenSubject } from './sign.ts';
-import type { Redeemed } from './statements.ts';
+import { parseScope } from '../scopes.ts';
+import { signTokens, type TokenResponse, type TokenSubject } from './sign.ts';
+import { refreshIssued, type NextRefresh, type Redeemed } from './statements.ts';
 
 export type Params = Record<string, unknown>;
 
@@ -86,4 +88,23 @@ export function subjectOf(client: AuthenticatedClient, r: Redeemed, scope: strin
     amr: r.amr,
     sessionVersion: r.session_version,
   };
+}
+
+/**
+ * The tokens of a redeemed grant that still stands: the next refresh token where the statement stored it, and an ID
+ * token (with `nonce`, the authorization request's) where openid is granted.
+ */
+export function tokensOf(
+  ctx: Context,
+  client: AuthenticatedClient,
+  redeemed: Redeemed,
+  refresh: { value: string; stored: NextRefresh } | null,
+  nonce: string | null,
+): Promise<TokenResponse> {
+  assertStillValid(redeemed);
+  const scope = parseScope(redeemed.scope);
+  return signTokens(ctx, subjectOf(client, redeemed, scope), {
+    refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
+    idToken: scope.includes('openid') ? { nonce, claims: claimsFor(redeemed, scope) } : null,
+  });
 }

@@ -9,11 +9,9 @@ import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
-import { claimsFor } from '../claims.service.ts';
 import { InvalidGrant, InvalidRequest, InvalidScope } from '../oauth.errors.ts';
 import { parseScope } from '../scopes.ts';
-import { assertStillValid, redeemingGrant, required, subjectOf, type Params } from './grant.ts';
-import { signTokens } from './sign.ts';
+import { redeemingGrant, required, tokensOf, type Params } from './grant.ts';
 import {
   clientUnchanged,
   endReplayedGrant,
@@ -21,7 +19,6 @@ import {
   issueValues,
   redeemable,
   redeemingStatement,
-  refreshIssued,
   subjectColumns,
   subjectFrom,
   type NextRefresh,
@@ -64,12 +61,7 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
     const refresh = nextRefresh(ctx, client);
     const redeemed = await redeemRefreshToken(ctx, client, request, refresh?.stored ?? null, lastTry);
     if (!redeemed) return 'unredeemed';
-    assertStillValid(redeemed);
-    const scope = parseScope(redeemed.scope);
-    return signTokens(ctx, subjectOf(client, redeemed, scope), {
-      refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
-      idToken: scope.includes('openid') ? { nonce: null, claims: claimsFor(redeemed, scope) } : null,
-    });
+    return tokensOf(ctx, client, redeemed, refresh, null);
   },
 
   async refuse(ctx, client, request) {
