@@ -1,6 +1,6 @@
 // Home-realm discovery (docs/architecture.md#single-sign-on): which identity provider an address or a domain signs in
 // through. Asked by /login and by /oauth/authorize for a login_hint or domain_hint. It is sign-in's, beside the policy
-// that reads the same tables (requiredConnectionSql, auth.service.ts), so that authorizing reaches it without the
+// that reads the same tables (requiredConnectionSql, sign-in-policy.ts), so that authorizing reaches it without the
 // SSO domain, which builds on sign-in.
 import type { Context } from '../../context.ts';
 import { domainOf } from '../../lib/email.ts';

@@ -17,7 +17,7 @@ import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { expected } from '../../lib/expected.ts';
 import { uuidv7 } from '../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../lib/sql-value.ts';
-import { admitSignIn } from '../auth/auth.service.ts';
+import { admitSignIn } from '../auth/sign-in-policy.ts';
 import { admitPasswordAttempt, passwordRejected } from '../auth/throttle.service.ts';
 import { authenticateClient } from './client-authentication.ts';
 import { liveSession, userAuditCte } from './authorize/issue-code.ts';

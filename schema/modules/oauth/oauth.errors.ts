@@ -75,4 +75,4 @@ export class AuthorizePageError extends OAuthError {
 }
 
 /** The codes a UserError of this domain's mutations can carry (OAuthErrorCode in schema.graphql). */
-export const OAUTH_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request'];
+export const OAUTH_ERROR_CODES: readonly UserErrorCode[] = ['invalid_request', 'sso_required'];
