@@ -66,6 +66,7 @@ async function fromBearer(ctx: Context, bearer: string, apiSecret: string | null
       organizationId: token.organizationId,
       scope: token.scope,
       grantId: token.grantId,
+      ...(token.platformWide ? { platformWide: true, amr: token.amr } : {}),
     };
   }
   return null;

@@ -26,6 +26,8 @@ export interface AuthScopes {
    * `firstParty()` (auth/scopes.ts) on what mints, changes or ends a credential or a way to sign in.
    */
   firstParty: boolean;
+  /** Tessera's own command line signed in as a person (modules/clients/cli-client.ts), first-party though a token. */
+  commandLine: boolean;
   /** Sessions and API keys pass; an OAuth access token only with this scope (docs/architecture.md#authorization). */
   tokenScope: string;
   /** The caller's own profile, organizations and session: an access token needs openid, profile, email or api. */

@@ -32,6 +32,12 @@ export interface OAuthActor {
   organizationId: string;
   scope: string[];
   grantId: string;
+  /**
+   * Tessera's own command-line client (cli-client.ts): the token acts in each of the person's organizations, not only
+   * its client's, and an organization that requires a second factor admits it only when its sign-in used one (`amr`).
+   */
+  platformWide?: boolean;
+  amr?: string[];
 }
 export type Actor = UserActor | ApiKeyActor | OAuthActor;
 

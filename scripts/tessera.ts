@@ -1,17 +1,21 @@
 #!/usr/bin/env node
 // `tessera`: the command-line tool for organizations, the product catalog and subscriptions, over the REST interface only (the README, Command-line tool).
 import {
-  ApiError,
   checkPositionals,
   createApi,
   createOutput,
   GLOBAL_HELP,
   helpOf,
+  HELP_WIDTH,
   parse,
   SECRET_FLAG_WARNING,
-  UsageError,
+  wrap,
   type Command,
 } from './tessera/cli.ts';
+import { ApiError, UsageError } from './tessera/errors.ts';
+import { login } from './tessera/login.ts';
+import { logout } from './tessera/logout.ts';
+import { whoami } from './tessera/whoami.ts';
 import { organizationsCreate } from './tessera/organizations-create.ts';
 import { organizationsList } from './tessera/organizations-list.ts';
 import { organizationsGet } from './tessera/organizations-get.ts';
@@ -27,6 +31,9 @@ import { subscriptionsUpdate } from './tessera/subscriptions-update.ts';
 import { subscriptionsCancel } from './tessera/subscriptions-cancel.ts';
 
 const COMMANDS: Command[] = [
+  login,
+  logout,
+  whoami,
   organizationsCreate,
   organizationsList,
   organizationsGet,
@@ -46,14 +53,16 @@ function overview(group?: string): string {
   const listed = COMMANDS.filter((c) => !group || c.name.startsWith(`${group} `));
   const width = Math.max(...listed.map((c) => c.name.length));
   return (
-    `Usage: tessera <command> [options]\n\nCommands:\n${listed.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}\n\n` +
+    `Usage: tessera <command> [options]\n\nCommands:\n${listed.map((c) => wrap(`  ${c.name.padEnd(width)}  ${c.summary}`, HELP_WIDTH, width + 4)).join('\n')}\n\n` +
     `Run "tessera <command> --help" for a command's options.\n\n${GLOBAL_HELP}\n`
   );
 }
 
 async function main(argv: string[]): Promise<number> {
   const [group, action] = argv;
-  const command = COMMANDS.find((c) => c.name === `${group} ${action}`);
+  // "login" is one word, "products create" two.
+  const command = COMMANDS.find((c) => c.name === group || c.name === `${group} ${action}`);
+  const nameWords = command?.name.split(' ').length ?? 0;
   if (!command) {
     const known = COMMANDS.some((c) => c.name.startsWith(`${group} `));
     const words = argv.filter((a) => !a.startsWith('-'));
@@ -68,7 +77,7 @@ async function main(argv: string[]): Promise<number> {
   }
   let parsed;
   try {
-    parsed = parse(command, argv.slice(2));
+    parsed = parse(command, argv.slice(nameWords));
     if (parsed.values.secret !== undefined) process.stderr.write(SECRET_FLAG_WARNING);
     if (parsed.values.help) {
       process.stdout.write(helpOf(command));

@@ -16,6 +16,7 @@ import { SecretKeyMismatchError } from '../schema/keys/keys.errors.ts';
 import { RateLimitLeases } from '../schema/lib/rate-limit-leases.ts';
 import { RememberedClients } from '../schema/modules/oauth/remembered-clients.ts';
 import { bootstrap, operatorOrganization } from '../schema/modules/organizations/bootstrap.service.ts';
+import { ensureCliClient } from '../schema/modules/clients/cli-client.ts';
 import type { RunningWorker } from '../worker/index.ts';
 import { smtpMailer } from '../schema/modules/mail/transport.ts';
 import { passkeysUnavailableReason } from '../schema/modules/passkeys/passkeys.service.ts';
@@ -152,6 +153,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
     const outcome = await bootstrap(db, config.bootstrap);
     if (outcome === 'created' && config.bootstrap)
       log(`created the operator organization "${config.bootstrap.orgName}" owned by ${config.bootstrap.email}`);
+    await ensureCliClient(db);
     if (outcome === 'needs-admin') {
       logger.warn(
         'no user exists yet: restart with BOOTSTRAP_ADMIN_EMAIL and BOOTSTRAP_ADMIN_PASSWORD set to create the first administrator',

@@ -18,7 +18,8 @@ interface Memberships {
   operatorId: string | null;
   /**
    * Organizations that require a second factor of a session's person who has none: everything there is refused
-   * until one is set up (docs/architecture.md#second-factors). Tokens and API keys are not held back.
+   * until one is set up (docs/architecture.md#second-factors). Tokens and API keys are not held back, but for the
+   * command line's token whose sign-in used no second factor (cli-client.ts).
    */
   awaitingFactor: Set<string>;
 }
@@ -37,14 +38,17 @@ async function memberships(ctx: Context): Promise<Memberships> {
       const rows = await ctx.db.membership.findMany({
         where: {
           userId: actor.userId,
-          // A token acts only within its client's organization.
-          ...(actor.kind === 'oauth' ? { organizationId: actor.organizationId } : {}),
+          // A token acts only within its client's organization; the command line's, in each of the person's.
+          ...(actor.kind === 'oauth' && !actor.platformWide ? { organizationId: actor.organizationId } : {}),
         },
         select: { organizationId: true, role: true, organization: { select: { requireMfa: true } } },
       });
       for (const r of rows) roles.set(r.organizationId, r.role);
       const requiring = rows.filter((r) => r.organization.requireMfa).map((r) => r.organizationId);
       if (actor.kind === 'user' && requiring.length && !(await hasSecondFactor(ctx, actor.userId)))
+        for (const id of requiring) awaitingFactor.add(id);
+      // The command line's token, whose sign-in used no second factor, is held back where one is required.
+      if (actor.kind === 'oauth' && actor.platformWide && !actor.amr?.includes('mfa'))
         for (const id of requiring) awaitingFactor.add(id);
     }
     return { roles, operatorId: await ctx.operatorOrganizationId(), awaitingFactor };

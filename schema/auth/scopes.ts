@@ -31,6 +31,8 @@ export function scopeInitializer(ctx: Context) {
     person: !!actor && actor.kind !== 'apiKey' && !!actor.userId,
     session: actor?.kind === 'user',
     firstParty: actor?.kind !== 'oauth',
+    /** Tessera's own command line, signed in as a person (clients/cli-client.ts): first-party, though a token. */
+    commandLine: actor?.kind === 'oauth' && !!actor.platformWide && !!actor.userId,
     tokenScope: (scope: string) => tokenAllows(actor, [scope]),
     profileRead: tokenAllows(actor, PROFILE_SCOPES),
     platformAdmin: () => isPlatformAdmin(ctx),

@@ -140,6 +140,41 @@ export const SUBSCRIPTION = object<Subscription>({
   updated_at: string,
 });
 
+/** The revocation endpoint's answer (RFC 7009 2.2): an empty object. */
+export const REVOKED = object<object>({});
+
+/** `GET /api/v1/users/me`: the signed-in person. */
+export interface User {
+  id: string;
+  email: string;
+}
+export const USER = object<User>({ id: string, email: string });
+
+/** `POST /oauth/device_authorization` (RFC 8628 3.2). */
+export interface DeviceAuthorization {
+  device_code: string;
+  user_code: string;
+  verification_uri: string;
+  verification_uri_complete: string;
+  expires_in: number;
+  interval: number;
+}
+export const DEVICE_AUTHORIZATION = object<DeviceAuthorization>({
+  device_code: string,
+  user_code: string,
+  verification_uri: string,
+  verification_uri_complete: string,
+  expires_in: number,
+  interval: number,
+});
+
+/** The token endpoint's answer to the command line's grants: its refresh token rotates with each use. */
+export interface Tokens {
+  access_token: string;
+  refresh_token: string;
+}
+export const TOKENS = object<Tokens>({ access_token: string, refresh_token: string });
+
 /** A field problem of an error answer: `{"error", "error_description", "details": [{path, message}]}` (the README, Interfaces). */
 export interface Detail {
   path: string;
@@ -151,12 +186,13 @@ const DETAILS = list(object<Detail>({ path: string, message: string }));
  * What an error answer says, as far as it says it: a proxy's error page, or a body of another shape, still makes an
  * error, with the HTTP status for its description.
  */
-export function refusal(body: unknown): { description?: string; details: Detail[] } {
+export function refusal(body: unknown): { error?: string; description?: string; details: Detail[] } {
   const found = isObject(body) ? body : {};
+  const error = typeof found.error === 'string' ? found.error : undefined;
   const description = typeof found.error_description === 'string' ? found.error_description : undefined;
   try {
-    return { description, details: found.details === undefined ? [] : DETAILS(found.details, 'details') };
+    return { error, description, details: found.details === undefined ? [] : DETAILS(found.details, 'details') };
   } catch {
-    return { description, details: [] };
+    return { error, description, details: [] };
   }
 }

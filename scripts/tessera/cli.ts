@@ -3,7 +3,9 @@
 // not of the documented shape (answers.ts), 2 bad usage.
 // The key and secret go to the --url origin and nowhere else: redirects are followed by hand, within that origin only.
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { page, refusal, UnexpectedAnswer, type Check, type Detail, type Page } from './answers.ts';
+import { page, refusal, UnexpectedAnswer, type Check, type Page } from './answers.ts';
+import { ApiError, UsageError } from './errors.ts';
+import { storedAccessToken } from './signed-in.ts';
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -27,17 +29,6 @@ export interface RunContext {
   out: Output;
 }
 
-export class UsageError extends Error {}
-export class ApiError extends Error {
-  readonly status: number;
-  readonly details: Detail[];
-  constructor(status: number, message: string, details: Detail[] = []) {
-    super(message);
-    this.status = status;
-    this.details = details;
-  }
-}
-
 export const GLOBAL_OPTIONS: Options = {
   url: { type: 'string' },
   key: { type: 'string' },
@@ -54,14 +45,33 @@ export const GLOBAL_HELP = `Options for every command:
   --secret SECRET  the secret as an argument: avoid, other users see it in the process list
   --json           print the API's JSON instead of text
   -h, --help       show help
-Without a key, a signed-in person's session token in TESSERA_TOKEN is used.`;
+Without a key, the person signed in with "tessera login" acts (or a session token in TESSERA_TOKEN).`;
 
 /** Printed on stderr whenever --secret is given: kept for old scripts, but the secret shows in `ps` while the command runs. */
 export const SECRET_FLAG_WARNING =
   'warning: --secret is visible to other users in the process list; give the secret with --secret-stdin or TESSERA_API_SECRET instead\n';
 
+/** Help fits this many columns (the README, Command-line tool). */
+export const HELP_WIDTH = 100;
+
+/** `text` in lines of at most `width` columns, broken between words, each line after the first `indent` spaces in. */
+export function wrap(text: string, width = HELP_WIDTH, indent = 0): string {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(' ')) {
+    const limit = width - (lines.length ? indent : 0);
+    if (line && line.length + 1 + word.length > limit) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.join(`\n${' '.repeat(indent)}`);
+}
+
 export function helpOf(command: Command): string {
-  return `Usage: tessera ${command.name} ${command.usage}\n\n${command.summary}\n\n${GLOBAL_HELP}\n`;
+  const usage = `Usage: tessera ${command.name}${command.usage ? ` ${command.usage}` : ''}`;
+  return `${wrap(usage, HELP_WIDTH, 4)}\n\n${wrap(command.summary)}\n\n${GLOBAL_HELP}\n`;
 }
 
 export function parse(command: Command, argv: string[]) {
@@ -203,22 +213,49 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
     return read;
   }
 
-  /** An API key and its secret; else, with no key given, a signed-in person's session token (TESSERA_TOKEN). */
+  let signedIn: Promise<string | null> | undefined;
+  /**
+   * An API key and its secret; else, with no key given, a session token (TESSERA_TOKEN); else the access token of
+   * the person signed in with `tessera login`, from a refresh made once for the command (signed-in.ts).
+   */
   async function credentials(): Promise<Record<string, string>> {
     if (!key && env.TESSERA_TOKEN) return { authorization: `Bearer ${env.TESSERA_TOKEN}` };
+    if (!key && !values['secret-stdin'] && values.secret === undefined) {
+      const token = await (signedIn ??= storedAccessToken(form, origin, env));
+      if (token) return { authorization: `Bearer ${token}` };
+    }
     const given = await (secret ??= secretOf());
     if (!key || !given) {
       throw new UsageError(
-        'credentials missing: give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET), or a session token in TESSERA_TOKEN',
+        'credentials missing: run "tessera login", or give --key and --secret-stdin (or TESSERA_API_KEY and TESSERA_API_SECRET)',
       );
     }
     return { authorization: `Bearer ${key}`, 'x-api-secret': given };
   }
 
+  /**
+   * An OAuth endpoint's answer to a form (RFC 6749 3.2): no credentials but those in `fields`. An error answer is an
+   * ApiError with the OAuth error code.
+   */
+  async function form<T>(path: string, fields: Record<string, string>, expected: Check<T>): Promise<T> {
+    const res = await sendWithinOrigin(origin, new URL(path, origin), {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams(fields).toString(),
+    });
+    return answerOf(res, 'POST', path, expected);
+  }
+
   /** The answer to one request, checked against the shape `expected`: anything else is an ApiError. */
-  async function request<T>(method: string, path: string, expected: Check<T>, body?: unknown): Promise<T> {
+  async function request<T>(
+    method: string,
+    path: string,
+    expected: Check<T>,
+    body?: unknown,
+    bearer?: string,
+  ): Promise<T> {
     // Checked at the first call, so that a command's own usage problems are reported first.
-    const auth = await credentials();
+    const auth = bearer ? { authorization: `Bearer ${bearer}` } : await credentials();
     const res = await sendWithinOrigin(origin, new URL(path, origin), {
       method,
       headers: {
@@ -228,31 +265,17 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
       },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
-    const answer = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = answer ? JSON.parse(answer) : null;
-    } catch {
-      parsed = null;
-    }
-    if (!res.ok) {
-      const { description, details } = refusal(parsed);
-      throw new ApiError(res.status, description ?? `HTTP ${res.status}`, details);
-    }
-    try {
-      return expected(parsed, '');
-    } catch (error) {
-      if (!(error instanceof UnexpectedAnswer)) throw error;
-      throw new ApiError(res.status, `the server answered something unexpected to ${method} ${path}`, [
-        { path: error.at || '(the answer)', message: `expected ${error.expected}` },
-      ]);
-    }
+    return answerOf(res, method, path, expected);
   }
   return {
+    origin,
+    form,
     get: <T>(path: string, expected: Check<T>) => request('GET', path, expected),
     post: <T>(path: string, body: unknown, expected: Check<T>) => request('POST', path, expected, body),
     patch: <T>(path: string, body: unknown, expected: Check<T>) => request('PATCH', path, expected, body),
     delete: <T>(path: string, expected: Check<T>) => request('DELETE', path, expected),
+    /** A GET with the access token `bearer` rather than the command's credentials (login.ts, before any is stored). */
+    getWith: <T>(bearer: string, path: string, expected: Check<T>) => request('GET', path, expected, undefined, bearer),
     /** Every item of a paged list, following next_cursor. */
     async all<T>(path: string, name: string, item: Check<T>): Promise<T[]> {
       const items: T[] = [];
@@ -270,6 +293,29 @@ export function createApi(values: Record<string, unknown>, env: NodeJS.ProcessEn
       return items;
     },
   };
+}
+
+/** The answer `res` to `method path`, checked against `expected`; an error answer or another shape is an ApiError. */
+async function answerOf<T>(res: Response, method: string, path: string, expected: Check<T>): Promise<T> {
+  const answer = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = answer ? JSON.parse(answer) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!res.ok) {
+    const { error, description, details } = refusal(parsed);
+    throw new ApiError(res.status, description ?? `HTTP ${res.status}`, details, error);
+  }
+  try {
+    return expected(parsed, '');
+  } catch (error) {
+    if (!(error instanceof UnexpectedAnswer)) throw error;
+    throw new ApiError(res.status, `the server answered something unexpected to ${method} ${path}`, [
+      { path: error.at || '(the answer)', message: `expected ${error.expected}` },
+    ]);
+  }
 }
 
 export interface Output {

@@ -1,11 +1,12 @@
 import { ORGANIZATION } from './answers.ts';
-import { ApiError, required, type Command } from './cli.ts';
+import { required, type Command } from './cli.ts';
+import { ApiError } from './errors.ts';
 import { organizationText } from './present.ts';
 
 export const organizationsCreate: Command = {
   name: 'organizations create',
   usage: '--name NAME',
-  summary: 'Create an organization owned by the caller, a signed-in person (TESSERA_TOKEN): an API key is refused.',
+  summary: 'Create an organization owned by the person signed in (tessera login): an API key is refused.',
   options: { name: { type: 'string' } },
   async run({ values, api, out }) {
     const { name } = required(values, 'name');
@@ -17,7 +18,7 @@ export const organizationsCreate: Command = {
       if (!(error instanceof ApiError && error.status === 403)) throw error;
       throw new ApiError(
         403,
-        `${error.message}: an organization is created by a signed-in person, with a session token in TESSERA_TOKEN instead of an API key`,
+        `${error.message}: an organization is created by a signed-in person: run "tessera login" and leave out the API key`,
       );
     }
     out.result(organization, () => `created organization ${organization.name}\n${organizationText(organization)}`);

@@ -1,5 +1,6 @@
 import { PRODUCT } from './answers.ts';
-import { UsageError, type Command } from './cli.ts';
+import type { Command } from './cli.ts';
+import { UsageError } from './errors.ts';
 import { productText } from './present.ts';
 import { findProduct } from './resolve.ts';
 

@@ -1,7 +1,8 @@
 // What a user types for a product or an organization, turned into the record the REST routes address: a product by
 // its slug or its id, an organization by its id or its name (the README, Command-line tool).
 import { ORGANIZATION, PRODUCT, type Product } from './answers.ts';
-import { ApiError, type Api } from './cli.ts';
+import type { Api } from './cli.ts';
+import { ApiError } from './errors.ts';
 
 /** Tessera's ids are UUIDs; a product slug or an organization name of that shape is read as an id. */
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

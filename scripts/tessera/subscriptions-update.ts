@@ -1,5 +1,6 @@
 import { SUBSCRIPTION } from './answers.ts';
-import { decimal, integer, oneOf, UsageError, type Command } from './cli.ts';
+import { decimal, integer, oneOf, type Command } from './cli.ts';
+import { UsageError } from './errors.ts';
 import { subscriptionText } from './present.ts';
 import { CYCLES, STATUSES } from './subscriptions-create.ts';
 

@@ -57,6 +57,8 @@ function tessera(
     TESSERA_URL: server.url,
     TESSERA_API_KEY: operatorKey.key,
     TESSERA_API_SECRET: operatorKey.secret,
+    // No one signed in with `tessera login` (tessera-login.browser.test.ts): the machine's own file is not read.
+    XDG_CONFIG_HOME: path.join(os.tmpdir(), 'tessera-test-no-login'),
     ...env,
   };
   return new Promise((resolve) => {
@@ -386,8 +388,14 @@ describe('tessera', () => {
     expect(noCredentials.stderr).toMatch(/credentials missing/);
   });
 
-  it('prints help for every command and exits 0', async () => {
+  it('prints help for every command and exits 0, every line within 100 columns', async () => {
+    const fits = (text: string, name: string) => {
+      for (const line of text.split('\n')) expect([...line].length, `${name}: ${line}`).toBeLessThanOrEqual(100);
+    };
     for (const name of [
+      'login',
+      'logout',
+      'whoami',
       'organizations create',
       'organizations list',
       'organizations get',
@@ -405,7 +413,9 @@ describe('tessera', () => {
       const run = await tessera([...name.split(' '), '--help']);
       expect(run.code, name).toBe(0);
       expect(run.stdout, name).toMatch(new RegExp(`^Usage: tessera ${name}`));
+      fits(run.stdout, name);
     }
+    fits((await tessera(['--help'])).stdout, 'tessera --help');
     expect((await tessera(['subscriptions', '--help'])).stdout).toContain('subscriptions update');
     expect((await tessera(['organizations', '--help'])).stdout).toMatch(
       /organizations get\s+Show one organization, named by its id or its name/,
@@ -583,7 +593,7 @@ describe('tessera', () => {
       code: 1,
       stdout: '',
       stderr:
-        'error: Your role does not allow this: an organization is created by a signed-in person, with a session token in TESSERA_TOKEN instead of an API key\n',
+        'error: Your role does not allow this: an organization is created by a signed-in person: run "tessera login" and leave out the API key\n',
     });
 
     const listed = await tessera(['organizations', 'list']);

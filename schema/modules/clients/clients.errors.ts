@@ -1,6 +1,6 @@
 // Client management's refusals, each with a stable code: a client the caller may not see is not found (another
 // tenant's id answers 404, docs/architecture.md#tenancy-and-roles), and a client that redirects needs a redirect URI.
-import { NotFoundError, ValidationError } from '../../errors/index.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '../../errors/index.ts';
 import type { UserErrorCode } from '../../errors/codes.ts';
 
 export class OAuthClientNotFound extends NotFoundError {
@@ -31,6 +31,13 @@ export class PublicClientHasNoSecret extends ValidationError {
     super('A public client has no secret to rotate', [
       { path: 'tokenEndpointAuthMethod', message: 'is none: the client keeps no secret' },
     ]);
+  }
+}
+
+/** Tessera's own command-line client (cli-client.ts) is made by Tessera, and no one changes or deletes it. */
+export class CliClientIsTesseras extends ForbiddenError {
+  constructor() {
+    super("Tessera's own command-line client is managed by Tessera: it cannot be changed or deleted");
   }
 }
 

@@ -15,6 +15,7 @@ import { isKnownScope } from '../oauth/scopes.ts';
 import { revokeGrants } from '../oauth/revocation.service.ts';
 import { ValidationError } from '../../errors/index.ts';
 import {
+  CliClientIsTesseras,
   OAuthClientNotFound,
   PublicClientHasNoSecret,
   REDIRECT_URI_REQUIRED,
@@ -237,8 +238,15 @@ export async function getClient(ctx: Context, id: string) {
   return loadOwned(ctx, id);
 }
 
-export async function updateClient(ctx: Context, id: string, input: unknown) {
+/** A client its organization's admins may change: every one but Tessera's own command-line client. */
+async function loadChangeable(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
+  if (client.platformWide) throw new CliClientIsTesseras();
+  return client;
+}
+
+export async function updateClient(ctx: Context, id: string, input: unknown) {
+  const client = await loadChangeable(ctx, id);
   const data = parseInput(updateInput, input);
   const redirectUris = dedupe(data.redirectUris) ?? client.redirectUris;
   const grantTypes = dedupe(data.grantTypes) ?? client.grantTypes;
@@ -297,7 +305,7 @@ export async function rotateClientSecret(ctx: Context, id: string) {
 }
 
 export async function deleteClient(ctx: Context, id: string) {
-  const client = await loadOwned(ctx, id);
+  const client = await loadChangeable(ctx, id);
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthClient.delete({ where: { id: client.id } });
     await emitEvents(

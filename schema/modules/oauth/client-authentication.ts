@@ -17,7 +17,7 @@ const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClie
   SELECT id, client_id AS "clientId", secret_hash AS "secretHash", token_endpoint_auth_method AS "tokenEndpointAuthMethod", organization_id AS "organizationId", created_by_id AS "createdById",
          name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
          allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
-         id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired",
+         id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired", platform_wide AS "platformWide",
          created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
   FROM oauth_clients WHERE client_id = ${p.clientId}::text`,
 );

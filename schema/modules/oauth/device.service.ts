@@ -113,6 +113,8 @@ interface PendingRow {
   organization_id: string;
   organization_name: string;
   require_mfa: boolean;
+  /** Tessera's own command-line client (cli-client.ts): any signed-in person may approve it. */
+  platform_wide: boolean;
   /** The signed-in person has a second factor to sign in with. */
   has_factor: boolean;
 }
@@ -130,7 +132,7 @@ async function pendingRequest(ctx: Context, typed: string): Promise<{ row: Pendi
   const [row] = code
     ? await ctx.db.$queryRaw<PendingRow[]>`
       select d.id, d.scope, c.id as client_row_id, c.client_id, c.name as client_name, c.description as client_description,
-             o.id as organization_id, o.name as organization_name, o.require_mfa,
+             o.id as organization_id, o.name as organization_name, o.require_mfa, c.platform_wide,
              ${hasFactorSql(Prisma.sql`${actor.userId}::text`)} as has_factor
       from device_authorizations d
       join oauth_clients c on c.id = d.client_id and c.enabled
@@ -157,7 +159,7 @@ export async function describeDeviceRequest(ctx: Context, typed: string): Promis
 
 /**
  * The person's answer. An approval needs what the authorization endpoint needs: a member of the client's
- * organization, a licence of each product asked for, a second factor in this session where the organization
+ * organization (anyone, for the platform-wide command-line client), a licence of each product asked for, a second factor in this session where the organization
  * requires one, and a session the sign-in policy admits (through the connection, where the domain requires it). One statement marks the request answered (only while it is pending: a code is answered once) and,
  * on approval, writes the grant with the session it was made in, and the audit entry.
  */
@@ -192,13 +194,17 @@ export async function decideDeviceRequest(
     email,
     session.connectionId ? { via: 'sso', connectionId: session.connectionId } : { via: 'device_code' },
   );
-  if (row.require_mfa && !session.amr.includes('mfa'))
+  // The command line's token asks each organization's second-factor rule where it acts (auth/access.ts).
+  if (row.require_mfa && !row.platform_wide && !session.amr.includes('mfa'))
     throw row.has_factor ? new DeviceCodeNeedsSecondFactor() : new MfaEnrollmentRequiredError();
   const products = productScopesOf(parseScope(row.scope));
   const grantId = uuidv7();
+  // The command line's tokens act, by default, in the organization the approving session acts in.
+  const actingIn = row.platform_wide ? (ctx.actor?.organizationId ?? row.organization_id) : row.organization_id;
   const [approved] = await ctx.db.$queryRaw<{ answered: number; member: boolean; licensed: boolean }[]>`
     with still_member as (
-      select 1 from memberships where user_id = ${session.userId} and organization_id = ${row.organization_id}
+      select 1 where ${row.platform_wide}::boolean or exists (
+        select 1 from memberships where user_id = ${session.userId} and organization_id = ${row.organization_id})
     ), holds as (
       select count(*) = ${products.length}::int as all_licensed from products p
       where p.slug = any(${products}::text[]) and ${licensed(Prisma.sql`${session.userId}::text`, Prisma.sql`${row.organization_id}::text`, now)}
@@ -214,6 +220,7 @@ export async function decideDeviceRequest(
       returning id
     ), answered as (
       update device_authorizations set status = 'approved', user_id = ${session.userId}, grant_id = (select id from granted),
+        organization_id = ${actingIn},
         auth_time = ${ts(session.authTime)}, amr = ${session.amr}::text[],
         session_version = (select session_version from users where id = ${session.userId})
       where id = (select id from pending) and exists (select 1 from granted) returning id

@@ -17,6 +17,8 @@ export interface SignedAccessToken {
   organizationId: string;
   sessionVersion: unknown;
   scope: string[];
+  /** How the person signed in (RFC 8176, RFC 9068 2.2.1), as the token was issued; empty when it says nothing. */
+  amr: string[];
   exp: number;
   iat: number;
 }
@@ -40,6 +42,7 @@ export async function verifyAccessTokenSignature(ctx: Context, token: string): P
     org_id: organizationId,
     sv,
     scope,
+    amr,
     sub,
     exp,
     iat,
@@ -58,6 +61,7 @@ export async function verifyAccessTokenSignature(ctx: Context, token: string): P
     organizationId,
     sessionVersion: sv,
     scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
+    amr: Array.isArray(amr) ? amr.filter((m): m is string => typeof m === 'string') : [],
     exp: Number(exp),
     iat: Number(iat),
   };
@@ -70,6 +74,8 @@ export interface VerifiedAccessToken extends SignedAccessToken {
   clientOrganizationId: string;
   /** The user's claim fields, read in the same statement (null for a machine client's token). */
   claims: ClaimSource | null;
+  /** The client is Tessera's own command-line client (cli-client.ts). */
+  platformWide: boolean;
 }
 
 interface GrantRow extends ClaimSource {
@@ -78,6 +84,7 @@ interface GrantRow extends ClaimSource {
   grant_user_id: string | null;
   client_db_id: string;
   client_organization_id: string;
+  platform_wide: boolean;
 }
 
 /** What a statement needs of a signed access token to find its grant and tell whether it stands. */
@@ -112,11 +119,12 @@ export function tokenGrantFrom(keys: TokenGrantKeys, moreJoins: Prisma.Sql = Pri
 /**
  * SQL over tokenGrantFrom's rows: the token still stands. Its grant is not revoked, its client is enabled and
  * is the one it names; for a user's token, the user's session version has not moved and the user is still a
- * member of the token's organization.
+ * member of the token's organization, unless the client is platform-wide (cli-client.ts): its tokens act in each of
+ * the person's organizations, which the caller's memberships tell (auth/access.ts).
  */
 export function tokenGrantStands(keys: TokenGrantKeys): Prisma.Sql {
   return Prisma.sql`(g.revoked_at is null and c.enabled and c.client_id = ${keys.clientId}::text
-    and (g.user_id is null or (u.session_version = ${keys.sessionVersion}::int and m.role is not null)))`;
+    and (g.user_id is null or (u.session_version = ${keys.sessionVersion}::int and (m.role is not null or c.platform_wide))))`;
 }
 
 /**
@@ -145,6 +153,7 @@ export async function verifyAccessToken(
     clientDbId: row.client_db_id,
     clientOrganizationId: row.client_organization_id,
     claims: row.grant_user_id ? row : null,
+    platformWide: row.platform_wide,
   };
 }
 
@@ -154,7 +163,7 @@ function grantStatement(products: boolean) {
     const reveal = products ? { all: Prisma.sql`${p.all}::boolean`, slugs: Prisma.sql`${p.slugs}::text[]` } : null;
     return Prisma.sql`
       select ${tokenGrantStands(p)} as stands, g.user_id as grant_user_id, coalesce(g.user_id, '') as user_id,
-             c.id as client_db_id, c.organization_id as client_organization_id,
+             c.id as client_db_id, c.organization_id as client_organization_id, c.platform_wide,
              ${p.organizationId}::text as organization_id, ${CLAIMS},
              ${revealedProducts(reveal, Prisma.sql`g.user_id`, Prisma.sql`${p.organizationId}::text`, p.now)} as products
       from ${tokenGrantFrom(p, Prisma.sql`left join organizations o on o.id = ${p.organizationId}::text`)}`;

@@ -82,7 +82,8 @@ builder.mutationField('createOrganization', (t) =>
     errors: refusals,
     type: OrganizationRef,
     description: 'Creates an organization owned by the caller.',
-    authScopes: firstParty({ person: true }),
+    // A person's own: through the portal, a session, or Tessera's command line; no app's token.
+    authScopes: { $any: { ...firstParty({ person: true }), commandLine: true } },
     args: { input: t.arg({ type: CreateOrganizationInput, required: true }) },
     resolve: (_root, { input }, ctx) => createOrganization(ctx, input),
   }),

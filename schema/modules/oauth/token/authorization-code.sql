@@ -17,7 +17,7 @@
         i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
-    m.role is not null as member,
+    (m.role is not null or :platformWide::boolean) as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, null::jsonb as products
   from consumed c
   cross join lateral (select c.scope as scope) k
@@ -68,7 +68,7 @@
         i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
-    m.role is not null as member,
+    (m.role is not null or :platformWide::boolean) as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, null::jsonb as products
   from consumed c
   cross join lateral (select c.scope as scope) k
@@ -124,7 +124,7 @@
         i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
-    m.role is not null as member,
+    (m.role is not null or :platformWide::boolean) as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, (select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)
     from products p where ('organization' = any(string_to_array(i.scope, ' ')) or p.slug = any(string_to_array(i.scope, ' '))) and exists (
     select 1 from seat_assignments lic_a join subscriptions lic_s on lic_s.id = lic_a.subscription_id
@@ -185,7 +185,7 @@
         i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
-    m.role is not null as member,
+    (m.role is not null or :platformWide::boolean) as member,
     c.user_id, c.organization_id, u.email, u.email_verified, u.name, u.picture, u.updated_at, o.name as organization_name, m.role::text as role, (select coalesce(jsonb_agg(jsonb_build_object('id', p.id, 'slug', p.slug, 'name', p.name, 'features', p.features) order by p.slug), '[]'::jsonb)
     from products p where ('organization' = any(string_to_array(i.scope, ' ')) or p.slug = any(string_to_array(i.scope, ' '))) and exists (
     select 1 from seat_assignments lic_a join subscriptions lic_s on lic_s.id = lic_a.subscription_id

@@ -104,7 +104,7 @@ export const REDEEM_CODE = redeemingStatement<CodeRedemption>(
         case when c.code_challenge is null then not ${p.verifierGiven}::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = ${p.s256}::text, false)
              else coalesce(c.code_challenge = ${p.plain}::text, false) end as pkce_ok,
-        ${subjectColumns(p.now, how)}
+        ${subjectColumns(p, how)}
       ${subjectFrom(p.now, how)}
     )
     ${issueAndEnd(p, 'authorization_code', how)}`,

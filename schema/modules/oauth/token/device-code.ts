@@ -60,7 +60,7 @@ export const REDEEM_DEVICE_CODE = redeemingStatement<{ hash: string }>(
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        ${subjectColumns(p.now, how)}
+        ${subjectColumns(p, how)}
       ${subjectFrom(p.now, how)}
     )
     ${issueAndEnd(p, DEVICE_CODE_GRANT, how)}`,

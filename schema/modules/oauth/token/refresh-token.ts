@@ -108,7 +108,7 @@ export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: st
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        ${subjectColumns(p.now, how)}
+        ${subjectColumns(p, how)}
       ${subjectFrom(p.now, how, narrowed(p.asked))}
     )
     ${issueAndEnd(p, 'refresh_token', how)}`,

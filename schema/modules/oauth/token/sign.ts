@@ -55,6 +55,8 @@ export async function mintAccessToken(ctx: Context, s: TokenSubject): Promise<st
       gid: s.grantId,
       sv: s.sessionVersion,
       ...(s.authTime ? { auth_time: epochSeconds(s.authTime) } : {}),
+      // What a platform-wide token's organizations ask of the sign-in (a second factor) is asked at each use.
+      ...(s.amr.length ? { amr: s.amr } : {}),
     },
     'RS256',
     'at+jwt',

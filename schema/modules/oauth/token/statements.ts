@@ -36,6 +36,8 @@ export interface RedeemingClient extends StatementClient {
   version: string;
   allowedScopes: string[];
   tokenEndpointAuthMethod: string;
+  /** Tessera's own command-line client, whose tokens need no membership of its organization (cli-client.ts). */
+  platformWide: boolean;
 }
 
 /** SQL: the client's row is still the version it was authenticated against (else nothing is redeemed). */
@@ -82,6 +84,8 @@ export interface IssueValues {
   issuesRefresh: boolean;
   /** A public client gets a refresh token only for a grant that holds offline_access (refreshIssued). */
   refreshNeedsOffline: boolean;
+  /** The client is platform-wide: its grant's person need not be a member of the grant's organization. */
+  platformWide: boolean;
   eventId: string;
   auditId: string | null;
   ip: string | null;
@@ -100,6 +104,7 @@ export function issueValues(ctx: Context, client: RedeemingClient, next: NextRef
     refreshExpiresAt: next?.expiresAt ?? now,
     issuesRefresh: next !== null,
     refreshNeedsOffline: client.tokenEndpointAuthMethod === 'none',
+    platformWide: client.platformWide,
     eventId: uuidv7(),
     auditId: ctx.settings.auditTokenIssuance ? uuidv7() : null,
     ip: ctx.request.ip,
@@ -270,7 +275,8 @@ export function subjectFrom(
  * show the products of it; the next refresh token keeps k.scope whatever was asked (RFC 6749 6: "identical to that
  * of the refresh token included").
  */
-export function subjectColumns(now: Date, how: Composition): Prisma.Sql {
+export function subjectColumns(p: IssueValues, how: Composition): Prisma.Sql {
+  const now = p.now;
   const words = sql`string_to_array(i.scope, ' ')`;
   const products = how.products
     ? revealedProducts(
@@ -283,7 +289,7 @@ export function subjectColumns(now: Date, how: Composition): Prisma.Sql {
   return sql`i.scope, k.scope as refresh_scope,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
-    m.role is not null as member,
+    (m.role is not null or ${p.platformWide}::boolean) as member,
     c.user_id, c.organization_id, ${Prisma.raw(CLAIM_COLUMNS)}, ${products} as products`;
 }
 
