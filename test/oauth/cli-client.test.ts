@@ -59,6 +59,11 @@ describe("Tessera's command-line client", () => {
     });
     expect(changed.status).toBe(403);
     expect((await setup.admin.delete(`/api/v1/oauth-clients/${cli.id}`)).status).toBe(403);
+    // it may be turned off, which ends its device flow, and on again
+    expect((await setup.admin.patch(`/api/v1/oauth-clients/${cli.id}`, { enabled: false })).status).toBe(200);
+    const off = await form('/oauth/device_authorization', { client_id: CLI, scope: 'openid' });
+    expect((await off.json()).error).toBe('invalid_client');
+    expect((await setup.admin.patch(`/api/v1/oauth-clients/${cli.id}`, { enabled: true })).status).toBe(200);
   });
 
   it("acts as the approving person in each of their organizations, and in no one else's", async () => {

@@ -34,10 +34,10 @@ export class PublicClientHasNoSecret extends ValidationError {
   }
 }
 
-/** Tessera's own command-line client (cli-client.ts) is made by Tessera, and no one changes or deletes it. */
+/** Tessera's own command-line client (cli-client.ts) is made by Tessera: it is only turned off or on. */
 export class CliClientIsTesseras extends ForbiddenError {
   constructor() {
-    super("Tessera's own command-line client is managed by Tessera: it cannot be changed or deleted");
+    super("Tessera's own command-line client is managed by Tessera: it can only be disabled or enabled");
   }
 }
 

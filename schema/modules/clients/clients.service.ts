@@ -238,26 +238,24 @@ export async function getClient(ctx: Context, id: string) {
   return loadOwned(ctx, id);
 }
 
-/** A client its organization's admins may change: every one but Tessera's own command-line client. */
-async function loadChangeable(ctx: Context, id: string) {
-  const client = await loadOwned(ctx, id);
-  if (client.platformWide) throw new CliClientIsTesseras();
-  return client;
-}
-
 export async function updateClient(ctx: Context, id: string, input: unknown) {
-  const client = await loadChangeable(ctx, id);
+  const client = await loadOwned(ctx, id);
   const data = parseInput(updateInput, input);
+  // Tessera's own command-line client may be turned off and on by the operator, and nothing else.
+  if (client.platformWide && Object.keys(data).some((field) => field !== 'enabled')) throw new CliClientIsTesseras();
   const redirectUris = dedupe(data.redirectUris) ?? client.redirectUris;
   const grantTypes = dedupe(data.grantTypes) ?? client.grantTypes;
   if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
     throw new RedirectUriRequired();
   }
-  const problems = publicClientProblems({
-    tokenEndpointAuthMethod: client.tokenEndpointAuthMethod,
-    grantTypes,
-    allowedScopes: data.allowedScopes ?? client.allowedScopes,
-  });
+  // The command line's client is public and granted api: only `enabled` reaches this far for it.
+  const problems = client.platformWide
+    ? []
+    : publicClientProblems({
+        tokenEndpointAuthMethod: client.tokenEndpointAuthMethod,
+        grantTypes,
+        allowedScopes: data.allowedScopes ?? client.allowedScopes,
+      });
   if (problems.length) throw new ValidationError('The request is invalid', problems);
   return ctx.db.$transaction(async (tx) => {
     const updated = await tx.oAuthClient.update({
@@ -305,7 +303,8 @@ export async function rotateClientSecret(ctx: Context, id: string) {
 }
 
 export async function deleteClient(ctx: Context, id: string) {
-  const client = await loadChangeable(ctx, id);
+  const client = await loadOwned(ctx, id);
+  if (client.platformWide) throw new CliClientIsTesseras();
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthClient.delete({ where: { id: client.id } });
     await emitEvents(
