@@ -1,9 +1,9 @@
 // `tessera login`: signs a person in through the device flow (RFC 8628) against Tessera's own command-line client,
-// and stores the refresh token for the next commands (credentials.ts). The code and the page are printed, and the
-// page opened in a browser where there is one, on stderr; meanwhile the tool polls the token endpoint at the interval it was
-// given, five seconds more at each slow_down.
+// and stores the refresh token for the next commands (credentials.ts), ending the sign-in it replaces. The code and
+// the page are printed, on stderr, and the page opened in a browser where there is one; meanwhile the tool polls the
+// token endpoint at the interval it was given, five seconds more at each slow_down.
 import { spawn } from 'node:child_process';
-import { DEVICE_AUTHORIZATION, TOKENS, USER } from './answers.ts';
+import { DEVICE_AUTHORIZATION, REVOKED, TOKENS, USER } from './answers.ts';
 import type { Command } from './cli.ts';
 import { changeLogins, credentialsFile, entryOf } from './credentials.ts';
 import { ApiError } from './errors.ts';
@@ -70,13 +70,23 @@ export const login: Command = {
     const user = await api.getWith(tokens.access_token, '/api/v1/users/me', USER);
     const entry = entryOf(api.origin);
     const { refresh_token } = tokens;
-    await changeLogins(credentialsFile(process.env), (logins) => ({
+    const replaced = await changeLogins(credentialsFile(process.env), (logins) => ({
       logins: {
         ...logins,
         [entry]: { refresh_token, client_id: CLI_CLIENT_ID, user: { id: user.id, email: user.email } },
       },
-      result: undefined,
+      result: logins[entry],
     }));
+    // The sign-in this one replaces is ended, not left to live out its refresh token; if that fails it was ended already.
+    if (replaced) {
+      await api
+        .form(
+          '/oauth/revoke',
+          { token: replaced.refresh_token, token_type_hint: 'refresh_token', client_id: replaced.client_id },
+          REVOKED,
+        )
+        .catch(() => undefined);
+    }
     out.result(
       { url: entry, user: { id: user.id, email: user.email } },
       () => `signed in to ${entry} as ${user.email}`,

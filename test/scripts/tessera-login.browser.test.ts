@@ -176,9 +176,17 @@ describe('tessera login', () => {
     expect((await tessera(['logout'])).stdout.trim()).toBe(`no one was signed in to ${server.url}`);
   }, 120_000);
 
-  test('a command killed at any moment leaves the credentials file whole', async () => {
+  test('a new login ends the one it replaces; a command killed at any moment leaves the credentials file whole', async () => {
+    expect((await logIn(tenant.member)).code).toBe(0);
+    const replaced = (await credentials())[server.url].refresh_token;
     const login = await logIn(tenant.member);
     expect(login.code, login.stderr).toBe(0);
+    const spent = await fetch(`${server.url}/oauth/token`, {
+      method: 'POST',
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: replaced, client_id: 'tessera-cli' }),
+    });
+    expect((await spent.json()).error).toBe('invalid_grant');
+
     for (let i = 0; i < 12; i++) {
       const run = start(['whoami']);
       await new Promise((resolve) => setTimeout(resolve, 100 + 60 * i));

@@ -60,7 +60,17 @@ export async function organizationOverview(ctx: Context, organizationId: string)
   const [owned, failingWebhooks, subscribed, seatsUsed, platform] = await Promise.all([
     ctx.db.organization.findUniqueOrThrow({
       where: { id: organizationId },
-      select: { _count: { select: { memberships: true, invitations: true, oauthClients: true, webhooks: true } } },
+      select: {
+        _count: {
+          select: {
+            memberships: true,
+            invitations: true,
+            // The clients the organization registered: Tessera's own command-line client is not one (cli-client.ts).
+            oauthClients: { where: { platformWide: false } },
+            webhooks: true,
+          },
+        },
+      },
     }),
     ctx.db.webhook.count({ where: { organizationId, failingSince: { not: null } } }),
     ctx.db.subscription.aggregate({
