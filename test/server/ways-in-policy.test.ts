@@ -43,6 +43,7 @@ const WAYS_IN = [
   'organization SSO',
   'platform-wide SSO',
   'device code',
+  'the command line (tessera login)',
   'password reset',
   'invitation accepted with a password',
   'invitation accepted inside a session',
@@ -180,10 +181,10 @@ const deviceClientOf = async (owner: Client) =>
  * A device's request for `clientId`, answered on /device's operation in the session `token`, then the device's poll:
  * its status, the approval's refusal (or the poll's error) and the access token the device got, if any.
  */
-async function deviceApprovedIn(clientId: string, token: string): Promise<Outcome> {
+async function deviceApprovedIn(clientId: string, token: string, scope = 'openid'): Promise<Outcome> {
   const started = await anonymous().post(
     '/oauth/device_authorization',
-    new URLSearchParams({ client_id: clientId, scope: 'openid' }).toString(),
+    new URLSearchParams({ client_id: clientId, scope }).toString(),
     { 'content-type': 'application/x-www-form-urlencoded' },
   );
   expect(started.status, JSON.stringify(started.body)).toBe(200);
@@ -206,6 +207,9 @@ async function deviceApprovedIn(clientId: string, token: string): Promise<Outcom
   };
 }
 /** The device got nothing: the approval refused with `code`, and the device still waits. */
+/** Tessera's own command line's device flow (modules/clients/cli-client.ts), approved in the session `token`. */
+const cliApprovedIn = (token: string) => deviceApprovedIn('tessera-cli', token, 'openid api');
+
 const deviceRefused = (code: string) => (o: Outcome) => {
   expect(o, JSON.stringify(o)).toMatchObject({ status: 400, error: code, token: undefined });
 };
@@ -336,6 +340,16 @@ describe("require_sso on the address's domain: no session but through the connec
         upstream.signInAs('pat-1');
         const { session } = await ssoSignInThroughOidc(stage.server.origin, ssoConnection, stage.ca);
         deviceAdmitted(await deviceApprovedIn(await deviceClientOf(acme.owner.api), session!));
+      },
+    },
+    // The same for the platform-wide client that every signed-in person may approve.
+    'the command line (tessera login)': {
+      attempt: () => cliApprovedIn(earlySession),
+      then: async (o) => {
+        deviceRefused('sso_required')(o);
+        upstream.signInAs('pat-1');
+        const { session } = await ssoSignInThroughOidc(stage.server.origin, ssoConnection, stage.ca);
+        deviceAdmitted(await cliApprovedIn(session!));
       },
     },
     'password reset': { attempt: () => resetThenLogin(pat.email), then: refused },
@@ -469,6 +483,21 @@ describe('require_mfa on the organization: the second step with a factor; withou
         deviceRefused('mfa_enrollment_required')(o);
         const signedIn = await codeStep(await mfaTokenOf(betaTotp.email), betaTotp.secret);
         deviceAdmitted(await deviceApprovedIn(await deviceClientOf(beta.owner.api), signedIn.token!));
+      },
+    },
+    // Its token acts in every organization of the person: beta holds back one whose sign-in used no factor.
+    'the command line (tessera login)': {
+      attempt: async () => cliApprovedIn((await passwordLogin(beta0.email)).body.token),
+      then: async (o) => {
+        deviceAdmitted(o);
+        const held = await client(url(), { token: o.token! }).get(`/v1/organizations/${beta.id}`);
+        expect(held.status).toBe(403);
+        expect(held.body.error).toBe('mfa_enrollment_required');
+        const signedIn = await codeStep(await mfaTokenOf(betaTotp.email), betaTotp.secret);
+        const withFactor = await cliApprovedIn(signedIn.token!);
+        deviceAdmitted(withFactor);
+        const members = await client(url(), { token: withFactor.token! }).get(`/v1/organizations/${beta.id}`);
+        expect(members.status).toBe(200);
       },
     },
     // The link makes no session; the password after it meets the factor as ever.
