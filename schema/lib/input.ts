@@ -30,6 +30,13 @@ const DATE_TIME =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/;
 const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
+// RFC 3339 spells years 0000-9999, but PostgreSQL has no year 0 (it counts 1 BC) and refuses '0000-...'; an offset
+// can also carry 9999-12-31 past year 9999. Only instants in years 1-9999 UTC are read, so every one can be stored.
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const AFTER_LAST_INSTANT = Date.parse('+010000-01-01T00:00:00Z');
+const storable = (date: Date) =>
+  date.getTime() >= FIRST_INSTANT && date.getTime() < AFTER_LAST_INSTANT ? date : undefined;
+
 /**
  * The instant these wall-clock components name in UTC, or undefined when they name none: Date rolls 30 February
  * over to 2 March and 24:00 to the next day, so the components must come back unchanged (month 13, day 0,
@@ -73,17 +80,18 @@ export function parseTimestamp(text: string): Date | undefined {
     Number(fraction.slice(0, 3).padEnd(3, '0')),
   );
   if (!local) return undefined;
-  if (!sign) return local;
+  if (!sign) return storable(local);
   // time-numoffset: hours 00-23, minutes 00-59; -00:00 is UTC with the local offset unknown (RFC 3339 4.3).
   if (Number(oh) > 23 || Number(om) > 59) return undefined;
   const offsetMs = (sign === '-' ? -1 : 1) * (Number(oh) * 60 + Number(om)) * 60_000;
-  return new Date(local.getTime() - offsetMs);
+  return storable(new Date(local.getTime() - offsetMs));
 }
 
 /** A strict RFC 3339 full-date (YYYY-MM-DD) as midnight UTC; undefined for anything else (2027-02-29...). */
 export function parseDay(text: string): Date | undefined {
   const m = FULL_DATE.exec(text);
-  return m ? utcInstant(Number(m[1]), Number(m[2]), Number(m[3])) : undefined;
+  const day = m ? utcInstant(Number(m[1]), Number(m[2]), Number(m[3])) : undefined;
+  return day && storable(day);
 }
 
 const timestamp = z.string({ message: TIMESTAMP_RULE }).transform((v, ctx) => {

@@ -259,6 +259,10 @@ describe('the time filters', () => {
     ['an offset without a colon', '2027-06-30T00:00:00+0200'],
     ['trailing garbage', '2027-06-30T00:00:00Zjunk'],
     ['a NUL', '2027-06-30\u0000'],
+    // RFC 3339 spells year 0000; PostgreSQL has no year 0, so no such instant can be compared with an entry.
+    ['year 0000, as a date', '0000-01-01'],
+    ['year 0000, as a date-time', '0000-06-30T00:00:00Z'],
+    ['an offset that carries 9999 into year 10000', '9999-12-31T23:59:59-01:00'],
   ];
 
   it.each(REFUSED)(
@@ -302,6 +306,22 @@ describe('the time filters', () => {
     expect(await ids({ to: new Date(at + 1).toISOString().replace('Z', '000z') })).toContain(newest.id);
     expect(await ids({ from: '2028-02-29', to: '2028-02-29T23:59:59.999-05:00' })).toEqual([]);
     expect(await ids({ to: '2028-02-29' })).toContain(newest.id);
+  });
+
+  it('takes the first and the last day it can store as the ends of time', async () => {
+    const filter = { action: 'organization.update' };
+    const all = (await auditLogs(a.admin.api, filter)).body.audit_logs;
+    expect(all.length).toBeGreaterThan(0);
+    for (const range of [
+      { from: '0001-01-01' },
+      { to: '9999-12-31' },
+      { from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59Z' },
+    ]) {
+      const reply = await auditLogs(a.admin.api, { ...filter, ...range });
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200);
+      expect(reply.body.audit_logs).toEqual(all);
+    }
+    expect((await auditLogs(a.admin.api, { ...filter, to: '0001-01-01' })).body.audit_logs).toEqual([]);
   });
 });
 

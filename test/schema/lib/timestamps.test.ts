@@ -17,6 +17,8 @@ describe('parseTimestamp', () => {
     ['2000-02-29T00:00:00Z', '2000-02-29T00:00:00.000Z'],
     ['0099-12-31T23:59:59Z', '0099-12-31T23:59:59.000Z'],
     ['9999-12-31T23:59:59+23:59', '9999-12-31T00:00:59.000Z'],
+    ['0001-01-01T00:00:00Z', '0001-01-01T00:00:00.000Z'],
+    ['0000-12-31T23:00:00-01:00', '0001-01-01T00:00:00.000Z'],
   ])('reads %s as %s', (text, instant) => {
     expect(parseTimestamp(text)?.toISOString()).toBe(instant);
   });
@@ -51,6 +53,10 @@ describe('parseTimestamp', () => {
     ' 2027-06-30T00:00:00Z',
     '2027-06-30T00:00:00Z\u0000',
     '+002027-06-30T00:00:00Z',
+    // PostgreSQL holds no year 0 and no year 10000: an instant it could not store is not read.
+    '0000-06-30T00:00:00Z',
+    '0001-01-01T00:00:00+00:01',
+    '9999-12-31T23:59:59-00:01',
     '27-06-30T00:00:00Z',
     '２０２７-06-30T00:00:00Z',
     '',
@@ -62,7 +68,16 @@ describe('parseTimestamp', () => {
 describe('parseDay', () => {
   it('reads a real day as its midnight in UTC and refuses an impossible one', () => {
     expect(parseDay('2028-02-29')?.toISOString()).toBe('2028-02-29T00:00:00.000Z');
-    for (const text of ['2027-02-29', '2027-02-30', '2027-13-01', '2027-6-30', '2027-06-30T00:00:00Z', '20270630'])
+    expect(parseDay('0001-01-01')?.toISOString()).toBe('0001-01-01T00:00:00.000Z');
+    for (const text of [
+      '2027-02-29',
+      '2027-02-30',
+      '2027-13-01',
+      '2027-6-30',
+      '2027-06-30T00:00:00Z',
+      '20270630',
+      '0000-01-01',
+    ])
       expect(parseDay(text), text).toBeUndefined();
   });
 });
