@@ -312,11 +312,12 @@ describe('the time filters', () => {
     const filter = { action: 'organization.update' };
     const all = (await auditLogs(a.admin.api, filter)).body.audit_logs;
     expect(all.length).toBeGreaterThan(0);
-    for (const range of [
+    const ranges: Record<string, string>[] = [
       { from: '0001-01-01' },
       { to: '9999-12-31' },
       { from: '0001-01-01T00:00:00Z', to: '9999-12-31T23:59:59Z' },
-    ]) {
+    ];
+    for (const range of ranges) {
       const reply = await auditLogs(a.admin.api, { ...filter, ...range });
       expect(reply.status, JSON.stringify(reply.body)).toBe(200);
       expect(reply.body.audit_logs).toEqual(all);
