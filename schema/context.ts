@@ -62,6 +62,8 @@ export interface Settings {
   dnsServers?: string[];
   /** AUDIT_TOKEN_ISSUANCE: an audit entry for every token issued; off when absent. */
   auditTokenIssuance?: boolean;
+  /** METADATA_CLIENTS: client ID metadata documents may be used where an organization allows them; off when absent. */
+  metadataClients?: boolean;
 }
 
 /**

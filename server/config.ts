@@ -96,6 +96,9 @@ const env = z.object({
   // alone write one per user per hour and drown the audit page; grants, consents, revocations, replays and failures
   // are audited either way.
   AUDIT_TOKEN_ISSUANCE: bool.default(false),
+  // Client ID metadata documents (docs/architecture.md#apps-without-secrets): on, for the organizations that allow
+  // them; off forbids them on the whole platform.
+  METADATA_CLIENTS: z.enum(['on', 'off'], { message: 'must be on or off' }).default('on'),
   ROLE: z.enum(['all', 'api', 'worker'], { message: 'must be all, api or worker' }).default('all'),
   NODE_ENV: z.string().default('development'),
   BOOTSTRAP_ADMIN_EMAIL: z.email({ message: 'must be an e-mail address' }).optional(),
@@ -121,6 +124,7 @@ export interface Config {
   /** The PEM text of WEBHOOK_CA_FILE. */
   webhookCa: string | undefined;
   auditTokenIssuance: boolean;
+  metadataClients: boolean;
   webhookLimitPerOrganization: number;
   role: 'all' | 'api' | 'worker';
   mail: MailSettings;
@@ -232,6 +236,7 @@ export async function loadConfig(source: NodeJS.ProcessEnv = process.env): Promi
     webhookCa: e.WEBHOOK_CA_FILE ? await readCaFile(e.WEBHOOK_CA_FILE) : undefined,
     webhookLimitPerOrganization: e.WEBHOOK_LIMIT_PER_ORGANIZATION,
     auditTokenIssuance: e.AUDIT_TOKEN_ISSUANCE,
+    metadataClients: e.METADATA_CLIENTS === 'on',
     role: e.ROLE,
     mail: { smtpUrl: e.SMTP_URL, from: e.MAIL_FROM },
     metrics: { token: e.METRICS_TOKEN, port: e.METRICS_PORT, host: e.METRICS_HOST },

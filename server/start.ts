@@ -178,6 +178,7 @@ export async function startTessera(options: StartOptions = {}): Promise<Running>
         },
         webhookLimitPerOrganization: config.webhookLimitPerOrganization,
         auditTokenIssuance: config.auditTokenIssuance,
+        metadataClients: config.metadataClients,
         dnsServers: config.dnsServers,
       },
       rateLimitLeases: new RateLimitLeases(),

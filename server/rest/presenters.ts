@@ -23,7 +23,7 @@ export const presentMe = (u: ResultOf<typeof ME_FIELDS>) => ({
 });
 
 export const ORGANIZATION_FIELDS = graphql(
-  `fragment OrganizationFields on Organization { id name role isOperator requireMfa createdAt updatedAt }`,
+  `fragment OrganizationFields on Organization { id name role isOperator requireMfa allowMetadataClients createdAt updatedAt }`,
 );
 export const presentOrganization = (o: ResultOf<typeof ORGANIZATION_FIELDS>) => ({
   id: o.id,
@@ -31,6 +31,7 @@ export const presentOrganization = (o: ResultOf<typeof ORGANIZATION_FIELDS>) => 
   role: o.role ?? null,
   is_operator: o.isOperator,
   require_mfa: o.requireMfa,
+  allow_metadata_clients: o.allowMetadataClients,
   created_at: o.createdAt,
   updated_at: o.updatedAt,
 });

@@ -55,7 +55,10 @@ export const v1Routes: RestRoute[] = [
       `mutation($id: ID!, $input: UpdateOrganizationInput!) { updateOrganization(id: $id, input: $input) { __typename ...OrganizationFields ...UserErrorFields } }`,
       [ORGANIZATION_FIELDS, USER_ERROR_FIELDS],
     ),
-    variables: ({ params, body }) => ({ id: params.id, input: fromBody(body, ['name', 'require_mfa']) }),
+    variables: ({ params, body }) => ({
+      id: params.id,
+      input: fromBody(body, ['name', 'require_mfa', 'allow_metadata_clients']),
+    }),
     respond: (d) => ({ body: presentOrganization(unwrap(d.updateOrganization)) }),
   }),
   route({

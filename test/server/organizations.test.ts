@@ -39,6 +39,7 @@ describe('POST /v1/organizations', () => {
       role: 'owner',
       is_operator: false,
       require_mfa: false,
+      allow_metadata_clients: false,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

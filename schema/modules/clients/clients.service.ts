@@ -230,7 +230,9 @@ export async function createClient(ctx: Context, input: unknown) {
 export async function listClients(ctx: Context, organizationId?: string | null, page?: PageInput) {
   const orgId = organizationInScope(ctx, organizationId);
   await requireOrgRole(ctx, orgId, 'admin');
-  const { limit, args } = paged(page, { organizationId: orgId });
+  // A metadata document's client is no customer's registration (metadata-document.ts): the operator owns it only
+  // as a place to keep it, so it is not listed among the operator's clients.
+  const { limit, args } = paged(page, { organizationId: orgId, metadataDocument: false });
   return toPage(await ctx.db.oAuthClient.findMany(args), limit);
 }
 

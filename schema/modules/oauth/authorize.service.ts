@@ -4,7 +4,7 @@
 // With a session the whole request is two statements: one read (authorize/load.ts), one write (issue-code.ts).
 import type { Context } from '../../context.ts';
 import { findEnabledClient } from './enabled-client.ts';
-import { AccessDenied, InvalidClient, InvalidRequest, OAuthError } from './oauth.errors.ts';
+import { AccessDenied, AuthorizePageError, InvalidClient, InvalidRequest, OAuthError } from './oauth.errors.ts';
 import { describeScope } from './scopes.ts';
 import { loadAuthorization } from './authorize/load.ts';
 import { checkClient } from './authorize/check-client.ts';
@@ -17,11 +17,12 @@ import { checkPkce } from './authorize/check-pkce.ts';
 import { checkPrompt } from './authorize/check-prompt.ts';
 import { checkIdTokenHint } from './authorize/check-id-token-hint.ts';
 import { requireLogin } from './authorize/require-login.ts';
+import { requireMetadataAllowed } from './authorize/require-metadata-allowed.ts';
 import { requireMembership } from './authorize/require-membership.ts';
 import { requireLicenses } from './authorize/require-licenses.ts';
 import { requireConsent } from './authorize/require-consent.ts';
 import { issueCode } from './authorize/issue-code.ts';
-import { readConsentRequest } from './authorize/consent-request.ts';
+import { readConsentRequest, type ConsentRequest } from './authorize/consent-request.ts';
 import { recordApproval, recordDenial } from './authorize/record-decision.ts';
 import {
   splitParams,
@@ -34,6 +35,7 @@ import {
 import { ssoRouteForDomain } from '../auth/home-realm.ts';
 import { domainOf } from '../../lib/email.ts';
 import { UnauthenticatedError } from '../../errors/index.ts';
+import { isMetadataClientId, MetadataDocumentRefused, refreshMetadataClient } from '../clients/metadata-document.ts';
 
 export { CODE_TTL_SECONDS } from './authorize/issue-code.ts';
 export { pkceMatches } from './authorize/check-pkce.ts';
@@ -43,8 +45,10 @@ export type { AuthorizationRequest, AuthorizeOutcome, BrowserSession, RawParams 
 export async function authorize(ctx: Context, raw: RawParams, sessionToken: string | null): Promise<AuthorizeOutcome> {
   const split = splitParams(raw);
   const p = split.params;
+  const metadataClients = ctx.settings.metadataClients === true;
+  if (metadataClients && isMetadataClientId(p.client_id)) await readMetadataClient(ctx, p.client_id);
   const loaded = await loadAuthorization(ctx, p.client_id, sessionToken, p.scope);
-  const client = checkClient(loaded.client, split);
+  const client = checkClient(loaded.client, split, metadataClients);
   const redirectUri = checkRedirectUri(client, split);
   try {
     rejectRepeated(split);
@@ -65,6 +69,7 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     // requireLogin passes a request on only with a session.
     const session = loaded.session;
     if (!session) throw new Error('authorize: requireLogin passed a request without a session');
+    requireMetadataAllowed(client, loaded.metadataAllowed);
     requireMembership(loaded.member);
     requireLicenses(request, loaded.licensed);
     const consent = await requireConsent(ctx, client, request, session, loaded.consentScopes);
@@ -78,6 +83,19 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
   } catch (error) {
     if (error instanceof OAuthError)
       return { kind: 'redirect', url: errorRedirect(ctx, redirectUri, error, p.state ?? null) };
+    throw error;
+  }
+}
+
+/** The client row of the metadata document at `clientId`, current; a document that cannot be used stays on our page. */
+async function readMetadataClient(ctx: Context, clientId: string): Promise<void> {
+  try {
+    await refreshMetadataClient(ctx, clientId);
+  } catch (error) {
+    if (error instanceof MetadataDocumentRefused)
+      throw new AuthorizePageError(
+        new InvalidClient(`The application's metadata document cannot be used: ${error.message}`),
+      );
     throw error;
   }
 }
@@ -105,21 +123,37 @@ function errorRedirect(ctx: Context, redirectUri: string, error: OAuthError, sta
 }
 
 export interface ConsentPrompt {
-  client: { name: string; description: string };
+  /** `unregisteredHost`: the host of a client known only by its metadata document, which the page warns of. */
+  client: { name: string; description: string; unregisteredHost: string | null };
   organization: { name: string };
   scopes: { name: string; description: string }[];
+}
+
+/**
+ * The client a consent request names, with the organization its grant acts in: the client's own, or for a metadata
+ * document's client the one the request was made in (while the platform allows such clients at all).
+ */
+async function consentingClient(ctx: Context, consent: ConsentRequest) {
+  const client = await findEnabledClient(ctx, consent.req.clientId);
+  if (!client.metadataDocument) return client;
+  if (!ctx.settings.metadataClients || !consent.org) throw new InvalidClient();
+  return { ...client, organizationId: consent.org };
 }
 
 /** What the consent page shows: the application, its organization, the scopes in words. */
 export async function describeConsentRequest(ctx: Context, token: string, userId: string): Promise<ConsentPrompt> {
   const payload = await readConsentRequest(ctx, token, userId);
-  const client = await findEnabledClient(ctx, payload.req.clientId);
+  const client = await consentingClient(ctx, payload);
   const org = await ctx.db.organization.findUniqueOrThrow({
     where: { id: client.organizationId },
     select: { name: true },
   });
   return {
-    client: { name: client.name, description: client.description },
+    client: {
+      name: client.name,
+      description: client.description,
+      unregisteredHost: client.metadataDocument ? new URL(client.clientId).host : null,
+    },
     organization: org,
     scopes: payload.req.scope.map((name) => ({ name, description: describeScope(name) })),
   };
@@ -134,7 +168,7 @@ export async function decideConsent(
 ): Promise<string> {
   const consent = await readConsentRequest(ctx, token, session.userId);
   const request = consent.req;
-  const client = await findEnabledClient(ctx, request.clientId);
+  const client = await consentingClient(ctx, consent);
   if (!redirectUriRegistered(client.redirectUris, request.redirectUri))
     throw new InvalidRequest('redirect_uri not registered');
   // The sign-in the request was made under, not a newer one.

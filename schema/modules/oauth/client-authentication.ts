@@ -18,7 +18,7 @@ const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClie
          name, description, redirect_uris AS "redirectUris", post_logout_redirect_uris AS "postLogoutRedirectUris",
          allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
          id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired", platform_wide AS "platformWide",
-         created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
+         metadata_document AS "metadataDocument", metadata_expires_at AS "metadataExpiresAt", created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
   FROM oauth_clients WHERE client_id = ${p.clientId}::text`,
 );
 
@@ -31,7 +31,7 @@ export async function authenticateClient(
   if (typeof clientId !== 'string' || !clientId || clientId.length > 200) throw new InvalidClient();
   // Every token, revocation and introspection request reads this row: one prepared statement, composed once.
   const [client] = await CLIENT_BY_CLIENT_ID(ctx.db, { clientId });
-  if (!client || !client.enabled) {
+  if (!client || !usable(ctx, client)) {
     await recordAudit(ctx, {
       action: 'oauth.client_auth',
       outcome: 'failure',
@@ -70,9 +70,13 @@ export function rememberedClient(
 ): AuthenticatedClient | undefined {
   if (typeof clientId !== 'string') return undefined;
   const client = ctx.rememberedClients.get(clientId);
-  if (!client?.enabled || !client.grantTypes.includes(grantType)) return undefined;
+  if (!client || !usable(ctx, client) || !client.grantTypes.includes(grantType)) return undefined;
   return credentialsMatch(client, clientSecret) ? client : undefined;
 }
+
+/** Enabled, and not a metadata document's client where the platform forbids them (METADATA_CLIENTS=off). */
+const usable = (ctx: Context, client: Pick<AuthenticatedClient, 'enabled' | 'metadataDocument'>) =>
+  client.enabled && (!client.metadataDocument || ctx.settings.metadataClients === true);
 
 /** A confidential client's secret matches; a public client (no secret) sent none (an empty one counts as none). */
 function credentialsMatch(client: Pick<AuthenticatedClient, 'secretHash'>, clientSecret: unknown): boolean {

@@ -35,18 +35,25 @@ function productScopes(base: ContextBase): Promise<string[]> {
 }
 
 // The document is the same object while the issuer and the product list are: the endpoint can keep its bytes.
-let lastDocument: { issuer: string; products: string[]; document: ReturnType<typeof buildDocument> } | undefined;
+let lastDocument:
+  | { issuer: string; products: string[]; metadataClients: boolean; document: ReturnType<typeof buildDocument> }
+  | undefined;
 
 export async function discoveryDocument(base: ContextBase) {
   const issuer = base.settings.issuer();
   const products = await productScopes(base);
-  if (lastDocument?.issuer !== issuer || lastDocument.products !== products) {
-    lastDocument = { issuer, products, document: buildDocument(issuer, products) };
+  const metadataClients = base.settings.metadataClients === true;
+  if (
+    lastDocument?.issuer !== issuer ||
+    lastDocument.products !== products ||
+    lastDocument.metadataClients !== metadataClients
+  ) {
+    lastDocument = { issuer, products, metadataClients, document: buildDocument(issuer, products, metadataClients) };
   }
   return lastDocument.document;
 }
 
-function buildDocument(issuer: string, products: string[]) {
+function buildDocument(issuer: string, products: string[], metadataClients: boolean) {
   return {
     issuer,
     authorization_endpoint: `${issuer}/oauth/authorize`,
@@ -68,6 +75,8 @@ function buildDocument(issuer: string, products: string[]) {
     revocation_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     introspection_endpoint_auth_methods_supported: [...TOKEN_ENDPOINT_AUTH_METHODS],
     code_challenge_methods_supported: ['S256', 'plain'],
+    // An https client_id with a path names the app's own metadata document (docs/architecture.md#apps-without-secrets).
+    client_id_metadata_document_supported: metadataClients,
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     acr_values_supported: [...ACR_VALUES],
     claims_supported: [

@@ -34,7 +34,10 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
     };
   }
   const verified = await verifyAccessToken(ctx, token).catch(() => null);
-  if (!verified || verified.clientOrganizationId !== client.organizationId) return { active: false };
+  // Shown to the clients of the organization the token acts in: its client's, or for a token of Tessera's CLI or of a
+  // metadata document's client, the one it was granted in (docs/architecture.md#apps-without-secrets).
+  const organizations = verified ? [verified.clientOrganizationId, verified.organizationId] : [];
+  if (!verified || !organizations.includes(client.organizationId)) return { active: false };
   if (client.secretHash === null && verified.clientId !== client.clientId) return { active: false };
   return {
     active: true,

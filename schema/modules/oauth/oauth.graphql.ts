@@ -19,6 +19,12 @@ const ConsentPromptRef = builder.objectRef<ConsentPrompt>('ConsentPrompt').imple
     clientName: t.string({ resolve: (p) => p.client.name }),
     clientDescription: t.string({ resolve: (p) => p.client.description }),
     organizationName: t.string({ resolve: (p) => p.organization.name }),
+    unregisteredHost: t.string({
+      nullable: true,
+      description:
+        'The host of an application known only by its client ID metadata document, not registered with the organization.',
+      resolve: (p) => p.client.unregisteredHost,
+    }),
     scopes: t.field({ type: [ScopeDescription], resolve: (p) => p.scopes }),
   }),
 });

@@ -29,6 +29,10 @@ export const OrganizationRef = builder.objectRef<OrganizationWithRole>('Organiza
     requireMfa: t.exposeBoolean('requireMfa', {
       description: 'Members must sign in with a second factor; set by owners.',
     }),
+    allowMetadataClients: t.exposeBoolean('allowMetadataClients', {
+      description:
+        'Applications known only by a client ID metadata document (not registered here) may sign members in; set by admins.',
+    }),
     role: t.field({ type: RoleEnum, nullable: true, description: "The caller's role here.", resolve: (o) => o.role }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -74,6 +78,9 @@ const UpdateOrganizationInput = builder.inputType('UpdateOrganizationInput', {
   fields: (t) => ({
     name: t.string(),
     requireMfa: t.boolean({ description: 'Owners only; needs a second factor of your own to turn on.' }),
+    allowMetadataClients: t.boolean({
+      description: 'Admins; turning it off ends what such applications were granted here.',
+    }),
   }),
 });
 

@@ -17,12 +17,14 @@ import { emitEvent, emitEvents } from '../../events/emit.ts';
 import { recordAudit } from '../audit/audit.service.ts';
 import { OrganizationNotFoundError } from './organizations.errors.ts';
 import { ConflictError } from '../../errors/index.ts';
+import { revokeGrants } from '../oauth/revocation.service.ts';
 
 export interface OrganizationWithRole {
   id: string;
   name: string;
   isOperator: boolean;
   requireMfa: boolean;
+  allowMetadataClients: boolean;
   createdAt: Date;
   updatedAt: Date;
   /** The caller's role there; null for a platform admin looking at a tenant it does not belong to. */
@@ -97,7 +99,13 @@ export async function getOrganization(ctx: Context, id: string) {
   return withRole(ctx, org);
 }
 
-const updateInput = z.object({ name: fields.name.optional(), requireMfa: z.boolean().optional() }).strict();
+const updateInput = z
+  .object({
+    name: fields.name.optional(),
+    requireMfa: z.boolean().optional(),
+    allowMetadataClients: z.boolean().optional(),
+  })
+  .strict();
 
 /**
  * Only owners set require_mfa (docs/architecture.md#second-factors), and an owner without a second factor cannot
@@ -117,8 +125,18 @@ export async function updateOrganization(ctx: Context, id: string, input: unknow
   await requireOrgRole(ctx, id, 'admin');
   const data = parseInput(updateInput, input);
   if (data.requireMfa !== undefined) await allowMfaPolicyChange(ctx, id, data.requireMfa);
+  // Which applications may sign members in is the organization's own choice, never an app's.
+  if (data.allowMetadataClients !== undefined)
+    requireFirstParty(ctx, 'change whether applications without a registration may sign members in');
   const org = await ctx.db.$transaction(async (tx) => {
     const org = await tx.organization.update({ where: { id }, data });
+    // Forbidding them ends what they were granted here: their refresh tokens now, their codes and access tokens at
+    // their next use (docs/architecture.md#apps-without-secrets).
+    if (data.allowMetadataClients === false)
+      await revokeGrants(ctx, tx, {
+        client: { metadataDocument: true },
+        OR: [{ refreshTokens: { some: { organizationId: id } } }, { codes: { some: { organizationId: id } } }],
+      });
     await emitEvent(
       tx,
       'organization.updated',

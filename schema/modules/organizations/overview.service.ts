@@ -66,7 +66,7 @@ export async function organizationOverview(ctx: Context, organizationId: string)
             memberships: true,
             invitations: true,
             // The clients the organization registered: Tessera's own command-line client is not one (cli-client.ts).
-            oauthClients: { where: { platformWide: false } },
+            oauthClients: { where: { platformWide: false, metadataDocument: false } },
             webhooks: true,
           },
         },

@@ -19,7 +19,7 @@ import { answeredAt } from './oidc.protocol.ts';
 import { callbackUrl, type LoadedConnection, type SsoProtocol } from './protocol.ts';
 import { SsoSignInError } from './sso.errors.ts';
 import { cleanEmail, cleanText, signInFailure, storableClaims } from './upstream-answer.ts';
-import { upstreamFetch } from './upstream-fetch.ts';
+import { upstreamFetch } from '../../push/guarded-fetch.ts';
 
 export const GITHUB_ORIGIN = 'https://github.com';
 /** What reads the profile and every address with its verification (GitHub's OAuth scopes). */

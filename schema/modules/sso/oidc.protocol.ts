@@ -27,7 +27,7 @@ import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../push/desti
 import { callbackUrl, type LoadedConnection, type SsoProtocol, type UpstreamProfile } from './protocol.ts';
 import { IssuerUnreachableError, SsoSignInError } from './sso.errors.ts';
 import { cleanEmail, cleanText, signInFailure, storableClaims, UNREACHABLE } from './upstream-answer.ts';
-import { upstreamFetch, upstreamFetchErrorIn } from './upstream-fetch.ts';
+import { upstreamFetch, upstreamFetchErrorIn } from '../../push/guarded-fetch.ts';
 
 export const DEFAULT_OIDC_SCOPES = ['openid', 'email', 'profile'];
 

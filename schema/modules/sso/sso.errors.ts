@@ -109,19 +109,6 @@ export class IssuerUnreachableError extends UserError {
   }
 }
 
-/**
- * A call to an identity provider that got no usable answer: `refused` by the address guard, `unreachable` (no
- * connection, or it broke), `timeout`, or `too_large`. The message names the host, never a secret.
- */
-export class UpstreamFetchError extends Error {
-  readonly kind: 'refused' | 'unreachable' | 'timeout' | 'too_large';
-  constructor(kind: UpstreamFetchError['kind'], message: string) {
-    super(message);
-    this.name = 'UpstreamFetchError';
-    this.kind = kind;
-  }
-}
-
 /** The codes a UserError of this domain's mutations can carry (SsoErrorCode in schema.graphql). */
 export const SSO_ERROR_CODES: readonly UserErrorCode[] = [
   'invalid_request',

@@ -8,7 +8,7 @@ import {
   WWWAuthenticateChallengeError,
 } from 'openid-client';
 import { SsoSignInError } from './sso.errors.ts';
-import { upstreamFetchErrorIn } from './upstream-fetch.ts';
+import { upstreamFetchErrorIn } from '../../push/guarded-fetch.ts';
 
 export const UNREACHABLE = 'The identity provider could not be reached';
 

@@ -11,6 +11,7 @@ const CONSENT_PROMPT = graphql(`
 			clientName
 			clientDescription
 			organizationName
+			unregisteredHost
 			scopes {
 				name
 				description

@@ -16,6 +16,8 @@ export interface ConsentRequest {
   auth_time: number;
   /** How that sign-in was made (RFC 8176); absent in a request signed before amr was kept. */
   amr?: string[];
+  /** The organization the grant is to act in: the client's, or the session's for a metadata document's client. */
+  org?: string;
   req: AuthorizationRequest;
 }
 
@@ -23,6 +25,7 @@ export async function signConsentRequest(
   ctx: Context,
   request: AuthorizationRequest,
   session: BrowserSession,
+  organizationId: string,
 ): Promise<string> {
   const now = epochSeconds(ctx.clock.now());
   return ctx.keys.sign(
@@ -33,6 +36,7 @@ export async function signConsentRequest(
       sid: session.sessionId,
       auth_time: epochSeconds(session.authTime),
       amr: session.amr,
+      org: organizationId,
       iat: now,
       exp: now + CONSENT_REQUEST_TTL_SECONDS,
       req: { ...request, prompt: [] },

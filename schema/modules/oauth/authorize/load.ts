@@ -2,13 +2,16 @@
 // the browser's live session (with its user's session version), the membership in the client's organization
 // and the remembered consent, in a single statement. The steps that follow decide on this row alone. The
 // product scopes asked for are looked up in the same statement: which of them the user holds a license of in the
-// client's organization (product-scopes.ts), for require-licenses.
+// client's organization (product-scopes.ts), for require-licenses. A client known by its metadata document
+// (clients/metadata-document.ts) belongs to no customer: the organization it acts in is the one the session acts in,
+// read in a composition of its own, with whether that organization allows such clients.
 import type { Context } from '../../../context.ts';
 import { hotStatement, Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
 import { SESSION_TOKEN_PREFIX } from '../../sessions/sessions.service.ts';
 import { licensed, productScopesOf } from '../product-scopes.ts';
 import { parseScope } from '../scopes.ts';
+import { isMetadataClientId } from '../../clients/metadata-document.ts';
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 
 export interface Loaded {
@@ -24,10 +27,14 @@ export interface Loaded {
   requireMfa: boolean;
   /** The session's user has a second factor to sign in with. */
   hasFactor: boolean;
+  /** For a metadata document's client: the organization the session acts in allows such clients. */
+  metadataAllowed: boolean;
 }
 
-type Row = Omit<AuthorizeClient, 'id'> & {
+type Row = Omit<AuthorizeClient, 'id' | 'organizationId'> & {
   id: string | null;
+  organizationId: string | null;
+  metadataAllowed: boolean | null;
   member: boolean;
   consentScopes: string[] | null;
   licensed: string[];
@@ -55,33 +62,40 @@ type LoadParams = { clientId: string | null; sessionHash: string | null; now: Da
  * The read, composed once (db.ts hotStatement): the client id, the session's hash, the time and the product scopes
  * asked for are its parameters. Without product scopes asked, a second composition leaves the license lookup out:
  * PostgreSQL sets up and locks every relation a plan names on each execution, even where nothing is looked up.
+ * `metadata` composes the read of a metadata document's client, which acts in the session's organization.
  */
-const load = (products: boolean) =>
-  hotStatement<LoadParams, Row>(
+const load = (products: boolean, metadata: boolean) => {
+  const org = metadata ? Prisma.sql`s.organization_id` : Prisma.sql`c.organization_id`;
+  return hotStatement<LoadParams, Row>(
     (p) => Prisma.sql`
-    SELECT c.id, c.client_id AS "clientId", c.organization_id AS "organizationId", c.name, c.enabled,
+    SELECT c.id, c.client_id AS "clientId", ${org} AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
            c.consent_required AS "consentRequired", c.token_endpoint_auth_method AS "tokenEndpointAuthMethod",
+           c.metadata_document AS "metadataDocument",
            s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.amr, s.session_version AS "sessionVersion",
            (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes",
-           (SELECT o.require_mfa FROM organizations o WHERE o.id = c.organization_id) AS "requireMfa",
+           (SELECT o.require_mfa FROM organizations o WHERE o.id = ${org}) AS "requireMfa",
+           ${metadata ? Prisma.sql`(SELECT o.allow_metadata_clients FROM organizations o WHERE o.id = s.organization_id)` : Prisma.sql`false`} AS "metadataAllowed",
            (s.id IS NOT NULL AND (EXISTS (SELECT 1 FROM totp_factors t WHERE t.user_id = s.user_id AND t.confirmed_at IS NOT NULL)
                                   OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = s.user_id))) AS "hasFactor",
            ${
              products
-               ? Prisma.sql`ARRAY(SELECT p.slug FROM products p WHERE p.slug = ANY(${p.asked}::text[]) AND ${licensed(Prisma.sql`s.user_id`, Prisma.sql`c.organization_id`, p.now)})`
+               ? Prisma.sql`ARRAY(SELECT p.slug FROM products p WHERE p.slug = ANY(${p.asked}::text[]) AND ${licensed(Prisma.sql`s.user_id`, org, p.now)})`
                : Prisma.sql`ARRAY[]::text[]`
            } AS licensed
     FROM (SELECT 1) AS one
-    LEFT JOIN oauth_clients c ON c.client_id = ${p.clientId}::text
+    LEFT JOIN oauth_clients c ON c.client_id = ${p.clientId}::text${metadata ? Prisma.sql` AND c.metadata_document` : Prisma.empty}
     LEFT JOIN sessions s ON s.token_hash = ${p.sessionHash}::text AND s.revoked_at IS NULL
       AND s.expires_at > ${p.now}::timestamp(3)
       AND s.session_version = (SELECT u.session_version FROM users u WHERE u.id = s.user_id)
-    LEFT JOIN memberships m ON m.user_id = s.user_id AND m.organization_id = c.organization_id
+    LEFT JOIN memberships m ON m.user_id = s.user_id AND m.organization_id = ${org}
     LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`,
   );
-const LOAD_WITH_PRODUCTS = load(true);
-const LOAD = load(false);
+};
+const LOAD_WITH_PRODUCTS = load(true, false);
+const LOAD = load(false, false);
+const LOAD_METADATA_CLIENT_WITH_PRODUCTS = load(true, true);
+const LOAD_METADATA_CLIENT = load(false, true);
 
 export async function loadAuthorization(
   ctx: Context,
@@ -90,7 +104,14 @@ export async function loadAuthorization(
   scope: string | undefined,
 ): Promise<Loaded> {
   const asked = askedProducts(scope);
-  const [row] = await (asked.length ? LOAD_WITH_PRODUCTS : LOAD)(ctx.db, {
+  const statement = isMetadataClientId(clientId)
+    ? asked.length
+      ? LOAD_METADATA_CLIENT_WITH_PRODUCTS
+      : LOAD_METADATA_CLIENT
+    : asked.length
+      ? LOAD_WITH_PRODUCTS
+      : LOAD;
+  const [row] = await statement(ctx.db, {
     clientId: plausibleClientId(clientId),
     sessionHash: plausibleSession(sessionToken),
     now: ctx.clock.now(),
@@ -103,7 +124,9 @@ export async function loadAuthorization(
       ? {
           id: row.id,
           clientId: row.clientId,
-          organizationId: row.organizationId,
+          // A metadata document's client acts in no organization until a session names one; the step that admits
+          // it (require-metadata-allowed.ts) refuses before anything is written for it.
+          organizationId: row.organizationId ?? '',
           name: row.name,
           enabled: row.enabled,
           redirectUris: row.redirectUris,
@@ -111,6 +134,7 @@ export async function loadAuthorization(
           grantTypes: row.grantTypes,
           consentRequired: row.consentRequired,
           tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
+          metadataDocument: row.metadataDocument,
         }
       : null,
     session: row.sessionId
@@ -127,5 +151,6 @@ export async function loadAuthorization(
     licensed: row.licensed,
     requireMfa: row.requireMfa === true,
     hasFactor: row.hasFactor === true,
+    metadataAllowed: row.metadataAllowed === true,
   };
 }

@@ -42,6 +42,8 @@ export interface AuthorizeClient {
   consentRequired: boolean;
   /** client_secret_post, or none: a public client (check-pkce.ts). */
   tokenEndpointAuthMethod: string;
+  /** Known by its client ID metadata document, not registered (clients/metadata-document.ts). */
+  metadataDocument: boolean;
 }
 
 export type AuthorizeOutcome =

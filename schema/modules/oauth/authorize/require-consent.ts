@@ -15,5 +15,5 @@ export async function requireConsent(
   const remembered = consentScopes !== null && request.scope.every((s) => consentScopes.includes(s));
   if (!request.prompt.includes('consent') && (!client.consentRequired || remembered)) return null;
   if (request.prompt.includes('none')) throw new ConsentRequired();
-  return { kind: 'consent', request: await signConsentRequest(ctx, request, session) };
+  return { kind: 'consent', request: await signConsentRequest(ctx, request, session, client.organizationId) };
 }

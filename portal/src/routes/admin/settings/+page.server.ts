@@ -12,6 +12,7 @@ const ORGANIZATION = graphql(`
 			name
 			createdAt
 			requireMfa
+			allowMetadataClients
 		}
 	}
 `);
@@ -40,6 +41,21 @@ const REQUIRE_MFA = graphql(
 				__typename
 				... on Organization {
 					requireMfa
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const ALLOW_METADATA_CLIENTS = graphql(
+	`
+		mutation AllowMetadataClients($id: ID!, $allow: Boolean!) {
+			updateOrganization(id: $id, input: { allowMetadataClients: $allow }) {
+				__typename
+				... on Organization {
+					allowMetadataClients
 				}
 				...UserErrorFields
 			}
@@ -142,6 +158,30 @@ export const actions: Actions = {
 			done: result.requireMfa
 				? 'Two-factor authentication is now required: members without it set it up at their next step here.'
 				: 'Two-factor authentication is no longer required.',
+		};
+	},
+
+	/** Admins choose whether applications known only by their metadata document may sign members in. */
+	metadataClients: async (event) => {
+		const { organizationId } = requireOrgAdmin(event);
+		const allow = (await event.request.formData()).get('allowMetadataClients') === 'on';
+		let result: ResultOf<typeof ALLOW_METADATA_CLIENTS>['updateOrganization'];
+		try {
+			({ updateOrganization: result } = await gql(event, ALLOW_METADATA_CLIENTS, { id: organizationId, allow }));
+		} catch (err) {
+			return refused(err, { action: 'metadataClients' as const, problems: [] as string[] });
+		}
+		if (result.__typename === 'UserError')
+			return userErrorFailure(
+				result,
+				{ action: 'metadataClients' as const },
+				{ allowMetadataClients: 'Allow unregistered applications' },
+			);
+		return {
+			action: 'metadataClients' as const,
+			done: result.allowMetadataClients
+				? 'Applications that describe themselves by a metadata document may now sign members in, after each one asks.'
+				: 'Only applications registered here may sign members in; what the others were granted has ended.',
 		};
 	},
 

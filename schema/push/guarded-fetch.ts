@@ -1,16 +1,16 @@
-// The one way Tessera calls an identity provider (discovery, keys, token, userinfo, GitHub's API): a `fetch` for
-// openid-client that follows the webhook address guard (docs/architecture.md#single-sign-on): https only, every
-// resolved address public unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set, the connection made to the address that was
-// checked (push/destination.ts, push/sender.ts), the extra CA of WEBHOOK_CA_FILE trusted beside Node's roots. A
-// redirect is handed back as it is, never followed, so it cannot lead anywhere unchecked; an answer must arrive
-// within WEBHOOK_TIMEOUT_MS and weigh at most 1 MiB.
+// The one way Tessera fetches from a server it does not run: an identity provider (discovery, keys, token, userinfo,
+// GitHub's API) and an app's client ID metadata document (modules/clients/metadata-document.ts). A `fetch` in
+// openid-client's shape that follows the webhook address guard (docs/architecture.md#single-sign-on): https only,
+// every resolved address public unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set, the connection made to the address that
+// was checked (destination.ts, sender.ts), the extra CA of WEBHOOK_CA_FILE trusted beside Node's roots. A redirect is
+// handed back as it is, never followed, so it cannot lead anywhere unchecked; an answer must arrive within
+// WEBHOOK_TIMEOUT_MS and weigh at most 1 MiB, or the smaller limit its caller gives.
 import https from 'node:https';
 import type { IncomingMessage } from 'node:http';
 import type { CustomFetch, CustomFetchOptions } from 'openid-client';
-import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../../push/destination.ts';
-import { DestinationError } from '../../push/push.errors.ts';
-import { agentFor, pinnedLookup } from '../../push/sender.ts';
-import { UpstreamFetchError } from './sso.errors.ts';
+import { checkDestination, DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from './destination.ts';
+import { DestinationError, UpstreamFetchError } from './push.errors.ts';
+import { agentFor, pinnedLookup } from './sender.ts';
 
 /** More than a discovery document, a key set or a profile ever needs; past it the connection is dropped. */
 export const UPSTREAM_RESPONSE_LIMIT = 1024 * 1024;
@@ -54,8 +54,14 @@ function headersOf(response: IncomingMessage): Headers {
   return headers;
 }
 
-/** A `fetch` for openid-client (its customFetch) under the guard and limits of `settings`. */
-export function upstreamFetch(settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS): CustomFetch {
+/**
+ * A `fetch` for openid-client (its customFetch) under the guard and limits of `settings`, dropping an answer of more
+ * than `limit` bytes.
+ */
+export function upstreamFetch(
+  settings: WebhookSettings = DEFAULT_WEBHOOK_SETTINGS,
+  limit = UPSTREAM_RESPONSE_LIMIT,
+): CustomFetch {
   return async (url, options) => {
     let destination;
     try {
@@ -107,13 +113,13 @@ export function upstreamFetch(settings: WebhookSettings = DEFAULT_WEBHOOK_SETTIN
         if (status < 200 || status > 599)
           return fail(new UpstreamFetchError('unreachable', `${host} answered with HTTP status ${status}`));
         const tooLarge = () =>
-          fail(new UpstreamFetchError('too_large', `${host} answered with more than ${UPSTREAM_RESPONSE_LIMIT} bytes`));
-        if (Number(response.headers['content-length'] ?? 0) > UPSTREAM_RESPONSE_LIMIT) return tooLarge();
+          fail(new UpstreamFetchError('too_large', `${host} answered with more than ${limit} bytes`));
+        if (Number(response.headers['content-length'] ?? 0) > limit) return tooLarge();
         const chunks: Buffer[] = [];
         let read = 0;
         response.on('data', (chunk: Buffer) => {
           read += chunk.length;
-          if (read > UPSTREAM_RESPONSE_LIMIT) return tooLarge();
+          if (read > limit) return tooLarge();
           chunks.push(chunk);
         });
         response.on('close', () => {
