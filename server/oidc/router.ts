@@ -16,6 +16,7 @@ import { revokeEndpoint } from './revocation.ts';
 import { introspectEndpoint } from './introspection.ts';
 import { logoutEndpoint } from './logout.ts';
 import { discoveryEndpoint, jwksEndpoint } from './well-known.ts';
+import { registeredClientEndpoint, registrationEndpoint } from './registration.ts';
 
 export function oidcRouter(base: ContextBase, cookie: { secure: boolean }): Router {
   const router = new Router();
@@ -33,6 +34,10 @@ export function oidcRouter(base: ContextBase, cookie: { secure: boolean }): Rout
   router.post('/oauth/authorize', body, authorizeEndpoint(base));
   router.all('/oauth/token', cors, errors, body, onlyPost, tokenEndpoint(base));
   router.all('/oauth/device_authorization', cors, errors, body, onlyPost, deviceAuthorizationEndpoint(base));
+  router.all('/oauth/register', cors, errors, body, onlyPost, registrationEndpoint(base));
+  router.get('/oauth/register/:client_id', cors, errors, registeredClientEndpoint(base));
+  router.put('/oauth/register/:client_id', cors, errors, body, registeredClientEndpoint(base));
+  router.delete('/oauth/register/:client_id', cors, errors, registeredClientEndpoint(base));
   router.get('/oauth/userinfo', cors, errors, userinfoEndpoint(base));
   router.post('/oauth/userinfo', cors, errors, body, userinfoEndpoint(base));
   router.options('/oauth/userinfo', cors);

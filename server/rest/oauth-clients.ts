@@ -1,4 +1,5 @@
-// Routes under /api/v1/oauth-clients: register, list, read, update (and disable), rotate the secret, delete.
+// Routes under /api/v1/oauth-clients: register, list, read, update (and disable), rotate the secret, delete; and the
+// initial access tokens with which apps register themselves (RFC 7591).
 import { USER_ERROR_FIELDS, unwrap } from '../graphql/executor.ts';
 import { graphql, type ResultOf } from '../graphql/typed.ts';
 import { fromBody, page, route, type RestRoute } from './route.ts';
@@ -45,6 +46,21 @@ const WRITABLE = [
   'consent_required',
 ];
 
+const REGISTRATION_TOKEN_FIELDS = graphql(
+  `fragment RegistrationTokenFields on RegistrationToken { id organizationId name scopes public token lastUsedAt createdAt }`,
+);
+const presentRegistrationToken = (r: ResultOf<typeof REGISTRATION_TOKEN_FIELDS>) => ({
+  id: r.id,
+  organization_id: r.organizationId,
+  name: r.name,
+  scopes: r.scopes,
+  public: r.public,
+  // Only the answer that creates it carries the token.
+  ...(r.token ? { token: r.token } : {}),
+  last_used_at: r.lastUsedAt ?? null,
+  created_at: r.createdAt,
+});
+
 const withSecret = (r: ResultOf<typeof WITH_SECRET_FIELDS>) => ({
   ...presentClient(r.client),
   client_secret: r.clientSecret,
@@ -75,6 +91,40 @@ export const oauthClientRoutes: RestRoute[] = [
     ),
     variables: ({ query }) => ({ org: query.organization_id, ...page(query) }),
     respond: (d) => ({ body: presentPage('oauth_clients', d.oauthClients, presentClient) }),
+  }),
+  // Before /oauth-clients/:id, which would take `registration-tokens` for an id.
+  route({
+    method: 'POST',
+    path: '/oauth-clients/registration-tokens',
+    summary:
+      'Make an initial access token, with which an app registers its own client (POST /oauth/register); the token is shown only in this response',
+    operation: graphql(
+      `mutation($input: CreateRegistrationTokenInput!) { createRegistrationToken(input: $input) { __typename ...RegistrationTokenFields ...UserErrorFields } }`,
+      [REGISTRATION_TOKEN_FIELDS, USER_ERROR_FIELDS],
+    ),
+    variables: ({ body }) => ({ input: fromBody(body, ['organization_id', 'name', 'scopes', 'public']) }),
+    respond: (d) => ({ status: 201, body: presentRegistrationToken(unwrap(d.createRegistrationToken)) }),
+  }),
+  route({
+    method: 'GET',
+    path: '/oauth-clients/registration-tokens',
+    summary: "The organization's initial access tokens, newest first (without the tokens themselves)",
+    operation: graphql(
+      `query($org: String) { registrationTokens(organizationId: $org) { ...RegistrationTokenFields } }`,
+      [REGISTRATION_TOKEN_FIELDS],
+    ),
+    variables: ({ query }) => ({ org: query.organization_id }),
+    respond: (d) => ({ body: { registration_tokens: d.registrationTokens.map(presentRegistrationToken) } }),
+  }),
+  route({
+    method: 'DELETE',
+    path: '/oauth-clients/registration-tokens/:id',
+    summary: 'Delete an initial access token; the clients registered with it stay',
+    operation: graphql(`mutation($id: ID!) { deleteRegistrationToken(id: $id) { __typename ...UserErrorFields } }`, [
+      USER_ERROR_FIELDS,
+    ]),
+    variables: ({ params }) => ({ id: params.id }),
+    respond: (d) => (unwrap(d.deleteRegistrationToken), { status: 204 }),
   }),
   route({
     method: 'GET',

@@ -417,6 +417,47 @@ describe('admin: OAuth clients', () => {
     await page.context().close();
   });
 
+  test('an initial access token is made, shown once, registers a client by itself, and is deleted', async () => {
+    // given a tenant's admin on the clients page
+    const page = await signedInPage(browser, server.url, { email: tenant.admin.email, password: PASSWORD });
+    await page.goto('/admin/clients');
+    const section = page.getByTestId('registration-tokens');
+    await expect(section.getByText('No initial access tokens.').isVisible()).resolves.toBe(true);
+
+    // when they make a token for public clients with two scopes
+    await section.getByLabel('Token name', { exact: true }).fill('Agents');
+    await section.getByLabel('Scopes its clients may be given', { exact: true }).fill('openid email');
+    await submit(page, 'Make a token');
+
+    // then it is shown once, and an app registers with it
+    const token = (await page.getByTestId('registration-token').textContent())?.trim() ?? '';
+    expect(token).toMatch(/^tsit_/);
+    const registered = await fetch(`${server.url}/oauth/register`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['https://agent.example.com/cb'], client_name: 'Agent' }),
+    });
+    expect(registered.status).toBe(201);
+    expect(await registered.json()).toMatchObject({ token_endpoint_auth_method: 'none', scope: 'openid email' });
+    await page.goto('/admin/clients');
+    await expect(page.getByRole('link', { name: 'Agent', exact: true }).isVisible()).resolves.toBe(true);
+    const row = page.getByTestId('registration-token-row');
+    await expect(row.textContent()).resolves.toContain('Public (no secret)');
+    await expect(page.getByTestId('registration-token').count()).resolves.toBe(0);
+
+    // and once deleted it registers nothing more
+    await submit(page, 'Delete Agents');
+    await expect(page.getByRole('status').textContent()).resolves.toContain('The token was deleted');
+    await expect(row.count()).resolves.toBe(0);
+    const again = await fetch(`${server.url}/oauth/register`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ redirect_uris: ['https://agent.example.com/cb'] }),
+    });
+    expect(again.status).toBe(401);
+    await page.context().close();
+  });
+
   test('a signed-out visitor is sent to sign in and back', async () => {
     const page = await freshPage(browser, server.url);
     await page.goto('/admin/clients');

@@ -41,6 +41,11 @@ const OAUTH_ENDPOINTS: { key: string; public: boolean }[] = [
   { key: 'POST /oauth/authorize', public: true },
   { key: 'POST /oauth/token', public: true },
   { key: 'POST /oauth/device_authorization', public: true },
+  // Dynamic registration (RFC 7591, 7592): the bearer is an initial or a registration access token, not an API one.
+  { key: 'POST /oauth/register', public: false },
+  { key: 'GET /oauth/register/{client_id}', public: false },
+  { key: 'PUT /oauth/register/{client_id}', public: false },
+  { key: 'DELETE /oauth/register/{client_id}', public: false },
   { key: 'GET /oauth/userinfo', public: false },
   { key: 'POST /oauth/userinfo', public: false },
   { key: 'POST /oauth/revoke', public: true },
@@ -125,7 +130,8 @@ describe('openapi.json and the route tables', () => {
   it('lists every path and method of the OAuth router (server/oidc/router.ts)', () => {
     // Building the router touches nothing: its handlers close over the context base and run only on a request.
     const layers = oidcRouter({} as ContextBase, { secure: false }).stack.map((l) => ({
-      path: String(l.path),
+      // /oauth/register/:client_id as OpenAPI writes it.
+      path: String(l.path).replace(/:(\w+)/g, '{$1}'),
       methods: l.methods.filter((m) => m !== 'HEAD' && m !== 'OPTIONS'),
     }));
     const listed = (path: string) =>
@@ -563,6 +569,43 @@ describe('a tour of every route, checked against openapi.json', () => {
 
     expectStatus(await call(admin, 'DELETE', `/api/v1/oauth-clients/${created.body.id}`), 204);
     expectStatus(await call(admin, 'DELETE', `/api/v1/oauth-clients/${created.body.id}`), 404);
+  });
+
+  it('makes an initial access token, with which an app registers, reads, replaces and deletes its own client', async () => {
+    const admin = tenant.admin.api;
+    const path = '/api/v1/oauth-clients/registration-tokens';
+    const made = await call(admin, 'POST', path, { name: 'Agents', scopes: ['openid', 'email'], public: true });
+    expectStatus(made, 201);
+    expectStatus(await call(admin, 'POST', path, { name: 'Agents', scopes: [] }), 400);
+    expectStatus(await call(admin, 'GET', path), 200);
+    expectStatus(await call(tenant.member.api, 'GET', path), 403);
+
+    const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+    const registered = await call(
+      anon,
+      'POST',
+      '/oauth/register',
+      { redirect_uris: [REDIRECT] },
+      bearer(made.body.token),
+    );
+    expectStatus(registered, 201);
+    expectStatus(await call(anon, 'POST', '/oauth/register', { redirect_uris: [REDIRECT] }), 401);
+    expectStatus(
+      await call(anon, 'POST', '/oauth/register', { redirect_uris: ['http://x.test/cb'] }, bearer(made.body.token)),
+      400,
+    );
+    const own = `/oauth/register/${registered.body.client_id}`;
+    const rat = bearer(registered.body.registration_access_token);
+    expectStatus(await call(anon, 'GET', own, undefined, rat), 200);
+    expectStatus(await call(anon, 'GET', own, undefined, bearer('tsrat_wrong')), 401);
+    const replaced = { client_id: registered.body.client_id, redirect_uris: [REDIRECT], client_name: 'Renamed' };
+    expectStatus(await call(anon, 'PUT', own, replaced, rat), 200);
+    expectStatus(await call(anon, 'PUT', own, { ...replaced, scope: 'openid api' }, rat), 400);
+    expectStatus(await call(anon, 'DELETE', own, undefined, bearer('tsrat_wrong')), 401);
+    expectStatus(await call(anon, 'DELETE', own, undefined, rat), 204);
+
+    expectStatus(await call(admin, 'DELETE', `${path}/${made.body.id}`), 204);
+    expectStatus(await call(admin, 'DELETE', `${path}/${made.body.id}`), 404);
   });
 
   it('authorizes a signed-in browser, exchanges the code, and uses, introspects and revokes the tokens', async () => {
@@ -1921,6 +1964,7 @@ describe('expectMatchesOpenApi', () => {
       role: null,
       is_operator: false,
       require_mfa: false,
+      allow_metadata_clients: false,
       created_at: '2025-01-01T00:00:00.000Z',
       updated_at: '2025-01-01T00:00:00.000Z',
     };

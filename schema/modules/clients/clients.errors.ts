@@ -9,6 +9,13 @@ export class OAuthClientNotFound extends NotFoundError {
   }
 }
 
+/** An initial access token (registration.service.ts) the caller may not see, or that is gone. */
+export class RegistrationTokenNotFound extends NotFoundError {
+  constructor() {
+    super('Registration token');
+  }
+}
+
 /** A user's connected app (a remembered consent) that is not there. */
 export class ConnectedAppNotFound extends NotFoundError {
   constructor() {

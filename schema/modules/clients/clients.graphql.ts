@@ -12,6 +12,7 @@ import {
   updateClient,
 } from './clients.service.ts';
 import { connectedApps, revokeConnectedApp } from './consents.service.ts';
+import { createRegistrationToken, deleteRegistrationToken, listRegistrationTokens } from './registration.service.ts';
 import { mutationErrors } from '../../mutation-errors.ts';
 import { CLIENTS_ERROR_CODES } from './clients.errors.ts';
 
@@ -34,6 +35,10 @@ const OAuthClientRef = builder.prismaObject('OAuthClient', {
     consentRequired: t.exposeBoolean('consentRequired'),
     tokenEndpointAuthMethod: t.exposeString('tokenEndpointAuthMethod', {
       description: 'client_secret_post, or none: a public client, which keeps no secret and must use PKCE (S256).',
+    }),
+    registeredByItself: t.boolean({
+      description: 'Registered by the app itself with an initial access token (RFC 7591), not by an admin.',
+      resolve: (c) => c.registrationTokenHash !== null,
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
@@ -129,6 +134,65 @@ builder.mutationField('deleteOAuthClient', (t) =>
     authScopes: firstParty(),
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => deleteClient(ctx, String(args.id)),
+  }),
+);
+
+// Initial access tokens (RFC 7591 3): with one, an app registers its own client at POST /oauth/register.
+type RegistrationToken = Awaited<ReturnType<typeof listRegistrationTokens>>[number] & { token?: string };
+const RegistrationTokenRef = builder.objectRef<RegistrationToken>('RegistrationToken').implement({
+  description:
+    'An initial access token: an app that holds it registers its own client in the organization (POST /oauth/register).',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    organizationId: t.exposeString('organizationId'),
+    name: t.exposeString('name'),
+    scopes: t.exposeStringList('scopes', { description: 'The most a client registered with it may be given.' }),
+    public: t.exposeBoolean('public', { description: 'Clients registered with it are public (no secret, PKCE).' }),
+    token: t.string({
+      nullable: true,
+      description: 'The token itself: shown only when it is created.',
+      resolve: (r) => r.token ?? null,
+    }),
+    lastUsedAt: t.expose('lastUsedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+builder.queryField('registrationTokens', (t) =>
+  t.field({
+    type: [RegistrationTokenRef],
+    description: "An organization's initial access tokens, newest first (its admins). Defaults to the caller's.",
+    authScopes: { authenticated: true },
+    args: { organizationId: t.arg.string() },
+    resolve: (_root, { organizationId }, ctx) => listRegistrationTokens(ctx, organizationId),
+  }),
+);
+
+const CreateRegistrationTokenInput = builder.inputType('CreateRegistrationTokenInput', {
+  fields: (t) => ({
+    organizationId: t.string(),
+    name: t.string({ required: true }),
+    scopes: t.stringList({ required: true }),
+    public: t.boolean({ description: 'Whether the clients it registers are public; false when left out.' }),
+  }),
+});
+
+builder.mutationField('createRegistrationToken', (t) =>
+  t.field({
+    errors: refusals,
+    type: RegistrationTokenRef,
+    authScopes: firstParty(),
+    args: { input: t.arg({ type: CreateRegistrationTokenInput, required: true }) },
+    resolve: (_root, { input }, ctx) => createRegistrationToken(ctx, present(input)),
+  }),
+);
+
+builder.mutationField('deleteRegistrationToken', (t) =>
+  t.boolean({
+    errors: { ...refusals, directResult: false },
+    authScopes: firstParty(),
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => deleteRegistrationToken(ctx, String(args.id)),
   }),
 );
 

@@ -5,6 +5,7 @@
 // (docs/architecture.md#apps-without-secrets); which kind a client is stays as it was registered.
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
+import type { Prisma } from '../../db.ts';
 import { organizationInScope, requireActor, requireOrgRole } from '../../auth/access.ts';
 import { randomToken, sha256 } from '../../lib/crypto.ts';
 import { fields, parseInput } from '../../lib/input.ts';
@@ -184,19 +185,40 @@ async function loadOwned(ctx: Context, id: string) {
 }
 
 export async function createClient(ctx: Context, input: unknown) {
-  const data = parseInput(createInput, input);
+  const data = parseClientInput(input);
   const organizationId = organizationInScope(ctx, data.organizationId);
   await requireOrgRole(ctx, organizationId, 'admin');
-  const secret = data.tokenEndpointAuthMethod === 'none' ? null : randomToken(CLIENT_SECRET_PREFIX);
   const actor = requireActor(ctx);
+  return insertClient(ctx, data, {
+    organizationId,
+    createdById: actor.kind === 'apiKey' ? actor.createdById : actor.userId,
+  });
+}
+
+/** A new client's fields, read by the rules of registration, or a ValidationError naming each problem. */
+export const parseClientInput = (input: unknown) => parseInput(createInput, input);
+export type ClientInput = ReturnType<typeof parseClientInput>;
+
+/**
+ * Stores a new client of `owner.organizationId`, with its event and audit entry, and returns it with its secret (null
+ * for a public client), shown this once. `registrationTokenHash` is set for a client that registered itself (RFC
+ * 7591, registration.service.ts), whose registration access token reads and changes it later.
+ */
+export async function insertClient(
+  ctx: Context,
+  data: ClientInput,
+  owner: { organizationId: string; createdById: string | null; registrationTokenHash?: string; details?: object },
+) {
+  const secret = data.tokenEndpointAuthMethod === 'none' ? null : randomToken(CLIENT_SECRET_PREFIX);
   const client = await ctx.db.$transaction(async (tx) => {
     const client = await tx.oAuthClient.create({
       data: {
         clientId: randomToken(CLIENT_ID_PREFIX, 16),
         secretHash: secret && sha256(secret),
         tokenEndpointAuthMethod: data.tokenEndpointAuthMethod,
-        organizationId,
-        createdById: actor.kind === 'apiKey' ? actor.createdById : actor.userId,
+        organizationId: owner.organizationId,
+        createdById: owner.createdById,
+        registrationTokenHash: owner.registrationTokenHash ?? null,
         name: data.name,
         description: data.description,
         redirectUris: dedupe(data.redirectUris),
@@ -219,7 +241,13 @@ export async function createClient(ctx: Context, input: unknown) {
     );
     await recordAudit(
       ctx,
-      { action: 'oauth_client.create', organizationId, targetType: 'oauth_client', targetId: client.id },
+      {
+        action: 'oauth_client.create',
+        organizationId: owner.organizationId,
+        targetType: 'oauth_client',
+        targetId: client.id,
+        ...(owner.details ? { details: { ...owner.details } } : {}),
+      },
       tx,
     );
     return client;
@@ -245,6 +273,22 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
   const data = parseInput(updateInput, input);
   // Tessera's own command-line client may be turned off and on by the operator, and nothing else.
   if (client.platformWide && Object.keys(data).some((field) => field !== 'enabled')) throw new CliClientIsTesseras();
+  return changeClient(ctx, client, data);
+}
+
+/** The fields of a client that change, as an update reads them (every one optional). */
+export type ClientChange = ReturnType<typeof updateInput.parse>;
+
+/**
+ * Applies `data` to `client` with its audit entry, after the rules that span fields (a redirect URI for the code
+ * flow, what a public client may not have). Disabling it ends its grants.
+ */
+export async function changeClient(
+  ctx: Context,
+  client: Prisma.OAuthClientGetPayload<object>,
+  data: ClientChange,
+  details: object = {},
+) {
   const redirectUris = dedupe(data.redirectUris) ?? client.redirectUris;
   const grantTypes = dedupe(data.grantTypes) ?? client.grantTypes;
   if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
@@ -282,7 +326,7 @@ export async function updateClient(ctx: Context, id: string, input: unknown) {
         organizationId: client.organizationId,
         targetType: 'oauth_client',
         targetId: client.id,
-        details: { fields: Object.keys(data) },
+        details: { fields: Object.keys(data), ...details },
       },
       tx,
     );
@@ -307,6 +351,16 @@ export async function rotateClientSecret(ctx: Context, id: string) {
 export async function deleteClient(ctx: Context, id: string) {
   const client = await loadOwned(ctx, id);
   if (client.platformWide) throw new CliClientIsTesseras();
+  await removeClient(ctx, client);
+  return true;
+}
+
+/** Deletes `client` (its grants, codes and tokens go with it), with its event and audit entry. */
+export async function removeClient(
+  ctx: Context,
+  client: Prisma.OAuthClientGetPayload<{ include: { organization: { select: { id: true; name: true } } } }>,
+  details: object = {},
+) {
   await ctx.db.$transaction(async (tx) => {
     await tx.oAuthClient.delete({ where: { id: client.id } });
     await emitEvents(
@@ -323,9 +377,9 @@ export async function deleteClient(ctx: Context, id: string) {
         organizationId: client.organizationId,
         targetType: 'oauth_client',
         targetId: client.id,
+        details: { ...details },
       },
       tx,
     );
   });
-  return true;
 }

@@ -61,6 +61,8 @@ function buildDocument(issuer: string, products: string[], metadataClients: bool
     userinfo_endpoint: `${issuer}/oauth/userinfo`,
     jwks_uri: `${issuer}/.well-known/jwks.json`,
     device_authorization_endpoint: `${issuer}/oauth/device_authorization`,
+    // RFC 7591, with an initial access token an organization's admin made: open registration is off.
+    registration_endpoint: `${issuer}/oauth/register`,
     revocation_endpoint: `${issuer}/oauth/revoke`,
     introspection_endpoint: `${issuer}/oauth/introspect`,
     end_session_endpoint: `${issuer}/oauth/logout`,

@@ -67,6 +67,16 @@ export class ConsentRequired extends OAuthError {
   }
 }
 
+/** RFC 7591 3.2.2: a redirect URI refused at registration, or any other client metadata. */
+export class InvalidClientMetadata extends OAuthError {
+  constructor(
+    description: string,
+    code: 'invalid_client_metadata' | 'invalid_redirect_uri' = 'invalid_client_metadata',
+  ) {
+    super(code, description);
+  }
+}
+
 /** An error shown on our own page because the client or its redirect URI cannot be trusted. */
 export class AuthorizePageError extends OAuthError {
   constructor(error: OAuthError) {

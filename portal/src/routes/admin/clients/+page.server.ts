@@ -1,5 +1,6 @@
 import { fail } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
+import { formText } from '#lib/form.ts';
 import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { CLIENT_LABELS } from './client-form.ts';
@@ -49,11 +50,58 @@ const CREATE_CLIENT = graphql(
 	[USER_ERROR_FIELDS],
 );
 
+const REGISTRATION_TOKENS = graphql(`
+	query RegistrationTokens($org: String) {
+		registrationTokens(organizationId: $org) {
+			id
+			name
+			scopes
+			public
+			lastUsedAt
+			createdAt
+		}
+	}
+`);
+
+const CREATE_REGISTRATION_TOKEN = graphql(
+	`
+		mutation CreateRegistrationToken($input: CreateRegistrationTokenInput!) {
+			createRegistrationToken(input: $input) {
+				__typename
+				... on RegistrationToken {
+					id
+					name
+					token
+				}
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
+const DELETE_REGISTRATION_TOKEN = graphql(
+	`
+		mutation DeleteRegistrationToken($id: ID!) {
+			deleteRegistrationToken(id: $id) {
+				__typename
+				...UserErrorFields
+			}
+		}
+	`,
+	[USER_ERROR_FIELDS],
+);
+
 export const load: PageServerLoad = async (event) => {
 	// The layout's gate first: its 403 is the answer for members, not this query's error.
 	const { organization } = await event.parent();
-	const page = await listPage(event, CLIENTS, 'oauthClients', { org: organization.id, limit: PAGE_SIZE }, 'clients');
+	const [page, tokens] = await Promise.all([
+		listPage(event, CLIENTS, 'oauthClients', { org: organization.id, limit: PAGE_SIZE }, 'clients'),
+		gql(event, REGISTRATION_TOKENS, { org: organization.id }).catch(rethrowAccess),
+	]);
 	return {
+		registrationTokens: tokens.registrationTokens,
+		registrationEndpoint: `${event.url.origin}/oauth/register`,
 		clients: page.items,
 		cursor: page.cursor,
 		nextCursor: page.nextCursor,
@@ -88,5 +136,49 @@ export const actions: Actions = {
 		event.setHeaders({ 'cache-control': 'no-store' });
 		const created: ShownSecret = { ...result.client, clientSecret: result.clientSecret };
 		return { created };
+	},
+
+	/** An initial access token (RFC 7591), with which an app registers its own client here. */
+	createToken: async (event) => {
+		const organizationId = requireOrgAdmin(event);
+		const form = await event.request.formData();
+		const values = {
+			name: formText(form, 'name').trim(),
+			scopes: formText(form, 'scopes'),
+			public: form.get('kind') === 'public',
+		};
+		let result: ResultOf<typeof CREATE_REGISTRATION_TOKEN>['createRegistrationToken'];
+		try {
+			({ createRegistrationToken: result } = await gql(event, CREATE_REGISTRATION_TOKEN, {
+				input: {
+					organizationId,
+					name: values.name,
+					scopes: values.scopes.split(/\s+/).filter(Boolean),
+					public: values.public,
+				},
+			}));
+		} catch (err) {
+			rethrowAccess(err);
+		}
+		if (result.__typename === 'UserError') {
+			const problem = result.details[0];
+			const message = problem ? `${problem.path === 'name' ? 'Name' : 'Scopes'}: ${problem.message}.` : result.message;
+			return fail(400, { tokenValues: values, tokenMessage: message });
+		}
+		event.setHeaders({ 'cache-control': 'no-store' });
+		return { createdToken: { name: result.name, token: result.token ?? '' } };
+	},
+
+	deleteToken: async (event) => {
+		requireOrgAdmin(event);
+		const id = formText(await event.request.formData(), 'id');
+		let result: ResultOf<typeof DELETE_REGISTRATION_TOKEN>['deleteRegistrationToken'];
+		try {
+			({ deleteRegistrationToken: result } = await gql(event, DELETE_REGISTRATION_TOKEN, { id }));
+		} catch (err) {
+			rethrowAccess(err);
+		}
+		if (result.__typename === 'UserError') return fail(404, { tokenMessage: result.message });
+		return { tokenDeleted: true };
 	},
 };
