@@ -1,8 +1,5 @@
--- Dynamic client registration (RFC 7591, RFC 7592; docs/architecture.md#apps-without-secrets): initial access
--- tokens, and the registration access token of each client registered with one. Expand only.
--- AlterTable
-ALTER TABLE "oauth_clients" ADD COLUMN     "registration_token_hash" TEXT;
-
+-- Dynamic client registration (RFC 7591, docs/architecture.md#apps-without-secrets): the initial access tokens an
+-- organization's admins make. A new table; its foreign key takes a lock on organizations that reads do not wait on.
 -- CreateTable
 CREATE TABLE "registration_tokens" (
     "id" TEXT NOT NULL,
@@ -23,9 +20,6 @@ CREATE UNIQUE INDEX "registration_tokens_token_hash_key" ON "registration_tokens
 
 -- CreateIndex
 CREATE INDEX "registration_tokens_organization_id_idx" ON "registration_tokens"("organization_id");
-
--- CreateIndex
-CREATE UNIQUE INDEX "oauth_clients_registration_token_hash_key" ON "oauth_clients"("registration_token_hash");
 
 -- AddForeignKey
 ALTER TABLE "registration_tokens" ADD CONSTRAINT "registration_tokens_organization_id_fkey" FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE CASCADE;
