@@ -172,19 +172,26 @@ const inFlight = new WeakMap<Db, Map<string, Promise<void>>>();
  * that cannot be fetched or used throws MetadataDocumentRefused, whatever was stored before.
  */
 export async function refreshMetadataClient(ctx: Context, clientId: string): Promise<void> {
-  const stored = await ctx.db.oAuthClient.findUnique({
-    where: { clientId },
-    select: { metadataDocument: true, metadataExpiresAt: true },
-  });
-  if (stored && (!stored.metadataDocument || (stored.metadataExpiresAt ?? new Date(0)) > ctx.clock.now())) return;
+  if (await storedIsCurrent(ctx, clientId)) return;
   let fetches = inFlight.get(ctx.db);
   if (!fetches) inFlight.set(ctx.db, (fetches = new Map<string, Promise<void>>()));
   const running = fetches.get(clientId);
   if (running) return running;
   const fetching = (async () => {
+    // A fetch that ended between the read above and here has stored the row already: read it again first.
+    if (await storedIsCurrent(ctx, clientId)) return;
     const { document, until } = await fetchDocument(ctx, clientId);
     await storeClient(ctx.db, clientId, document, until);
   })().finally(() => fetches.delete(clientId));
   fetches.set(clientId, fetching);
   return fetching;
+}
+
+/** A row for `clientId` that needs no fetch: a registered client's, or a document's still within its time. */
+async function storedIsCurrent(ctx: Context, clientId: string): Promise<boolean> {
+  const stored = await ctx.db.oAuthClient.findUnique({
+    where: { clientId },
+    select: { metadataDocument: true, metadataExpiresAt: true },
+  });
+  return !!stored && (!stored.metadataDocument || (stored.metadataExpiresAt ?? new Date(0)) > ctx.clock.now());
 }
