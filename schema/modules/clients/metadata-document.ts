@@ -4,6 +4,7 @@
 // redirect followed), at most 5 kB, and keeps what it read as a public client row whose client_id is the URL, owned
 // by the operator organization, until the document's cache headers say to read it again (within 5 minutes and 24
 // hours). Which organization such a client signs a person into is decided per request (authorize/load.ts).
+import CachePolicy from 'http-cache-semantics';
 import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Db } from '../../db.ts';
@@ -94,20 +95,17 @@ export function readMetadataDocument(clientId: string, body: Uint8Array): Metada
   return read.data;
 }
 
-/** How long a fetched document is kept: its max-age (or Expires), within 5 minutes and 24 hours. */
+/**
+ * How long a fetched document is kept: as long as HTTP caching allows (RFC 9111, read by http-cache-semantics:
+ * max-age, Expires against the answer's Date, no-store, no-cache), within 5 minutes and 24 hours. An answer without
+ * a Date is taken as sent `now`.
+ */
 export function cacheSeconds(headers: Headers, now: Date): number {
-  const control = (headers.get('cache-control') ?? '').toLowerCase();
-  let seconds: number | undefined;
-  if (/(^|[\s,])(no-store|no-cache)([\s,=]|$)/.test(control)) seconds = 0;
-  else {
-    const maxAge = /(?:^|[\s,])max-age\s*=\s*"?(\d{1,10})"?/.exec(control);
-    if (maxAge?.[1]) seconds = Number(maxAge[1]);
-    else {
-      const expires = Date.parse(headers.get('expires') ?? '');
-      if (Number.isFinite(expires)) seconds = (expires - now.getTime()) / 1000;
-    }
-  }
-  return Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, Math.floor(seconds ?? 0)));
+  const response = Object.fromEntries(headers);
+  response.date ??= now.toUTCString();
+  const policy = new CachePolicy({ method: 'GET', headers: {} }, { status: 200, headers: response });
+  const seconds = policy.storable() ? Math.floor(policy.timeToLive() / 1000) : 0;
+  return Math.min(MAX_CACHE_SECONDS, Math.max(MIN_CACHE_SECONDS, seconds));
 }
 
 /** The document at `clientId`, fetched under the guard, and until when it may be kept. */
