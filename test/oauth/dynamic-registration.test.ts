@@ -6,7 +6,15 @@ import * as oidc from 'openid-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectMatchesOpenApi } from '../helpers/openapi.ts';
 import { client as http, type Client } from '../helpers/http.ts';
-import { authorize, codeFrom, decideConsent, startWithSignedInMember, type SignedInMember } from '../helpers/oauth.ts';
+import {
+  accessTokenOf,
+  authorize,
+  codeFrom,
+  decideConsent,
+  registerClient as registerOAuthClient,
+  startWithSignedInMember,
+  type SignedInMember,
+} from '../helpers/oauth.ts';
 import { createTenant } from '../helpers/fixtures.ts';
 
 const REDIRECT = 'https://agent.example.test/callback';
@@ -150,6 +158,22 @@ describe('refusals', () => {
     for (const bad of ['tsit_nope', 'x'.repeat(5000), 'tsrat_abc']) {
       const wrong = await register(bad, { redirect_uris: [REDIRECT] });
       expect(wrong.status, bad.slice(0, 10)).toBe(401);
+    }
+  });
+
+  it("an app's access token, or a session's, is no initial access token", async () => {
+    const redirect = 'https://tenant-app.example.test/cb';
+    const app = await registerOAuthClient(orgAdmin, {
+      name: 'Tenant app',
+      redirect_uris: [redirect],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
+    });
+    const token = await accessTokenOf(setup.server.url, setup.tenant.admin, app, redirect, 'openid api');
+    for (const bearer of [token, setup.session]) {
+      const reply = await register(bearer, { redirect_uris: [REDIRECT] });
+      expect(reply.status).toBe(401);
+      expect(reply.body.error).toBe('invalid_token');
     }
   });
 

@@ -12,10 +12,12 @@ import { cacheSeconds } from '../../schema/modules/clients/metadata-document.ts'
 import { client as http } from '../helpers/http.ts';
 import { makeTestCa, startHttpsReceiver, type HttpsReceiver, type TestCa } from '../helpers/https-receiver.ts';
 import {
+  accessTokenOf,
   authorize,
   browserGet,
   codeFrom,
   decideConsent,
+  registerClient,
   startWithSignedInMember,
   tokenRequest,
   type SignedInMember,
@@ -226,7 +228,50 @@ describe("the organization's choice", () => {
     ).toBe(false);
     const bad = await setup.tenant.admin.api.patch(path, { allow_metadata_clients: 'yes' });
     expect(bad.status).toBe(400);
+    // An app's token, even the owner's with `api`: which apps sign members in is not an app's to change.
+    const redirect = 'https://tenant-app.example.test/cb';
+    const app = await registerClient(setup.tenant.admin.api, {
+      name: 'Tenant app',
+      redirect_uris: [redirect],
+      allowed_scopes: ['openid', 'api'],
+      consent_required: false,
+    });
+    const token = await accessTokenOf(setup.server.url, setup.tenant.owner, app, redirect, 'openid api');
+    const byApp = await http(setup.server.url, { token }).patch(path, { allow_metadata_clients: true });
+    expect(byApp.status).toBe(403);
+    expect(byApp.body.reason).toBe('first_party_only');
     expect((await setup.tenant.admin.api.get(path)).body.allow_metadata_clients).toBe(false);
+  });
+});
+
+describe('under the policies of the organization it acts in', () => {
+  beforeAll(async () => {
+    serve('/policy.json');
+    expect((await allow(true)).status).toBe(200);
+  });
+
+  it('a consent given after the organization stopped allowing such apps goes back with access_denied, no code', async () => {
+    const { query } = await request('/policy.json');
+    const consentPage = await authorize(setup.server.url, setup.session, query);
+    expect(consentPage.pathname).toBe('/consent');
+    expect((await allow(false)).status).toBe(200);
+    const back = await decideConsent(setup.server.url, setup.session, consentPage);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('code')).toBeNull();
+    expect((await allow(true)).status).toBe(200);
+  });
+
+  it('require_mfa: a member without a second factor is sent to set one up first, as for a registered client', async () => {
+    // The owner would need a factor to turn it on; the policy itself is what is under test.
+    await sql.query('update organizations set require_mfa = true where id = $1', [setup.tenant.id]);
+    try {
+      const { query } = await request('/policy.json');
+      const sent = await authorize(setup.server.url, setup.session, query);
+      expect(sent.pathname).toBe('/portal/security');
+      expect(sent.searchParams.get('enrol')).toBe('1');
+    } finally {
+      await sql.query('update organizations set require_mfa = false where id = $1', [setup.tenant.id]);
+    }
   });
 });
 

@@ -17,7 +17,7 @@ import { checkPkce } from './authorize/check-pkce.ts';
 import { checkPrompt } from './authorize/check-prompt.ts';
 import { checkIdTokenHint } from './authorize/check-id-token-hint.ts';
 import { requireLogin } from './authorize/require-login.ts';
-import { requireMetadataAllowed } from './authorize/require-metadata-allowed.ts';
+import { NOT_ALLOWED, requireMetadataAllowed } from './authorize/require-metadata-allowed.ts';
 import { requireMembership } from './authorize/require-membership.ts';
 import { requireLicenses } from './authorize/require-licenses.ts';
 import { requireConsent } from './authorize/require-consent.ts';
@@ -184,8 +184,11 @@ export async function decideConsent(
     const approval = await recordApproval(ctx, client, consent, signIn);
     // Ended while the request ran (the session was checked when it came in): nothing was written.
     if (!approval.live) throw new UnauthenticatedError('Your session has ended: sign in again');
-    // Left the organization since the page was shown: as at the authorization endpoint (require-membership).
-    answered = approval.member ? approval.redirect : back(new InvalidClient());
+    // Left the organization since the page was shown, or it stopped allowing such clients: as at the authorization
+    // endpoint (require-membership, require-metadata-allowed).
+    answered = approval.member
+      ? approval.redirect
+      : back(client.metadataDocument ? new AccessDenied(NOT_ALLOWED) : new InvalidClient());
   } else {
     answered = (await recordDenial(ctx, client, consent, session.userId)) ? back(new AccessDenied()) : null;
   }

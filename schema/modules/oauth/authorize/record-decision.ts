@@ -2,7 +2,8 @@
 // not answered before are the consent remembered (merged with the scopes already allowed), the audit entry
 // written and, on Allow, the code issued. A failure anywhere leaves none of it behind, so the request can be
 // answered again and nothing is remembered that the application never got. An approval also re-checks, in the
-// same statement, that the user is still a member of the client's organization (the page may be minutes old) and
+// same statement, that the user is still a member of the client's organization (the page may be minutes old), that
+// an organization a metadata document's client acts in still allows such clients, and
 // that the session is still live, holding its row as issue-code.ts does.
 import type { Context } from '../../../context.ts';
 import { hotQuery, Prisma } from '../../../db.ts';
@@ -21,10 +22,11 @@ import {
 import type { AuthorizeClient, BrowserSession } from './request.ts';
 import { expected } from '../../../lib/expected.ts';
 
-type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'>;
+type Client = Pick<AuthorizeClient, 'id' | 'clientId' | 'organizationId' | 'name'> & { metadataDocument?: boolean };
 
 /**
- * `member` false: the user has left the client's organization, `live` false: the session has ended; either way
+ * `member` false: the user has left the client's organization (or, for a metadata document's client, the
+ * organization no longer allows such clients), `live` false: the session has ended; either way
  * nothing was written. Else the redirect with a code, or null when the request had already been answered.
  */
 export async function recordApproval(
@@ -40,7 +42,9 @@ export async function recordApproval(
     ctx.db,
     Prisma.sql`
     WITH still_member AS (
-      SELECT 1 FROM memberships WHERE user_id = ${session.userId}::text AND organization_id = ${client.organizationId}::text),
+      SELECT 1 FROM memberships WHERE user_id = ${session.userId}::text AND organization_id = ${client.organizationId}::text
+        AND (NOT ${client.metadataDocument === true}::boolean OR EXISTS (
+          SELECT 1 FROM organizations o WHERE o.id = ${client.organizationId}::text AND o.allow_metadata_clients))),
     signed_in AS (${liveSession(session.sessionId)}),
     gate AS (
       INSERT INTO oauth_consent_answers (jti, expires_at) SELECT ${consent.jti}::text, ${sqlTimestamp(new Date(consent.exp * 1000))} FROM still_member, signed_in
