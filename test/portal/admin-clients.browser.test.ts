@@ -424,6 +424,13 @@ describe('admin: OAuth clients', () => {
     const section = page.getByTestId('registration-tokens');
     await expect(section.getByText('No initial access tokens.').isVisible()).resolves.toBe(true);
 
+    // a scope that is none is refused by its field's name, in this form only
+    await section.getByLabel('Token name', { exact: true }).fill('Agents');
+    await section.getByLabel('Scopes its clients may be given', { exact: true }).fill('not-a-scope!');
+    await submit(page, 'Make a token');
+    await expect(section.getByRole('alert').textContent()).resolves.toContain('Scopes its clients may be given');
+    await expect(page.getByRole('alert').count()).resolves.toBe(1);
+
     // when they make a token for public clients with two scopes
     await section.getByLabel('Token name', { exact: true }).fill('Agents');
     await section.getByLabel('Scopes its clients may be given', { exact: true }).fill('openid email');

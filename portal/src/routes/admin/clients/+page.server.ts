@@ -1,6 +1,7 @@
 import { fail } from '@sveltejs/kit';
 import { fieldErrors } from '#lib/field-errors.ts';
 import { formText } from '#lib/form.ts';
+import { userErrorFailure } from '#lib/server/errors.ts';
 import { gql, graphql, USER_ERROR_FIELDS, type ResultOf } from '#lib/server/graphql.ts';
 import { listPage } from '#lib/server/paging.ts';
 import { CLIENT_LABELS } from './client-form.ts';
@@ -49,6 +50,9 @@ const CREATE_CLIENT = graphql(
 	`,
 	[USER_ERROR_FIELDS],
 );
+
+/** The token form's fields, as its refusals name them. */
+const TOKEN_LABELS = { name: 'Token name', scopes: 'Scopes its clients may be given' };
 
 const REGISTRATION_TOKENS = graphql(`
 	query RegistrationTokens($org: String) {
@@ -160,13 +164,10 @@ export const actions: Actions = {
 		} catch (err) {
 			rethrowAccess(err);
 		}
-		if (result.__typename === 'UserError') {
-			const problem = result.details[0];
-			const message = problem ? `${problem.path === 'name' ? 'Name' : 'Scopes'}: ${problem.message}.` : result.message;
-			return fail(400, { tokenValues: values, tokenMessage: message });
-		}
+		if (result.__typename === 'UserError')
+			return userErrorFailure(result, { action: 'createToken' as const, tokenValues: values }, TOKEN_LABELS);
 		event.setHeaders({ 'cache-control': 'no-store' });
-		return { createdToken: { name: result.name, token: result.token ?? '' } };
+		return { action: 'createToken' as const, createdToken: { name: result.name, token: result.token ?? '' } };
 	},
 
 	deleteToken: async (event) => {
@@ -178,7 +179,7 @@ export const actions: Actions = {
 		} catch (err) {
 			rethrowAccess(err);
 		}
-		if (result.__typename === 'UserError') return fail(404, { tokenMessage: result.message });
-		return { tokenDeleted: true };
+		if (result.__typename === 'UserError') return userErrorFailure(result, { action: 'deleteToken' as const });
+		return { action: 'deleteToken' as const, tokenDeleted: true };
 	},
 };
