@@ -75,7 +75,7 @@ const load = (products: boolean, metadata: boolean) => {
            s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.amr, s.session_version AS "sessionVersion",
            (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes",
            (SELECT o.require_mfa FROM organizations o WHERE o.id = ${org}) AS "requireMfa",
-           ${metadata ? Prisma.sql`(SELECT o.allow_metadata_clients FROM organizations o WHERE o.id = s.organization_id)` : Prisma.sql`false`} AS "metadataAllowed",
+           ${metadata ? Prisma.sql`(SELECT o.allow_metadata_clients FROM organizations o WHERE o.id = ${org})` : Prisma.sql`false`} AS "metadataAllowed",
            (s.id IS NOT NULL AND (EXISTS (SELECT 1 FROM totp_factors t WHERE t.user_id = s.user_id AND t.confirmed_at IS NOT NULL)
                                   OR EXISTS (SELECT 1 FROM passkeys pk WHERE pk.user_id = s.user_id))) AS "hasFactor",
            ${
@@ -92,10 +92,10 @@ const load = (products: boolean, metadata: boolean) => {
     LEFT JOIN oauth_consents k ON k.user_id = s.user_id AND k.client_id = c.id`,
   );
 };
-const LOAD_WITH_PRODUCTS = load(true, false);
-const LOAD = load(false, false);
-const LOAD_METADATA_CLIENT_WITH_PRODUCTS = load(true, true);
-const LOAD_METADATA_CLIENT = load(false, true);
+const LOADS = {
+  registered: { plain: load(false, false), withProducts: load(true, false) },
+  metadata: { plain: load(false, true), withProducts: load(true, true) },
+};
 
 export async function loadAuthorization(
   ctx: Context,
@@ -104,13 +104,8 @@ export async function loadAuthorization(
   scope: string | undefined,
 ): Promise<Loaded> {
   const asked = askedProducts(scope);
-  const statement = isMetadataClientId(clientId)
-    ? asked.length
-      ? LOAD_METADATA_CLIENT_WITH_PRODUCTS
-      : LOAD_METADATA_CLIENT
-    : asked.length
-      ? LOAD_WITH_PRODUCTS
-      : LOAD;
+  const statement =
+    LOADS[isMetadataClientId(clientId) ? 'metadata' : 'registered'][asked.length ? 'withProducts' : 'plain'];
   const [row] = await statement(ctx.db, {
     clientId: plausibleClientId(clientId),
     sessionHash: plausibleSession(sessionToken),
