@@ -12,7 +12,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import type { Context } from '../../schema/context.ts';
-import { textProblem, unstorableRefusal } from '../middleware/input-guard.ts';
+import { textProblem } from '../../schema/lib/storable.ts';
+import { unstorableRefusal } from '../middleware/input-guard.ts';
 import { classifyError } from '../errors/classify.ts';
 import { withoutSuggestions } from './executor.ts';
 import type { Logger } from 'pino';

@@ -6,7 +6,7 @@ import { makeContext, type ContextBase } from '../../schema/context.ts';
 import { limitsOf } from '../../schema/limits/rate-limits.ts';
 import { checkLicenseWithAccessToken, type LicenseCheck } from '../../schema/modules/licenses/licenses.service.ts';
 import { bearerToken } from '../middleware/actor.ts';
-import { unstorableInput } from '../middleware/input-guard.ts';
+import { unstorableInput } from '../../schema/lib/storable.ts';
 import { reportLimits, type RateLimitOptions } from '../middleware/rate-limit.ts';
 import type { RequestState } from '../middleware/request.ts';
 import { graphql, type ResultOf } from '../graphql/typed.ts';

@@ -338,7 +338,7 @@ describe('refusals, on our page and never a redirect', () => {
     await refusal('/huge.json', 'answered with more than 5120 bytes');
   });
 
-  it('a body with a NUL, raw or escaped, and one that is not UTF-8', async () => {
+  it('a body with a NUL, raw or escaped, a lone surrogate, and one that is not UTF-8', async () => {
     const raw = (path: string, body: Buffer) =>
       served.set(path, (res) => res.writeHead(200, { 'content-type': 'application/json' }).end(body));
     raw(
@@ -349,7 +349,9 @@ describe('refusals, on our page and never a redirect', () => {
     );
     await refusal('/nul.json', 'the document contains a NUL byte');
     serve('/escaped-nul.json', { client_name: 'a\u0000b' });
-    await refusal('/escaped-nul.json', 'the document contains a NUL');
+    await refusal('/escaped-nul.json', 'client_name must not contain NUL (U+0000) characters');
+    serve('/surrogate.json', { client_name: 'a\udfffb' });
+    await refusal('/surrogate.json', 'client_name must be well-formed Unicode');
     raw('/latin1.json', Buffer.concat([Buffer.from('{"client_name":"'), Buffer.from([0xe9]), Buffer.from('"}')]));
     await refusal('/latin1.json', 'the document is not UTF-8');
   });

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { Context } from '../../context.ts';
 import type { Db } from '../../db.ts';
 import { uuidv7 } from '../../lib/ids.ts';
+import { unstorableInput } from '../../lib/storable.ts';
 import { DEFAULT_WEBHOOK_SETTINGS } from '../../push/destination.ts';
 import { upstreamFetch, upstreamFetchErrorIn } from '../../push/guarded-fetch.ts';
 import { redirectUri } from './clients.service.ts';
@@ -84,8 +85,9 @@ export function readMetadataDocument(clientId: string, body: Uint8Array): Metada
   } catch {
     throw new MetadataDocumentRefused('the document is not JSON');
   }
-  // An escaped NUL (\u0000) in any name or value: no member Tessera stores may hold one.
-  if (JSON.stringify(json).includes('\\u0000')) throw new MetadataDocumentRefused('the document contains a NUL');
+  // An escaped NUL or a lone surrogate in any name or value: what no column can hold, by the interfaces' own rule.
+  const [unstorable] = unstorableInput([[json, '']]);
+  if (unstorable) throw new MetadataDocumentRefused(`${unstorable.path || 'the document'} ${unstorable.message}`);
   const read = documentShape(clientId).safeParse(json);
   if (!read.success) {
     const issue = read.error.issues[0];
