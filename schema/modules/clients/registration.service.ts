@@ -207,13 +207,14 @@ function clientInformation(ctx: Context, client: Omit<StoredClient, 'clientSecre
   };
 }
 
-const bearerShape = (token: string | null, prefix: string) =>
+/** The SHA-256 of a bearer token of the kind `prefix` names, or null for anything else (looked up as no row). */
+const hashOfBearer = (token: string | null, prefix: string) =>
   token && token.startsWith(prefix) && token.length <= 200 ? sha256(token) : null;
 
 /** POST /oauth/register: the client `body` describes, in the organization of the initial access token. */
 export async function registerClient(ctx: Context, bearer: string | null, body: unknown) {
   if (!bearer) throw new InvalidToken('An initial access token is required: open registration is off');
-  const hash = bearerShape(bearer, INITIAL_ACCESS_TOKEN_PREFIX);
+  const hash = hashOfBearer(bearer, INITIAL_ACCESS_TOKEN_PREFIX);
   const grant = hash ? await ctx.db.registrationToken.findUnique({ where: { tokenHash: hash } }) : null;
   if (!grant) throw new InvalidToken('The initial access token is not valid');
   const data = clientInputOf(readMetadata(body), grant);
@@ -234,7 +235,7 @@ export async function registerClient(ctx: Context, bearer: string | null, body: 
 
 /** The client that `clientId` names, if `bearer` is its registration access token; else invalid_token (RFC 7592 3). */
 async function registeredClient(ctx: Context, clientId: string, bearer: string | null) {
-  const hash = bearerShape(bearer, REGISTRATION_ACCESS_TOKEN_PREFIX);
+  const hash = hashOfBearer(bearer, REGISTRATION_ACCESS_TOKEN_PREFIX);
   const client = hash
     ? await ctx.db.oAuthClient.findUnique({
         where: { registrationTokenHash: hash },
