@@ -11,6 +11,8 @@ export const STATUS_BY_CODE: Record<string, number> = {
   invalid_token: 401,
   invalid_grant: 400,
   invalid_scope: 400,
+  // A resource (RFC 8707 2) not registered for the client.
+  invalid_target: 400,
   unauthorized_client: 400,
   unsupported_grant_type: 400,
   unsupported_response_type: 400,

@@ -5,7 +5,7 @@ import { makeContext, type ContextBase } from '../../schema/context.ts';
 import { startDeviceAuthorization } from '../../schema/modules/oauth/device.service.ts';
 import { InvalidClient } from '../../schema/modules/oauth/oauth.errors.ts';
 import type { RequestState } from '../middleware/request.ts';
-import { requestParams, sendJson, singleValued } from './index.ts';
+import { requestParams, sendJson, singleValuedButResource } from './index.ts';
 
 export function deviceAuthorizationEndpoint(base: ContextBase): Koa.Middleware {
   return async (ctx) => {
@@ -14,7 +14,7 @@ export function deviceAuthorizationEndpoint(base: ContextBase): Koa.Middleware {
         'Client authentication must use client_secret_post: send client_id (and a confidential client its client_secret) in the body',
       );
     }
-    const params = singleValued(requestParams(ctx));
+    const params = singleValuedButResource(requestParams(ctx));
     const context = makeContext(base, null, ctx.state.request as RequestState);
     sendJson(ctx, await startDeviceAuthorization(context, params));
   };

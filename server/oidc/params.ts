@@ -57,10 +57,23 @@ function storable(params: Params): Params {
 
 /** Parameters that must each appear once, as strings; anything else is invalid_request. */
 export function singleValued(params: Params): Record<string, string> {
-  const out: Record<string, string> = {};
+  return readOnce(params, []) as Record<string, string>;
+}
+
+/**
+ * As singleValued, but `resource` may be repeated (RFC 8707 2) and stays as given, for the token and device
+ * authorization endpoints, whose grants read it (oauth/resources.ts).
+ */
+export function singleValuedButResource(params: Params): Record<string, string | string[]> {
+  return readOnce(params, ['resource']);
+}
+
+function readOnce(params: Params, repeatable: readonly string[]): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
   for (const [key, value] of Object.entries(params)) {
     if (value === undefined) continue;
-    if (typeof value !== 'string') throw new InvalidRequest(`${key} must be given once, as a string`);
+    if (typeof value !== 'string' && !(Array.isArray(value) && repeatable.includes(key)))
+      throw new InvalidRequest(`${key} must be given once, as a string`);
     out[key] = value;
   }
   return out;

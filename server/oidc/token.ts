@@ -4,7 +4,7 @@ import { makeContext, type ContextBase } from '../../schema/context.ts';
 import { exchange } from '../../schema/modules/oauth/token.service.ts';
 import { InvalidClient } from '../../schema/modules/oauth/oauth.errors.ts';
 import type { RequestState } from '../middleware/request.ts';
-import { requestParams, sendJson, singleValued } from './index.ts';
+import { requestParams, sendJson, singleValuedButResource } from './index.ts';
 
 export function tokenEndpoint(base: ContextBase): Koa.Middleware {
   return async (ctx) => {
@@ -13,7 +13,7 @@ export function tokenEndpoint(base: ContextBase): Koa.Middleware {
         'Client authentication must use client_secret_post: send client_id and client_secret in the body, not in an Authorization header',
       );
     }
-    const params = singleValued(requestParams(ctx));
+    const params = singleValuedButResource(requestParams(ctx));
     const context = makeContext(base, null, ctx.state.request as RequestState);
     sendJson(ctx, await exchange(context, params));
   };

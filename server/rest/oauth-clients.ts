@@ -6,7 +6,7 @@ import { fromBody, page, route, type RestRoute } from './route.ts';
 import { presentPage } from './presenters.ts';
 
 const CLIENT_FIELDS = graphql(
-  `fragment ClientFields on OAuthClient { id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired tokenEndpointAuthMethod createdAt updatedAt }`,
+  `fragment ClientFields on OAuthClient { id clientId organizationId name description redirectUris postLogoutRedirectUris allowedOrigins resources allowedScopes grantTypes idTokenSignedResponseAlg enabled consentRequired tokenEndpointAuthMethod createdAt updatedAt }`,
 );
 /** Registration and rotation only: the one time the client secret is shown. */
 const WITH_SECRET_FIELDS = graphql(
@@ -23,6 +23,7 @@ export const presentClient = (c: ResultOf<typeof CLIENT_FIELDS>) => ({
   redirect_uris: c.redirectUris,
   post_logout_redirect_uris: c.postLogoutRedirectUris,
   allowed_origins: c.allowedOrigins,
+  resources: c.resources,
   allowed_scopes: c.allowedScopes,
   grant_types: c.grantTypes,
   id_token_signed_response_alg: c.idTokenSignedResponseAlg,
@@ -39,6 +40,7 @@ const WRITABLE = [
   'redirect_uris',
   'post_logout_redirect_uris',
   'allowed_origins',
+  'resources',
   'allowed_scopes',
   'grant_types',
   'id_token_signed_response_alg',

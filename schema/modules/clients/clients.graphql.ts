@@ -28,6 +28,9 @@ const OAuthClientRef = builder.prismaObject('OAuthClient', {
     redirectUris: t.exposeStringList('redirectUris'),
     postLogoutRedirectUris: t.exposeStringList('postLogoutRedirectUris'),
     allowedOrigins: t.exposeStringList('allowedOrigins'),
+    resources: t.exposeStringList('resources', {
+      description: 'The resources (RFC 8707) it may ask access tokens for: each a possible aud of its access tokens.',
+    }),
     allowedScopes: t.exposeStringList('allowedScopes'),
     grantTypes: t.exposeStringList('grantTypes'),
     idTokenSignedResponseAlg: t.exposeString('idTokenSignedResponseAlg'),
@@ -60,6 +63,7 @@ const clientInputFields = (t: InputFields, create: boolean) => ({
   redirectUris: t.stringList(),
   postLogoutRedirectUris: t.stringList(),
   allowedOrigins: t.stringList(),
+  resources: t.stringList(),
   allowedScopes: t.stringList({ required: create }),
   grantTypes: t.stringList(),
   idTokenSignedResponseAlg: t.string(),

@@ -72,6 +72,20 @@ export const redirectUri = z
     });
   });
 
+/**
+ * A resource (RFC 8707) a client may ask tokens for: an absolute https URL (http only on a loopback host), canonical
+ * and without a fragment, compared exactly with what a request names and written into the tokens' `aud`.
+ */
+const resource = z
+  .string()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const url = canonicalUrl(value);
+    if (typeof url === 'string') return void ctx.addIssue({ code: 'custom', message: url });
+    if (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname))) return;
+    ctx.addIssue({ code: 'custom', message: 'must be an absolute https URL (http only for localhost)' });
+  });
+
 const origin = z
   .string()
   .max(2048)
@@ -100,6 +114,7 @@ const clientFields = {
   redirectUris: z.array(redirectUri).max(20, 'at most 20'),
   postLogoutRedirectUris: z.array(redirectUri).max(20, 'at most 20'),
   allowedOrigins: z.array(origin).max(20, 'at most 20'),
+  resources: z.array(resource).max(20, 'at most 20'),
   allowedScopes: z.array(scope).min(1, 'must name at least one scope').max(100),
   grantTypes: z
     .array(
@@ -140,6 +155,7 @@ const createInput = z
     redirectUris: clientFields.redirectUris.default([]),
     postLogoutRedirectUris: clientFields.postLogoutRedirectUris.default([]),
     allowedOrigins: clientFields.allowedOrigins.default([]),
+    resources: clientFields.resources.default([]),
     grantTypes: clientFields.grantTypes.default(['authorization_code', 'refresh_token']),
     idTokenSignedResponseAlg: clientFields.idTokenSignedResponseAlg.default('RS256'),
     enabled: clientFields.enabled.default(true),
@@ -224,6 +240,7 @@ export async function insertClient(
         redirectUris: dedupe(data.redirectUris),
         postLogoutRedirectUris: dedupe(data.postLogoutRedirectUris),
         allowedOrigins: dedupe(data.allowedOrigins),
+        resources: dedupe(data.resources),
         allowedScopes: dedupe(data.allowedScopes),
         grantTypes: dedupe(data.grantTypes),
         idTokenSignedResponseAlg: data.idTokenSignedResponseAlg,
@@ -311,6 +328,7 @@ export async function changeClient(
         redirectUris: dedupe(data.redirectUris),
         postLogoutRedirectUris: dedupe(data.postLogoutRedirectUris),
         allowedOrigins: dedupe(data.allowedOrigins),
+        resources: dedupe(data.resources),
         allowedScopes: dedupe(data.allowedScopes),
         grantTypes: dedupe(data.grantTypes),
       },

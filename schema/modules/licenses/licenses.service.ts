@@ -12,6 +12,7 @@ import {
   tokenGrantFrom,
   tokenGrantKeys,
   tokenGrantStands,
+  forTessera,
   verifyAccessTokenSignature,
   type TokenGrantKeys,
 } from '../oauth/verify-access-token.ts';
@@ -251,7 +252,8 @@ export async function checkLicenseWithAccessToken(
 ): Promise<LicenseCheck | null> {
   const parsed = checkInput.safeParse(input);
   const signed = parsed.success ? await verifyAccessTokenSignature(ctx, token).catch(() => null) : null;
-  if (!parsed.success || !signed) return null;
+  // A token for another resource (RFC 8707) is refused by the general path, as everywhere in Tessera's API.
+  if (!parsed.success || !signed || !forTessera(ctx, signed)) return null;
   const { product, feature } = parsed.data;
   const now = ctx.clock.now();
   const actor: OAuthActor = {

@@ -12,6 +12,8 @@ import { checkRedirectUri, redirectUriRegistered } from './authorize/check-redir
 import { rejectRepeated } from './authorize/reject-repeated.ts';
 import { checkResponseType } from './authorize/check-response-type.ts';
 import { checkScope } from './authorize/check-scope.ts';
+import { checkResources } from './authorize/check-resources.ts';
+import { requireResourcesAllowed } from './resources.ts';
 import { checkStateAndNonce } from './authorize/check-state-nonce.ts';
 import { checkPkce } from './authorize/check-pkce.ts';
 import { checkPrompt } from './authorize/check-prompt.ts';
@@ -57,6 +59,7 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
       clientId: client.clientId,
       redirectUri,
       scope: checkScope(client, p),
+      resources: checkResources(client, split),
       ...checkStateAndNonce(p),
       ...checkPkce(client, p),
       ...checkPrompt(p),
@@ -70,6 +73,8 @@ export async function authorize(ctx: Context, raw: RawParams, sessionToken: stri
     const session = loaded.session;
     if (!session) throw new Error('authorize: requireLogin passed a request without a session');
     requireMetadataAllowed(client, loaded.metadataAllowed);
+    // A metadata document's client may ask for the resources of the organization it acts in (check-resources.ts).
+    if (client.metadataDocument) requireResourcesAllowed(request.resources, client.resources);
     requireMembership(loaded.member);
     requireLicenses(request, loaded.licensed);
     const consent = await requireConsent(ctx, client, request, session, loaded.consentScopes);
@@ -127,6 +132,8 @@ export interface ConsentPrompt {
   client: { name: string; description: string; unregisteredHost: string | null };
   organization: { name: string };
   scopes: { name: string; description: string }[];
+  /** The resources (RFC 8707) the tokens are to be for; none: the application itself. */
+  resources: string[];
 }
 
 /**
@@ -156,6 +163,8 @@ export async function describeConsentRequest(ctx: Context, token: string, userId
     },
     organization: org,
     scopes: payload.req.scope.map((name) => ({ name, description: describeScope(name) })),
+    // A consent request signed before resources were kept names none.
+    resources: payload.req.resources ?? [],
   };
 }
 

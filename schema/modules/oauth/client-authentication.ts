@@ -19,7 +19,7 @@ const CLIENT_BY_CLIENT_ID = hotStatement<{ clientId: string }, AuthenticatedClie
          allowed_origins AS "allowedOrigins", allowed_scopes AS "allowedScopes", grant_types AS "grantTypes",
          id_token_signed_response_alg AS "idTokenSignedResponseAlg", enabled, consent_required AS "consentRequired", platform_wide AS "platformWide",
          metadata_document AS "metadataDocument", metadata_expires_at AS "metadataExpiresAt",
-         registration_token_hash AS "registrationTokenHash", created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
+         registration_token_hash AS "registrationTokenHash", resources, created_at AS "createdAt", updated_at AS "updatedAt", xmin::text AS version
   FROM oauth_clients WHERE client_id = ${p.clientId}::text`,
 );
 

@@ -23,6 +23,7 @@ import { authenticateClient } from './client-authentication.ts';
 import { liveSession, userAuditCte } from './authorize/issue-code.ts';
 import { InvalidRequest, InvalidScope, UnauthorizedClient } from './oauth.errors.ts';
 import { licensed, productScopesOf } from './product-scopes.ts';
+import { parseResources, requireResourcesAllowed } from './resources.ts';
 import { describeScope, parseScope } from './scopes.ts';
 import { DEVICE_CODE_GRANT } from './token/device-code.ts';
 import { browserSession } from './consent-page.service.ts';
@@ -67,6 +68,8 @@ export async function startDeviceAuthorization(
   if (params.scope.length > 4096) throw new InvalidRequest('scope is too long');
   const scope = parseScope(params.scope);
   if (scope.some((s) => !client.allowedScopes.includes(s))) throw new InvalidScope();
+  const resources = parseResources(params.resource);
+  requireResourcesAllowed(resources, client.resources);
   const deviceCode = randomToken(DEVICE_CODE_PREFIX);
   const now = ctx.clock.now();
   // A user code that happens to be taken already (20^8 of them) is drawn again.
@@ -74,9 +77,9 @@ export async function startDeviceAuthorization(
     const userCode = newUserCode();
     const [row] = await ctx.db.$queryRaw<{ id: string }[]>`
       insert into device_authorizations (id, device_code_hash, user_code_hash, client_id, organization_id, scope,
-                                         interval_seconds, expires_at, created_at)
+                                         resources, interval_seconds, expires_at, created_at)
       values (${uuidv7()}, ${sha256(deviceCode)}, ${sha256(userCode)}, ${client.id}, ${client.organizationId},
-              ${scope.join(' ')}, ${DEVICE_POLL_INTERVAL_SECONDS}, ${ts(addSeconds(now, DEVICE_CODE_TTL_SECONDS))}, ${ts(now)})
+              ${scope.join(' ')}, ${resources}::text[], ${DEVICE_POLL_INTERVAL_SECONDS}, ${ts(addSeconds(now, DEVICE_CODE_TTL_SECONDS))}, ${ts(now)})
       on conflict (user_code_hash) do nothing
       returning id`;
     if (!row && attempt < 3) continue;

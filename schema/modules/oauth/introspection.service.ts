@@ -33,7 +33,7 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
       iss: ctx.settings.issuer(),
     };
   }
-  const verified = await verifyAccessToken(ctx, token).catch(() => null);
+  const verified = await verifyAccessToken(ctx, token, { anyAudience: true }).catch(() => null);
   // Shown to the clients of the organization the token acts in: its client's, or for a token of Tessera's CLI or of a
   // metadata document's client, the one it was granted in (docs/architecture.md#apps-without-secrets).
   const organizations = verified ? [verified.clientOrganizationId, verified.organizationId] : [];
@@ -45,7 +45,7 @@ export async function introspect(ctx: Context, params: Params): Promise<Record<s
     scope: verified.scope.join(' '),
     client_id: verified.clientId,
     sub: verified.sub,
-    aud: verified.clientId,
+    aud: verified.audience.length === 1 ? verified.audience[0] : verified.audience,
     exp: verified.exp,
     iat: verified.iat,
     iss: ctx.settings.issuer(),

@@ -31,6 +31,12 @@ export class InvalidScope extends OAuthError {
     super('invalid_scope', description);
   }
 }
+/** RFC 8707 2: a resource that is not an absolute URI, or not one this client may ask tokens for. */
+export class InvalidTarget extends OAuthError {
+  constructor(description = 'The resource is not one this client may ask tokens for') {
+    super('invalid_target', description);
+  }
+}
 export class InvalidToken extends OAuthError {
   constructor(description = 'Access token is invalid or expired') {
     super('invalid_token', description);

@@ -26,6 +26,10 @@ const ConsentPromptRef = builder.objectRef<ConsentPrompt>('ConsentPrompt').imple
       resolve: (p) => p.client.unregisteredHost,
     }),
     scopes: t.field({ type: [ScopeDescription], resolve: (p) => p.scopes }),
+    resources: t.stringList({
+      description: 'The resources (RFC 8707) the access is for, such as an MCP server; none: the application itself.',
+      resolve: (p) => p.resources,
+    }),
   }),
 });
 

@@ -1,6 +1,9 @@
 // Checking an access token (RFC 9068, RFC 6750): our signature first, held in memory for tokens already seen, then
 // one statement confirms that its grant stands (docs/architecture.md#identity-sessions-and-tokens). Actor
-// resolution, the licence check, userinfo, introspection and revocation all check tokens here.
+// resolution, the licence check, userinfo, introspection and revocation all check tokens here. A token asked for
+// another resource (RFC 8707: its `aud` names that resource, not the client) is that resource's alone: Tessera's own
+// API and userinfo refuse it, so a resource server that receives one cannot replay it here; introspection still
+// describes it, for the resource server that asks (docs/architecture.md#apps-without-secrets).
 import type { Context } from '../../context.ts';
 import { hotStatement, Prisma } from '../../db.ts';
 import { InvalidToken } from './oauth.errors.ts';
@@ -17,6 +20,8 @@ export interface SignedAccessToken {
   organizationId: string;
   sessionVersion: unknown;
   scope: string[];
+  /** Its `aud`, as a list: the client id, or the resources it was asked for (RFC 8707). */
+  audience: string[];
   /** How the person signed in (RFC 8176, RFC 9068 2.2.1), as the token was issued; empty when it says nothing. */
   amr: string[];
   exp: number;
@@ -46,6 +51,7 @@ export async function verifyAccessTokenSignature(ctx: Context, token: string): P
     sub,
     exp,
     iat,
+    aud,
   } = payload as Record<string, unknown>;
   if (
     typeof gid !== 'string' ||
@@ -61,10 +67,17 @@ export async function verifyAccessTokenSignature(ctx: Context, token: string): P
     organizationId,
     sessionVersion: sv,
     scope: typeof scope === 'string' ? scope.split(' ').filter(Boolean) : [],
+    audience: (Array.isArray(aud) ? aud : [aud]).filter((a): a is string => typeof a === 'string'),
     amr: Array.isArray(amr) ? amr.filter((m): m is string => typeof m === 'string') : [],
     exp: Number(exp),
     iat: Number(iat),
   };
+}
+
+/** The token is for Tessera itself: its audience is its client (no resource was asked), or names our issuer. */
+export function forTessera(ctx: Context, signed: SignedAccessToken): boolean {
+  const { audience } = signed;
+  return (audience.length === 1 && audience[0] === signed.clientId) || audience.includes(ctx.settings.issuer());
 }
 
 export interface VerifiedAccessToken extends SignedAccessToken {
@@ -128,16 +141,19 @@ export function tokenGrantStands(keys: TokenGrantKeys): Prisma.Sql {
 }
 
 /**
- * Checks an access token: its signature (verifyAccessTokenSignature), then in one statement that it still
- * stands (tokenGrantStands). Also reads the user's claim fields, so userinfo needs no second query; with
- * `products` (userinfo) also the licensed products the scope reveals, in the same statement. Else invalid_token.
+ * Checks an access token: its signature (verifyAccessTokenSignature), that it is for Tessera (forTessera) unless
+ * `anyAudience` (introspection), then in one statement that it still stands (tokenGrantStands). Also reads the user's
+ * claim fields, so userinfo needs no second query; with `products` (userinfo) also the licensed products the scope
+ * reveals, in the same statement. Else invalid_token.
  */
 export async function verifyAccessToken(
   ctx: Context,
   token: string,
-  options: { products?: boolean } = {},
+  options: { products?: boolean; anyAudience?: boolean } = {},
 ): Promise<VerifiedAccessToken> {
   const signed = await verifyAccessTokenSignature(ctx, token);
+  if (!options.anyAudience && !forTessera(ctx, signed))
+    throw new InvalidToken('The access token is for another resource');
   const reveal = options.products ? revealsLicenses(signed.scope) : null;
   const statement = reveal ? GRANT_WITH_PRODUCTS : GRANT;
   const [row] = await statement(ctx.db, {

@@ -12,6 +12,7 @@ const CONSENT_PROMPT = graphql(`
 			clientDescription
 			organizationName
 			unregisteredHost
+			resources
 			scopes {
 				name
 				description

@@ -54,6 +54,7 @@ export interface CodeValues {
   sessionId: string;
   redirectUri: string;
   scope: string;
+  resources: string[];
   nonce: string | null;
   codeChallenge: string | null;
   codeChallengeMethod: string | null;
@@ -89,6 +90,8 @@ export function codeValues(
     sessionId: session.sessionId,
     redirectUri: request.redirectUri,
     scope: request.scope.join(' '),
+    // A consent request signed before resources were kept names none.
+    resources: request.resources ?? [],
     nonce: request.nonce,
     codeChallenge: request.codeChallenge,
     codeChallengeMethod: request.codeChallengeMethod,
@@ -115,10 +118,10 @@ export function codeInserts(p: Placeholders<CodeValues>): Prisma.Sql {
       INSERT INTO oauth_grants (id, client_id, user_id, session_id, scope, created_at)
       SELECT ${p.grantId}::text, ${p.clientRowId}::text, ${p.userId}::text, ${p.sessionId}::text, ${p.scope}::text, ${ts(p.now)} FROM gate RETURNING id),
     coded AS (
-      INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, nonce,
+      INSERT INTO authorization_codes (id, code_hash, grant_id, client_id, user_id, organization_id, redirect_uri, scope, resources, nonce,
                                        code_challenge, code_challenge_method, auth_time, amr, session_version, expires_at, created_at)
       SELECT ${p.codeId}::text, ${p.codeHash}::text, granted.id, ${p.clientRowId}::text, ${p.userId}::text, ${p.organizationId}::text,
-             ${p.redirectUri}::text, ${p.scope}::text, ${p.nonce}::text, ${p.codeChallenge}::text, ${p.codeChallengeMethod}::text,
+             ${p.redirectUri}::text, ${p.scope}::text, ${p.resources}::text[], ${p.nonce}::text, ${p.codeChallenge}::text, ${p.codeChallengeMethod}::text,
              ${ts(p.authTime)}, ${p.amr}::text[],
              COALESCE(${p.sessionVersion}::int, (SELECT session_version FROM users WHERE id = ${p.userId}::text)),
              ${ts(p.expiresAt)}, ${ts(p.now)}

@@ -4,7 +4,8 @@
 // product scopes asked for are looked up in the same statement: which of them the user holds a license of in the
 // client's organization (product-scopes.ts), for require-licenses. A client known by its metadata document
 // (clients/metadata-document.ts) belongs to no customer: the organization it acts in is the one the session acts in,
-// read in a composition of its own, with whether that organization allows such clients.
+// read in a composition of its own, with whether that organization allows such clients, and the resources (RFC 8707)
+// it may ask for: those the clients of that organization, and of the operator's, are registered for.
 import type { Context } from '../../../context.ts';
 import { hotStatement, Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
@@ -66,12 +67,17 @@ type LoadParams = { clientId: string | null; sessionHash: string | null; now: Da
  */
 const load = (products: boolean, metadata: boolean) => {
   const org = metadata ? Prisma.sql`s.organization_id` : Prisma.sql`c.organization_id`;
+  const resources = metadata
+    ? Prisma.sql`ARRAY(SELECT DISTINCT r FROM oauth_clients rc CROSS JOIN unnest(rc.resources) AS r
+        WHERE rc.enabled AND (rc.organization_id = ${org}
+          OR rc.organization_id IN (SELECT o.id FROM organizations o WHERE o.is_operator)))`
+    : Prisma.sql`c.resources`;
   return hotStatement<LoadParams, Row>(
     (p) => Prisma.sql`
     SELECT c.id, c.client_id AS "clientId", ${org} AS "organizationId", c.name, c.enabled,
            c.redirect_uris AS "redirectUris", c.allowed_scopes AS "allowedScopes", c.grant_types AS "grantTypes",
            c.consent_required AS "consentRequired", c.token_endpoint_auth_method AS "tokenEndpointAuthMethod",
-           c.metadata_document AS "metadataDocument",
+           c.metadata_document AS "metadataDocument", ${resources} AS resources,
            s.id AS "sessionId", s.user_id AS "userId", s.auth_time AS "authTime", s.amr, s.session_version AS "sessionVersion",
            (m.id IS NOT NULL) AS member, k.scopes AS "consentScopes",
            (SELECT o.require_mfa FROM organizations o WHERE o.id = ${org}) AS "requireMfa",
@@ -130,6 +136,7 @@ export async function loadAuthorization(
           consentRequired: row.consentRequired,
           tokenEndpointAuthMethod: row.tokenEndpointAuthMethod,
           metadataDocument: row.metadataDocument,
+          resources: row.resources,
         }
       : null,
     session: row.sessionId

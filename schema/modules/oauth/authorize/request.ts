@@ -4,6 +4,8 @@ export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
   scope: string[];
+  /** The resources (RFC 8707) the tokens are to be for; none: the client itself. */
+  resources: string[];
   state: string | null;
   nonce: string | null;
   codeChallenge: string | null;
@@ -44,6 +46,11 @@ export interface AuthorizeClient {
   tokenEndpointAuthMethod: string;
   /** Known by its client ID metadata document, not registered (clients/metadata-document.ts). */
   metadataDocument: boolean;
+  /**
+   * The resources (RFC 8707) it may ask tokens for: its own, or for a metadata document's client those the
+   * organization it acts in registered (load.ts).
+   */
+  resources: string[];
 }
 
 export type AuthorizeOutcome =
@@ -51,11 +58,12 @@ export type AuthorizeOutcome =
   /**
    * Send the browser to sign in, then back to the authorization endpoint with `params`: `again` when a signed-in
    * person must sign in anew (prompt=login, max_age, a second factor asked for), `enrol` when they must first set
-   * up a second factor that the client's organization requires.
+   * up a second factor that the client's organization requires. `params` as name-value pairs: `resource` may
+   * repeat (RFC 8707 2).
    */
   | {
       kind: 'login';
-      params: Record<string, string>;
+      params: [string, string][];
       loginHint: string | null;
       again?: 'reauth' | 'enrol';
       /** The connection that signs in the hinted address or domain (home-realm discovery): go there, not to /login. */
@@ -64,23 +72,25 @@ export type AuthorizeOutcome =
   /** Send the browser to the consent page with this signed request. */
   | { kind: 'consent'; request: string };
 
-/** Parameters arrive once each (RFC 6749 3.1); a repeated one is an error. */
+/** Parameters arrive once each (RFC 6749 3.1); a repeated one is an error, but for `resource` (RFC 8707 2). */
 export type RawParams = Record<string, string | string[] | undefined>;
 
-/** The parameters given once, and the names of those given more than once. */
+/** The parameters given once, the names of those given more than once, and `resource` as given. */
 export interface SplitParams {
   params: Record<string, string>;
   repeated: string[];
+  resource: string | string[] | undefined;
 }
 
 export function splitParams(raw: RawParams): SplitParams {
   const params: Record<string, string> = {};
   const repeated: string[] = [];
   for (const [key, value] of Object.entries(raw)) {
+    if (key === 'resource') continue;
     if (Array.isArray(value)) repeated.push(key);
     else if (value !== undefined) params[key] = value;
   }
-  return { params, repeated };
+  return { params, repeated, resource: Object.hasOwn(raw, 'resource') ? raw.resource : undefined };
 }
 
 /** `uri` with these query parameters set (null ones left out). */

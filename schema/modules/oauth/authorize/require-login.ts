@@ -45,7 +45,8 @@ export function requireLogin(
   const prompt = request.prompt.filter((v) => v !== 'login');
   if (prompt.length) back.prompt = prompt.join(' ');
   else delete back.prompt;
-  const outcome: LoginOutcome = { kind: 'login', params: back, loginHint: request.loginHint };
+  const pairs = [...Object.entries(back), ...request.resources.map((r): [string, string] => ['resource', r])];
+  const outcome: LoginOutcome = { kind: 'login', params: pairs, loginHint: request.loginHint };
   if (again) outcome.again = enrol ? 'enrol' : 'reauth';
   return outcome;
 }

@@ -6,7 +6,8 @@
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
+        and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, redirect_uri, scope, resources, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
         c.redirect_uri = :redirectUri::text as redirect_ok,
@@ -14,7 +15,7 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -30,8 +31,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -57,7 +58,8 @@
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
+        and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, redirect_uri, scope, resources, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
         c.redirect_uri = :redirectUri::text as redirect_ok,
@@ -65,7 +67,7 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -81,8 +83,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -113,7 +115,8 @@
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
+        and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, redirect_uri, scope, resources, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
         c.redirect_uri = :redirectUri::text as redirect_ok,
@@ -121,7 +124,7 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -147,8 +150,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -174,7 +177,8 @@
       update authorization_codes set used_at = :now::timestamp(3)
       where code_hash = :hash::text and client_id = :clientRowId::text and used_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
+        and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, redirect_uri, scope, resources, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
         c.redirect_uri = :redirectUri::text as redirect_ok,
@@ -182,7 +186,7 @@
         case when c.code_challenge is null then not :verifierGiven::boolean
              when c.code_challenge_method = 'S256' then coalesce(c.code_challenge = :s256::text, false)
              else coalesce(c.code_challenge = :plain::text, false) end as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -208,8 +212,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))

@@ -5,8 +5,8 @@ import { createHash } from 'node:crypto';
 import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
-import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
-import { redeemingGrant, required, tokensOf, type Params } from './grant.ts';
+import { InvalidGrant, InvalidRequest, InvalidTarget, OAuthError } from '../oauth.errors.ts';
+import { askedResources, redeemingGrant, required, tokensOf, type Params } from './grant.ts';
 import { nextRefresh } from './refresh-token.ts';
 import {
   clientUnchanged,
@@ -33,6 +33,8 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
     if (code instanceof InvalidRequest) return code;
     const redirectUri = required(params.redirect_uri, 'redirect_uri');
     if (redirectUri instanceof InvalidRequest) return redirectUri;
+    const resources = askedResources(params);
+    if (resources instanceof OAuthError) return resources;
     const verifier = params.code_verifier;
     const usable = typeof verifier === 'string' && PKCE_VERIFIER.test(verifier) ? verifier : null;
     return {
@@ -41,6 +43,7 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
       verifierGiven: verifier !== undefined,
       s256: usable && createHash('sha256').update(usable).digest('base64url'),
       plain: usable,
+      resources,
     };
   },
 
@@ -56,13 +59,15 @@ export const authorizationCode = redeemingGrant<CodeRedemption>({
           : 'code_verifier given, but the authorization request had no code_challenge',
       );
     }
-    return tokensOf(ctx, client, redeemed, refresh, redeemed.nonce);
+    return tokensOf(ctx, client, redeemed, refresh, redeemed.nonce, code.resources);
   },
 
   async refuse(ctx, client, code) {
-    const seen = await endReplayedGrant(ctx, client, 'code', code.hash);
+    const seen = await endReplayedGrant(ctx, client, 'code', code.hash, { resources: code.resources });
     // Another client's code is refused without being spent: its rightful client can still use it.
     if (seen.otherClient) throw new InvalidGrant('Authorization code was issued to another client');
+    // Refused before anything was spent: the same code still works for resources it was authorized for.
+    if (seen.beyondTarget) throw new InvalidTarget('The resource was not named in the authorization request');
     throw new InvalidGrant(seen.found ? 'Authorization code has expired' : 'Authorization code is invalid');
   },
 });
@@ -74,6 +79,8 @@ interface CodeRedemption {
   verifierGiven: boolean;
   s256: string | null;
   plain: string | null;
+  /** The resources asked for, within the authorization request's (RFC 8707 2.2); none: all of them. */
+  resources: string[];
 }
 
 /**
@@ -96,7 +103,8 @@ export const REDEEM_CODE = redeemingStatement<CodeRedemption>(
       update authorization_codes set used_at = ${p.now}::timestamp(3)
       where code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null
         and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)} and ${redeemable(how)}
-      returning grant_id, user_id, organization_id, redirect_uri, scope, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
+        and resources @> ${p.resources}::text[]
+      returning grant_id, user_id, organization_id, redirect_uri, scope, resources, nonce, code_challenge, code_challenge_method, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, c.nonce, c.auth_time, c.amr, c.session_version,
         c.redirect_uri = ${p.redirectUri}::text as redirect_ok,

@@ -6,6 +6,7 @@ import { uuidv7 } from '../../../lib/ids.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import { eventRowCte, eventStamp } from '../../../events/event-sql.ts';
 import { InvalidScope } from '../oauth.errors.ts';
+import { parseResources, requireResourcesAllowed } from '../resources.ts';
 import { parseScope } from '../scopes.ts';
 import type { Grant } from './grant.ts';
 import { signTokens, type TokenSubject } from './sign.ts';
@@ -21,6 +22,8 @@ export const clientCredentials: Grant = {
     // (docs/architecture.md#oauth-and-openid-connect).
     const candidates = asked.length ? asked : client.allowedScopes.filter((s) => !USER_SCOPES.has(s) && s !== 'api');
     if (asked.some((s) => USER_SCOPES.has(s) || !client.allowedScopes.includes(s))) throw new InvalidScope();
+    const resources = parseResources(params.resource);
+    requireResourcesAllowed(resources, client.resources);
     // A machine holds no license: the statement leaves out the scopes that name a product, or refuses them when asked.
     const granted = await recordClientCredentialsGrant(ctx, client, candidates, asked.length > 0);
     if (!granted) throw new InvalidScope();
@@ -31,6 +34,7 @@ export const clientCredentials: Grant = {
       userId: null,
       organizationId: client.organizationId,
       scope,
+      resources,
       authTime: null,
       amr: [],
       sessionVersion: 0,

@@ -9,8 +9,8 @@ import { Prisma } from '../../../db.ts';
 import { sha256 } from '../../../lib/crypto.ts';
 import { sqlTimestamp as ts } from '../../../lib/sql-value.ts';
 import type { AuthenticatedClient } from '../client-authentication.ts';
-import { InvalidGrant, InvalidRequest, OAuthError } from '../oauth.errors.ts';
-import { redeemingGrant, required, tokensOf, type Params } from './grant.ts';
+import { InvalidGrant, InvalidTarget, OAuthError } from '../oauth.errors.ts';
+import { askedResources, redeemingGrant, required, tokensOf, type Params } from './grant.ts';
 import { nextRefresh } from './refresh-token.ts';
 import {
   clientUnchanged,
@@ -50,13 +50,20 @@ export class ExpiredToken extends OAuthError {
   }
 }
 
-export const REDEEM_DEVICE_CODE = redeemingStatement<{ hash: string }>(
+/** A poll: the device code's hash, and the resources asked (RFC 8707 2.2: some of the request's; none: all). */
+interface DevicePoll {
+  hash: string;
+  resources: string[];
+}
+
+export const REDEEM_DEVICE_CODE = redeemingStatement<DevicePoll>(
   (p, how) => sql`
     with consumed as (
       update device_authorizations set status = 'issued', last_polled_at = ${p.now}::timestamp(3)
       where device_code_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and status = 'approved'
         and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)} and ${redeemable(how)}
-      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
+        and resources @> ${p.resources}::text[]
+      returning grant_id, user_id, organization_id, scope, resources, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
@@ -66,10 +73,12 @@ export const REDEEM_DEVICE_CODE = redeemingStatement<{ hash: string }>(
     ${issueAndEnd(p, DEVICE_CODE_GRANT, how)}`,
 );
 
-export const deviceCode = redeemingGrant<{ hash: string }>({
+export const deviceCode = redeemingGrant<DevicePoll>({
   read(params: Params) {
     const code = required(params.device_code, 'device_code');
-    return code instanceof InvalidRequest ? code : { hash: sha256(code) };
+    if (code instanceof OAuthError) return code;
+    const resources = askedResources(params);
+    return resources instanceof OAuthError ? resources : { hash: sha256(code), resources };
   },
 
   async issue(ctx, client, request, lastTry) {
@@ -77,34 +86,36 @@ export const deviceCode = redeemingGrant<{ hash: string }>({
     const redeemed = await REDEEM_DEVICE_CODE(
       ctx,
       client,
-      { ...issueValues(ctx, client, refresh?.stored ?? null), hash: request.hash },
+      { ...issueValues(ctx, client, refresh?.stored ?? null), hash: request.hash, resources: request.resources },
       lastTry,
     );
     if (!redeemed) return 'unredeemed';
-    return tokensOf(ctx, client, redeemed, refresh, null);
+    return tokensOf(ctx, client, redeemed, refresh, null, request.resources);
   },
 
   async refuse(ctx, client, request) {
-    throw await pollAnswer(ctx, client, request.hash);
+    throw await pollAnswer(ctx, client, request);
   },
 });
 
-type Answer = 'invalid_grant' | 'expired_token' | 'access_denied' | 'slow_down' | 'authorization_pending';
+type Answer =
+  'invalid_grant' | 'expired_token' | 'access_denied' | 'invalid_target' | 'slow_down' | 'authorization_pending';
 
 /**
  * Records a poll that redeemed nothing and says why, in one statement. The row is locked while it is read, so
  * polls at once are answered one after the other, each seeing the last one's time.
  */
-async function pollAnswer(ctx: Context, client: AuthenticatedClient, hash: string): Promise<OAuthError> {
+async function pollAnswer(ctx: Context, client: AuthenticatedClient, poll: DevicePoll): Promise<OAuthError> {
   const now = ts(ctx.clock.now());
   const [row] = await ctx.db.$queryRaw<{ answer: Answer }[]>`
     with polled as (
-      select id, status, expires_at, last_polled_at, interval_seconds from device_authorizations
-      where device_code_hash = ${hash} and client_id = ${client.id} for update
+      select id, status, expires_at, last_polled_at, interval_seconds, resources from device_authorizations
+      where device_code_hash = ${poll.hash} and client_id = ${client.id} for update
     ), answer as (
       select id, case when status = 'issued' then 'invalid_grant'
                       when expires_at <= ${now} then 'expired_token'
                       when status = 'denied' then 'access_denied'
+                      when not resources @> ${poll.resources}::text[] then 'invalid_target'
                       when last_polled_at > ${now} - make_interval(secs => interval_seconds) then 'slow_down'
                       else 'authorization_pending' end as answer
       from polled
@@ -123,6 +134,8 @@ async function pollAnswer(ctx: Context, client: AuthenticatedClient, hash: strin
       return new ExpiredToken();
     case 'access_denied':
       return new DeviceAccessDenied();
+    case 'invalid_target':
+      return new InvalidTarget('The resource was not named in the device authorization request');
     case 'slow_down':
       return new SlowDown();
     case 'authorization_pending':

@@ -4,7 +4,8 @@
 import type { Context } from '../../../context.ts';
 import { claimsFor } from '../claims.service.ts';
 import type { AuthenticatedClient } from '../client-authentication.ts';
-import { InvalidGrant, InvalidRequest } from '../oauth.errors.ts';
+import { InvalidGrant, InvalidRequest, OAuthError } from '../oauth.errors.ts';
+import { parseResources } from '../resources.ts';
 import { parseScope } from '../scopes.ts';
 import { signTokens, type TokenResponse, type TokenSubject } from './sign.ts';
 import { refreshIssued, type NextRefresh, type Redeemed } from './statements.ts';
@@ -33,8 +34,8 @@ export interface RedeemingGrant extends Grant {
 
 /** The steps of a grant that redeems a code or a refresh token, in order. */
 interface RedeemingSteps<R> {
-  /** The grant's parameters, or the invalid_request they earn (thrown only once the client is known). */
-  read(params: Params): R | InvalidRequest;
+  /** The grant's parameters, or the error they earn (thrown only once the client is known). */
+  read(params: Params): R | OAuthError;
   /**
    * Its one statement, then the checks it reported, then the signed tokens. `lastTry`: the client was read afresh,
    * and nothing redeemed is refused (a remembered client's miss is tried again after a fresh read).
@@ -48,7 +49,7 @@ export function redeemingGrant<R>(steps: RedeemingSteps<R>): RedeemingGrant {
   return {
     async redeem(ctx, client, params) {
       const request = steps.read(params);
-      if (request instanceof InvalidRequest) throw request;
+      if (request instanceof OAuthError) throw request;
       const outcome = await steps.issue(ctx, client, request, true);
       return outcome === 'unredeemed' ? steps.refuse(ctx, client, request) : outcome;
     },
@@ -57,7 +58,7 @@ export function redeemingGrant<R>(steps: RedeemingSteps<R>): RedeemingGrant {
       const request = steps.read(params);
       // Refused for its parameters before anything was redeemed: whether the client or the request is at fault is for
       // the fresh read to say (a client disabled elsewhere gets invalid_client, as without the remembered client).
-      if (request instanceof InvalidRequest) return Promise.resolve('unredeemed');
+      if (request instanceof OAuthError) return Promise.resolve('unredeemed');
       return steps.issue(ctx, client, request, false);
     },
   };
@@ -70,6 +71,19 @@ export function required(value: unknown, name: string): string | InvalidRequest 
   return value;
 }
 
+/**
+ * The resources a token request asks for (RFC 8707), to narrow those of its grant; none keeps them all. A value that
+ * is no absolute URI is the invalid_target it earns.
+ */
+export function askedResources(params: Params): string[] | OAuthError {
+  try {
+    return parseResources(params.resource);
+  } catch (error) {
+    if (error instanceof OAuthError) return error;
+    throw error;
+  }
+}
+
 /** The grant still stands, the user has not signed out everywhere and is still a member (else the statement ended the grant). */
 export function assertStillValid(redeemed: Redeemed): void {
   if (!redeemed.grant_live) throw new InvalidGrant('The grant has been revoked');
@@ -77,13 +91,20 @@ export function assertStillValid(redeemed: Redeemed): void {
   if (!redeemed.member) throw new InvalidGrant('The user is no longer a member of the organization');
 }
 
-export function subjectOf(client: AuthenticatedClient, r: Redeemed, scope: string[]): TokenSubject {
+/** `resources`: those the request asked for (a part of the redeemed row's, checked by its statement), else all of them. */
+export function subjectOf(
+  client: AuthenticatedClient,
+  r: Redeemed,
+  scope: string[],
+  resources: string[],
+): TokenSubject {
   return {
     client,
     grantId: r.grant_id,
     userId: r.user_id,
     organizationId: r.organization_id,
     scope,
+    resources: resources.length ? resources : r.resources,
     authTime: r.auth_time,
     amr: r.amr,
     sessionVersion: r.session_version,
@@ -92,7 +113,7 @@ export function subjectOf(client: AuthenticatedClient, r: Redeemed, scope: strin
 
 /**
  * The tokens of a redeemed grant that still stands: the next refresh token where the statement stored it, and an ID
- * token (with `nonce`, the authorization request's) where openid is granted.
+ * token (with `nonce`, the authorization request's) where openid is granted. `resources`: those the request asked for.
  */
 export function tokensOf(
   ctx: Context,
@@ -100,10 +121,11 @@ export function tokensOf(
   redeemed: Redeemed,
   refresh: { value: string; stored: NextRefresh } | null,
   nonce: string | null,
+  resources: string[],
 ): Promise<TokenResponse> {
   assertStillValid(redeemed);
   const scope = parseScope(redeemed.scope);
-  return signTokens(ctx, subjectOf(client, redeemed, scope), {
+  return signTokens(ctx, subjectOf(client, redeemed, scope, resources), {
     refreshToken: refresh && refreshIssued(client, refresh.stored, redeemed) ? refresh.value : undefined,
     idToken: scope.includes('openid') ? { nonce, claims: claimsFor(redeemed, scope) } : null,
   });

@@ -6,12 +6,12 @@
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
-        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
-      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
+        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ') and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, scope, resources, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -29,8 +29,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -56,12 +56,12 @@
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and string_to_array(scope, ' ') <@ array['openid', 'profile', 'email', 'offline_access', 'api']::text[]
-        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
-      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
+        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ') and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, scope, resources, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -79,8 +79,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -111,12 +111,12 @@
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
-        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
-      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
+        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ') and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, scope, resources, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -144,8 +144,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -171,12 +171,12 @@
       update refresh_tokens set used_at = :now::timestamp(3)
       where token_hash = :hash::text and client_id = :clientRowId::text and used_at is null and revoked_at is null
         and expires_at > :now::timestamp(3) and exists (select 1 from oauth_clients oc where oc.id = :clientRowId::text and oc.xmin = :clientVersion::xid) and true
-        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ')
-      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
+        and string_to_array(scope, ' ') @> string_to_array(:asked::text, ' ') and resources @> :resources::text[]
+      returning grant_id, user_id, organization_id, scope, resources, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,
-        i.scope, k.scope as refresh_scope,
+        i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or :platformWide::boolean) as member,
@@ -204,8 +204,8 @@
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select :refreshId::text, :refreshHash::text, grant_id, :clientRowId::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, :refreshExpiresAt::timestamp(3), :now::timestamp(3)
       from issued where :issuesRefresh::boolean
         and (not :refreshNeedsOffline::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))

@@ -9,9 +9,9 @@ import type { Context } from '../../../context.ts';
 import { Prisma } from '../../../db.ts';
 import { addSeconds } from '../../../lib/clock.ts';
 import { randomToken, sha256 } from '../../../lib/crypto.ts';
-import { InvalidGrant, InvalidRequest, InvalidScope } from '../oauth.errors.ts';
+import { InvalidGrant, InvalidScope, InvalidTarget, OAuthError } from '../oauth.errors.ts';
 import { parseScope } from '../scopes.ts';
-import { redeemingGrant, required, tokensOf, type Params } from './grant.ts';
+import { askedResources, redeemingGrant, required, tokensOf, type Params } from './grant.ts';
 import {
   clientUnchanged,
   endReplayedGrant,
@@ -41,19 +41,26 @@ export function nextRefresh(
   return { value, stored: { hash: sha256(value), expiresAt: addSeconds(ctx.clock.now(), REFRESH_TOKEN_TTL_SECONDS) } };
 }
 
-/** A refresh request: the token's hash, and the scope asked (a subset of the grant's; none asked keeps it whole). */
+/**
+ * A refresh request: the token's hash, the scope asked (a subset of the grant's; none asked keeps it whole) and the
+ * resources asked (RFC 8707 2.2: some of the grant's; none asked keeps them all).
+ */
 interface RefreshRequest {
   hash: string;
   asked: string[];
+  resources: string[];
 }
 
 export const refreshToken = redeemingGrant<RefreshRequest>({
   read(params: Params) {
     const token = required(params.refresh_token, 'refresh_token');
-    if (token instanceof InvalidRequest) return token;
+    if (token instanceof OAuthError) return token;
+    const resources = askedResources(params);
+    if (resources instanceof OAuthError) return resources;
     return {
       hash: sha256(token),
       asked: typeof params.scope === 'string' && params.scope ? parseScope(params.scope) : [],
+      resources,
     };
   },
 
@@ -61,13 +68,17 @@ export const refreshToken = redeemingGrant<RefreshRequest>({
     const refresh = nextRefresh(ctx, client);
     const redeemed = await redeemRefreshToken(ctx, client, request, refresh?.stored ?? null, lastTry);
     if (!redeemed) return 'unredeemed';
-    return tokensOf(ctx, client, redeemed, refresh, null);
+    return tokensOf(ctx, client, redeemed, refresh, null, request.resources);
   },
 
   async refuse(ctx, client, request) {
-    const seen = await endReplayedGrant(ctx, client, 'refresh_token', request.hash, request.asked);
-    // Refused before anything was spent: the same token still works for a scope within its own.
+    const seen = await endReplayedGrant(ctx, client, 'refresh_token', request.hash, {
+      scope: request.asked,
+      resources: request.resources,
+    });
+    // Refused before anything was spent: the same token still works for a scope and resources within its own.
     if (seen.beyondScope) throw new InvalidScope();
+    if (seen.beyondTarget) throw new InvalidTarget('The resource is not one this grant was authorized for');
     throw new InvalidGrant('Refresh token is invalid, expired or revoked');
   },
 });
@@ -83,7 +94,12 @@ function redeemRefreshToken(
   return REDEEM_REFRESH_TOKEN(
     ctx,
     client,
-    { ...issueValues(ctx, client, next), hash: request.hash, asked: request.asked.join(' ') },
+    {
+      ...issueValues(ctx, client, next),
+      hash: request.hash,
+      asked: request.asked.join(' '),
+      resources: request.resources,
+    },
     lastTry,
   );
 }
@@ -97,14 +113,14 @@ const narrowed = (asked: unknown) => sql`case when ${asked}::text = '' then k.sc
     select x from unnest(string_to_array(${asked}::text, ' ')) with ordinality as t(x, n)
     where x = any(string_to_array(k.scope, ' ')) order by n), ' ') end`;
 
-export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string }>(
+export const REDEEM_REFRESH_TOKEN = redeemingStatement<{ hash: string; asked: string; resources: string[] }>(
   (p, how) => sql`
     with consumed as (
       update refresh_tokens set used_at = ${p.now}::timestamp(3)
       where token_hash = ${p.hash}::text and client_id = ${p.clientRowId}::text and used_at is null and revoked_at is null
         and expires_at > ${p.now}::timestamp(3) and ${clientUnchanged(p)} and ${redeemable(how)}
-        and string_to_array(scope, ' ') @> string_to_array(${p.asked}::text, ' ')
-      returning grant_id, user_id, organization_id, scope, auth_time, amr, session_version
+        and string_to_array(scope, ' ') @> string_to_array(${p.asked}::text, ' ') and resources @> ${p.resources}::text[]
+      returning grant_id, user_id, organization_id, scope, resources, auth_time, amr, session_version
     ), subject as (
       select c.grant_id, null::text as nonce, c.auth_time, c.amr, c.session_version,
         true as redirect_ok, false as has_challenge, true as pkce_ok,

@@ -8,6 +8,7 @@ import type { Context } from '../../../context.ts';
 import { epochSeconds } from '../../../lib/clock.ts';
 import type { SigningAlg } from '../../../keys/signing-keys.ts';
 import { acrOf } from '../acr.ts';
+import { audienceOf } from '../resources.ts';
 
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
 export const ID_TOKEN_TTL_SECONDS = 3600;
@@ -24,6 +25,8 @@ export interface TokenSubject {
   userId: string | null;
   organizationId: string;
   scope: string[];
+  /** The resources (RFC 8707) the access token is for: its audience; none for the client itself. */
+  resources: string[];
   authTime: Date | null;
   /** How the sign-in behind the grant was made (RFC 8176); empty for a machine client, or a grant older than amr. */
   amr: string[];
@@ -45,7 +48,7 @@ export async function mintAccessToken(ctx: Context, s: TokenSubject): Promise<st
     {
       iss: ctx.settings.issuer(),
       sub: s.userId ?? s.client.clientId,
-      aud: s.client.clientId,
+      aud: audienceOf(s.resources, s.client.clientId),
       client_id: s.client.clientId,
       scope: s.scope.join(' '),
       iat: epochSeconds(now),

@@ -51,6 +51,8 @@ export interface Redeemed extends ClaimSource {
   scope: string;
   /** The scope the next refresh token keeps: the consumed row's, whatever was asked (RFC 6749 6). */
   refresh_scope: string;
+  /** The consumed row's resources (RFC 8707), which the next refresh token keeps whatever a request narrowed. */
+  resources: string[];
   nonce: string | null;
   auth_time: Date;
   amr: string[];
@@ -206,8 +208,8 @@ export function issueAndEnd(
     , issued as (
       select * from subject where redirect_ok and pkce_ok and grant_live and session_current and member
     ), next_refresh as (
-      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, auth_time, amr, session_version, expires_at, created_at)
-      select ${p.refreshId}::text, ${p.refreshHash}::text, grant_id, ${p.clientRowId}::text, user_id, organization_id, refresh_scope, auth_time, amr,
+      insert into refresh_tokens (id, token_hash, grant_id, client_id, user_id, organization_id, scope, resources, auth_time, amr, session_version, expires_at, created_at)
+      select ${p.refreshId}::text, ${p.refreshHash}::text, grant_id, ${p.clientRowId}::text, user_id, organization_id, refresh_scope, resources, auth_time, amr,
              session_version, ${p.refreshExpiresAt}::timestamp(3), ${now}
       from issued where ${p.issuesRefresh}::boolean
         and (not ${p.refreshNeedsOffline}::boolean or 'offline_access' = any(string_to_array(refresh_scope, ' ')))
@@ -286,38 +288,49 @@ export function subjectColumns(p: IssueValues, how: Composition): Prisma.Sql {
         now,
       )
     : sql`null::jsonb`;
-  return sql`i.scope, k.scope as refresh_scope,
+  return sql`i.scope, k.scope as refresh_scope, c.resources,
     g.revoked_at is null as grant_live,
     coalesce(u.session_version = c.session_version, false) as session_current,
     (m.role is not null or ${p.platformWide}::boolean) as member,
     c.user_id, c.organization_id, ${Prisma.raw(CLAIM_COLUMNS)}, ${products} as products`;
 }
 
+/** What a refused token request asked beyond the code or refresh token: its scope (refresh only), its resources. */
+export interface Asked {
+  scope?: string[];
+  resources: string[];
+}
+
 /**
  * A code or refresh token that could not be consumed: if it was already used by this client it is a replay, and
- * the whole grant ends (OAuth 2.0 Security BCP 4.13, 4.14) with an audit entry. Says what was found, and for a
- * refresh token whether it was left unspent only because `asked` goes beyond its scope (the consuming statement
- * refuses that before it spends anything, RFC 6749 6).
+ * the whole grant ends (OAuth 2.0 Security BCP 4.13, 4.14) with an audit entry. Says what was found, and whether it
+ * was left unspent only because the request asked beyond its scope or its resources (the consuming statement refuses
+ * that before it spends anything, RFC 6749 6, RFC 8707 2.2).
  */
 export async function endReplayedGrant(
   ctx: Context,
   client: StatementClient,
   kind: 'code' | 'refresh_token',
   hash: string,
-  asked: string[] = [],
-): Promise<{ found: boolean; otherClient: boolean; replayed: boolean; beyondScope: boolean }> {
+  asked: Asked,
+): Promise<{ found: boolean; otherClient: boolean; replayed: boolean; beyondScope: boolean; beyondTarget: boolean }> {
   const now = ctx.clock.now();
   const source =
     kind === 'code' ? Prisma.raw('authorization_codes where code_hash') : Prisma.raw('refresh_tokens where token_hash');
-  const beyond =
+  const unspent =
+    kind === 'code'
+      ? sql`used_at is null and expires_at > ${ts(now)}`
+      : sql`used_at is null and revoked_at is null and expires_at > ${ts(now)}`;
+  const beyondScope =
     kind === 'code'
       ? sql`false`
-      : sql`(used_at is null and revoked_at is null and expires_at > ${ts(now)}
-        and not string_to_array(scope, ' ') @> string_to_array(${asked.join(' ')}::text, ' '))`;
+      : sql`not string_to_array(scope, ' ') @> string_to_array(${(asked.scope ?? []).join(' ')}::text, ' ')`;
   const action = kind === 'code' ? 'oauth.code.replay' : 'oauth.refresh_token.replay';
-  const [row] = await ctx.db.$queryRaw<{ client_id: string; used: boolean; beyond: boolean }[]>`
+  const [row] = await ctx.db.$queryRaw<{ client_id: string; used: boolean; beyond: boolean; beyond_target: boolean }[]>`
     with seen as (
-      select grant_id, client_id, used_at is not null as used, ${beyond} as beyond from ${source} = ${hash}::text
+      select grant_id, client_id, used_at is not null as used, (${unspent} and ${beyondScope}) as beyond,
+             (${unspent} and not resources @> ${asked.resources}::text[]) as beyond_target
+      from ${source} = ${hash}::text
     ), replayed as (
       select grant_id from seen where used and client_id = ${client.id}::text
     ), ended_grant as (
@@ -334,8 +347,14 @@ export async function endReplayedGrant(
       outcome: 'failure',
       details: {},
     })}
-    select client_id, used, beyond from seen`;
-  if (!row) return { found: false, otherClient: false, replayed: false, beyondScope: false };
+    select client_id, used, beyond, beyond_target from seen`;
+  if (!row) return { found: false, otherClient: false, replayed: false, beyondScope: false, beyondTarget: false };
   const otherClient = row.client_id !== client.id;
-  return { found: true, otherClient, replayed: row.used && !otherClient, beyondScope: row.beyond && !otherClient };
+  return {
+    found: true,
+    otherClient,
+    replayed: row.used && !otherClient,
+    beyondScope: row.beyond && !otherClient,
+    beyondTarget: row.beyond_target && !otherClient,
+  };
 }

@@ -7,6 +7,7 @@ export interface ClientFormValues {
 	redirectUris: string;
 	postLogoutRedirectUris: string;
 	allowedOrigins: string;
+	resources: string;
 	/** The standard scopes ticked. */
 	scopes: string[];
 	/** Product scopes (product slugs), separated by spaces or commas. */
@@ -27,6 +28,7 @@ export const CLIENT_LABELS = {
 	redirectUris: 'Redirect URIs',
 	postLogoutRedirectUris: 'Post-logout redirect URIs',
 	allowedOrigins: 'Allowed origins',
+	resources: 'Resources',
 	allowedScopes: 'Allowed scopes',
 	grantTypes: 'Grant types',
 	idTokenSignedResponseAlg: 'ID token signing algorithm',
@@ -78,6 +80,7 @@ export const NEW_CLIENT: ClientFormValues = {
 	redirectUris: '',
 	postLogoutRedirectUris: '',
 	allowedOrigins: '',
+	resources: '',
 	scopes: ['openid'],
 	productScopes: '',
 	grantTypes: ['authorization_code', 'refresh_token'],
@@ -93,6 +96,7 @@ export interface StoredClient {
 	redirectUris: readonly string[];
 	postLogoutRedirectUris: readonly string[];
 	allowedOrigins: readonly string[];
+	resources: readonly string[];
 	allowedScopes: readonly string[];
 	grantTypes: readonly string[];
 	idTokenSignedResponseAlg: string;
@@ -108,6 +112,7 @@ export function valuesOf(client: StoredClient): ClientFormValues {
 		redirectUris: client.redirectUris.join('\n'),
 		postLogoutRedirectUris: client.postLogoutRedirectUris.join('\n'),
 		allowedOrigins: client.allowedOrigins.join('\n'),
+		resources: client.resources.join('\n'),
 		scopes: client.allowedScopes.filter((s) => STANDARD.has(s)),
 		productScopes: client.allowedScopes.filter((s) => !STANDARD.has(s)).join(' '),
 		grantTypes: [...client.grantTypes],

@@ -17,6 +17,7 @@ export const CLIENT_FIELDS = graphql(`
 		redirectUris
 		postLogoutRedirectUris
 		allowedOrigins
+		resources
 		allowedScopes
 		grantTypes
 		idTokenSignedResponseAlg
@@ -113,6 +114,7 @@ export function readClientForm(form: FormData): ClientFormValues {
 		redirectUris: formText(form, 'redirect_uris'),
 		postLogoutRedirectUris: formText(form, 'post_logout_redirect_uris'),
 		allowedOrigins: formText(form, 'allowed_origins'),
+		resources: formText(form, 'resources'),
 		scopes: strings(form, 'scopes'),
 		productScopes: formText(form, 'product_scopes'),
 		grantTypes: strings(form, 'grant_types'),
@@ -130,6 +132,7 @@ export function clientInput(values: ClientFormValues) {
 		redirectUris: lines(values.redirectUris),
 		postLogoutRedirectUris: lines(values.postLogoutRedirectUris),
 		allowedOrigins: lines(values.allowedOrigins),
+		resources: lines(values.resources),
 		allowedScopes: [...values.scopes, ...words(values.productScopes)],
 		grantTypes: values.grantTypes,
 		idTokenSignedResponseAlg: values.idTokenSignedResponseAlg,
